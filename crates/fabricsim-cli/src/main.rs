@@ -1,0 +1,187 @@
+//! `fabricsim`: command-line front end. `run` simulates a scenario and writes results,
+//! `check` validates one and prints the derived fabric, `list` names every available scheme.
+//!
+//! Exit codes: 0 success; 1 the run broke an invariant (results are still written, with the
+//! violations in summary.json); 2 bad input (nothing is written).
+
+use clap::{Parser, Subcommand};
+use fabricsim::scenario::{self, TOPOLOGIES};
+use fabricsim::units::ShowTime;
+use fabricsim::{Error, Progress};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+#[derive(Parser)]
+#[command(name = "fabricsim", version, about = "Packet-level simulator of AI/ML training cluster networks")]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Simulate a scenario and write flows.csv and summary.json.
+    Run {
+        /// Scenario file (TOML).
+        scenario: PathBuf,
+        /// Output folder (default: out/<scenario file name>).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Master seed (overrides the scenario's `seed`).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Override a scenario key, e.g. --set topology.k=16 --set transport.cc=line_rate.
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+        /// No progress bar.
+        #[arg(long, short)]
+        quiet: bool,
+    },
+    /// Validate a scenario and print the derived fabric.
+    Check {
+        /// Scenario file (TOML).
+        scenario: PathBuf,
+        /// Override a scenario key.
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+    },
+    /// List topologies, congestion controls, path selections and workloads.
+    List,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.cmd {
+        Cmd::Run { scenario, out, seed, mut set, quiet } => {
+            if let Some(s) = seed {
+                set.push(format!("seed={s}"));
+            }
+            run(&scenario, out, &set, quiet)
+        }
+        Cmd::Check { scenario, set } => check(&scenario, &set),
+        Cmd::List => {
+            list();
+            Ok(())
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(if e.is_input_error() { 2 } else { 1 })
+        }
+    }
+}
+
+struct ProgressBar {
+    start: Instant,
+    last: Instant,
+    shown: bool,
+    quiet: bool,
+}
+
+impl ProgressBar {
+    fn update(&mut self, p: &Progress) {
+        let now = Instant::now();
+        if self.quiet || now.duration_since(self.start) < Duration::from_secs(1) || now.duration_since(self.last) < Duration::from_millis(250) {
+            return;
+        }
+        self.last = now;
+        self.shown = true;
+        let width = 30;
+        let filled = ((p.fraction * width as f64) as usize).min(width);
+        let rate = p.events as f64 / now.duration_since(self.start).as_secs_f64();
+        eprint!(
+            "\r[{}{}] {:5.1}%  sim {}  flows {}/{}  {:.2} M events/s   ",
+            "#".repeat(filled),
+            " ".repeat(width - filled),
+            100.0 * p.fraction,
+            ShowTime(p.now),
+            p.flows_done,
+            p.flows,
+            rate / 1e6
+        );
+        let _ = std::io::stderr().flush();
+    }
+}
+
+fn run(path: &Path, out: Option<PathBuf>, set: &[String], quiet: bool) -> Result<(), Error> {
+    let setup = scenario::load(path, set)?;
+    let out = out.unwrap_or_else(|| Path::new("out").join(path.file_stem().unwrap_or_default()));
+    let start = Instant::now();
+    let mut bar = ProgressBar { start, last: start, shown: false, quiet };
+    let results = fabricsim::run(&setup, &mut |p| bar.update(p))?;
+    if bar.shown {
+        eprintln!();
+    }
+    results.write(&out)?;
+    let s = &results.summary;
+    println!("fabric      {}", s.fabric);
+    println!("flows       {} finished of {}", s.flows_finished, s.flows);
+    println!("completion  {:.3} us (ideal {:.3} us)", s.completion_time_us, s.ideal_completion_time_us);
+    println!("fct         p50 {:.3} us  p99 {:.3} us  max {:.3} us", s.fct_us.p50, s.fct_us.p99, s.fct_us.max);
+    println!("slowdown    p50 {:.3}  p99 {:.3}  max {:.3}", s.slowdown.p50, s.slowdown.p99, s.slowdown.max);
+    println!(
+        "packets     {} data sent, {} retransmitted, {} trimmed, {} dropped, {} ECN-marked",
+        s.packets.data_sent, s.packets.retransmitted, s.packets.trimmed, s.packets.dropped, s.packets.ecn_marked
+    );
+    let perf = &s.performance;
+    println!(
+        "speed       {:.3} s wall, {} events ({:.2} M/s), {} packet-hops ({:.2} M/s), peak RSS {}",
+        perf.wall_seconds,
+        s.events,
+        perf.events_per_second / 1e6,
+        s.packets.packet_hops,
+        perf.packet_hops_per_second / 1e6,
+        perf.peak_rss_bytes.map(|b| format!("{:.1} MB", b as f64 / 1e6)).unwrap_or_else(|| "n/a".into())
+    );
+    println!("results     {}", out.display());
+    fabricsim::check_invariants(&results)
+}
+
+fn check(path: &Path, set: &[String]) -> Result<(), Error> {
+    let setup = scenario::load(path, set)?;
+    let f = &setup.fabric;
+    println!("fabric        {}", f.description);
+    let tiers: Vec<String> = f.tier_counts().iter().map(|(t, n)| format!("{n} {t:?}")).collect();
+    println!("nodes         {} ({})", f.tier.len(), tiers.join(", "));
+    println!("links         {}", f.ports.len() / 2);
+    let hp = &f.ports[f.host_port[0] as usize];
+    println!("host link     {} Gb/s, {}", hp.rate.gbps(), ShowTime(hp.latency));
+    println!("switch delay  {}", ShowTime(f.switch_latency));
+    println!("base RTT      {} (longest path, full packet + ACK)", ShowTime(setup.base_rtt));
+    println!("BDP           {} bytes", setup.bdp_bytes);
+    let q = &setup.qdisc;
+    println!(
+        "switch port   buffer {} B, ECN {} (Kmin {} B, Kmax {} B, Pmax {}, at {:?}), trimming {}",
+        q.buffer_bytes,
+        if q.ecn { "on" } else { "off" },
+        q.kmin_bytes,
+        q.kmax_bytes,
+        q.pmax,
+        q.mark_at,
+        if q.trimming { "on" } else { "off" }
+    );
+    println!("RTO           {}", ShowTime(setup.rto));
+    let bytes: u64 = setup.flows.iter().map(|x| x.bytes).sum();
+    println!("workload      {} flows, {} bytes", setup.flows.len(), bytes);
+    println!("link events   {}", setup.link_events.len());
+    println!("\nresolved scenario:\n{}", setup.scenario.to_toml());
+    Ok(())
+}
+
+fn list() {
+    let section = |title: &str, rows: &[(&str, &str)]| {
+        println!("{title}:");
+        for (n, s) in rows {
+            println!("  {n:<14} {s}");
+        }
+        println!();
+    };
+    section("topologies (topology.kind)", TOPOLOGIES);
+    section("congestion control (transport.cc)", fabricsim::transport::cc::REGISTRY);
+    section("path selection (transport.lb)", fabricsim::transport::lb::REGISTRY);
+    section("workloads (workload.kind)", fabricsim::workload::REGISTRY);
+}

@@ -1,0 +1,318 @@
+//! The simulation context and its event loop.
+//!
+//! [`Sim`] owns every piece of state in flat arrays (ports, hosts, connections, the packet
+//! pool) and one event queue. The loop pops the earliest event and dispatches on its kind with
+//! a `match`; each element's handlers live beside the element (`net/port.rs`, `net/switch.rs`,
+//! `net/nic.rs`, `transport/sender.rs`, `transport/receiver.rs`) as `impl Sim` blocks. There
+//! is no global state: two `Sim`s can run side by side.
+
+pub mod queue;
+
+use crate::error::Result;
+use crate::ids::{ConnId, NodeId};
+use crate::net::nic::HostState;
+use crate::net::packet::PacketPool;
+use crate::net::port::PortState;
+use crate::net::qdisc::QdiscConfig;
+use crate::rng::Rng;
+use crate::scenario::{LinkAction, LinkEvent, Setup};
+use crate::topo::Fabric;
+use crate::transport::cc::PathInfo;
+use crate::transport::Connection;
+use crate::units::Time;
+use crate::workload::FlowSpec;
+use queue::{EventKind, EventQueue};
+use std::collections::HashMap;
+
+/// Transport constants shared by every connection of a run.
+#[derive(Clone, Copy, Debug)]
+pub struct TransportParams {
+    /// Payload bytes of a full packet.
+    pub mss: u32,
+    /// Header bytes.
+    pub header: u32,
+    /// ACK/NACK wire size.
+    pub ack_bytes: u32,
+    /// ACK coalescing factor.
+    pub ack_every: u32,
+    /// Retransmission timeout.
+    pub rto: Time,
+    /// Whether data packets are ECN-capable.
+    pub ect: bool,
+}
+
+/// Packet and event counters of a run.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Counters {
+    /// Events processed.
+    pub events: u64,
+    /// Packets put on a link (every packet, every hop).
+    pub packet_hops: u64,
+    /// Data packets sent by hosts (first transmissions and retransmissions).
+    pub data_sent: u64,
+    /// Of which retransmissions.
+    pub data_retransmitted: u64,
+    /// Full data packets that reached their receiver.
+    pub data_arrived: u64,
+    /// Data packets trimmed to headers.
+    pub data_trimmed: u64,
+    /// Full data packets dropped (buffer overflow without trimming, or a dead link).
+    pub data_dropped: u64,
+    /// Trimmed headers dropped (dead link).
+    pub headers_dropped: u64,
+    /// ACKs sent by receivers.
+    pub acks_sent: u64,
+    /// ACKs that reached their sender.
+    pub acks_arrived: u64,
+    /// NACKs sent by receivers.
+    pub nacks_sent: u64,
+    /// NACKs that reached their sender.
+    pub nacks_arrived: u64,
+    /// ACKs/NACKs dropped (dead link).
+    pub control_dropped: u64,
+    /// Data packets marked CE.
+    pub ecn_marked: u64,
+    /// Retransmission timeouts that declared packets lost.
+    pub timeouts: u64,
+}
+
+/// Progress of a running simulation, handed to the progress callback.
+#[derive(Clone, Copy, Debug)]
+pub struct Progress {
+    /// Simulated time.
+    pub now: Time,
+    /// Events so far.
+    pub events: u64,
+    /// Finished flows.
+    pub flows_done: u32,
+    /// All flows.
+    pub flows: u32,
+    /// Fraction of all payload acknowledged.
+    pub fraction: f64,
+}
+
+/// The simulation.
+pub struct Sim {
+    /// Current simulated time.
+    pub now: Time,
+    pub(crate) q: EventQueue,
+    pub(crate) pool: PacketPool,
+    pub(crate) fabric: Fabric,
+    pub(crate) ports: Vec<PortState>,
+    pub(crate) switch_seed: Vec<u64>,
+    pub(crate) hosts: Vec<HostState>,
+    pub(crate) conns: Vec<Connection>,
+    pub(crate) flows: Vec<FlowSpec>,
+    dep_start: Vec<u32>,
+    dep_list: Vec<u32>,
+    pub(crate) tp: TransportParams,
+    pub(crate) qdisc: QdiscConfig,
+    pub(crate) c: Counters,
+    pub(crate) link_events: Vec<LinkEvent>,
+    pub(crate) completed: u32,
+    pub(crate) acked_bytes_total: u64,
+    total_bytes: u64,
+    end_time: Option<Time>,
+    pub(crate) path_rtt: Vec<Time>,
+    pub(crate) stopped_early: bool,
+}
+
+impl Sim {
+    /// Builds the simulation of a validated scenario.
+    pub fn new(setup: &Setup) -> Result<Sim> {
+        let fabric = setup.fabric.clone();
+        let seed = setup.scenario.seed;
+        let tr = &setup.scenario.transport;
+        let tp = TransportParams {
+            mss: tr.mtu_bytes - tr.header_bytes,
+            header: tr.header_bytes,
+            ack_bytes: tr.ack_bytes,
+            ack_every: tr.ack_every,
+            rto: setup.rto,
+            ect: tr.ecn_capable,
+        };
+        let ports: Vec<PortState> = fabric
+            .ports
+            .iter()
+            .enumerate()
+            .map(|(i, spec)| {
+                let to_switch = spec.peer >= fabric.hosts;
+                PortState::new(spec, to_switch, fabric.switch_latency, Rng::stream(seed, "port", i as u64))
+            })
+            .collect();
+        let switch_seed = (0..fabric.switches()).map(|s| Rng::stream(seed, "ecmp", s as u64).next_u64()).collect();
+        let hosts = (0..fabric.hosts).map(|h| HostState::new(fabric.host_port[h as usize])).collect();
+
+        // Base RTT per (hop count, last-packet size) is the same for every path of a tier-
+        // symmetric fabric: compute once per hop count.
+        let mut rtt_by_hops: HashMap<usize, (Time, u32)> = HashMap::new();
+        let mut conns = Vec::with_capacity(setup.flows.len());
+        let mut path_rtt = Vec::with_capacity(setup.flows.len());
+        let mtu = (tp.mss + tp.header) as u64;
+        for (i, f) in setup.flows.iter().enumerate() {
+            let hops = hop_count(&fabric, f.src, f.dst);
+            let (rtt, _) = *rtt_by_hops
+                .entry(hops)
+                .or_insert_with(|| (fabric.base_rtt(f.src, f.dst, mtu, tp.ack_bytes as u64), hops as u32));
+            let host_rate = fabric.ports[fabric.host_port[f.src as usize] as usize].rate;
+            let path = PathInfo { mtu_bytes: mtu, host_rate, base_rtt: rtt, bdp_bytes: host_rate.bytes_in(rtt), hops: hops as u32 };
+            let mut rng = Rng::stream(seed, "conn", i as u64);
+            let cc = tr.cc.build(&path);
+            let lb = tr.lb.build(&mut rng);
+            conns.push(Connection::new(f.src, f.dst, f.bytes, tp.mss, cc, lb, rng));
+            path_rtt.push(rtt);
+        }
+        // Dependents (CSR): flow j waits for flow `after`.
+        let n = setup.flows.len();
+        let mut dep_start = vec![0u32; n + 1];
+        for f in &setup.flows {
+            if let Some(a) = f.after {
+                if a as usize >= n {
+                    return Err(crate::error::Error::invalid("workload", format!("flow waits for flow {a}, which does not exist")));
+                }
+                dep_start[a as usize + 1] += 1;
+            }
+        }
+        for i in 0..n {
+            dep_start[i + 1] += dep_start[i];
+        }
+        let mut fill = dep_start.clone();
+        let mut dep_list = vec![0u32; dep_start[n] as usize];
+        for (j, f) in setup.flows.iter().enumerate() {
+            if let Some(a) = f.after {
+                dep_list[fill[a as usize] as usize] = j as u32;
+                fill[a as usize] += 1;
+            }
+        }
+        let mut sim = Sim {
+            now: 0,
+            q: EventQueue::new(),
+            pool: PacketPool::default(),
+            fabric,
+            ports,
+            switch_seed,
+            hosts,
+            conns,
+            flows: setup.flows.clone(),
+            dep_start,
+            dep_list,
+            tp,
+            qdisc: setup.qdisc,
+            c: Counters::default(),
+            link_events: setup.link_events.clone(),
+            completed: 0,
+            acked_bytes_total: 0,
+            total_bytes: setup.flows.iter().map(|f| f.bytes).sum(),
+            end_time: setup.end_time,
+            path_rtt,
+            stopped_early: false,
+        };
+        for (i, f) in setup.flows.iter().enumerate() {
+            if f.after.is_none() {
+                sim.q.push(f.start, EventKind::FlowStart, i as u32);
+            }
+        }
+        for (i, ev) in setup.link_events.iter().enumerate() {
+            sim.q.push(ev.at, EventKind::LinkChange, i as u32);
+        }
+        Ok(sim)
+    }
+
+    /// Runs to completion (every flow finished and every packet drained), to the scenario's
+    /// end time, or until nothing is left to do. `progress` is called every 65,536 events.
+    pub fn run(&mut self, progress: &mut dyn FnMut(&Progress)) {
+        let total = self.conns.len() as u32;
+        while let Some(ev) = self.q.pop() {
+            if let Some(end) = self.end_time {
+                if ev.time > end {
+                    self.stopped_early = true;
+                    self.now = end;
+                    break;
+                }
+            }
+            debug_assert!(ev.time >= self.now);
+            self.now = ev.time;
+            self.c.events += 1;
+            match ev.kind {
+                EventKind::Arrive => self.on_arrive(ev.id),
+                EventKind::PortFree => self.on_port_free(ev.id),
+                EventKind::FlowStart => self.start_flow(ev.id),
+                EventKind::ConnWake => self.on_conn_wake(ev.id),
+                EventKind::ConnTimer => self.on_conn_timer(ev.id),
+                EventKind::LinkChange => self.on_link_change(ev.id),
+            }
+            if self.completed == total && self.pool.live() == 0 {
+                break;
+            }
+            if self.c.events & 0xFFFF == 0 {
+                progress(&self.progress());
+            }
+        }
+        progress(&self.progress());
+    }
+
+    /// Current progress figures.
+    pub fn progress(&self) -> Progress {
+        Progress {
+            now: self.now,
+            events: self.c.events,
+            flows_done: self.completed,
+            flows: self.conns.len() as u32,
+            fraction: if self.total_bytes == 0 { 1.0 } else { self.acked_bytes_total as f64 / self.total_bytes as f64 },
+        }
+    }
+
+    /// A packet finished crossing a link: hand it to the node at the far end.
+    fn on_arrive(&mut self, pkt: u32) {
+        let port = self.pool.get(pkt).port;
+        let node = self.ports[port as usize].peer;
+        if node < self.fabric.hosts {
+            self.host_receive(node, pkt);
+        } else {
+            self.switch_receive(node, pkt);
+        }
+    }
+
+    fn on_link_change(&mut self, i: u32) {
+        let ev = self.link_events[i as usize];
+        for p in ev.ports {
+            let ps = &mut self.ports[p as usize];
+            match ev.action {
+                LinkAction::Down => ps.up = false,
+                LinkAction::Up => ps.up = true,
+                LinkAction::Rate => ps.rate = ev.rate,
+            }
+        }
+        if ev.action == LinkAction::Up {
+            for p in ev.ports {
+                self.port_kick(p);
+            }
+        }
+    }
+
+    /// Called when a flow finishes at the sender: release flows that waited for it.
+    pub(crate) fn flow_finished(&mut self, c: ConnId) {
+        self.completed += 1;
+        let (a, b) = (self.dep_start[c as usize] as usize, self.dep_start[c as usize + 1] as usize);
+        for k in a..b {
+            let j = self.dep_list[k];
+            let at = self.flows[j as usize].start.max(self.now);
+            self.q.push(at, EventKind::FlowStart, j);
+        }
+    }
+
+    /// The built fabric.
+    pub fn fabric(&self) -> &Fabric {
+        &self.fabric
+    }
+}
+
+/// Links on the path from host `src` to host `dst`.
+pub fn hop_count(fabric: &Fabric, src: NodeId, dst: NodeId) -> usize {
+    let (ts, td) = (fabric.tor_of_host[src as usize], fabric.tor_of_host[dst as usize]);
+    if ts == td {
+        2
+    } else {
+        2 + fabric.routes.distance(fabric, ts, td) as usize
+    }
+}

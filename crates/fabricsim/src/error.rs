@@ -1,0 +1,46 @@
+//! Errors a user can cause or see. Bad input never panics: it becomes [`Error::Invalid`], naming
+//! the scenario key, the value and what is allowed.
+
+use thiserror::Error;
+
+/// Everything that can go wrong between reading a scenario and writing results.
+#[derive(Debug, Error)]
+pub enum Error {
+    /// A scenario value is missing, malformed or impossible.
+    #[error("invalid scenario: `{key}`: {message}")]
+    Invalid {
+        /// Dotted path of the offending key (e.g. `topology.oversubscription`).
+        key: String,
+        /// What is wrong and what is allowed.
+        message: String,
+    },
+    /// The scenario file is not valid TOML.
+    #[error("invalid scenario: {0}")]
+    Syntax(String),
+    /// A file could not be read or written.
+    #[error("{path}: {message}")]
+    Io {
+        /// The file.
+        path: String,
+        /// The operating system's complaint.
+        message: String,
+    },
+    /// The simulation broke one of its own invariants (a simulator bug or a scheme bug).
+    #[error("invariant violated:\n  {}", .0.join("\n  "))]
+    Invariant(Vec<String>),
+}
+
+impl Error {
+    /// Shorthand for [`Error::Invalid`].
+    pub fn invalid(key: impl Into<String>, message: impl Into<String>) -> Self {
+        Error::Invalid { key: key.into(), message: message.into() }
+    }
+
+    /// Whether the error is the user's input (exit code 2) rather than the run's.
+    pub fn is_input_error(&self) -> bool {
+        matches!(self, Error::Invalid { .. } | Error::Syntax(_) | Error::Io { .. })
+    }
+}
+
+/// Result with [`Error`].
+pub type Result<T> = std::result::Result<T, Error>;

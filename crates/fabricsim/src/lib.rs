@@ -1,0 +1,56 @@
+//! # fabricsim
+//!
+//! A packet-level, discrete-event simulator of the networks inside AI/ML training clusters.
+//!
+//! Layers, bottom up (start reading at [`engine`]):
+//! - [`units`], [`ids`], [`rng`]: integer picosecond time, dense ids, seeded random streams.
+//! - [`engine`]: the [`engine::Sim`] context and its event loop; [`engine::queue`] the event queue.
+//! - [`net`]: packets and their pool, output ports with their queue discipline, switches, NICs.
+//! - [`topo`]: fat trees and leaf-spines as dense arrays, and equal-cost routing tables.
+//! - [`transport`]: connections (reliability), congestion control ([`transport::cc`]) and
+//!   host path selection ([`transport::lb`]), each scheme one file behind a small trait.
+//! - [`workload`]: permutation, incast, all-to-all, flow lists.
+//! - [`scenario`]: TOML scenarios with defaults, validation and overrides.
+//! - [`results`]: per-flow rows, summary and invariant checks.
+//!
+//! Entry point: [`scenario::load`] (or [`scenario::Scenario::from_toml`] + `setup`) gives a
+//! [`scenario::Setup`]; [`run`] simulates it and returns [`results::Results`].
+
+#![warn(missing_docs)]
+
+pub mod engine;
+pub mod error;
+pub mod ids;
+pub mod net;
+pub mod results;
+pub mod rng;
+pub mod scenario;
+pub mod topo;
+pub mod transport;
+pub mod units;
+pub mod workload;
+
+pub use engine::Progress;
+pub use error::{Error, Result};
+pub use results::Results;
+pub use scenario::{Scenario, Setup};
+
+/// Simulates a validated scenario. `progress` is called periodically with the run's progress.
+/// Invariant violations are reported in the results' summary (see [`Results`]) and by
+/// [`check_invariants`].
+pub fn run(setup: &Setup, progress: &mut dyn FnMut(&Progress)) -> Result<Results> {
+    let mut sim = engine::Sim::new(setup)?;
+    let t0 = std::time::Instant::now();
+    sim.run(progress);
+    let wall = t0.elapsed().as_secs_f64();
+    Ok(results::collect(&sim, setup, wall))
+}
+
+/// Turns a run's invariant violations into an error.
+pub fn check_invariants(results: &Results) -> Result<()> {
+    if results.summary.invariant_violations.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::Invariant(results.summary.invariant_violations.clone()))
+    }
+}

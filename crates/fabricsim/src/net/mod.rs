@@ -1,0 +1,7 @@
+//! Network elements: packets, output ports with their queue discipline, switches and host NICs.
+
+pub mod nic;
+pub mod packet;
+pub mod port;
+pub mod qdisc;
+pub mod switch;

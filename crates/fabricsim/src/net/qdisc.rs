@@ -1,0 +1,143 @@
+//! Switch output-port queue discipline: drop-tail data queue with RED-style ECN marking and
+//! optional packet trimming, plus a strict-priority control class.
+//!
+//! Follows: smartt-reps spec §4.1–4.3 (two classes, 1-BDP data queue, RED Kmin/Kmax, trim instead
+//! of drop) and strack spec §4 (marking on the bytes left after the departing packet).
+//! The discipline only decides; the port owns the queues, the timing and the counters.
+
+use crate::rng::Rng;
+
+/// Where the ECN decision is taken.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MarkAt {
+    /// On enqueue, against the occupancy the packet finds.
+    Enqueue,
+    /// On dequeue, against the occupancy the packet leaves behind (reacts one queue-time earlier).
+    Dequeue,
+}
+
+/// Parameters of one port's discipline, all in bytes of the data class.
+#[derive(Clone, Copy, Debug)]
+pub struct QdiscConfig {
+    /// Data-class buffer; an arriving packet that would exceed it is trimmed or dropped.
+    pub buffer_bytes: u64,
+    /// Below this occupancy nothing is marked.
+    pub kmin_bytes: u64,
+    /// Above this occupancy everything is marked.
+    pub kmax_bytes: u64,
+    /// Marking probability reached at `kmax_bytes` (RED's Pmax).
+    pub pmax: f64,
+    /// Whether marking is on at all.
+    pub ecn: bool,
+    /// Enqueue or dequeue marking.
+    pub mark_at: MarkAt,
+    /// Trim would-be drops to a header instead of dropping them.
+    pub trimming: bool,
+    /// Size of a trimmed header on the wire.
+    pub header_bytes: u32,
+}
+
+/// What to do with an arriving data packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Append to the data class; `mark` says whether to set CE now.
+    Enqueue {
+        /// Set CE on the packet now.
+        mark: bool,
+    },
+    /// Cut to a header and put it in the control class.
+    Trim,
+    /// Discard.
+    Drop,
+}
+
+impl QdiscConfig {
+    /// RED marking probability for occupancy `q` bytes:
+    /// 0 up to Kmin, linear to Pmax at Kmax, 1 above Kmax.
+    pub fn mark_probability(&self, q: u64) -> f64 {
+        if !self.ecn || q <= self.kmin_bytes {
+            0.0
+        } else if q > self.kmax_bytes {
+            1.0
+        } else {
+            let span = (self.kmax_bytes - self.kmin_bytes).max(1) as f64;
+            self.pmax * (q - self.kmin_bytes) as f64 / span
+        }
+    }
+
+    #[inline]
+    fn draw_mark(&self, q: u64, rng: &mut Rng) -> bool {
+        let p = self.mark_probability(q);
+        p >= 1.0 || (p > 0.0 && rng.unit() < p)
+    }
+
+    /// Decision for an ECN-capable (`ect`) data packet of `size` bytes arriving at a data class
+    /// holding `queued` bytes.
+    #[inline]
+    pub fn on_arrival(&self, queued: u64, size: u64, ect: bool, rng: &mut Rng) -> Verdict {
+        if queued + size > self.buffer_bytes {
+            return if self.trimming { Verdict::Trim } else { Verdict::Drop };
+        }
+        let mark = ect && self.mark_at == MarkAt::Enqueue && self.draw_mark(queued, rng);
+        Verdict::Enqueue { mark }
+    }
+
+    /// Whether a departing ECN-capable data packet gets CE, given the bytes left behind it.
+    #[inline]
+    pub fn on_departure(&self, remaining: u64, ect: bool, rng: &mut Rng) -> bool {
+        ect && self.mark_at == MarkAt::Dequeue && self.draw_mark(remaining, rng)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CFG: QdiscConfig = QdiscConfig {
+        buffer_bytes: 100_000,
+        kmin_bytes: 20_000,
+        kmax_bytes: 80_000,
+        pmax: 0.5,
+        ecn: true,
+        mark_at: MarkAt::Dequeue,
+        trimming: true,
+        header_bytes: 64,
+    };
+
+    //= type=test; smartt-reps spec §4.2 RED ramp between Kmin and Kmax
+    #[test]
+    fn marking_rate_follows_red_ramp() {
+        let mut rng = Rng::stream(1, "qdisc-test", 0);
+        // (occupancy, expected probability): 0 at Kmin, Pmax/2 half-way, Pmax at Kmax, 1 above.
+        for (q, p) in [(10_000u64, 0.0), (20_000, 0.0), (50_000, 0.25), (80_000, 0.5), (90_000, 1.0)] {
+            assert!((CFG.mark_probability(q) - p).abs() < 1e-12);
+            let n = 200_000;
+            let marked = (0..n).filter(|_| CFG.on_departure(q, true, &mut rng)).count();
+            let got = marked as f64 / n as f64;
+            // 5 standard deviations of a binomial proportion.
+            let tol = 5.0 * (p * (1.0 - p) / n as f64).sqrt() + 1e-9;
+            assert!((got - p).abs() <= tol, "q={q}: marked {got}, expected {p}");
+        }
+        // Non-ECT packets and enqueue-time calls on a dequeue-marking port never mark.
+        assert!(!CFG.on_departure(90_000, false, &mut rng));
+        assert_eq!(CFG.on_arrival(90_000, 1_000, true, &mut rng), Verdict::Enqueue { mark: false });
+    }
+
+    #[test]
+    fn full_queue_trims_or_drops() {
+        let mut rng = Rng::stream(1, "qdisc-test", 1);
+        assert_eq!(CFG.on_arrival(99_000, 4_096, true, &mut rng), Verdict::Trim);
+        let no_trim = QdiscConfig { trimming: false, ..CFG };
+        assert_eq!(no_trim.on_arrival(99_000, 4_096, true, &mut rng), Verdict::Drop);
+        assert_eq!(no_trim.on_arrival(95_904, 4_096, true, &mut rng), Verdict::Enqueue { mark: false });
+    }
+
+    #[test]
+    fn enqueue_marking_uses_found_occupancy() {
+        let mut rng = Rng::stream(1, "qdisc-test", 2);
+        let enq = QdiscConfig { mark_at: MarkAt::Enqueue, ..CFG };
+        assert_eq!(enq.on_arrival(85_000, 1_000, true, &mut rng), Verdict::Enqueue { mark: true });
+        assert_eq!(enq.on_arrival(1_000, 1_000, true, &mut rng), Verdict::Enqueue { mark: false });
+        assert!(!enq.on_departure(85_000, true, &mut rng));
+    }
+}

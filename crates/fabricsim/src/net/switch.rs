@@ -1,0 +1,72 @@
+//! Switch: picks an output port for each arriving packet and applies the port's queue
+//! discipline.
+//!
+//! Output-queued, as in the smartt-reps spec §4.3a: at the destination's ToR the packet goes
+//! down the host's port; elsewhere it hashes (src, dst, flow, entropy) with the switch's own
+//! seed onto the equal-cost next hops, so each tier decides independently. Control packets and
+//! trimmed headers go to the strict-priority class; data meets the drop-tail/ECN/trim
+//! discipline (`qdisc.rs`). The forwarding latency was already added to the arrival time.
+
+use crate::engine::Sim;
+use crate::ids::{NodeId, PktId};
+use crate::net::packet::{PktKind, F_CE, F_ECT, F_TRIMMED};
+use crate::net::qdisc::Verdict;
+use crate::rng::mix64;
+
+impl Sim {
+    /// Forwards packet `pkt` that arrived at switch `sw`.
+    pub(crate) fn switch_receive(&mut self, sw: NodeId, pkt: PktId) {
+        let p = *self.pool.get(pkt);
+        let dst_tor = self.fabric.tor_of_host[p.dst as usize];
+        let out = if sw == dst_tor {
+            self.fabric.host_downlink[p.dst as usize]
+        } else {
+            let hops = self.fabric.routes.next_hops(&self.fabric, sw, dst_tor);
+            if hops.len() == 1 {
+                hops[0]
+            } else {
+                let seed = self.switch_seed[(sw - self.fabric.hosts) as usize];
+                let h = mix64(seed ^ ((p.src as u64) << 32 | p.dst as u64));
+                let h = mix64(h ^ ((p.conn as u64) << 16 | p.entropy as u64));
+                hops[((h as u128 * hops.len() as u128) >> 64) as usize]
+            }
+        };
+        if !self.ports[out as usize].up {
+            self.ports[out as usize].drops += 1;
+            self.drop_packet(pkt);
+            return;
+        }
+        if p.kind != PktKind::Data || p.flags & F_TRIMMED != 0 {
+            self.enqueue_ctrl(out, pkt);
+            return;
+        }
+        let ps = &mut self.ports[out as usize];
+        match self.qdisc.on_arrival(ps.data_bytes, p.size as u64, p.flags & F_ECT != 0, &mut ps.rng) {
+            Verdict::Enqueue { mark } => {
+                if mark {
+                    self.pool.get_mut(pkt).flags |= F_CE;
+                    ps.marks += 1;
+                    self.c.ecn_marked += 1;
+                }
+                ps.data.push_back(pkt);
+                ps.data_bytes += p.size as u64;
+                ps.max_data_bytes = ps.max_data_bytes.max(ps.data_bytes);
+                self.port_kick(out);
+            }
+            Verdict::Trim => {
+                ps.trims += 1;
+                self.c.data_trimmed += 1;
+                self.conns[p.conn as usize].trims += 1;
+                let hdr = self.qdisc.header_bytes;
+                let pk = self.pool.get_mut(pkt);
+                pk.size = hdr;
+                pk.flags |= F_TRIMMED;
+                self.enqueue_ctrl(out, pkt);
+            }
+            Verdict::Drop => {
+                ps.drops += 1;
+                self.drop_packet(pkt);
+            }
+        }
+    }
+}

@@ -1,0 +1,332 @@
+//! Results of a run: one row per flow (`flows.csv`), a summary (`summary.json`), and the
+//! end-of-run invariant checks.
+
+mod invariants;
+
+use crate::engine::{Counters, Sim};
+use crate::error::{Error, Result};
+use crate::scenario::Setup;
+use crate::units::{Time, US};
+use serde::Serialize;
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// Outcome of one flow.
+#[derive(Clone, Debug, Serialize)]
+pub struct FlowResult {
+    /// Index in the workload.
+    pub id: u32,
+    /// Sending host.
+    pub src: u32,
+    /// Receiving host.
+    pub dst: u32,
+    /// Payload bytes.
+    pub bytes: u64,
+    /// Start time (ps).
+    pub start: Time,
+    /// Time the sender saw the last byte acknowledged (ps), if it finished.
+    pub finish: Option<Time>,
+    /// Completion time on an idle fabric (ps): all wire bytes at the host rate plus the path's
+    /// remaining latency for the last packet and its ACK.
+    pub ideal_fct: Time,
+    /// Data packets retransmitted.
+    pub retransmits: u32,
+    /// Data packets trimmed in the fabric.
+    pub trims: u32,
+    /// Packets (data or ACK) dropped in the fabric.
+    pub drops: u32,
+    /// ACKs that echoed ECN.
+    pub ecn_acks: u32,
+    /// Retransmission timeouts.
+    pub timeouts: u32,
+}
+
+impl FlowResult {
+    /// Flow completion time (ps).
+    pub fn fct(&self) -> Option<Time> {
+        self.finish.map(|f| f - self.start)
+    }
+
+    /// FCT divided by the ideal FCT.
+    pub fn slowdown(&self) -> Option<f64> {
+        self.fct().map(|f| f as f64 / self.ideal_fct as f64)
+    }
+}
+
+/// Distribution figures of a sample.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Stats {
+    /// Smallest value.
+    pub min: f64,
+    /// Mean.
+    pub mean: f64,
+    /// Median (nearest rank).
+    pub p50: f64,
+    /// 99th percentile (nearest rank).
+    pub p99: f64,
+    /// Largest value.
+    pub max: f64,
+}
+
+impl Stats {
+    /// Figures of `v` (sorted in place); zeros for an empty sample.
+    pub fn of(v: &mut [f64]) -> Stats {
+        if v.is_empty() {
+            return Stats::default();
+        }
+        v.sort_by(|a, b| a.total_cmp(b));
+        let rank = |q: f64| v[(((q * v.len() as f64).ceil() as usize).max(1) - 1).min(v.len() - 1)];
+        Stats { min: v[0], mean: v.iter().sum::<f64>() / v.len() as f64, p50: rank(0.5), p99: rank(0.99), max: v[v.len() - 1] }
+    }
+}
+
+/// Packet counters as reported.
+#[derive(Clone, Debug, Serialize)]
+pub struct PacketCounts {
+    /// Data packets sent (including retransmissions).
+    pub data_sent: u64,
+    /// Retransmissions.
+    pub retransmitted: u64,
+    /// Data packets dropped.
+    pub dropped: u64,
+    /// Data packets trimmed.
+    pub trimmed: u64,
+    /// Data packets ECN-marked.
+    pub ecn_marked: u64,
+    /// ACKs sent.
+    pub acks: u64,
+    /// NACKs sent.
+    pub nacks: u64,
+    /// Control packets (ACK/NACK/header) dropped.
+    pub control_dropped: u64,
+    /// Retransmission timeouts.
+    pub timeouts: u64,
+    /// Packet transmissions on links (all kinds, all hops).
+    pub packet_hops: u64,
+}
+
+impl From<&Counters> for PacketCounts {
+    fn from(c: &Counters) -> Self {
+        PacketCounts {
+            data_sent: c.data_sent,
+            retransmitted: c.data_retransmitted,
+            dropped: c.data_dropped,
+            trimmed: c.data_trimmed,
+            ecn_marked: c.ecn_marked,
+            acks: c.acks_sent,
+            nacks: c.nacks_sent,
+            control_dropped: c.control_dropped + c.headers_dropped,
+            timeouts: c.timeouts,
+            packet_hops: c.packet_hops,
+        }
+    }
+}
+
+/// Run performance (the only fields that differ between identical runs).
+#[derive(Clone, Debug, Serialize)]
+pub struct Performance {
+    /// Wall-clock seconds of the simulation loop.
+    pub wall_seconds: f64,
+    /// Events per wall second.
+    pub events_per_second: f64,
+    /// Packet-hops per wall second.
+    pub packet_hops_per_second: f64,
+    /// Peak resident memory of the process (bytes), where the OS reports it.
+    pub peak_rss_bytes: Option<u64>,
+}
+
+/// `summary.json`.
+#[derive(Clone, Debug, Serialize)]
+pub struct Summary {
+    /// Scenario name.
+    pub name: String,
+    /// Master seed.
+    pub seed: u64,
+    /// The fabric.
+    pub fabric: String,
+    /// Hosts.
+    pub hosts: u32,
+    /// Switches.
+    pub switches: u32,
+    /// Base RTT of the longest path (µs).
+    pub base_rtt_us: f64,
+    /// BDP of the longest path (bytes).
+    pub bdp_bytes: u64,
+    /// Flows in the workload.
+    pub flows: u32,
+    /// Flows that finished.
+    pub flows_finished: u32,
+    /// Whether the run stopped at `run.end_time_us` with flows unfinished.
+    pub stopped_at_end_time: bool,
+    /// From the first flow start to the last flow finish (µs).
+    pub completion_time_us: f64,
+    /// Lower bound of that: the latest per-flow ideal finish, or the busiest host link's bytes at
+    /// line rate plus the longest base RTT, whichever is later (µs).
+    pub ideal_completion_time_us: f64,
+    /// FCT distribution (µs).
+    pub fct_us: Stats,
+    /// Slowdown (FCT / ideal FCT) distribution.
+    pub slowdown: Stats,
+    /// Packet counters.
+    pub packets: PacketCounts,
+    /// Events processed.
+    pub events: u64,
+    /// Most packets alive at once.
+    pub peak_packets_in_pool: usize,
+    /// Deepest data queue seen at any switch port (bytes) and the buffer limit.
+    pub max_queue_bytes: u64,
+    /// Data buffer per switch port (bytes).
+    pub buffer_bytes: u64,
+    /// Invariant violations (empty when the run is sound).
+    pub invariant_violations: Vec<String>,
+    /// Wall-clock figures.
+    pub performance: Performance,
+    /// The resolved scenario: rerunning it reproduces this run.
+    pub scenario: serde_json::Value,
+}
+
+/// Everything a run produced.
+#[derive(Clone, Debug)]
+pub struct Results {
+    /// Per-flow rows.
+    pub flows: Vec<FlowResult>,
+    /// Summary.
+    pub summary: Summary,
+}
+
+fn us(t: Time) -> f64 {
+    t as f64 / US as f64
+}
+
+/// Peak resident set size of this process (Linux `VmHWM`), if available.
+pub fn peak_rss_bytes() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// Gathers results after [`Sim::run`].
+pub fn collect(sim: &Sim, setup: &Setup, wall_seconds: f64) -> Results {
+    let tp = sim.tp;
+    let mut flows = Vec::with_capacity(sim.conns.len());
+    for (i, c) in sim.conns.iter().enumerate() {
+        let host_rate = sim.ports[sim.fabric.host_port[c.src as usize] as usize].rate;
+        let full = c.n_pkts as u64 - 1;
+        let last = c.payload(c.n_pkts - 1, tp.mss) as u64 + tp.header as u64;
+        let wire = full * (tp.mss + tp.header) as u64 + last;
+        // The path RTT counts one host-link serialization of a full packet; swap it for the
+        // whole flow's serialization, and count the last packet's size on the other hops.
+        let rtt_full = sim.path_rtt[i];
+        let hops = crate::engine::hop_count(&sim.fabric, c.src, c.dst) as u64;
+        let mtu = (tp.mss + tp.header) as u64;
+        let ideal = host_rate.tx_time(wire) + rtt_full - hops * host_rate.tx_time(mtu) + (hops - 1) * host_rate.tx_time(last);
+        flows.push(FlowResult {
+            id: i as u32,
+            src: c.src,
+            dst: c.dst,
+            bytes: c.size,
+            start: if c.started { c.start } else { sim.flows[i].start },
+            finish: c.finish,
+            ideal_fct: ideal,
+            retransmits: c.retransmits,
+            trims: c.trims,
+            drops: c.drops,
+            ecn_acks: c.ecn_acks,
+            timeouts: c.timeouts,
+        });
+    }
+    let mut fct: Vec<f64> = flows.iter().filter_map(|f| f.fct()).map(us).collect();
+    let mut slow: Vec<f64> = flows.iter().filter_map(|f| f.slowdown()).collect();
+    let first_start = flows.iter().map(|f| f.start).min().unwrap_or(0);
+    let last_finish = flows.iter().filter_map(|f| f.finish).max().unwrap_or(first_start);
+    let flow_bound = flows.iter().map(|f| sim.flows[f.id as usize].start + f.ideal_fct).max().unwrap_or(0);
+    let mut host_load = vec![(0u64, 0u64); sim.fabric.hosts as usize];
+    for c in &sim.conns {
+        let wire = c.size + c.n_pkts as u64 * tp.header as u64;
+        host_load[c.src as usize].0 += wire;
+        host_load[c.dst as usize].1 += wire;
+    }
+    let busiest = host_load.iter().map(|&(o, i)| o.max(i)).max().unwrap_or(0);
+    let host_rate = sim.ports[sim.fabric.host_port[0] as usize].rate;
+    let link_bound = first_start + host_rate.tx_time(busiest) + setup.base_rtt;
+    let ideal_completion = flow_bound.max(link_bound) - first_start;
+    let max_queue = sim.ports.iter().map(|p| p.max_data_bytes).max().unwrap_or(0);
+    let violations = invariants::check(sim, setup);
+    let hops = sim.c.packet_hops;
+    let summary = Summary {
+        name: setup.scenario.name.clone(),
+        seed: setup.scenario.seed,
+        fabric: sim.fabric.description.clone(),
+        hosts: sim.fabric.hosts,
+        switches: sim.fabric.switches(),
+        base_rtt_us: us(setup.base_rtt),
+        bdp_bytes: setup.bdp_bytes,
+        flows: flows.len() as u32,
+        flows_finished: flows.iter().filter(|f| f.finish.is_some()).count() as u32,
+        stopped_at_end_time: sim.stopped_early,
+        completion_time_us: us(last_finish - first_start),
+        ideal_completion_time_us: us(ideal_completion),
+        fct_us: Stats::of(&mut fct),
+        slowdown: Stats::of(&mut slow),
+        packets: PacketCounts::from(&sim.c),
+        events: sim.c.events,
+        peak_packets_in_pool: sim.pool.high_water(),
+        max_queue_bytes: max_queue,
+        buffer_bytes: setup.qdisc.buffer_bytes,
+        invariant_violations: violations,
+        performance: Performance {
+            wall_seconds,
+            events_per_second: sim.c.events as f64 / wall_seconds.max(1e-9),
+            packet_hops_per_second: hops as f64 / wall_seconds.max(1e-9),
+            peak_rss_bytes: peak_rss_bytes(),
+        },
+        scenario: serde_json::to_value(&setup.scenario).unwrap_or(serde_json::Value::Null),
+    };
+    Results { flows, summary }
+}
+
+fn fmt_us(out: &mut String, t: Option<Time>) {
+    if let Some(t) = t {
+        let _ = write!(out, "{}.{:06}", t / US, t % US);
+    }
+}
+
+impl Results {
+    /// `flows.csv` text: times in µs with picosecond precision.
+    pub fn flows_csv(&self) -> String {
+        let mut s = String::from("flow,src,dst,bytes,start_us,finish_us,fct_us,ideal_fct_us,slowdown,retransmits,trims,drops,ecn_acks,timeouts\n");
+        for f in &self.flows {
+            let _ = write!(s, "{},{},{},{},", f.id, f.src, f.dst, f.bytes);
+            fmt_us(&mut s, Some(f.start));
+            s.push(',');
+            fmt_us(&mut s, f.finish);
+            s.push(',');
+            fmt_us(&mut s, f.fct());
+            s.push(',');
+            fmt_us(&mut s, Some(f.ideal_fct));
+            s.push(',');
+            if let Some(x) = f.slowdown() {
+                let _ = write!(s, "{x:.6}");
+            }
+            let _ = writeln!(s, ",{},{},{},{},{}", f.retransmits, f.trims, f.drops, f.ecn_acks, f.timeouts);
+        }
+        s
+    }
+
+    /// `summary.json` text.
+    pub fn summary_json(&self) -> String {
+        serde_json::to_string_pretty(&self.summary).unwrap_or_default() + "\n"
+    }
+
+    /// Writes `flows.csv` and `summary.json` into `dir` (created if needed).
+    pub fn write(&self, dir: &Path) -> Result<()> {
+        let io = |e: std::io::Error, p: &Path| Error::Io { path: p.display().to_string(), message: e.to_string() };
+        std::fs::create_dir_all(dir).map_err(|e| io(e, dir))?;
+        let f = dir.join("flows.csv");
+        std::fs::write(&f, self.flows_csv()).map_err(|e| io(e, &f))?;
+        let s = dir.join("summary.json");
+        std::fs::write(&s, self.summary_json()).map_err(|e| io(e, &s))?;
+        Ok(())
+    }
+}

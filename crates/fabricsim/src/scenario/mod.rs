@@ -1,0 +1,510 @@
+//! Scenario files (TOML): the schema with defaults, `--set` overrides, and validation into a
+//! ready-to-run [`Setup`].
+//!
+//! Every struct denies unknown keys, so a typo is an error that names the key and the allowed
+//! ones; every value is range-checked here, before anything runs or any file is written.
+
+mod values;
+
+pub use values::{ByteSize, Ratio};
+
+use crate::error::{Error, Result};
+use crate::net::qdisc::{MarkAt, QdiscConfig};
+use crate::topo::{fat_tree, leaf_spine, Fabric, TierLinks};
+use crate::transport::cc::CcConfig;
+use crate::transport::lb::LbConfig;
+use crate::units::{BitsPerSec, Time, NS, US};
+use crate::workload::{FlowSpec, WorkloadConfig};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// A whole scenario as written in a file (after defaults are filled in).
+#[derive(Clone, Debug, Serialize, Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+pub struct Scenario {
+    /// Free-form name, copied into results.
+    pub name: String,
+    /// Master seed: every random stream derives from it.
+    pub seed: u64,
+    /// The fabric.
+    pub topology: TopologyConfig,
+    /// Switch output ports.
+    pub switch: SwitchConfig,
+    /// Packet sizes, ACKs, timers, congestion control and path selection.
+    pub transport: TransportConfig,
+    /// The traffic.
+    pub workload: WorkloadConfig,
+    /// Link failures and degradations during the run.
+    pub link_events: Vec<LinkEventConfig>,
+    /// Run limits.
+    pub run: RunConfig,
+}
+
+/// Topology family.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum TopologyKind {
+    /// 3-tier k-ary fat tree (see [`fat_tree`]).
+    #[default]
+    FatTree,
+    /// 2-tier leaf-spine (see [`leaf_spine`]).
+    LeafSpine,
+}
+
+/// Registry rows of topologies: (name, summary).
+pub const TOPOLOGIES: &[(&str, &str)] = &[
+    ("fat_tree", "3-tier k-ary fat tree: k³/4 hosts; oversubscription at the ToR or aggregation tier"),
+    ("leaf_spine", "2-tier leaf-spine of radix K: K ToRs × K/2 hosts, K/(2r) spines"),
+];
+
+/// Tier thinned by oversubscription in a fat tree.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum OversubTier {
+    /// Fewer ToR uplinks.
+    #[default]
+    Tor,
+    /// Fewer aggregation-to-core uplinks.
+    Agg,
+}
+
+/// `[topology]`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TopologyConfig {
+    /// Family.
+    pub kind: TopologyKind,
+    /// Switch radix; give this or `hosts`.
+    pub k: Option<u32>,
+    /// Host count; the radix follows from it.
+    pub hosts: Option<u32>,
+    /// Oversubscription ratio, `"4:1"` or `4`.
+    pub oversubscription: Ratio,
+    /// Fat tree only: which tier's uplinks are thinned.
+    pub oversubscribed_tier: OversubTier,
+    /// Rate of every link unless overridden per tier.
+    pub link_rate_gbps: f64,
+    /// Host-to-ToR links.
+    pub host_link_rate_gbps: Option<f64>,
+    /// ToR-to-aggregation (spine) links.
+    pub tor_uplink_rate_gbps: Option<f64>,
+    /// Aggregation-to-core links.
+    pub agg_uplink_rate_gbps: Option<f64>,
+    /// Propagation delay of every link unless overridden.
+    pub link_latency_ns: f64,
+    /// Propagation delay of host links.
+    pub host_link_latency_ns: Option<f64>,
+    /// Forwarding delay of every switch.
+    pub switch_latency_ns: f64,
+}
+
+impl Default for TopologyConfig {
+    fn default() -> Self {
+        TopologyConfig {
+            kind: TopologyKind::FatTree,
+            k: None,
+            hosts: None,
+            oversubscription: Ratio(1),
+            oversubscribed_tier: OversubTier::Tor,
+            link_rate_gbps: 400.0,
+            host_link_rate_gbps: None,
+            tor_uplink_rate_gbps: None,
+            agg_uplink_rate_gbps: None,
+            link_latency_ns: 1000.0,
+            host_link_latency_ns: None,
+            switch_latency_ns: 0.0,
+        }
+    }
+}
+
+/// `[switch]`: every switch output port.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SwitchConfig {
+    /// Data-queue buffer per port in bytes; overrides `buffer_bdp`.
+    pub buffer_bytes: Option<ByteSize>,
+    /// Data-queue buffer per port as a multiple of the fabric BDP (longest path).
+    pub buffer_bdp: f64,
+    /// ECN marking on data packets.
+    pub ecn: bool,
+    /// Marking starts above this fraction of the buffer.
+    pub ecn_kmin: f64,
+    /// Everything is marked above this fraction of the buffer.
+    pub ecn_kmax: f64,
+    /// Kmin in bytes; overrides `ecn_kmin`.
+    pub ecn_kmin_bytes: Option<ByteSize>,
+    /// Kmax in bytes; overrides `ecn_kmax`.
+    pub ecn_kmax_bytes: Option<ByteSize>,
+    /// Marking probability at Kmax.
+    pub ecn_pmax: f64,
+    /// `"dequeue"` or `"enqueue"`.
+    pub ecn_mark_at: MarkAtConfig,
+    /// Trim would-be drops to headers (forwarded at high priority and NACKed).
+    pub trimming: bool,
+}
+
+/// Where ECN marks are decided.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum MarkAtConfig {
+    /// On dequeue.
+    #[default]
+    Dequeue,
+    /// On enqueue.
+    Enqueue,
+}
+
+impl Default for SwitchConfig {
+    fn default() -> Self {
+        SwitchConfig {
+            buffer_bytes: None,
+            buffer_bdp: 1.0,
+            ecn: true,
+            ecn_kmin: 0.2,
+            ecn_kmax: 0.8,
+            ecn_kmin_bytes: None,
+            ecn_kmax_bytes: None,
+            ecn_pmax: 1.0,
+            ecn_mark_at: MarkAtConfig::Dequeue,
+            trimming: true,
+        }
+    }
+}
+
+/// `[transport]`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TransportConfig {
+    /// Wire size of a full data packet, header included.
+    pub mtu_bytes: u32,
+    /// Header bytes of every data packet (and the size of a trimmed packet).
+    pub header_bytes: u32,
+    /// Wire size of ACKs and NACKs.
+    pub ack_bytes: u32,
+    /// Receiver sends one ACK per this many data packets (1 = per packet).
+    pub ack_every: u32,
+    /// Retransmission timeout; default: base RTT + twice the worst queueing delay of the path.
+    pub rto_us: Option<f64>,
+    /// Senders mark data packets ECN-capable.
+    pub ecn_capable: bool,
+    /// Congestion control (`cc = "fixed"` or a table with `name` and parameters).
+    pub cc: CcConfig,
+    /// Path selection (`lb = "spray"` or a table with `name` and parameters).
+    pub lb: LbConfig,
+}
+
+impl Default for TransportConfig {
+    fn default() -> Self {
+        TransportConfig {
+            mtu_bytes: 4096,
+            header_bytes: 64,
+            ack_bytes: 64,
+            ack_every: 1,
+            rto_us: None,
+            ecn_capable: true,
+            cc: CcConfig::default(),
+            lb: LbConfig::default(),
+        }
+    }
+}
+
+/// What a link event does.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum LinkAction {
+    /// Every packet sent onto the link is lost (both directions).
+    Down,
+    /// The link carries traffic again.
+    Up,
+    /// The link runs at `rate_gbps` (both directions).
+    Rate,
+}
+
+/// One `[[link_events]]` entry.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkEventConfig {
+    /// When, in microseconds of simulated time.
+    #[serde(default)]
+    pub at_us: f64,
+    /// The link, as `"NODE-NODE"` with node names like `tor3`, `agg5`, `core0`, `spine2`, `host7`.
+    pub link: String,
+    /// `down`, `up` or `rate`.
+    pub action: LinkAction,
+    /// New rate for `rate`.
+    pub rate_gbps: Option<f64>,
+}
+
+/// `[run]`.
+#[derive(Clone, Debug, Serialize, Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+pub struct RunConfig {
+    /// Stop at this simulated time even if flows remain (they are reported unfinished).
+    pub end_time_us: Option<f64>,
+}
+
+/// A link event resolved against the fabric.
+#[derive(Clone, Copy, Debug)]
+pub struct LinkEvent {
+    /// When.
+    pub at: Time,
+    /// Both ports of the cable.
+    pub ports: [u32; 2],
+    /// What.
+    pub action: LinkAction,
+    /// New rate for [`LinkAction::Rate`].
+    pub rate: BitsPerSec,
+}
+
+/// Everything the engine needs, validated and derived.
+pub struct Setup {
+    /// The scenario as resolved (defaults filled, overrides applied).
+    pub scenario: Scenario,
+    /// The built fabric.
+    pub fabric: Fabric,
+    /// The flows.
+    pub flows: Vec<FlowSpec>,
+    /// Switch port discipline.
+    pub qdisc: QdiscConfig,
+    /// Round-trip time of the longest path with full packets.
+    pub base_rtt: Time,
+    /// Host rate × base RTT.
+    pub bdp_bytes: u64,
+    /// Retransmission timeout.
+    pub rto: Time,
+    /// Link events in time order.
+    pub link_events: Vec<LinkEvent>,
+    /// Stop time, if any.
+    pub end_time: Option<Time>,
+}
+
+fn rate(key: &str, gbps: f64) -> Result<BitsPerSec> {
+    if !(gbps.is_finite() && gbps > 0.0) {
+        return Err(Error::invalid(key, format!("{gbps}: must be a positive rate in Gb/s")));
+    }
+    Ok(BitsPerSec::from_gbps(gbps))
+}
+
+fn nanos(key: &str, ns: f64) -> Result<Time> {
+    if !(ns.is_finite() && ns >= 0.0) {
+        return Err(Error::invalid(key, format!("{ns}: must be a non-negative time in nanoseconds")));
+    }
+    Ok((ns * NS as f64).round() as Time)
+}
+
+fn fraction(key: &str, v: f64) -> Result<f64> {
+    if !(0.0..=1.0).contains(&v) {
+        return Err(Error::invalid(key, format!("{v}: must be a fraction between 0 and 1")));
+    }
+    Ok(v)
+}
+
+impl Scenario {
+    /// Parses a scenario from TOML text, applying `key.path=value` overrides first.
+    pub fn from_toml(text: &str, overrides: &[String]) -> Result<Scenario> {
+        let mut value: toml::Value = text.parse::<toml::Table>().map(toml::Value::Table).map_err(|e| Error::Syntax(e.to_string()))?;
+        for o in overrides {
+            values::apply_override(&mut value, o)?;
+        }
+        values::expand_shorthands(&mut value);
+        let de = value;
+        serde_path_to_error::deserialize(de).map_err(|e| {
+            let path = e.path().to_string();
+            let inner = e.into_inner().to_string();
+            let key = if path == "." { "(top level)".to_string() } else { path };
+            Error::invalid(key, inner.trim_end().to_string())
+        })
+    }
+
+    /// Reads and parses a scenario file.
+    pub fn from_file(path: &Path, overrides: &[String]) -> Result<Scenario> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::Io { path: path.display().to_string(), message: e.to_string() })?;
+        Self::from_toml(&text, overrides)
+    }
+
+    /// The scenario back as TOML (what `summary.json` and `check` show as "resolved").
+    pub fn to_toml(&self) -> String {
+        toml::to_string(self).unwrap_or_default()
+    }
+
+    fn build_fabric(&self) -> Result<Fabric> {
+        let t = &self.topology;
+        let base = rate("topology.link_rate_gbps", t.link_rate_gbps)?;
+        let pick = |key: &str, v: Option<f64>| -> Result<BitsPerSec> { v.map(|g| rate(key, g)).unwrap_or(Ok(base)) };
+        let lat = nanos("topology.link_latency_ns", t.link_latency_ns)?;
+        let host_lat = match t.host_link_latency_ns {
+            Some(v) => nanos("topology.host_link_latency_ns", v)?,
+            None => lat,
+        };
+        let links = TierLinks {
+            host: (pick("topology.host_link_rate_gbps", t.host_link_rate_gbps)?, host_lat),
+            tor_up: (pick("topology.tor_uplink_rate_gbps", t.tor_uplink_rate_gbps)?, lat),
+            agg_up: (pick("topology.agg_uplink_rate_gbps", t.agg_uplink_rate_gbps)?, lat),
+        };
+        let sw_lat = nanos("topology.switch_latency_ns", t.switch_latency_ns)?;
+        let ratio = t.oversubscription.0;
+        match t.kind {
+            TopologyKind::FatTree => {
+                let k = match (t.k, t.hosts) {
+                    (Some(_), Some(_)) => return Err(Error::invalid("topology.hosts", "give either `k` or `hosts`, not both")),
+                    (Some(k), None) => k,
+                    (None, Some(h)) => fat_tree::radix_for_hosts(h)?,
+                    (None, None) => 8,
+                };
+                if k > 128 {
+                    return Err(Error::invalid("topology.k", format!("{k}: fat trees up to k=128 (524288 hosts) are supported")));
+                }
+                let at = match t.oversubscribed_tier {
+                    OversubTier::Tor => fat_tree::OversubscribedTier::Tor,
+                    OversubTier::Agg => fat_tree::OversubscribedTier::Agg,
+                };
+                fat_tree::build(k, ratio, at, links, sw_lat)
+            }
+            TopologyKind::LeafSpine => {
+                if t.agg_uplink_rate_gbps.is_some() {
+                    return Err(Error::invalid("topology.agg_uplink_rate_gbps", "a leaf-spine has no aggregation-to-core links; use tor_uplink_rate_gbps"));
+                }
+                if t.oversubscribed_tier != OversubTier::Tor {
+                    return Err(Error::invalid("topology.oversubscribed_tier", "a leaf-spine is oversubscribed at the ToR only; allowed: \"tor\""));
+                }
+                let k = match (t.k, t.hosts) {
+                    (Some(_), Some(_)) => return Err(Error::invalid("topology.hosts", "give either `k` or `hosts`, not both")),
+                    (Some(k), None) => k,
+                    (None, Some(h)) => leaf_spine::radix_for_hosts(h)?,
+                    (None, None) => 16,
+                };
+                if k > 1024 {
+                    return Err(Error::invalid("topology.k", format!("{k}: leaf-spines up to K=1024 are supported")));
+                }
+                leaf_spine::build(k, ratio, links, sw_lat)
+            }
+        }
+    }
+
+    /// Validates everything and builds the fabric and the flows. `base_dir` resolves file names
+    /// in the scenario (the scenario file's folder).
+    pub fn setup(self, base_dir: &Path) -> Result<Setup> {
+        let tr = &self.transport;
+        if tr.header_bytes == 0 || tr.mtu_bytes <= tr.header_bytes {
+            return Err(Error::invalid(
+                "transport.mtu_bytes",
+                format!("{}: must exceed header_bytes ({}) so packets carry payload", tr.mtu_bytes, tr.header_bytes),
+            ));
+        }
+        if tr.mtu_bytes > 65_535 {
+            return Err(Error::invalid("transport.mtu_bytes", format!("{}: at most 65535 bytes", tr.mtu_bytes)));
+        }
+        if tr.ack_bytes == 0 || tr.ack_bytes > tr.mtu_bytes {
+            return Err(Error::invalid("transport.ack_bytes", format!("{}: must be between 1 and mtu_bytes", tr.ack_bytes)));
+        }
+        if tr.ack_every == 0 || tr.ack_every > 64 {
+            return Err(Error::invalid("transport.ack_every", format!("{}: must be between 1 and 64 packets", tr.ack_every)));
+        }
+        tr.cc.validate()?;
+        let fabric = self.build_fabric()?;
+        let (a, b) = fabric.farthest_pair();
+        let base_rtt = fabric.base_rtt(a, b, tr.mtu_bytes as u64, tr.ack_bytes as u64);
+        let host_rate = fabric.ports[fabric.host_port[0] as usize].rate;
+        let bdp_bytes = host_rate.bytes_in(base_rtt);
+
+        let sw = &self.switch;
+        let buffer = match &sw.buffer_bytes {
+            Some(b) => b.0,
+            None => {
+                if !(sw.buffer_bdp.is_finite() && sw.buffer_bdp > 0.0) {
+                    return Err(Error::invalid("switch.buffer_bdp", format!("{}: must be a positive multiple of the BDP", sw.buffer_bdp)));
+                }
+                (sw.buffer_bdp * bdp_bytes as f64).round() as u64
+            }
+        };
+        if buffer < tr.mtu_bytes as u64 {
+            return Err(Error::invalid(
+                "switch.buffer_bytes",
+                format!("{buffer}: a port must hold at least one full packet ({} bytes)", tr.mtu_bytes),
+            ));
+        }
+        let kmin = match &sw.ecn_kmin_bytes {
+            Some(b) => b.0,
+            None => (fraction("switch.ecn_kmin", sw.ecn_kmin)? * buffer as f64).round() as u64,
+        };
+        let kmax = match &sw.ecn_kmax_bytes {
+            Some(b) => b.0,
+            None => (fraction("switch.ecn_kmax", sw.ecn_kmax)? * buffer as f64).round() as u64,
+        };
+        if kmin > kmax {
+            return Err(Error::invalid("switch.ecn_kmin", format!("Kmin ({kmin} B) must not exceed Kmax ({kmax} B)")));
+        }
+        let qdisc = QdiscConfig {
+            buffer_bytes: buffer,
+            kmin_bytes: kmin,
+            kmax_bytes: kmax,
+            pmax: fraction("switch.ecn_pmax", sw.ecn_pmax)?,
+            ecn: sw.ecn,
+            mark_at: match sw.ecn_mark_at {
+                MarkAtConfig::Dequeue => MarkAt::Dequeue,
+                MarkAtConfig::Enqueue => MarkAt::Enqueue,
+            },
+            trimming: sw.trimming,
+            header_bytes: tr.header_bytes,
+        };
+
+        let rto = match tr.rto_us {
+            Some(us) => {
+                let t = crate::workload::time_from_us("transport.rto_us", us)?;
+                if t == 0 {
+                    return Err(Error::invalid("transport.rto_us", "0: the retransmission timeout must be positive"));
+                }
+                t
+            }
+            None => {
+                // Worst case of a packet that is not lost: the longest path's base RTT plus a full
+                // data buffer drained at every hop, with a factor 2 of margin.
+                let path = fabric.representative_path(a, b);
+                let queueing: Time = path.iter().map(|&p| fabric.ports[p as usize].rate.tx_time(buffer)).sum();
+                base_rtt + 2 * queueing
+            }
+        };
+
+        let mut link_events = Vec::new();
+        for (i, ev) in self.link_events.iter().enumerate() {
+            let key = format!("link_events[{i}]");
+            let at = crate::workload::time_from_us(&format!("{key}.at_us"), ev.at_us)?;
+            let (x, y) = ev.link.split_once('-').ok_or_else(|| {
+                Error::invalid(format!("{key}.link"), format!("`{}`: expected NODE-NODE, e.g. \"tor0-agg1\"", ev.link))
+            })?;
+            let node = |n: &str| {
+                fabric.node_by_name(n.trim()).ok_or_else(|| {
+                    Error::invalid(format!("{key}.link"), format!("no node named `{n}` (names: host<i>, tor<i>, agg<i>, core<i>, spine<i>)"))
+                })
+            };
+            let (na, nb) = (node(x)?, node(y)?);
+            let pa = fabric.port_between(na, nb).ok_or_else(|| Error::invalid(format!("{key}.link"), format!("`{x}` and `{y}` are not linked")))?;
+            let pb = fabric.ports[pa as usize].reverse;
+            let new_rate = match (ev.action, ev.rate_gbps) {
+                (LinkAction::Rate, Some(g)) => rate(&format!("{key}.rate_gbps"), g)?,
+                (LinkAction::Rate, None) => return Err(Error::invalid(format!("{key}.rate_gbps"), "missing: action \"rate\" needs rate_gbps")),
+                (_, Some(_)) => return Err(Error::invalid(format!("{key}.rate_gbps"), "only allowed with action = \"rate\"")),
+                (_, None) => BitsPerSec(0),
+            };
+            link_events.push(LinkEvent { at, ports: [pa, pb], action: ev.action, rate: new_rate });
+        }
+        link_events.sort_by_key(|e| e.at);
+
+        let end_time = match self.run.end_time_us {
+            Some(us) => Some(crate::workload::time_from_us("run.end_time_us", us)?),
+            None => None,
+        };
+        let flows = self.workload.generate(fabric.hosts, self.seed, base_dir)?;
+        Ok(Setup { scenario: self, fabric, flows, qdisc, base_rtt, bdp_bytes, rto, link_events, end_time })
+    }
+}
+
+/// Loads, overrides and validates a scenario file in one step.
+pub fn load(path: &Path, overrides: &[String]) -> Result<Setup> {
+    let scenario = Scenario::from_file(path, overrides)?;
+    let dir: PathBuf = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    scenario.setup(&dir)
+}
+
+#[allow(unused)]
+const _: Time = US;

@@ -1,0 +1,265 @@
+//! Fabric description: nodes, links and equal-cost routing tables, as dense arrays.
+//!
+//! A topology module (`fat_tree.rs`, `leaf_spine.rs`) only says which nodes exist and how they
+//! are wired, through [`FabricBuilder`]; [`routing`] then derives, for every switch and every
+//! destination ToR, the set of ports on shortest paths. Hosts come first in the node numbering
+//! (host `i` is node `i`), switches after them.
+
+pub mod fat_tree;
+pub mod leaf_spine;
+pub mod routing;
+
+use crate::ids::{NodeId, PortId};
+use crate::units::{BitsPerSec, Time};
+
+/// The layer a node sits in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Tier {
+    /// An end host (one NIC port).
+    Host,
+    /// Top-of-rack (leaf) switch: hosts hang below it.
+    Tor,
+    /// Aggregation switch of a 3-tier fat tree, or the spine of a leaf-spine.
+    Agg,
+    /// Core switch of a 3-tier fat tree.
+    Core,
+}
+
+/// One direction of a link: the output port of `owner` that sends to `peer`.
+#[derive(Clone, Copy, Debug)]
+pub struct PortSpec {
+    /// Node that transmits on this port.
+    pub owner: NodeId,
+    /// Node at the far end.
+    pub peer: NodeId,
+    /// The port of `peer` that sends back over the same cable.
+    pub reverse: PortId,
+    /// Serialization rate.
+    pub rate: BitsPerSec,
+    /// Propagation delay of the cable.
+    pub latency: Time,
+}
+
+/// A built fabric: what the engine simulates.
+#[derive(Clone, Debug)]
+pub struct Fabric {
+    /// Short description, e.g. "3-tier fat tree k=16 (1:1)".
+    pub description: String,
+    /// Number of hosts (nodes `0..hosts`).
+    pub hosts: u32,
+    /// Tier of every node.
+    pub tier: Vec<Tier>,
+    /// Index of every node within its tier (host 3 = 3, first ToR = 0, ...).
+    pub index_in_tier: Vec<u32>,
+    /// Every output port.
+    pub ports: Vec<PortSpec>,
+    /// Output ports of each node (CSR offsets into `node_port_list`).
+    pub node_port_start: Vec<u32>,
+    /// Flattened per-node output port lists.
+    pub node_port_list: Vec<PortId>,
+    /// The ToR each host hangs from.
+    pub tor_of_host: Vec<NodeId>,
+    /// The NIC (egress) port of each host.
+    pub host_port: Vec<PortId>,
+    /// The ToR port that delivers to each host.
+    pub host_downlink: Vec<PortId>,
+    /// Switch forwarding delay, applied once per switch traversed.
+    pub switch_latency: Time,
+    /// Equal-cost next hops, filled by [`routing::compute`].
+    pub routes: routing::RouteTable,
+}
+
+impl Fabric {
+    /// Output ports of `node`.
+    pub fn ports_of(&self, node: NodeId) -> &[PortId] {
+        let a = self.node_port_start[node as usize] as usize;
+        let b = self.node_port_start[node as usize + 1] as usize;
+        &self.node_port_list[a..b]
+    }
+
+    /// Number of switches.
+    pub fn switches(&self) -> u32 {
+        self.tier.len() as u32 - self.hosts
+    }
+
+    /// Node count of each tier, in tier order.
+    pub fn tier_counts(&self) -> Vec<(Tier, u32)> {
+        let mut out: Vec<(Tier, u32)> = Vec::new();
+        for &t in &self.tier {
+            match out.iter_mut().find(|(x, _)| *x == t) {
+                Some((_, n)) => *n += 1,
+                None => out.push((t, 1)),
+            }
+        }
+        out.sort();
+        out
+    }
+
+    /// Human-readable node name: host12, tor3, agg5, core7 (spine for a leaf-spine's upper tier).
+    pub fn node_name(&self, n: NodeId) -> String {
+        let i = self.index_in_tier[n as usize];
+        let leaf_spine = !self.tier.contains(&Tier::Core);
+        match self.tier[n as usize] {
+            Tier::Host => format!("host{i}"),
+            Tier::Tor => format!("tor{i}"),
+            Tier::Agg if leaf_spine => format!("spine{i}"),
+            Tier::Agg => format!("agg{i}"),
+            Tier::Core => format!("core{i}"),
+        }
+    }
+
+    /// The node called `name` (see [`Fabric::node_name`]).
+    pub fn node_by_name(&self, name: &str) -> Option<NodeId> {
+        (0..self.tier.len() as NodeId).find(|&n| self.node_name(n) == name)
+    }
+
+    /// The port from `a` to `b`, if they are neighbours.
+    pub fn port_between(&self, a: NodeId, b: NodeId) -> Option<PortId> {
+        self.ports_of(a).iter().copied().find(|&p| self.ports[p as usize].peer == b)
+    }
+
+    /// The links (host-to-host) path taken by default hashing from `src` to `dst`: output ports
+    /// in order, following the first equal-cost choice at every switch. All equal-cost paths of
+    /// the supported topologies cross the same tiers, so this is the path shape of every path.
+    pub fn representative_path(&self, src: NodeId, dst: NodeId) -> Vec<PortId> {
+        let mut path = vec![self.host_port[src as usize]];
+        let mut node = self.tor_of_host[src as usize];
+        let dst_tor = self.tor_of_host[dst as usize];
+        while node != dst_tor {
+            let p = self.routes.next_hops(self, node, dst_tor)[0];
+            path.push(p);
+            node = self.ports[p as usize].peer;
+        }
+        path.push(self.host_downlink[dst as usize]);
+        path
+    }
+
+    /// Round-trip time of an idle path: data of `data_bytes` out, ACK of `ack_bytes` back,
+    /// store-and-forward at every hop, one switch latency per switch each way.
+    pub fn base_rtt(&self, src: NodeId, dst: NodeId, data_bytes: u64, ack_bytes: u64) -> Time {
+        let path = self.representative_path(src, dst);
+        let switches = path.len() as Time - 1;
+        let mut t = 2 * switches * self.switch_latency;
+        for &p in &path {
+            let spec = &self.ports[p as usize];
+            t += 2 * spec.latency + spec.rate.tx_time(data_bytes) + spec.rate.tx_time(ack_bytes);
+        }
+        t
+    }
+
+    /// The host pair with the longest path (the base RTT that sizes buffers and windows).
+    pub fn farthest_pair(&self) -> (NodeId, NodeId) {
+        let src = 0;
+        let mut best = (src, if self.hosts > 1 { 1 } else { 0 });
+        let mut best_len = 0;
+        // Hosts under the last ToR are as far from host 0 as any host can be in these fabrics,
+        // but checking every ToR's first host is cheap and topology-agnostic.
+        let mut seen_tor = vec![false; self.tier.len()];
+        for h in 1..self.hosts {
+            let t = self.tor_of_host[h as usize] as usize;
+            if seen_tor[t] {
+                continue;
+            }
+            seen_tor[t] = true;
+            let len = self.representative_path(src, h).len();
+            if len > best_len {
+                best_len = len;
+                best = (src, h);
+            }
+        }
+        best
+    }
+}
+
+/// Incremental construction of a fabric by a topology module.
+pub struct FabricBuilder {
+    tier: Vec<Tier>,
+    index_in_tier: Vec<u32>,
+    ports: Vec<PortSpec>,
+    hosts: u32,
+}
+
+impl FabricBuilder {
+    /// A builder with `hosts` hosts already created (nodes `0..hosts`).
+    pub fn new(hosts: u32) -> Self {
+        FabricBuilder {
+            tier: vec![Tier::Host; hosts as usize],
+            index_in_tier: (0..hosts).collect(),
+            ports: Vec::new(),
+            hosts,
+        }
+    }
+
+    /// Adds `count` switches of `tier` and returns the node id of the first one.
+    pub fn add_switches(&mut self, tier: Tier, count: u32) -> NodeId {
+        let first = self.tier.len() as NodeId;
+        let already = self.tier.iter().filter(|&&t| t == tier).count() as u32;
+        for i in 0..count {
+            self.tier.push(tier);
+            self.index_in_tier.push(already + i);
+        }
+        first
+    }
+
+    /// Adds a full-duplex cable between `a` and `b`.
+    pub fn link(&mut self, a: NodeId, b: NodeId, rate: BitsPerSec, latency: Time) {
+        let pa = self.ports.len() as PortId;
+        self.ports.push(PortSpec { owner: a, peer: b, reverse: pa + 1, rate, latency });
+        self.ports.push(PortSpec { owner: b, peer: a, reverse: pa, rate, latency });
+    }
+
+    /// Finishes the fabric: per-node port lists, host attachment and routing tables.
+    pub fn build(self, description: String, switch_latency: Time) -> Fabric {
+        let n = self.tier.len();
+        let mut count = vec![0u32; n + 1];
+        for p in &self.ports {
+            count[p.owner as usize + 1] += 1;
+        }
+        for i in 0..n {
+            count[i + 1] += count[i];
+        }
+        let mut fill = count.clone();
+        let mut list = vec![0; self.ports.len()];
+        for (i, p) in self.ports.iter().enumerate() {
+            list[fill[p.owner as usize] as usize] = i as PortId;
+            fill[p.owner as usize] += 1;
+        }
+        let mut host_port = vec![PortId::MAX; self.hosts as usize];
+        let mut tor_of_host = vec![NodeId::MAX; self.hosts as usize];
+        let mut host_downlink = vec![PortId::MAX; self.hosts as usize];
+        for (i, p) in self.ports.iter().enumerate() {
+            if p.owner < self.hosts {
+                host_port[p.owner as usize] = i as PortId;
+                tor_of_host[p.owner as usize] = p.peer;
+                host_downlink[p.owner as usize] = p.reverse;
+            }
+        }
+        let mut fabric = Fabric {
+            description,
+            hosts: self.hosts,
+            tier: self.tier,
+            index_in_tier: self.index_in_tier,
+            ports: self.ports,
+            node_port_start: count,
+            node_port_list: list,
+            tor_of_host,
+            host_port,
+            host_downlink,
+            switch_latency,
+            routes: routing::RouteTable::default(),
+        };
+        fabric.routes = routing::compute(&fabric);
+        fabric
+    }
+}
+
+/// Link rates and latencies of a tiered fabric, from the scenario.
+#[derive(Clone, Copy, Debug)]
+pub struct TierLinks {
+    /// Host-to-ToR cables.
+    pub host: (BitsPerSec, Time),
+    /// ToR-to-aggregation (or spine) cables.
+    pub tor_up: (BitsPerSec, Time),
+    /// Aggregation-to-core cables.
+    pub agg_up: (BitsPerSec, Time),
+}

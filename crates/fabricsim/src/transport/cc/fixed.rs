@@ -1,0 +1,67 @@
+//! `fixed`: a constant congestion window, by default one bandwidth-delay product of the
+//! connection's path. The reference point against which adaptive schemes are compared, and the
+//! window used by the benchmark (shared/bench README).
+//!
+//! Parameters: `window_bdp` (default 1.0, window as a multiple of the path BDP) or
+//! `window_bytes` (overrides it). The window never falls below one full packet.
+
+use super::{CongestionControl, PathInfo};
+use crate::error::{Error, Result};
+use crate::units::BitsPerSec;
+use serde::{Deserialize, Serialize};
+
+/// Registry name.
+pub const NAME: &str = "fixed";
+/// Registry summary.
+pub const SUMMARY: &str = "constant window (default 1 BDP of the path), no reaction to congestion";
+
+/// Parameters of `fixed`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct FixedParams {
+    /// Window as a multiple of the connection's BDP.
+    pub window_bdp: f64,
+    /// Window in bytes; overrides `window_bdp` when set.
+    pub window_bytes: Option<u64>,
+}
+
+impl Default for FixedParams {
+    fn default() -> Self {
+        FixedParams { window_bdp: 1.0, window_bytes: None }
+    }
+}
+
+impl FixedParams {
+    pub(super) fn validate(&self) -> Result<()> {
+        if !(self.window_bdp.is_finite() && self.window_bdp > 0.0) {
+            return Err(Error::invalid("transport.cc.window_bdp", format!("{}: must be a positive number", self.window_bdp)));
+        }
+        if self.window_bytes == Some(0) {
+            return Err(Error::invalid("transport.cc.window_bytes", "0: must be at least one byte"));
+        }
+        Ok(())
+    }
+}
+
+/// The controller: a window that never changes.
+#[derive(Clone, Debug)]
+pub struct Fixed {
+    window: u64,
+}
+
+impl Fixed {
+    /// A fixed window for a connection on `path`.
+    pub fn new(p: &FixedParams, path: &PathInfo) -> Self {
+        let w = p.window_bytes.unwrap_or_else(|| (p.window_bdp * path.bdp_bytes as f64).ceil() as u64);
+        Fixed { window: w.max(path.mtu_bytes) }
+    }
+}
+
+impl CongestionControl for Fixed {
+    fn window(&self) -> Option<u64> {
+        Some(self.window)
+    }
+    fn pacing_rate(&self) -> Option<BitsPerSec> {
+        None
+    }
+}

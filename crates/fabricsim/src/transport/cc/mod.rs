@@ -1,0 +1,185 @@
+//! Congestion control: a small trait, one file per scheme, an enum for static dispatch.
+//!
+//! A controller is built from its parameters and a [`PathInfo`]; the connection calls its hooks
+//! on every ACK, NACK, timeout and transmission, then reads [`CongestionControl::window`]
+//! (`None` = no window) and [`CongestionControl::pacing_rate`] (`None` = send at line rate), so
+//! window-based and rate-based senders share one interface.
+//!
+//! Adding a scheme: write `myscheme.rs` with a params struct (serde, paper defaults) and a
+//! controller implementing [`CongestionControl`]; add one variant to [`CcConfig`] and [`AnyCc`],
+//! one arm to `dispatch!`, and one row to [`REGISTRY`].
+
+pub mod fixed;
+pub mod line_rate;
+
+use crate::units::{BitsPerSec, Time};
+use serde::{Deserialize, Serialize};
+
+/// What a controller may know about its connection's path at creation.
+#[derive(Clone, Copy, Debug)]
+pub struct PathInfo {
+    /// Wire size of a full-sized data packet (payload + header).
+    pub mtu_bytes: u64,
+    /// Rate of the sender's NIC.
+    pub host_rate: BitsPerSec,
+    /// Round-trip time of this connection's path on an idle fabric.
+    pub base_rtt: Time,
+    /// host_rate × base_rtt, in bytes.
+    pub bdp_bytes: u64,
+    /// Links on the path, one way.
+    pub hops: u32,
+}
+
+/// An acknowledgement reaching the sender.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct AckEvent {
+    /// Arrival time at the sender.
+    pub now: Time,
+    /// Wire bytes newly acknowledged by this ACK.
+    pub acked_bytes: u64,
+    /// Round-trip sample of the data packet that triggered the ACK.
+    pub rtt: Time,
+    /// Whether that data packet carried a CE mark.
+    pub ecn: bool,
+    /// Data packets covered by this ACK that carried a CE mark (coalesced ACKs).
+    pub marked_pkts: u32,
+    /// Wire bytes in flight after this ACK was processed.
+    pub in_flight: u64,
+    /// Path entropy of the acknowledged data packet.
+    pub entropy: u16,
+    /// Whether the acknowledged packet was a retransmission.
+    pub retransmitted: bool,
+}
+
+/// Why the sender learnt of a loss.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LossCause {
+    /// A switch trimmed the packet and the receiver returned a NACK.
+    Trimmed,
+}
+
+/// A negative acknowledgement reaching the sender.
+#[derive(Clone, Copy, Debug)]
+pub struct NackEvent {
+    /// Arrival time at the sender.
+    pub now: Time,
+    /// Wire bytes of the lost packet.
+    pub bytes: u64,
+    /// Why it was lost.
+    pub cause: LossCause,
+    /// Path entropy of the lost packet.
+    pub entropy: u16,
+    /// Wire bytes still in flight.
+    pub in_flight: u64,
+}
+
+/// A retransmission timeout.
+#[derive(Clone, Copy, Debug)]
+pub struct TimeoutEvent {
+    /// When the timer fired.
+    pub now: Time,
+    /// Wire bytes declared lost by this timeout.
+    pub lost_bytes: u64,
+    /// Wire bytes still in flight.
+    pub in_flight: u64,
+    /// Timeouts in a row without an ACK in between.
+    pub consecutive: u32,
+}
+
+/// The interface every congestion controller implements. Hooks default to doing nothing.
+pub trait CongestionControl {
+    /// An ACK arrived.
+    fn on_ack(&mut self, _ev: &AckEvent) {}
+    /// A NACK arrived.
+    fn on_nack(&mut self, _ev: &NackEvent) {}
+    /// The retransmission timer fired.
+    fn on_timeout(&mut self, _ev: &TimeoutEvent) {}
+    /// A data packet of `bytes` left the sender.
+    fn on_send(&mut self, _now: Time, _bytes: u64) {}
+    /// Congestion window in wire bytes; `None` for a window-less (purely rate-based) sender.
+    fn window(&self) -> Option<u64>;
+    /// Pacing rate; `None` for no pacing (line rate).
+    fn pacing_rate(&self) -> Option<BitsPerSec>;
+}
+
+/// Scenario selection of a controller and its parameters (`[transport.cc]`, `name = ...`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "name", rename_all = "snake_case")]
+pub enum CcConfig {
+    /// See [`fixed`].
+    Fixed(fixed::FixedParams),
+    /// See [`line_rate`].
+    LineRate(line_rate::LineRateParams),
+}
+
+impl Default for CcConfig {
+    fn default() -> Self {
+        CcConfig::Fixed(fixed::FixedParams::default())
+    }
+}
+
+/// A built controller (static dispatch over every scheme).
+#[derive(Clone, Debug)]
+pub enum AnyCc {
+    /// See [`fixed`].
+    Fixed(fixed::Fixed),
+    /// See [`line_rate`].
+    LineRate(line_rate::LineRate),
+}
+
+/// Registry rows: (name, one-line summary), as listed by `fabricsim list`.
+pub const REGISTRY: &[(&str, &str)] = &[(fixed::NAME, fixed::SUMMARY), (line_rate::NAME, line_rate::SUMMARY)];
+
+impl CcConfig {
+    /// Builds the controller for one connection.
+    pub fn build(&self, path: &PathInfo) -> AnyCc {
+        match self {
+            CcConfig::Fixed(p) => AnyCc::Fixed(fixed::Fixed::new(p, path)),
+            CcConfig::LineRate(p) => AnyCc::LineRate(line_rate::LineRate::new(p, path)),
+        }
+    }
+
+    /// Checks parameter values; errors name the key under `transport.cc`.
+    pub fn validate(&self) -> crate::error::Result<()> {
+        match self {
+            CcConfig::Fixed(p) => p.validate(),
+            CcConfig::LineRate(p) => p.validate(),
+        }
+    }
+}
+
+macro_rules! dispatch {
+    ($self:ident, $c:ident => $e:expr) => {
+        match $self {
+            AnyCc::Fixed($c) => $e,
+            AnyCc::LineRate($c) => $e,
+        }
+    };
+}
+
+impl CongestionControl for AnyCc {
+    #[inline]
+    fn on_ack(&mut self, ev: &AckEvent) {
+        dispatch!(self, c => c.on_ack(ev))
+    }
+    #[inline]
+    fn on_nack(&mut self, ev: &NackEvent) {
+        dispatch!(self, c => c.on_nack(ev))
+    }
+    #[inline]
+    fn on_timeout(&mut self, ev: &TimeoutEvent) {
+        dispatch!(self, c => c.on_timeout(ev))
+    }
+    #[inline]
+    fn on_send(&mut self, now: Time, bytes: u64) {
+        dispatch!(self, c => c.on_send(now, bytes))
+    }
+    #[inline]
+    fn window(&self) -> Option<u64> {
+        dispatch!(self, c => c.window())
+    }
+    #[inline]
+    fn pacing_rate(&self) -> Option<BitsPerSec> {
+        dispatch!(self, c => c.pacing_rate())
+    }
+}

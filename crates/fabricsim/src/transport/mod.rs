@@ -1,0 +1,17 @@
+//! Transport: connections with sender and receiver state, on top of which congestion control
+//! ([`cc`]) and path selection ([`lb`]) plug in.
+//!
+//! Reliability (shared by every scheme): the receiver acknowledges every `ack_every` data
+//! packets with a cumulative ACK plus a 64-packet selective bitmap and an ECN count, and NACKs
+//! every trimmed header at once; the sender keeps a scoreboard of unacknowledged packets,
+//! retransmits NACKed packets first, and declares a packet lost when it has been outstanding
+//! for one retransmission timeout. Per-connection memory is proportional to the window, not to
+//! the flow size.
+
+pub mod cc;
+pub mod connection;
+pub mod lb;
+mod receiver;
+mod sender;
+
+pub use connection::Connection;

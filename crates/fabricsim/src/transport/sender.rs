@@ -1,0 +1,300 @@
+//! Sender side of a connection: when it may send, what it sends, and what it does with ACKs,
+//! NACKs and timeouts. Congestion control and path selection are consulted through their traits.
+
+use super::cc::{AckEvent, CongestionControl, LossCause, NackEvent, TimeoutEvent};
+use super::connection::{SeqState, Slot};
+use super::lb::{EntropyCtx, Feedback, PathSelector};
+use crate::engine::queue::EventKind;
+use crate::engine::Sim;
+use crate::ids::{ConnId, PktId};
+use crate::net::packet::{Packet, PktKind, F_ACK_NOW, F_ECE, F_ECT, F_RETX};
+use crate::units::Time;
+
+enum Readiness {
+    Ready,
+    Paced(Time),
+    Blocked,
+}
+
+impl Sim {
+    fn readiness(&mut self, c: ConnId) -> Readiness {
+        let header = self.tp.header;
+        let mss = self.tp.mss;
+        let conn = &mut self.conns[c as usize];
+        if !conn.started || conn.finish.is_some() {
+            return Readiness::Blocked;
+        }
+        let Some((seq, _)) = conn.next_to_send() else { return Readiness::Blocked };
+        let wire = (conn.payload(seq, mss) + header) as u64;
+        if let Some(w) = conn.cc.window() {
+            // An empty pipe may always send one packet, whatever the window.
+            if conn.in_flight > 0 && conn.in_flight + wire > w {
+                return Readiness::Blocked;
+            }
+        }
+        if conn.next_send > self.now {
+            return Readiness::Paced(conn.next_send);
+        }
+        Readiness::Ready
+    }
+
+    /// Whether connection `c` may send right now; if only its pacer holds it back, a wake-up
+    /// is scheduled.
+    pub(crate) fn conn_may_send(&mut self, c: ConnId) -> bool {
+        match self.readiness(c) {
+            Readiness::Ready => true,
+            Readiness::Paced(t) => {
+                let conn = &mut self.conns[c as usize];
+                if !conn.wake_pending {
+                    conn.wake_pending = true;
+                    self.q.push(t, EventKind::ConnWake, c);
+                }
+                false
+            }
+            Readiness::Blocked => false,
+        }
+    }
+
+    /// Puts `c` in its host's ready ring if it may send, and makes sure the NIC looks at it.
+    pub(crate) fn conn_wake(&mut self, c: ConnId) {
+        if self.conns[c as usize].in_ready || !self.conn_may_send(c) {
+            return;
+        }
+        let conn = &mut self.conns[c as usize];
+        conn.in_ready = true;
+        let host = conn.src as usize;
+        self.hosts[host].ready.push_back(c);
+        let port = self.hosts[host].port;
+        self.port_kick(port);
+    }
+
+    pub(crate) fn start_flow(&mut self, c: ConnId) {
+        let now = self.now;
+        let conn = &mut self.conns[c as usize];
+        conn.started = true;
+        conn.start = now;
+        self.conn_wake(c);
+    }
+
+    pub(crate) fn on_conn_wake(&mut self, c: ConnId) {
+        self.conns[c as usize].wake_pending = false;
+        self.conn_wake(c);
+    }
+
+    /// Builds and accounts the next data packet of `c`, if it may send one now.
+    pub(crate) fn conn_emit(&mut self, c: ConnId) -> Option<PktId> {
+        if !self.conn_may_send(c) {
+            return None;
+        }
+        let (now, mss, header, ect, ack_every) = (self.now, self.tp.mss, self.tp.header, self.tp.ect, self.tp.ack_every);
+        let conn = &mut self.conns[c as usize];
+        let (seq, retx) = conn.next_to_send()?;
+        let wire = (conn.payload(seq, mss) + header) as u64;
+        let ctx = EntropyCtx {
+            now,
+            seq,
+            retransmit: retx,
+            window_pkts: conn.cc.window().map(|w| (w / (mss + header) as u64) as u32),
+            in_flight: conn.in_flight,
+        };
+        let entropy = conn.lb.next_entropy(&ctx, &mut conn.rng);
+        let slot = Slot { state: SeqState::InFlight, sent_at: now, entropy };
+        if retx {
+            conn.retx.pop_front();
+            *conn.slot(seq) = slot;
+            conn.retransmits += 1;
+            self.c.data_retransmitted += 1;
+        } else {
+            conn.board.push_back(slot);
+            conn.next_seq += 1;
+        }
+        conn.in_flight += wire;
+        conn.tx_log.push_back((seq, now));
+        conn.cc.on_send(now, wire);
+        if let Some(rate) = conn.cc.pacing_rate() {
+            conn.next_send = now + rate.tx_time(wire);
+        }
+        let mut flags = if ect { F_ECT } else { 0 } | if retx { F_RETX } else { 0 };
+        if ack_every > 1 {
+            let full = conn.cc.window().is_some_and(|w| conn.in_flight + (mss + header) as u64 > w);
+            if full || conn.next_to_send().is_none() {
+                flags |= F_ACK_NOW;
+            }
+        }
+        let (src, dst) = (conn.src, conn.dst);
+        if !conn.timer_pending {
+            conn.timer_pending = true;
+            self.q.push(now + self.tp.rto, EventKind::ConnTimer, c);
+        }
+        self.c.data_sent += 1;
+        let port = self.hosts[src as usize].port;
+        Some(self.pool.alloc(Packet {
+            conn: c,
+            src,
+            dst,
+            seq,
+            size: wire as u32,
+            entropy,
+            kind: PktKind::Data,
+            flags,
+            sent_at: now,
+            port,
+            ..Packet::default()
+        }))
+    }
+
+    /// Marks `seq` acknowledged; returns the newly acknowledged wire bytes.
+    #[inline]
+    fn ack_one(&mut self, c: ConnId, seq: u32) -> u64 {
+        let (mss, header) = (self.tp.mss, self.tp.header);
+        let conn = &mut self.conns[c as usize];
+        if seq < conn.snd_una || seq >= conn.next_seq {
+            return 0;
+        }
+        let wire = (conn.payload(seq, mss) + header) as u64;
+        let slot = conn.slot(seq);
+        match slot.state {
+            SeqState::Acked => return 0,
+            SeqState::InFlight => {
+                slot.state = SeqState::Acked;
+                conn.in_flight -= wire;
+            }
+            SeqState::Lost => slot.state = SeqState::Acked,
+        }
+        conn.acked_pkts += 1;
+        let payload = conn.payload(seq, mss) as u64;
+        self.acked_bytes_total += payload;
+        wire
+    }
+
+    /// An ACK reached its sender.
+    pub(crate) fn on_ack(&mut self, pkt: PktId) {
+        let p = *self.pool.get(pkt);
+        self.pool.free(pkt);
+        self.c.acks_arrived += 1;
+        let c = p.conn;
+        if self.conns[c as usize].finish.is_some() {
+            return;
+        }
+        let mut newly = 0;
+        let una = self.conns[c as usize].snd_una;
+        for seq in una..p.cum_ack {
+            newly += self.ack_one(c, seq);
+        }
+        let mut bits = p.sack_bits;
+        while bits != 0 {
+            let i = bits.trailing_zeros();
+            bits &= bits - 1;
+            newly += self.ack_one(c, p.cum_ack + 1 + i);
+        }
+        newly += self.ack_one(c, p.seq);
+        let now = self.now;
+        let conn = &mut self.conns[c as usize];
+        conn.advance_una();
+        // Forget timer entries of packets no longer in flight, so the log stays window-sized.
+        while let Some(&(s, t)) = conn.tx_log.front() {
+            let live = s >= conn.snd_una
+                && s < conn.next_seq
+                && conn.board[(s - conn.snd_una) as usize].state == SeqState::InFlight
+                && conn.board[(s - conn.snd_una) as usize].sent_at == t;
+            if live {
+                break;
+            }
+            conn.tx_log.pop_front();
+        }
+        let ecn = p.flags & F_ECE != 0;
+        if ecn {
+            conn.ecn_acks += 1;
+        }
+        conn.consecutive_timeouts = 0;
+        let ev = AckEvent {
+            now,
+            acked_bytes: newly,
+            rtt: now - p.sent_at,
+            ecn,
+            marked_pkts: p.ecn_count as u32,
+            in_flight: conn.in_flight,
+            entropy: p.entropy,
+            retransmitted: p.flags & F_RETX != 0,
+        };
+        conn.cc.on_ack(&ev);
+        conn.lb.on_feedback(p.entropy, Feedback::Ack { ecn }, now);
+        if conn.complete() {
+            conn.finish = Some(now);
+            self.flow_finished(c);
+        } else {
+            self.conn_wake(c);
+        }
+    }
+
+    /// A NACK (trimmed packet) reached its sender: queue the packet for retransmission.
+    pub(crate) fn on_nack(&mut self, pkt: PktId) {
+        let p = *self.pool.get(pkt);
+        self.pool.free(pkt);
+        self.c.nacks_arrived += 1;
+        let (mss, header, now) = (self.tp.mss, self.tp.header, self.now);
+        let c = p.conn;
+        let conn = &mut self.conns[c as usize];
+        if conn.finish.is_some() || p.seq < conn.snd_una || p.seq >= conn.next_seq {
+            return;
+        }
+        let wire = (conn.payload(p.seq, mss) + header) as u64;
+        let slot = conn.slot(p.seq);
+        // A NACK for an older transmission than the one in flight is stale.
+        if slot.state != SeqState::InFlight || slot.sent_at != p.sent_at {
+            return;
+        }
+        slot.state = SeqState::Lost;
+        conn.in_flight -= wire;
+        conn.retx.push_back(p.seq);
+        conn.nacks += 1;
+        let ev = NackEvent { now, bytes: wire, cause: LossCause::Trimmed, entropy: p.entropy, in_flight: conn.in_flight };
+        conn.cc.on_nack(&ev);
+        conn.lb.on_feedback(p.entropy, Feedback::Nack, now);
+        self.conn_wake(c);
+    }
+
+    /// The retransmission timer of `c`: declare lost every packet outstanding for one RTO.
+    pub(crate) fn on_conn_timer(&mut self, c: ConnId) {
+        let (mss, header, now, rto) = (self.tp.mss, self.tp.header, self.now, self.tp.rto);
+        let conn = &mut self.conns[c as usize];
+        conn.timer_pending = false;
+        if conn.finish.is_some() {
+            return;
+        }
+        let mut lost = 0u64;
+        while let Some(&(seq, t)) = conn.tx_log.front() {
+            let live = seq >= conn.snd_una
+                && seq < conn.next_seq
+                && conn.board[(seq - conn.snd_una) as usize].state == SeqState::InFlight
+                && conn.board[(seq - conn.snd_una) as usize].sent_at == t;
+            if live && t + rto > now {
+                break;
+            }
+            conn.tx_log.pop_front();
+            if !live {
+                continue;
+            }
+            let wire = (conn.payload(seq, mss) + header) as u64;
+            let slot = conn.slot(seq);
+            slot.state = SeqState::Lost;
+            let entropy = slot.entropy;
+            conn.in_flight -= wire;
+            conn.retx.push_back(seq);
+            conn.lb.on_feedback(entropy, Feedback::Timeout, now);
+            lost += wire;
+        }
+        if lost > 0 {
+            conn.timeouts += 1;
+            conn.consecutive_timeouts += 1;
+            self.c.timeouts += 1;
+            let ev = TimeoutEvent { now, lost_bytes: lost, in_flight: conn.in_flight, consecutive: conn.consecutive_timeouts };
+            conn.cc.on_timeout(&ev);
+        }
+        if let Some(&(_, t)) = conn.tx_log.front() {
+            conn.timer_pending = true;
+            self.q.push(t + rto, EventKind::ConnTimer, c);
+        }
+        self.conn_wake(c);
+    }
+}

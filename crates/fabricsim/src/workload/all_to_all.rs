@@ -1,0 +1,58 @@
+//! `all_to_all`: every host sends one flow to every other host. With `max_concurrent = c > 0`
+//! a host runs at most c of its flows at once: its i-th flow starts when its (i−c)-th finishes.
+//! Host h visits destinations h+1, h+2, … (mod n), the usual staggered order that spreads load.
+
+use super::{default_flow_bytes, time_from_us, FlowSpec};
+use crate::error::{Error, Result};
+use crate::scenario::ByteSize;
+use serde::{Deserialize, Serialize};
+
+/// Registry name.
+pub const NAME: &str = "all_to_all";
+/// Registry summary.
+pub const SUMMARY: &str = "each host sends to all others, optionally at most c flows at a time per host";
+
+/// Parameters of `all_to_all`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AllToAllParams {
+    /// Bytes per flow.
+    #[serde(default = "default_flow_bytes")]
+    pub flow_bytes: ByteSize,
+    /// Concurrent flows per sending host; 0 = all at once.
+    pub max_concurrent: u32,
+    /// Use only hosts `0..hosts` (default: every host).
+    pub hosts: Option<u32>,
+    /// Start time.
+    pub start_us: f64,
+    /// Each flow starts up to this much later, uniformly at random.
+    pub start_jitter_us: f64,
+}
+
+impl Default for AllToAllParams {
+    fn default() -> Self {
+        AllToAllParams { flow_bytes: default_flow_bytes(), max_concurrent: 0, hosts: None, start_us: 0.0, start_jitter_us: 0.0 }
+    }
+}
+
+/// The flows.
+pub fn generate(p: &AllToAllParams, fabric_hosts: u32) -> Result<Vec<FlowSpec>> {
+    let n = p.hosts.unwrap_or(fabric_hosts);
+    if n < 2 || n > fabric_hosts {
+        return Err(Error::invalid("workload.hosts", format!("{n}: must be between 2 and {fabric_hosts} (the fabric's hosts)")));
+    }
+    if p.flow_bytes.0 == 0 {
+        return Err(Error::invalid("workload.flow_bytes", "0: flows must carry at least one byte"));
+    }
+    let start = time_from_us("workload.start_us", p.start_us)?;
+    let c = p.max_concurrent;
+    let per_host = n - 1;
+    let mut flows = Vec::with_capacity((n * per_host) as usize);
+    for h in 0..n {
+        for i in 0..per_host {
+            let after = (c > 0 && i >= c).then(|| h * per_host + i - c);
+            flows.push(FlowSpec { src: h, dst: (h + 1 + i) % n, bytes: p.flow_bytes.0, start, after });
+        }
+    }
+    Ok(flows)
+}

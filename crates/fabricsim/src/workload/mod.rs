@@ -1,0 +1,111 @@
+//! Workloads: what flows the hosts exchange and when. Each generator turns its parameters into a
+//! list of [`FlowSpec`]s; a flow may wait for another flow to finish (`after`), which is how
+//! all-to-all limits concurrent flows per host (and how collectives will chain steps).
+//!
+//! Adding a workload: one file with a params struct and a `generate` function, one variant in
+//! [`WorkloadConfig`], one row in [`REGISTRY`].
+
+pub mod all_to_all;
+pub mod flow_list;
+pub mod incast;
+pub mod permutation;
+
+use crate::error::{Error, Result};
+use crate::ids::NodeId;
+use crate::rng::Rng;
+use crate::units::{Time, US};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// One flow to simulate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FlowSpec {
+    /// Sending host.
+    pub src: NodeId,
+    /// Receiving host.
+    pub dst: NodeId,
+    /// Payload bytes.
+    pub bytes: u64,
+    /// Earliest start time.
+    pub start: Time,
+    /// If set, the flow starts only when this flow (an index into the list) has finished, and
+    /// at the later of that finish and `start`.
+    pub after: Option<u32>,
+}
+
+/// Scenario selection of a workload (`[workload]`, `kind = ...`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum WorkloadConfig {
+    /// See [`permutation`].
+    Permutation(permutation::PermutationParams),
+    /// See [`incast`].
+    Incast(incast::IncastParams),
+    /// See [`all_to_all`].
+    AllToAll(all_to_all::AllToAllParams),
+    /// See [`flow_list`].
+    FlowList(flow_list::FlowListParams),
+}
+
+impl Default for WorkloadConfig {
+    fn default() -> Self {
+        WorkloadConfig::Permutation(permutation::PermutationParams::default())
+    }
+}
+
+/// Registry rows: (name, one-line summary).
+pub const REGISTRY: &[(&str, &str)] = &[
+    (permutation::NAME, permutation::SUMMARY),
+    (incast::NAME, incast::SUMMARY),
+    (all_to_all::NAME, all_to_all::SUMMARY),
+    (flow_list::NAME, flow_list::SUMMARY),
+];
+
+impl WorkloadConfig {
+    /// Generates the flows for a fabric of `hosts` hosts. `base_dir` resolves relative file
+    /// names; `seed` is the scenario's master seed.
+    pub fn generate(&self, hosts: u32, seed: u64, base_dir: &Path) -> Result<Vec<FlowSpec>> {
+        let mut rng = Rng::stream(seed, "workload", 0);
+        let (mut flows, jitter_us) = match self {
+            WorkloadConfig::Permutation(p) => (permutation::generate(p, hosts, &mut rng)?, p.start_jitter_us),
+            WorkloadConfig::Incast(p) => (incast::generate(p, hosts, &mut rng)?, p.start_jitter_us),
+            WorkloadConfig::AllToAll(p) => (all_to_all::generate(p, hosts)?, p.start_jitter_us),
+            WorkloadConfig::FlowList(p) => (flow_list::generate(p, hosts, base_dir)?, p.start_jitter_us),
+        };
+        let jitter = time_from_us("workload.start_jitter_us", jitter_us)?;
+        if jitter > 0 {
+            let mut jrng = Rng::stream(seed, "workload-jitter", 0);
+            for f in &mut flows {
+                f.start += jrng.below(jitter + 1);
+            }
+        }
+        if flows.is_empty() {
+            return Err(Error::invalid("workload", "the workload generates no flows"));
+        }
+        Ok(flows)
+    }
+}
+
+/// Converts a non-negative microsecond value of scenario key `key` to picoseconds.
+pub fn time_from_us(key: &str, us: f64) -> Result<Time> {
+    if !(us.is_finite() && us >= 0.0) {
+        return Err(Error::invalid(key, format!("{us}: must be a non-negative number of microseconds")));
+    }
+    Ok((us * US as f64).round() as Time)
+}
+
+/// Checks that a flow's endpoints exist and differ. `key` names where the flow came from.
+pub fn check_endpoints(key: &str, src: u64, dst: u64, hosts: u32) -> Result<()> {
+    if src >= hosts as u64 || dst >= hosts as u64 {
+        let bad = if src >= hosts as u64 { src } else { dst };
+        return Err(Error::invalid(key, format!("host {bad} does not exist: the fabric has hosts 0..{}", hosts - 1)));
+    }
+    if src == dst {
+        return Err(Error::invalid(key, format!("flow from host {src} to itself")));
+    }
+    Ok(())
+}
+
+fn default_flow_bytes() -> crate::scenario::ByteSize {
+    crate::scenario::ByteSize(2 << 20)
+}
