@@ -106,6 +106,14 @@ impl PacketPool {
         &mut self.slots[id as usize]
     }
 
+    /// Hints the CPU to load packet `id` into cache ahead of use.
+    #[inline]
+    pub fn prefetch(&self, id: PktId) {
+        if let Some(p) = self.slots.get(id as usize) {
+            crate::engine::prefetch(p);
+        }
+    }
+
     /// Packets currently allocated (in flight or queued).
     pub fn live(&self) -> usize {
         self.live
