@@ -6,7 +6,7 @@
 
 mod values;
 
-pub use values::{ByteSize, Ratio};
+pub use values::{deserialize_params, ByteSize, Ratio};
 
 use crate::error::{Error, Result};
 use crate::net::qdisc::{MarkAt, QdiscConfig};
@@ -310,7 +310,8 @@ impl Scenario {
         let de = value;
         serde_path_to_error::deserialize(de).map_err(|e| {
             let path = e.path().to_string();
-            let inner = e.into_inner().to_string();
+            // toml appends "in `key`" lines that repeat the path we already report.
+            let inner: String = e.into_inner().to_string().lines().filter(|l| !l.starts_with("in `")).collect::<Vec<_>>().join(" ");
             let key = if path == "." { "(top level)".to_string() } else { path };
             Error::invalid(key, inner.trim_end().to_string())
         })

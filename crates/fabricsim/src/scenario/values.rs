@@ -191,3 +191,49 @@ mod tests {
         assert!(apply_override(&mut v, "nonsense").is_err());
     }
 }
+
+/// Deserializes a scheme's parameter table, keeping the path of a bad key in the message
+/// (serde's internally tagged enums would lose it).
+pub fn deserialize_params<T: serde::de::DeserializeOwned, E: serde::de::Error>(table: toml::Table) -> std::result::Result<T, E> {
+    serde_path_to_error::deserialize(toml::Value::Table(table)).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        if path == "." {
+            E::custom(inner)
+        } else {
+            E::custom(format!("`{path}`: {inner}"))
+        }
+    })
+}
+
+/// Implements `Deserialize` for a scheme-selection enum whose variants are chosen by a tag key
+/// (`name = "fixed"`, `kind = "incast"`) and hold that scheme's parameter struct. Errors name
+/// the offending parameter and list the registered schemes.
+#[macro_export]
+macro_rules! tagged_config {
+    ($ty:ident, $tag:literal, $what:literal, { $($name:literal => $variant:ident($params:ty)),+ $(,)? }) => {
+        impl<'de> serde::Deserialize<'de> for $ty {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+                use serde::de::Error as _;
+                let allowed = [$(concat!("`", $name, "`")),+].join(", ");
+                let mut table = <toml::Table as serde::Deserialize>::deserialize(d)?;
+                let name = match table.remove($tag) {
+                    Some(toml::Value::String(s)) => s,
+                    Some(other) => {
+                        return Err(D::Error::custom(format!(
+                            "`{}` must be a string naming the {}, found {}; allowed: {allowed}",
+                            $tag,
+                            $what,
+                            other.type_str()
+                        )))
+                    }
+                    None => return Err(D::Error::custom(format!("missing `{}` (the {}); allowed: {allowed}", $tag, $what))),
+                };
+                match name.as_str() {
+                    $($name => $crate::scenario::deserialize_params::<$params, D::Error>(table).map($ty::$variant),)+
+                    other => Err(D::Error::custom(format!("unknown {} `{other}`; allowed: {allowed}", $what))),
+                }
+            }
+        }
+    };
+}

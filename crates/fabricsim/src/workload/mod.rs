@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 use crate::ids::NodeId;
 use crate::rng::Rng;
 use crate::units::{Time, US};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::path::Path;
 
 /// One flow to simulate.
@@ -34,7 +34,7 @@ pub struct FlowSpec {
 }
 
 /// Scenario selection of a workload (`[workload]`, `kind = ...`).
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum WorkloadConfig {
     /// See [`permutation`].
@@ -46,6 +46,13 @@ pub enum WorkloadConfig {
     /// See [`flow_list`].
     FlowList(flow_list::FlowListParams),
 }
+
+crate::tagged_config!(WorkloadConfig, "kind", "workload", {
+    "permutation" => Permutation(permutation::PermutationParams),
+    "incast" => Incast(incast::IncastParams),
+    "all_to_all" => AllToAll(all_to_all::AllToAllParams),
+    "flow_list" => FlowList(flow_list::FlowListParams),
+});
 
 impl Default for WorkloadConfig {
     fn default() -> Self {

@@ -13,7 +13,7 @@ pub mod fixed;
 pub mod line_rate;
 
 use crate::units::{BitsPerSec, Time};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 /// What a controller may know about its connection's path at creation.
 #[derive(Clone, Copy, Debug)]
@@ -103,7 +103,7 @@ pub trait CongestionControl {
 }
 
 /// Scenario selection of a controller and its parameters (`[transport.cc]`, `name = ...`).
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize)]
 #[serde(tag = "name", rename_all = "snake_case")]
 pub enum CcConfig {
     /// See [`fixed`].
@@ -111,6 +111,11 @@ pub enum CcConfig {
     /// See [`line_rate`].
     LineRate(line_rate::LineRateParams),
 }
+
+crate::tagged_config!(CcConfig, "name", "congestion control", {
+    "fixed" => Fixed(fixed::FixedParams),
+    "line_rate" => LineRate(line_rate::LineRateParams),
+});
 
 impl Default for CcConfig {
     fn default() -> Self {

@@ -12,7 +12,7 @@ pub mod spray;
 use crate::ids::Entropy;
 use crate::rng::Rng;
 use crate::units::Time;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 /// What the connection tells the selector when it needs an entropy.
 #[derive(Clone, Copy, Debug)]
@@ -52,7 +52,7 @@ pub trait PathSelector {
 }
 
 /// Scenario selection of a path selector (`[transport.lb]`, `name = ...`).
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize)]
 #[serde(tag = "name", rename_all = "snake_case")]
 pub enum LbConfig {
     /// See [`ecmp`].
@@ -60,6 +60,11 @@ pub enum LbConfig {
     /// See [`spray`].
     Spray(spray::SprayParams),
 }
+
+crate::tagged_config!(LbConfig, "name", "path selection", {
+    "ecmp" => Ecmp(ecmp::EcmpParams),
+    "spray" => Spray(spray::SprayParams),
+});
 
 impl Default for LbConfig {
     fn default() -> Self {

@@ -1,0 +1,87 @@
+//! Every class of bad input gets one clear error naming the key and what is allowed.
+mod common;
+use common::rejection;
+
+#[test]
+fn unknown_key_names_the_key_and_the_allowed_ones() {
+    let e = rejection("[topology]\nradix = 8\n");
+    assert!(e.contains("topology") && e.contains("unknown field `radix`") && e.contains("`k`"), "{e}");
+    let e = rejection("colour = 1\n");
+    assert!(e.contains("unknown field `colour`") && e.contains("`topology`"), "{e}");
+}
+
+#[test]
+fn unknown_scheme_lists_the_registered_ones() {
+    let e = rejection("[transport]\ncc = \"cubic\"\n");
+    assert!(e.contains("transport.cc") && e.contains("unknown congestion control `cubic`") && e.contains("`fixed`") && e.contains("`line_rate`"), "{e}");
+    let e = rejection("[transport]\nlb = \"magic\"\n");
+    assert!(e.contains("`ecmp`") && e.contains("`spray`"), "{e}");
+    let e = rejection("[workload]\nkind = \"storm\"\n");
+    assert!(e.contains("workload") && e.contains("`permutation`") && e.contains("`incast`"), "{e}");
+    let e = rejection("[transport.cc]\nname = \"fixed\"\nwindow = 3\n");
+    assert!(e.contains("unknown field `window`") && e.contains("window_bdp"), "{e}");
+}
+
+#[test]
+fn wrong_type_names_the_key() {
+    let e = rejection("[topology]\nk = \"eight\"\n");
+    assert!(e.contains("topology.k") && e.contains("invalid type"), "{e}");
+    let e = rejection("[switch]\ntrimming = 1\n");
+    assert!(e.contains("switch.trimming") && e.contains("boolean"), "{e}");
+    let e = rejection("[workload]\nkind = \"permutation\"\nflow_bytes = \"lots\"\n");
+    assert!(e.contains("workload") && e.contains("`flow_bytes`") && e.contains("2MiB"), "{e}");
+}
+
+#[test]
+fn negative_or_zero_rates_and_times_are_refused() {
+    let e = rejection("[topology]\nlink_rate_gbps = -400\n");
+    assert!(e.contains("topology.link_rate_gbps") && e.contains("positive"), "{e}");
+    let e = rejection("[topology]\nhost_link_rate_gbps = 0\n");
+    assert!(e.contains("topology.host_link_rate_gbps"), "{e}");
+    let e = rejection("[topology]\nlink_latency_ns = -1\n");
+    assert!(e.contains("topology.link_latency_ns") && e.contains("non-negative"), "{e}");
+    let e = rejection("[transport]\nmtu_bytes = 64\n");
+    assert!(e.contains("transport.mtu_bytes") && e.contains("header_bytes"), "{e}");
+    let e = rejection("[switch]\necn_kmin = 1.5\n");
+    assert!(e.contains("switch.ecn_kmin") && e.contains("between 0 and 1"), "{e}");
+}
+
+#[test]
+fn unbuildable_fabrics_say_what_can_be_built() {
+    let e = rejection("[topology]\nk = 8\noversubscription = \"8:1\"\n");
+    assert!(e.contains("topology.oversubscription") && e.contains("allowed: 1:1, 2:1, 4:1"), "{e}");
+    let e = rejection("[topology]\nk = 7\n");
+    assert!(e.contains("topology.k") && e.contains("even"), "{e}");
+    let e = rejection("[topology]\nhosts = 1000\n");
+    assert!(e.contains("topology.hosts") && e.contains("1024 (k=16)"), "{e}");
+    let e = rejection("[topology]\nkind = \"leaf_spine\"\nhosts = 100\n");
+    assert!(e.contains("topology.hosts") && e.contains("K²/2"), "{e}");
+    let e = rejection("[topology]\noversubscription = \"3:2\"\n");
+    assert!(e.contains("topology.oversubscription") && e.contains("\"4:1\""), "{e}");
+}
+
+#[test]
+fn flows_to_missing_hosts_are_refused() {
+    let e = rejection("[topology]\nk = 4\n[workload]\nkind = \"flow_list\"\nfile = \"tests/data/bad_host.csv\"\n");
+    assert!(e.contains("workload.file") && e.contains("host 99 does not exist") && e.contains("0..15"), "{e}");
+    let e = rejection("[topology]\nk = 4\n[workload]\nkind = \"incast\"\nreceiver = 16\n");
+    assert!(e.contains("workload.receiver") && e.contains("host 16 does not exist"), "{e}");
+    let e = rejection("[workload]\nkind = \"flow_list\"\nfile = \"tests/data/no_such_file.cm\"\n");
+    assert!(e.contains("workload.file") && e.contains("cannot read"), "{e}");
+}
+
+#[test]
+fn bad_link_events_name_the_entry() {
+    let e = rejection("[[link_events]]\nlink = \"tor0-core3\"\naction = \"down\"\n");
+    assert!(e.contains("link_events[0].link") && e.contains("not linked"), "{e}");
+    let e = rejection("[[link_events]]\nlink = \"tor0-agg0\"\naction = \"rate\"\n");
+    assert!(e.contains("link_events[0].rate_gbps") && e.contains("missing"), "{e}");
+    let e = rejection("[[link_events]]\nlink = \"tor0-agg0\"\naction = \"explode\"\n");
+    assert!(e.contains("link_events") && e.contains("`down`"), "{e}");
+}
+
+#[test]
+fn toml_syntax_errors_are_reported() {
+    let e = rejection("[topology\nk = 8\n");
+    assert!(e.contains("invalid scenario") && e.contains("line 1"), "{e}");
+}

@@ -1,0 +1,26 @@
+//! Shared helpers for scenario tests: tiny fabrics written as TOML, run in-process.
+#![allow(dead_code)]
+
+use fabricsim::{Results, Scenario};
+use std::path::Path;
+
+/// Runs a scenario given as TOML text and asserts its invariants held.
+pub fn run(toml: &str) -> Results {
+    let setup = Scenario::from_toml(toml, &[]).expect("valid scenario").setup(Path::new(".")).expect("setup");
+    let r = fabricsim::run(&setup, &mut |_| {}).expect("run");
+    assert!(r.summary.invariant_violations.is_empty(), "invariants: {:?}", r.summary.invariant_violations);
+    r
+}
+
+/// The error message of a scenario that must be rejected.
+pub fn rejection(toml: &str) -> String {
+    match Scenario::from_toml(toml, &[]).and_then(|s| s.setup(Path::new(".")).map(|_| ())) {
+        Ok(()) => panic!("scenario was accepted:\n{toml}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+/// Serialization time of `bytes` at `gbps`, in ps.
+pub fn tx_ps(bytes: u64, gbps: u64) -> u64 {
+    (bytes * 8 * 1000).div_ceil(gbps)
+}

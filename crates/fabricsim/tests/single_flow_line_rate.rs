@@ -1,0 +1,31 @@
+//! One flow on an idle fabric runs at line rate: it finishes in size/rate + base RTT.
+mod common;
+
+#[test]
+fn single_flow_finishes_in_size_over_rate_plus_base_rtt() {
+    // 8 MiB from host 0 to host 127 of a k=8 fat tree: 6 links each way at 400 Gb/s, 1 us.
+    let r = common::run(
+        r#"
+        [topology]
+        k = 8
+        [workload]
+        kind = "flow_list"
+        file = "tests/data/one_flow.csv"
+    "#,
+    );
+    let f = &r.flows[0];
+    assert_eq!((f.src, f.dst), (0, 127));
+    let mss = 4096 - 64;
+    let packets = (8u64 << 20).div_ceil(mss);
+    let wire = (8u64 << 20) + packets * 64;
+    // size/rate + base RTT, where the base RTT (12 us of propagation + 6 serializations of a
+    // full packet and of an ACK) already includes the first hop's serialization of one packet.
+    let base_rtt = 12_000_000 + 6 * (common::tx_ps(4096, 400) + common::tx_ps(64, 400));
+    let expected = common::tx_ps(wire, 400) + base_rtt;
+    let fct = f.fct().unwrap();
+    let packet_time = common::tx_ps(4096, 400);
+    assert!(fct.abs_diff(expected) <= packet_time, "fct {fct} ps, expected {expected} ps ± {packet_time}");
+    // Our own ideal-FCT column agrees to the picosecond with that bound minus the short last packet.
+    assert!(f.ideal_fct <= expected && expected - f.ideal_fct <= packet_time);
+    assert_eq!(f.retransmits, 0);
+}
