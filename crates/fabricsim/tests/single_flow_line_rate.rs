@@ -3,7 +3,9 @@ mod common;
 
 #[test]
 fn single_flow_finishes_in_size_over_rate_plus_base_rtt() {
-    // 8 MiB from host 0 to host 127 of a k=8 fat tree: 6 links each way at 400 Gb/s, 1 us.
+    // 2080 full packets (8,386,560 B of payload) from host 0 to host 127 of a k=8 fat tree:
+    // 6 links each way at 400 Gb/s, 1 us. Whole packets keep the formula exact; a short last
+    // packet would finish earlier by its shorter serialization on the 5 downstream hops.
     let r = common::run(
         r#"
         [topology]
@@ -15,9 +17,7 @@ fn single_flow_finishes_in_size_over_rate_plus_base_rtt() {
     );
     let f = &r.flows[0];
     assert_eq!((f.src, f.dst), (0, 127));
-    let mss = 4096 - 64;
-    let packets = (8u64 << 20).div_ceil(mss);
-    let wire = (8u64 << 20) + packets * 64;
+    let wire = 2080 * 4096;
     // size/rate + base RTT, where the base RTT (12 us of propagation + 6 serializations of a
     // full packet and of an ACK) already includes the first hop's serialization of one packet.
     let base_rtt = 12_000_000 + 6 * (common::tx_ps(4096, 400) + common::tx_ps(64, 400));
@@ -25,7 +25,9 @@ fn single_flow_finishes_in_size_over_rate_plus_base_rtt() {
     let fct = f.fct().unwrap();
     let packet_time = common::tx_ps(4096, 400);
     assert!(fct.abs_diff(expected) <= packet_time, "fct {fct} ps, expected {expected} ps ± {packet_time}");
-    // Our own ideal-FCT column agrees to the picosecond with that bound minus the short last packet.
-    assert!(f.ideal_fct <= expected && expected - f.ideal_fct <= packet_time);
+    // Our ideal-FCT column is exact: the base RTT counts the first hop's serialization of one
+    // packet, which size/rate already counted, so the exact ideal is one packet time less.
+    assert_eq!(f.ideal_fct, expected - packet_time);
+    assert_eq!(fct, f.ideal_fct, "an idle fabric with a BDP window achieves the ideal exactly");
     assert_eq!(f.retransmits, 0);
 }

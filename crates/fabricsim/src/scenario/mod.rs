@@ -123,7 +123,8 @@ impl Default for TopologyConfig {
 pub struct SwitchConfig {
     /// Data-queue buffer per port in bytes; overrides `buffer_bdp`.
     pub buffer_bytes: Option<ByteSize>,
-    /// Data-queue buffer per port as a multiple of the fabric BDP (longest path).
+    /// Data-queue buffer per port as a multiple of the fabric BDP (longest path), rounded up to
+    /// whole packets.
     pub buffer_bdp: f64,
     /// ECN marking on data packets.
     pub ecn: bool,
@@ -415,7 +416,9 @@ impl Scenario {
                 if !(sw.buffer_bdp.is_finite() && sw.buffer_bdp > 0.0) {
                     return Err(Error::invalid("switch.buffer_bdp", format!("{}: must be a positive multiple of the BDP", sw.buffer_bdp)));
                 }
-                (sw.buffer_bdp * bdp_bytes as f64).round() as u64
+                // Whole packets, as htsim sizes a 1-BDP queue (626,688 B = 153 × 4096 B).
+                let bytes = (sw.buffer_bdp * bdp_bytes as f64).ceil() as u64;
+                bytes.div_ceil(tr.mtu_bytes as u64) * tr.mtu_bytes as u64
             }
         };
         if buffer < tr.mtu_bytes as u64 {

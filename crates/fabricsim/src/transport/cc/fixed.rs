@@ -3,7 +3,9 @@
 //! window used by the benchmark (shared/bench README).
 //!
 //! Parameters: `window_bdp` (default 1.0, window as a multiple of the path BDP) or
-//! `window_bytes` (overrides it). The window never falls below one full packet.
+//! `window_bytes` (overrides it). A BDP-derived window is rounded up to whole packets (as htsim
+//! sizes its 1-BDP windows: 153 × 4096 B = 626,688 B on the benchmark fabric); the window never
+//! falls below one full packet.
 
 use super::{CongestionControl, PathInfo};
 use crate::error::{Error, Result};
@@ -52,7 +54,12 @@ pub struct Fixed {
 impl Fixed {
     /// A fixed window for a connection on `path`.
     pub fn new(p: &FixedParams, path: &PathInfo) -> Self {
-        let w = p.window_bytes.unwrap_or_else(|| (p.window_bdp * path.bdp_bytes as f64).ceil() as u64);
+        // A BDP-sized window is rounded up to whole packets: one byte short of the BDP would
+        // leave the pipe a fraction of a packet empty every round trip.
+        let w = p.window_bytes.unwrap_or_else(|| {
+            let bytes = (p.window_bdp * path.bdp_bytes as f64).ceil() as u64;
+            bytes.div_ceil(path.mtu_bytes) * path.mtu_bytes
+        });
         Fixed { window: w.max(path.mtu_bytes) }
     }
 }
