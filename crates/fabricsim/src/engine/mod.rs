@@ -99,6 +99,8 @@ pub struct Sim {
     pub(crate) pool: PacketPool,
     pub(crate) fabric: Fabric,
     pub(crate) ports: Vec<PortState>,
+    /// Far-end node of each port (a compact copy of `fabric.ports[p].peer` for the hot path).
+    pub(crate) port_peer: Vec<NodeId>,
     pub(crate) switch_seed: Vec<u64>,
     pub(crate) hosts: Vec<HostState>,
     pub(crate) conns: Vec<Connection>,
@@ -137,9 +139,11 @@ impl Sim {
             .enumerate()
             .map(|(i, spec)| {
                 let to_switch = spec.peer >= fabric.hosts;
-                PortState::new(spec, to_switch, fabric.switch_latency, Rng::stream(seed, "port", i as u64))
+                let is_nic = spec.owner < fabric.hosts;
+                PortState::new(spec, is_nic, to_switch, fabric.switch_latency, Rng::stream(seed, "port", i as u64))
             })
             .collect();
+        let fabric_peers: Vec<NodeId> = fabric.ports.iter().map(|p| p.peer).collect();
         let switch_seed = (0..fabric.switches()).map(|s| Rng::stream(seed, "ecmp", s as u64).next_u64()).collect();
         let hosts = (0..fabric.hosts).map(|h| HostState::new(fabric.host_port[h as usize])).collect();
 
@@ -189,6 +193,7 @@ impl Sim {
             q: EventQueue::new(),
             pool: PacketPool::default(),
             fabric,
+            port_peer: fabric_peers,
             ports,
             switch_seed,
             hosts,
@@ -233,12 +238,7 @@ impl Sim {
             debug_assert!(ev.time >= self.now);
             self.now = ev.time;
             self.c.events += 1;
-            // Packets are scattered over the pool: start loading the one a few events ahead.
-            if let Some(next) = self.q.peek_ahead(3) {
-                if next.kind == EventKind::Arrive {
-                    self.pool.prefetch(next.id);
-                }
-            }
+            self.prefetch_ahead();
             match ev.kind {
                 EventKind::Arrive => self.on_arrive(ev.id),
                 EventKind::PortFree => self.on_port_free(ev.id),
@@ -268,10 +268,49 @@ impl Sim {
         }
     }
 
+    /// Software pipelining over the sorted bucket of upcoming events: state scattered over
+    /// large arrays (packets, ports, routes) is requested from memory a few events before it is
+    /// needed, in stages, because each stage's address depends on the previous stage's data.
+    /// Pure hints: results do not depend on them.
+    #[inline]
+    fn prefetch_ahead(&self) {
+        const FAR: usize = 8;
+        const NEAR: usize = 3;
+        if let Some(e) = self.q.peek_ahead(FAR) {
+            match e.kind {
+                EventKind::Arrive => self.pool.prefetch(e.id),
+                EventKind::PortFree => {
+                    let ps = &self.ports[e.id as usize];
+                    prefetch(ps);
+                    prefetch(&ps.ctrl);
+                }
+                _ => {}
+            }
+        }
+        if let Some(e) = self.q.peek_ahead(NEAR) {
+            if e.kind == EventKind::PortFree {
+                let ps = &self.ports[e.id as usize];
+                if let Some(&p) = ps.ctrl.front().or(ps.data.front()) {
+                    self.pool.prefetch(p);
+                }
+            }
+            if e.kind == EventKind::Arrive {
+                let p = self.pool.get(e.id);
+                let node = self.port_peer[p.port as usize];
+                if node >= self.fabric.hosts {
+                    let out = self.route_out(node, p);
+                    let ps = &self.ports[out as usize];
+                    prefetch(ps);
+                    prefetch(&ps.ctrl);
+                }
+            }
+        }
+    }
+
     /// A packet finished crossing a link: hand it to the node at the far end.
     fn on_arrive(&mut self, pkt: u32) {
         let port = self.pool.get(pkt).port;
-        let node = self.ports[port as usize].peer;
+        let node = self.port_peer[port as usize];
         if node < self.fabric.hosts {
             self.host_receive(node, pkt);
         } else {

@@ -172,7 +172,7 @@ impl EventQueue {
     #[inline]
     pub fn peek_ahead(&self, k: usize) -> Option<&Event> {
         let n = self.current.len();
-        (n > k && self.late.is_empty()).then(|| &self.current[n - 1 - k])
+        (n > k).then(|| &self.current[n - 1 - k])
     }
 
     /// Number of pending events.

@@ -30,7 +30,7 @@ impl Sim {
     /// Whether the host owning NIC port `port` has a connection waiting to send.
     #[inline]
     pub(crate) fn nic_has_ready(&self, port: PortId) -> bool {
-        let host = self.fabric.ports[port as usize].owner;
+        let host = self.ports[port as usize].owner;
         !self.hosts[host as usize].ready.is_empty()
     }
 

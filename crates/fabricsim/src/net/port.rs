@@ -16,9 +16,17 @@ use crate::topo::PortSpec;
 use crate::units::{BitsPerSec, Time};
 use std::collections::VecDeque;
 
-/// Run-time state of one output port.
+/// Run-time state of one output port. Fields touched per packet come first and the struct is
+/// cache-line aligned, so forwarding a packet touches two lines of it.
 #[derive(Debug)]
+#[repr(C, align(64))]
 pub struct PortState {
+    /// When the packet being serialized finishes.
+    pub busy_until: Time,
+    /// Bytes in the data class.
+    pub data_bytes: u64,
+    /// Most bytes the data class ever held.
+    pub max_data_bytes: u64,
     /// Current serialization rate (a link event may change it).
     pub rate: BitsPerSec,
     /// Time from the end of serialization to the packet being ready at the far node's output
@@ -26,20 +34,18 @@ pub struct PortState {
     pub arrival_delay: Time,
     /// The node at the far end.
     pub peer: NodeId,
+    /// The node that transmits on this port.
+    pub owner: NodeId,
     /// Whether the cable carries traffic.
     pub up: bool,
-    /// When the packet being serialized finishes.
-    pub busy_until: Time,
     /// Whether a `PortFree` event is scheduled.
     pub free_pending: bool,
+    /// Whether a host owns this port (its NIC): data comes from the host's scheduler.
+    pub is_nic: bool,
     /// Control class: ACKs, NACKs, trimmed headers. Served first.
     pub ctrl: VecDeque<PktId>,
     /// Data class.
     pub data: VecDeque<PktId>,
-    /// Bytes in the data class.
-    pub data_bytes: u64,
-    /// Most bytes the data class ever held.
-    pub max_data_bytes: u64,
     /// Bytes in the control class.
     pub ctrl_bytes: u64,
     /// Most bytes the control class ever held.
@@ -60,14 +66,16 @@ pub struct PortState {
 
 impl PortState {
     /// Initial state of the port described by `spec`.
-    pub fn new(spec: &PortSpec, to_switch: bool, switch_latency: Time, rng: Rng) -> Self {
+    pub fn new(spec: &PortSpec, is_nic: bool, to_switch: bool, switch_latency: Time, rng: Rng) -> Self {
         PortState {
             rate: spec.rate,
             arrival_delay: spec.latency + if to_switch { switch_latency } else { 0 },
             peer: spec.peer,
+            owner: spec.owner,
             up: true,
             busy_until: 0,
             free_pending: false,
+            is_nic,
             ctrl: VecDeque::new(),
             data: VecDeque::new(),
             data_bytes: 0,
@@ -119,7 +127,7 @@ impl Sim {
 
     /// Picks the next packet (control first, then data) and serializes it.
     fn port_start(&mut self, port: PortId) {
-        let owner_is_host = self.is_host_port(port);
+        let owner_is_host = self.ports[port as usize].is_nic;
         let pkt = {
             let ps = &mut self.ports[port as usize];
             if let Some(p) = ps.ctrl.pop_front() {
@@ -140,7 +148,7 @@ impl Sim {
         };
         let pkt = match pkt {
             Some(p) => p,
-            None if owner_is_host => match self.nic_next_packet(self.fabric.ports[port as usize].owner) {
+            None if owner_is_host => match self.nic_next_packet(self.ports[port as usize].owner) {
                 Some(p) => p,
                 None => return,
             },
@@ -167,11 +175,6 @@ impl Sim {
             self.ports[port as usize].free_pending = true;
             self.q.push(done, EventKind::PortFree, port);
         }
-    }
-
-    #[inline]
-    fn is_host_port(&self, port: PortId) -> bool {
-        self.fabric.ports[port as usize].owner < self.fabric.hosts
     }
 
     /// Discards a packet, charging the loss to its flow and to the right counter.

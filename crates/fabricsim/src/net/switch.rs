@@ -8,29 +8,34 @@
 //! discipline (`qdisc.rs`). The forwarding latency was already added to the arrival time.
 
 use crate::engine::Sim;
-use crate::ids::{NodeId, PktId};
-use crate::net::packet::{PktKind, F_CE, F_ECT, F_TRIMMED};
+use crate::ids::{NodeId, PktId, PortId};
+use crate::net::packet::{Packet, PktKind, F_CE, F_ECT, F_TRIMMED};
 use crate::net::qdisc::Verdict;
 use crate::rng::mix64;
 
 impl Sim {
+    /// The output port switch `sw` sends packet `p` to: the host's port at its ToR, else the
+    /// ECMP hash of (src, dst, flow, entropy) with the switch's seed over the next hops.
+    #[inline]
+    pub(crate) fn route_out(&self, sw: NodeId, p: &Packet) -> PortId {
+        let dst_tor = self.fabric.tor_of_host[p.dst as usize];
+        if sw == dst_tor {
+            return self.fabric.host_downlink[p.dst as usize];
+        }
+        let hops = self.fabric.routes.next_hops(&self.fabric, sw, dst_tor);
+        if hops.len() == 1 {
+            return hops[0];
+        }
+        let seed = self.switch_seed[(sw - self.fabric.hosts) as usize];
+        let h = mix64(seed ^ ((p.src as u64) << 32 | p.dst as u64));
+        let h = mix64(h ^ ((p.conn as u64) << 16 | p.entropy as u64));
+        hops[((h as u128 * hops.len() as u128) >> 64) as usize]
+    }
+
     /// Forwards packet `pkt` that arrived at switch `sw`.
     pub(crate) fn switch_receive(&mut self, sw: NodeId, pkt: PktId) {
         let p = *self.pool.get(pkt);
-        let dst_tor = self.fabric.tor_of_host[p.dst as usize];
-        let out = if sw == dst_tor {
-            self.fabric.host_downlink[p.dst as usize]
-        } else {
-            let hops = self.fabric.routes.next_hops(&self.fabric, sw, dst_tor);
-            if hops.len() == 1 {
-                hops[0]
-            } else {
-                let seed = self.switch_seed[(sw - self.fabric.hosts) as usize];
-                let h = mix64(seed ^ ((p.src as u64) << 32 | p.dst as u64));
-                let h = mix64(h ^ ((p.conn as u64) << 16 | p.entropy as u64));
-                hops[((h as u128 * hops.len() as u128) >> 64) as usize]
-            }
-        };
+        let out = self.route_out(sw, &p);
         if !self.ports[out as usize].up {
             self.ports[out as usize].drops += 1;
             self.drop_packet(pkt);
