@@ -188,9 +188,10 @@ impl Sim {
                 fill[a as usize] += 1;
             }
         }
+        let horizon = ports.iter().map(|p| p.arrival_delay + p.rate.tx_time(tr.mtu_bytes as u64)).max().unwrap_or(0);
         let mut sim = Sim {
             now: 0,
-            q: EventQueue::new(),
+            q: EventQueue::with_horizon(horizon),
             pool: PacketPool::default(),
             fabric,
             port_peer: fabric_peers,

@@ -58,9 +58,8 @@ impl Ord for Event {
 
 /// log2 of a wheel bucket's width in picoseconds (4.096 ns: well below one packet time).
 const BUCKET_BITS: u32 = 12;
-/// log2 of the number of buckets (a horizon of 2048 × 4.096 ns ≈ 8.4 µs, several link delays).
-const WHEEL_BITS: u32 = 11;
-const WHEEL: usize = 1 << WHEEL_BITS;
+/// Default number of buckets (a horizon of 2048 × 4.096 ns ≈ 8.4 µs).
+const DEFAULT_WHEEL: usize = 1 << 11;
 
 /// Deterministic event queue: a timing wheel for the near future plus a heap for the far.
 ///
@@ -83,13 +82,30 @@ pub struct EventQueue {
     in_wheel: usize,
     /// Events beyond the horizon.
     far: BinaryHeap<Event>,
+    /// Number of buckets minus one (a power of two minus one).
+    mask: usize,
     next_seq: u64,
 }
 
 impl Default for EventQueue {
     fn default() -> Self {
+        Self::with_buckets(DEFAULT_WHEEL)
+    }
+}
+
+impl EventQueue {
+    /// A queue whose wheel covers at least `horizon` picoseconds ahead: size it to the longest
+    /// packet flight (serialization + propagation + switch latency), so that almost every packet
+    /// event lands in the wheel while buckets that sit idle hold no memory.
+    pub fn with_horizon(horizon: Time) -> Self {
+        let buckets = ((horizon >> BUCKET_BITS) as usize + 2).next_power_of_two().clamp(64, 1 << 16);
+        Self::with_buckets(buckets)
+    }
+
+    fn with_buckets(buckets: usize) -> Self {
         EventQueue {
-            wheel: (0..WHEEL).map(|_| Vec::new()).collect(),
+            mask: buckets - 1,
+            wheel: (0..buckets).map(|_| Vec::new()).collect(),
             current: Vec::new(),
             late: BinaryHeap::new(),
             cur_bucket: 0,
@@ -98,9 +114,7 @@ impl Default for EventQueue {
             next_seq: 0,
         }
     }
-}
 
-impl EventQueue {
     /// An empty queue.
     pub fn new() -> Self {
         Self::default()
@@ -115,8 +129,8 @@ impl EventQueue {
         let bucket = time >> BUCKET_BITS;
         if bucket <= self.cur_bucket {
             self.late.push(ev);
-        } else if bucket < self.cur_bucket + WHEEL as u64 {
-            self.wheel[(bucket as usize) & (WHEEL - 1)].push(ev);
+        } else if bucket <= self.cur_bucket + self.mask as u64 {
+            self.wheel[(bucket as usize) & self.mask].push(ev);
             self.in_wheel += 1;
         } else {
             self.far.push(ev);
@@ -149,7 +163,7 @@ impl EventQueue {
             } else {
                 self.cur_bucket += 1;
             }
-            let slot = (self.cur_bucket as usize) & (WHEEL - 1);
+            let slot = (self.cur_bucket as usize) & self.mask;
             std::mem::swap(&mut self.current, &mut self.wheel[slot]);
             self.in_wheel -= self.current.len();
             while let Some(e) = self.far.peek() {
@@ -205,8 +219,13 @@ mod tests {
     /// events pushed into the bucket being processed, and ties.
     #[test]
     fn matches_a_binary_heap_on_random_workloads() {
+        for q in [EventQueue::new(), EventQueue::with_horizon(100_000)] {
+            matches_a_binary_heap(q);
+        }
+    }
+
+    fn matches_a_binary_heap(mut q: EventQueue) {
         let mut rng = crate::rng::Rng::stream(3, "queue-test", 0);
-        let mut q = EventQueue::new();
         let mut reference = BinaryHeap::new();
         let mut seq = 0u64;
         let mut now = 0u64;
