@@ -149,15 +149,13 @@ impl Sim {
 
         // Base RTT per (hop count, last-packet size) is the same for every path of a tier-
         // symmetric fabric: compute once per hop count.
-        let mut rtt_by_hops: HashMap<usize, (Time, u32)> = HashMap::new();
+        let mut rtt_by_hops: HashMap<usize, Time> = HashMap::new();
         let mut conns = Vec::with_capacity(setup.flows.len());
         let mut path_rtt = Vec::with_capacity(setup.flows.len());
         let mtu = (tp.mss + tp.header) as u64;
         for (i, f) in setup.flows.iter().enumerate() {
             let hops = hop_count(&fabric, f.src, f.dst);
-            let (rtt, _) = *rtt_by_hops
-                .entry(hops)
-                .or_insert_with(|| (fabric.base_rtt(f.src, f.dst, mtu, tp.ack_bytes as u64), hops as u32));
+            let rtt = *rtt_by_hops.entry(hops).or_insert_with(|| fabric.base_rtt(f.src, f.dst, mtu, tp.ack_bytes as u64));
             let host_rate = fabric.ports[fabric.host_port[f.src as usize] as usize].rate;
             let path = PathInfo { mtu_bytes: mtu, host_rate, base_rtt: rtt, bdp_bytes: host_rate.bytes_in(rtt), hops: hops as u32 };
             let mut rng = Rng::stream(seed, "conn", i as u64);

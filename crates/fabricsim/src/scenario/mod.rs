@@ -13,7 +13,7 @@ use crate::net::qdisc::{MarkAt, QdiscConfig};
 use crate::topo::{fat_tree, leaf_spine, Fabric, TierLinks};
 use crate::transport::cc::CcConfig;
 use crate::transport::lb::LbConfig;
-use crate::units::{BitsPerSec, Time, NS, US};
+use crate::units::{BitsPerSec, Time, NS};
 use crate::workload::{FlowSpec, WorkloadConfig};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -510,5 +510,3 @@ pub fn load(path: &Path, overrides: &[String]) -> Result<Setup> {
     scenario.setup(&dir)
 }
 
-#[allow(unused)]
-const _: Time = US;

@@ -175,6 +175,16 @@ impl Connection {
         self.acked_pkts == self.n_pkts
     }
 
+    /// Whether retransmission-timer entry (`seq`, sent at `t`) still describes a packet in
+    /// flight (not acknowledged, not declared lost, not retransmitted since).
+    #[inline]
+    pub fn tx_entry_live(&self, seq: u32, t: Time) -> bool {
+        seq >= self.snd_una && seq < self.next_seq && {
+            let s = &self.board[(seq - self.snd_una) as usize];
+            s.state == SeqState::InFlight && s.sent_at == t
+        }
+    }
+
     /// Drops acknowledged slots from the front of the scoreboard.
     #[inline]
     pub fn advance_una(&mut self) {

@@ -193,11 +193,7 @@ impl Sim {
         conn.advance_una();
         // Forget timer entries of packets no longer in flight, so the log stays window-sized.
         while let Some(&(s, t)) = conn.tx_log.front() {
-            let live = s >= conn.snd_una
-                && s < conn.next_seq
-                && conn.board[(s - conn.snd_una) as usize].state == SeqState::InFlight
-                && conn.board[(s - conn.snd_una) as usize].sent_at == t;
-            if live {
+            if conn.tx_entry_live(s, t) {
                 break;
             }
             conn.tx_log.pop_front();
@@ -264,10 +260,7 @@ impl Sim {
         }
         let mut lost = 0u64;
         while let Some(&(seq, t)) = conn.tx_log.front() {
-            let live = seq >= conn.snd_una
-                && seq < conn.next_seq
-                && conn.board[(seq - conn.snd_una) as usize].state == SeqState::InFlight
-                && conn.board[(seq - conn.snd_una) as usize].sent_at == t;
+            let live = conn.tx_entry_live(seq, t);
             if live && t + rto > now {
                 break;
             }
