@@ -272,7 +272,7 @@ impl Sim {
     /// needed, in stages, because each stage's address depends on the previous stage's data.
     /// Pure hints: results do not depend on them.
     #[inline]
-    fn prefetch_ahead(&self) {
+    fn prefetch_ahead(&mut self) {
         const FAR: usize = 8;
         const NEAR: usize = 3;
         if let Some(e) = self.q.peek_ahead(FAR) {
@@ -294,13 +294,15 @@ impl Sim {
                 }
             }
             if e.kind == EventKind::Arrive {
-                let p = self.pool.get(e.id);
+                let id = e.id;
+                let p = self.pool.get(id);
                 let node = self.port_peer[p.port as usize];
                 if node >= self.fabric.hosts {
                     let out = self.route_out(node, p);
                     let ps = &self.ports[out as usize];
                     prefetch(ps);
                     prefetch(&ps.ctrl);
+                    self.pool.get_mut(id).route_hint = out + 1;
                 }
             }
         }

@@ -62,6 +62,9 @@ pub struct Packet {
     pub sack_bits: u64,
     /// ACK: data packets newly covered by this ACK that carried a CE mark.
     pub ecn_count: u16,
+    /// Output port + 1 that the next switch will choose, if the event loop's look-ahead already
+    /// computed it (0 = not computed). Reset whenever the packet starts crossing a link.
+    pub route_hint: u32,
 }
 
 /// Free-list pool of packets.

@@ -164,6 +164,7 @@ impl Sim {
         if ps.up {
             let p = self.pool.get_mut(pkt);
             p.port = port;
+            p.route_hint = 0;
             self.q.push(done + ps.arrival_delay, EventKind::Arrive, pkt);
         } else {
             ps.drops += 1;

@@ -35,7 +35,10 @@ impl Sim {
     /// Forwards packet `pkt` that arrived at switch `sw`.
     pub(crate) fn switch_receive(&mut self, sw: NodeId, pkt: PktId) {
         let p = *self.pool.get(pkt);
-        let out = self.route_out(sw, &p);
+        let out = match p.route_hint {
+            0 => self.route_out(sw, &p),
+            hint => hint - 1,
+        };
         if !self.ports[out as usize].up {
             self.ports[out as usize].drops += 1;
             self.drop_packet(pkt);
