@@ -151,7 +151,8 @@ impl Sim {
         if seq < conn.snd_una || seq >= conn.next_seq {
             return 0;
         }
-        let wire = (conn.payload(seq, mss) + header) as u64;
+        let payload = conn.payload(seq, mss) as u64;
+        let wire = payload + header as u64;
         let slot = conn.slot(seq);
         match slot.state {
             SeqState::Acked => return 0,
@@ -162,7 +163,6 @@ impl Sim {
             SeqState::Lost => slot.state = SeqState::Acked,
         }
         conn.acked_pkts += 1;
-        let payload = conn.payload(seq, mss) as u64;
         self.acked_bytes_total += payload;
         wire
     }
