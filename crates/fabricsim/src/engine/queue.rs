@@ -164,18 +164,29 @@ impl EventQueue {
                 self.cur_bucket += 1;
             }
             let slot = (self.cur_bucket as usize) & self.mask;
-            std::mem::swap(&mut self.current, &mut self.wheel[slot]);
-            self.in_wheel -= self.current.len();
+            debug_assert!(self.current.is_empty());
             while let Some(e) = self.far.peek() {
                 if e.time >> BUCKET_BITS != self.cur_bucket {
                     break;
                 }
                 self.current.push(self.far.pop().expect("peeked"));
             }
+            let bucket = &mut self.wheel[slot];
+            self.in_wheel -= bucket.len();
+            if self.current.is_empty() {
+                std::mem::swap(&mut self.current, bucket);
+            } else {
+                self.current.append(bucket);
+            }
             if !self.current.is_empty() {
-                // `Event`'s order is reversed (earliest = greatest), so an ascending sort puts
-                // the latest event first and the earliest last, ready for `pop`.
-                self.current.sort_unstable();
+                // Far events (pushed before any wheel event of this bucket, popped in order)
+                // precede the wheel's, which sit in push order: among equal times, sequence
+                // numbers already ascend. A stable sort on time alone therefore yields (time,
+                // seq) order, and runs of equal or ascending times (the common case: packets
+                // of synchronized flows) make it close to linear. Reversed so that the earliest
+                // event is last, ready for `pop`.
+                self.current.sort_by_key(|e| e.time);
+                self.current.reverse();
                 return Some(());
             }
         }
