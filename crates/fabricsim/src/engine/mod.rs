@@ -274,6 +274,7 @@ impl Sim {
     #[inline]
     fn prefetch_ahead(&mut self) {
         const FAR: usize = 8;
+        const MID: usize = 5;
         const NEAR: usize = 3;
         if let Some(e) = self.q.peek_ahead(FAR) {
             match e.kind {
@@ -282,6 +283,25 @@ impl Sim {
                     let ps = &self.ports[e.id as usize];
                     prefetch(ps);
                     prefetch(&ps.ctrl);
+                }
+                _ => {}
+            }
+        }
+        if let Some(e) = self.q.peek_ahead(MID) {
+            match e.kind {
+                EventKind::PortFree => {
+                    // The address of the queue head needs only the port (prefetched at FAR).
+                    let ps = &self.ports[e.id as usize];
+                    if let Some(slot) = ps.ctrl.front().or(ps.data.front()) {
+                        prefetch(slot);
+                    }
+                }
+                EventKind::Arrive => {
+                    let p = self.pool.get(e.id);
+                    let node = self.port_peer[p.port as usize];
+                    if node >= self.fabric.hosts {
+                        self.fabric.routes.prefetch_next_hops(&self.fabric, node, self.fabric.tor_of_host[p.dst as usize]);
+                    }
                 }
                 _ => {}
             }

@@ -36,6 +36,14 @@ impl RouteTable {
         &self.ports[a as usize..(a + n) as usize]
     }
 
+    /// Hints the CPU to load the next-hop set entry of (`switch`, `dst_tor`).
+    #[inline]
+    pub fn prefetch_next_hops(&self, fabric: &Fabric, switch: NodeId, dst_tor: NodeId) {
+        if let Some(e) = self.sets.get(self.slot(fabric.hosts, switch, dst_tor)) {
+            crate::engine::prefetch(e);
+        }
+    }
+
     /// Switch-to-switch hops from `switch` to `dst_tor` (u8::MAX if unreachable).
     pub fn distance(&self, fabric: &Fabric, switch: NodeId, dst_tor: NodeId) -> u8 {
         self.dist[self.slot(fabric.hosts, switch, dst_tor)]
