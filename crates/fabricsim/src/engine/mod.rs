@@ -160,7 +160,7 @@ impl Sim {
             let path = PathInfo { mtu_bytes: mtu, host_rate, base_rtt: rtt, bdp_bytes: host_rate.bytes_in(rtt), hops: hops as u32 };
             let mut rng = Rng::stream(seed, "conn", i as u64);
             let cc = tr.cc.build(&path);
-            let lb = tr.lb.build(&mut rng);
+            let lb = tr.lb.build(&path, &mut rng);
             conns.push(Connection::new(f.src, f.dst, f.bytes, tp.mss, cc, lb, rng));
             path_rtt.push(rtt);
         }

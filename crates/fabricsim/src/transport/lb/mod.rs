@@ -11,6 +11,7 @@ pub mod spray;
 
 use crate::ids::Entropy;
 use crate::rng::Rng;
+use crate::transport::cc::PathInfo;
 use crate::units::Time;
 use serde::Serialize;
 
@@ -85,8 +86,9 @@ pub enum AnyLb {
 pub const REGISTRY: &[(&str, &str)] = &[(ecmp::NAME, ecmp::SUMMARY), (spray::NAME, spray::SUMMARY)];
 
 impl LbConfig {
-    /// Builds the selector of one connection, drawing any initial state from `rng`.
-    pub fn build(&self, rng: &mut Rng) -> AnyLb {
+    /// Builds the selector of one connection on `path`, drawing any initial state from `rng`.
+    pub fn build(&self, path: &PathInfo, rng: &mut Rng) -> AnyLb {
+        let _ = path;
         match self {
             LbConfig::Ecmp(p) => AnyLb::Ecmp(ecmp::Ecmp::new(p, rng)),
             LbConfig::Spray(p) => AnyLb::Spray(spray::Spray::new(p)),
