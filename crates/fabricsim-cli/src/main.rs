@@ -94,13 +94,13 @@ impl ProgressBar {
         let filled = ((p.fraction * width as f64) as usize).min(width);
         let rate = p.events as f64 / now.duration_since(self.start).as_secs_f64();
         eprint!(
-            "\r[{}{}] {:5.1}%  sim {}  flows {}/{}  {:.2} M events/s   ",
+            "\r[{}{}] {:5.1}%  sim {}  messages {}/{}  {:.2} M events/s   ",
             "#".repeat(filled),
             " ".repeat(width - filled),
             100.0 * p.fraction,
             ShowTime(p.now),
-            p.flows_done,
-            p.flows,
+            p.messages_done,
+            p.messages,
             rate / 1e6
         );
         let _ = std::io::stderr().flush();
@@ -123,6 +123,12 @@ fn run(path: &Path, out: Option<PathBuf>, set: &[String], quiet: bool) -> Result
     println!("completion  {:.3} us (ideal {:.3} us)", s.completion_time_us, s.ideal_completion_time_us);
     println!("fct         p50 {:.3} us  p99 {:.3} us  max {:.3} us", s.fct_us.p50, s.fct_us.p99, s.fct_us.max);
     println!("slowdown    p50 {:.3}  p99 {:.3}  max {:.3}", s.slowdown.p50, s.slowdown.p99, s.slowdown.max);
+    if let Some(c) = &s.collectives {
+        println!(
+            "collectives {} of {} finished ({} jobs); CCT p50 {:.3} us  max {:.3} us; normalized p50 {:.3}  max {:.3}",
+            c.finished, c.instances, c.jobs, c.cct_us.p50, c.cct_us.max, c.normalized_cct.p50, c.normalized_cct.max
+        );
+    }
     println!(
         "packets     {} data sent, {} retransmitted, {} trimmed, {} dropped, {} ECN-marked",
         s.packets.data_sent, s.packets.retransmitted, s.packets.trimmed, s.packets.dropped, s.packets.ecn_marked
@@ -165,8 +171,12 @@ fn check(path: &Path, set: &[String]) -> Result<(), Error> {
         if q.trimming { "on" } else { "off" }
     );
     println!("RTO           {}", ShowTime(setup.rto));
-    let bytes: u64 = setup.flows.iter().map(|x| x.bytes).sum();
-    println!("workload      {} flows, {} bytes", setup.flows.len(), bytes);
+    let t = &setup.traffic;
+    println!("workload      {} connections, {} messages, {} bytes", t.conns.len(), t.sends.len(), t.total_bytes());
+    if !t.instances.is_empty() {
+        let jobs = t.instances.iter().map(|i| i.job + 1).max().unwrap_or(0);
+        println!("collectives   {} jobs, {} collective instances, {} graph tasks", jobs, t.instances.len(), t.tasks.len());
+    }
     println!("link events   {}", setup.link_events.len());
     println!("\nresolved scenario:\n{}", setup.scenario.to_toml());
     Ok(())
@@ -176,7 +186,7 @@ fn list() {
     let section = |title: &str, rows: &[(&str, &str)]| {
         println!("{title}:");
         for (n, s) in rows {
-            println!("  {n:<14} {s}");
+            println!("  {n:<16} {s}");
         }
         println!();
     };
@@ -184,4 +194,10 @@ fn list() {
     section("congestion control (transport.cc)", fabricsim::transport::cc::REGISTRY);
     section("path selection (transport.lb)", fabricsim::transport::lb::REGISTRY);
     section("workloads (workload.kind)", fabricsim::workload::REGISTRY);
+    println!("collectives (workload.jobs[].collectives[].op / algorithm):");
+    for (op, algs, default) in fabricsim::workload::collective::OPERATIONS {
+        println!("  {op:<16} {} (default {default})", algs.join(", "));
+    }
+    println!();
+    section("message gates (transport.gate)", fabricsim::transport::gate::REGISTRY);
 }

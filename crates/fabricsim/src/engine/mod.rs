@@ -7,9 +7,10 @@
 //! is no global state: two `Sim`s can run side by side.
 
 pub mod queue;
+pub mod tasks;
 
 use crate::error::Result;
-use crate::ids::{ConnId, NodeId};
+use crate::ids::NodeId;
 use crate::net::nic::HostState;
 use crate::net::packet::PacketPool;
 use crate::net::port::PortState;
@@ -20,7 +21,9 @@ use crate::topo::Fabric;
 use crate::transport::cc::PathInfo;
 use crate::transport::Connection;
 use crate::units::Time;
-use crate::workload::FlowSpec;
+use crate::workload::graph::Traffic;
+use std::sync::Arc;
+use tasks::{Lane, TaskState};
 use queue::{EventKind, EventQueue};
 use std::collections::HashMap;
 
@@ -83,10 +86,10 @@ pub struct Progress {
     pub now: Time,
     /// Events so far.
     pub events: u64,
-    /// Finished flows.
-    pub flows_done: u32,
-    /// All flows.
-    pub flows: u32,
+    /// Messages completed (a flow is one message).
+    pub messages_done: u32,
+    /// All messages.
+    pub messages: u32,
     /// Fraction of all payload acknowledged.
     pub fraction: f64,
 }
@@ -104,14 +107,17 @@ pub struct Sim {
     pub(crate) switch_seed: Vec<u64>,
     pub(crate) hosts: Vec<HostState>,
     pub(crate) conns: Vec<Connection>,
-    pub(crate) flows: Vec<FlowSpec>,
-    dep_start: Vec<u32>,
-    dep_list: Vec<u32>,
+    /// The workload's graph of messages and dependencies (read-only).
+    pub(crate) traffic: Arc<Traffic>,
+    /// Run-time state of that graph.
+    pub(crate) tasks: TaskState,
+    /// Per-connection pending messages and gates.
+    pub(crate) lanes: Vec<Lane>,
+    total_sends: u32,
     pub(crate) tp: TransportParams,
     pub(crate) qdisc: QdiscConfig,
     pub(crate) c: Counters,
     pub(crate) link_events: Vec<LinkEvent>,
-    pub(crate) completed: u32,
     pub(crate) acked_bytes_total: u64,
     total_bytes: u64,
     end_time: Option<Time>,
@@ -150,10 +156,11 @@ impl Sim {
         // Base RTT per (hop count, last-packet size) is the same for every path of a tier-
         // symmetric fabric: compute once per hop count.
         let mut rtt_by_hops: HashMap<usize, Time> = HashMap::new();
-        let mut conns = Vec::with_capacity(setup.flows.len());
-        let mut path_rtt = Vec::with_capacity(setup.flows.len());
+        let traffic = Arc::clone(&setup.traffic);
+        let mut conns = Vec::with_capacity(traffic.conns.len());
+        let mut path_rtt = Vec::with_capacity(traffic.conns.len());
         let mtu = (tp.mss + tp.header) as u64;
-        for (i, f) in setup.flows.iter().enumerate() {
+        for (i, f) in traffic.conns.iter().enumerate() {
             let hops = hop_count(&fabric, f.src, f.dst);
             let rtt = *rtt_by_hops.entry(hops).or_insert_with(|| fabric.base_rtt(f.src, f.dst, mtu, tp.ack_bytes as u64));
             let host_rate = fabric.ports[fabric.host_port[f.src as usize] as usize].rate;
@@ -161,31 +168,13 @@ impl Sim {
             let mut rng = Rng::stream(seed, "conn", i as u64);
             let cc = tr.cc.build(&path);
             let lb = tr.lb.build(&path, &mut rng);
-            conns.push(Connection::new(f.src, f.dst, f.bytes, tp.mss, cc, lb, rng));
+            conns.push(Connection::new(f.src, f.dst, cc, lb, rng));
             path_rtt.push(rtt);
         }
-        // Dependents (CSR): flow j waits for flow `after`.
-        let n = setup.flows.len();
-        let mut dep_start = vec![0u32; n + 1];
-        for f in &setup.flows {
-            if let Some(a) = f.after {
-                if a as usize >= n {
-                    return Err(crate::error::Error::invalid("workload", format!("flow waits for flow {a}, which does not exist")));
-                }
-                dep_start[a as usize + 1] += 1;
-            }
-        }
-        for i in 0..n {
-            dep_start[i + 1] += dep_start[i];
-        }
-        let mut fill = dep_start.clone();
-        let mut dep_list = vec![0u32; dep_start[n] as usize];
-        for (j, f) in setup.flows.iter().enumerate() {
-            if let Some(a) = f.after {
-                dep_list[fill[a as usize] as usize] = j as u32;
-                fill[a as usize] += 1;
-            }
-        }
+        let lanes = (0..traffic.conns.len())
+            .map(|_| Lane { pending: Default::default(), gate: tr.gate.build(), in_flight_msgs: 0, in_flight_bytes: 0 })
+            .collect();
+        let tasks = TaskState::new(traffic.tasks.iter().map(|t| t.deps), traffic.tasks.len(), traffic.instances.len());
         let horizon = ports.iter().map(|p| p.arrival_delay + p.rate.tx_time(tr.mtu_bytes as u64)).max().unwrap_or(0);
         let mut sim = Sim {
             now: 0,
@@ -197,23 +186,23 @@ impl Sim {
             switch_seed,
             hosts,
             conns,
-            flows: setup.flows.clone(),
-            dep_start,
-            dep_list,
+            total_sends: traffic.sends.len() as u32,
+            total_bytes: traffic.total_bytes(),
+            traffic: Arc::clone(&traffic),
+            tasks,
+            lanes,
             tp,
             qdisc: setup.qdisc,
             c: Counters::default(),
             link_events: setup.link_events.clone(),
-            completed: 0,
             acked_bytes_total: 0,
-            total_bytes: setup.flows.iter().map(|f| f.bytes).sum(),
             end_time: setup.end_time,
             path_rtt,
             stopped_early: false,
         };
-        for (i, f) in setup.flows.iter().enumerate() {
-            if f.after.is_none() {
-                sim.q.push(f.start, EventKind::FlowStart, i as u32);
+        for (i, t) in traffic.tasks.iter().enumerate() {
+            if t.deps == 0 {
+                sim.q.push(t.not_before, EventKind::TaskReady, i as u32);
             }
         }
         for (i, ev) in setup.link_events.iter().enumerate() {
@@ -225,7 +214,7 @@ impl Sim {
     /// Runs to completion (every flow finished and every packet drained), to the scenario's
     /// end time, or until nothing is left to do. `progress` is called every 65,536 events.
     pub fn run(&mut self, progress: &mut dyn FnMut(&Progress)) {
-        let total = self.conns.len() as u32;
+        let total = self.total_sends;
         while let Some(ev) = self.q.pop() {
             if let Some(end) = self.end_time {
                 if ev.time > end {
@@ -241,12 +230,12 @@ impl Sim {
             match ev.kind {
                 EventKind::Arrive => self.on_arrive(ev.id),
                 EventKind::PortFree => self.on_port_free(ev.id),
-                EventKind::FlowStart => self.start_flow(ev.id),
+                EventKind::TaskReady => self.on_task_ready(ev.id),
                 EventKind::ConnWake => self.on_conn_wake(ev.id),
                 EventKind::ConnTimer => self.on_conn_timer(ev.id),
                 EventKind::LinkChange => self.on_link_change(ev.id),
             }
-            if self.completed == total && self.pool.live() == 0 {
+            if self.tasks.sends_completed == total && self.pool.live() == 0 {
                 break;
             }
             if self.c.events & 0xFFFF == 0 {
@@ -261,8 +250,8 @@ impl Sim {
         Progress {
             now: self.now,
             events: self.c.events,
-            flows_done: self.completed,
-            flows: self.conns.len() as u32,
+            messages_done: self.tasks.sends_completed,
+            messages: self.total_sends,
             fraction: if self.total_bytes == 0 { 1.0 } else { self.acked_bytes_total as f64 / self.total_bytes as f64 },
         }
     }
@@ -353,17 +342,6 @@ impl Sim {
             for p in ev.ports {
                 self.port_kick(p);
             }
-        }
-    }
-
-    /// Called when a flow finishes at the sender: release flows that waited for it.
-    pub(crate) fn flow_finished(&mut self, c: ConnId) {
-        self.completed += 1;
-        let (a, b) = (self.dep_start[c as usize] as usize, self.dep_start[c as usize + 1] as usize);
-        for k in a..b {
-            let j = self.dep_list[k];
-            let at = self.flows[j as usize].start.max(self.now);
-            self.q.push(at, EventKind::FlowStart, j);
         }
     }
 

@@ -16,8 +16,8 @@ pub enum EventKind {
     Arrive,
     /// Port `id` finished serializing its current packet and may start the next.
     PortFree,
-    /// Connection `id` starts (its flow's start time).
-    FlowStart,
+    /// Task `id` of the traffic graph is ready (dependencies met, start time reached).
+    TaskReady,
     /// Connection `id`'s pacing delay is over: it may send again.
     ConnWake,
     /// Connection `id`'s retransmission timer should be checked.

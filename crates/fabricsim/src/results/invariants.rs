@@ -3,22 +3,43 @@
 
 use crate::engine::Sim;
 use crate::scenario::Setup;
+use crate::units::Time;
+use crate::workload::graph::{TaskKind, Trigger};
 
 /// Returns one message per violated invariant.
 pub fn check(sim: &Sim, setup: &Setup) -> Vec<String> {
     let mut v = Vec::new();
     let c = &sim.c;
-    // Every finished flow delivered each payload byte exactly once (duplicates are discarded
-    // and counted, never delivered twice).
+    // Every idle connection delivered each posted payload byte exactly once (duplicates are
+    // discarded and counted, never delivered twice).
     for (i, conn) in sim.conns.iter().enumerate() {
-        if conn.finish.is_some() && conn.rcv_bytes != conn.size {
-            v.push(format!("flow {i} finished but its receiver got {} of {} bytes", conn.rcv_bytes, conn.size));
+        if conn.idle() && conn.rcv_bytes != conn.size {
+            v.push(format!("connection {i} is idle but its receiver got {} of {} posted bytes", conn.rcv_bytes, conn.size));
         }
         if conn.rcv_bytes > conn.size {
-            v.push(format!("flow {i} delivered {} bytes, more than its {} bytes", conn.rcv_bytes, conn.size));
+            v.push(format!("connection {i} delivered {} bytes, more than the {} bytes posted", conn.rcv_bytes, conn.size));
         }
-        if conn.finish.is_some() && conn.in_flight != 0 {
-            v.push(format!("flow {i} finished with {} bytes still counted in flight", conn.in_flight));
+        if conn.idle() && conn.in_flight != 0 {
+            v.push(format!("connection {i} is idle with {} bytes still counted in flight", conn.in_flight));
+        }
+    }
+    // Dependencies: no message was posted before every message it waits for had fired.
+    let t = &sim.tasks;
+    for (from, _) in sim.traffic.tasks.iter().enumerate() {
+        for e in sim.traffic.edges_of(from as u32) {
+            let src_time = match (&sim.traffic.tasks[from].kind, e.on) {
+                (TaskKind::Send { .. }, Trigger::Delivered) => t.delivered_at[from],
+                (TaskKind::Send { .. }, Trigger::Completed) => t.completed_at[from],
+                _ => t.fired_at[from],
+            };
+            let to_time = t.fired_at[e.to as usize];
+            if to_time != Time::MAX && (src_time == Time::MAX || to_time < src_time + e.delay) {
+                v.push(format!("task {} fired at {to_time} ps before its dependency on task {from} was met", e.to));
+                break;
+            }
+        }
+        if v.len() > 20 {
+            break;
         }
     }
     // No data queue ever held more than its buffer.
@@ -28,7 +49,8 @@ pub fn check(sim: &Sim, setup: &Setup) -> Vec<String> {
             v.push(format!("port {p} held {} data bytes, above its {} byte buffer", ps.max_data_bytes, buffer));
         }
     }
-    if sim.completed as usize == sim.conns.len() && !sim.stopped_early {
+    let (done, total) = (sim.tasks.sends_completed as usize, sim.traffic.sends.len());
+    if done == total && !sim.stopped_early {
         // Conservation: every data packet sent arrived whole, was trimmed or was dropped; every
         // trimmed header became a NACK or was dropped; every ACK/NACK arrived or was dropped.
         if c.data_sent != c.data_arrived + c.data_trimmed + c.data_dropped {
@@ -51,9 +73,9 @@ pub fn check(sim: &Sim, setup: &Setup) -> Vec<String> {
         }
     } else if !sim.stopped_early {
         v.push(format!(
-            "{} of {} flows never finished and no event was left to run (deadlock)",
-            sim.conns.len() - sim.completed as usize,
-            sim.conns.len()
+            "{} of {} messages never finished and no event was left to run (deadlock)",
+            total - done,
+            total
         ));
     }
     v

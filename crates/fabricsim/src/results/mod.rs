@@ -1,5 +1,6 @@
-//! Results of a run: one row per flow (`flows.csv`), a summary (`summary.json`), and the
-//! end-of-run invariant checks.
+//! Results of a run: one row per connection (`flows.csv`; a flow workload has one connection
+//! per flow), one row per collective instance (`ccts.csv`, collective workloads only), a summary
+//! (`summary.json`), and the end-of-run invariant checks.
 
 mod invariants;
 
@@ -7,24 +8,25 @@ use crate::engine::{Counters, Sim};
 use crate::error::{Error, Result};
 use crate::scenario::Setup;
 use crate::units::{Time, US};
+use crate::workload::graph::{Instance, TaskKind};
 use serde::Serialize;
 use std::fmt::Write as _;
 use std::path::Path;
 
-/// Outcome of one flow.
+/// Outcome of one flow (one connection, which may carry several messages).
 #[derive(Clone, Debug, Serialize)]
 pub struct FlowResult {
-    /// Index in the workload.
+    /// Index in the workload (the connection id).
     pub id: u32,
     /// Sending host.
     pub src: u32,
     /// Receiving host.
     pub dst: u32,
-    /// Payload bytes.
+    /// Payload bytes (of every message the workload puts on the connection).
     pub bytes: u64,
-    /// Start time (ps).
+    /// Start time (ps): first message posted (or due, if none was).
     pub start: Time,
-    /// Time the sender saw the last byte acknowledged (ps), if it finished.
+    /// Time the sender saw the last byte acknowledged (ps), if every message finished.
     pub finish: Option<Time>,
     /// Completion time on an idle fabric (ps): all wire bytes at the host rate plus the path's
     /// remaining latency for the last packet and its ACK.
@@ -51,6 +53,68 @@ impl FlowResult {
     pub fn slowdown(&self) -> Option<f64> {
         self.fct().map(|f| f as f64 / self.ideal_fct as f64)
     }
+}
+
+/// Outcome of one collective instance (a row of `ccts.csv`).
+#[derive(Clone, Debug, Serialize)]
+pub struct CctResult {
+    /// What ran: job, iteration, operation, algorithm, ranks, bytes.
+    #[serde(flatten)]
+    pub instance: Instance,
+    /// When it started (ps), if it did.
+    pub start: Option<Time>,
+    /// When its last message completed (ps), if it did.
+    pub end: Option<Time>,
+    /// Ideal completion time (ps): bus bytes per rank (with headers) at the host rate plus the
+    /// algorithm's latency term (see `workload::collective`).
+    pub ideal: Time,
+}
+
+impl CctResult {
+    /// Collective completion time (ps).
+    pub fn cct(&self) -> Option<Time> {
+        Some(self.end? - self.start?)
+    }
+    /// CCT divided by the ideal.
+    pub fn normalized(&self) -> Option<f64> {
+        self.cct().map(|c| c as f64 / self.ideal.max(1) as f64)
+    }
+}
+
+/// One message (a row of `messages.csv`, written when `run.message_log` is set).
+#[derive(Clone, Debug, Serialize)]
+pub struct MessageRow {
+    /// Message id (order of creation in the workload).
+    pub id: u32,
+    /// Connection.
+    pub conn: u32,
+    /// Sending host.
+    pub src: u32,
+    /// Receiving host.
+    pub dst: u32,
+    /// Payload bytes.
+    pub bytes: u64,
+    /// When its dependencies were met and its gate let it through (ps).
+    pub posted: Option<Time>,
+    /// When its last byte was delivered in order at the receiver (ps).
+    pub delivered: Option<Time>,
+    /// When the sender saw it fully acknowledged (ps).
+    pub completed: Option<Time>,
+}
+
+/// Collective figures of `summary.json`.
+#[derive(Clone, Debug, Serialize)]
+pub struct CollectiveSummary {
+    /// Jobs.
+    pub jobs: u32,
+    /// Collective instances (jobs × iterations × sequence length).
+    pub instances: u32,
+    /// Instances that finished.
+    pub finished: u32,
+    /// CCT distribution (µs).
+    pub cct_us: Stats,
+    /// Normalized CCT (CCT / ideal) distribution.
+    pub normalized_cct: Stats,
 }
 
 /// Distribution figures of a sample.
@@ -167,6 +231,9 @@ pub struct Summary {
     pub fct_us: Stats,
     /// Slowdown (FCT / ideal FCT) distribution.
     pub slowdown: Stats,
+    /// Collective completion times (collective workloads only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub collectives: Option<CollectiveSummary>,
     /// Packet counters.
     pub packets: PacketCounts,
     /// Events processed.
@@ -188,8 +255,12 @@ pub struct Summary {
 /// Everything a run produced.
 #[derive(Clone, Debug)]
 pub struct Results {
-    /// Per-flow rows.
+    /// Per-flow (per-connection) rows.
     pub flows: Vec<FlowResult>,
+    /// Per-collective-instance rows (empty for flow workloads).
+    pub ccts: Vec<CctResult>,
+    /// Per-message rows (empty unless `run.message_log`).
+    pub messages: Vec<MessageRow>,
     /// Summary.
     pub summary: Summary,
 }
@@ -209,25 +280,38 @@ pub fn peak_rss_bytes() -> Option<u64> {
 /// Gathers results after [`Sim::run`].
 pub fn collect(sim: &Sim, setup: &Setup, wall_seconds: f64) -> Results {
     let tp = sim.tp;
+    let traffic = &sim.traffic;
+    // What the workload puts on each connection: bytes, packets, last packet's payload, the
+    // earliest due time of its messages.
+    let mut plan = vec![(0u64, 0u64, 0u64, Time::MAX); traffic.conns.len()];
+    for &t in &traffic.sends {
+        let task = &traffic.tasks[t as usize];
+        if let TaskKind::Send { conn, bytes } = task.kind {
+            let p = &mut plan[conn as usize];
+            let pkts = bytes.div_ceil(tp.mss as u64).max(1);
+            *p = (p.0 + bytes, p.1 + pkts, bytes - (pkts - 1) * tp.mss as u64, p.3.min(task.not_before));
+        }
+    }
     let mut flows = Vec::with_capacity(sim.conns.len());
     for (i, c) in sim.conns.iter().enumerate() {
+        let (bytes, pkts, tail, due) = plan[i];
         let host_rate = sim.ports[sim.fabric.host_port[c.src as usize] as usize].rate;
-        let full = c.n_pkts as u64 - 1;
-        let last = c.payload(c.n_pkts - 1, tp.mss) as u64 + tp.header as u64;
-        let wire = full * (tp.mss + tp.header) as u64 + last;
+        let last = tail + tp.header as u64;
+        let wire = (pkts - 1) * (tp.mss + tp.header) as u64 + last;
         // The path RTT counts one host-link serialization of a full packet; swap it for the
         // whole flow's serialization, and count the last packet's size on the other hops.
         let rtt_full = sim.path_rtt[i];
         let hops = crate::engine::hop_count(&sim.fabric, c.src, c.dst) as u64;
         let mtu = (tp.mss + tp.header) as u64;
         let ideal = host_rate.tx_time(wire) + rtt_full - hops * host_rate.tx_time(mtu) + (hops - 1) * host_rate.tx_time(last);
+        let finished = c.idle() && c.size == bytes;
         flows.push(FlowResult {
             id: i as u32,
             src: c.src,
             dst: c.dst,
-            bytes: c.size,
-            start: if c.started { c.start } else { sim.flows[i].start },
-            finish: c.finish,
+            bytes,
+            start: if c.started { c.start } else { due },
+            finish: if finished { c.finish } else { None },
             ideal_fct: ideal,
             retransmits: c.retransmits,
             trims: c.trims,
@@ -236,14 +320,15 @@ pub fn collect(sim: &Sim, setup: &Setup, wall_seconds: f64) -> Results {
             timeouts: c.timeouts,
         });
     }
+    let ccts = collect_ccts(sim, setup);
     let mut fct: Vec<f64> = flows.iter().filter_map(|f| f.fct()).map(us).collect();
     let mut slow: Vec<f64> = flows.iter().filter_map(|f| f.slowdown()).collect();
     let first_start = flows.iter().map(|f| f.start).min().unwrap_or(0);
     let last_finish = flows.iter().filter_map(|f| f.finish).max().unwrap_or(first_start);
-    let flow_bound = flows.iter().map(|f| sim.flows[f.id as usize].start + f.ideal_fct).max().unwrap_or(0);
+    let flow_bound = flows.iter().map(|f| plan[f.id as usize].3 + f.ideal_fct).max().unwrap_or(0);
     let mut host_load = vec![(0u64, 0u64); sim.fabric.hosts as usize];
-    for c in &sim.conns {
-        let wire = c.size + c.n_pkts as u64 * tp.header as u64;
+    for (c, &(bytes, pkts, _, _)) in sim.conns.iter().zip(&plan) {
+        let wire = bytes + pkts * tp.header as u64;
         host_load[c.src as usize].0 += wire;
         host_load[c.dst as usize].1 += wire;
     }
@@ -269,6 +354,17 @@ pub fn collect(sim: &Sim, setup: &Setup, wall_seconds: f64) -> Results {
         ideal_completion_time_us: us(ideal_completion),
         fct_us: Stats::of(&mut fct),
         slowdown: Stats::of(&mut slow),
+        collectives: (!ccts.is_empty()).then(|| {
+            let mut cct: Vec<f64> = ccts.iter().filter_map(CctResult::cct).map(us).collect();
+            let mut norm: Vec<f64> = ccts.iter().filter_map(CctResult::normalized).collect();
+            CollectiveSummary {
+                jobs: ccts.iter().map(|c| c.instance.job + 1).max().unwrap_or(0),
+                instances: ccts.len() as u32,
+                finished: cct.len() as u32,
+                cct_us: Stats::of(&mut cct),
+                normalized_cct: Stats::of(&mut norm),
+            }
+        }),
         packets: PacketCounts::from(&sim.c),
         events: sim.c.events,
         peak_packets_in_pool: sim.pool.high_water(),
@@ -283,7 +379,59 @@ pub fn collect(sim: &Sim, setup: &Setup, wall_seconds: f64) -> Results {
         },
         scenario: serde_json::to_value(&setup.scenario).unwrap_or(serde_json::Value::Null),
     };
-    Results { flows, summary }
+    let known = |t: Time| (t != Time::MAX).then_some(t);
+    let messages = if setup.scenario.run.message_log {
+        traffic
+            .sends
+            .iter()
+            .enumerate()
+            .map(|(id, &t)| {
+                let TaskKind::Send { conn, bytes } = traffic.tasks[t as usize].kind else { unreachable!("sends are messages") };
+                let c = traffic.conns[conn as usize];
+                let ts = &sim.tasks;
+                MessageRow {
+                    id: id as u32,
+                    conn,
+                    src: c.src,
+                    dst: c.dst,
+                    bytes,
+                    posted: known(ts.fired_at[t as usize]),
+                    delivered: known(ts.delivered_at[t as usize]),
+                    completed: known(ts.completed_at[t as usize]),
+                }
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    Results { flows, ccts, messages, summary }
+}
+
+/// One row per collective instance.
+fn collect_ccts(sim: &Sim, setup: &Setup) -> Vec<CctResult> {
+    let tp = sim.tp;
+    let host_rate = sim.ports[sim.fabric.host_port[0] as usize].rate;
+    let one_way = setup.base_rtt / 2;
+    let known = |t: Time| (t != Time::MAX).then_some(t);
+    sim.traffic
+        .instances
+        .iter()
+        .zip(&sim.tasks.instance_span)
+        .map(|(inst, &(start, end))| {
+            let wire = |b: u64| b + b.div_ceil(tp.mss as u64) * tp.header as u64;
+            // A chunk on the dependency chain is at most the data of one step.
+            let hop_chunk = inst.chunk.min((inst.bus_bytes / inst.chain_hops.max(1) as u64).max(1));
+            let hop = host_rate.tx_time(wire(hop_chunk)) + one_way;
+            let bulk = host_rate.tx_time(wire(inst.bus_bytes)) + inst.fill_hops as u64 * hop;
+            let ideal = bulk.max(inst.chain_hops as u64 * hop) + inst.rtt_rounds as u64 * 2 * one_way;
+            CctResult {
+                instance: inst.clone(),
+                start: known(start),
+                end: known(end),
+                ideal,
+            }
+        })
+        .collect()
 }
 
 fn fmt_us(out: &mut String, t: Option<Time>) {
@@ -314,17 +462,63 @@ impl Results {
         s
     }
 
+    /// `ccts.csv` text: one row per collective instance.
+    pub fn ccts_csv(&self) -> String {
+        let mut s = String::from("job,iteration,step,op,algorithm,ranks,bytes,start_us,end_us,cct_us,ideal_cct_us,normalized_cct\n");
+        for c in &self.ccts {
+            let i = &c.instance;
+            let _ = write!(s, "{},{},{},{},{},{},{},", i.job, i.iteration, i.step, i.op, i.algorithm, i.ranks, i.bytes);
+            fmt_us(&mut s, c.start);
+            s.push(',');
+            fmt_us(&mut s, c.end);
+            s.push(',');
+            fmt_us(&mut s, c.cct());
+            s.push(',');
+            fmt_us(&mut s, Some(c.ideal));
+            s.push(',');
+            if let Some(x) = c.normalized() {
+                let _ = write!(s, "{x:.6}");
+            }
+            s.push('\n');
+        }
+        s
+    }
+
+    /// `messages.csv` text: one row per message.
+    pub fn messages_csv(&self) -> String {
+        let mut s = String::from("message,conn,src,dst,bytes,posted_us,delivered_us,completed_us\n");
+        for m in &self.messages {
+            let _ = write!(s, "{},{},{},{},{},", m.id, m.conn, m.src, m.dst, m.bytes);
+            fmt_us(&mut s, m.posted);
+            s.push(',');
+            fmt_us(&mut s, m.delivered);
+            s.push(',');
+            fmt_us(&mut s, m.completed);
+            s.push('\n');
+        }
+        s
+    }
+
     /// `summary.json` text.
     pub fn summary_json(&self) -> String {
         serde_json::to_string_pretty(&self.summary).unwrap_or_default() + "\n"
     }
 
-    /// Writes `flows.csv` and `summary.json` into `dir` (created if needed).
+    /// Writes `flows.csv`, `ccts.csv` (collective workloads) and `summary.json` into `dir`
+    /// (created if needed).
     pub fn write(&self, dir: &Path) -> Result<()> {
         let io = |e: std::io::Error, p: &Path| Error::Io { path: p.display().to_string(), message: e.to_string() };
         std::fs::create_dir_all(dir).map_err(|e| io(e, dir))?;
         let f = dir.join("flows.csv");
         std::fs::write(&f, self.flows_csv()).map_err(|e| io(e, &f))?;
+        if !self.ccts.is_empty() {
+            let c = dir.join("ccts.csv");
+            std::fs::write(&c, self.ccts_csv()).map_err(|e| io(e, &c))?;
+        }
+        if !self.messages.is_empty() {
+            let m = dir.join("messages.csv");
+            std::fs::write(&m, self.messages_csv()).map_err(|e| io(e, &m))?;
+        }
         let s = dir.join("summary.json");
         std::fs::write(&s, self.summary_json()).map_err(|e| io(e, &s))?;
         Ok(())

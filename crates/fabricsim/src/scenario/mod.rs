@@ -14,7 +14,10 @@ use crate::topo::{fat_tree, leaf_spine, Fabric, TierLinks};
 use crate::transport::cc::CcConfig;
 use crate::transport::lb::LbConfig;
 use crate::units::{BitsPerSec, Time, NS};
-use crate::workload::{FlowSpec, WorkloadConfig};
+use crate::transport::gate::GateConfig;
+use crate::workload::graph::Traffic;
+use crate::workload::WorkloadConfig;
+use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -192,6 +195,8 @@ pub struct TransportConfig {
     pub cc: CcConfig,
     /// Path selection (`lb = "spray"` or a table with `name` and parameters).
     pub lb: LbConfig,
+    /// Message gate (`gate = "none"` or a table with `name` and parameters).
+    pub gate: GateConfig,
 }
 
 impl Default for TransportConfig {
@@ -205,6 +210,7 @@ impl Default for TransportConfig {
             ecn_capable: true,
             cc: CcConfig::default(),
             lb: LbConfig::default(),
+            gate: GateConfig::default(),
         }
     }
 }
@@ -242,6 +248,8 @@ pub struct LinkEventConfig {
 pub struct RunConfig {
     /// Stop at this simulated time even if flows remain (they are reported unfinished).
     pub end_time_us: Option<f64>,
+    /// Also write `messages.csv`: one row per message (posting, delivery and completion times).
+    pub message_log: bool,
 }
 
 /// A link event resolved against the fabric.
@@ -263,8 +271,8 @@ pub struct Setup {
     pub scenario: Scenario,
     /// The built fabric.
     pub fabric: Fabric,
-    /// The flows.
-    pub flows: Vec<FlowSpec>,
+    /// The workload as a graph of messages on connections.
+    pub traffic: Arc<Traffic>,
     /// Switch port discipline.
     pub qdisc: QdiscConfig,
     /// Round-trip time of the longest path with full packets.
@@ -498,8 +506,9 @@ impl Scenario {
             Some(us) => Some(crate::workload::time_from_us("run.end_time_us", us)?),
             None => None,
         };
-        let flows = self.workload.generate(fabric.hosts, self.seed, base_dir)?;
-        Ok(Setup { scenario: self, fabric, flows, qdisc, base_rtt, bdp_bytes, rto, link_events, end_time })
+        tr.gate.validate()?;
+        let traffic = Arc::new(self.workload.generate(fabric.hosts, self.seed, base_dir)?);
+        Ok(Setup { scenario: self, fabric, traffic, qdisc, base_rtt, bdp_bytes, rto, link_events, end_time })
     }
 }
 

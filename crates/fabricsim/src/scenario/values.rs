@@ -145,7 +145,7 @@ fn shorthand_tag(key: &str) -> &'static str {
     }
 }
 
-/// Turns `transport.cc = "fixed"` into `[transport.cc] name = "fixed"` (likewise `lb`) and
+/// Turns `transport.cc = "fixed"` into `[transport.cc] name = "fixed"` (likewise `lb`, `gate`) and
 /// `workload = "incast"` into `[workload] kind = "incast"`.
 pub fn expand_shorthands(root: &mut toml::Value) {
     let Some(top) = root.as_table_mut() else { return };
@@ -155,7 +155,7 @@ pub fn expand_shorthands(root: &mut toml::Value) {
         top.insert("workload".into(), toml::Value::Table(t));
     }
     if let Some(toml::Value::Table(tr)) = top.get_mut("transport") {
-        for key in ["cc", "lb"] {
+        for key in ["cc", "lb", "gate"] {
             if let Some(toml::Value::String(name)) = tr.get(key).cloned() {
                 let mut t = toml::Table::new();
                 t.insert("name".into(), toml::Value::String(name));

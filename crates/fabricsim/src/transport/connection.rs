@@ -1,4 +1,10 @@
-//! Per-connection state: one flow's sender scoreboard and receiver reorder window.
+//! Per-connection state: the sender's scoreboard and the receiver's reorder window of one queue
+//! pair, and the messages posted on it.
+//!
+//! Messages are appended to the connection's packet sequence in posting order (a message of
+//! `b` bytes takes `⌈b / mss⌉` packets, the last one short), as work requests on an RDMA queue
+//! pair; the connection goes idle when everything posted is acknowledged and wakes when the next
+//! message is posted. A flow is a connection that carries one message.
 
 use super::cc::AnyCc;
 use super::lb::AnyLb;
@@ -24,29 +30,60 @@ pub enum SeqState {
 pub struct Slot {
     /// State.
     pub state: SeqState,
+    /// Wire bytes of the packet (payload + header).
+    pub wire: u32,
     /// Send time of the latest transmission (tells stale feedback from current).
     pub sent_at: Time,
     /// Entropy of the latest transmission.
     pub entropy: u16,
 }
 
-/// A flow's connection.
+/// A message posted on a connection and not yet fully acknowledged.
+#[derive(Clone, Copy, Debug)]
+pub struct OpenMsg {
+    /// Task id of the message in the traffic graph.
+    pub task: u32,
+    /// One past its last packet's sequence number.
+    pub end_pkt: u32,
+    /// Payload bytes of its last packet.
+    pub last_payload: u32,
+    /// When it was posted.
+    pub posted_at: Time,
+    /// When its first packet left the sender (`Time::MAX` until then).
+    pub first_tx: Time,
+    /// When its last byte was delivered in order at the receiver (`Time::MAX` until then).
+    pub delivered_at: Time,
+    /// Largest round-trip sample of an ACK triggered by one of its packets.
+    pub rtt_max: Time,
+    /// Sum and count of those samples.
+    pub rtt_sum: Time,
+    /// Number of samples.
+    pub rtt_samples: u32,
+}
+
+/// A connection (queue pair).
 #[derive(Debug)]
 pub struct Connection {
     /// Sending host.
     pub src: NodeId,
     /// Receiving host.
     pub dst: NodeId,
-    /// Payload bytes of the flow.
+    /// Payload bytes posted so far.
     pub size: u64,
-    /// Number of data packets.
+    /// Data packets posted so far.
     pub n_pkts: u32,
-    /// When the flow started (set at start).
+    /// When the first message was posted.
     pub start: Time,
-    /// When the sender saw every byte acknowledged.
+    /// When the sender last saw everything posted acknowledged (`None` while busy or unused).
     pub finish: Option<Time>,
-    /// Whether the flow has started.
+    /// Whether a message was ever posted.
     pub started: bool,
+    /// Posted messages not yet fully acknowledged, oldest first.
+    pub msgs: VecDeque<OpenMsg>,
+    /// Of `msgs`, how many leading ones have had all their packets sent at least once.
+    pub msgs_sent: usize,
+    /// Of `msgs`, how many leading ones have been delivered at the receiver.
+    pub msgs_delivered: usize,
 
     // --- sender ---
     /// Next never-sent sequence number.
@@ -112,17 +149,19 @@ pub struct Connection {
 }
 
 impl Connection {
-    /// A connection for a flow of `size` payload bytes split into `mss`-byte packets.
-    pub fn new(src: NodeId, dst: NodeId, size: u64, mss: u32, cc: AnyCc, lb: AnyLb, rng: Rng) -> Self {
-        let n_pkts = size.div_ceil(mss as u64).max(1) as u32;
+    /// An idle connection from `src` to `dst`.
+    pub fn new(src: NodeId, dst: NodeId, cc: AnyCc, lb: AnyLb, rng: Rng) -> Self {
         Connection {
             src,
             dst,
-            size,
-            n_pkts,
+            size: 0,
+            n_pkts: 0,
             start: 0,
             finish: None,
             started: false,
+            msgs: VecDeque::new(),
+            msgs_sent: 0,
+            msgs_delivered: 0,
             next_seq: 0,
             snd_una: 0,
             board: VecDeque::new(),
@@ -154,25 +193,69 @@ impl Connection {
         }
     }
 
-    /// Payload bytes of packet `seq`.
+    /// Appends a message of `bytes` payload bytes (task `task`), split into `mss`-byte packets.
+    pub fn post(&mut self, task: u32, bytes: u64, mss: u32, now: Time) {
+        let pkts = bytes.div_ceil(mss as u64).max(1);
+        let end = self.n_pkts as u64 + pkts;
+        assert!(end < u32::MAX as u64, "connection {}->{}: more than 2^32 packets posted", self.src, self.dst);
+        let last_payload = (bytes - (pkts - 1) * mss as u64) as u32;
+        self.msgs.push_back(OpenMsg {
+            task,
+            end_pkt: end as u32,
+            last_payload,
+            posted_at: now,
+            first_tx: Time::MAX,
+            delivered_at: Time::MAX,
+            rtt_max: 0,
+            rtt_sum: 0,
+            rtt_samples: 0,
+        });
+        self.n_pkts = end as u32;
+        self.size += bytes;
+        if !self.started {
+            self.started = true;
+            self.start = now;
+        }
+        self.finish = None;
+    }
+
+    /// Payload bytes of the next never-sent packet (`next_seq`, which must be posted).
     #[inline]
-    pub fn payload(&self, seq: u32, mss: u32) -> u32 {
-        if seq + 1 == self.n_pkts {
-            (self.size - (self.n_pkts as u64 - 1) * mss as u64) as u32
+    pub fn next_new_payload(&self, mss: u32) -> u32 {
+        let m = &self.msgs[self.msgs_sent];
+        if self.next_seq + 1 == m.end_pkt {
+            m.last_payload
         } else {
             mss
         }
+    }
+
+    /// Wire bytes of packet `seq` (a retransmission, or the next new packet).
+    #[inline]
+    pub fn wire_of(&self, seq: u32, retx: bool, mss: u32, header: u32) -> u32 {
+        if retx {
+            self.board[(seq - self.snd_una) as usize].wire
+        } else {
+            self.next_new_payload(mss) + header
+        }
+    }
+
+    /// Index in `msgs` of the message holding packet `seq` (which must be open).
+    #[inline]
+    pub fn msg_of(&self, seq: u32) -> Option<usize> {
+        self.msgs.iter().position(|m| seq < m.end_pkt)
+    }
+
+    /// Whether everything posted has been acknowledged.
+    #[inline]
+    pub fn idle(&self) -> bool {
+        self.acked_pkts == self.n_pkts
     }
 
     /// Scoreboard slot of `seq` (which must lie in `snd_una..next_seq`).
     #[inline]
     pub fn slot(&mut self, seq: u32) -> &mut Slot {
         &mut self.board[(seq - self.snd_una) as usize]
-    }
-
-    /// Whether the sender is done.
-    pub fn complete(&self) -> bool {
-        self.acked_pkts == self.n_pkts
     }
 
     /// Whether retransmission-timer entry (`seq`, sent at `t`) still describes a packet in
@@ -255,16 +338,25 @@ mod tests {
             &fixed::FixedParams::default(),
             &crate::transport::cc::PathInfo { mtu_bytes: 4096, host_rate: crate::units::BitsPerSec(1), base_rtt: 1, bdp_bytes: 1, hops: 2 },
         ));
-        Connection::new(0, 1, size, 4032, cc, AnyLb::Spray(spray::Spray), Rng::stream(0, "t", 0))
+        let mut c = Connection::new(0, 1, cc, AnyLb::Spray(spray::Spray), Rng::stream(0, "t", 0));
+        c.post(0, size, 4032, 0);
+        c
     }
 
     #[test]
     fn packetization() {
-        let c = conn(2 << 20);
+        let mut c = conn(2 << 20);
         // 2 MiB / 4032 B = 520.1 -> 521 packets, the last one 128 B (as in the bench README).
         assert_eq!(c.n_pkts, 521);
-        assert_eq!(c.payload(520, 4032), 2_097_152 - 520 * 4032);
-        assert_eq!(c.payload(0, 4032), 4032);
+        assert_eq!(c.next_new_payload(4032), 4032);
+        c.next_seq = 520;
+        assert_eq!(c.next_new_payload(4032), 2_097_152 - 520 * 4032);
+        // A second message starts a new packet: it never shares one with the first.
+        c.post(1, 5000, 4032, 0);
+        assert_eq!(c.n_pkts, 523);
+        assert_eq!(c.msgs[1].last_payload, 5000 - 4032);
+        assert_eq!(c.msg_of(520), Some(0));
+        assert_eq!(c.msg_of(521), Some(1));
     }
 
     #[test]

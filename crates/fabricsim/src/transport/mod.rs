@@ -1,5 +1,6 @@
 //! Transport: connections with sender and receiver state, on top of which congestion control
-//! ([`cc`]) and path selection ([`lb`]) plug in.
+//! ([`cc`]) and path selection ([`lb`]) plug in; message gates ([`gate`]) decide when a ready
+//! message is posted to a connection.
 //!
 //! Reliability (shared by every scheme): the receiver acknowledges every `ack_every` data
 //! packets with a cumulative ACK plus a 64-packet selective bitmap and an ECN count, and NACKs
@@ -10,6 +11,7 @@
 
 pub mod cc;
 pub mod connection;
+pub mod gate;
 pub mod lb;
 mod receiver;
 mod sender;

@@ -19,7 +19,7 @@ impl Sim {
     fn on_data(&mut self, host: NodeId, pkt: PktId) {
         let p = *self.pool.get(pkt);
         debug_assert_eq!(p.dst, host);
-        let (mss, ack_bytes, ack_every) = (self.tp.mss, self.tp.ack_bytes, self.tp.ack_every);
+        let (header, ack_bytes, ack_every) = (self.tp.header, self.tp.ack_bytes, self.tp.ack_every);
         let conn = &mut self.conns[p.conn as usize];
         let port = self.hosts[host as usize].port;
         if p.flags & F_TRIMMED != 0 {
@@ -38,10 +38,14 @@ impl Sim {
         let fresh = conn.receive(p.seq);
         if fresh {
             conn.rcv_pkts += 1;
-            conn.rcv_bytes += conn.payload(p.seq, mss) as u64;
+            conn.rcv_bytes += (p.size - header) as u64;
+            if conn.msgs.get(conn.msgs_delivered).is_some_and(|m| m.end_pkt <= conn.rcv_cum) {
+                self.deliver_messages(p.conn);
+            }
         } else {
             conn.rcv_duplicates += 1;
         }
+        let conn = &mut self.conns[p.conn as usize];
         conn.rcv_unacked += 1;
         let ce = p.flags & F_CE != 0;
         if ce {

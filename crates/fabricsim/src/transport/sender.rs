@@ -21,11 +21,11 @@ impl Sim {
         let header = self.tp.header;
         let mss = self.tp.mss;
         let conn = &mut self.conns[c as usize];
-        if !conn.started || conn.finish.is_some() {
+        if conn.idle() {
             return Readiness::Blocked;
         }
-        let Some((seq, _)) = conn.next_to_send() else { return Readiness::Blocked };
-        let wire = (conn.payload(seq, mss) + header) as u64;
+        let Some((seq, retx)) = conn.next_to_send() else { return Readiness::Blocked };
+        let wire = conn.wire_of(seq, retx, mss, header) as u64;
         if let Some(w) = conn.cc.window() {
             // An empty pipe may always send one packet, whatever the window.
             if conn.in_flight > 0 && conn.in_flight + wire > w {
@@ -68,14 +68,6 @@ impl Sim {
         self.port_kick(port);
     }
 
-    pub(crate) fn start_flow(&mut self, c: ConnId) {
-        let now = self.now;
-        let conn = &mut self.conns[c as usize];
-        conn.started = true;
-        conn.start = now;
-        self.conn_wake(c);
-    }
-
     pub(crate) fn on_conn_wake(&mut self, c: ConnId) {
         self.conns[c as usize].wake_pending = false;
         self.conn_wake(c);
@@ -89,7 +81,7 @@ impl Sim {
         let (now, mss, header, ect, ack_every) = (self.now, self.tp.mss, self.tp.header, self.tp.ect, self.tp.ack_every);
         let conn = &mut self.conns[c as usize];
         let (seq, retx) = conn.next_to_send()?;
-        let wire = (conn.payload(seq, mss) + header) as u64;
+        let wire = conn.wire_of(seq, retx, mss, header) as u64;
         let ctx = EntropyCtx {
             now,
             seq,
@@ -98,7 +90,7 @@ impl Sim {
             in_flight: conn.in_flight,
         };
         let entropy = conn.lb.next_entropy(&ctx, &mut conn.rng);
-        let slot = Slot { state: SeqState::InFlight, sent_at: now, entropy };
+        let slot = Slot { state: SeqState::InFlight, wire: wire as u32, sent_at: now, entropy };
         if retx {
             conn.retx.pop_front();
             *conn.slot(seq) = slot;
@@ -107,6 +99,13 @@ impl Sim {
         } else {
             conn.board.push_back(slot);
             conn.next_seq += 1;
+            let m = &mut conn.msgs[conn.msgs_sent];
+            if m.first_tx == Time::MAX {
+                m.first_tx = now;
+            }
+            if conn.next_seq == m.end_pkt {
+                conn.msgs_sent += 1;
+            }
         }
         conn.in_flight += wire;
         conn.tx_log.push_back((seq, now));
@@ -146,14 +145,14 @@ impl Sim {
     /// Marks `seq` acknowledged; returns the newly acknowledged wire bytes.
     #[inline]
     fn ack_one(&mut self, c: ConnId, seq: u32) -> u64 {
-        let (mss, header) = (self.tp.mss, self.tp.header);
+        let header = self.tp.header;
         let conn = &mut self.conns[c as usize];
         if seq < conn.snd_una || seq >= conn.next_seq {
             return 0;
         }
-        let payload = conn.payload(seq, mss) as u64;
-        let wire = payload + header as u64;
         let slot = conn.slot(seq);
+        let wire = slot.wire as u64;
+        let payload = wire - header as u64;
         match slot.state {
             SeqState::Acked => return 0,
             SeqState::InFlight => {
@@ -173,7 +172,7 @@ impl Sim {
         self.pool.free(pkt);
         self.c.acks_arrived += 1;
         let c = p.conn;
-        if self.conns[c as usize].finish.is_some() {
+        if self.conns[c as usize].idle() {
             return;
         }
         let mut newly = 0;
@@ -215,12 +214,21 @@ impl Sim {
         };
         conn.cc.on_ack(&ev);
         conn.lb.on_feedback(p.entropy, Feedback::Ack { ecn }, now);
-        if conn.complete() {
-            conn.finish = Some(now);
-            self.flow_finished(c);
-        } else {
-            self.conn_wake(c);
+        if let Some(i) = conn.msg_of(p.seq) {
+            let m = &mut conn.msgs[i];
+            let rtt = now - p.sent_at;
+            m.rtt_max = m.rtt_max.max(rtt);
+            m.rtt_sum += rtt;
+            m.rtt_samples += 1;
         }
+        if conn.msgs.front().is_some_and(|m| m.end_pkt <= conn.snd_una) {
+            self.complete_messages(c);
+        }
+        let conn = &mut self.conns[c as usize];
+        if conn.idle() {
+            conn.finish = Some(now);
+        }
+        self.conn_wake(c);
     }
 
     /// A NACK (trimmed packet) reached its sender: queue the packet for retransmission.
@@ -228,14 +236,14 @@ impl Sim {
         let p = *self.pool.get(pkt);
         self.pool.free(pkt);
         self.c.nacks_arrived += 1;
-        let (mss, header, now) = (self.tp.mss, self.tp.header, self.now);
+        let now = self.now;
         let c = p.conn;
         let conn = &mut self.conns[c as usize];
-        if conn.finish.is_some() || p.seq < conn.snd_una || p.seq >= conn.next_seq {
+        if conn.idle() || p.seq < conn.snd_una || p.seq >= conn.next_seq {
             return;
         }
-        let wire = (conn.payload(p.seq, mss) + header) as u64;
         let slot = conn.slot(p.seq);
+        let wire = slot.wire as u64;
         // A NACK for an older transmission than the one in flight is stale.
         if slot.state != SeqState::InFlight || slot.sent_at != p.sent_at {
             return;
@@ -244,7 +252,14 @@ impl Sim {
         conn.in_flight -= wire;
         conn.retx.push_back(p.seq);
         conn.nacks += 1;
-        let ev = NackEvent { now, bytes: wire, cause: LossCause::Trimmed, entropy: p.entropy, in_flight: conn.in_flight };
+        let ev = NackEvent {
+            now,
+            bytes: wire,
+            cause: LossCause::Trimmed,
+            entropy: p.entropy,
+            in_flight: conn.in_flight,
+            sent_at: p.sent_at,
+        };
         conn.cc.on_nack(&ev);
         conn.lb.on_feedback(p.entropy, Feedback::Nack, now);
         self.conn_wake(c);
@@ -252,13 +267,14 @@ impl Sim {
 
     /// The retransmission timer of `c`: declare lost every packet outstanding for one RTO.
     pub(crate) fn on_conn_timer(&mut self, c: ConnId) {
-        let (mss, header, now, rto) = (self.tp.mss, self.tp.header, self.now, self.tp.rto);
+        let (now, rto) = (self.now, self.tp.rto);
         let conn = &mut self.conns[c as usize];
         conn.timer_pending = false;
-        if conn.finish.is_some() {
+        if conn.idle() {
             return;
         }
         let mut lost = 0u64;
+        let mut latest_sent_at = 0;
         while let Some(&(seq, t)) = conn.tx_log.front() {
             let live = conn.tx_entry_live(seq, t);
             if live && t + rto > now {
@@ -268,20 +284,27 @@ impl Sim {
             if !live {
                 continue;
             }
-            let wire = (conn.payload(seq, mss) + header) as u64;
             let slot = conn.slot(seq);
+            let wire = slot.wire as u64;
             slot.state = SeqState::Lost;
             let entropy = slot.entropy;
             conn.in_flight -= wire;
             conn.retx.push_back(seq);
             conn.lb.on_feedback(entropy, Feedback::Timeout, now);
             lost += wire;
+            latest_sent_at = latest_sent_at.max(t);
         }
         if lost > 0 {
             conn.timeouts += 1;
             conn.consecutive_timeouts += 1;
             self.c.timeouts += 1;
-            let ev = TimeoutEvent { now, lost_bytes: lost, in_flight: conn.in_flight, consecutive: conn.consecutive_timeouts };
+            let ev = TimeoutEvent {
+                now,
+                lost_bytes: lost,
+                in_flight: conn.in_flight,
+                consecutive: conn.consecutive_timeouts,
+                latest_sent_at,
+            };
             conn.cc.on_timeout(&ev);
         }
         if let Some(&(_, t)) = conn.tx_log.front() {

@@ -1,16 +1,21 @@
-//! Workloads: what flows the hosts exchange and when. Each generator turns its parameters into a
-//! list of [`FlowSpec`]s; a flow may wait for another flow to finish (`after`), which is how
-//! all-to-all limits concurrent flows per host (and how collectives will chain steps).
+//! Workloads: what the hosts exchange and when. Every workload compiles to a [`graph::Traffic`]:
+//! connections, messages posted on them, and dependencies between messages. Flow workloads
+//! produce a list of [`FlowSpec`]s first (one connection and one message per flow; a flow may wait
+//! for another flow to finish, `after`, which is how all-to-all limits concurrent flows per host);
+//! collective workloads ([`collective`]) build the graph directly.
 //!
 //! Adding a workload: one file with a params struct and a `generate` function, one variant in
 //! [`WorkloadConfig`], one row in [`REGISTRY`].
 
 pub mod all_to_all;
+pub mod collective;
 pub mod flow_list;
+pub mod graph;
 pub mod incast;
 pub mod permutation;
 
 use crate::error::{Error, Result};
+use graph::{GraphBuilder, Traffic, Trigger};
 use crate::ids::NodeId;
 use crate::rng::Rng;
 use crate::units::{Time, US};
@@ -45,6 +50,8 @@ pub enum WorkloadConfig {
     AllToAll(all_to_all::AllToAllParams),
     /// See [`flow_list`].
     FlowList(flow_list::FlowListParams),
+    /// See [`collective`].
+    Collectives(collective::CollectivesParams),
 }
 
 crate::tagged_config!(WorkloadConfig, "kind", "workload", {
@@ -52,6 +59,7 @@ crate::tagged_config!(WorkloadConfig, "kind", "workload", {
     "incast" => Incast(incast::IncastParams),
     "all_to_all" => AllToAll(all_to_all::AllToAllParams),
     "flow_list" => FlowList(flow_list::FlowListParams),
+    "collectives" => Collectives(collective::CollectivesParams),
 });
 
 impl Default for WorkloadConfig {
@@ -66,14 +74,16 @@ pub const REGISTRY: &[(&str, &str)] = &[
     (incast::NAME, incast::SUMMARY),
     (all_to_all::NAME, all_to_all::SUMMARY),
     (flow_list::NAME, flow_list::SUMMARY),
+    (collective::NAME, collective::SUMMARY),
 ];
 
 impl WorkloadConfig {
-    /// Generates the flows for a fabric of `hosts` hosts. `base_dir` resolves relative file
+    /// Generates the traffic for a fabric of `hosts` hosts. `base_dir` resolves relative file
     /// names; `seed` is the scenario's master seed.
-    pub fn generate(&self, hosts: u32, seed: u64, base_dir: &Path) -> Result<Vec<FlowSpec>> {
+    pub fn generate(&self, hosts: u32, seed: u64, base_dir: &Path) -> Result<Traffic> {
         let mut rng = Rng::stream(seed, "workload", 0);
         let (mut flows, jitter_us) = match self {
+            WorkloadConfig::Collectives(p) => return collective::generate(p, hosts, &mut rng, base_dir),
             WorkloadConfig::Permutation(p) => (permutation::generate(p, hosts, &mut rng)?, p.start_jitter_us),
             WorkloadConfig::Incast(p) => (incast::generate(p, hosts, &mut rng)?, p.start_jitter_us),
             WorkloadConfig::AllToAll(p) => (all_to_all::generate(p, hosts)?, p.start_jitter_us),
@@ -89,8 +99,23 @@ impl WorkloadConfig {
         if flows.is_empty() {
             return Err(Error::invalid("workload", "the workload generates no flows"));
         }
-        Ok(flows)
+        Ok(flows_to_traffic(&flows))
     }
+}
+
+/// One connection and one message per flow; `after` becomes a completion dependency.
+pub fn flows_to_traffic(flows: &[FlowSpec]) -> Traffic {
+    let mut g = GraphBuilder::new();
+    for f in flows {
+        let c = g.conn(f.src, f.dst);
+        g.send(c, f.bytes, f.start);
+    }
+    for (j, f) in flows.iter().enumerate() {
+        if let Some(a) = f.after {
+            g.edge(a, j as u32, Trigger::Completed, 0);
+        }
+    }
+    g.finish()
 }
 
 /// Converts a non-negative microsecond value of scenario key `key` to picoseconds.

@@ -11,6 +11,8 @@
 
 pub mod fixed;
 pub mod line_rate;
+pub mod mprdma;
+pub mod smartt;
 
 use crate::units::{BitsPerSec, Time};
 use serde::Serialize;
@@ -71,6 +73,9 @@ pub struct NackEvent {
     pub entropy: u16,
     /// Wire bytes still in flight.
     pub in_flight: u64,
+    /// When the trimmed transmission left the sender (tells feedback on packets sent before a
+    /// window reset, e.g. SMaRTT's QuickAdapt, from feedback on later ones).
+    pub sent_at: Time,
 }
 
 /// A retransmission timeout.
@@ -84,6 +89,8 @@ pub struct TimeoutEvent {
     pub in_flight: u64,
     /// Timeouts in a row without an ACK in between.
     pub consecutive: u32,
+    /// Send time of the most recent transmission this timeout declared lost.
+    pub latest_sent_at: Time,
 }
 
 /// The interface every congestion controller implements. Hooks default to doing nothing.
@@ -110,11 +117,17 @@ pub enum CcConfig {
     Fixed(fixed::FixedParams),
     /// See [`line_rate`].
     LineRate(line_rate::LineRateParams),
+    /// See [`mprdma`].
+    Mprdma(mprdma::MprdmaParams),
+    /// See [`smartt`].
+    Smartt(smartt::SmarttParams),
 }
 
 crate::tagged_config!(CcConfig, "name", "congestion control", {
     "fixed" => Fixed(fixed::FixedParams),
     "line_rate" => LineRate(line_rate::LineRateParams),
+    "mprdma" => Mprdma(mprdma::MprdmaParams),
+    "smartt" => Smartt(smartt::SmarttParams),
 });
 
 impl Default for CcConfig {
@@ -130,10 +143,15 @@ pub enum AnyCc {
     Fixed(fixed::Fixed),
     /// See [`line_rate`].
     LineRate(line_rate::LineRate),
+    /// See [`mprdma`].
+    Mprdma(mprdma::Mprdma),
+    /// See [`smartt`]. Boxed: its state is a few hundred bytes, and every connection's
+    /// `AnyCc` is as large as the largest variant.
+    Smartt(Box<smartt::Smartt>),
 }
 
 /// Registry rows: (name, one-line summary), as listed by `fabricsim list`.
-pub const REGISTRY: &[(&str, &str)] = &[(fixed::NAME, fixed::SUMMARY), (line_rate::NAME, line_rate::SUMMARY)];
+pub const REGISTRY: &[(&str, &str)] = &[(fixed::NAME, fixed::SUMMARY), (line_rate::NAME, line_rate::SUMMARY), (mprdma::NAME, mprdma::SUMMARY), (smartt::NAME, smartt::SUMMARY)];
 
 impl CcConfig {
     /// Builds the controller for one connection.
@@ -141,6 +159,8 @@ impl CcConfig {
         match self {
             CcConfig::Fixed(p) => AnyCc::Fixed(fixed::Fixed::new(p, path)),
             CcConfig::LineRate(p) => AnyCc::LineRate(line_rate::LineRate::new(p, path)),
+            CcConfig::Mprdma(p) => AnyCc::Mprdma(mprdma::Mprdma::new(p, path)),
+            CcConfig::Smartt(p) => AnyCc::Smartt(Box::new(smartt::Smartt::new(p, path))),
         }
     }
 
@@ -149,6 +169,8 @@ impl CcConfig {
         match self {
             CcConfig::Fixed(p) => p.validate(),
             CcConfig::LineRate(p) => p.validate(),
+            CcConfig::Mprdma(p) => p.validate(),
+            CcConfig::Smartt(p) => p.validate(),
         }
     }
 }
@@ -158,6 +180,8 @@ macro_rules! dispatch {
         match $self {
             AnyCc::Fixed($c) => $e,
             AnyCc::LineRate($c) => $e,
+            AnyCc::Mprdma($c) => $e,
+            AnyCc::Smartt($c) => $e,
         }
     };
 }

@@ -7,6 +7,8 @@
 //! in `dispatch!`, one row in [`REGISTRY`].
 
 pub mod ecmp;
+pub mod plb;
+pub mod reps;
 pub mod spray;
 
 use crate::ids::Entropy;
@@ -60,11 +62,17 @@ pub enum LbConfig {
     Ecmp(ecmp::EcmpParams),
     /// See [`spray`].
     Spray(spray::SprayParams),
+    /// See [`reps`].
+    Reps(reps::RepsParams),
+    /// See [`plb`].
+    Plb(plb::PlbParams),
 }
 
 crate::tagged_config!(LbConfig, "name", "path selection", {
     "ecmp" => Ecmp(ecmp::EcmpParams),
     "spray" => Spray(spray::SprayParams),
+    "reps" => Reps(reps::RepsParams),
+    "plb" => Plb(plb::PlbParams),
 });
 
 impl Default for LbConfig {
@@ -80,18 +88,33 @@ pub enum AnyLb {
     Ecmp(ecmp::Ecmp),
     /// See [`spray`].
     Spray(spray::Spray),
+    /// See [`reps`].
+    Reps(reps::Reps),
+    /// See [`plb`].
+    Plb(plb::Plb),
 }
 
 /// Registry rows: (name, one-line summary).
-pub const REGISTRY: &[(&str, &str)] = &[(ecmp::NAME, ecmp::SUMMARY), (spray::NAME, spray::SUMMARY)];
+pub const REGISTRY: &[(&str, &str)] =
+    &[(ecmp::NAME, ecmp::SUMMARY), (spray::NAME, spray::SUMMARY), (reps::NAME, reps::SUMMARY), (plb::NAME, plb::SUMMARY)];
 
 impl LbConfig {
     /// Builds the selector of one connection on `path`, drawing any initial state from `rng`.
     pub fn build(&self, path: &PathInfo, rng: &mut Rng) -> AnyLb {
-        let _ = path;
         match self {
             LbConfig::Ecmp(p) => AnyLb::Ecmp(ecmp::Ecmp::new(p, rng)),
             LbConfig::Spray(p) => AnyLb::Spray(spray::Spray::new(p)),
+            LbConfig::Reps(p) => AnyLb::Reps(reps::Reps::new(p, path, rng)),
+            LbConfig::Plb(p) => AnyLb::Plb(plb::Plb::new(p, path, rng)),
+        }
+    }
+
+    /// Checks parameter values; errors name the key under `transport.lb`.
+    pub fn validate(&self) -> crate::error::Result<()> {
+        match self {
+            LbConfig::Ecmp(_) | LbConfig::Spray(_) => Ok(()),
+            LbConfig::Reps(p) => p.validate(),
+            LbConfig::Plb(p) => p.validate(),
         }
     }
 }
@@ -101,6 +124,8 @@ macro_rules! dispatch {
         match $self {
             AnyLb::Ecmp($c) => $e,
             AnyLb::Spray($c) => $e,
+            AnyLb::Reps($c) => $e,
+            AnyLb::Plb($c) => $e,
         }
     };
 }

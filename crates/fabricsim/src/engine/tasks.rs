@@ -1,0 +1,205 @@
+//! Runs the traffic graph (`workload/graph.rs`): releases tasks whose dependencies fired, posts
+//! ready messages to their connections through the connection's message gate, and turns
+//! deliveries and completions reported by the transport into dependency firings.
+//!
+//! Firing is iterative (a work stack), never recursive, so a long chain of joins cannot grow
+//! the call stack.
+
+use super::queue::EventKind;
+use super::Sim;
+use crate::transport::gate::{AnyGate, GateState, MessageFeedback, MessageGate};
+use crate::units::Time;
+use crate::workload::graph::{TaskKind, Trigger};
+use std::collections::VecDeque;
+
+/// Per-connection message state kept outside the hot connection record.
+#[derive(Debug)]
+pub struct Lane {
+    /// Ready messages (task ids) the gate has not let through yet, oldest first.
+    pub pending: VecDeque<u32>,
+    /// The connection's gate.
+    pub gate: AnyGate,
+    /// Messages posted and not completed.
+    pub in_flight_msgs: u32,
+    /// Their payload bytes.
+    pub in_flight_bytes: u64,
+}
+
+/// Run-time state of the graph.
+#[derive(Debug, Default)]
+pub struct TaskState {
+    /// Unfired incoming edges per task.
+    pub deps_left: Vec<u32>,
+    /// Latest (trigger time + delay) over the task's fired edges.
+    pub ready_at: Vec<Time>,
+    /// When the task fired (joins) or its message was posted (sends); `Time::MAX` if not yet.
+    pub fired_at: Vec<Time>,
+    /// Messages: delivery time at the receiver; `Time::MAX` if not yet.
+    pub delivered_at: Vec<Time>,
+    /// Messages: completion time at the sender; `Time::MAX` if not yet.
+    pub completed_at: Vec<Time>,
+    /// Collective instances: (start, end), `Time::MAX` while unknown.
+    pub instance_span: Vec<(Time, Time)>,
+    /// Tasks ready to fire now.
+    stack: Vec<u32>,
+    /// Messages completed so far.
+    pub sends_completed: u32,
+}
+
+impl TaskState {
+    /// Initial state for a graph of `tasks` tasks and `instances` instances.
+    pub fn new(deps: impl Iterator<Item = u32>, tasks: usize, instances: usize) -> Self {
+        TaskState {
+            deps_left: deps.collect(),
+            ready_at: vec![0; tasks],
+            fired_at: vec![Time::MAX; tasks],
+            delivered_at: vec![Time::MAX; tasks],
+            completed_at: vec![Time::MAX; tasks],
+            instance_span: vec![(Time::MAX, Time::MAX); instances],
+            stack: Vec::new(),
+            sends_completed: 0,
+        }
+    }
+}
+
+impl Sim {
+    /// A `TaskReady` event: the task's dependencies fired and its time has come.
+    pub(crate) fn on_task_ready(&mut self, t: u32) {
+        self.fire_task(t);
+        self.run_ready_tasks();
+    }
+
+    /// One of task `to`'s dependencies is satisfied at `at`.
+    fn satisfy(&mut self, to: u32, at: Time) {
+        let ts = &mut self.tasks;
+        let i = to as usize;
+        ts.ready_at[i] = ts.ready_at[i].max(at);
+        ts.deps_left[i] -= 1;
+        if ts.deps_left[i] == 0 {
+            let when = ts.ready_at[i].max(self.traffic.tasks[i].not_before);
+            if when > self.now {
+                self.q.push(when, EventKind::TaskReady, to);
+            } else {
+                ts.stack.push(to);
+            }
+        }
+    }
+
+    /// Fires the edges of task `t` that wait for `on` (joins fire all their edges).
+    fn propagate(&mut self, t: u32, on: Option<Trigger>) {
+        let traffic = std::sync::Arc::clone(&self.traffic);
+        let now = self.now;
+        for e in traffic.edges_of(t) {
+            if on.is_none_or(|o| o == e.on) {
+                self.satisfy(e.to, now + e.delay);
+            }
+        }
+    }
+
+    fn run_ready_tasks(&mut self) {
+        while let Some(t) = self.tasks.stack.pop() {
+            self.fire_task(t);
+        }
+    }
+
+    fn fire_task(&mut self, t: u32) {
+        let now = self.now;
+        let kind = self.traffic.tasks[t as usize].kind;
+        if let TaskKind::Send { conn, .. } = kind {
+            // A message's `fired_at` is its posting time, which its gate decides.
+            self.lanes[conn as usize].pending.push_back(t);
+            self.try_post(conn);
+            return;
+        }
+        self.tasks.fired_at[t as usize] = now;
+        match kind {
+            TaskKind::Send { .. } => unreachable!(),
+            TaskKind::Join => self.propagate(t, None),
+            TaskKind::Begin(i) => {
+                self.tasks.instance_span[i as usize].0 = now;
+                self.propagate(t, None);
+            }
+            TaskKind::End(i) => {
+                self.tasks.instance_span[i as usize].1 = now;
+                self.propagate(t, None);
+            }
+        }
+    }
+
+    /// Posts the connection's pending messages as far as its gate allows.
+    fn try_post(&mut self, c: u32) {
+        let (now, mss) = (self.now, self.tp.mss);
+        let mut posted = false;
+        while let Some(&t) = self.lanes[c as usize].pending.front() {
+            let TaskKind::Send { bytes, .. } = self.traffic.tasks[t as usize].kind else { unreachable!("only messages are pending") };
+            let lane = &mut self.lanes[c as usize];
+            let st = GateState { now, in_flight_msgs: lane.in_flight_msgs, in_flight_bytes: lane.in_flight_bytes, next_bytes: bytes };
+            if !lane.gate.may_post(&st) {
+                break;
+            }
+            lane.pending.pop_front();
+            lane.in_flight_msgs += 1;
+            lane.in_flight_bytes += bytes;
+            self.tasks.fired_at[t as usize] = now;
+            self.conns[c as usize].post(t, bytes, mss, now);
+            posted = true;
+        }
+        if posted {
+            self.conn_wake(c);
+        }
+    }
+
+    /// The receiver of connection `c` has new messages complete in order.
+    pub(crate) fn deliver_messages(&mut self, c: u32) {
+        let now = self.now;
+        loop {
+            let conn = &mut self.conns[c as usize];
+            let Some(m) = conn.msgs.get_mut(conn.msgs_delivered) else { break };
+            if m.end_pkt > conn.rcv_cum {
+                break;
+            }
+            m.delivered_at = now;
+            let t = m.task;
+            conn.msgs_delivered += 1;
+            self.tasks.delivered_at[t as usize] = now;
+            self.propagate(t, Some(Trigger::Delivered));
+        }
+        self.run_ready_tasks();
+    }
+
+    /// The sender of connection `c` has new messages fully acknowledged.
+    pub(crate) fn complete_messages(&mut self, c: u32) {
+        let now = self.now;
+        loop {
+            let conn = &mut self.conns[c as usize];
+            let Some(&m) = conn.msgs.front() else { break };
+            if m.end_pkt > conn.snd_una {
+                break;
+            }
+            conn.msgs.pop_front();
+            // Acknowledged implies sent and delivered.
+            conn.msgs_sent -= 1;
+            conn.msgs_delivered -= 1;
+            let TaskKind::Send { bytes, .. } = self.traffic.tasks[m.task as usize].kind else { unreachable!() };
+            let lane = &mut self.lanes[c as usize];
+            lane.in_flight_msgs -= 1;
+            lane.in_flight_bytes -= bytes;
+            let fb = MessageFeedback {
+                now,
+                bytes,
+                posted_at: m.posted_at,
+                first_tx: m.first_tx,
+                delivered_at: m.delivered_at,
+                rtt_max: m.rtt_max,
+                rtt_mean: m.rtt_sum.checked_div(m.rtt_samples as u64).unwrap_or(0),
+                in_flight_msgs: lane.in_flight_msgs,
+            };
+            lane.gate.on_complete(&fb);
+            self.tasks.completed_at[m.task as usize] = now;
+            self.tasks.sends_completed += 1;
+            self.propagate(m.task, Some(Trigger::Completed));
+        }
+        self.try_post(c);
+        self.run_ready_tasks();
+    }
+}

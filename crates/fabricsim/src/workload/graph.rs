@@ -1,0 +1,231 @@
+//! The traffic graph every workload compiles to: connections (queue pairs), messages posted on
+//! them, and the dependencies between messages.
+//!
+//! A *message* is one unit handed to the transport (a flow, or one chunk of a collective step,
+//! posted as one work request). Messages on a connection are sent in posting order, like work
+//! requests on an RDMA queue pair, so the transport state (window, rate, entropies) carries from
+//! one message to the next. A message is posted once all its dependencies have fired and its
+//! earliest start time has come.
+//!
+//! Dependencies are edges `from → to` that fire when `from` is *delivered* (its last byte reached
+//! the receiver in order: the receiving rank may use it) or *completed* (the sender saw its last
+//! byte acknowledged: the sender may reuse the buffer and the work request completes), each with
+//! an optional delay (compute time). Joins are zero-cost nodes that fire when all their inputs
+//! have; they turn `n × m` dependencies into `n + m` edges (e.g. "every part of a chunk sent over
+//! 4 queue pairs has arrived") and mark where collective instances begin and end.
+
+use crate::ids::NodeId;
+use crate::units::Time;
+use serde::Serialize;
+
+/// A connection (queue pair) between two hosts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ConnSpec {
+    /// Sending host.
+    pub src: NodeId,
+    /// Receiving host.
+    pub dst: NodeId,
+}
+
+/// What a task of the graph is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TaskKind {
+    /// Post a message of `bytes` payload bytes on connection `conn`.
+    Send {
+        /// Connection index.
+        conn: u32,
+        /// Payload bytes (at least 1).
+        bytes: u64,
+    },
+    /// Fires when all its inputs have.
+    Join,
+    /// Fires when collective instance `.0` starts (a join; its time is the instance's start).
+    Begin(u32),
+    /// Fires when collective instance `.0` has finished (a join over all its messages).
+    End(u32),
+}
+
+/// One node of the graph.
+#[derive(Clone, Copy, Debug)]
+pub struct Task {
+    /// What it is.
+    pub kind: TaskKind,
+    /// Number of incoming edges.
+    pub deps: u32,
+    /// It does not fire before this time.
+    pub not_before: Time,
+}
+
+/// When an edge fires.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Trigger {
+    /// When the source message has been delivered to its receiver (joins: when they fire).
+    Delivered,
+    /// When the source message has been fully acknowledged at its sender (joins: when they fire).
+    Completed,
+}
+
+/// A dependency edge (stored by source in compressed rows).
+#[derive(Clone, Copy, Debug)]
+pub struct Edge {
+    /// The dependent task.
+    pub to: u32,
+    /// What event of the source fires it.
+    pub on: Trigger,
+    /// Delay between that event and the dependency being satisfied (e.g. compute time).
+    pub delay: Time,
+}
+
+/// One run of a collective by one job (one row of `ccts.csv`).
+#[derive(Clone, Debug, Serialize)]
+pub struct Instance {
+    /// Job index.
+    pub job: u32,
+    /// Iteration of the job's sequence.
+    pub iteration: u32,
+    /// Position of the collective in the job's sequence.
+    pub step: u32,
+    /// Operation name (e.g. `allreduce`).
+    pub op: &'static str,
+    /// Algorithm name (e.g. `ring`).
+    pub algorithm: &'static str,
+    /// Ranks taking part.
+    pub ranks: u32,
+    /// Data size per rank, bytes (the operation's `bytes`).
+    pub bytes: u64,
+    /// Bytes each rank sends over its NIC under the algorithm's bus-bandwidth formula.
+    pub bus_bytes: u64,
+    /// Chunk (message) size of the instance.
+    pub chunk: u64,
+    /// Pipeline-fill hops of the algorithm: chunk-sized store-and-forward hops on the critical
+    /// path that do not overlap with the bulk transfer (ideal-time latency term).
+    pub fill_hops: u32,
+    /// Chunk hops of the longest dependency chain (a chunk crossing every step in turn): bounds
+    /// the time from below when messages are too small to keep links busy.
+    pub chain_hops: u32,
+    /// Round trips on the critical path (rounds that wait for the previous round's completion).
+    pub rtt_rounds: u32,
+}
+
+/// A workload compiled to connections, tasks and edges.
+#[derive(Clone, Debug, Default)]
+pub struct Traffic {
+    /// Connections, indexed by connection id.
+    pub conns: Vec<ConnSpec>,
+    /// Tasks, indexed by task id.
+    pub tasks: Vec<Task>,
+    /// Edges of task `t` are `edges[edge_start[t]..edge_start[t + 1]]`.
+    pub edge_start: Vec<u32>,
+    /// All edges, grouped by source task.
+    pub edges: Vec<Edge>,
+    /// Collective instances (empty for flow workloads).
+    pub instances: Vec<Instance>,
+    /// Task ids that are messages, in creation order (their index is the message id).
+    pub sends: Vec<u32>,
+}
+
+impl Traffic {
+    /// Edges leaving task `t`.
+    #[inline]
+    pub fn edges_of(&self, t: u32) -> &[Edge] {
+        &self.edges[self.edge_start[t as usize] as usize..self.edge_start[t as usize + 1] as usize]
+    }
+
+    /// Total payload bytes of all messages.
+    pub fn total_bytes(&self) -> u64 {
+        self.tasks
+            .iter()
+            .map(|t| match t.kind {
+                TaskKind::Send { bytes, .. } => bytes,
+                _ => 0,
+            })
+            .sum()
+    }
+}
+
+/// Incremental construction of a [`Traffic`] graph.
+#[derive(Default)]
+pub struct GraphBuilder {
+    t: Traffic,
+    raw_edges: Vec<(u32, Edge)>,
+}
+
+impl GraphBuilder {
+    /// An empty graph.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a connection and returns its id.
+    pub fn conn(&mut self, src: NodeId, dst: NodeId) -> u32 {
+        self.t.conns.push(ConnSpec { src, dst });
+        (self.t.conns.len() - 1) as u32
+    }
+
+    fn task(&mut self, kind: TaskKind, not_before: Time) -> u32 {
+        self.t.tasks.push(Task { kind, deps: 0, not_before });
+        (self.t.tasks.len() - 1) as u32
+    }
+
+    /// Adds a message of `bytes` (≥ 1) on `conn`, not posted before `not_before`.
+    pub fn send(&mut self, conn: u32, bytes: u64, not_before: Time) -> u32 {
+        let id = self.task(TaskKind::Send { conn, bytes: bytes.max(1) }, not_before);
+        self.t.sends.push(id);
+        id
+    }
+
+    /// Adds a join.
+    pub fn join(&mut self) -> u32 {
+        self.task(TaskKind::Join, 0)
+    }
+
+    /// Adds the start marker of a new collective instance and returns (instance id, task id).
+    pub fn begin(&mut self, inst: Instance, not_before: Time) -> (u32, u32) {
+        self.t.instances.push(inst);
+        let i = (self.t.instances.len() - 1) as u32;
+        (i, self.task(TaskKind::Begin(i), not_before))
+    }
+
+    /// Adds the end marker of instance `i`.
+    pub fn end(&mut self, i: u32) -> u32 {
+        self.task(TaskKind::End(i), 0)
+    }
+
+    /// `to` waits for `from`'s `on` event, plus `delay`.
+    pub fn edge(&mut self, from: u32, to: u32, on: Trigger, delay: Time) {
+        self.t.tasks[to as usize].deps += 1;
+        self.raw_edges.push((from, Edge { to, on, delay }));
+    }
+
+    /// Number of tasks so far.
+    pub fn len(&self) -> usize {
+        self.t.tasks.len()
+    }
+
+    /// True when no task was added.
+    pub fn is_empty(&self) -> bool {
+        self.t.tasks.is_empty()
+    }
+
+    /// The finished graph (edges sorted into rows by source, in insertion order).
+    pub fn finish(mut self) -> Traffic {
+        let n = self.t.tasks.len();
+        let mut start = vec![0u32; n + 1];
+        for (from, _) in &self.raw_edges {
+            start[*from as usize + 1] += 1;
+        }
+        for i in 0..n {
+            start[i + 1] += start[i];
+        }
+        let mut fill = start.clone();
+        let mut edges = vec![Edge { to: 0, on: Trigger::Delivered, delay: 0 }; self.raw_edges.len()];
+        for (from, e) in self.raw_edges.drain(..) {
+            edges[fill[from as usize] as usize] = e;
+            fill[from as usize] += 1;
+        }
+        self.t.edge_start = start;
+        self.t.edges = edges;
+        self.t
+    }
+}
