@@ -85,3 +85,13 @@ fn toml_syntax_errors_are_reported() {
     let e = rejection("[topology\nk = 8\n");
     assert!(e.contains("invalid scenario") && e.contains("line 1"), "{e}");
 }
+
+#[test]
+fn scheme_parameters_out_of_range_name_their_key() {
+    let e = rejection("[transport.lb]\nname = \"reps\"\ncache_size = 0\n");
+    assert!(e.contains("transport.lb.cache_size"), "{e}");
+    let e = rejection("[transport.gate]\nname = \"max_outstanding\"\nmessages = 0\n");
+    assert!(e.contains("transport.gate.messages"), "{e}");
+    let e = rejection("[transport]\ngate = \"valve\"\n");
+    assert!(e.contains("`none`") && e.contains("`max_outstanding`"), "{e}");
+}

@@ -411,6 +411,7 @@ impl Scenario {
             return Err(Error::invalid("transport.ack_every", format!("{}: must be between 1 and 64 packets", tr.ack_every)));
         }
         tr.cc.validate()?;
+        tr.lb.validate()?;
         let fabric = self.build_fabric()?;
         let (a, b) = fabric.farthest_pair();
         let base_rtt = fabric.base_rtt(a, b, tr.mtu_bytes as u64, tr.ack_bytes as u64);
