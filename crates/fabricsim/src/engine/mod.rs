@@ -8,6 +8,7 @@
 
 pub mod queue;
 pub mod tasks;
+pub mod trace;
 
 use crate::error::Result;
 use crate::ids::NodeId;
@@ -24,6 +25,7 @@ use crate::units::Time;
 use crate::workload::graph::Traffic;
 use std::sync::Arc;
 use tasks::{Lane, TaskState};
+use trace::{RttHistogram, Tracer};
 use queue::{EventKind, EventQueue};
 use std::collections::HashMap;
 
@@ -114,6 +116,10 @@ pub struct Sim {
     /// Per-connection pending messages and gates.
     pub(crate) lanes: Vec<Lane>,
     total_sends: u32,
+    /// Sampled time series (`run.trace_interval_us`).
+    pub(crate) tracer: Tracer,
+    /// ACK round-trip samples.
+    pub(crate) rtt_hist: RttHistogram,
     pub(crate) tp: TransportParams,
     pub(crate) qdisc: QdiscConfig,
     pub(crate) c: Counters,
@@ -191,6 +197,8 @@ impl Sim {
             traffic: Arc::clone(&traffic),
             tasks,
             lanes,
+            tracer: Tracer { interval: setup.trace_interval, conns: setup.trace_conns.clone(), samples: Vec::new() },
+            rtt_hist: RttHistogram::default(),
             tp,
             qdisc: setup.qdisc,
             c: Counters::default(),
@@ -207,6 +215,9 @@ impl Sim {
         }
         for (i, ev) in setup.link_events.iter().enumerate() {
             sim.q.push(ev.at, EventKind::LinkChange, i as u32);
+        }
+        if sim.tracer.interval > 0 && !sim.tracer.conns.is_empty() {
+            sim.q.push(0, EventKind::Sample, 0);
         }
         Ok(sim)
     }
@@ -234,6 +245,7 @@ impl Sim {
                 EventKind::ConnWake => self.on_conn_wake(ev.id),
                 EventKind::ConnTimer => self.on_conn_timer(ev.id),
                 EventKind::LinkChange => self.on_link_change(ev.id),
+                EventKind::Sample => self.on_sample(),
             }
             if self.tasks.sends_completed == total && self.pool.live() == 0 {
                 break;

@@ -24,6 +24,8 @@ pub enum EventKind {
     ConnTimer,
     /// The `id`-th scheduled link change (down, up, rate) takes effect.
     LinkChange,
+    /// Periodic sampling of traced state (`run.trace_interval_us`).
+    Sample,
 }
 
 /// One scheduled event: 24 bytes.

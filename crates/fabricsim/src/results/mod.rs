@@ -240,6 +240,10 @@ pub struct Summary {
     pub events: u64,
     /// Most packets alive at once.
     pub peak_packets_in_pool: usize,
+    /// Round-trip time of ACKed data packets (µs; percentiles at 0.13 µs resolution).
+    pub ack_rtt_us: Stats,
+    /// Data packets that reached their receiver more than once (spurious retransmissions).
+    pub duplicate_data_packets: u64,
     /// Deepest data queue seen at any switch port (bytes) and the buffer limit.
     pub max_queue_bytes: u64,
     /// Data buffer per switch port (bytes).
@@ -261,6 +265,8 @@ pub struct Results {
     pub ccts: Vec<CctResult>,
     /// Per-message rows (empty unless `run.message_log`).
     pub messages: Vec<MessageRow>,
+    /// Sampled connection state (empty unless `run.trace_interval_us`).
+    pub trace: Vec<crate::engine::trace::ConnSample>,
     /// Summary.
     pub summary: Summary,
 }
@@ -368,6 +374,8 @@ pub fn collect(sim: &Sim, setup: &Setup, wall_seconds: f64) -> Results {
         packets: PacketCounts::from(&sim.c),
         events: sim.c.events,
         peak_packets_in_pool: sim.pool.high_water(),
+        ack_rtt_us: rtt_stats(&sim.rtt_hist),
+        duplicate_data_packets: sim.conns.iter().map(|c| c.rcv_duplicates as u64).sum(),
         max_queue_bytes: max_queue,
         buffer_bytes: setup.qdisc.buffer_bytes,
         invariant_violations: violations,
@@ -404,7 +412,19 @@ pub fn collect(sim: &Sim, setup: &Setup, wall_seconds: f64) -> Results {
     } else {
         Vec::new()
     };
-    Results { flows, ccts, messages, summary }
+    Results { flows, ccts, messages, trace: sim.tracer.samples.clone(), summary }
+}
+
+/// Figures of the ACK RTT histogram.
+fn rtt_stats(h: &crate::engine::trace::RttHistogram) -> Stats {
+    let q = |x: f64| h.quantile(x).map(us).unwrap_or(0.0);
+    let n = h.count();
+    if n == 0 {
+        return Stats::default();
+    }
+    let bin = 1u64 << crate::engine::trace::RTT_BIN_BITS;
+    let mean = h.bins.iter().enumerate().map(|(i, &c)| c as f64 * us(i as u64 * bin + bin / 2)).sum::<f64>() / n as f64;
+    Stats { min: q(0.0), mean, p50: q(0.5), p99: q(0.99), max: q(1.0) }
 }
 
 /// One row per collective instance.
@@ -499,6 +519,24 @@ impl Results {
         s
     }
 
+    /// `trace.csv` text: one row per sample of a traced connection.
+    pub fn trace_csv(&self) -> String {
+        let mut s = String::from("time_us,flow,cwnd_bytes,in_flight_bytes,pacing_gbps,acked_bytes\n");
+        for t in &self.trace {
+            fmt_us(&mut s, Some(t.at));
+            let _ = write!(s, ",{},", t.conn);
+            if let Some(w) = t.window {
+                let _ = write!(s, "{w}");
+            }
+            let _ = write!(s, ",{},", t.in_flight);
+            if let Some(r) = t.rate_bps {
+                let _ = write!(s, "{:.3}", r as f64 / 1e9);
+            }
+            let _ = writeln!(s, ",{}", t.acked_bytes);
+        }
+        s
+    }
+
     /// `summary.json` text.
     pub fn summary_json(&self) -> String {
         serde_json::to_string_pretty(&self.summary).unwrap_or_default() + "\n"
@@ -514,6 +552,10 @@ impl Results {
         if !self.ccts.is_empty() {
             let c = dir.join("ccts.csv");
             std::fs::write(&c, self.ccts_csv()).map_err(|e| io(e, &c))?;
+        }
+        if !self.trace.is_empty() {
+            let t = dir.join("trace.csv");
+            std::fs::write(&t, self.trace_csv()).map_err(|e| io(e, &t))?;
         }
         if !self.messages.is_empty() {
             let m = dir.join("messages.csv");

@@ -250,6 +250,11 @@ pub struct RunConfig {
     pub end_time_us: Option<f64>,
     /// Also write `messages.csv`: one row per message (posting, delivery and completion times).
     pub message_log: bool,
+    /// Sample the traced connections' window, in-flight bytes and rate this often (writes
+    /// `trace.csv`); off when unset.
+    pub trace_interval_us: Option<f64>,
+    /// Connections (flow indices) to trace; default: the first 16.
+    pub trace_conns: Option<Vec<u32>>,
 }
 
 /// A link event resolved against the fabric.
@@ -285,6 +290,10 @@ pub struct Setup {
     pub link_events: Vec<LinkEvent>,
     /// Stop time, if any.
     pub end_time: Option<Time>,
+    /// Sampling period of traced connections (0 = off).
+    pub trace_interval: Time,
+    /// Traced connections.
+    pub trace_conns: Vec<u32>,
 }
 
 fn rate(key: &str, gbps: f64) -> Result<BitsPerSec> {
@@ -508,8 +517,28 @@ impl Scenario {
             None => None,
         };
         tr.gate.validate()?;
-        let traffic = Arc::new(self.workload.generate(fabric.hosts, self.seed, base_dir)?);
-        Ok(Setup { scenario: self, fabric, traffic, qdisc, base_rtt, bdp_bytes, rto, link_events, end_time })
+        let traffic = Arc::new(self.workload.generate(&fabric, self.seed, base_dir)?);
+        let trace_interval = match self.run.trace_interval_us {
+            Some(us) => {
+                let t = crate::workload::time_from_us("run.trace_interval_us", us)?;
+                if t == 0 {
+                    return Err(Error::invalid("run.trace_interval_us", "0: the sampling period must be positive"));
+                }
+                t
+            }
+            None => 0,
+        };
+        let n_conns = traffic.conns.len() as u32;
+        let trace_conns = match &self.run.trace_conns {
+            Some(v) => {
+                if let Some(&bad) = v.iter().find(|&&c| c >= n_conns) {
+                    return Err(Error::invalid("run.trace_conns", format!("flow {bad} does not exist: the workload has flows 0..{}", n_conns - 1)));
+                }
+                v.clone()
+            }
+            None => (0..n_conns.min(16)).collect(),
+        };
+        Ok(Setup { scenario: self, fabric, traffic, qdisc, base_rtt, bdp_bytes, rto, link_events, end_time, trace_interval, trace_conns })
     }
 }
 

@@ -82,6 +82,37 @@ impl Fabric {
         self.tier.len() as u32 - self.hosts
     }
 
+    /// Pod of every host: hosts whose ToRs share aggregation switches (a fat tree's pod); in a
+    /// 2-tier fabric each ToR is its own pod. Pods are numbered in host order.
+    pub fn pod_of_host(&self) -> Vec<u32> {
+        // Union the ToRs and aggregation switches that are linked to each other.
+        let n = self.tier.len();
+        let mut parent: Vec<usize> = (0..n).collect();
+        fn root(parent: &mut [usize], mut x: usize) -> usize {
+            while parent[x] != x {
+                parent[x] = parent[parent[x]];
+                x = parent[x];
+            }
+            x
+        }
+        for p in &self.ports {
+            let (a, b) = (p.owner as usize, p.peer as usize);
+            if matches!((self.tier[a], self.tier[b]), (Tier::Tor, Tier::Agg) | (Tier::Agg, Tier::Tor)) {
+                let (ra, rb) = (root(&mut parent, a), root(&mut parent, b));
+                parent[ra] = rb;
+            }
+        }
+        let mut number = std::collections::HashMap::new();
+        self.tor_of_host
+            .iter()
+            .map(|&t| {
+                let r = root(&mut parent, t as usize);
+                let next = number.len() as u32;
+                *number.entry(r).or_insert(next)
+            })
+            .collect()
+    }
+
     /// Node count of each tier, in tier order.
     pub fn tier_counts(&self) -> Vec<(Tier, u32)> {
         let mut out: Vec<(Tier, u32)> = Vec::new();

@@ -100,6 +100,8 @@ pub struct Connection {
     pub in_flight: u64,
     /// Packets acknowledged so far.
     pub acked_pkts: u32,
+    /// Payload bytes acknowledged so far.
+    pub acked_payload: u64,
     /// Earliest time the pacer lets the next packet go.
     pub next_send: Time,
     /// Whether the connection sits in its host's ready ring.
@@ -169,6 +171,7 @@ impl Connection {
             tx_log: VecDeque::new(),
             in_flight: 0,
             acked_pkts: 0,
+            acked_payload: 0,
             next_send: 0,
             in_ready: false,
             wake_pending: false,

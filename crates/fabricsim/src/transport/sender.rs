@@ -162,6 +162,7 @@ impl Sim {
             SeqState::Lost => slot.state = SeqState::Acked,
         }
         conn.acked_pkts += 1;
+        conn.acked_payload += payload;
         self.acked_bytes_total += payload;
         wire
     }
@@ -188,6 +189,7 @@ impl Sim {
         }
         newly += self.ack_one(c, p.seq);
         let now = self.now;
+        self.rtt_hist.add(now - p.sent_at);
         let conn = &mut self.conns[c as usize];
         conn.advance_una();
         // Forget timer entries of packets no longer in flight, so the log stays window-sized.

@@ -17,6 +17,7 @@ pub mod permutation;
 use crate::error::{Error, Result};
 use graph::{GraphBuilder, Traffic, Trigger};
 use crate::ids::NodeId;
+use crate::topo::Fabric;
 use crate::rng::Rng;
 use crate::units::{Time, US};
 use serde::Serialize;
@@ -78,13 +79,14 @@ pub const REGISTRY: &[(&str, &str)] = &[
 ];
 
 impl WorkloadConfig {
-    /// Generates the traffic for a fabric of `hosts` hosts. `base_dir` resolves relative file
-    /// names; `seed` is the scenario's master seed.
-    pub fn generate(&self, hosts: u32, seed: u64, base_dir: &Path) -> Result<Traffic> {
+    /// Generates the traffic for `fabric`. `base_dir` resolves relative file names; `seed` is
+    /// the scenario's master seed.
+    pub fn generate(&self, fabric: &Fabric, seed: u64, base_dir: &Path) -> Result<Traffic> {
+        let hosts = fabric.hosts;
         let mut rng = Rng::stream(seed, "workload", 0);
         let (mut flows, jitter_us) = match self {
             WorkloadConfig::Collectives(p) => return collective::generate(p, hosts, &mut rng, base_dir),
-            WorkloadConfig::Permutation(p) => (permutation::generate(p, hosts, &mut rng)?, p.start_jitter_us),
+            WorkloadConfig::Permutation(p) => (permutation::generate(p, &fabric.pod_of_host(), &fabric.tor_of_host, &mut rng)?, p.start_jitter_us),
             WorkloadConfig::Incast(p) => (incast::generate(p, hosts, &mut rng)?, p.start_jitter_us),
             WorkloadConfig::AllToAll(p) => (all_to_all::generate(p, hosts)?, p.start_jitter_us),
             WorkloadConfig::FlowList(p) => (flow_list::generate(p, hosts, base_dir)?, p.start_jitter_us),

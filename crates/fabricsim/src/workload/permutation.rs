@@ -1,6 +1,12 @@
 //! `permutation`: every host sends one flow and receives one, to a seeded random derangement
 //! (no host sends to itself). The workload of the STrack (strack spec §5.3.1) and SMaRTT-REPS
 //! (smartt-reps spec §5.2) permutation experiments and of the shared benchmarks.
+//!
+//! Options for the SMaRTT-REPS variants (spec §5.2 item 2): `locality = "cross_pod"` keeps
+//! every pair in different pods (every path crosses the core: the load balancer's worst case;
+//! `"cross_tor"` only forbids same-ToR pairs), `permutations = m` runs m independent
+//! permutations at once (Fig. 15c), and `large_flows` flows chosen at random carry
+//! `large_flow_bytes` instead (the uneven permutations of Figs. 15d and 17b).
 
 use super::{default_flow_bytes, time_from_us, FlowSpec};
 use crate::error::{Error, Result};
@@ -24,12 +30,65 @@ pub struct PermutationParams {
     pub start_us: f64,
     /// Each flow starts up to this much later, uniformly at random.
     pub start_jitter_us: f64,
+    /// Which pairs are allowed.
+    pub locality: Locality,
+    /// Independent permutations run at once (each host sends and receives this many flows).
+    pub permutations: u32,
+    /// How many flows (chosen at random) carry `large_flow_bytes` instead of `flow_bytes`.
+    pub large_flows: u32,
+    /// Size of those flows.
+    pub large_flow_bytes: Option<ByteSize>,
+}
+
+/// Pairs a permutation may use.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Locality {
+    /// Any two distinct hosts.
+    #[default]
+    Any,
+    /// Hosts under different ToRs.
+    CrossTor,
+    /// Hosts in different pods.
+    CrossPod,
 }
 
 impl Default for PermutationParams {
     fn default() -> Self {
-        PermutationParams { flow_bytes: default_flow_bytes(), start_us: 0.0, start_jitter_us: 0.0 }
+        PermutationParams {
+            flow_bytes: default_flow_bytes(),
+            start_us: 0.0,
+            start_jitter_us: 0.0,
+            locality: Locality::Any,
+            permutations: 1,
+            large_flows: 0,
+            large_flow_bytes: None,
+        }
     }
+}
+
+/// A random permutation of `0..n` with `group[i] != group[p[i]]` for every i (a derangement
+/// when every host is its own group): a shuffle whose conflicts are repaired by swapping with a
+/// random slot when the swap fixes the conflict without creating one.
+pub fn separated_permutation(group: &[u32], rng: &mut Rng) -> Option<Vec<u32>> {
+    let n = group.len();
+    let mut p: Vec<u32> = (0..n as u32).collect();
+    rng.shuffle(&mut p);
+    let ok = |p: &[u32], i: usize| group[i] != group[p[i] as usize];
+    for i in 0..n {
+        let mut tries = 0;
+        while !ok(&p, i) {
+            let j = rng.below(n as u64) as usize;
+            if group[i] != group[p[j] as usize] && group[j] != group[p[i] as usize] {
+                p.swap(i, j);
+            }
+            tries += 1;
+            if tries > 64 * n {
+                return None;
+            }
+        }
+    }
+    Some(p)
 }
 
 /// A uniformly random derangement of `0..n` (rejection of shuffles with fixed points would be
@@ -55,17 +114,47 @@ pub fn derangement(n: u32, rng: &mut Rng) -> Vec<u32> {
     p
 }
 
-/// The flows.
-pub fn generate(p: &PermutationParams, hosts: u32, rng: &mut Rng) -> Result<Vec<FlowSpec>> {
+/// The flows. `pods` is the pod of every host (see `Fabric::pod_of_host`), `tors` its ToR.
+pub fn generate(p: &PermutationParams, pods: &[u32], tors: &[u32], rng: &mut Rng) -> Result<Vec<FlowSpec>> {
+    let hosts = pods.len() as u32;
     if hosts < 2 {
         return Err(Error::invalid("workload.kind", "a permutation needs at least 2 hosts"));
     }
     if p.flow_bytes.0 == 0 {
         return Err(Error::invalid("workload.flow_bytes", "0: flows must carry at least one byte"));
     }
+    if p.permutations == 0 {
+        return Err(Error::invalid("workload.permutations", "0: must be at least 1"));
+    }
+    let large = match (p.large_flows, p.large_flow_bytes) {
+        (0, _) => 0,
+        (_, None) => return Err(Error::invalid("workload.large_flow_bytes", "missing: large_flows needs large_flow_bytes")),
+        (_, Some(ByteSize(0))) => return Err(Error::invalid("workload.large_flow_bytes", "0: flows must carry at least one byte")),
+        (n, Some(b)) if n <= hosts * p.permutations => b.0,
+        (n, _) => return Err(Error::invalid("workload.large_flows", format!("{n}: more than the {} flows", hosts * p.permutations))),
+    };
     let start = time_from_us("workload.start_us", p.start_us)?;
-    let perm = derangement(hosts, rng);
-    Ok((0..hosts).map(|s| FlowSpec { src: s, dst: perm[s as usize], bytes: p.flow_bytes.0, start, after: None }).collect())
+    let mut flows = Vec::with_capacity((hosts * p.permutations) as usize);
+    for _ in 0..p.permutations {
+        let perm = match p.locality {
+            Locality::Any => derangement(hosts, rng),
+            Locality::CrossTor | Locality::CrossPod => {
+                let (groups, what) = if p.locality == Locality::CrossPod { (pods, "pods") } else { (tors, "ToRs") };
+                separated_permutation(groups, rng).ok_or_else(|| {
+                    Error::invalid("workload.locality", format!("no permutation keeps every pair in different {what} on this fabric (allowed: \"any\", \"cross_tor\", \"cross_pod\")"))
+                })?
+            }
+        };
+        flows.extend((0..hosts).map(|s| FlowSpec { src: s, dst: perm[s as usize], bytes: p.flow_bytes.0, start, after: None }));
+    }
+    if p.large_flows > 0 {
+        let mut idx: Vec<usize> = (0..flows.len()).collect();
+        rng.shuffle(&mut idx);
+        for &i in &idx[..p.large_flows as usize] {
+            flows[i].bytes = large;
+        }
+    }
+    Ok(flows)
 }
 
 #[cfg(test)]
@@ -84,5 +173,36 @@ mod tests {
                 seen[d as usize] = true;
             }
         }
+    }
+
+    #[test]
+    fn cross_pod_parallel_and_uneven_permutations() {
+        use crate::topo::{fat_tree, TierLinks};
+        let l = (crate::units::BitsPerSec::from_gbps(400.0), 1000);
+        let fabric = fat_tree::build(8, 1, fat_tree::OversubscribedTier::Tor, TierLinks { host: l, tor_up: l, agg_up: l }, 0).unwrap();
+        let pods = fabric.pod_of_host();
+        // k = 8: 8 pods of 16 hosts, numbered in host order.
+        assert_eq!(pods[0], 0);
+        assert_eq!(pods[15], 0);
+        assert_eq!(pods[16], 1);
+        assert_eq!(*pods.iter().max().unwrap(), 7);
+        let p = PermutationParams {
+            locality: Locality::CrossPod,
+            permutations: 3,
+            large_flows: 2,
+            large_flow_bytes: Some(ByteSize(4 << 20)),
+            ..Default::default()
+        };
+        let mut rng = Rng::stream(1, "t", 0);
+        let flows = generate(&p, &pods, &fabric.tor_of_host, &mut rng).unwrap();
+        assert_eq!(flows.len(), 3 * 128);
+        assert!(flows.iter().all(|f| pods[f.src as usize] != pods[f.dst as usize]));
+        for h in 0..128u32 {
+            assert_eq!(flows.iter().filter(|f| f.src == h).count(), 3);
+            assert_eq!(flows.iter().filter(|f| f.dst == h).count(), 3);
+        }
+        assert_eq!(flows.iter().filter(|f| f.bytes == 4 << 20).count(), 2);
+        // A single pod cannot be separated.
+        assert!(separated_permutation(&[0, 0, 0], &mut rng).is_none());
     }
 }

@@ -1,0 +1,129 @@
+//! Time series and distributions recorded during a run, for figures that plot dynamics rather
+//! than completion times: congestion windows over time (smartt-reps Fig. 2), the per-ACK RTT
+//! distribution (Fig. 10b).
+//!
+//! Sampling is an event every `run.trace_interval_us` that reads the traced connections' state;
+//! it stops rescheduling itself when nothing else is pending, so it never keeps a finished or
+//! deadlocked run alive. The RTT histogram is always on: one array increment per ACK.
+
+use super::queue::EventKind;
+use super::Sim;
+use crate::transport::cc::CongestionControl;
+use crate::units::Time;
+
+/// One sample of one connection.
+#[derive(Clone, Copy, Debug)]
+pub struct ConnSample {
+    /// When.
+    pub at: Time,
+    /// Connection.
+    pub conn: u32,
+    /// Congestion window in bytes (`None` for window-less controllers).
+    pub window: Option<u64>,
+    /// Wire bytes in flight.
+    pub in_flight: u64,
+    /// Pacing rate in bits per second (`None` = line rate).
+    pub rate_bps: Option<u64>,
+    /// Payload bytes acknowledged so far.
+    pub acked_bytes: u64,
+}
+
+/// What to sample and what was sampled.
+#[derive(Debug, Default)]
+pub struct Tracer {
+    /// Sampling period (0 = off).
+    pub interval: Time,
+    /// Connections to sample.
+    pub conns: Vec<u32>,
+    /// Samples in time order.
+    pub samples: Vec<ConnSample>,
+}
+
+/// Width of an RTT histogram bin: 2^17 ps ≈ 131 ns.
+pub const RTT_BIN_BITS: u32 = 17;
+const RTT_BINS: usize = 1 << 14;
+
+/// Histogram of ACK round-trip samples (bins of 2^17 ps, the last one open-ended).
+#[derive(Debug)]
+pub struct RttHistogram {
+    /// Counts per bin.
+    pub bins: Vec<u64>,
+}
+
+impl Default for RttHistogram {
+    fn default() -> Self {
+        RttHistogram { bins: vec![0; RTT_BINS] }
+    }
+}
+
+impl RttHistogram {
+    /// Counts one sample.
+    #[inline]
+    pub fn add(&mut self, rtt: Time) {
+        let i = ((rtt >> RTT_BIN_BITS) as usize).min(RTT_BINS - 1);
+        self.bins[i] += 1;
+    }
+
+    /// Number of samples.
+    pub fn count(&self) -> u64 {
+        self.bins.iter().sum()
+    }
+
+    /// The value below which a fraction `q` of the samples lie, at bin resolution (bin centre).
+    pub fn quantile(&self, q: f64) -> Option<Time> {
+        let n = self.count();
+        if n == 0 {
+            return None;
+        }
+        let target = ((q * n as f64).ceil() as u64).clamp(1, n);
+        let mut seen = 0;
+        for (i, &c) in self.bins.iter().enumerate() {
+            seen += c;
+            if seen >= target {
+                return Some(((i as Time) << RTT_BIN_BITS) + (1 << (RTT_BIN_BITS - 1)));
+            }
+        }
+        None
+    }
+}
+
+impl Sim {
+    /// A sampling tick.
+    pub(crate) fn on_sample(&mut self) {
+        let now = self.now;
+        for &c in &self.tracer.conns {
+            let conn = &self.conns[c as usize];
+            self.tracer.samples.push(ConnSample {
+                at: now,
+                conn: c,
+                window: conn.cc.window(),
+                in_flight: conn.in_flight,
+                rate_bps: conn.cc.pacing_rate().map(|r| r.0),
+                acked_bytes: conn.acked_payload,
+            });
+        }
+        if !self.q.is_empty() {
+            self.q.push(now + self.tracer.interval, EventKind::Sample, 0);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn histogram_quantiles_at_bin_resolution() {
+        let mut h = RttHistogram::default();
+        for us in 1..=100u64 {
+            h.add(us * 1_000_000);
+        }
+        let bin = 1u64 << RTT_BIN_BITS;
+        let p50 = h.quantile(0.5).unwrap();
+        assert!(p50.abs_diff(50_000_000) <= bin, "{p50}");
+        let p99 = h.quantile(0.99).unwrap();
+        assert!(p99.abs_diff(99_000_000) <= bin, "{p99}");
+        assert_eq!(h.count(), 100);
+        assert!(RttHistogram::default().quantile(0.5).is_none());
+    }
+}

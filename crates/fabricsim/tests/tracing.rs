@@ -1,0 +1,55 @@
+//! Time series and distributions: sampled windows, the ACK RTT distribution and the count of
+//! duplicate deliveries.
+mod common;
+
+#[test]
+fn samples_windows_and_rtts() {
+    let r = common::run(
+        r#"
+        seed = 4
+        [topology]
+        k = 4
+        [transport]
+        cc = "fixed"
+        lb = "spray"
+        [workload]
+        kind = "incast"
+        senders = 4
+        receiver = 0
+        flow_bytes = "1MiB"
+        [run]
+        trace_interval_us = 2.0
+        trace_conns = [0, 2]
+    "#,
+    );
+    let t = &r.trace;
+    assert!(t.len() > 20);
+    assert!(t.iter().all(|s| s.conn == 0 || s.conn == 2));
+    // Samples every 2 us, two connections per tick.
+    assert_eq!(t[2].at - t[0].at, 2_000_000);
+    // A fixed window (one BDP of the flow's own path) never changes; in-flight bytes never
+    // exceed it.
+    for c in [0, 2] {
+        let w = t.iter().find(|s| s.conn == c).unwrap().window.unwrap();
+        for s in t.iter().filter(|s| s.conn == c) {
+            assert!(s.window == Some(w) && s.in_flight <= w, "{s:?} vs window {w}");
+        }
+    }
+    // The acknowledged bytes of a flow only grow, up to the flow size.
+    let acked: Vec<u64> = t.iter().filter(|s| s.conn == 0).map(|s| s.acked_bytes).collect();
+    assert!(acked.windows(2).all(|p| p[0] <= p[1]) && *acked.last().unwrap() <= 1 << 20);
+    // 4:1 onto one port: queueing makes RTTs exceed the base RTT.
+    let rtt = &r.summary.ack_rtt_us;
+    assert!(rtt.min >= 0.9 * r.summary.base_rtt_us * 0.5, "{rtt:?}");
+    assert!(rtt.p99 > r.summary.base_rtt_us, "{rtt:?}");
+    assert_eq!(r.summary.duplicate_data_packets, 0);
+    assert!(r.trace_csv().starts_with("time_us,flow,cwnd_bytes"));
+}
+
+#[test]
+fn bad_trace_settings_are_rejected() {
+    let e = common::rejection("[run]\ntrace_interval_us = 0\n");
+    assert!(e.contains("run.trace_interval_us"), "{e}");
+    let e = common::rejection("[topology]\nk = 4\n[run]\ntrace_interval_us = 1\ntrace_conns = [99]\n");
+    assert!(e.contains("run.trace_conns") && e.contains("flow 99 does not exist"), "{e}");
+}
