@@ -200,4 +200,5 @@ fn list() {
     }
     println!();
     section("message gates (transport.gate)", fabricsim::transport::gate::REGISTRY);
+    section("receiver credits (transport.credit)", fabricsim::transport::credit::REGISTRY);
 }

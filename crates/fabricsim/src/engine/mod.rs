@@ -79,6 +79,10 @@ pub struct Counters {
     pub ecn_marked: u64,
     /// Retransmission timeouts that declared packets lost.
     pub timeouts: u64,
+    /// Credit packets (PULLs) sent by receivers.
+    pub pulls_sent: u64,
+    /// PULLs that reached their sender.
+    pub pulls_arrived: u64,
 }
 
 /// Progress of a running simulation, handed to the progress callback.
@@ -116,6 +120,12 @@ pub struct Sim {
     /// Per-connection pending messages and gates.
     pub(crate) lanes: Vec<Lane>,
     total_sends: u32,
+    /// Whether senders need receiver credits (EQDS).
+    pub(crate) credit_on: bool,
+    /// Per-connection credit state.
+    pub(crate) credit: Vec<crate::transport::credit::CreditState>,
+    /// Per-host pull pacers.
+    pub(crate) pacers: Vec<crate::transport::credit::PullPacer>,
     /// Sampled time series (`run.trace_interval_us`).
     pub(crate) tracer: Tracer,
     /// ACK round-trip samples.
@@ -165,6 +175,7 @@ impl Sim {
         let traffic = Arc::clone(&setup.traffic);
         let mut conns = Vec::with_capacity(traffic.conns.len());
         let mut path_rtt = Vec::with_capacity(traffic.conns.len());
+        let mut credit = Vec::with_capacity(traffic.conns.len());
         let mtu = (tp.mss + tp.header) as u64;
         for (i, f) in traffic.conns.iter().enumerate() {
             let hops = hop_count(&fabric, f.src, f.dst);
@@ -175,6 +186,7 @@ impl Sim {
             let cc = tr.cc.build(&path);
             let lb = tr.lb.build(&path, &mut rng);
             conns.push(Connection::new(f.src, f.dst, cc, lb, rng));
+            credit.push(crate::transport::credit::CreditState::new(tr.credit.unsolicited_packets(path.bdp_bytes, mtu)));
             path_rtt.push(rtt);
         }
         let lanes = (0..traffic.conns.len())
@@ -197,6 +209,9 @@ impl Sim {
             traffic: Arc::clone(&traffic),
             tasks,
             lanes,
+            credit_on: tr.credit.enabled(),
+            credit,
+            pacers: (0..setup.fabric.hosts).map(|_| Default::default()).collect(),
             tracer: Tracer { interval: setup.trace_interval, conns: setup.trace_conns.clone(), samples: Vec::new() },
             rtt_hist: RttHistogram::default(),
             tp,
@@ -246,6 +261,7 @@ impl Sim {
                 EventKind::ConnTimer => self.on_conn_timer(ev.id),
                 EventKind::LinkChange => self.on_link_change(ev.id),
                 EventKind::Sample => self.on_sample(),
+                EventKind::PullTick => self.on_pull_tick(ev.id),
             }
             if self.tasks.sends_completed == total && self.pool.live() == 0 {
                 break;

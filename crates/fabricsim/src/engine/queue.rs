@@ -26,6 +26,8 @@ pub enum EventKind {
     LinkChange,
     /// Periodic sampling of traced state (`run.trace_interval_us`).
     Sample,
+    /// Host `id`'s pull pacer may send its next credit (EQDS).
+    PullTick,
 }
 
 /// One scheduled event: 24 bytes.

@@ -142,6 +142,9 @@ impl Sim {
             lane.in_flight_bytes += bytes;
             self.tasks.fired_at[t as usize] = now;
             self.conns[c as usize].post(t, bytes, mss, now);
+            if self.credit_on {
+                self.credit_on_post(c);
+            }
             posted = true;
         }
         if posted {

@@ -17,6 +17,8 @@ pub enum PktKind {
     Ack,
     /// Receiver's negative acknowledgement of a trimmed packet.
     Nack,
+    /// Receiver's credit for one more packet (EQDS PULL, `transport/credit.rs`).
+    Pull,
 }
 
 /// Flag: the sender marks the packet ECN-capable.

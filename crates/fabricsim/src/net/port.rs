@@ -185,7 +185,7 @@ impl Sim {
         match p.kind {
             PktKind::Data if p.flags & F_TRIMMED != 0 => self.c.headers_dropped += 1,
             PktKind::Data => self.c.data_dropped += 1,
-            PktKind::Ack | PktKind::Nack => self.c.control_dropped += 1,
+            PktKind::Ack | PktKind::Nack | PktKind::Pull => self.c.control_dropped += 1,
         }
         self.pool.free(pkt);
     }

@@ -62,10 +62,10 @@ pub fn check(sim: &Sim, setup: &Setup) -> Vec<String> {
         if c.data_trimmed != c.nacks_sent + c.headers_dropped {
             v.push(format!("trimmed headers not conserved: {} trimmed != {} NACKed + {} dropped", c.data_trimmed, c.nacks_sent, c.headers_dropped));
         }
-        if c.acks_sent + c.nacks_sent != c.acks_arrived + c.nacks_arrived + c.control_dropped {
+        if c.acks_sent + c.nacks_sent + c.pulls_sent != c.acks_arrived + c.nacks_arrived + c.pulls_arrived + c.control_dropped {
             v.push(format!(
-                "control packets not conserved: {} ACKs + {} NACKs sent != {} + {} arrived + {} dropped",
-                c.acks_sent, c.nacks_sent, c.acks_arrived, c.nacks_arrived, c.control_dropped
+                "control packets not conserved: {} ACKs + {} NACKs + {} PULLs sent != {} + {} + {} arrived + {} dropped",
+                c.acks_sent, c.nacks_sent, c.pulls_sent, c.acks_arrived, c.nacks_arrived, c.pulls_arrived, c.control_dropped
             ));
         }
         if sim.pool.live() != 0 {

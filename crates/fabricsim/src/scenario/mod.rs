@@ -14,6 +14,7 @@ use crate::topo::{fat_tree, leaf_spine, Fabric, TierLinks};
 use crate::transport::cc::CcConfig;
 use crate::transport::lb::LbConfig;
 use crate::units::{BitsPerSec, Time, NS};
+use crate::transport::credit::CreditConfig;
 use crate::transport::gate::GateConfig;
 use crate::workload::graph::Traffic;
 use crate::workload::WorkloadConfig;
@@ -197,6 +198,8 @@ pub struct TransportConfig {
     pub lb: LbConfig,
     /// Message gate (`gate = "none"` or a table with `name` and parameters).
     pub gate: GateConfig,
+    /// Receiver credits (`credit = "eqds"` or a table with `name` and parameters).
+    pub credit: CreditConfig,
 }
 
 impl Default for TransportConfig {
@@ -211,6 +214,7 @@ impl Default for TransportConfig {
             cc: CcConfig::default(),
             lb: LbConfig::default(),
             gate: GateConfig::default(),
+            credit: CreditConfig::default(),
         }
     }
 }
@@ -421,6 +425,7 @@ impl Scenario {
         }
         tr.cc.validate()?;
         tr.lb.validate()?;
+        tr.credit.validate()?;
         let fabric = self.build_fabric()?;
         let (a, b) = fabric.farthest_pair();
         let base_rtt = fabric.base_rtt(a, b, tr.mtu_bytes as u64, tr.ack_bytes as u64);

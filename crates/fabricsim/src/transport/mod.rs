@@ -11,6 +11,7 @@
 
 pub mod cc;
 pub mod connection;
+pub mod credit;
 pub mod gate;
 pub mod lb;
 mod receiver;

@@ -13,6 +13,7 @@ impl Sim {
             PktKind::Data => self.on_data(host, pkt),
             PktKind::Ack => self.on_ack(pkt),
             PktKind::Nack => self.on_nack(pkt),
+            PktKind::Pull => self.on_pull(pkt),
         }
     }
 
@@ -20,8 +21,11 @@ impl Sim {
         let p = *self.pool.get(pkt);
         debug_assert_eq!(p.dst, host);
         let (header, ack_bytes, ack_every) = (self.tp.header, self.tp.ack_bytes, self.tp.ack_every);
-        let conn = &mut self.conns[p.conn as usize];
         let port = self.hosts[host as usize].port;
+        if self.credit_on {
+            self.credit_on_data(p.conn, p.flags & F_TRIMMED != 0);
+        }
+        let conn = &mut self.conns[p.conn as usize];
         if p.flags & F_TRIMMED != 0 {
             // Trimmed header: NACK it at once so the sender retransmits within one RTT.
             let a = self.pool.get_mut(pkt);

@@ -32,8 +32,12 @@ impl Sim {
                 return Readiness::Blocked;
             }
         }
-        if conn.next_send > self.now {
-            return Readiness::Paced(conn.next_send);
+        let next_send = conn.next_send;
+        if self.credit_on && !self.credit_allows(c) {
+            return Readiness::Blocked;
+        }
+        if next_send > self.now {
+            return Readiness::Paced(next_send);
         }
         Readiness::Ready
     }
@@ -126,6 +130,9 @@ impl Sim {
             self.q.push(now + self.tp.rto, EventKind::ConnTimer, c);
         }
         self.c.data_sent += 1;
+        if self.credit_on {
+            self.credit_spend(c);
+        }
         let port = self.hosts[src as usize].port;
         Some(self.pool.alloc(Packet {
             conn: c,
@@ -276,6 +283,7 @@ impl Sim {
             return;
         }
         let mut lost = 0u64;
+        let mut lost_pkts = 0u32;
         let mut latest_sent_at = 0;
         while let Some(&(seq, t)) = conn.tx_log.front() {
             let live = conn.tx_entry_live(seq, t);
@@ -294,8 +302,13 @@ impl Sim {
             conn.retx.push_back(seq);
             conn.lb.on_feedback(entropy, Feedback::Timeout, now);
             lost += wire;
+            lost_pkts += 1;
             latest_sent_at = latest_sent_at.max(t);
         }
+        if lost > 0 && self.credit_on {
+            self.credit_on_timeout(c, lost_pkts);
+        }
+        let conn = &mut self.conns[c as usize];
         if lost > 0 {
             conn.timeouts += 1;
             conn.consecutive_timeouts += 1;
