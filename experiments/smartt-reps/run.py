@@ -1,0 +1,259 @@
+#!/usr/bin/env python3
+"""Reproduction runs of the SMaRTT-REPS paper (shared/specs/smartt-reps.md §7, targets A1-A4, T1-T21).
+
+Usage:
+    experiments/smartt-reps/run.py [TARGET ...] [--jobs N] [--quick]
+
+Each target is a list of fabricsim runs (a scenario written out as TOML, run with the release
+binary); their summaries are gathered into results/<TARGET>.json as they finish, so an
+interrupted sweep keeps what it did. `report.py` turns the JSON files into tables, plots and the
+numbers quoted in RESULTS.md. `--quick` shrinks fabrics and sizes for a smoke test.
+
+Fabric (spec §5.1): 3-tier fat tree, k = 16 (1024 hosts), 800 Gb/s links, 600 ns per link,
+400 ns per switch, 4 KiB MTU (64 B header), 1-BDP queues with RED 20-80 %, trimming on;
+oversubscription at the aggregation->core tier. Schemes (spec §5.3): every CC runs over REPS.
+"""
+import argparse
+import concurrent.futures as cf
+import json
+import os
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+BIN = os.path.join(ROOT, "target", "release", "fabricsim")
+OUT = os.path.join(HERE, "out")
+RESULTS = os.path.join(HERE, "results")
+
+# Scheme name -> transport settings (spec §5.3: every CC over REPS, trimming on).
+SCHEMES = {
+    "smartt": {"cc": "smartt"},
+    "eqds": {"cc": "line_rate", "credit": "eqds"},
+    "swift": {"cc": "swift"},
+    "bbr": {"cc": "bbr"},
+    "mprdma": {"cc": "mprdma"},
+    "eqds+smartt": {"cc": "smartt", "credit": "eqds"},
+    "eqds+mprdma": {"cc": "mprdma", "credit": "eqds"},
+    "ecn_only": {"cc": "smartt", "cc_params": {"signals": "ecn_only"}},
+    "rtt_only": {"cc": "smartt", "cc_params": {"signals": "rtt_only"}},
+}
+FIVE = ["smartt", "eqds", "swift", "bbr", "mprdma"]
+
+
+def toml_value(v):
+    if isinstance(v, bool):
+        return str(v).lower()
+    if isinstance(v, str):
+        return f'"{v}"'
+    return str(v)
+
+
+def fabric(k=16, os_ratio=1, trimming=True):
+    tier = f'\noversubscription = "{os_ratio}:1"\noversubscribed_tier = "agg"' if os_ratio > 1 else ""
+    return f"""[topology]
+kind = "fat_tree"
+k = {k}{tier}
+link_rate_gbps = 800
+link_latency_ns = 600
+switch_latency_ns = 400
+
+[switch]
+buffer_bdp = 1.0
+ecn_kmin = 0.2
+ecn_kmax = 0.8
+trimming = {str(trimming).lower()}
+"""
+
+
+def scenario(name, scheme, workload, seed=1, k=16, os_ratio=1, trimming=True, lb="reps", cc_params=None, transport=None, run_extra=""):
+    """A scenario: `scheme` names a SCHEMES entry; `cc_params` adds controller parameters;
+    `transport` adds plain [transport] keys (e.g. rto_us)."""
+    sch = dict(SCHEMES[scheme])
+    params = dict(sch.get("cc_params", {}))
+    params.update(cc_params or {})
+    lines = [f'lb = "{lb}"']
+    if "credit" in sch:
+        lines.append(f'credit = "{sch["credit"]}"')
+    for key, v in (transport or {}).items():
+        lines.append(f"{key} = {toml_value(v)}")
+    lines.append("[transport.cc]")
+    lines.append(f'name = "{sch["cc"]}"')
+    lines += [f"{key} = {toml_value(v)}" for key, v in params.items()]
+    tr = "\n".join(lines)
+    return f"""name = "{name}"
+seed = {seed}
+{fabric(k, os_ratio, trimming)}
+[transport]
+{tr}
+
+[workload]
+{workload}
+
+[run]
+{run_extra}
+"""
+
+
+MTU, PAYLOAD, GBPS = 4096, 4032, 800.0
+
+
+def nbytes(size):
+    units = {"KiB": 1 << 10, "MiB": 1 << 20}
+    for u, f in units.items():
+        if size.endswith(u):
+            return int(size[: -len(u)]) * f
+    return int(size)
+
+
+def wire_us(size_bytes, gbps=GBPS):
+    """Serialization of `size_bytes` of payload with headers (S_w = S·MTU/payload)."""
+    return size_bytes * MTU / PAYLOAD * 8 / (gbps * 1e3)
+
+
+def spec_ideal(run_id, target):
+    """The paper's ideal completion (spec §5.4) as a function of the base RTT (µs), or None."""
+    table = ideals(target)
+    return table.get(run_id)
+
+
+def ideals(target):
+    out = {}
+    for rid, _, f in targets(False).get(target, []):
+        out[rid] = f
+    return out
+
+
+def perm(size, m=1, large=None, cross_pod=True):
+    w = f'kind = "permutation"\nflow_bytes = "{size}"\npermutations = {m}'
+    if cross_pod:
+        w += '\nlocality = "cross_pod"'
+    if large:
+        w += f'\nlarge_flows = 1\nlarge_flow_bytes = "{large}"'
+    return w
+
+
+def incast(n, size, receiver=5):
+    return f'kind = "incast"\nsenders = {n}\nreceiver = {receiver}\nflow_bytes = "{size}"'
+
+
+def targets(quick):
+    """Target -> [(run id, scenario TOML, ideal(brtt_us) -> µs or None)]."""
+    k = 8 if quick else 16
+    big = "8MiB" if quick else "32MiB"
+    huge = "16MiB" if quick else "64MiB"
+    notrim = {"trimming": False}
+    no_trim_cc = {"qa_on_timeout": True}
+    # Without trimming, losses are found by the retransmission timer: 3 x base RTT (spec §2.11).
+    no_trim_tr = {"rto_us": 30}
+
+    def p_ideal(size, os_ratio, m=1):
+        return lambda brtt: brtt + m * wire_us(nbytes(size), GBPS / os_ratio)
+
+    def i_ideal(n, size):
+        return lambda brtt: brtt + n * wire_us(nbytes(size))
+
+    def uneven_ideal(small, large, os_ratio):
+        t1 = wire_us(nbytes(small), GBPS / os_ratio)
+        return lambda brtt: brtt + t1 + wire_us(nbytes(large) - nbytes(small))
+
+    t = {}
+    t["A1"] = [("smartt", scenario("A1", "smartt", 'kind = "flow_list"\nfile = "one_flow.csv"', k=k), lambda brtt: brtt + wire_us(32 << 20))]
+    t["T1"] = [(s, scenario("T1", s, incast(8, "8MiB"), k=k, run_extra="trace_interval_us = 1.0\ntrace_conns = [0,1,2,3,4,5,6,7]"), i_ideal(8, "8MiB"))
+               for s in ["smartt", "ecn_only", "rtt_only"]]
+    t["T3"] = [(f"every{n}", scenario("T3", "smartt", incast(8, "8MiB"), k=k, cc_params={"react_every": n}), i_ideal(8, "8MiB")) for n in [1, 2, 5, 10, 25, 50]]
+    t["T4"] = [(f"{sz}-wtd{w}", scenario("T4", "smartt", perm(sz), k=k, cc_params={"wtd": w}), p_ideal(sz, 1)) for sz in ["2MiB", big] for w in [True, False]]
+    t["T5"] = [(f"os{o}-{lb}", scenario("T5", "smartt", perm(big), k=k, os_ratio=o, lb=lb), p_ideal(big, o)) for o in [4, 8] for lb in ["reps", "spray", "plb", "ecmp"]]
+    t["T6"] = [(f"swift-{lb}", scenario("T6", "swift", perm(big), k=k, os_ratio=8, lb=lb), p_ideal(big, 8)) for lb in ["reps", "spray", "plb"]]
+    t["T9"] = [("trim", scenario("T9", "smartt", incast(16, "512KiB"), k=k), i_ideal(16, "512KiB")),
+               ("notrim", scenario("T9", "smartt", incast(16, "512KiB"), k=k, cc_params=no_trim_cc, transport=no_trim_tr, **notrim), i_ideal(16, "512KiB"))]
+    t["T10"] = []
+    for wl_name, wl, o, ideal in [("perm2M-4", perm("2MiB"), 4, p_ideal("2MiB", 4)), ("perm2M-8", perm("2MiB"), 8, p_ideal("2MiB", 8)),
+                                  (f"perm{big}-8", perm(big), 8, p_ideal(big, 8)), ("inc8-512K", incast(8, "512KiB"), 1, i_ideal(8, "512KiB")),
+                                  ("inc16-2M", incast(16, "2MiB"), 1, i_ideal(16, "2MiB")), ("inc32-8M", incast(32, "8MiB"), 1, i_ideal(32, "8MiB"))]:
+        t["T10"].append((f"{wl_name}-trim", scenario("T10", "smartt", wl, k=k, os_ratio=o), ideal))
+        t["T10"].append((f"{wl_name}-notrim", scenario("T10", "smartt", wl, k=k, os_ratio=o, cc_params=no_trim_cc, transport=no_trim_tr, **notrim), ideal))
+    sizes = ["4KiB", "64KiB", "256KiB", "512KiB", "1MiB", "2MiB", "8MiB"] + ([] if quick else ["32MiB"])
+    t["T11"] = [(f"{s}-n{n}-{sz}", scenario("T11", s, incast(n, sz), k=k), i_ideal(n, sz)) for s in FIVE for n in [8, 32, 100] for sz in sizes]
+    t["T12"] = [(s, scenario("T12", s, perm("2MiB"), k=k, os_ratio=8), p_ideal("2MiB", 8)) for s in FIVE]
+    t["T13"] = [(s, scenario("T13", s, perm(big), k=k, os_ratio=8), p_ideal(big, 8)) for s in FIVE]
+    t["T14"] = [(f"os{o}-{sz}-{s}", scenario("T14", s, perm(sz), k=k, os_ratio=o), p_ideal(sz, o)) for o in [2, 4] for sz in ["2MiB", big] for s in FIVE]
+    t["T15"] = [(f"m{m}-{s}", scenario("T15", s, perm("2MiB", m=m), k=k, os_ratio=8), p_ideal("2MiB", 8, m)) for m in [2, 4, 8] for s in FIVE]
+    t["T16"] = [(s, scenario("T16", s, perm("2MiB", large="4MiB"), k=k, os_ratio=8), uneven_ideal("2MiB", "4MiB", 8)) for s in FIVE]
+    # FT128 at 4:1, 16 hosts per pod, 112 destinations outside the pod (spec §5.4).
+    a2a_ideal = lambda brtt: brtt + max(127, 112 * 4) * wire_us(512 << 10)
+    t["T18"] = [(f"k{w}-{s}", scenario("T18", s, f'kind = "all_to_all"\nflow_bytes = "512KiB"\nmax_concurrent = {w}', k=8, os_ratio=4), a2a_ideal)
+                for w in [1, 2, 4, 8, 16] for s in FIVE]
+    t["T19"] = [(s, scenario("T19", s, perm("2MiB"), k=k, os_ratio=8), p_ideal("2MiB", 8)) for s in ["eqds", "eqds+mprdma", "eqds+smartt", "smartt"]]
+    t["T20"] = [(s, scenario("T20", s, perm(big, large=huge), k=k, os_ratio=8), uneven_ideal(big, huge, 8)) for s in ["eqds", "eqds+mprdma", "eqds+smartt", "smartt"]]
+    return t
+
+
+def run_one(target, run_id, toml):
+    d = os.path.join(OUT, target, run_id)
+    os.makedirs(d, exist_ok=True)
+    path = os.path.join(d, "scenario.toml")
+    with open(path, "w") as f:
+        f.write(toml)
+    if target == "A1":
+        with open(os.path.join(d, "one_flow.csv"), "w") as f:
+            f.write("src,dst,bytes,start_us\n0,1023,33554432,0\n")
+    t0 = time.time()
+    p = subprocess.run([BIN, "run", path, "--out", d, "--quiet"], capture_output=True, text=True)
+    wall = time.time() - t0
+    if p.returncode not in (0, 1):
+        return {"run": run_id, "error": p.stderr.strip()[-500:], "wall_s": wall}
+    s = json.load(open(os.path.join(d, "summary.json")))
+    row = {
+        "run": run_id,
+        "wall_s": round(wall, 2),
+        "completion_us": s["completion_time_us"],
+        "ideal_us": s["ideal_completion_time_us"],
+        "base_rtt_us": s["base_rtt_us"],
+        "bdp_bytes": s["bdp_bytes"],
+        "fct_us": s["fct_us"],
+        "ack_rtt_us": s["ack_rtt_us"],
+        "packets": s["packets"],
+        "duplicates": s["duplicate_data_packets"],
+        "flows_finished": s["flows_finished"],
+        "flows": s["flows"],
+        "invariants": s["invariant_violations"],
+        "peak_rss_mb": (s["performance"]["peak_rss_bytes"] or 0) / 1e6,
+    }
+    return row
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("targets", nargs="*")
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--quick", action="store_true")
+    a = ap.parse_args()
+    subprocess.run(["cargo", "build", "--release", "-q"], cwd=ROOT, check=True)
+    all_t = targets(a.quick)
+    chosen = a.targets or list(all_t)
+    os.makedirs(RESULTS, exist_ok=True)
+    for name in chosen:
+        runs = all_t[name]
+        res_path = os.path.join(RESULTS, f"{name}.json")
+        done = {}
+        if os.path.exists(res_path) and not a.quick:
+            done = {r["run"]: r for r in json.load(open(res_path)) if "error" not in r}
+        todo = [(rid, toml) for rid, toml, _ in runs if rid not in done]
+        print(f"{name}: {len(runs)} runs, {len(todo)} to do", flush=True)
+        with cf.ThreadPoolExecutor(max_workers=a.jobs) as ex:
+            futs = {ex.submit(run_one, name, rid, toml): rid for rid, toml in todo}
+            for fu in cf.as_completed(futs):
+                r = fu.result()
+                done[r["run"]] = r
+                print(f"  {name}/{r['run']}: {r.get('completion_us', r.get('error'))} ({r['wall_s']} s)", flush=True)
+                order = [rid for rid, _, _ in runs]
+                rows = sorted(done.values(), key=lambda x: order.index(x["run"]) if x["run"] in order else 1e9)
+                if not a.quick:
+                    with open(res_path, "w") as f:
+                        json.dump(rows, f, indent=1)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
