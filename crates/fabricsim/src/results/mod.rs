@@ -340,7 +340,8 @@ pub fn collect(sim: &Sim, setup: &Setup, wall_seconds: f64) -> Results {
     }
     let busiest = host_load.iter().map(|&(o, i)| o.max(i)).max().unwrap_or(0);
     let host_rate = sim.ports[sim.fabric.host_port[0] as usize].rate;
-    let link_bound = first_start + host_rate.tx_time(busiest) + setup.base_rtt;
+    let cut = cut_bound(sim, &plan);
+    let link_bound = first_start + host_rate.tx_time(busiest).max(cut) + setup.base_rtt;
     let ideal_completion = flow_bound.max(link_bound) - first_start;
     let max_queue = sim.ports.iter().map(|p| p.max_data_bytes).max().unwrap_or(0);
     let violations = invariants::check(sim, setup);
@@ -413,6 +414,58 @@ pub fn collect(sim: &Sim, setup: &Setup, wall_seconds: f64) -> Results {
         Vec::new()
     };
     Results { flows, ccts, messages, trace: sim.tracer.samples.clone(), summary }
+}
+
+/// Time to push the traffic that must leave (or enter) each ToR and each pod through its
+/// uplinks at their full rate, for the busiest one: oversubscribed fabrics are bound by this
+/// rather than by host links.
+fn cut_bound(sim: &Sim, plan: &[(u64, u64, u64, Time)]) -> Time {
+    use crate::topo::Tier;
+    let f = &sim.fabric;
+    let pods = f.pod_of_host();
+    let tp = sim.tp;
+    let n = f.tier.len();
+    // Uplink capacity (bits/s) of every ToR and of every pod (its aggregation switches' core
+    // links); traffic out of / into every ToR and pod.
+    let mut tor_cap = vec![0u64; n];
+    let mut pod_cap = vec![0u64; pods.iter().max().map_or(0, |&p| p as usize + 1)];
+    let mut pod_of_agg = vec![u32::MAX; n];
+    for h in 0..f.hosts as usize {
+        for &p in f.ports_of(f.tor_of_host[h]) {
+            let peer = f.ports[p as usize].peer as usize;
+            if f.tier[peer] == Tier::Agg {
+                pod_of_agg[peer] = pods[h];
+            }
+        }
+    }
+    for (i, p) in f.ports.iter().enumerate() {
+        let (o, q) = (p.owner as usize, p.peer as usize);
+        let rate = sim.ports[i].rate.0;
+        match (f.tier[o], f.tier[q]) {
+            (Tier::Tor, Tier::Agg) => tor_cap[o] += rate,
+            (Tier::Agg, Tier::Core) if pod_of_agg[o] != u32::MAX => pod_cap[pod_of_agg[o] as usize] += rate,
+            _ => {}
+        }
+    }
+    let mut tor_load = vec![(0u64, 0u64); n];
+    let mut pod_load = vec![(0u64, 0u64); pod_cap.len()];
+    for (c, &(bytes, pkts, _, _)) in sim.conns.iter().zip(plan) {
+        let wire = bytes + pkts * tp.header as u64;
+        let (ts, td) = (f.tor_of_host[c.src as usize] as usize, f.tor_of_host[c.dst as usize] as usize);
+        if ts != td {
+            tor_load[ts].0 += wire;
+            tor_load[td].1 += wire;
+        }
+        let (ps, pd) = (pods[c.src as usize] as usize, pods[c.dst as usize] as usize);
+        if ps != pd {
+            pod_load[ps].0 += wire;
+            pod_load[pd].1 += wire;
+        }
+    }
+    let time = |bytes: u64, bps: u64| if bps == 0 { 0 } else { crate::units::BitsPerSec(bps).tx_time(bytes) };
+    let tors = tor_load.iter().zip(&tor_cap).map(|(&(o, i), &c)| time(o.max(i), c));
+    let pods = pod_load.iter().zip(&pod_cap).map(|(&(o, i), &c)| time(o.max(i), c));
+    tors.chain(pods).max().unwrap_or(0)
 }
 
 /// Figures of the ACK RTT histogram.

@@ -88,6 +88,8 @@ impl Fabric {
         // Union the ToRs and aggregation switches that are linked to each other.
         let n = self.tier.len();
         let mut parent: Vec<usize> = (0..n).collect();
+        // A leaf-spine's spines are its upper tier (tier Agg, no Core above): no pods there.
+        let three_tier = self.tier.contains(&Tier::Core);
         fn root(parent: &mut [usize], mut x: usize) -> usize {
             while parent[x] != x {
                 parent[x] = parent[parent[x]];
@@ -97,7 +99,7 @@ impl Fabric {
         }
         for p in &self.ports {
             let (a, b) = (p.owner as usize, p.peer as usize);
-            if matches!((self.tier[a], self.tier[b]), (Tier::Tor, Tier::Agg) | (Tier::Agg, Tier::Tor)) {
+            if three_tier && matches!((self.tier[a], self.tier[b]), (Tier::Tor, Tier::Agg) | (Tier::Agg, Tier::Tor)) {
                 let (ra, rb) = (root(&mut parent, a), root(&mut parent, b));
                 parent[ra] = rb;
             }

@@ -9,10 +9,12 @@
 //! controller implementing [`CongestionControl`]; add one variant to [`CcConfig`] and [`AnyCc`],
 //! one arm to `dispatch!`, and one row to [`REGISTRY`].
 
+pub mod bbr;
 pub mod fixed;
 pub mod line_rate;
 pub mod mprdma;
 pub mod smartt;
+pub mod swift;
 
 use crate::units::{BitsPerSec, Time};
 use serde::Serialize;
@@ -121,6 +123,10 @@ pub enum CcConfig {
     Mprdma(mprdma::MprdmaParams),
     /// See [`smartt`].
     Smartt(smartt::SmarttParams),
+    /// See [`swift`].
+    Swift(swift::SwiftParams),
+    /// See [`bbr`].
+    Bbr(bbr::BbrParams),
 }
 
 crate::tagged_config!(CcConfig, "name", "congestion control", {
@@ -128,6 +134,8 @@ crate::tagged_config!(CcConfig, "name", "congestion control", {
     "line_rate" => LineRate(line_rate::LineRateParams),
     "mprdma" => Mprdma(mprdma::MprdmaParams),
     "smartt" => Smartt(smartt::SmarttParams),
+    "swift" => Swift(swift::SwiftParams),
+    "bbr" => Bbr(bbr::BbrParams),
 });
 
 impl Default for CcConfig {
@@ -148,10 +156,14 @@ pub enum AnyCc {
     /// See [`smartt`]. Boxed: its state is a few hundred bytes, and every connection's
     /// `AnyCc` is as large as the largest variant.
     Smartt(Box<smartt::Smartt>),
+    /// See [`swift`]. Boxed: about 130 bytes of state, several times the small schemes'.
+    Swift(Box<swift::Swift>),
+    /// See [`bbr`]. Boxed: its filters and delivery checkpoints take about 1.5 KiB.
+    Bbr(Box<bbr::Bbr>),
 }
 
 /// Registry rows: (name, one-line summary), as listed by `fabricsim list`.
-pub const REGISTRY: &[(&str, &str)] = &[(fixed::NAME, fixed::SUMMARY), (line_rate::NAME, line_rate::SUMMARY), (mprdma::NAME, mprdma::SUMMARY), (smartt::NAME, smartt::SUMMARY)];
+pub const REGISTRY: &[(&str, &str)] = &[(fixed::NAME, fixed::SUMMARY), (line_rate::NAME, line_rate::SUMMARY), (mprdma::NAME, mprdma::SUMMARY), (smartt::NAME, smartt::SUMMARY), (swift::NAME, swift::SUMMARY), (bbr::NAME, bbr::SUMMARY)];
 
 impl CcConfig {
     /// Builds the controller for one connection.
@@ -161,6 +173,8 @@ impl CcConfig {
             CcConfig::LineRate(p) => AnyCc::LineRate(line_rate::LineRate::new(p, path)),
             CcConfig::Mprdma(p) => AnyCc::Mprdma(mprdma::Mprdma::new(p, path)),
             CcConfig::Smartt(p) => AnyCc::Smartt(Box::new(smartt::Smartt::new(p, path))),
+            CcConfig::Swift(p) => AnyCc::Swift(Box::new(swift::Swift::new(p, path))),
+            CcConfig::Bbr(p) => AnyCc::Bbr(Box::new(bbr::Bbr::new(p, path))),
         }
     }
 
@@ -171,6 +185,8 @@ impl CcConfig {
             CcConfig::LineRate(p) => p.validate(),
             CcConfig::Mprdma(p) => p.validate(),
             CcConfig::Smartt(p) => p.validate(),
+            CcConfig::Swift(p) => p.validate(),
+            CcConfig::Bbr(p) => p.validate(),
         }
     }
 }
@@ -182,6 +198,8 @@ macro_rules! dispatch {
             AnyCc::LineRate($c) => $e,
             AnyCc::Mprdma($c) => $e,
             AnyCc::Smartt($c) => $e,
+            AnyCc::Swift($c) => $e,
+            AnyCc::Bbr($c) => $e,
         }
     };
 }
