@@ -246,7 +246,9 @@ impl Connection {
     /// Index in `msgs` of the message holding packet `seq` (which must be open).
     #[inline]
     pub fn msg_of(&self, seq: u32) -> Option<usize> {
-        self.msgs.iter().position(|m| seq < m.end_pkt)
+        // Open messages are in sequence order: binary search, as a collective may keep many open.
+        let i = self.msgs.partition_point(|m| m.end_pkt <= seq);
+        (i < self.msgs.len()).then_some(i)
     }
 
     /// Whether everything posted has been acknowledged.
