@@ -40,7 +40,8 @@ pub struct MessageFeedback {
     pub first_tx: Time,
     /// When its last byte was delivered in order at the receiver.
     pub delivered_at: Time,
-    /// Largest round-trip sample of its packets' ACKs (0 if none).
+    /// Largest round-trip sample of its packets' ACKs (0 if none, or if the gate does not
+    /// want RTT samples).
     pub rtt_max: Time,
     /// Mean of those samples (0 if none).
     pub rtt_mean: Time,
@@ -55,6 +56,11 @@ pub trait MessageGate {
     fn may_post(&mut self, st: &GateState) -> bool;
     /// A message of this connection completed.
     fn on_complete(&mut self, _fb: &MessageFeedback) {}
+    /// Whether the gate reads per-packet RTT samples (`rtt_max`, `rtt_mean` of the feedback);
+    /// the sender skips attributing ACKs to messages otherwise.
+    fn wants_rtt_samples(&self) -> bool {
+        false
+    }
 }
 
 /// Scenario selection of a gate (`[transport.gate]`, `name = ...`).

@@ -3,6 +3,7 @@
 
 use super::cc::{AckEvent, CongestionControl, LossCause, NackEvent, TimeoutEvent};
 use super::connection::{SeqState, Slot};
+use super::gate::MessageGate;
 use super::lb::{EntropyCtx, Feedback, PathSelector};
 use crate::engine::queue::EventKind;
 use crate::engine::Sim;
@@ -223,7 +224,7 @@ impl Sim {
         };
         conn.cc.on_ack(&ev);
         conn.lb.on_feedback(p.entropy, Feedback::Ack { ecn }, now);
-        if let Some(i) = conn.msg_of(p.seq) {
+        if let Some(i) = conn.msg_of(p.seq).filter(|_| self.lanes[c as usize].gate.wants_rtt_samples()) {
             let m = &mut conn.msgs[i];
             let rtt = now - p.sent_at;
             m.rtt_max = m.rtt_max.max(rtt);
