@@ -104,26 +104,19 @@ impl Sim {
 
     fn fire_task(&mut self, t: u32) {
         let now = self.now;
-        let kind = self.traffic.tasks[t as usize].kind;
-        if let TaskKind::Send { conn, .. } = kind {
-            // A message's `fired_at` is its posting time, which its gate decides.
-            self.lanes[conn as usize].pending.push_back(t);
-            self.try_post(conn);
-            return;
+        match self.traffic.tasks[t as usize].kind {
+            TaskKind::Send { conn, .. } => {
+                // A message's `fired_at` is its posting time, which its gate decides.
+                self.lanes[conn as usize].pending.push_back(t);
+                self.try_post(conn);
+                return;
+            }
+            TaskKind::Join => {}
+            TaskKind::Begin(i) => self.tasks.instance_span[i as usize].0 = now,
+            TaskKind::End(i) => self.tasks.instance_span[i as usize].1 = now,
         }
         self.tasks.fired_at[t as usize] = now;
-        match kind {
-            TaskKind::Send { .. } => unreachable!(),
-            TaskKind::Join => self.propagate(t, None),
-            TaskKind::Begin(i) => {
-                self.tasks.instance_span[i as usize].0 = now;
-                self.propagate(t, None);
-            }
-            TaskKind::End(i) => {
-                self.tasks.instance_span[i as usize].1 = now;
-                self.propagate(t, None);
-            }
-        }
+        self.propagate(t, None);
     }
 
     /// Posts the connection's pending messages as far as its gate allows.

@@ -507,6 +507,14 @@ fn collect_ccts(sim: &Sim, setup: &Setup) -> Vec<CctResult> {
         .collect()
 }
 
+/// Appends each time (µs, empty when unknown) followed by a comma.
+fn push_times(out: &mut String, times: &[Option<Time>]) {
+    for &t in times {
+        fmt_us(out, t);
+        out.push(',');
+    }
+}
+
 fn fmt_us(out: &mut String, t: Option<Time>) {
     if let Some(t) = t {
         let _ = write!(out, "{}.{:06}", t / US, t % US);
@@ -519,14 +527,7 @@ impl Results {
         let mut s = String::from("flow,src,dst,bytes,start_us,finish_us,fct_us,ideal_fct_us,slowdown,retransmits,trims,drops,ecn_acks,timeouts\n");
         for f in &self.flows {
             let _ = write!(s, "{},{},{},{},", f.id, f.src, f.dst, f.bytes);
-            fmt_us(&mut s, Some(f.start));
-            s.push(',');
-            fmt_us(&mut s, f.finish);
-            s.push(',');
-            fmt_us(&mut s, f.fct());
-            s.push(',');
-            fmt_us(&mut s, Some(f.ideal_fct));
-            s.push(',');
+            push_times(&mut s, &[Some(f.start), f.finish, f.fct(), Some(f.ideal_fct)]);
             if let Some(x) = f.slowdown() {
                 let _ = write!(s, "{x:.6}");
             }
@@ -541,14 +542,7 @@ impl Results {
         for c in &self.ccts {
             let i = &c.instance;
             let _ = write!(s, "{},{},{},{},{},{},{},", i.job, i.iteration, i.step, i.op, i.algorithm, i.ranks, i.bytes);
-            fmt_us(&mut s, c.start);
-            s.push(',');
-            fmt_us(&mut s, c.end);
-            s.push(',');
-            fmt_us(&mut s, c.cct());
-            s.push(',');
-            fmt_us(&mut s, Some(c.ideal));
-            s.push(',');
+            push_times(&mut s, &[c.start, c.end, c.cct(), Some(c.ideal)]);
             if let Some(x) = c.normalized() {
                 let _ = write!(s, "{x:.6}");
             }
@@ -562,10 +556,7 @@ impl Results {
         let mut s = String::from("message,conn,src,dst,bytes,posted_us,delivered_us,completed_us\n");
         for m in &self.messages {
             let _ = write!(s, "{},{},{},{},{},", m.id, m.conn, m.src, m.dst, m.bytes);
-            fmt_us(&mut s, m.posted);
-            s.push(',');
-            fmt_us(&mut s, m.delivered);
-            s.push(',');
+            push_times(&mut s, &[m.posted, m.delivered]);
             fmt_us(&mut s, m.completed);
             s.push('\n');
         }

@@ -6,7 +6,7 @@
 
 mod values;
 
-pub use values::{deserialize_params, ByteSize, Ratio};
+pub use values::{deserialize_params, ByteSize, NoParams, Ratio};
 
 use crate::error::{Error, Result};
 use crate::net::qdisc::{MarkAt, QdiscConfig};

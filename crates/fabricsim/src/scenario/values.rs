@@ -206,6 +206,12 @@ pub fn deserialize_params<T: serde::de::DeserializeOwned, E: serde::de::Error>(t
     })
 }
 
+/// The parameters of a scheme that has none (e.g. `gate = "none"`): an empty table that still
+/// rejects unknown keys.
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NoParams {}
+
 /// Implements `Deserialize` for a scheme-selection enum whose variants are chosen by a tag key
 /// (`name = "fixed"`, `kind = "incast"`) and hold that scheme's parameter struct. Errors name
 /// the offending parameter and list the registered schemes.

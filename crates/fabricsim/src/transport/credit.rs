@@ -31,6 +31,7 @@ use crate::engine::Sim;
 use crate::error::{Error, Result};
 use crate::ids::{ConnId, NodeId, PktId};
 use crate::net::packet::{Packet, PktKind};
+use crate::scenario::NoParams;
 use crate::units::Time;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
@@ -40,13 +41,13 @@ use std::collections::VecDeque;
 #[serde(tag = "name", rename_all = "snake_case")]
 pub enum CreditConfig {
     /// Senders need no credit.
-    None(crate::transport::gate::NoParams),
+    None(NoParams),
     /// EQDS pull credits.
     Eqds(EqdsParams),
 }
 
 crate::tagged_config!(CreditConfig, "name", "credit scheme", {
-    "none" => None(crate::transport::gate::NoParams),
+    "none" => None(NoParams),
     "eqds" => Eqds(EqdsParams),
 });
 

@@ -11,6 +11,7 @@
 //! [`GateConfig`] and [`AnyGate`], one row in [`REGISTRY`].
 
 use crate::error::{Error, Result};
+use crate::scenario::NoParams;
 use crate::units::Time;
 use serde::{Deserialize, Serialize};
 
@@ -87,11 +88,6 @@ impl Default for MaxOutstandingParams {
         MaxOutstandingParams { messages: 8 }
     }
 }
-
-/// Parameters of `none` (there are none; the struct rejects unknown keys).
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct NoParams {}
 
 crate::tagged_config!(GateConfig, "name", "message gate", {
     "none" => None(NoParams),

@@ -198,16 +198,6 @@ impl GraphBuilder {
         self.raw_edges.push((from, Edge { to, on, delay }));
     }
 
-    /// Number of tasks so far.
-    pub fn len(&self) -> usize {
-        self.t.tasks.len()
-    }
-
-    /// True when no task was added.
-    pub fn is_empty(&self) -> bool {
-        self.t.tasks.is_empty()
-    }
-
     /// The finished graph (edges sorted into rows by source, in insertion order).
     pub fn finish(mut self) -> Traffic {
         let n = self.t.tasks.len();

@@ -534,12 +534,10 @@ impl CongestionControl for Bbr {
 mod tests {
     use super::*;
 
-    const MTU: u64 = 4096;
+    use crate::transport::cc::testing::{self, MTU};
     /// 400 Gb/s host, 10 µs base RTT: BDP 500,000 B.
-    const PATH: PathInfo =
-        PathInfo { mtu_bytes: MTU, host_rate: BitsPerSec(400_000_000_000), base_rtt: 10 * US, bdp_bytes: 500_000, hops: 6 };
-    const ACK: AckEvent =
-        AckEvent { now: 0, acked_bytes: MTU, rtt: 10 * US, ecn: false, marked_pkts: 0, in_flight: 0, entropy: 0, retransmitted: false };
+    const PATH: PathInfo = testing::path(400_000_000_000, 500_000);
+    use crate::transport::cc::testing::ACK;
     const GBPS: u64 = 1_000_000_000;
 
     /// A connection driven by a synthetic ACK stream.

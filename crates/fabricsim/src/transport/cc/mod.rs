@@ -162,6 +162,27 @@ pub enum AnyCc {
     Bbr(Box<bbr::Bbr>),
 }
 
+/// Shared fixtures of the controllers' unit tests: 4096-byte packets, a 10 µs base RTT, six
+/// hops, and a clean full-packet ACK at the base RTT.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::{AckEvent, PathInfo};
+    use crate::units::{BitsPerSec, US};
+
+    /// Full packet size of the fixtures.
+    pub const MTU: u64 = 4096;
+
+    /// A path at `host_rate_bps` with a BDP of `bdp_bytes` (given separately, so tests can pick
+    /// round numbers).
+    pub const fn path(host_rate_bps: u64, bdp_bytes: u64) -> PathInfo {
+        PathInfo { mtu_bytes: MTU, host_rate: BitsPerSec(host_rate_bps), base_rtt: 10 * US, bdp_bytes, hops: 6 }
+    }
+
+    /// An unmarked ACK of one full packet at the base RTT.
+    pub const ACK: AckEvent =
+        AckEvent { now: 0, acked_bytes: MTU, rtt: 10 * US, ecn: false, marked_pkts: 0, in_flight: 0, entropy: 0, retransmitted: false };
+}
+
 /// Registry rows: (name, one-line summary), as listed by `fabricsim list`.
 pub const REGISTRY: &[(&str, &str)] = &[(fixed::NAME, fixed::SUMMARY), (line_rate::NAME, line_rate::SUMMARY), (mprdma::NAME, mprdma::SUMMARY), (smartt::NAME, smartt::SUMMARY), (swift::NAME, swift::SUMMARY), (bbr::NAME, bbr::SUMMARY)];
 

@@ -182,14 +182,11 @@ impl CongestionControl for Mprdma {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::units::US;
 
-    const MTU: u64 = 4096;
+    use crate::transport::cc::testing::{self, MTU};
     /// 100 full packets of BDP: the window starts at 1.25 × 100 = 125 packets = 512,000 B.
-    const PATH: PathInfo =
-        PathInfo { mtu_bytes: MTU, host_rate: BitsPerSec(400_000_000_000), base_rtt: 10 * US, bdp_bytes: 100 * MTU, hops: 6 };
-    const ACK: AckEvent =
-        AckEvent { now: 0, acked_bytes: MTU, rtt: 10 * US, ecn: false, marked_pkts: 0, in_flight: 0, entropy: 0, retransmitted: false };
+    const PATH: PathInfo = testing::path(400_000_000_000, 100 * MTU);
+    use crate::transport::cc::testing::ACK;
 
     fn cc() -> Mprdma {
         Mprdma::new(&MprdmaParams::default(), &PATH)

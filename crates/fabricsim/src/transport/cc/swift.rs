@@ -371,13 +371,11 @@ mod tests {
     use super::*;
     use crate::transport::cc::LossCause;
 
-    const MTU: u64 = 4096;
+    use crate::transport::cc::testing::{self, MTU};
     /// 100 full packets of BDP over a 10 µs base RTT: the window starts at 125 packets, the
     /// target is 15 µs.
-    const PATH: PathInfo =
-        PathInfo { mtu_bytes: MTU, host_rate: BitsPerSec(327_680_000_000), base_rtt: 10 * US, bdp_bytes: 100 * MTU, hops: 6 };
-    const ACK: AckEvent =
-        AckEvent { now: 0, acked_bytes: MTU, rtt: 10 * US, ecn: false, marked_pkts: 0, in_flight: 0, entropy: 0, retransmitted: false };
+    const PATH: PathInfo = testing::path(327_680_000_000, 100 * MTU);
+    use crate::transport::cc::testing::ACK;
 
     fn cc(p: SwiftParams) -> Swift {
         Swift::new(&p, &PATH)
