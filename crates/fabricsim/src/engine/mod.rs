@@ -181,7 +181,7 @@ impl Sim {
             let hops = hop_count(&fabric, f.src, f.dst);
             let rtt = *rtt_by_hops.entry(hops).or_insert_with(|| fabric.base_rtt(f.src, f.dst, mtu, tp.ack_bytes as u64));
             let host_rate = fabric.ports[fabric.host_port[f.src as usize] as usize].rate;
-            let path = PathInfo { mtu_bytes: mtu, host_rate, base_rtt: rtt, bdp_bytes: host_rate.bytes_in(rtt), hops: hops as u32 };
+            let path = PathInfo { mtu_bytes: mtu, host_rate, base_rtt: rtt, bdp_bytes: host_rate.bytes_in(rtt), hops: hops as u32, net_base_rtt: setup.base_rtt };
             let mut rng = Rng::stream(seed, "conn", i as u64);
             let cc = tr.cc.build(&path);
             let lb = tr.lb.build(&path, &mut rng);

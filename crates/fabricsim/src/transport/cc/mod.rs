@@ -32,6 +32,9 @@ pub struct PathInfo {
     pub bdp_bytes: u64,
     /// Links on the path, one way.
     pub hops: u32,
+    /// Round-trip time of the fabric's longest path on an idle fabric (full data packet out,
+    /// ACK back): the "network-wide base RTT" some schemes scale their constants by.
+    pub net_base_rtt: Time,
 }
 
 /// An acknowledgement reaching the sender.
@@ -105,6 +108,9 @@ pub trait CongestionControl {
     fn on_timeout(&mut self, _ev: &TimeoutEvent) {}
     /// A data packet of `bytes` left the sender.
     fn on_send(&mut self, _now: Time, _bytes: u64) {}
+    /// A congestion notification packet (RoCEv2 CNP, sent by the receiver's NIC when CE-marked
+    /// data arrives; see `transport.cnp`) reached the sender.
+    fn on_cnp(&mut self, _now: Time) {}
     /// Congestion window in wire bytes; `None` for a window-less (purely rate-based) sender.
     fn window(&self) -> Option<u64>;
     /// Pacing rate; `None` for no pacing (line rate).
@@ -175,7 +181,7 @@ pub(crate) mod testing {
     /// A path at `host_rate_bps` with a BDP of `bdp_bytes` (given separately, so tests can pick
     /// round numbers).
     pub const fn path(host_rate_bps: u64, bdp_bytes: u64) -> PathInfo {
-        PathInfo { mtu_bytes: MTU, host_rate: BitsPerSec(host_rate_bps), base_rtt: 10 * US, bdp_bytes, hops: 6 }
+        PathInfo { mtu_bytes: MTU, host_rate: BitsPerSec(host_rate_bps), base_rtt: 10 * US, bdp_bytes, hops: 6, net_base_rtt: 10 * US }
     }
 
     /// An unmarked ACK of one full packet at the base RTT.
@@ -241,6 +247,10 @@ impl CongestionControl for AnyCc {
     #[inline]
     fn on_send(&mut self, now: Time, bytes: u64) {
         dispatch!(self, c => c.on_send(now, bytes))
+    }
+    #[inline]
+    fn on_cnp(&mut self, now: Time) {
+        dispatch!(self, c => c.on_cnp(now))
     }
     #[inline]
     fn window(&self) -> Option<u64> {

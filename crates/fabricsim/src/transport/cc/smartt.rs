@@ -567,7 +567,7 @@ mod tests {
     const TRTT_US: f64 = 15.0;
 
     fn path() -> PathInfo {
-        PathInfo { mtu_bytes: 4096, host_rate: BitsPerSec::from_gbps(400.0), base_rtt: 10 * US, bdp_bytes: 500_000, hops: 6 }
+        PathInfo { mtu_bytes: 4096, host_rate: BitsPerSec::from_gbps(400.0), base_rtt: 10 * US, bdp_bytes: 500_000, hops: 6, net_base_rtt: 10 * US }
     }
 
     /// One full packet acknowledged, unmarked, RTT between base and target.
