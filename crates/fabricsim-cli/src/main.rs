@@ -177,7 +177,15 @@ fn check(path: &Path, set: &[String]) -> Result<(), Error> {
         let jobs = t.instances.iter().map(|i| i.job + 1).max().unwrap_or(0);
         println!("collectives   {} jobs, {} collective instances, {} graph tasks", jobs, t.instances.len(), t.tasks.len());
     }
-    println!("link events   {}", setup.link_events.len());
+    println!("link events   {}", setup.scenario.link_events.len());
+    if !f.failures.is_empty() {
+        let names: Vec<String> = f.failures.iter().map(|l| f.link_name(l.up)).collect();
+        let how = match f.failures[0].rate {
+            None => "removed".to_string(),
+            Some(r) => format!("degraded to {} Gb/s", r.gbps()),
+        };
+        println!("failed links  {} {how}: {}", names.len(), names.join(" "));
+    }
     println!("\nresolved scenario:\n{}", setup.scenario.to_toml());
     Ok(())
 }
@@ -201,4 +209,5 @@ fn list() {
     println!();
     section("message gates (transport.gate)", fabricsim::transport::gate::REGISTRY);
     section("receiver credits (transport.credit)", fabricsim::transport::credit::REGISTRY);
+    section("loss recovery (transport.reliability)", fabricsim::transport::reliability::REGISTRY);
 }

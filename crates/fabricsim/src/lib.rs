@@ -6,7 +6,8 @@
 //! - [`units`], [`ids`], [`rng`]: integer picosecond time, dense ids, seeded random streams.
 //! - [`engine`]: the [`engine::Sim`] context and its event loop; [`engine::queue`] the event queue.
 //! - [`net`]: packets and their pool, output ports with their queue discipline, switches, NICs.
-//! - [`topo`]: fat trees and leaf-spines as dense arrays, and equal-cost routing tables.
+//! - [`topo`]: fat trees and leaf-spines as dense arrays, static uplink failures, and equal-cost
+//!   routing tables.
 //! - [`transport`]: connections (reliability), congestion control ([`transport::cc`]) and
 //!   host path selection ([`transport::lb`]), each scheme one file behind a small trait.
 //! - [`workload`]: permutation, incast, all-to-all, flow lists.

@@ -7,6 +7,7 @@
 //! is no global state: two `Sim`s can run side by side.
 
 pub mod queue;
+mod reroute;
 pub mod tasks;
 pub mod trace;
 
@@ -44,6 +45,9 @@ pub struct TransportParams {
     pub rto: Time,
     /// Whether data packets are ECN-capable.
     pub ect: bool,
+    /// DCQCN notification point: at most one CNP per connection per this interval (`None` =
+    /// receivers send no CNPs).
+    pub cnp_interval: Option<Time>,
 }
 
 /// Packet and event counters of a run.
@@ -83,6 +87,24 @@ pub struct Counters {
     pub pulls_sent: u64,
     /// PULLs that reached their sender.
     pub pulls_arrived: u64,
+    /// Data packets dropped for lack of buffer (tail drop; PFC headroom overflow).
+    pub buffer_drops: u64,
+    /// CNPs sent by receivers.
+    pub cnps_sent: u64,
+    /// CNPs that reached their sender.
+    pub cnps_arrived: u64,
+    /// Sequence NACKs sent by receivers (RoCE modes).
+    pub seq_nacks_sent: u64,
+    /// Sequence NACKs that reached their sender.
+    pub seq_nacks_arrived: u64,
+    /// Loss probes sent (STrack).
+    pub probes_sent: u64,
+    /// Loss probes that reached their receiver.
+    pub probes_arrived: u64,
+    /// Recoveries started by the out-of-order count (STrack).
+    pub ooo_recoveries: u64,
+    /// Recoveries started by a probe answer (STrack).
+    pub probe_recoveries: u64,
 }
 
 /// Progress of a running simulation, handed to the progress callback.
@@ -131,6 +153,10 @@ pub struct Sim {
     /// ACK round-trip samples.
     pub(crate) rtt_hist: RttHistogram,
     pub(crate) tp: TransportParams,
+    /// Loss-recovery mode.
+    pub(crate) reliability: crate::transport::reliability::Reliability,
+    /// PFC buffer accounting (off unless `switch.pfc.enabled`).
+    pub(crate) pfc: crate::net::pfc::PfcState,
     pub(crate) qdisc: QdiscConfig,
     pub(crate) c: Counters,
     pub(crate) link_events: Vec<LinkEvent>,
@@ -154,8 +180,9 @@ impl Sim {
             ack_every: tr.ack_every,
             rto: setup.rto,
             ect: tr.ecn_capable,
+            cnp_interval: tr.cc.cnp_interval(),
         };
-        let ports: Vec<PortState> = fabric
+        let mut ports: Vec<PortState> = fabric
             .ports
             .iter()
             .enumerate()
@@ -165,6 +192,7 @@ impl Sim {
                 PortState::new(spec, is_nic, to_switch, fabric.switch_latency, Rng::stream(seed, "port", i as u64))
             })
             .collect();
+        crate::topo::failures::apply_to_ports(&fabric, &mut ports);
         let fabric_peers: Vec<NodeId> = fabric.ports.iter().map(|p| p.peer).collect();
         let switch_seed = (0..fabric.switches()).map(|s| Rng::stream(seed, "ecmp", s as u64).next_u64()).collect();
         let hosts = (0..fabric.hosts).map(|h| HostState::new(fabric.host_port[h as usize])).collect();
@@ -212,9 +240,17 @@ impl Sim {
             credit_on: tr.credit.enabled(),
             credit,
             pacers: (0..setup.fabric.hosts).map(|_| Default::default()).collect(),
-            tracer: Tracer { interval: setup.trace_interval, conns: setup.trace_conns.clone(), samples: Vec::new() },
+            tracer: Tracer {
+                interval: setup.trace_interval,
+                conns: setup.trace_conns.clone(),
+                ports: setup.trace_ports.clone(),
+                log_drops: setup.scenario.run.event_log,
+                ..Default::default()
+            },
             rtt_hist: RttHistogram::default(),
             tp,
+            reliability: tr.reliability.resolve(setup.base_rtt),
+            pfc: setup.pfc.clone(),
             qdisc: setup.qdisc,
             c: Counters::default(),
             link_events: setup.link_events.clone(),
@@ -231,7 +267,7 @@ impl Sim {
         for (i, ev) in setup.link_events.iter().enumerate() {
             sim.q.push(ev.at, EventKind::LinkChange, i as u32);
         }
-        if sim.tracer.interval > 0 && !sim.tracer.conns.is_empty() {
+        if sim.tracer.interval > 0 && !(sim.tracer.conns.is_empty() && sim.tracer.ports.is_empty()) {
             sim.q.push(0, EventKind::Sample, 0);
         }
         Ok(sim)
@@ -262,6 +298,8 @@ impl Sim {
                 EventKind::LinkChange => self.on_link_change(ev.id),
                 EventKind::Sample => self.on_sample(),
                 EventKind::PullTick => self.on_pull_tick(ev.id),
+                EventKind::Pfc => self.on_pfc_frame(ev.id),
+                EventKind::ConnProbe => self.on_conn_probe(ev.id),
             }
             if self.tasks.sends_completed == total && self.pool.live() == 0 {
                 break;
@@ -358,12 +396,16 @@ impl Sim {
 
     fn on_link_change(&mut self, i: u32) {
         let ev = self.link_events[i as usize];
+        if ev.action == LinkAction::Reroute {
+            return self.reroute();
+        }
         for p in ev.ports {
             let ps = &mut self.ports[p as usize];
             match ev.action {
                 LinkAction::Down => ps.up = false,
                 LinkAction::Up => ps.up = true,
                 LinkAction::Rate => ps.rate = ev.rate,
+                LinkAction::Reroute => {}
             }
         }
         if ev.action == LinkAction::Up {

@@ -28,6 +28,10 @@ pub enum EventKind {
     Sample,
     /// Host `id`'s pull pacer may send its next credit (EQDS).
     PullTick,
+    /// A PFC frame reaches upstream port `id >> 1`: PAUSE if `id & 1`, else RESUME.
+    Pfc,
+    /// Connection `id`'s loss-probe timer (STrack) should be checked.
+    ConnProbe,
 }
 
 /// One scheduled event: 24 bytes.

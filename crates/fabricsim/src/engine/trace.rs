@@ -28,6 +28,21 @@ pub struct ConnSample {
     pub acked_bytes: u64,
 }
 
+/// One sample of one port.
+#[derive(Clone, Copy, Debug)]
+pub struct PortSample {
+    /// When.
+    pub at: Time,
+    /// Port.
+    pub port: u32,
+    /// Bytes in its data class.
+    pub data_bytes: u64,
+    /// Bytes transmitted so far (every class).
+    pub tx_bytes: u64,
+    /// Whether PFC holds its data class.
+    pub paused: bool,
+}
+
 /// What to sample and what was sampled.
 #[derive(Debug, Default)]
 pub struct Tracer {
@@ -37,6 +52,14 @@ pub struct Tracer {
     pub conns: Vec<u32>,
     /// Samples in time order.
     pub samples: Vec<ConnSample>,
+    /// Ports to sample.
+    pub ports: Vec<u32>,
+    /// Port samples in time order.
+    pub port_samples: Vec<PortSample>,
+    /// Whether to log drops (`run.event_log`).
+    pub log_drops: bool,
+    /// Dropped packets: (time, port where it was lost, connection).
+    pub drops: Vec<(Time, u32, u32)>,
 }
 
 /// Width of an RTT histogram bin: 2^17 ps ≈ 131 ns.
@@ -101,6 +124,10 @@ impl Sim {
                 rate_bps: conn.cc.pacing_rate().map(|r| r.0),
                 acked_bytes: conn.acked_payload,
             });
+        }
+        for &p in &self.tracer.ports {
+            let ps = &self.ports[p as usize];
+            self.tracer.port_samples.push(PortSample { at: now, port: p, data_bytes: ps.data_bytes, tx_bytes: ps.tx_bytes, paused: ps.paused });
         }
         if !self.q.is_empty() {
             self.q.push(now + self.tracer.interval, EventKind::Sample, 0);

@@ -2,6 +2,7 @@
 
 pub mod nic;
 pub mod packet;
+pub mod pfc;
 pub mod port;
 pub mod qdisc;
 pub mod switch;

@@ -19,6 +19,15 @@ pub enum PktKind {
     Nack,
     /// Receiver's credit for one more packet (EQDS PULL, `transport/credit.rs`).
     Pull,
+    /// RoCEv2 congestion notification packet: the receiver saw CE-marked data (DCQCN's
+    /// notification point; at most one per connection per `cnp_interval`).
+    Cnp,
+    /// Sequence NACK (RoCE NAK): "the next packet I expect is `seq`". Go-back-N senders resend
+    /// from it; selective-repeat senders resend that one packet (`transport/reliability.rs`).
+    SeqNack,
+    /// Header-only loss probe in the data class: the receiver answers with an immediate ACK
+    /// (STrack §3.3.2).
+    Probe,
 }
 
 /// Flag: the sender marks the packet ECN-capable.
@@ -34,6 +43,8 @@ pub const F_ECE: u8 = 16;
 /// Flag (data): the sender asks for an immediate ACK (its window is full or this is the last
 /// packet), so ACK coalescing never stalls a window-limited sender.
 pub const F_ACK_NOW: u8 = 32;
+/// Flag (ACK): answers a probe.
+pub const F_PROBE_ACK: u8 = 64;
 
 /// One packet. Field meaning depends on `kind`; see each field.
 #[derive(Clone, Copy, Debug, Default)]
@@ -60,8 +71,12 @@ pub struct Packet {
     pub port: PortId,
     /// ACK: every data packet below this sequence number has arrived.
     pub cum_ack: u32,
-    /// ACK: bit i set means data packet `cum_ack + 1 + i` has arrived.
+    /// ACK: bit i set means data packet `sack_base + i` has arrived.
     pub sack_bits: u64,
+    /// ACK: sequence number of bit 0 of `sack_bits`.
+    pub sack_base: u32,
+    /// ACK: data packets the receiver holds above `cum_ack` (saturating; STrack's OOO count).
+    pub ooo_count: u16,
     /// ACK: data packets newly covered by this ACK that carried a CE mark.
     pub ecn_count: u16,
     /// Output port + 1 that the next switch will choose, if the event loop's look-ahead already

@@ -42,6 +42,8 @@ pub struct PortState {
     pub free_pending: bool,
     /// Whether a host owns this port (its NIC): data comes from the host's scheduler.
     pub is_nic: bool,
+    /// Whether PFC has paused the data class.
+    pub paused: bool,
     /// Control class: ACKs, NACKs, trimmed headers. Served first.
     pub ctrl: VecDeque<PktId>,
     /// Data class.
@@ -62,6 +64,12 @@ pub struct PortState {
     pub trims: u64,
     /// Packets marked CE here.
     pub marks: u64,
+    /// When the current pause began.
+    pub paused_since: Time,
+    /// Time spent paused (completed pauses).
+    pub paused_total: Time,
+    /// PAUSE frames received.
+    pub pauses_received: u32,
 }
 
 impl PortState {
@@ -76,6 +84,10 @@ impl PortState {
             busy_until: 0,
             free_pending: false,
             is_nic,
+            paused: false,
+            paused_since: 0,
+            paused_total: 0,
+            pauses_received: 0,
             ctrl: VecDeque::new(),
             data: VecDeque::new(),
             data_bytes: 0,
@@ -128,11 +140,14 @@ impl Sim {
     /// Picks the next packet (control first, then data) and serializes it.
     fn port_start(&mut self, port: PortId) {
         let owner_is_host = self.ports[port as usize].is_nic;
+        let mut from_switch_data = None;
         let pkt = {
             let ps = &mut self.ports[port as usize];
             if let Some(p) = ps.ctrl.pop_front() {
                 ps.ctrl_bytes -= self.pool.get(p).size as u64;
                 Some(p)
+            } else if ps.paused {
+                None
             } else if let Some(p) = ps.data.pop_front() {
                 let pk = self.pool.get_mut(p);
                 ps.data_bytes -= pk.size as u64;
@@ -141,14 +156,22 @@ impl Sim {
                     ps.marks += 1;
                     self.c.ecn_marked += 1;
                 }
+                if !owner_is_host {
+                    // The port the packet arrived over, for the PFC release below.
+                    from_switch_data = Some((pk.port, pk.size as u64));
+                }
                 Some(p)
             } else {
                 None
             }
         };
+        if let Some((up, size)) = from_switch_data.filter(|_| self.pfc.on) {
+            let sw = self.ports[port as usize].owner;
+            self.pfc_release(sw, up, size);
+        }
         let pkt = match pkt {
             Some(p) => p,
-            None if owner_is_host => match self.nic_next_packet(self.ports[port as usize].owner) {
+            None if owner_is_host && !self.ports[port as usize].paused => match self.nic_next_packet(self.ports[port as usize].owner) {
                 Some(p) => p,
                 None => return,
             },
@@ -171,7 +194,7 @@ impl Sim {
             self.drop_packet(pkt);
         }
         let ps = &self.ports[port as usize];
-        let more = !ps.ctrl.is_empty() || !ps.data.is_empty() || (owner_is_host && self.nic_has_ready(port));
+        let more = !ps.ctrl.is_empty() || (!ps.paused && (!ps.data.is_empty() || (owner_is_host && self.nic_has_ready(port))));
         if more {
             self.ports[port as usize].free_pending = true;
             self.q.push(done, EventKind::PortFree, port);
@@ -181,11 +204,14 @@ impl Sim {
     /// Discards a packet, charging the loss to its flow and to the right counter.
     pub(crate) fn drop_packet(&mut self, pkt: PktId) {
         let p = *self.pool.get(pkt);
+        if self.tracer.log_drops {
+            self.tracer.drops.push((self.now, p.port, p.conn));
+        }
         self.conns[p.conn as usize].drops += 1;
         match p.kind {
             PktKind::Data if p.flags & F_TRIMMED != 0 => self.c.headers_dropped += 1,
             PktKind::Data => self.c.data_dropped += 1,
-            PktKind::Ack | PktKind::Nack | PktKind::Pull => self.c.control_dropped += 1,
+            PktKind::Ack | PktKind::Nack | PktKind::Pull | PktKind::Cnp | PktKind::SeqNack | PktKind::Probe => self.c.control_dropped += 1,
         }
         self.pool.free(pkt);
     }

@@ -44,8 +44,14 @@ impl Sim {
             self.drop_packet(pkt);
             return;
         }
-        if p.kind != PktKind::Data || p.flags & F_TRIMMED != 0 {
+        if !matches!(p.kind, PktKind::Data | PktKind::Probe) || p.flags & F_TRIMMED != 0 {
             self.enqueue_ctrl(out, pkt);
+            return;
+        }
+        if self.pfc.on && !self.pfc_admit(sw, p.port, p.size as u64) {
+            self.ports[out as usize].drops += 1;
+            self.c.buffer_drops += 1;
+            self.drop_packet(pkt);
             return;
         }
         let ps = &mut self.ports[out as usize];
@@ -61,6 +67,10 @@ impl Sim {
                 ps.max_data_bytes = ps.max_data_bytes.max(ps.data_bytes);
                 self.port_kick(out);
             }
+            Verdict::Trim if p.kind == PktKind::Probe => {
+                // A probe is already header-sized: it moves to the control class untouched.
+                self.enqueue_ctrl(out, pkt);
+            }
             Verdict::Trim => {
                 ps.trims += 1;
                 self.c.data_trimmed += 1;
@@ -73,6 +83,7 @@ impl Sim {
             }
             Verdict::Drop => {
                 ps.drops += 1;
+                self.c.buffer_drops += 1;
                 self.drop_packet(pkt);
             }
         }

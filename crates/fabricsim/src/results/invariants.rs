@@ -49,6 +49,17 @@ pub fn check(sim: &Sim, setup: &Setup) -> Vec<String> {
             v.push(format!("port {p} held {} data bytes, above its {} byte buffer", ps.max_data_bytes, buffer));
         }
     }
+    // PFC: lossless (no data packet lost for lack of buffer) and no switch over its buffer.
+    if sim.pfc.on {
+        if c.buffer_drops != 0 {
+            v.push(format!("PFC fabric dropped {} data packets for lack of buffer (headroom overflow): not lossless", c.buffer_drops));
+        }
+        for (i, b) in sim.pfc.switches.iter().enumerate() {
+            if b.max_used > b.size {
+                v.push(format!("switch {} buffered {} bytes, above its {} byte buffer", sim.fabric.hosts + i as u32, b.max_used, b.size));
+            }
+        }
+    }
     let (done, total) = (sim.tasks.sends_completed as usize, sim.traffic.sends.len());
     if done == total && !sim.stopped_early {
         // Conservation: every data packet sent arrived whole, was trimmed or was dropped; every
@@ -62,11 +73,16 @@ pub fn check(sim: &Sim, setup: &Setup) -> Vec<String> {
         if c.data_trimmed != c.nacks_sent + c.headers_dropped {
             v.push(format!("trimmed headers not conserved: {} trimmed != {} NACKed + {} dropped", c.data_trimmed, c.nacks_sent, c.headers_dropped));
         }
-        if c.acks_sent + c.nacks_sent + c.pulls_sent != c.acks_arrived + c.nacks_arrived + c.pulls_arrived + c.control_dropped {
+        let sent = [c.acks_sent, c.nacks_sent, c.pulls_sent, c.cnps_sent, c.seq_nacks_sent, c.probes_sent];
+        let arrived = [c.acks_arrived, c.nacks_arrived, c.pulls_arrived, c.cnps_arrived, c.seq_nacks_arrived, c.probes_arrived];
+        if sent.iter().sum::<u64>() != arrived.iter().sum::<u64>() + c.control_dropped {
             v.push(format!(
-                "control packets not conserved: {} ACKs + {} NACKs + {} PULLs sent != {} + {} + {} arrived + {} dropped",
-                c.acks_sent, c.nacks_sent, c.pulls_sent, c.acks_arrived, c.nacks_arrived, c.pulls_arrived, c.control_dropped
+                "control packets not conserved: sent {sent:?} (ACK, NACK, PULL, CNP, sequence NACK, probe) != arrived {arrived:?} + {} dropped",
+                c.control_dropped
             ));
+        }
+        if sim.pfc.on && sim.pfc.charged_bytes() != 0 {
+            v.push(format!("PFC accounting holds {} bytes after the network drained", sim.pfc.charged_bytes()));
         }
         if sim.pool.live() != 0 {
             v.push(format!("{} packets still in the network after every flow finished", sim.pool.live()));

@@ -167,6 +167,20 @@ pub struct PacketCounts {
     pub timeouts: u64,
     /// Packet transmissions on links (all kinds, all hops).
     pub packet_hops: u64,
+    /// Data packets dropped for lack of buffer (tail drop or PFC headroom overflow).
+    pub buffer_drops: u64,
+    /// Congestion notification packets sent (DCQCN).
+    pub cnps: u64,
+    /// Sequence NACKs sent (RoCE go-back-N / selective NACK).
+    pub seq_nacks: u64,
+    /// Out-of-order data packets discarded by go-back-N receivers.
+    pub discarded_out_of_order: u64,
+    /// Loss probes sent (STrack).
+    pub probes: u64,
+    /// Recoveries started by the out-of-order count (STrack).
+    pub ooo_recoveries: u64,
+    /// Recoveries started by a probe answer (STrack).
+    pub probe_recoveries: u64,
 }
 
 impl From<&Counters> for PacketCounts {
@@ -182,6 +196,13 @@ impl From<&Counters> for PacketCounts {
             control_dropped: c.control_dropped + c.headers_dropped,
             timeouts: c.timeouts,
             packet_hops: c.packet_hops,
+            buffer_drops: c.buffer_drops,
+            cnps: c.cnps_sent,
+            seq_nacks: c.seq_nacks_sent,
+            discarded_out_of_order: 0,
+            probes: c.probes_sent,
+            ooo_recoveries: c.ooo_recoveries,
+            probe_recoveries: c.probe_recoveries,
         }
     }
 }
@@ -212,6 +233,9 @@ pub struct Summary {
     pub hosts: u32,
     /// Switches.
     pub switches: u32,
+    /// Cables failed at build time (`[topology.failures]`), e.g. `"tor3-spine7"`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub failed_links: Vec<String>,
     /// Base RTT of the longest path (µs).
     pub base_rtt_us: f64,
     /// BDP of the longest path (bytes).
@@ -248,12 +272,48 @@ pub struct Summary {
     pub max_queue_bytes: u64,
     /// Data buffer per switch port (bytes).
     pub buffer_bytes: u64,
+    /// Priority flow control figures (PFC runs only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pfc: Option<PfcSummary>,
     /// Invariant violations (empty when the run is sound).
     pub invariant_violations: Vec<String>,
     /// Wall-clock figures.
     pub performance: Performance,
     /// The resolved scenario: rerunning it reproduces this run.
     pub scenario: serde_json::Value,
+}
+
+/// PFC figures of a run.
+#[derive(Clone, Debug, Serialize)]
+pub struct PfcSummary {
+    /// PAUSE frames sent by switches.
+    pub pause_frames: u64,
+    /// Ports that were ever paused.
+    pub ports_paused: u32,
+    /// Paused time summed over ports (µs).
+    pub paused_time_us: f64,
+    /// Longest total paused time of one port (µs) and that port.
+    pub max_port_paused_us: f64,
+    /// The port paused longest, as `"NODE-NODE"`.
+    pub max_paused_port: String,
+    /// Most bytes any switch buffered at once.
+    pub max_switch_buffer_bytes: u64,
+    /// Data packets dropped because headroom overflowed (must be 0: lossless).
+    pub headroom_overflow_drops: u64,
+}
+
+/// One logged event (`events.csv`).
+#[derive(Clone, Debug)]
+pub struct EventRow {
+    /// When.
+    pub at: Time,
+    /// `drop` or `pause`.
+    pub kind: &'static str,
+    /// Port as `"NODE-NODE"`: for a drop the link the packet last crossed, for a pause the
+    /// link whose sender is paused.
+    pub link: String,
+    /// Connection of a dropped packet.
+    pub conn: Option<u32>,
 }
 
 /// Everything a run produced.
@@ -267,6 +327,12 @@ pub struct Results {
     pub messages: Vec<MessageRow>,
     /// Sampled connection state (empty unless `run.trace_interval_us`).
     pub trace: Vec<crate::engine::trace::ConnSample>,
+    /// Sampled port state (empty unless `run.trace_ports`).
+    pub port_trace: Vec<crate::engine::trace::PortSample>,
+    /// Logged drops and pauses (empty unless `run.event_log`).
+    pub events: Vec<EventRow>,
+    /// Names (`"NODE-NODE"`) of the traced ports.
+    pub port_names: std::collections::BTreeMap<u32, String>,
     /// Summary.
     pub summary: Summary,
 }
@@ -352,6 +418,7 @@ pub fn collect(sim: &Sim, setup: &Setup, wall_seconds: f64) -> Results {
         fabric: sim.fabric.description.clone(),
         hosts: sim.fabric.hosts,
         switches: sim.fabric.switches(),
+        failed_links: sim.fabric.failures.iter().map(|l| sim.fabric.link_name(l.up)).collect(),
         base_rtt_us: us(setup.base_rtt),
         bdp_bytes: setup.bdp_bytes,
         flows: flows.len() as u32,
@@ -378,6 +445,7 @@ pub fn collect(sim: &Sim, setup: &Setup, wall_seconds: f64) -> Results {
         ack_rtt_us: rtt_stats(&sim.rtt_hist),
         duplicate_data_packets: sim.conns.iter().map(|c| c.rcv_duplicates as u64).sum(),
         max_queue_bytes: max_queue,
+        pfc: sim.pfc.on.then(|| pfc_summary(sim)),
         buffer_bytes: setup.qdisc.buffer_bytes,
         invariant_violations: violations,
         performance: Performance {
@@ -413,7 +481,33 @@ pub fn collect(sim: &Sim, setup: &Setup, wall_seconds: f64) -> Results {
     } else {
         Vec::new()
     };
-    Results { flows, ccts, messages, trace: sim.tracer.samples.clone(), summary }
+    let mut events: Vec<EventRow> = sim
+        .tracer
+        .drops
+        .iter()
+        .map(|&(at, port, conn)| EventRow { at, kind: "drop", link: sim.fabric.link_name(port), conn: Some(conn) })
+        .chain(sim.pfc.log.iter().map(|&(at, port, _)| EventRow { at, kind: "pause", link: sim.fabric.link_name(port), conn: None }))
+        .collect();
+    events.sort_by_key(|e| e.at);
+    let mut summary = summary;
+    summary.packets.discarded_out_of_order = sim.conns.iter().map(|c| c.rcv_discarded as u64).sum();
+    let port_names = sim.tracer.ports.iter().map(|&p| (p, sim.fabric.link_name(p))).collect();
+    Results { flows, ccts, messages, trace: sim.tracer.samples.clone(), port_trace: sim.tracer.port_samples.clone(), events, port_names, summary }
+}
+
+fn pfc_summary(sim: &Sim) -> PfcSummary {
+    // A port still paused at the end counts its open pause up to the final time.
+    let paused = |p: &crate::net::port::PortState| p.paused_total + if p.paused { sim.now - p.paused_since } else { 0 };
+    let (max_port, max_t) = sim.ports.iter().enumerate().map(|(i, p)| (i, paused(p))).max_by_key(|&(i, t)| (t, std::cmp::Reverse(i))).unwrap_or((0, 0));
+    PfcSummary {
+        pause_frames: sim.pfc.ingress.iter().map(|i| i.pauses_sent as u64).sum(),
+        ports_paused: sim.ports.iter().filter(|p| p.pauses_received > 0).count() as u32,
+        paused_time_us: us(sim.ports.iter().map(paused).sum()),
+        max_port_paused_us: us(max_t),
+        max_paused_port: if max_t > 0 { sim.fabric.link_name(max_port as u32) } else { String::new() },
+        max_switch_buffer_bytes: sim.pfc.switches.iter().map(|b| b.max_used).max().unwrap_or(0),
+        headroom_overflow_drops: sim.pfc.overflow_drops,
+    }
 }
 
 /// Time to push the traffic that must leave (or enter) each ToR and each pod through its
@@ -438,9 +532,10 @@ fn cut_bound(sim: &Sim, plan: &[(u64, u64, u64, Time)]) -> Time {
             }
         }
     }
+    let removed = f.removed_ports();
     for (i, p) in f.ports.iter().enumerate() {
         let (o, q) = (p.owner as usize, p.peer as usize);
-        let rate = sim.ports[i].rate.0;
+        let rate = if removed[i] { 0 } else { sim.ports[i].rate.0 };
         match (f.tier[o], f.tier[q]) {
             (Tier::Tor, Tier::Agg) => tor_cap[o] += rate,
             (Tier::Agg, Tier::Core) if pod_of_agg[o] != u32::MAX => pod_cap[pod_of_agg[o] as usize] += rate,
@@ -581,6 +676,31 @@ impl Results {
         s
     }
 
+    /// `port_trace.csv` text: one row per sample of a traced port.
+    pub fn port_trace_csv(&self) -> String {
+        let mut s = String::from("time_us,port,link,queue_bytes,tx_bytes,paused\n");
+        for t in &self.port_trace {
+            fmt_us(&mut s, Some(t.at));
+            let link = self.port_names.get(&t.port).map_or("", String::as_str);
+            let _ = writeln!(s, ",{},{link},{},{},{}", t.port, t.data_bytes, t.tx_bytes, t.paused as u8);
+        }
+        s
+    }
+
+    /// `events.csv` text: drops and PFC pauses in time order.
+    pub fn events_csv(&self) -> String {
+        let mut s = String::from("time_us,event,link,flow\n");
+        for e in &self.events {
+            fmt_us(&mut s, Some(e.at));
+            let _ = write!(s, ",{},{},", e.kind, e.link);
+            if let Some(c) = e.conn {
+                let _ = write!(s, "{c}");
+            }
+            s.push('\n');
+        }
+        s
+    }
+
     /// `summary.json` text.
     pub fn summary_json(&self) -> String {
         serde_json::to_string_pretty(&self.summary).unwrap_or_default() + "\n"
@@ -600,6 +720,14 @@ impl Results {
         if !self.trace.is_empty() {
             let t = dir.join("trace.csv");
             std::fs::write(&t, self.trace_csv()).map_err(|e| io(e, &t))?;
+        }
+        if !self.port_trace.is_empty() {
+            let t = dir.join("port_trace.csv");
+            std::fs::write(&t, self.port_trace_csv()).map_err(|e| io(e, &t))?;
+        }
+        if !self.events.is_empty() {
+            let t = dir.join("events.csv");
+            std::fs::write(&t, self.events_csv()).map_err(|e| io(e, &t))?;
         }
         if !self.messages.is_empty() {
             let m = dir.join("messages.csv");

@@ -10,6 +10,7 @@ pub use values::{deserialize_params, ByteSize, NoParams, Ratio};
 
 use crate::error::{Error, Result};
 use crate::net::qdisc::{MarkAt, QdiscConfig};
+use crate::topo::failures::FailuresConfig;
 use crate::topo::{fat_tree, leaf_spine, Fabric, TierLinks};
 use crate::transport::cc::CcConfig;
 use crate::transport::lb::LbConfig;
@@ -58,7 +59,7 @@ pub enum TopologyKind {
 /// Registry rows of topologies: (name, summary).
 pub const TOPOLOGIES: &[(&str, &str)] = &[
     ("fat_tree", "3-tier k-ary fat tree: k³/4 hosts; oversubscription at the ToR or aggregation tier"),
-    ("leaf_spine", "2-tier leaf-spine of radix K: K ToRs × K/2 hosts, K/(2r) spines"),
+    ("leaf_spine", "2-tier leaf-spine of radix K: K ToRs × K/2 hosts, K/(2r) spines; or explicit tors/hosts_per_tor/spines"),
 ];
 
 /// Tier thinned by oversubscription in a fat tree.
@@ -100,6 +101,17 @@ pub struct TopologyConfig {
     pub host_link_latency_ns: Option<f64>,
     /// Forwarding delay of every switch.
     pub switch_latency_ns: f64,
+    /// Leaf-spine only, instead of `k`/`hosts`/`oversubscription`: number of ToRs.
+    pub tors: Option<u32>,
+    /// Leaf-spine only: hosts under each ToR.
+    pub hosts_per_tor: Option<u32>,
+    /// Leaf-spine only: number of spines.
+    pub spines: Option<u32>,
+    /// Leaf-spine only: parallel cables between each ToR and each spine (default 1).
+    pub links_per_spine: Option<u32>,
+    /// Uplinks failed at build time (`[topology.failures]`); kept last so that it serializes
+    /// as a sub-table after the plain keys.
+    pub failures: Option<FailuresConfig>,
 }
 
 impl Default for TopologyConfig {
@@ -117,6 +129,11 @@ impl Default for TopologyConfig {
             link_latency_ns: 1000.0,
             host_link_latency_ns: None,
             switch_latency_ns: 0.0,
+            tors: None,
+            hosts_per_tor: None,
+            spines: None,
+            links_per_spine: None,
+            failures: None,
         }
     }
 }
@@ -146,6 +163,8 @@ pub struct SwitchConfig {
     pub ecn_mark_at: MarkAtConfig,
     /// Trim would-be drops to headers (forwarded at high priority and NACKed).
     pub trimming: bool,
+    /// Priority flow control on a shared buffer (lossless data class; `[switch.pfc]`).
+    pub pfc: crate::net::pfc::PfcConfig,
 }
 
 /// Where ECN marks are decided.
@@ -172,6 +191,7 @@ impl Default for SwitchConfig {
             ecn_pmax: 1.0,
             ecn_mark_at: MarkAtConfig::Dequeue,
             trimming: true,
+            pfc: Default::default(),
         }
     }
 }
@@ -188,7 +208,8 @@ pub struct TransportConfig {
     pub ack_bytes: u32,
     /// Receiver sends one ACK per this many data packets (1 = per packet).
     pub ack_every: u32,
-    /// Retransmission timeout; default: base RTT + twice the worst queueing delay of the path.
+    /// Retransmission timeout; default: base RTT + twice the worst queueing delay of the path
+    /// (4 ms with PFC).
     pub rto_us: Option<f64>,
     /// Senders mark data packets ECN-capable.
     pub ecn_capable: bool,
@@ -200,6 +221,8 @@ pub struct TransportConfig {
     pub gate: GateConfig,
     /// Receiver credits (`credit = "eqds"` or a table with `name` and parameters).
     pub credit: CreditConfig,
+    /// Loss recovery (`reliability = "sack"`, `"go_back_n"`, `"selective_nack"`, `"strack"`).
+    pub reliability: crate::transport::reliability::ReliabilityConfig,
 }
 
 impl Default for TransportConfig {
@@ -215,6 +238,7 @@ impl Default for TransportConfig {
             lb: LbConfig::default(),
             gate: GateConfig::default(),
             credit: CreditConfig::default(),
+            reliability: Default::default(),
         }
     }
 }
@@ -229,6 +253,10 @@ pub enum LinkAction {
     Up,
     /// The link runs at `rate_gbps` (both directions).
     Rate,
+    /// Routes are recomputed over the links up at that moment (the second entry that a
+    /// `reroute_after_us` adds; not written in scenarios).
+    #[serde(skip)]
+    Reroute,
 }
 
 /// One `[[link_events]]` entry.
@@ -244,6 +272,9 @@ pub struct LinkEventConfig {
     pub action: LinkAction,
     /// New rate for `rate`.
     pub rate_gbps: Option<f64>,
+    /// `down`/`up` only: routing re-converges this long after the event, excluding the links
+    /// down at that moment; unset: routes never change (the papers' testbeds).
+    pub reroute_after_us: Option<f64>,
 }
 
 /// `[run]`.
@@ -259,6 +290,12 @@ pub struct RunConfig {
     pub trace_interval_us: Option<f64>,
     /// Connections (flow indices) to trace; default: the first 16.
     pub trace_conns: Option<Vec<u32>>,
+    /// Ports to trace with the same period (queue bytes, pause state, bytes sent), as links
+    /// `"NODE-NODE"` meaning the port of the first node towards the second (`"tor0-host3"`
+    /// is host 3's last-hop queue); writes `port_trace.csv`.
+    pub trace_ports: Vec<String>,
+    /// Also write `events.csv`: every packet drop and PFC PAUSE with its time and place.
+    pub event_log: bool,
 }
 
 /// A link event resolved against the fabric.
@@ -298,6 +335,10 @@ pub struct Setup {
     pub trace_interval: Time,
     /// Traced connections.
     pub trace_conns: Vec<u32>,
+    /// Traced ports.
+    pub trace_ports: Vec<u32>,
+    /// PFC state to start from (off unless enabled).
+    pub pfc: crate::net::pfc::PfcState,
 }
 
 fn rate(key: &str, gbps: f64) -> Result<BitsPerSec> {
@@ -351,7 +392,16 @@ impl Scenario {
     }
 
     fn build_fabric(&self) -> Result<Fabric> {
+        let mut fabric = self.build_topology()?;
+        if let Some(f) = &self.topology.failures {
+            fabric.apply_failures(f.choose(&fabric, self.seed)?);
+        }
+        Ok(fabric)
+    }
+
+    fn build_topology(&self) -> Result<Fabric> {
         let t = &self.topology;
+        let shape = leaf_spine::shape_of(t)?;
         let base = rate("topology.link_rate_gbps", t.link_rate_gbps)?;
         let pick = |key: &str, v: Option<f64>| -> Result<BitsPerSec> { v.map(|g| rate(key, g)).unwrap_or(Ok(base)) };
         let lat = nanos("topology.link_latency_ns", t.link_latency_ns)?;
@@ -390,6 +440,9 @@ impl Scenario {
                 if t.oversubscribed_tier != OversubTier::Tor {
                     return Err(Error::invalid("topology.oversubscribed_tier", "a leaf-spine is oversubscribed at the ToR only; allowed: \"tor\""));
                 }
+                if let Some(shape) = shape {
+                    return leaf_spine::build_shape(shape, links, sw_lat);
+                }
                 let k = match (t.k, t.hosts) {
                     (Some(_), Some(_)) => return Err(Error::invalid("topology.hosts", "give either `k` or `hosts`, not both")),
                     (Some(k), None) => k,
@@ -426,6 +479,7 @@ impl Scenario {
         tr.cc.validate()?;
         tr.lb.validate()?;
         tr.credit.validate()?;
+        tr.reliability.validate()?;
         let fabric = self.build_fabric()?;
         let (a, b) = fabric.farthest_pair();
         let base_rtt = fabric.base_rtt(a, b, tr.mtu_bytes as u64, tr.ack_bytes as u64);
@@ -461,8 +515,15 @@ impl Scenario {
         if kmin > kmax {
             return Err(Error::invalid("switch.ecn_kmin", format!("Kmin ({kmin} B) must not exceed Kmax ({kmax} B)")));
         }
+        if sw.pfc.enabled && sw.trimming {
+            return Err(Error::invalid("switch.pfc.enabled", "PFC makes the data class lossless, so nothing is ever trimmed: set switch.trimming = false"));
+        }
+        let mut pfc = sw.pfc.build(&fabric, tr.mtu_bytes as u64)?;
+        pfc.log_on = self.run.event_log;
         let qdisc = QdiscConfig {
-            buffer_bytes: buffer,
+            // Under PFC a port's queue is bounded by the switch's shared buffer, not by a
+            // per-port limit.
+            buffer_bytes: if sw.pfc.enabled { u64::MAX / 4 } else { buffer },
             kmin_bytes: kmin,
             kmax_bytes: kmax,
             pmax: fraction("switch.ecn_pmax", sw.ecn_pmax)?,
@@ -483,6 +544,10 @@ impl Scenario {
                 }
                 t
             }
+            // A lossless fabric loses nothing to congestion, and pauses can hold a packet far
+            // longer than one port's buffer takes to drain: RoCE NICs use milliseconds (4 ms,
+            // the HPCC ns-3 default the seqbalance spec §2.3.2 adopts).
+            None if sw.pfc.enabled => 4 * crate::units::MS,
             None => {
                 // Worst case of a packet that is not lost: the longest path's base RTT plus a full
                 // data buffer drained at every hop, with a factor 2 of margin.
@@ -496,7 +561,12 @@ impl Scenario {
         for (i, ev) in self.link_events.iter().enumerate() {
             let key = format!("link_events[{i}]");
             let at = crate::workload::time_from_us(&format!("{key}.at_us"), ev.at_us)?;
-            let (x, y) = ev.link.split_once('-').ok_or_else(|| {
+            // `#i` picks the i-th of parallel cables (`links_per_spine`), as `check` names them.
+            let (link, nth) = match ev.link.split_once('#') {
+                Some((l, i)) => (l, i.parse::<usize>().map_err(|_| Error::invalid(format!("{key}.link"), format!("`{}`: `#` must be followed by a cable index", ev.link)))?),
+                None => (ev.link.as_str(), 0),
+            };
+            let (x, y) = link.split_once('-').ok_or_else(|| {
                 Error::invalid(format!("{key}.link"), format!("`{}`: expected NODE-NODE, e.g. \"tor0-agg1\"", ev.link))
             })?;
             let node = |n: &str| {
@@ -506,6 +576,7 @@ impl Scenario {
             };
             let (na, nb) = (node(x)?, node(y)?);
             let pa = fabric.port_between(na, nb).ok_or_else(|| Error::invalid(format!("{key}.link"), format!("`{x}` and `{y}` are not linked")))?;
+            let pa = fabric.parallel_ports(pa).get(nth).copied().ok_or_else(|| Error::invalid(format!("{key}.link"), format!("`{}`: no cable #{nth} between `{x}` and `{y}`", ev.link)))?;
             let pb = fabric.ports[pa as usize].reverse;
             let new_rate = match (ev.action, ev.rate_gbps) {
                 (LinkAction::Rate, Some(g)) => rate(&format!("{key}.rate_gbps"), g)?,
@@ -514,6 +585,14 @@ impl Scenario {
                 (_, None) => BitsPerSec(0),
             };
             link_events.push(LinkEvent { at, ports: [pa, pb], action: ev.action, rate: new_rate });
+            if let Some(us) = ev.reroute_after_us {
+                let k = format!("{key}.reroute_after_us");
+                if !matches!(ev.action, LinkAction::Down | LinkAction::Up) {
+                    return Err(Error::invalid(k, "only allowed with action = \"down\" or \"up\" (a rate change leaves routes alone)"));
+                }
+                let after = crate::workload::time_from_us(&k, us)?;
+                link_events.push(LinkEvent { at: at + after, ports: [pa, pb], action: LinkAction::Reroute, rate: BitsPerSec(0) });
+            }
         }
         link_events.sort_by_key(|e| e.at);
 
@@ -543,7 +622,18 @@ impl Scenario {
             }
             None => (0..n_conns.min(16)).collect(),
         };
-        Ok(Setup { scenario: self, fabric, traffic, qdisc, base_rtt, bdp_bytes, rto, link_events, end_time, trace_interval, trace_conns })
+        let mut trace_ports = Vec::new();
+        for (i, name) in self.run.trace_ports.iter().enumerate() {
+            let key = format!("run.trace_ports[{i}]");
+            let (x, y) = name.split_once('-').ok_or_else(|| Error::invalid(&key, format!("`{name}`: expected NODE-NODE, e.g. \"tor0-host3\"")))?;
+            let node = |n: &str| fabric.node_by_name(n.trim()).ok_or_else(|| Error::invalid(&key, format!("no node named `{n}` (names: host<i>, tor<i>, agg<i>, core<i>, spine<i>)")));
+            let (na, nb) = (node(x)?, node(y)?);
+            trace_ports.push(fabric.port_between(na, nb).ok_or_else(|| Error::invalid(&key, format!("`{x}` and `{y}` are not linked")))?);
+        }
+        if !trace_ports.is_empty() && trace_interval == 0 {
+            return Err(Error::invalid("run.trace_ports", "tracing ports needs run.trace_interval_us (the sampling period)"));
+        }
+        Ok(Setup { scenario: self, fabric, traffic, qdisc, base_rtt, bdp_bytes, rto, link_events, end_time, trace_interval, trace_conns, trace_ports, pfc })
     }
 }
 

@@ -4,6 +4,10 @@
 //!
 //! Oversubscription r:1 keeps K/2 hosts per ToR and cuts its uplinks (and so the spines) to
 //! K/(2r), the paper's 4:1 and 8:1 construction (strack spec §5.2.2 ASSUMPTION).
+//!
+//! [`build_shape`] builds any other leaf-spine from explicit counts (ToRs, hosts per ToR, spines,
+//! parallel cables per ToR-spine pair): the smartt-reps testbeds TB16 (2 ToRs × 8 hosts, 2
+//! spines) and TB128 (2 ToRs × 64 hosts, 8 spines, 2 cables each; smartt-reps spec §5.1).
 
 use super::{Fabric, FabricBuilder, Tier, TierLinks};
 use crate::error::{Error, Result};
@@ -39,6 +43,96 @@ pub fn build(k: u32, ratio: u32, links: TierLinks, switch_latency: Time) -> Resu
         }
     }
     Ok(b.build(format!("2-tier leaf-spine K={k}, {hosts} hosts, {ratio}:1 at the ToR tier"), switch_latency))
+}
+
+/// Counts of a leaf-spine given explicitly (`topology.tors`, `hosts_per_tor`, `spines`,
+/// `links_per_spine`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shape {
+    /// ToR (leaf) switches.
+    pub tors: u32,
+    /// Hosts under each ToR.
+    pub hosts_per_tor: u32,
+    /// Spine switches.
+    pub spines: u32,
+    /// Parallel cables between each ToR and each spine.
+    pub links_per_spine: u32,
+}
+
+/// The explicit shape given in `[topology]`, if any: `tors`, `hosts_per_tor` and `spines` (and
+/// optionally `links_per_spine`, default 1), for a leaf-spine only and instead of `k`, `hosts` and
+/// `oversubscription`.
+pub fn shape_of(t: &crate::scenario::TopologyConfig) -> Result<Option<Shape>> {
+    let given = [("tors", t.tors), ("hosts_per_tor", t.hosts_per_tor), ("spines", t.spines), ("links_per_spine", t.links_per_spine)];
+    let Some(&(first, _)) = given.iter().find(|(_, v)| v.is_some()) else {
+        return Ok(None);
+    };
+    if t.kind != crate::scenario::TopologyKind::LeafSpine {
+        return Err(Error::invalid(format!("topology.{first}"), "only for kind = \"leaf_spine\" (a fat tree is sized by `k` or `hosts`)"));
+    }
+    if t.k.is_some() || t.hosts.is_some() {
+        let key = if t.k.is_some() { "topology.k" } else { "topology.hosts" };
+        return Err(Error::invalid(key, "give either `k`/`hosts` or the explicit counts `tors`, `hosts_per_tor`, `spines`, not both"));
+    }
+    if t.oversubscription.0 != 1 {
+        return Err(Error::invalid(
+            "topology.oversubscription",
+            "not allowed with explicit `tors`/`hosts_per_tor`/`spines`: the ratio follows from those counts, `links_per_spine` and the link rates",
+        ));
+    }
+    let need = |key: &str, v: Option<u32>| v.ok_or_else(|| Error::invalid(format!("topology.{key}"), "missing: an explicit leaf-spine needs `tors`, `hosts_per_tor` and `spines`"));
+    Ok(Some(Shape {
+        tors: need("tors", t.tors)?,
+        hosts_per_tor: need("hosts_per_tor", t.hosts_per_tor)?,
+        spines: need("spines", t.spines)?,
+        links_per_spine: t.links_per_spine.unwrap_or(1),
+    }))
+}
+
+/// Largest fabric [`build_shape`] accepts (hosts, and ToR-spine cables).
+const MAX_SHAPE: u64 = 1 << 20;
+
+/// Builds a leaf-spine of the given shape: every ToR has `links_per_spine` cables to every spine.
+pub fn build_shape(shape: Shape, links: TierLinks, switch_latency: Time) -> Result<Fabric> {
+    let Shape { tors, hosts_per_tor, spines, links_per_spine } = shape;
+    for (key, v) in [("tors", tors), ("hosts_per_tor", hosts_per_tor), ("spines", spines), ("links_per_spine", links_per_spine)] {
+        if v == 0 {
+            return Err(Error::invalid(format!("topology.{key}"), "0: must be at least 1"));
+        }
+    }
+    let hosts = tors as u64 * hosts_per_tor as u64;
+    let cables = tors as u64 * spines as u64 * links_per_spine as u64;
+    if hosts > MAX_SHAPE || cables > MAX_SHAPE {
+        return Err(Error::invalid(
+            "topology.tors",
+            format!("{hosts} hosts and {cables} ToR-spine cables: at most {MAX_SHAPE} of each (tors × hosts_per_tor, tors × spines × links_per_spine)"),
+        ));
+    }
+    let hosts = hosts as u32;
+    let mut b = FabricBuilder::new(hosts);
+    let tor0 = b.add_switches(Tier::Tor, tors);
+    let spine0 = b.add_switches(Tier::Agg, spines);
+    for h in 0..hosts {
+        b.link(h, tor0 + h / hosts_per_tor, links.host.0, links.host.1);
+    }
+    for t in 0..tors {
+        for s in 0..spines {
+            for _ in 0..links_per_spine {
+                b.link(tor0 + t, spine0 + s, links.tor_up.0, links.tor_up.1);
+            }
+        }
+    }
+    // Host capacity over uplink capacity of a ToR, e.g. 1:1 or 2:1.
+    let down = hosts_per_tor as f64 * links.host.0.gbps();
+    let up = (spines * links_per_spine) as f64 * links.tor_up.0.gbps();
+    let parallel = if links_per_spine > 1 { format!(" × {links_per_spine} cables") } else { String::new() };
+    Ok(b.build(
+        format!(
+            "2-tier leaf-spine, {tors} ToRs × {hosts_per_tor} hosts, {spines} spines{parallel}; {hosts} hosts, {}:1 at the ToR tier",
+            (down / up * 100.0).round() / 100.0
+        ),
+        switch_latency,
+    ))
 }
 
 /// The radix of the leaf-spine with `hosts` hosts, or an error listing the nearest valid sizes.
@@ -78,5 +172,25 @@ mod tests {
         assert_eq!(radix_for_hosts(8192).unwrap(), 128);
         let f4 = build(128, 4, TierLinks { host: l, tor_up: l, agg_up: l }, 0).unwrap();
         assert_eq!(f4.tier_counts()[2], (Tier::Agg, 16));
+    }
+
+    //= smartt-reps spec §5.1 (TB128)
+    //# 2 ToRs × 64 hosts at 100G, 8 spines, 2 cables of 400G per ToR-spine pair: non-blocking.
+    #[test]
+    fn tb128_shape() {
+        let links = TierLinks { host: (BitsPerSec::from_gbps(100.0), US), tor_up: (BitsPerSec::from_gbps(400.0), US), agg_up: (BitsPerSec(1), 0) };
+        let f = build_shape(Shape { tors: 2, hosts_per_tor: 64, spines: 8, links_per_spine: 2 }, links, 0).unwrap();
+        assert_eq!(f.tier_counts(), vec![(Tier::Host, 128), (Tier::Tor, 2), (Tier::Agg, 8)]);
+        // 128 host cables + 2 × 8 × 2 uplink cables.
+        assert_eq!(f.ports.len(), 2 * (128 + 32));
+        let (t0, t1) = (f.tor_of_host[0], f.tor_of_host[127]);
+        assert_eq!(f.tor_of_host[63], t0);
+        assert_eq!(f.routes.next_hops(&f, t0, t1).len(), 16);
+        let spine = f.ports[f.routes.next_hops(&f, t0, t1)[0] as usize].peer;
+        assert_eq!(f.routes.next_hops(&f, spine, t1).len(), 2);
+        assert!(f.description.contains("1:1"), "{}", f.description);
+        assert_eq!(f.link_name(f.routes.next_hops(&f, t0, t1)[1]), "tor0-spine0#1");
+        let e = build_shape(Shape { tors: 2, hosts_per_tor: 0, spines: 8, links_per_spine: 2 }, links, 0).unwrap_err().to_string();
+        assert!(e.contains("topology.hosts_per_tor"), "{e}");
     }
 }

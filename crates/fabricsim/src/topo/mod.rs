@@ -2,9 +2,11 @@
 //!
 //! A topology module (`fat_tree.rs`, `leaf_spine.rs`) only says which nodes exist and how they
 //! are wired, through [`FabricBuilder`]; [`routing`] then derives, for every switch and every
-//! destination ToR, the set of ports on shortest paths. Hosts come first in the node numbering
-//! (host `i` is node `i`), switches after them.
+//! destination ToR, the set of ports on shortest paths. [`failures`] then fails some ToR uplinks
+//! if the scenario asks (removed from routing, or degraded). Hosts come first in the node
+//! numbering (host `i` is node `i`), switches after them.
 
+pub mod failures;
 pub mod fat_tree;
 pub mod leaf_spine;
 pub mod routing;
@@ -67,6 +69,8 @@ pub struct Fabric {
     pub switch_latency: Time,
     /// Equal-cost next hops, filled by [`routing::compute`].
     pub routes: routing::RouteTable,
+    /// Cables failed at build time (`[topology.failures]`), in ToR order.
+    pub failures: Vec<failures::FailedLink>,
 }
 
 impl Fabric {
@@ -149,6 +153,54 @@ impl Fabric {
     /// The port from `a` to `b`, if they are neighbours.
     pub fn port_between(&self, a: NodeId, b: NodeId) -> Option<PortId> {
         self.ports_of(a).iter().copied().find(|&p| self.ports[p as usize].peer == b)
+    }
+
+    /// The ports of `p`'s owner towards the same peer (parallel cables), in port order.
+    pub fn parallel_ports(&self, p: PortId) -> Vec<PortId> {
+        let spec = &self.ports[p as usize];
+        self.ports_of(spec.owner).iter().copied().filter(|&q| self.ports[q as usize].peer == spec.peer).collect()
+    }
+
+    /// Name of the cable of port `p`: `"tor3-spine7"`, with `#i` for the i-th of parallel cables
+    /// between the same two nodes (`"tor0-spine2#1"`); `[[link_events]]` accept the same names.
+    pub fn link_name(&self, p: PortId) -> String {
+        let spec = &self.ports[p as usize];
+        let name = format!("{}-{}", self.node_name(spec.owner), self.node_name(spec.peer));
+        let parallel = self.parallel_ports(p);
+        match parallel.iter().position(|&q| q == p) {
+            Some(i) if parallel.len() > 1 => format!("{name}#{i}"),
+            _ => name,
+        }
+    }
+
+    /// Records static failures and, for removed cables, rebuilds the routes without them; the
+    /// description gains a note of what failed.
+    pub fn apply_failures(&mut self, links: Vec<failures::FailedLink>) {
+        if links.is_empty() {
+            return;
+        }
+        let mut tors: Vec<NodeId> = links.iter().map(|l| self.ports[l.up as usize].owner).collect();
+        tors.dedup();
+        let what = match links[0].rate {
+            None => "removed".to_string(),
+            Some(r) => format!("degraded to {} Gb/s", r.gbps()),
+        };
+        self.description += &format!("; {} ToR uplinks {what} ({} ToRs × {})", links.len(), tors.len(), links.len() / tors.len());
+        self.failures = links;
+        if self.failures.iter().any(|l| l.rate.is_none()) {
+            let removed = self.removed_ports();
+            self.routes = routing::compute(self, |p| !removed[p as usize]);
+        }
+    }
+
+    /// Per port: whether its cable was removed at build time.
+    pub fn removed_ports(&self) -> Vec<bool> {
+        let mut removed = vec![false; self.ports.len()];
+        for l in self.failures.iter().filter(|l| l.rate.is_none()) {
+            removed[l.up as usize] = true;
+            removed[l.down as usize] = true;
+        }
+        removed
     }
 
     /// The links (host-to-host) path taken by default hashing from `src` to `dst`: output ports
@@ -280,8 +332,9 @@ impl FabricBuilder {
             host_downlink,
             switch_latency,
             routes: routing::RouteTable::default(),
+            failures: Vec::new(),
         };
-        fabric.routes = routing::compute(&fabric);
+        fabric.routes = routing::compute(&fabric, |_| true);
         fabric
     }
 }

@@ -8,6 +8,7 @@
 
 use super::cc::AnyCc;
 use super::lb::AnyLb;
+use super::reliability::LossDetect;
 use crate::ids::NodeId;
 use crate::rng::Rng;
 use crate::units::Time;
@@ -112,6 +113,10 @@ pub struct Connection {
     pub timer_pending: bool,
     /// Timeouts since the last ACK.
     pub consecutive_timeouts: u32,
+    /// Send time of the last go-back-N rewind (NACKs revealed by older packets are stale).
+    pub rewound_at: Time,
+    /// STrack loss-detection state.
+    pub loss: LossDetect,
     /// Congestion control.
     pub cc: AnyCc,
     /// Path selection.
@@ -134,6 +139,14 @@ pub struct Connection {
     pub rcv_unacked: u32,
     /// CE-marked data packets since the last ACK.
     pub rcv_unacked_ce: u32,
+    /// Lowest sequence number that arrived since the last ACK (`u32::MAX` = none).
+    pub rcv_lowest_unacked: u32,
+    /// Expected packet the last sequence NACK asked for (`u32::MAX` = none yet).
+    pub rcv_nacked_for: u32,
+    /// Out-of-order packets discarded (go-back-N).
+    pub rcv_discarded: u32,
+    /// When the last CNP left (`Time::MAX` = never).
+    pub rcv_last_cnp: Time,
 
     // --- statistics ---
     /// Data packets sent again.
@@ -148,6 +161,8 @@ pub struct Connection {
     pub ecn_acks: u32,
     /// Retransmission timeouts.
     pub timeouts: u32,
+    /// CNPs received (DCQCN).
+    pub cnps: u32,
 }
 
 impl Connection {
@@ -177,6 +192,8 @@ impl Connection {
             wake_pending: false,
             timer_pending: false,
             consecutive_timeouts: 0,
+            rewound_at: 0,
+            loss: LossDetect::default(),
             cc,
             lb,
             rng,
@@ -187,12 +204,17 @@ impl Connection {
             rcv_duplicates: 0,
             rcv_unacked: 0,
             rcv_unacked_ce: 0,
+            rcv_lowest_unacked: u32::MAX,
+            rcv_nacked_for: u32::MAX,
+            rcv_discarded: 0,
+            rcv_last_cnp: Time::MAX,
             retransmits: 0,
             nacks: 0,
             drops: 0,
             trims: 0,
             ecn_acks: 0,
             timeouts: 0,
+            cnps: 0,
         }
     }
 
@@ -322,13 +344,31 @@ impl Connection {
     /// Selective-ACK bitmap: bit i set when packet `rcv_cum + 1 + i` has arrived.
     #[inline]
     pub fn sack_bits(&self) -> u64 {
+        self.sack_bits_from(self.rcv_cum + 1)
+    }
+
+    /// Selective-ACK bitmap: bit i set when packet `base + i` (≥ `rcv_cum`) has arrived.
+    #[inline]
+    pub fn sack_bits_from(&self, base: u32) -> u64 {
         let mut bits = 0u64;
-        for (i, &got) in self.rcv_window.iter().skip(1).take(64).enumerate() {
+        let skip = base.saturating_sub(self.rcv_cum) as usize;
+        for (i, &got) in self.rcv_window.iter().skip(skip).take(64).enumerate() {
             if got {
                 bits |= 1 << i;
             }
         }
         bits
+    }
+
+    /// Base of the 64-packet SACK segment holding packet `lowest`, segments aligned to the
+    /// cumulative point (strack spec §2.5.11 `segment_base`).
+    #[inline]
+    pub fn sack_segment_base(&self, lowest: u32) -> u32 {
+        if lowest == u32::MAX || lowest <= self.rcv_cum {
+            self.rcv_cum
+        } else {
+            self.rcv_cum + 64 * ((lowest - self.rcv_cum) / 64)
+        }
     }
 }
 

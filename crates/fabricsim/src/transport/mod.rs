@@ -2,18 +2,19 @@
 //! ([`cc`]) and path selection ([`lb`]) plug in; message gates ([`gate`]) decide when a ready
 //! message is posted to a connection.
 //!
-//! Reliability (shared by every scheme): the receiver acknowledges every `ack_every` data
-//! packets with a cumulative ACK plus a 64-packet selective bitmap and an ECN count, and NACKs
-//! every trimmed header at once; the sender keeps a scoreboard of unacknowledged packets,
-//! retransmits NACKed packets first, and declares a packet lost when it has been outstanding
-//! for one retransmission timeout. Per-connection memory is proportional to the window, not to
-//! the flow size.
+//! Reliability: the receiver acknowledges every `ack_every` data packets with a cumulative ACK
+//! plus a 64-packet selective bitmap and an ECN count, and NACKs every trimmed header at once;
+//! the sender keeps a scoreboard of unacknowledged packets, retransmits NACKed packets first,
+//! and declares a packet lost when it has been outstanding for one retransmission timeout.
+//! [`reliability`] selects the variations (RoCE go-back-N, selective NACK, STrack's loss
+//! detection). Per-connection memory is proportional to the window, not to the flow size.
 
 pub mod cc;
 pub mod connection;
 pub mod credit;
 pub mod gate;
 pub mod lb;
+pub mod reliability;
 mod receiver;
 mod sender;
 

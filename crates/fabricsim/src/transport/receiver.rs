@@ -1,10 +1,14 @@
 //! Receiver side: delivers data exactly once, answers with ACKs (cumulative + 64-packet SACK
-//! bitmap + ECN echo) and NACKs trimmed headers. The arriving packet's pool slot is reused for
-//! the answer, so a data packet and its ACK cost one allocation.
+//! bitmap + ECN echo + out-of-order count), NACKs trimmed headers, reports gaps with sequence
+//! NACKs in the RoCE modes, answers probes, and sends DCQCN's CNPs. The arriving packet's pool
+//! slot is reused for the answer, so a data packet and its ACK cost one allocation.
 
 use crate::engine::Sim;
 use crate::ids::{NodeId, PktId};
-use crate::net::packet::{PktKind, F_ACK_NOW, F_CE, F_ECE, F_RETX, F_TRIMMED};
+use crate::net::packet::{Packet, PktKind, F_ACK_NOW, F_CE, F_ECE, F_PROBE_ACK, F_RETX, F_TRIMMED};
+use crate::transport::cc::CongestionControl;
+use crate::transport::reliability::Reliability;
+use crate::units::Time;
 
 impl Sim {
     /// A packet reached host `host`.
@@ -14,6 +18,9 @@ impl Sim {
             PktKind::Ack => self.on_ack(pkt),
             PktKind::Nack => self.on_nack(pkt),
             PktKind::Pull => self.on_pull(pkt),
+            PktKind::Cnp => self.on_cnp(pkt),
+            PktKind::SeqNack => self.on_seq_nack(pkt),
+            PktKind::Probe => self.on_probe(host, pkt),
         }
     }
 
@@ -25,7 +32,6 @@ impl Sim {
         if self.credit_on {
             self.credit_on_data(p.conn, p.flags & F_TRIMMED != 0);
         }
-        let conn = &mut self.conns[p.conn as usize];
         if p.flags & F_TRIMMED != 0 {
             // Trimmed header: NACK it at once so the sender retransmits within one RTT.
             let a = self.pool.get_mut(pkt);
@@ -39,6 +45,24 @@ impl Sim {
             return;
         }
         self.c.data_arrived += 1;
+        let ce = p.flags & F_CE != 0;
+        if ce {
+            self.maybe_send_cnp(p.conn, &p);
+        }
+        let rel = self.reliability;
+        let conn = &mut self.conns[p.conn as usize];
+        if !rel.keeps_out_of_order() && p.seq > conn.rcv_cum {
+            // Go-back-N: an out-of-order packet is discarded; the first one of a gap asks for
+            // the expected packet.
+            conn.rcv_discarded += 1;
+            if conn.rcv_nacked_for == conn.rcv_cum {
+                self.pool.free(pkt);
+            } else {
+                self.send_seq_nack(host, pkt);
+            }
+            return;
+        }
+        let cum_before = conn.rcv_cum;
         let fresh = conn.receive(p.seq);
         if fresh {
             conn.rcv_pkts += 1;
@@ -50,33 +74,120 @@ impl Sim {
             conn.rcv_duplicates += 1;
         }
         let conn = &mut self.conns[p.conn as usize];
+        if rel.nacks_gaps() && fresh && p.seq > conn.rcv_cum && conn.rcv_nacked_for != conn.rcv_cum {
+            // Selective NACK: the first arrival beyond a gap reports the expected packet.
+            self.send_seq_nack(host, pkt);
+            return;
+        }
         conn.rcv_unacked += 1;
-        let ce = p.flags & F_CE != 0;
+        conn.rcv_lowest_unacked = conn.rcv_lowest_unacked.min(p.seq);
         if ce {
             conn.rcv_unacked_ce += 1;
         }
+        let strack = matches!(rel, Reliability::Strack { .. });
         let ack_now = ack_every == 1
             || !fresh
             || p.flags & F_ACK_NOW != 0
             || conn.rcv_unacked >= ack_every
-            || conn.rcv_pkts == conn.n_pkts;
+            || conn.rcv_pkts == conn.n_pkts
+            || (strack && conn.rcv_cum > cum_before);
         if !ack_now {
             self.pool.free(pkt);
             return;
         }
-        let (cum, sack, ecn_count) = (conn.rcv_cum, conn.sack_bits(), conn.rcv_unacked_ce.min(u16::MAX as u32) as u16);
+        let base = if strack { conn.sack_segment_base(conn.rcv_lowest_unacked) } else { conn.rcv_cum + 1 };
+        self.answer_with_ack(pkt, &p, base, (p.flags & F_RETX) | if ce { F_ECE } else { 0 });
+    }
+
+    /// Turns the arrived packet `pkt` (a copy of which is `p`) into this receiver's ACK, with a
+    /// selective bitmap starting at `sack_base`, and sends it.
+    fn answer_with_ack(&mut self, pkt: PktId, p: &Packet, sack_base: u32, flags: u8) {
+        let ack_bytes = self.tp.ack_bytes;
+        let port = self.hosts[p.dst as usize].port;
+        let conn = &mut self.conns[p.conn as usize];
+        let (cum, sack, ecn_count) = (conn.rcv_cum, conn.sack_bits_from(sack_base), conn.rcv_unacked_ce.min(u16::MAX as u32) as u16);
+        let ooo = (conn.rcv_pkts - conn.rcv_cum).min(u16::MAX as u32) as u16;
         conn.rcv_unacked = 0;
         conn.rcv_unacked_ce = 0;
+        conn.rcv_lowest_unacked = u32::MAX;
         let a = self.pool.get_mut(pkt);
         a.kind = PktKind::Ack;
         a.src = p.dst;
         a.dst = p.src;
         a.size = ack_bytes;
-        a.flags = (p.flags & F_RETX) | if ce { F_ECE } else { 0 };
+        a.flags = flags;
         a.cum_ack = cum;
+        a.sack_base = sack_base;
         a.sack_bits = sack;
         a.ecn_count = ecn_count;
+        a.ooo_count = ooo;
         self.c.acks_sent += 1;
         self.enqueue_ctrl(port, pkt);
+    }
+
+    /// Turns the arrived packet `pkt` into a sequence NACK for the expected packet.
+    fn send_seq_nack(&mut self, host: NodeId, pkt: PktId) {
+        let (ack_bytes, port) = (self.tp.ack_bytes, self.hosts[host as usize].port);
+        let a = self.pool.get_mut(pkt);
+        let conn = &mut self.conns[a.conn as usize];
+        conn.rcv_nacked_for = conn.rcv_cum;
+        a.kind = PktKind::SeqNack;
+        std::mem::swap(&mut a.src, &mut a.dst);
+        a.size = ack_bytes;
+        a.flags = 0;
+        a.cum_ack = conn.rcv_cum;
+        self.c.seq_nacks_sent += 1;
+        self.enqueue_ctrl(port, pkt);
+    }
+
+    /// A probe reached its receiver: answer at once with an ACK whose bitmap starts where the
+    /// probe asks (strack spec §2.5.11–2.5.12). A probe carries no payload.
+    fn on_probe(&mut self, host: NodeId, pkt: PktId) {
+        self.c.probes_arrived += 1;
+        let p = *self.pool.get(pkt);
+        debug_assert_eq!(p.dst, host);
+        let base = p.sack_base.max(self.conns[p.conn as usize].rcv_cum);
+        let ce = if p.flags & F_CE != 0 { F_ECE } else { 0 };
+        self.answer_with_ack(pkt, &p, base, F_PROBE_ACK | ce);
+    }
+
+    /// DCQCN notification point: a CE-marked packet of connection `conn` arrived; send a CNP to
+    /// the sender unless one went out less than `cnp_interval` ago (DCQCN §3.2: at most one per
+    /// QP per 50 µs).
+    fn maybe_send_cnp(&mut self, conn: u32, p: &Packet) {
+        let Some(interval) = self.tp.cnp_interval else { return };
+        let now = self.now;
+        let cs = &mut self.conns[conn as usize];
+        if cs.rcv_last_cnp != Time::MAX && now < cs.rcv_last_cnp + interval {
+            return;
+        }
+        cs.rcv_last_cnp = now;
+        let port = self.hosts[p.dst as usize].port;
+        let cnp = self.pool.alloc(Packet {
+            conn,
+            src: p.dst,
+            dst: p.src,
+            seq: p.seq,
+            size: self.tp.ack_bytes,
+            entropy: p.entropy,
+            kind: PktKind::Cnp,
+            sent_at: p.sent_at,
+            port,
+            ..Packet::default()
+        });
+        self.c.cnps_sent += 1;
+        self.enqueue_ctrl(port, cnp);
+    }
+
+    /// A CNP reached its sender: the congestion controller reacts (DCQCN reaction point).
+    fn on_cnp(&mut self, pkt: PktId) {
+        let c = self.pool.get(pkt).conn;
+        self.pool.free(pkt);
+        self.c.cnps_arrived += 1;
+        let now = self.now;
+        self.conns[c as usize].cc.on_cnp(now);
+        self.conns[c as usize].cnps += 1;
+        // A rate cut may push the next transmission later; a paced sender re-reads its rate
+        // when it is next woken, so nothing else to do here.
     }
 }

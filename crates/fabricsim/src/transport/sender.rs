@@ -8,7 +8,8 @@ use super::lb::{EntropyCtx, Feedback, PathSelector};
 use crate::engine::queue::EventKind;
 use crate::engine::Sim;
 use crate::ids::{ConnId, PktId};
-use crate::net::packet::{Packet, PktKind, F_ACK_NOW, F_ECE, F_ECT, F_RETX};
+use crate::net::packet::{Packet, PktKind, F_ACK_NOW, F_ECE, F_ECT, F_PROBE_ACK, F_RETX};
+use super::reliability::Reliability;
 use crate::units::Time;
 
 enum Readiness {
@@ -131,6 +132,9 @@ impl Sim {
             self.q.push(now + self.tp.rto, EventKind::ConnTimer, c);
         }
         self.c.data_sent += 1;
+        if matches!(self.reliability, Reliability::Strack { .. }) {
+            self.strack_arm_probe(c);
+        }
         if self.credit_on {
             self.credit_spend(c);
         }
@@ -152,7 +156,7 @@ impl Sim {
 
     /// Marks `seq` acknowledged; returns the newly acknowledged wire bytes.
     #[inline]
-    fn ack_one(&mut self, c: ConnId, seq: u32) -> u64 {
+    pub(crate) fn ack_one(&mut self, c: ConnId, seq: u32) -> u64 {
         let header = self.tp.header;
         let conn = &mut self.conns[c as usize];
         if seq < conn.snd_una || seq >= conn.next_seq {
@@ -193,9 +197,12 @@ impl Sim {
         while bits != 0 {
             let i = bits.trailing_zeros();
             bits &= bits - 1;
-            newly += self.ack_one(c, p.cum_ack + 1 + i);
+            newly += self.ack_one(c, p.sack_base + i);
         }
-        newly += self.ack_one(c, p.seq);
+        let probe_ack = p.flags & F_PROBE_ACK != 0;
+        if !probe_ack {
+            newly += self.ack_one(c, p.seq);
+        }
         let now = self.now;
         self.rtt_hist.add(now - p.sent_at);
         let conn = &mut self.conns[c as usize];
@@ -224,19 +231,29 @@ impl Sim {
         };
         conn.cc.on_ack(&ev);
         conn.lb.on_feedback(p.entropy, Feedback::Ack { ecn }, now);
-        if let Some(i) = conn.msg_of(p.seq).filter(|_| self.lanes[c as usize].gate.wants_rtt_samples()) {
+        if let Some(i) = conn.msg_of(p.seq).filter(|_| !probe_ack && self.lanes[c as usize].gate.wants_rtt_samples()) {
             let m = &mut conn.msgs[i];
             let rtt = now - p.sent_at;
             m.rtt_max = m.rtt_max.max(rtt);
             m.rtt_sum += rtt;
             m.rtt_samples += 1;
         }
+        if self.reliability != Reliability::Sack {
+            self.strack_on_ack(c, &p, now - p.sent_at, probe_ack);
+        }
+        self.after_ack_progress(c);
+    }
+
+    /// After acknowledgements moved `snd_una`: completes messages, notes an idle connection's
+    /// finish time and lets the connection send again.
+    pub(crate) fn after_ack_progress(&mut self, c: ConnId) {
+        let conn = &mut self.conns[c as usize];
         if conn.msgs.front().is_some_and(|m| m.end_pkt <= conn.snd_una) {
             self.complete_messages(c);
         }
         let conn = &mut self.conns[c as usize];
         if conn.idle() {
-            conn.finish = Some(now);
+            conn.finish = Some(self.now);
         }
         self.conn_wake(c);
     }
@@ -305,6 +322,11 @@ impl Sim {
             lost += wire;
             lost_pkts += 1;
             latest_sent_at = latest_sent_at.max(t);
+        }
+        if lost > 0 && self.reliability == Reliability::GoBackN {
+            // Go-back-N: everything after the oldest lost packet is sent again.
+            self.conns[c as usize].rewound_at = now;
+            self.declare_lost_range(c, 0, u32::MAX);
         }
         if lost > 0 && self.credit_on {
             self.credit_on_timeout(c, lost_pkts);

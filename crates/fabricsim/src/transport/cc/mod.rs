@@ -10,10 +10,12 @@
 //! one arm to `dispatch!`, and one row to [`REGISTRY`].
 
 pub mod bbr;
+pub mod dcqcn;
 pub mod fixed;
 pub mod line_rate;
 pub mod mprdma;
 pub mod smartt;
+pub mod strack;
 pub mod swift;
 
 use crate::units::{BitsPerSec, Time};
@@ -133,6 +135,10 @@ pub enum CcConfig {
     Swift(swift::SwiftParams),
     /// See [`bbr`].
     Bbr(bbr::BbrParams),
+    /// See [`strack`].
+    Strack(strack::StrackParams),
+    /// See [`dcqcn`].
+    Dcqcn(dcqcn::DcqcnParams),
 }
 
 crate::tagged_config!(CcConfig, "name", "congestion control", {
@@ -142,6 +148,8 @@ crate::tagged_config!(CcConfig, "name", "congestion control", {
     "smartt" => Smartt(smartt::SmarttParams),
     "swift" => Swift(swift::SwiftParams),
     "bbr" => Bbr(bbr::BbrParams),
+    "strack" => Strack(strack::StrackParams),
+    "dcqcn" => Dcqcn(dcqcn::DcqcnParams),
 });
 
 impl Default for CcConfig {
@@ -166,6 +174,10 @@ pub enum AnyCc {
     Swift(Box<swift::Swift>),
     /// See [`bbr`]. Boxed: its filters and delivery checkpoints take about 1.5 KiB.
     Bbr(Box<bbr::Bbr>),
+    /// See [`strack`]. Boxed: about 200 bytes of constants and state.
+    Strack(Box<strack::Strack>),
+    /// See [`dcqcn`]. Boxed: about 180 bytes of constants and state.
+    Dcqcn(Box<dcqcn::Dcqcn>),
 }
 
 /// Shared fixtures of the controllers' unit tests: 4096-byte packets, a 10 µs base RTT, six
@@ -190,7 +202,7 @@ pub(crate) mod testing {
 }
 
 /// Registry rows: (name, one-line summary), as listed by `fabricsim list`.
-pub const REGISTRY: &[(&str, &str)] = &[(fixed::NAME, fixed::SUMMARY), (line_rate::NAME, line_rate::SUMMARY), (mprdma::NAME, mprdma::SUMMARY), (smartt::NAME, smartt::SUMMARY), (swift::NAME, swift::SUMMARY), (bbr::NAME, bbr::SUMMARY)];
+pub const REGISTRY: &[(&str, &str)] = &[(fixed::NAME, fixed::SUMMARY), (line_rate::NAME, line_rate::SUMMARY), (mprdma::NAME, mprdma::SUMMARY), (smartt::NAME, smartt::SUMMARY), (swift::NAME, swift::SUMMARY), (bbr::NAME, bbr::SUMMARY), (strack::NAME, strack::SUMMARY), (dcqcn::NAME, dcqcn::SUMMARY)];
 
 impl CcConfig {
     /// Builds the controller for one connection.
@@ -202,6 +214,8 @@ impl CcConfig {
             CcConfig::Smartt(p) => AnyCc::Smartt(Box::new(smartt::Smartt::new(p, path))),
             CcConfig::Swift(p) => AnyCc::Swift(Box::new(swift::Swift::new(p, path))),
             CcConfig::Bbr(p) => AnyCc::Bbr(Box::new(bbr::Bbr::new(p, path))),
+            CcConfig::Strack(p) => AnyCc::Strack(Box::new(strack::Strack::new(p, path))),
+            CcConfig::Dcqcn(p) => AnyCc::Dcqcn(Box::new(dcqcn::Dcqcn::new(p, path))),
         }
     }
 
@@ -214,6 +228,17 @@ impl CcConfig {
             CcConfig::Smartt(p) => p.validate(),
             CcConfig::Swift(p) => p.validate(),
             CcConfig::Bbr(p) => p.validate(),
+            CcConfig::Strack(p) => p.validate(),
+            CcConfig::Dcqcn(p) => p.validate(),
+        }
+    }
+
+    /// The notification point's CNP interval for schemes that react to CNPs (`Some` for `dcqcn`:
+    /// at most one CNP per connection per interval); `None` for every other scheme (no CNPs).
+    pub fn cnp_interval(&self) -> Option<Time> {
+        match self {
+            CcConfig::Dcqcn(p) => Some(p.cnp_interval()),
+            _ => None,
         }
     }
 }
@@ -227,6 +252,8 @@ macro_rules! dispatch {
             AnyCc::Smartt($c) => $e,
             AnyCc::Swift($c) => $e,
             AnyCc::Bbr($c) => $e,
+            AnyCc::Strack($c) => $e,
+            AnyCc::Dcqcn($c) => $e,
         }
     };
 }

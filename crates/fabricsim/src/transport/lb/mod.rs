@@ -10,6 +10,7 @@ pub mod ecmp;
 pub mod plb;
 pub mod reps;
 pub mod spray;
+pub mod strack;
 
 use crate::ids::Entropy;
 use crate::rng::Rng;
@@ -66,6 +67,8 @@ pub enum LbConfig {
     Reps(reps::RepsParams),
     /// See [`plb`].
     Plb(plb::PlbParams),
+    /// See [`strack`].
+    Strack(strack::StrackLbParams),
 }
 
 crate::tagged_config!(LbConfig, "name", "path selection", {
@@ -73,6 +76,7 @@ crate::tagged_config!(LbConfig, "name", "path selection", {
     "spray" => Spray(spray::SprayParams),
     "reps" => Reps(reps::RepsParams),
     "plb" => Plb(plb::PlbParams),
+    "strack" => Strack(strack::StrackLbParams),
 });
 
 impl Default for LbConfig {
@@ -92,11 +96,13 @@ pub enum AnyLb {
     Reps(reps::Reps),
     /// See [`plb`].
     Plb(plb::Plb),
+    /// See [`strack`].
+    Strack(strack::StrackLb),
 }
 
 /// Registry rows: (name, one-line summary).
 pub const REGISTRY: &[(&str, &str)] =
-    &[(ecmp::NAME, ecmp::SUMMARY), (spray::NAME, spray::SUMMARY), (reps::NAME, reps::SUMMARY), (plb::NAME, plb::SUMMARY)];
+    &[(ecmp::NAME, ecmp::SUMMARY), (spray::NAME, spray::SUMMARY), (reps::NAME, reps::SUMMARY), (plb::NAME, plb::SUMMARY), (strack::NAME, strack::SUMMARY)];
 
 impl LbConfig {
     /// Builds the selector of one connection on `path`, drawing any initial state from `rng`.
@@ -106,6 +112,7 @@ impl LbConfig {
             LbConfig::Spray(p) => AnyLb::Spray(spray::Spray::new(p)),
             LbConfig::Reps(p) => AnyLb::Reps(reps::Reps::new(p, path, rng)),
             LbConfig::Plb(p) => AnyLb::Plb(plb::Plb::new(p, path, rng)),
+            LbConfig::Strack(p) => AnyLb::Strack(strack::StrackLb::new(p)),
         }
     }
 
@@ -115,6 +122,7 @@ impl LbConfig {
             LbConfig::Ecmp(_) | LbConfig::Spray(_) => Ok(()),
             LbConfig::Reps(p) => p.validate(),
             LbConfig::Plb(p) => p.validate(),
+            LbConfig::Strack(p) => p.validate(),
         }
     }
 }
@@ -126,6 +134,7 @@ macro_rules! dispatch {
             AnyLb::Spray($c) => $e,
             AnyLb::Reps($c) => $e,
             AnyLb::Plb($c) => $e,
+            AnyLb::Strack($c) => $e,
         }
     };
 }

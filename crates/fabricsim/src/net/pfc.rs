@@ -1,0 +1,326 @@
+//! Priority flow control (IEEE 802.1Qbb) on a shared-buffer switch: the lossless fabric RoCEv2
+//! runs on.
+//!
+//! **Follows:** strack spec §4 and §5.4 (shared buffer of 256 MB per 51.2 Tb/s switch, scaled by
+//! capacity; per-ingress accounting; XOFF when an ingress port's use exceeds α × the free shared
+//! buffer, α = 1/8; XON 2 MTU below; headroom 2 × link delay × rate + 2 MTU) and seqbalance spec
+//! §4 (HPCC ns-3 switch MMU: packets of a port whose shared use reached the threshold go to its
+//! headroom; XOFF when shared use reaches the threshold or headroom is in use; XON when headroom
+//! is empty and shared use + resume offset is below the threshold; headroom overflow is the only
+//! possible drop and is counted and reported). lb-ai-training spec §4.2 gives the static mode
+//! (fixed XOFF, XON one packet below).
+//!
+//! Model: every switch has one buffer shared by all its output queues, partitioned into a shared
+//! pool and a headroom reserve per ingress port. Only the data class is accounted and paused
+//! (one lossless priority); control packets (ACKs, NACKs, CNPs) travel in a strict-priority
+//! class that is never paused, as PFC frames themselves are generated out of band. A PAUSE or
+//! RESUME takes the link's propagation delay plus one 64-byte frame time to act on the upstream
+//! port, which then finishes the packet it is serializing and stops starting data packets
+//! (a host NIC stops pulling from its connections). Hosts never send PAUSE (their receive path
+//! is infinitely fast). Pause frames carry no timer: a paused port waits for RESUME.
+//!
+//! Accounting is keyed by the upstream egress port (one per cable direction), which identifies
+//! the (switch, ingress port) pair exactly.
+
+use crate::engine::queue::EventKind;
+use crate::engine::Sim;
+use crate::error::{Error, Result};
+use crate::ids::{NodeId, PortId};
+use crate::scenario::ByteSize;
+use crate::topo::Fabric;
+use crate::units::Time;
+use serde::{Deserialize, Serialize};
+
+/// `[switch.pfc]`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PfcConfig {
+    /// Turn PFC on (lossless data class).
+    pub enabled: bool,
+    /// Buffer of every switch in bytes; default: `buffer_mb_per_tbps` × the switch's capacity.
+    pub buffer_bytes: Option<ByteSize>,
+    /// Buffer per Tb/s of switch capacity (sum of its port rates), in MB (10^6 B):
+    /// 256 MB / 51.2 Tb/s = 5 (strack spec §4).
+    pub buffer_mb_per_tbps: f64,
+    /// `dynamic` (XOFF at α × free shared buffer) or `static` (XOFF at `xoff_bytes`).
+    pub threshold: PfcThreshold,
+    /// α of the dynamic threshold.
+    pub alpha: f64,
+    /// Ingress bytes that trigger XOFF in the static mode.
+    pub xoff_bytes: Option<ByteSize>,
+    /// RESUME once use is this far below the threshold; default 2 MTU (strack spec §5.4).
+    pub resume_offset_bytes: Option<ByteSize>,
+    /// Headroom per ingress port; default 2 × link delay × rate + 2 MTU (strack spec §5.4).
+    pub headroom_bytes: Option<ByteSize>,
+}
+
+/// How the XOFF threshold is set.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum PfcThreshold {
+    /// α × (shared pool − shared bytes in use).
+    #[default]
+    Dynamic,
+    /// A fixed number of bytes per ingress port.
+    Static,
+}
+
+impl Default for PfcConfig {
+    fn default() -> Self {
+        PfcConfig {
+            enabled: false,
+            buffer_bytes: None,
+            buffer_mb_per_tbps: 5.0,
+            threshold: PfcThreshold::Dynamic,
+            alpha: 0.125,
+            xoff_bytes: None,
+            resume_offset_bytes: None,
+            headroom_bytes: None,
+        }
+    }
+}
+
+/// Buffer state of one switch.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SwitchBuffer {
+    /// Whole buffer (shared pool + headroom reserves).
+    pub size: u64,
+    /// Size of the shared pool (buffer minus every ingress port's headroom).
+    pub shared_size: u64,
+    /// Shared bytes in use.
+    pub shared_used: u64,
+    /// Most bytes (shared + headroom) ever buffered.
+    pub max_used: u64,
+    /// Headroom bytes in use, summed over ingress ports.
+    pub headroom_used: u64,
+}
+
+/// Accounting of one ingress port (keyed by the upstream port feeding it).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Ingress {
+    /// Shared-pool bytes charged to this ingress.
+    pub shared: u64,
+    /// Headroom bytes in use.
+    pub headroom: u64,
+    /// Headroom reserved for it.
+    pub headroom_size: u64,
+    /// Whether a PAUSE was sent and no RESUME since.
+    pub xoff: bool,
+    /// PAUSE frames sent upstream.
+    pub pauses_sent: u32,
+}
+
+/// Run-time PFC state.
+#[derive(Clone, Debug, Default)]
+pub struct PfcState {
+    /// PFC is on.
+    pub on: bool,
+    /// Per switch (index = node − hosts).
+    pub switches: Vec<SwitchBuffer>,
+    /// Per upstream port (index = port id); meaningful for ports whose peer is a switch.
+    pub ingress: Vec<Ingress>,
+    dynamic: bool,
+    alpha: f64,
+    xoff_static: u64,
+    resume_offset: u64,
+    /// Packets dropped because an ingress port's headroom overflowed (lossless violated).
+    pub overflow_drops: u64,
+    /// Time of each PAUSE generation: (time, upstream port), when `run.event_log` is on.
+    pub log: Vec<(Time, PortId, bool)>,
+    /// Whether to record `log`.
+    pub log_on: bool,
+}
+
+/// One PFC frame's time on the wire.
+const FRAME_BYTES: u64 = 64;
+
+impl PfcConfig {
+    /// Validates and builds the run-time state for `fabric` with `mtu`-byte packets.
+    pub fn build(&self, fabric: &Fabric, mtu: u64) -> Result<PfcState> {
+        if !self.enabled {
+            return Ok(PfcState::default());
+        }
+        if !(self.alpha.is_finite() && self.alpha > 0.0 && self.alpha <= 64.0) {
+            return Err(Error::invalid("switch.pfc.alpha", format!("{}: must be in (0, 64]", self.alpha)));
+        }
+        if !(self.buffer_mb_per_tbps.is_finite() && self.buffer_mb_per_tbps > 0.0) {
+            return Err(Error::invalid("switch.pfc.buffer_mb_per_tbps", format!("{}: must be positive", self.buffer_mb_per_tbps)));
+        }
+        let xoff_static = match (self.threshold, &self.xoff_bytes) {
+            (PfcThreshold::Static, Some(b)) if b.0 >= mtu => b.0,
+            (PfcThreshold::Static, Some(b)) => {
+                return Err(Error::invalid("switch.pfc.xoff_bytes", format!("{}: must be at least one packet ({mtu} bytes)", b.0)))
+            }
+            (PfcThreshold::Static, None) => return Err(Error::invalid("switch.pfc.xoff_bytes", "missing: threshold = \"static\" needs xoff_bytes")),
+            (PfcThreshold::Dynamic, Some(_)) => {
+                return Err(Error::invalid("switch.pfc.xoff_bytes", "only allowed with threshold = \"static\" (the dynamic threshold follows the free buffer)"))
+            }
+            (PfcThreshold::Dynamic, None) => 0,
+        };
+        let resume_offset = self.resume_offset_bytes.map_or(2 * mtu, |b| b.0);
+        let hosts = fabric.hosts;
+        let mut ingress = vec![Ingress::default(); fabric.ports.len()];
+        let mut switches = Vec::with_capacity(fabric.switches() as usize);
+        for sw in hosts..fabric.tier.len() as NodeId {
+            let mut capacity_bps = 0u128;
+            let mut headroom_total = 0u64;
+            for &out in fabric.ports_of(sw) {
+                let spec = &fabric.ports[out as usize];
+                capacity_bps += spec.rate.0 as u128;
+                // The port feeding this switch over the same cable.
+                let up = spec.reverse;
+                let h = match self.headroom_bytes {
+                    Some(b) => b.0,
+                    None => 2 * spec.rate.bytes_in(spec.latency) + 2 * mtu,
+                };
+                ingress[up as usize].headroom_size = h;
+                headroom_total += h;
+            }
+            let buffer = match self.buffer_bytes {
+                Some(b) => b.0,
+                None => (self.buffer_mb_per_tbps * 1e6 * capacity_bps as f64 / 1e12).round() as u64,
+            };
+            if buffer <= headroom_total + mtu {
+                return Err(Error::invalid(
+                    "switch.pfc.buffer_bytes",
+                    format!("switch {sw}: a {buffer}-byte buffer leaves no shared pool after {headroom_total} bytes of headroom"),
+                ));
+            }
+            switches.push(SwitchBuffer { size: buffer, shared_size: buffer - headroom_total, ..Default::default() });
+        }
+        Ok(PfcState {
+            on: true,
+            switches,
+            ingress,
+            dynamic: self.threshold == PfcThreshold::Dynamic,
+            alpha: self.alpha,
+            xoff_static,
+            resume_offset,
+            overflow_drops: 0,
+            log: Vec::new(),
+            log_on: false,
+        })
+    }
+}
+
+impl PfcState {
+    #[inline]
+    fn threshold(&self, b: &SwitchBuffer) -> u64 {
+        if self.dynamic {
+            ((b.shared_size - b.shared_used.min(b.shared_size)) as f64 * self.alpha) as u64
+        } else {
+            self.xoff_static
+        }
+    }
+
+    /// Charges a `size`-byte data packet arriving at switch `sw` from upstream port `up`.
+    /// Returns `(admitted, send_pause)`.
+    #[inline]
+    fn admit(&mut self, sw: usize, up: usize, size: u64) -> (bool, bool) {
+        let t = self.threshold(&self.switches[sw]);
+        let b = &mut self.switches[sw];
+        let ing = &mut self.ingress[up];
+        if ing.shared + size > t || b.shared_used + size > b.shared_size || ing.headroom > 0 {
+            if ing.headroom + size > ing.headroom_size {
+                return (false, false);
+            }
+            ing.headroom += size;
+            b.headroom_used += size;
+        } else {
+            ing.shared += size;
+            b.shared_used += size;
+        }
+        b.max_used = b.max_used.max(b.shared_used + b.headroom_used);
+        let t = self.threshold(&self.switches[sw]);
+        let ing = &mut self.ingress[up];
+        let pause = !ing.xoff && (ing.headroom > 0 || ing.shared >= t);
+        if pause {
+            ing.xoff = true;
+            ing.pauses_sent += 1;
+        }
+        (true, pause)
+    }
+
+    /// Releases a `size`-byte packet that entered switch `sw` from upstream port `up` and is
+    /// leaving. Returns whether to send RESUME.
+    #[inline]
+    fn release(&mut self, sw: usize, up: usize, size: u64) -> bool {
+        let b = &mut self.switches[sw];
+        let ing = &mut self.ingress[up];
+        let from_headroom = ing.headroom.min(size);
+        ing.headroom -= from_headroom;
+        b.headroom_used -= from_headroom;
+        let from_shared = size - from_headroom;
+        debug_assert!(ing.shared >= from_shared && b.shared_used >= from_shared, "PFC accounting went negative");
+        ing.shared -= from_shared;
+        b.shared_used -= from_shared;
+        let t = self.threshold(&self.switches[sw]);
+        let ing = &mut self.ingress[up];
+        let resume = ing.xoff && ing.headroom == 0 && (ing.shared == 0 || ing.shared + self.resume_offset <= t);
+        if resume {
+            ing.xoff = false;
+        }
+        resume
+    }
+
+    /// Bytes still charged anywhere (zero once the network has drained).
+    pub fn charged_bytes(&self) -> u64 {
+        self.switches.iter().map(|b| b.shared_used + b.headroom_used).sum()
+    }
+}
+
+impl Sim {
+    /// PFC admission of data packet `size` bytes arriving at switch `sw` over upstream port
+    /// `up`. Returns false if the packet must be dropped (headroom overflow).
+    #[inline]
+    pub(crate) fn pfc_admit(&mut self, sw: NodeId, up: PortId, size: u64) -> bool {
+        let s = (sw - self.fabric.hosts) as usize;
+        let (ok, pause) = self.pfc.admit(s, up as usize, size);
+        if !ok {
+            self.pfc.overflow_drops += 1;
+            return false;
+        }
+        if pause {
+            self.send_pfc_frame(up, true);
+        }
+        true
+    }
+
+    /// PFC release of a data packet leaving switch `sw` that came in over upstream port `up`.
+    #[inline]
+    pub(crate) fn pfc_release(&mut self, sw: NodeId, up: PortId, size: u64) {
+        let s = (sw - self.fabric.hosts) as usize;
+        if self.pfc.release(s, up as usize, size) {
+            self.send_pfc_frame(up, false);
+        }
+    }
+
+    /// Sends PAUSE (`pause`) or RESUME to upstream port `up`; it acts one propagation delay
+    /// plus one frame time later.
+    fn send_pfc_frame(&mut self, up: PortId, pause: bool) {
+        let spec = &self.fabric.ports[up as usize];
+        let delay = spec.latency + spec.rate.tx_time(FRAME_BYTES);
+        if self.pfc.log_on && pause {
+            self.pfc.log.push((self.now, up, pause));
+        }
+        self.q.push(self.now + delay, EventKind::Pfc, up << 1 | pause as u32);
+    }
+
+    /// A PAUSE or RESUME frame reached upstream port `id >> 1`.
+    pub(crate) fn on_pfc_frame(&mut self, id: u32) {
+        let (port, pause) = (id >> 1, id & 1 == 1);
+        let now = self.now;
+        let ps = &mut self.ports[port as usize];
+        if pause {
+            if !ps.paused {
+                ps.paused = true;
+                ps.paused_since = now;
+                ps.pauses_received += 1;
+            }
+        } else if ps.paused {
+            ps.paused = false;
+            ps.paused_total += now - ps.paused_since;
+            self.port_kick(port);
+        }
+    }
+}
