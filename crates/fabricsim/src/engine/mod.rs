@@ -165,6 +165,8 @@ pub struct Sim {
     end_time: Option<Time>,
     pub(crate) path_rtt: Vec<Time>,
     pub(crate) stopped_early: bool,
+    /// `run.drop_packets`: (flow, seq, transmission to lose, transmissions seen so far).
+    pub(crate) drop_plan: Vec<(u32, u32, u32, u32)>,
 }
 
 impl Sim {
@@ -258,6 +260,7 @@ impl Sim {
             end_time: setup.end_time,
             path_rtt,
             stopped_early: false,
+            drop_plan: setup.scenario.run.drop_packets.iter().map(|d| (d.flow, d.seq, d.transmission, 0)).collect(),
         };
         for (i, t) in traffic.tasks.iter().enumerate() {
             if t.deps == 0 {

@@ -45,6 +45,8 @@ pub const F_ECE: u8 = 16;
 pub const F_ACK_NOW: u8 = 32;
 /// Flag (ACK): answers a probe.
 pub const F_PROBE_ACK: u8 = 64;
+/// Flag (data): chosen by `run.drop_packets`; the first switch discards it.
+pub const F_DOOMED: u8 = 128;
 
 /// One packet. Field meaning depends on `kind`; see each field.
 #[derive(Clone, Copy, Debug, Default)]

@@ -9,7 +9,7 @@
 
 use crate::engine::Sim;
 use crate::ids::{NodeId, PktId, PortId};
-use crate::net::packet::{Packet, PktKind, F_CE, F_ECT, F_TRIMMED};
+use crate::net::packet::{Packet, PktKind, F_CE, F_DOOMED, F_ECT, F_TRIMMED};
 use crate::net::qdisc::Verdict;
 use crate::rng::mix64;
 
@@ -39,6 +39,10 @@ impl Sim {
             0 => self.route_out(sw, &p),
             hint => hint - 1,
         };
+        if p.flags & F_DOOMED != 0 {
+            self.drop_packet(pkt);
+            return;
+        }
         if !self.ports[out as usize].up {
             self.ports[out as usize].drops += 1;
             self.drop_packet(pkt);

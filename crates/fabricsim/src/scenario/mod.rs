@@ -296,6 +296,26 @@ pub struct RunConfig {
     pub trace_ports: Vec<String>,
     /// Also write `events.csv`: every packet drop and PFC PAUSE with its time and place.
     pub event_log: bool,
+    /// Data packets to lose on purpose (at the first switch), to exercise loss recovery.
+    pub drop_packets: Vec<DropPacket>,
+}
+
+/// One `run.drop_packets` entry: the `transmission`-th transmission (1 = the original) of
+/// packet `seq` of flow (connection) `flow` is lost.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DropPacket {
+    /// Flow (connection index).
+    pub flow: u32,
+    /// Packet sequence number within the flow (0-based).
+    pub seq: u32,
+    /// Which transmission of it: 1 = the first, 2 = the first retransmission, ...
+    #[serde(default = "first_transmission")]
+    pub transmission: u32,
+}
+
+fn first_transmission() -> u32 {
+    1
 }
 
 /// A link event resolved against the fabric.
@@ -629,6 +649,14 @@ impl Scenario {
             let node = |n: &str| fabric.node_by_name(n.trim()).ok_or_else(|| Error::invalid(&key, format!("no node named `{n}` (names: host<i>, tor<i>, agg<i>, core<i>, spine<i>)")));
             let (na, nb) = (node(x)?, node(y)?);
             trace_ports.push(fabric.port_between(na, nb).ok_or_else(|| Error::invalid(&key, format!("`{x}` and `{y}` are not linked")))?);
+        }
+        for (i, d) in self.run.drop_packets.iter().enumerate() {
+            if d.flow >= n_conns {
+                return Err(Error::invalid(format!("run.drop_packets[{i}].flow"), format!("flow {} does not exist: the workload has flows 0..{}", d.flow, n_conns.saturating_sub(1))));
+            }
+            if d.transmission == 0 {
+                return Err(Error::invalid(format!("run.drop_packets[{i}].transmission"), "0: transmissions count from 1 (the original)"));
+            }
         }
         if !trace_ports.is_empty() && trace_interval == 0 {
             return Err(Error::invalid("run.trace_ports", "tracing ports needs run.trace_interval_us (the sampling period)"));

@@ -8,7 +8,7 @@ use super::lb::{EntropyCtx, Feedback, PathSelector};
 use crate::engine::queue::EventKind;
 use crate::engine::Sim;
 use crate::ids::{ConnId, PktId};
-use crate::net::packet::{Packet, PktKind, F_ACK_NOW, F_ECE, F_ECT, F_PROBE_ACK, F_RETX};
+use crate::net::packet::{Packet, PktKind, F_ACK_NOW, F_ECE, F_DOOMED, F_ECT, F_PROBE_ACK, F_RETX};
 use super::reliability::Reliability;
 use crate::units::Time;
 
@@ -120,6 +120,14 @@ impl Sim {
             conn.next_send = now + rate.tx_time(wire);
         }
         let mut flags = if ect { F_ECT } else { 0 } | if retx { F_RETX } else { 0 };
+        if !self.drop_plan.is_empty() {
+            for d in self.drop_plan.iter_mut().filter(|d| d.0 == c && d.1 == seq) {
+                d.3 += 1;
+                if d.3 == d.2 {
+                    flags |= F_DOOMED;
+                }
+            }
+        }
         if ack_every > 1 {
             let full = conn.cc.window().is_some_and(|w| conn.in_flight + (mss + header) as u64 > w);
             if full || conn.next_to_send().is_none() {
