@@ -1,0 +1,160 @@
+//! RoCEv2 on small fabrics: PFC keeps an incast lossless and pauses spread hop by hop, a pause
+//! storm does not deadlock a tree, DCQCN shares a bottleneck fairly, go-back-N resends from
+//! the lost packet and selective NACK resends only what was lost.
+mod common;
+
+/// A 32-host leaf-spine (k = 8) at 100 Gb/s with PFC and the given transport lines.
+fn roce(transport: &str, workload: &str, extra: &str) -> String {
+    format!(
+        r#"
+        seed = 3
+        [topology]
+        kind = "leaf_spine"
+        k = 8
+        link_rate_gbps = 100
+        [switch]
+        trimming = false
+        ecn_kmin = 1.0
+        ecn_kmax = 1.0
+        [switch.pfc]
+        enabled = true
+        [transport]
+        {transport}
+        [workload]
+        {workload}
+        {extra}
+    "#
+    )
+}
+
+//= type=test; strack spec §4 (lossless PFC fabric), §5.4 (shared-buffer PFC)
+#[test]
+fn incast_on_pfc_fabric_is_lossless_and_pauses_spread_hop_by_hop() {
+    // 16 senders on other ToRs, no congestion control: only PFC holds the incast back.
+    let r = common::run(&roce(
+        r#"cc = "line_rate"
+        lb = "ecmp"
+        reliability = "go_back_n""#,
+        r#"kind = "incast"
+        senders = 16
+        receiver = 0
+        flow_bytes = "1MiB""#,
+        "[run]\nevent_log = true",
+    ));
+    let s = &r.summary;
+    assert_eq!(s.packets.dropped + s.packets.buffer_drops, 0, "{:?}", s.packets);
+    assert_eq!(s.packets.retransmitted, 0);
+    let pfc = s.pfc.as_ref().expect("pfc summary");
+    assert!(pfc.pause_frames > 0 && pfc.headroom_overflow_drops == 0, "{pfc:?}");
+    // The receiver's link drains at line rate all along: the incast finishes at its ideal.
+    assert!(s.completion_time_us <= 1.02 * s.ideal_completion_time_us, "{} vs {}", s.completion_time_us, s.ideal_completion_time_us);
+    // Pauses travel upstream: the receiver's ToR pauses spines, spines pause the senders'
+    // ToRs, those ToRs pause the sending NICs, in that order.
+    let first = |pred: &dyn Fn(&str) -> bool| r.events.iter().filter(|e| e.kind == "pause" && pred(&e.link)).map(|e| e.at).min();
+    let spine = first(&|l| l.starts_with("spine") && l.ends_with("-tor0")).expect("tor0 pauses a spine");
+    let tor = first(&|l| l.starts_with("tor") && l.contains("-spine")).expect("a spine pauses a ToR");
+    let host = first(&|l| l.starts_with("host") && !l.ends_with("-tor0")).expect("a remote ToR pauses a sending NIC");
+    assert!(spine < tor && tor < host, "pause order {spine} {tor} {host}");
+}
+
+#[test]
+fn pause_storm_on_a_tree_does_not_deadlock() {
+    // Every host sends to every other at line rate through tiny static PFC thresholds: pauses
+    // everywhere, but an up-down tree has no cyclic buffer dependency, so everything finishes.
+    let r = common::run(
+        &roce(
+            r#"cc = "line_rate"
+            lb = "ecmp"
+            reliability = "go_back_n""#,
+            r#"kind = "all_to_all"
+            flow_bytes = "64KiB""#,
+            "",
+        )
+        .replace("enabled = true", "enabled = true\nthreshold = \"static\"\nxoff_bytes = \"16KiB\"\nbuffer_bytes = \"4MB\""),
+    );
+    let s = &r.summary;
+    assert_eq!(s.flows_finished, s.flows);
+    assert_eq!(s.packets.buffer_drops, 0);
+    assert!(s.pfc.as_ref().unwrap().pause_frames > 1000, "{:?}", s.pfc);
+}
+
+//= type=test; DCQCN (Zhu et al. 2015) §3: flows sharing a bottleneck converge to equal rates
+#[test]
+fn dcqcn_flows_converge_to_fair_share() {
+    // Flow 0 starts alone; flow 1 joins at 300 us on the same receiver. Measure each flow's
+    // goodput over a late window from the sampled acknowledged bytes.
+    let dir = std::env::temp_dir().join(format!("fabricsim-dcqcn-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let csv = dir.join("flows.csv");
+    std::fs::write(&csv, "src,dst,bytes,start_us\n8,0,40000000,0\n16,0,40000000,300\n").unwrap();
+    let r = common::run(&roce(
+        r#"cc = "dcqcn"
+        lb = "ecmp"
+        reliability = "go_back_n""#,
+        &format!("kind = \"flow_list\"\nfile = {:?}", csv.display().to_string()),
+        "[run]\ntrace_interval_us = 50\ntrace_conns = [0, 1]",
+    ));
+    assert!(r.summary.packets.cnps > 0, "DCQCN never saw congestion");
+    let acked = |c: u32, t_us: u64| r.trace.iter().find(|s| s.conn == c && s.at >= t_us * 1_000_000).map(|s| s.acked_bytes).unwrap();
+    let (a, b) = (1500, 2500);
+    let r0 = (acked(0, b) - acked(0, a)) as f64;
+    let r1 = (acked(1, b) - acked(1, a)) as f64;
+    let gbps = (r0 + r1) * 8.0 / ((b - a) as f64 * 1e3);
+    assert!(gbps > 85.0, "bottleneck underused: {gbps:.1} Gb/s");
+    assert!((r0 / r1 - 1.0).abs() < 0.25, "unfair: {r0} vs {r1} bytes in {a}..{b} us");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// One 1 MiB flow host0 → host8 whose 50th packet is lost once.
+fn lose_packet_50(reliability: &str) -> fabricsim::Results {
+    common::run(&roce(
+        &format!("cc = \"line_rate\"\nlb = \"ecmp\"\nreliability = \"{reliability}\""),
+        r#"kind = "incast"
+        sender_hosts = [8]
+        receiver = 0
+        flow_bytes = "1MiB""#,
+        "[run]\ndrop_packets = [{ flow = 0, seq = 50 }]",
+    ))
+}
+
+//= type=test; strack spec §3.3 / seqbalance spec §2.3.2: go-back-N resends from the NACKed PSN
+#[test]
+fn go_back_n_resends_everything_from_the_lost_packet() {
+    let r = lose_packet_50("go_back_n");
+    let s = &r.summary;
+    assert_eq!(s.packets.dropped, 1);
+    assert_eq!(s.packets.seq_nacks, 1, "one NACK per gap");
+    // Everything sent after packet 50 before the NACK came back is discarded and sent again:
+    // about one BDP of packets (12.5 KB/us x ~5 us RTT / 4160 B ≈ 15), and at least 10.
+    let rtx = s.packets.retransmitted;
+    assert!((10..60).contains(&rtx), "retransmitted {rtx}");
+    assert_eq!(s.packets.discarded_out_of_order + 1, rtx, "each discarded packet and the lost one come again");
+    assert_eq!(s.packets.timeouts, 0);
+}
+
+//= type=test; lb-ai-training spec LR-ROCE variant: NACK at the given packet number
+#[test]
+fn selective_nack_resends_only_the_lost_packet() {
+    let r = lose_packet_50("selective_nack");
+    let s = &r.summary;
+    assert_eq!((s.packets.dropped, s.packets.seq_nacks, s.packets.retransmitted), (1, 1, 1));
+    assert_eq!(s.packets.discarded_out_of_order, 0);
+    assert_eq!(s.duplicate_data_packets, 0);
+}
+
+#[test]
+fn bad_pfc_settings_are_rejected() {
+    let base = roce("cc = \"line_rate\"", "kind = \"incast\"\nsenders = 2", "");
+    let e = common::rejection(&base.replace("trimming = false", "trimming = true"));
+    assert!(e.contains("switch.pfc.enabled") && e.contains("trimming"), "{e}");
+    let e = common::rejection(&base.replace("enabled = true", "enabled = true\nalpha = 0"));
+    assert!(e.contains("switch.pfc.alpha"), "{e}");
+    let e = common::rejection(&base.replace("enabled = true", "enabled = true\nthreshold = \"static\""));
+    assert!(e.contains("switch.pfc.xoff_bytes"), "{e}");
+    let e = common::rejection(&base.replace("enabled = true", "enabled = true\nbuffer_bytes = 1000"));
+    assert!(e.contains("switch.pfc.buffer_bytes"), "{e}");
+    let e = common::rejection(&base.replace("cc = \"line_rate\"", "cc = \"line_rate\"\nreliability = \"go_back_m\""));
+    assert!(e.contains("transport.reliability") && e.contains("go_back_n"), "{e}");
+    let e = common::rejection(&format!("{base}\n[run]\ndrop_packets = [{{ flow = 9, seq = 1 }}]"));
+    assert!(e.contains("run.drop_packets[0].flow"), "{e}");
+}

@@ -1,0 +1,129 @@
+//! STrack on small fabrics (strack spec §7 RT-0): line rate alone, its three loss detectors
+//! each firing in the case built for it, and a 128-host permutation against RoCEv2.
+mod common;
+
+/// STrack as the paper runs it (strack spec §4): lossy switches dropping above 5 BDP, ECN
+/// between 25 % and 75 % of a BDP, 4-packet ACK coalescing, RTO 100 µs.
+const STRACK: &str = r#"
+    [switch]
+    trimming = false
+    buffer_bdp = 5.0
+    ecn_kmin = 0.05
+    ecn_kmax = 0.15
+    [transport]
+    cc = "strack"
+    lb = "strack"
+    reliability = "strack"
+    ack_every = 4
+    rto_us = 100
+"#;
+
+/// One 2 MiB flow host0 → host8 on a 32-host leaf-spine at 400 Gb/s, with `drops` lost.
+fn one_flow(drops: &str) -> fabricsim::Results {
+    common::run(&format!(
+        r#"
+        seed = 5
+        [topology]
+        kind = "leaf_spine"
+        k = 8
+        link_rate_gbps = 400
+        {STRACK}
+        [workload]
+        kind = "incast"
+        sender_hosts = [0]
+        receiver = 8
+        flow_bytes = "2MiB"
+        [run]
+        drop_packets = [{drops}]
+    "#
+    ))
+}
+
+fn fct_and_ideal_us(r: &fabricsim::Results) -> (f64, f64) {
+    let f = &r.flows[0];
+    (f.fct().unwrap() as f64 / 1e6, f.ideal_fct as f64 / 1e6)
+}
+
+//= type=test; strack spec §7 RT-0 (a)
+#[test]
+fn single_flow_runs_at_line_rate() {
+    let r = one_flow("");
+    let (fct, ideal) = fct_and_ideal_us(&r);
+    assert!(fct <= 1.02 * ideal, "fct {fct} vs ideal {ideal}");
+    assert_eq!(r.summary.packets.retransmitted, 0);
+}
+
+//= type=test; strack spec §7 RT-0 (d): one lost packet is recovered by the out-of-order count
+#[test]
+fn one_lost_packet_is_found_by_the_out_of_order_count() {
+    let r = one_flow("{ flow = 0, seq = 100 }");
+    let s = &r.summary;
+    assert_eq!((s.packets.ooo_recoveries, s.packets.probe_recoveries, s.packets.timeouts), (1, 0, 0), "{:?}", s.packets);
+    assert_eq!(s.packets.retransmitted, 1);
+    // Detection after ~cwnd more packets (one RTT), one RTT to resend: within 3 base RTTs.
+    let (fct, ideal) = fct_and_ideal_us(&r);
+    assert!(fct <= ideal + 3.0 * s.base_rtt_us, "fct {fct} vs ideal {ideal}");
+}
+
+//= type=test; strack spec §7 RT-0 (e): a lost tail is recovered by a probe after 3 RTTs
+#[test]
+fn lost_tail_is_found_by_a_probe() {
+    // 2 MiB = 521 packets of 4032 B payload: lose the last three.
+    let r = one_flow("{ flow = 0, seq = 518 }, { flow = 0, seq = 519 }, { flow = 0, seq = 520 }");
+    let s = &r.summary;
+    assert_eq!((s.packets.probe_recoveries, s.packets.timeouts), (1, 0), "{:?}", s.packets);
+    assert!(s.packets.probes >= 1);
+    assert_eq!(s.packets.retransmitted, 3);
+    // Probe after 3 network RTTs, its answer after one more, the resend after one more.
+    let (fct, ideal) = fct_and_ideal_us(&r);
+    let rtt = s.base_rtt_us;
+    assert!(fct >= ideal + 3.0 * rtt && fct <= ideal + 6.0 * rtt, "fct {fct} vs ideal {ideal}, rtt {rtt}");
+}
+
+//= type=test; strack spec §7 RT-0 (f): a lost retransmission is recovered by the RTO
+#[test]
+fn lost_retransmission_is_found_by_the_timeout() {
+    let r = one_flow("{ flow = 0, seq = 100 }, { flow = 0, seq = 100, transmission = 2 }");
+    let s = &r.summary;
+    assert_eq!(s.packets.ooo_recoveries, 1, "{:?}", s.packets);
+    assert!(s.packets.timeouts >= 1, "{:?}", s.packets);
+    let (fct, ideal) = fct_and_ideal_us(&r);
+    // The retransmission leaves within a few RTTs of the start and is declared lost one RTO
+    // (100 µs) later.
+    assert!(fct >= 100.0 && fct <= 100.0 + ideal + 4.0 * s.base_rtt_us, "the 100 us RTO must show: fct {fct} vs ideal {ideal}");
+}
+
+//= type=test; strack spec §7 RT-3 shape at 128 hosts: STrack near ideal, RoCEv2 1 QP far behind
+#[test]
+fn strack_beats_rocev2_on_a_permutation() {
+    let fabric = r#"
+        seed = 1
+        [topology]
+        kind = "leaf_spine"
+        k = 16
+        link_rate_gbps = 400
+        [workload]
+        kind = "permutation"
+        flow_bytes = "2MiB"
+    "#;
+    let strack = common::run(&format!("{fabric}{STRACK}"));
+    let roce = common::run(&format!(
+        r#"{fabric}
+        [switch]
+        trimming = false
+        ecn_kmin = 1.0
+        ecn_kmax = 1.0
+        [switch.pfc]
+        enabled = true
+        [transport]
+        cc = "dcqcn"
+        lb = "ecmp"
+        reliability = "go_back_n"
+    "#
+    ));
+    let (s, r) = (strack.summary.fct_us.max, roce.summary.fct_us.max);
+    let ideal = strack.summary.ideal_completion_time_us;
+    assert!(s <= 1.4 * ideal, "STrack max FCT {s} vs ideal {ideal}");
+    assert!(r >= 2.0 * s, "RoCEv2 {r} should trail STrack {s} by a wide margin");
+    assert_eq!(roce.summary.packets.buffer_drops, 0);
+}
