@@ -105,6 +105,11 @@ pub struct Connection {
     pub acked_payload: u64,
     /// Earliest time the pacer lets the next packet go.
     pub next_send: Time,
+    /// When the last data packet left, and its wire bytes (the pacing gap is recomputed from
+    /// them when the rate changes during a long gap).
+    pub last_tx: Time,
+    /// Wire bytes of that packet.
+    pub last_wire: u32,
     /// Whether the connection sits in its host's ready ring.
     pub in_ready: bool,
     /// Whether a pacing wake-up is scheduled.
@@ -188,6 +193,8 @@ impl Connection {
             acked_pkts: 0,
             acked_payload: 0,
             next_send: 0,
+            last_tx: 0,
+            last_wire: 0,
             in_ready: false,
             wake_pending: false,
             timer_pending: false,

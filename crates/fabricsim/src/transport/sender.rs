@@ -12,6 +12,9 @@ use crate::net::packet::{Packet, PktKind, F_ACK_NOW, F_ECE, F_DOOMED, F_ECT, F_P
 use super::reliability::Reliability;
 use crate::units::Time;
 
+/// Longest a paced connection waits without re-reading its rate.
+const RATE_RECHECK: Time = 10 * crate::units::US;
+
 enum Readiness {
     Ready,
     Paced(Time),
@@ -34,12 +37,23 @@ impl Sim {
                 return Readiness::Blocked;
             }
         }
-        let next_send = conn.next_send;
         if self.credit_on && !self.credit_allows(c) {
             return Readiness::Blocked;
         }
-        if next_send > self.now {
-            return Readiness::Paced(next_send);
+        let now = self.now;
+        let conn = &mut self.conns[c as usize];
+        if conn.next_send > now + RATE_RECHECK {
+            // A long gap (a slow rate): the rate may rise before the gap ends, as a NIC rate
+            // limiter's would, so re-read it and wake at least every RATE_RECHECK.
+            conn.cc.advance_to(now);
+            if let Some(rate) = conn.cc.pacing_rate() {
+                conn.next_send = conn.last_tx + rate.tx_time(conn.last_wire as u64);
+            }
+            if conn.next_send > now {
+                return Readiness::Paced(conn.next_send.min(now + RATE_RECHECK));
+            }
+        } else if conn.next_send > now {
+            return Readiness::Paced(conn.next_send);
         }
         Readiness::Ready
     }
@@ -118,6 +132,8 @@ impl Sim {
         conn.cc.on_send(now, wire);
         if let Some(rate) = conn.cc.pacing_rate() {
             conn.next_send = now + rate.tx_time(wire);
+            conn.last_tx = now;
+            conn.last_wire = wire as u32;
         }
         let mut flags = if ect { F_ECT } else { 0 } | if retx { F_RETX } else { 0 };
         if !self.drop_plan.is_empty() {

@@ -478,6 +478,10 @@ impl CongestionControl for Dcqcn {
         self.cut(now);
     }
 
+    fn advance_to(&mut self, now: Time) {
+        self.advance(now);
+    }
+
     fn window(&self) -> Option<u64> {
         self.window
     }

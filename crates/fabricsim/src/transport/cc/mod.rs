@@ -113,6 +113,9 @@ pub trait CongestionControl {
     /// A congestion notification packet (RoCEv2 CNP, sent by the receiver's NIC when CE-marked
     /// data arrives; see `transport.cnp`) reached the sender.
     fn on_cnp(&mut self, _now: Time) {}
+    /// Time has passed without an event for this controller: run any timers due by `now`
+    /// (a rate limiter asks before releasing a packet held by a long pacing gap).
+    fn advance_to(&mut self, _now: Time) {}
     /// Congestion window in wire bytes; `None` for a window-less (purely rate-based) sender.
     fn window(&self) -> Option<u64>;
     /// Pacing rate; `None` for no pacing (line rate).
@@ -278,6 +281,10 @@ impl CongestionControl for AnyCc {
     #[inline]
     fn on_cnp(&mut self, now: Time) {
         dispatch!(self, c => c.on_cnp(now))
+    }
+    #[inline]
+    fn advance_to(&mut self, now: Time) {
+        dispatch!(self, c => c.advance_to(now))
     }
     #[inline]
     fn window(&self) -> Option<u64> {

@@ -1,0 +1,235 @@
+#!/usr/bin/env python3
+"""Reproduction runs of the STrack paper (shared/specs/strack.md §7, targets RT-2 ... RT-14).
+
+Usage:
+    experiments/strack/run.py [TARGET ...] [--jobs N] [--quick] [--max-bytes SIZE]
+
+Each target is a list of fabricsim runs (a scenario written out as TOML, run with a private
+copy of the release binary so rebuilding during a sweep cannot mix versions); their summaries
+are gathered into results/<TARGET>.json as they finish, so an interrupted sweep keeps what it
+did and a rerun only does what is missing. `report.py` turns the JSON into tables and plots.
+`--quick` shrinks T-8K to 128 hosts and T-2K to 128 hosts for a smoke test; `--max-bytes`
+skips permutation/incast sizes above the given size (the 64 MB and 100 MB points take tens of
+minutes each at 8192 hosts on a 2-core machine).
+
+Fabrics (spec §5.2): 2-tier leaf-spine, T-8K = K 128 (128 ToRs × 64 hosts, 64 spines),
+T-2K = K 64, T-MOT = K 8; 1 µs per link, no switch latency, 4 KiB MTU (64 B header).
+Schemes (spec §4, §5.4):
+  strack       lossy, drop above 5 BDP per queue, ECN 25-75 % BDP at dequeue, STrack CC + adaptive
+               spraying + SACK/OOO/probe/RTO (100 µs), ACK every 4 packets;
+  strack_obl   the same with oblivious round-robin spraying over 256 entropies (spec §2.6);
+  roce1        RoCEv2: PFC shared buffer (5 MB per Tb/s, dynamic threshold α = 1/8), ECN step at
+               1 BDP, DCQCN, one QP = one ECMP path, go-back-N;
+  roce4        the same with 4 QPs per connection (collectives only).
+"""
+import argparse
+import concurrent.futures as cf
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+OUT = os.path.join(HERE, "out")
+RESULTS = os.path.join(HERE, "results")
+
+SIZES = ["4KiB", "128KiB", "512KiB", "2MiB", "16MiB", "64MiB", "100MiB"]
+
+
+def nbytes(s):
+    units = {"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
+    for u, m in units.items():
+        if s.endswith(u):
+            return int(float(s[: -len(u)]) * m)
+    return int(s)
+
+
+def scheme_toml(scheme, gbps=400):
+    if scheme.startswith("strack"):
+        lb = 'lb = { name = "strack", mode = "oblivious" }' if scheme == "strack_obl" else 'lb = "strack"'
+        return f"""[switch]
+trimming = false
+buffer_bdp = 5.0
+ecn_kmin = 0.05
+ecn_kmax = 0.15
+
+[transport]
+cc = "strack"
+{lb}
+reliability = "strack"
+ack_every = 4
+rto_us = 100
+"""
+    if scheme.startswith("roce"):
+        return """[switch]
+trimming = false
+buffer_bdp = 1.0
+ecn_kmin = 1.0
+ecn_kmax = 1.0
+
+[switch.pfc]
+enabled = true
+
+[transport]
+cc = "dcqcn"
+lb = "ecmp"
+reliability = "go_back_n"
+"""
+    raise ValueError(scheme)
+
+
+def scenario(name, scheme, workload, k=128, gbps=400, os_ratio=1, failures=None, seed=1, run_extra=""):
+    osub = f'\noversubscription = "{os_ratio}:1"' if os_ratio > 1 else ""
+    fail = ""
+    if failures:
+        fail = f"\n[topology.failures]\ntors = 16\nuplinks_per_tor = {failures[0]}\nmodel = \"{failures[1]}\"\n"
+    return f"""name = "strack {name} {scheme}"
+seed = {seed}
+
+[topology]
+kind = "leaf_spine"
+k = {k}{osub}
+link_rate_gbps = {gbps}
+link_latency_ns = 1000
+switch_latency_ns = 0
+{fail}
+{scheme_toml(scheme, gbps)}
+[workload]
+{workload}
+{run_extra}"""
+
+
+def perm(size):
+    return f'kind = "permutation"\nflow_bytes = "{size}"'
+
+
+def incast(n, size):
+    return f'kind = "incast"\nsenders = {n}\nreceiver = 0\nflow_bytes = "{size}"'
+
+
+def collectives(op, algo, size, ranks, jobs, qps=1, parallelism=None, placement="random"):
+    par = f", parallelism = {parallelism}" if parallelism else ""
+    return f"""kind = "collectives"
+chunk = "128KiB"
+
+[[workload.jobs]]
+count = {jobs}
+ranks = {ranks}
+placement = "{placement}"
+qps = {qps}
+collectives = [ {{ op = "{op}", algorithm = "{algo}", bytes = "{size}"{par} }} ]"""
+
+
+def targets(quick, max_bytes):
+    k8, k2 = (16, 16) if quick else (128, 64)
+    sizes = [s for s in SIZES if nbytes(s) <= max_bytes]
+    if quick:
+        sizes = [s for s in sizes if nbytes(s) <= 2 << 20]
+    three = ["strack", "strack_obl", "roce1"]
+    t = {}
+    t["RT3"] = [(f"{s}-{sc}", scenario("RT3", sc, perm(s), k=k8)) for s in sizes for sc in three]
+    t["RT4"] = [(f"{g}G-{s}-{sc}", scenario("RT4", sc, perm(s), k=k8, gbps=g)) for g in [200, 800] for s in sizes for sc in three]
+    t["RT5"] = [(f"{r}to1-{s}-{sc}", scenario("RT5", sc, perm(s), k=k8, os_ratio=r)) for r in [4, 8] for s in sizes for sc in three]
+    per_tor = [4, 16] if not quick else [1, 2]
+    t["RT6"] = [(f"{d}down-{m}-{s}-{sc}", scenario("RT6", sc, perm(s), k=k8, failures=(d, m)))
+                for d in per_tor for m in ["removed", "degraded"] for s in sizes for sc in three]
+    trace = '[run]\ntrace_interval_us = 10\ntrace_ports = ["tor0-host0"]\ntrace_conns = [0, 1, 2, 3, 4, 5, 6, 7]\nevent_log = true'
+    t["RT7"] = [(sc, scenario("RT7", sc, incast(32, "16MiB"), k=k8, run_extra=trace)) for sc in ["strack", "roce1"]]
+    t["RT8"] = [(f"{s}-{sc}", scenario("RT8", sc, incast(32, s), k=k8)) for s in sizes for sc in ["strack", "roce1"]]
+    t["RT9"] = [(f"{n}to1", scenario("RT9", "strack", incast(n, "16MiB"), k=k8, run_extra=trace)) for n in [8, 32, 128]]
+    # Multi-job collectives on T-2K: 64 jobs of 32 ranks (spec §5.3.4). The per-rank size is
+    # scaled down from 128 MB (see RESULTS.md) to keep a run within minutes.
+    coll_mb = "8MiB" if not quick else "1MiB"
+    jobs, ranks = (64, 32) if not quick else (4, 32)
+    four = ["strack", "roce1", "roce4"]
+    for tgt, osr in [("RT10", 1), ("RT12", 4)]:
+        t[tgt] = [(f"{a}-{sc}", scenario(tgt, sc, collectives("allreduce", a, coll_mb, ranks, jobs, qps=4 if sc == "roce4" else 1), k=k2, os_ratio=osr))
+                  for a in ["dbt", "ring", "halving_doubling"] for sc in four]
+    for tgt, osr in [("RT11", 1), ("RT13", 4)]:
+        t[tgt] = [(f"P{p}-{sc}", scenario(tgt, sc, collectives("alltoall", "direct", coll_mb, ranks, jobs, qps=4 if sc == "roce4" else 1, parallelism=p), k=k2, os_ratio=osr))
+                  for p in [8, 16, 32, 64] for sc in four]
+    # Motivation (Figs 1-3): one 32-rank collective on T-MOT, RoCEv2 with 1 and 4 QPs.
+    mot = "128MiB" if not quick else "8MiB"
+    t["RT2"] = [(f"dbt-{sc}", scenario("RT2", sc, collectives("allreduce", "dbt", mot, 32, 1, qps=4 if sc == "roce4" else 1, placement="contiguous"), k=8))
+                for sc in ["roce1", "roce4"]]
+    t["RT2"] += [(f"a2a-P{p}-{sc}", scenario("RT2", sc, collectives("alltoall", "direct", mot, 32, 1, qps=4 if sc == "roce4" else 1, parallelism=p, placement="contiguous"), k=8))
+                 for p in [8, 16, 32] for sc in ["roce1", "roce4"]]
+    return t
+
+
+def run_one(binary, target, run_id, toml):
+    d = os.path.join(OUT, target, run_id)
+    os.makedirs(d, exist_ok=True)
+    path = os.path.join(d, "scenario.toml")
+    with open(path, "w") as f:
+        f.write(toml)
+    t0 = time.time()
+    p = subprocess.run([binary, "run", path, "--out", d, "--quiet"], capture_output=True, text=True)
+    wall = time.time() - t0
+    if p.returncode not in (0, 1):
+        return {"run": run_id, "error": p.stderr.strip()[-500:], "wall_s": wall}
+    s = json.load(open(os.path.join(d, "summary.json")))
+    row = {
+        "run": run_id,
+        "wall_s": round(wall, 2),
+        "hosts": s["hosts"],
+        "completion_us": s["completion_time_us"],
+        "ideal_us": s["ideal_completion_time_us"],
+        "base_rtt_us": s["base_rtt_us"],
+        "fct_us": s["fct_us"],
+        "packets": s["packets"],
+        "pfc": s.get("pfc"),
+        "collectives": s.get("collectives"),
+        "duplicates": s["duplicate_data_packets"],
+        "flows_finished": s["flows_finished"],
+        "flows": s["flows"],
+        "failed_links": len(s.get("failed_links", [])),
+        "invariants": s["invariant_violations"],
+        "peak_rss_mb": round((s["performance"]["peak_rss_bytes"] or 0) / 1e6, 1),
+        "packet_hops_per_s": s["performance"]["packet_hops_per_second"],
+    }
+    return row
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("targets", nargs="*")
+    ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--max-bytes", default="100MiB")
+    a = ap.parse_args()
+    subprocess.run(["cargo", "build", "--release", "-q"], cwd=ROOT, check=True)
+    os.makedirs(OUT, exist_ok=True)
+    binary = os.path.join(OUT, f"fabricsim-{os.getpid()}")
+    shutil.copy2(os.path.join(ROOT, "target", "release", "fabricsim"), binary)
+    all_t = targets(a.quick, nbytes(a.max_bytes))
+    chosen = a.targets or list(all_t)
+    results = RESULTS if not a.quick else os.path.join(OUT, "quick-results")
+    os.makedirs(results, exist_ok=True)
+    for name in chosen:
+        runs = all_t[name]
+        res_path = os.path.join(results, f"{name}.json")
+        done = {}
+        if os.path.exists(res_path):
+            done = {r["run"]: r for r in json.load(open(res_path)) if "error" not in r}
+        todo = [(rid, toml) for rid, toml in runs if rid not in done]
+        print(f"{name}: {len(runs)} runs, {len(todo)} to do", flush=True)
+        order = [rid for rid, _ in runs]
+        with cf.ThreadPoolExecutor(max_workers=a.jobs) as ex:
+            futs = {ex.submit(run_one, binary, name, rid, toml): rid for rid, toml in todo}
+            for fu in cf.as_completed(futs):
+                r = fu.result()
+                done[r["run"]] = r
+                print(f"  {name}/{r['run']}: max FCT {r.get('fct_us', {}).get('max', r.get('error'))} us, "
+                      f"completion {r.get('completion_us')} us ({r['wall_s']} s)", flush=True)
+                rows = sorted(done.values(), key=lambda x: order.index(x["run"]) if x["run"] in order else 1e9)
+                with open(res_path, "w") as f:
+                    json.dump(rows, f, indent=1)
+    os.remove(binary)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
