@@ -18,8 +18,10 @@ Schemes (spec §4, §5.4):
   strack       lossy, drop above 5 BDP per queue, ECN 25-75 % BDP at dequeue, STrack CC + adaptive
                spraying + SACK/OOO/probe/RTO (100 µs), ACK every 4 packets;
   strack_obl   the same with oblivious round-robin spraying over 256 entropies (spec §2.6);
-  roce1        RoCEv2: PFC shared buffer (5 MB per Tb/s, dynamic threshold α = 1/8), ECN step at
-               1 BDP, DCQCN, one QP = one ECMP path, go-back-N;
+  roce1        RoCEv2: PFC shared buffer (5 MB per Tb/s, dynamic threshold α = 1/128: calibrated,
+               as spec §5.4 asks, so that the 32->1 16 MB incast peaks at the paper's 37.5 MB of
+               last-hop queue; 1/8 never pauses there and peaks at 83 MB), ECN step at 1 BDP,
+               DCQCN, one QP = one ECMP path, go-back-N;
   roce4        the same with 4 QPs per connection (collectives only).
 """
 import argparse
@@ -72,6 +74,7 @@ ecn_kmax = 1.0
 
 [switch.pfc]
 enabled = true
+alpha = 0.0078125
 
 [transport]
 cc = "dcqcn"

@@ -158,3 +158,23 @@ fn bad_pfc_settings_are_rejected() {
     let e = common::rejection(&format!("{base}\n[run]\ndrop_packets = [{{ flow = 9, seq = 1 }}]"));
     assert!(e.contains("run.drop_packets[0].flow"), "{e}");
 }
+
+//= type=test; strack spec §7 RT-8: a DCQCN incast on PFC finishes near N·S/rate
+#[test]
+fn dcqcn_incast_finishes_near_its_ideal() {
+    // DCQCN cuts every sender hard while the first burst drains; senders paced at the minimum
+    // rate must pick the rate back up as the rate timer raises it, not after their long gap.
+    let r = common::run(&roce(
+        r#"cc = "dcqcn"
+        lb = "ecmp"
+        reliability = "go_back_n""#,
+        r#"kind = "incast"
+        senders = 24
+        receiver = 0
+        flow_bytes = "4MiB""#,
+        "",
+    ));
+    let s = &r.summary;
+    assert!(s.packets.cnps > 0);
+    assert!(s.completion_time_us <= 1.3 * s.ideal_completion_time_us, "{} vs ideal {}", s.completion_time_us, s.ideal_completion_time_us);
+}

@@ -1,0 +1,203 @@
+#!/usr/bin/env python3
+"""Tables and plots of the STrack reproduction runs (results/<TARGET>.json, out/<TARGET>/...).
+
+Usage: experiments/strack/report.py [TARGET ...]
+
+Writes results/<TARGET>.md (a table beside the paper's claim) and results/<TARGET>.png for
+every target with results; RESULTS.md quotes these files.
+"""
+import csv
+import json
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+RESULTS = os.path.join(HERE, "results")
+OUT = os.path.join(HERE, "out")
+SIZES = ["4KiB", "128KiB", "512KiB", "2MiB", "16MiB", "64MiB", "100MiB"]
+SCHEMES = ["strack", "strack_obl", "roce1", "roce4"]
+
+CLAIMS = {
+    "RT2": "Fig. 1-2: RoCEv2 with 4 QPs finishes faster than with 1 QP for every case (ECMP collisions).",
+    "RT3": "Fig. 9: STrack up to 6.3x better than RoCEv2 (max FCT); adaptive ahead of oblivious only from 16 MB (33 % at 100 MB); STrack near ideal.",
+    "RT4": "Figs 10-11: at 200 G and 800 G STrack beats RoCEv2 from 128 KB up, up to 6x at 64/100 MB.",
+    "RT5": "Figs 12-13: 4:1 and 8:1: STrack up to 3x better than RoCEv2 at every size; adaptive ~ oblivious; max FCT ~4x/8x the full-bisection ideal.",
+    "RT6": "Figs 14-15: 64/256 uplinks down: spraying up to 6x better than RoCEv2; adaptive up to 60 % better than oblivious (64 down, 100 MB); STrack close to its healthy value.",
+    "RT7": "Figs 16-18: 32->1 x 16 MB: STrack drops only in the first RTT, queue settles near 8 us within ~95 us, fair 12.5 Gb/s per flow; RoCEv2 queue up to 37.5 MB, converging after ~7.8 ms with PAUSEs meanwhile, unfair.",
+    "RT8": "Fig. 19: 32->1 incast: STrack ~ RoCEv2 at every size, both near N*S/rate.",
+    "RT9": "Fig. 20: 8/32/128->1 x 16 MB: STrack's last-hop queue stabilizes near 8 us; 128->1 slightly above.",
+    "RT10": "Figs 21, 25: 64 AllReduce on T-2K: STrack < RoCE-4QP < RoCE-1QP for every algorithm; peak gaps for DBT: 3x vs 1 QP, 27.4 % vs 4 QP; STrack's CCT CDF nearly vertical, RoCE-4QP spread ~27 %.",
+    "RT11": "Figs 22, 26: 64 AlltoAll: STrack up to 79 % better than 1 QP and 19 % better than 4 QP, peak at P = 32; tighter CDF.",
+    "RT12": "Figs 23, 27: AllReduce on 4:1: STrack ~ its full-bisection times; RoCE RING/HD worse; peak gaps DBT 4.86x vs 1 QP, 4.13x vs 4 QP.",
+    "RT13": "Figs 24, 28: AlltoAll on 4:1: STrack ~4x its full-bisection time; up to 51.5 % better than 1 QP, 17.8 % than 4 QP, peak at P = 16.",
+}
+
+
+def load(t):
+    p = os.path.join(RESULTS, f"{t}.json")
+    return json.load(open(p)) if os.path.exists(p) else []
+
+
+def by_run(rows):
+    return {r["run"]: r for r in rows if "error" not in r}
+
+
+def fmt(x, nd=1):
+    return "-" if x is None else f"{x:.{nd}f}"
+
+
+def sweep_table(t, rows, prefixes):
+    """Permutation/incast sweeps: one row per (prefix, size)."""
+    d = by_run(rows)
+    out = [f"# {t}\n", f"Paper: {CLAIMS[t]}\n", "| case | size | ideal us | STrack max FCT | oblivious | RoCEv2 1QP | RoCE/STrack | obl/STrack | wall s (STrack, RoCE) |", "|---|---|---|---|---|---|---|---|---|"]
+    series = {}
+    for pre in prefixes:
+        for s in SIZES:
+            k = f"{pre}{s}-"
+            got = {sc: d.get(k + sc) for sc in SCHEMES}
+            if not any(got.values()):
+                continue
+            m = {sc: (g["fct_us"]["max"] if g else None) for sc, g in got.items()}
+            ideal = next(g["ideal_us"] for g in got.values() if g)
+            ratio = (m["roce1"] / m["strack"]) if m["roce1"] and m["strack"] else None
+            obl = (m["strack_obl"] / m["strack"]) if m["strack_obl"] and m["strack"] else None
+            walls = ", ".join(fmt(got[sc]["wall_s"], 0) if got[sc] else "-" for sc in ["strack", "roce1"])
+            out.append(f"| {pre.rstrip('-') or 'base'} | {s} | {fmt(ideal)} | {fmt(m['strack'])} | {fmt(m['strack_obl'])} | {fmt(m['roce1'])} | {fmt(ratio, 2)} | {fmt(obl, 2)} | {walls} |")
+            for sc in ["strack", "strack_obl", "roce1"]:
+                if m[sc]:
+                    series.setdefault((pre, sc), []).append((s, m[sc] / ideal))
+    return out, series
+
+
+def sweep_plot(t, series, plt):
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for (pre, sc), pts in sorted(series.items()):
+        xs = [SIZES.index(s) for s, _ in pts]
+        ax.plot(xs, [v for _, v in pts], marker="o", label=f"{pre.rstrip('-') or ''} {sc}".strip())
+    ax.set_xticks(range(len(SIZES)), SIZES)
+    ax.set_yscale("log")
+    ax.set_ylabel("max FCT / ideal")
+    ax.set_title(f"{t}: max FCT normalized to the ideal")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(os.path.join(RESULTS, f"{t}.png"), dpi=110)
+
+
+def read_csv(path):
+    return list(csv.DictReader(open(path))) if os.path.exists(path) else []
+
+
+def incast_dynamics(t, rows, plt, runs):
+    """Last-hop queue delay and per-flow throughput of traced incast runs."""
+    out = [f"# {t}\n", f"Paper: {CLAIMS[t]}\n",
+           "| run | max FCT us | ideal us | peak queue MB | peak queue us | median queue us after 500 us | drops (last at us) | PAUSE frames | flow rate spread after 2 ms (min/max Gb/s) |",
+           "|---|---|---|---|---|---|---|---|---|"]
+    d = by_run(rows)
+    fig, axes = plt.subplots(len(runs), 2, figsize=(11, 3 * len(runs)), squeeze=False)
+    for i, run in enumerate(runs):
+        r = d.get(run)
+        if not r:
+            continue
+        base = os.path.join(OUT, t, run)
+        q = read_csv(os.path.join(base, "port_trace.csv"))
+        ev = read_csv(os.path.join(base, "events.csv"))
+        tr = read_csv(os.path.join(base, "trace.csv"))
+        times = [float(x["time_us"]) for x in q]
+        qus = [int(x["queue_bytes"]) * 8 / 400e3 for x in q]  # bytes -> us at 400 Gb/s
+        late = sorted(v for tt, v in zip(times, qus) if tt > 500)
+        drops = [float(e["time_us"]) for e in ev if e["event"] == "drop"]
+        pauses = [float(e["time_us"]) for e in ev if e["event"] == "pause"]
+        # Per-flow goodput in 100 us bins from acked bytes.
+        flows = {}
+        for x in tr:
+            flows.setdefault(x["flow"], []).append((float(x["time_us"]), int(x["acked_bytes"])))
+        rates = []
+        ax = axes[i][1]
+        for f, pts in sorted(flows.items()):
+            xs, ys = [], []
+            for (t0, b0), (t1, b1) in zip(pts[::10], pts[10::10]):
+                xs.append(t1)
+                ys.append((b1 - b0) * 8 / ((t1 - t0) * 1e3))
+            ax.plot(xs, ys, lw=0.8)
+            rates += [y for x_, y in zip(xs, ys) if 2000 < x_ and y > 0]
+        ax.set_title(f"{run}: per-flow goodput (Gb/s, 100 us bins)")
+        ax.set_xlabel("us")
+        ax = axes[i][0]
+        ax.plot(times, qus, lw=0.8)
+        for x_ in drops[:200]:
+            ax.axvline(x_, color="r", lw=0.3)
+        for x_ in pauses[:200]:
+            ax.axvline(x_, color="g", lw=0.3)
+        ax.set_title(f"{run}: last-hop queue delay (us); drops red, PAUSEs green")
+        ax.set_xlabel("us")
+        peak = max(qus) if qus else 0
+        out.append(
+            f"| {run} | {fmt(r['fct_us']['max'])} | {fmt(r['ideal_us'])} | {fmt(peak * 400e3 / 8 / 1e6, 1)} | {fmt(peak)} | {fmt(late[len(late) // 2] if late else None)} | "
+            f"{len(drops)} ({fmt(max(drops) if drops else None)}) | {(r.get('pfc') or {}).get('pause_frames', '-')} | "
+            f"{fmt(min(rates) if rates else None)} / {fmt(max(rates) if rates else None)} |")
+    fig.tight_layout()
+    fig.savefig(os.path.join(RESULTS, f"{t}.png"), dpi=100)
+    return out
+
+
+def collective_table(t, rows, cases):
+    d = by_run(rows)
+    out = [f"# {t}\n", f"Paper: {CLAIMS[t]}\n",
+           "| case | STrack max CCT us | RoCE 1QP | RoCE 4QP | 1QP/STrack | 4QP/STrack | spread (max/min) STrack, 1QP, 4QP | wall s |", "|---|---|---|---|---|---|---|---|"]
+    for c in cases:
+        g = {sc: d.get(f"{c}-{sc}") for sc in ["strack", "roce1", "roce4"]}
+        cct = {sc: (x["collectives"]["cct_us"] if x and x.get("collectives") else None) for sc, x in g.items()}
+        mx = {sc: (v["max"] if v else None) for sc, v in cct.items()}
+        spread = ", ".join(fmt(v["max"] / v["min"], 2) if v and v["min"] else "-" for v in cct.values())
+        r1 = mx["roce1"] / mx["strack"] if mx["roce1"] and mx["strack"] else None
+        r4 = mx["roce4"] / mx["strack"] if mx["roce4"] and mx["strack"] else None
+        wall = ", ".join(fmt(x["wall_s"], 0) if x else "-" for x in g.values())
+        out.append(f"| {c} | {fmt(mx['strack'])} | {fmt(mx['roce1'])} | {fmt(mx['roce4'])} | {fmt(r1, 2)} | {fmt(r4, 2)} | {spread} | {wall} |")
+    return out
+
+
+def motivation_table(rows):
+    d = by_run(rows)
+    out = ["# RT2\n", f"Paper: {CLAIMS['RT2']}\n", "| case | RoCE 1QP CCT us | RoCE 4QP CCT us | 1QP/4QP |", "|---|---|---|---|"]
+    for c in ["dbt", "a2a-P8", "a2a-P16", "a2a-P32"]:
+        a, b = d.get(f"{c}-roce1"), d.get(f"{c}-roce4")
+        ca = a["collectives"]["cct_us"]["max"] if a and a.get("collectives") else None
+        cb = b["collectives"]["cct_us"]["max"] if b and b.get("collectives") else None
+        out.append(f"| {c} | {fmt(ca)} | {fmt(cb)} | {fmt(ca / cb if ca and cb else None, 2)} |")
+    return out
+
+
+def main():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    chosen = sys.argv[1:] or list(CLAIMS)
+    for t in chosen:
+        rows = load(t)
+        if not rows:
+            continue
+        if t in ("RT3", "RT4", "RT5", "RT6", "RT8"):
+            prefixes = {"RT3": [""], "RT8": [""], "RT4": ["200G-", "800G-"], "RT5": ["4to1-", "8to1-"],
+                        "RT6": ["4down-removed-", "4down-degraded-", "16down-removed-", "16down-degraded-"]}[t]
+            lines, series = sweep_table(t, rows, prefixes)
+            sweep_plot(t, series, plt)
+        elif t == "RT7":
+            lines = incast_dynamics(t, rows, plt, ["strack", "roce1"])
+        elif t == "RT9":
+            lines = incast_dynamics(t, rows, plt, ["8to1", "32to1", "128to1"])
+        elif t in ("RT10", "RT12"):
+            lines = collective_table(t, rows, ["dbt", "ring", "halving_doubling"])
+        elif t in ("RT11", "RT13"):
+            lines = collective_table(t, rows, ["P8", "P16", "P32", "P64"])
+        elif t == "RT2":
+            lines = motivation_table(rows)
+        bad = [r["run"] for r in rows if r.get("invariants")]
+        lines.append(f"\nRuns: {len(rows)}; invariant violations in: {bad or 'none'}; largest peak RSS {max(r.get('peak_rss_mb', 0) for r in rows):.0f} MB.")
+        with open(os.path.join(RESULTS, f"{t}.md"), "w") as f:
+            f.write("\n".join(lines) + "\n")
+        plt.close("all")
+        print(f"{t}: {len(rows)} runs")
+
+
+if __name__ == "__main__":
+    main()
