@@ -18,6 +18,8 @@ SIZES = ["4KiB", "128KiB", "512KiB", "2MiB", "16MiB", "64MiB", "100MiB"]
 SCHEMES = ["strack", "strack_obl", "roce1", "roce4"]
 
 CLAIMS = {
+    "RT1": "Fig. 4: at one sender of a 32->1 incast the first ACK is already ECN-marked at the base RTT; the RTT rises noticeably only around 16 us.",
+    "RT14": "Ablations of the spec's assumptions (E1 bitmap polarity, ACK coalescing, max_cwnd, oblivious range, RTO, probe range): keep the configuration that best matches R9/R15/R17.",
     "RT2": "Fig. 1-2: RoCEv2 with 4 QPs finishes faster than with 1 QP for every case (ECMP collisions).",
     "RT3": "Fig. 9: STrack up to 6.3x better than RoCEv2 (max FCT); adaptive ahead of oblivious only from 16 MB (33 % at 100 MB); STrack near ideal.",
     "RT4": "Figs 10-11: at 200 G and 800 G STrack beats RoCEv2 from 128 KB up, up to 6x at 64/100 MB.",
@@ -167,6 +169,48 @@ def motivation_table(rows):
     return out
 
 
+def ecn_vs_rtt(rows, plt):
+    out = ["# RT1\n", f"Paper: {CLAIMS['RT1']}\n"]
+    acks = read_csv(os.path.join(OUT, "RT1", "strack", "acks.csv"))
+    if not acks:
+        return out + ["(no acks.csv)"]
+    r = by_run(rows).get("strack")
+    base = r["base_rtt_us"] if r else 0
+    t = [float(a["time_us"]) for a in acks]
+    rtt = [float(a["rtt_us"]) for a in acks]
+    ecn = [a["ecn"] == "1" for a in acks]
+    first_mark = next((i for i, e in enumerate(ecn) if e), None)
+    rise = next((i for i, x in enumerate(rtt) if x > base + 2.0), None)
+    out.append("| quantity | ours |\n|---|---|")
+    out.append(f"| first ACK: time, RTT, ECN | {t[0]:.2f} us, {rtt[0]:.2f} us, {int(ecn[0])} |")
+    if first_mark is not None:
+        out.append(f"| first ECN-marked ACK: time, RTT | {t[first_mark]:.2f} us, {rtt[first_mark]:.2f} us |")
+    if rise is not None:
+        out.append(f"| first ACK with RTT > base RTT + 2 us ({base:.2f} + 2): time, RTT | {t[rise]:.2f} us, {rtt[rise]:.2f} us |")
+    out.append(f"| marked ACKs in the first 100 us | {sum(1 for x, e in zip(t, ecn) if e and x < 100)} of {sum(1 for x in t if x < 100)} |")
+    fig, ax = plt.subplots(figsize=(7, 3.5))
+    ax.scatter([x for x, e in zip(t, ecn) if not e], [y for y, e in zip(rtt, ecn) if not e], s=4, label="unmarked")
+    ax.scatter([x for x, e in zip(t, ecn) if e], [y for y, e in zip(rtt, ecn) if e], s=4, color="r", label="ECN-marked")
+    ax.set_xlabel("time (us)")
+    ax.set_ylabel("RTT (us)")
+    ax.set_title("RT1: one sender of a 32->1 incast, per ACK")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(os.path.join(RESULTS, "RT1.png"), dpi=110)
+    return out
+
+
+def ablation_table(rows):
+    d = by_run(rows)
+    out = ["# RT14\n", f"Paper: {CLAIMS['RT14']}\n",
+           "| variant | workload | max FCT us | ideal us | retransmitted | dropped | OOO / probe recoveries | timeouts |", "|---|---|---|---|---|---|---|---|"]
+    for rid, r in d.items():
+        v, w = rid.rsplit("-", 1)
+        p = r["packets"]
+        out.append(f"| {v} | {w} | {fmt(r['fct_us']['max'])} | {fmt(r['ideal_us'])} | {p['retransmitted']} | {p['dropped']} | {p['ooo_recoveries']} / {p['probe_recoveries']} | {p['timeouts']} |")
+    return out
+
+
 def main():
     import matplotlib
     matplotlib.use("Agg")
@@ -191,6 +235,10 @@ def main():
             lines = collective_table(t, rows, ["P8", "P16", "P32", "P64"])
         elif t == "RT2":
             lines = motivation_table(rows)
+        elif t == "RT1":
+            lines = ecn_vs_rtt(rows, plt)
+        elif t == "RT14":
+            lines = ablation_table(rows)
         bad = [r["run"] for r in rows if r.get("invariants")]
         lines.append(f"\nRuns: {len(rows)}; invariant violations in: {bad or 'none'}; largest peak RSS {max(r.get('peak_rss_mb', 0) for r in rows):.0f} MB.")
         with open(os.path.join(RESULTS, f"{t}.md"), "w") as f:

@@ -143,6 +143,35 @@ def targets(quick, max_bytes):
     t["RT7"] = [(sc, scenario("RT7", sc, incast(32, "16MiB"), k=k8, run_extra=trace)) for sc in ["strack", "roce1"]]
     t["RT8"] = [(f"{s}-{sc}", scenario("RT8", sc, incast(32, s), k=k8)) for s in sizes for sc in ["strack", "roce1"]]
     t["RT9"] = [(f"{n}to1", scenario("RT9", "strack", incast(n, "16MiB"), k=k8, run_extra=trace)) for n in [8, 32, 128]]
+    # RT-1 (Fig. 4): ECN vs RTT per ACK at one sender of a 32->1 incast.
+    t["RT1"] = [("strack", scenario("RT1", "strack", incast(32, "16MiB"), k=k8, run_extra="[run]\nack_log_conns = [0]\nend_time_us = 300"))]
+    # RT-14 ablations of the spec's assumptions, on the 2 MiB permutation and the 32->1 incast
+    # (the spec's 100 MB / 64-down versions take hours here).
+    variants = {
+        "base": ("", ""),
+        "literal_bitmap": ("", 'bitmap = "literal"'),
+        "ack_every_1": ("ack_every = 1", ""),
+        "max_cwnd_1.5": ("max_cwnd_bdp = 1.5", ""),
+        "obl_window_range": ("", 'mode = "oblivious", oblivious_range = "window"'),
+        "rto_50": ("rto_us = 50", ""),
+        "rto_500": ("rto_us = 500", ""),
+        "probe_literal": ('probe_range = "literal"', ""),
+    }
+    t["RT14"] = []
+    for v, (tr, lbp) in variants.items():
+        for wname, wl in [("perm2MiB", perm("2MiB")), ("incast32", incast(32, "16MiB"))]:
+            toml = scenario("RT14", "strack", wl, k=k8)
+            if lbp:
+                toml = toml.replace('lb = "strack"', 'lb = { name = "strack", ' + lbp + " }")
+            if tr.startswith("ack_every"):
+                toml = toml.replace("ack_every = 4", tr)
+            elif tr.startswith("rto"):
+                toml = toml.replace("rto_us = 100", tr)
+            elif tr.startswith("max_cwnd"):
+                toml = toml.replace('cc = "strack"', 'cc = { name = "strack", ' + tr + " }")
+            elif tr.startswith("probe"):
+                toml = toml.replace('reliability = "strack"', 'reliability = { name = "strack", ' + tr + " }")
+            t["RT14"].append((f"{v}-{wname}", toml))
     # Multi-job collectives on T-2K: 64 jobs of 32 ranks (spec §5.3.4). The per-rank size is
     # scaled down from 128 MB (see RESULTS.md) to keep a run within minutes.
     coll_mb = "8MiB" if not quick else "1MiB"

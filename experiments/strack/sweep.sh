@@ -8,7 +8,8 @@ $R --max-bytes 2MiB RT3
 $R RT7 RT9
 $R --max-bytes 16MiB RT8
 $R --max-bytes 2MiB RT5 RT6
-$R RT2 RT10 RT11
+$R RT1 RT2 RT10 RT11
+$R RT14
 $R --max-bytes 16MiB RT3
 $R --max-bytes 2MiB RT4
 $R RT12 RT13

@@ -53,3 +53,30 @@ fn bad_trace_settings_are_rejected() {
     let e = common::rejection("[topology]\nk = 4\n[run]\ntrace_interval_us = 1\ntrace_conns = [99]\n");
     assert!(e.contains("run.trace_conns") && e.contains("flow 99 does not exist"), "{e}");
 }
+
+#[test]
+fn ack_log_records_every_ack_of_chosen_flows() {
+    let r = common::run(
+        r#"
+        seed = 4
+        [topology]
+        k = 4
+        [transport]
+        cc = "fixed"
+        lb = "spray"
+        [workload]
+        kind = "incast"
+        senders = 4
+        receiver = 0
+        flow_bytes = "256KiB"
+        [run]
+        ack_log_conns = [1]
+    "#,
+    );
+    // One ACK per data packet (ack_every = 1), all of flow 1, in time order, RTT ≥ 0.
+    let pkts = (256 * 1024u64).div_ceil(4032);
+    assert_eq!(r.acks.len() as u64, pkts);
+    assert!(r.acks.iter().all(|a| a.1 == 1));
+    assert!(r.acks.windows(2).all(|w| w[0].0 <= w[1].0));
+    assert!(r.acks_csv().starts_with("time_us,flow,rtt_us,ecn\n"));
+}

@@ -247,6 +247,11 @@ impl Sim {
                 conns: setup.trace_conns.clone(),
                 ports: setup.trace_ports.clone(),
                 log_drops: setup.scenario.run.event_log,
+                ack_conns: {
+                    let mut v = setup.scenario.run.ack_log_conns.clone();
+                    v.sort_unstable();
+                    v
+                },
                 ..Default::default()
             },
             rtt_hist: RttHistogram::default(),

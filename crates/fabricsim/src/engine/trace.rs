@@ -60,6 +60,10 @@ pub struct Tracer {
     pub log_drops: bool,
     /// Dropped packets: (time, port where it was lost, connection).
     pub drops: Vec<(Time, u32, u32)>,
+    /// Connections whose every ACK is logged (`run.ack_log_conns`), sorted.
+    pub ack_conns: Vec<u32>,
+    /// Logged ACKs: (arrival time, connection, RTT sample, ECN echo).
+    pub acks: Vec<(Time, u32, Time, bool)>,
 }
 
 /// Width of an RTT histogram bin: 2^17 ps ≈ 131 ns.

@@ -331,6 +331,8 @@ pub struct Results {
     pub port_trace: Vec<crate::engine::trace::PortSample>,
     /// Logged drops and pauses (empty unless `run.event_log`).
     pub events: Vec<EventRow>,
+    /// Logged ACKs (`run.ack_log_conns`): (time, connection, RTT, ECN echo).
+    pub acks: Vec<(Time, u32, Time, bool)>,
     /// Names (`"NODE-NODE"`) of the traced ports.
     pub port_names: std::collections::BTreeMap<u32, String>,
     /// Summary.
@@ -492,7 +494,7 @@ pub fn collect(sim: &Sim, setup: &Setup, wall_seconds: f64) -> Results {
     let mut summary = summary;
     summary.packets.discarded_out_of_order = sim.conns.iter().map(|c| c.rcv_discarded as u64).sum();
     let port_names = sim.tracer.ports.iter().map(|&p| (p, sim.fabric.link_name(p))).collect();
-    Results { flows, ccts, messages, trace: sim.tracer.samples.clone(), port_trace: sim.tracer.port_samples.clone(), events, port_names, summary }
+    Results { flows, ccts, messages, trace: sim.tracer.samples.clone(), port_trace: sim.tracer.port_samples.clone(), events, acks: sim.tracer.acks.clone(), port_names, summary }
 }
 
 fn pfc_summary(sim: &Sim) -> PfcSummary {
@@ -687,6 +689,18 @@ impl Results {
         s
     }
 
+    /// `acks.csv` text: every ACK of the logged flows.
+    pub fn acks_csv(&self) -> String {
+        let mut s = String::from("time_us,flow,rtt_us,ecn\n");
+        for &(at, c, rtt, ecn) in &self.acks {
+            fmt_us(&mut s, Some(at));
+            let _ = write!(s, ",{c},");
+            fmt_us(&mut s, Some(rtt));
+            let _ = writeln!(s, ",{}", ecn as u8);
+        }
+        s
+    }
+
     /// `events.csv` text: drops and PFC pauses in time order.
     pub fn events_csv(&self) -> String {
         let mut s = String::from("time_us,event,link,flow\n");
@@ -724,6 +738,10 @@ impl Results {
         if !self.port_trace.is_empty() {
             let t = dir.join("port_trace.csv");
             std::fs::write(&t, self.port_trace_csv()).map_err(|e| io(e, &t))?;
+        }
+        if !self.acks.is_empty() {
+            let t = dir.join("acks.csv");
+            std::fs::write(&t, self.acks_csv()).map_err(|e| io(e, &t))?;
         }
         if !self.events.is_empty() {
             let t = dir.join("events.csv");

@@ -298,6 +298,8 @@ pub struct RunConfig {
     pub event_log: bool,
     /// Data packets to lose on purpose (at the first switch), to exercise loss recovery.
     pub drop_packets: Vec<DropPacket>,
+    /// Log every ACK of these flows (arrival time, RTT, ECN echo) into `acks.csv`.
+    pub ack_log_conns: Vec<u32>,
 }
 
 /// One `run.drop_packets` entry: the `transmission`-th transmission (1 = the original) of
@@ -649,6 +651,9 @@ impl Scenario {
             let node = |n: &str| fabric.node_by_name(n.trim()).ok_or_else(|| Error::invalid(&key, format!("no node named `{n}` (names: host<i>, tor<i>, agg<i>, core<i>, spine<i>)")));
             let (na, nb) = (node(x)?, node(y)?);
             trace_ports.push(fabric.port_between(na, nb).ok_or_else(|| Error::invalid(&key, format!("`{x}` and `{y}` are not linked")))?);
+        }
+        if let Some(&bad) = self.run.ack_log_conns.iter().find(|&&c| c >= n_conns) {
+            return Err(Error::invalid("run.ack_log_conns", format!("flow {bad} does not exist: the workload has flows 0..{}", n_conns.saturating_sub(1))));
         }
         for (i, d) in self.run.drop_packets.iter().enumerate() {
             if d.flow >= n_conns {

@@ -242,6 +242,9 @@ impl Sim {
         if ecn {
             conn.ecn_acks += 1;
         }
+        if !self.tracer.ack_conns.is_empty() && self.tracer.ack_conns.binary_search(&c).is_ok() {
+            self.tracer.acks.push((now, c, now - p.sent_at, ecn));
+        }
         conn.consecutive_timeouts = 0;
         let ev = AckEvent {
             now,
