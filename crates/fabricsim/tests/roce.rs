@@ -46,6 +46,9 @@ fn incast_on_pfc_fabric_is_lossless_and_pauses_spread_hop_by_hop() {
     assert_eq!(s.packets.retransmitted, 0);
     let pfc = s.pfc.as_ref().expect("pfc summary");
     assert!(pfc.pause_frames > 0 && pfc.headroom_overflow_drops == 0, "{pfc:?}");
+    // Per-port pause counters add up to the summary.
+    let per_port: f64 = pfc.ports.iter().map(|p| p.2).sum();
+    assert!((per_port - pfc.paused_time_us).abs() < 1e-3 && pfc.ports.iter().all(|p| p.1 > 0 && p.2 > 0.0), "{pfc:?}");
     // The receiver's link drains at line rate all along: the incast finishes at its ideal.
     assert!(s.completion_time_us <= 1.02 * s.ideal_completion_time_us, "{} vs {}", s.completion_time_us, s.ideal_completion_time_us);
     // Pauses travel upstream: the receiver's ToR pauses spines, spines pause the senders'

@@ -300,6 +300,10 @@ pub struct PfcSummary {
     pub max_switch_buffer_bytes: u64,
     /// Data packets dropped because headroom overflowed (must be 0: lossless).
     pub headroom_overflow_drops: u64,
+    /// Every port that was paused: (`"NODE-NODE"`, PAUSE frames received, paused µs); written
+    /// as `pfc_ports.csv`.
+    #[serde(skip)]
+    pub ports: Vec<(String, u32, f64)>,
 }
 
 /// One logged event (`events.csv`).
@@ -509,6 +513,13 @@ fn pfc_summary(sim: &Sim) -> PfcSummary {
         max_paused_port: if max_t > 0 { sim.fabric.link_name(max_port as u32) } else { String::new() },
         max_switch_buffer_bytes: sim.pfc.switches.iter().map(|b| b.max_used).max().unwrap_or(0),
         headroom_overflow_drops: sim.pfc.overflow_drops,
+        ports: sim
+            .ports
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.pauses_received > 0)
+            .map(|(i, p)| (sim.fabric.link_name(i as u32), p.pauses_received, us(paused(p))))
+            .collect(),
     }
 }
 
@@ -738,6 +749,14 @@ impl Results {
         if !self.port_trace.is_empty() {
             let t = dir.join("port_trace.csv");
             std::fs::write(&t, self.port_trace_csv()).map_err(|e| io(e, &t))?;
+        }
+        if let Some(pfc) = self.summary.pfc.as_ref().filter(|p| !p.ports.is_empty()) {
+            let mut s = String::from("link,pauses,paused_us\n");
+            for (link, n, t) in &pfc.ports {
+                let _ = writeln!(s, "{link},{n},{t:.6}");
+            }
+            let t = dir.join("pfc_ports.csv");
+            std::fs::write(&t, s).map_err(|e| io(e, &t))?;
         }
         if !self.acks.is_empty() {
             let t = dir.join("acks.csv");
