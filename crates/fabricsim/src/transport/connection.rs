@@ -390,7 +390,7 @@ mod tests {
             &fixed::FixedParams::default(),
             &crate::transport::cc::PathInfo { mtu_bytes: 4096, host_rate: crate::units::BitsPerSec(1), base_rtt: 1, bdp_bytes: 1, hops: 2, net_base_rtt: 1 },
         ));
-        let mut c = Connection::new(0, 1, cc, AnyLb::Spray(spray::Spray), Rng::stream(0, "t", 0));
+        let mut c = Connection::new(0, 1, cc, AnyLb::Spray(spray::Spray::new(&Default::default())), Rng::stream(0, "t", 0));
         c.post(0, size, 4032, 0);
         c
     }

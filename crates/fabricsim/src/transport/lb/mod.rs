@@ -119,7 +119,8 @@ impl LbConfig {
     /// Checks parameter values; errors name the key under `transport.lb`.
     pub fn validate(&self) -> crate::error::Result<()> {
         match self {
-            LbConfig::Ecmp(_) | LbConfig::Spray(_) => Ok(()),
+            LbConfig::Ecmp(_) => Ok(()),
+            LbConfig::Spray(p) => p.validate(),
             LbConfig::Reps(p) => p.validate(),
             LbConfig::Plb(p) => p.validate(),
             LbConfig::Strack(p) => p.validate(),

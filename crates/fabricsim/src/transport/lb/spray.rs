@@ -1,7 +1,15 @@
-//! `spray`: oblivious per-packet spraying, a fresh uniformly random entropy for every packet
-//! (smartt-reps spec §2.14, "oblivious packet spraying"; lb-ai-training spec LB-HSPRAY).
+//! `spray`: oblivious per-packet spraying, an entropy per packet chosen without any feedback
+//! (smartt-reps spec §2.13 "oblivious packet spraying"; lb-ai-training spec LB-HSPRAY).
+//!
+//! Two orders:
+//! - `random` (default): a fresh uniformly random 16-bit entropy for every packet (the spec's
+//!   "acceptable alternative", and the LB study's host spraying);
+//! - `permutation`: cycle through a random permutation of `entropies` (N_ev = 256) entropies,
+//!   re-shuffled after every pass (smartt-reps spec §2.13 ASSUMPTION), so that every entropy is
+//!   used exactly once per N_ev packets.
 
 use super::{EntropyCtx, PathSelector};
+use crate::error::{Error, Result};
 use crate::ids::Entropy;
 use crate::rng::Rng;
 use serde::{Deserialize, Serialize};
@@ -9,26 +17,112 @@ use serde::{Deserialize, Serialize};
 /// Registry name.
 pub const NAME: &str = "spray";
 /// Registry summary.
-pub const SUMMARY: &str = "oblivious packet spraying: a random entropy for every packet";
+pub const SUMMARY: &str = "oblivious packet spraying: a random entropy per packet, or a cycled random permutation of N_ev";
 
-/// Parameters of `spray` (none).
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SprayParams {}
+/// Order in which entropies are used.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SprayOrder {
+    /// Independent uniform draws.
+    #[default]
+    Random,
+    /// Passes over a re-shuffled permutation of `entropies`.
+    Permutation,
+}
 
-/// The selector: stateless.
+/// Parameters of `spray`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SprayParams {
+    /// `random` or `permutation`.
+    pub order: SprayOrder,
+    /// N_ev, the entropies a permutation cycles through (smartt-reps spec §2.12: 256).
+    pub entropies: u32,
+}
+
+impl Default for SprayParams {
+    fn default() -> Self {
+        SprayParams { order: SprayOrder::Random, entropies: 256 }
+    }
+}
+
+impl SprayParams {
+    pub(super) fn validate(&self) -> Result<()> {
+        if self.entropies == 0 || self.entropies > 65_536 {
+            return Err(Error::invalid("transport.lb.entropies", format!("{}: must be between 1 and 65536", self.entropies)));
+        }
+        Ok(())
+    }
+}
+
+/// The selector: stateless for `random`; the current pass for `permutation`.
 #[derive(Clone, Debug)]
-pub struct Spray;
+pub struct Spray {
+    /// The current pass's order (empty for `random`).
+    perm: Box<[Entropy]>,
+    /// Next position in `perm`.
+    next: usize,
+}
 
 impl Spray {
     /// A sprayer.
-    pub fn new(_p: &SprayParams) -> Self {
-        Spray
+    pub fn new(p: &SprayParams) -> Self {
+        let perm: Box<[Entropy]> = match p.order {
+            SprayOrder::Random => Box::new([]),
+            SprayOrder::Permutation => (0..p.entropies).map(|e| e as Entropy).collect(),
+        };
+        // Start "at the end of a pass" so the first packet shuffles with the connection's rng.
+        let next = perm.len();
+        Spray { perm, next }
     }
 }
 
 impl PathSelector for Spray {
     fn next_entropy(&mut self, _ctx: &EntropyCtx, rng: &mut Rng) -> Entropy {
-        rng.next_u64() as Entropy
+        if self.perm.is_empty() {
+            return rng.next_u64() as Entropy;
+        }
+        if self.next == self.perm.len() {
+            // Fisher-Yates: a fresh uniformly random order for the next pass.
+            for i in (1..self.perm.len()).rev() {
+                let j = (rng.next_u64() % (i as u64 + 1)) as usize;
+                self.perm.swap(i, j);
+            }
+            self.next = 0;
+        }
+        self.next += 1;
+        self.perm[self.next - 1]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CTX: EntropyCtx = EntropyCtx { now: 0, seq: 0, retransmit: false, window_pkts: None, in_flight: 0 };
+
+    //= type=test; smartt-reps spec §2.13: every entropy once per pass, a new order each pass
+    #[test]
+    fn permutation_uses_every_entropy_once_per_pass() {
+        let mut s = Spray::new(&SprayParams { order: SprayOrder::Permutation, entropies: 64 });
+        let mut rng = Rng::stream(1, "spray-test", 0);
+        let mut passes = Vec::new();
+        for _ in 0..3 {
+            let mut pass: Vec<Entropy> = (0..64).map(|_| s.next_entropy(&CTX, &mut rng)).collect();
+            let order = pass.clone();
+            pass.sort_unstable();
+            assert_eq!(pass, (0..64).collect::<Vec<Entropy>>());
+            passes.push(order);
+        }
+        assert!(passes[0] != passes[1] && passes[1] != passes[2]);
+    }
+
+    #[test]
+    fn random_order_spreads_over_16_bits() {
+        let mut s = Spray::new(&SprayParams::default());
+        let mut rng = Rng::stream(1, "spray-test", 1);
+        let e: Vec<Entropy> = (0..1000).map(|_| s.next_entropy(&CTX, &mut rng)).collect();
+        assert!(e.iter().any(|&x| x > 255) && e.iter().any(|&x| x < 32768));
+        assert!(SprayParams { entropies: 0, ..Default::default() }.validate().unwrap_err().to_string().contains("transport.lb.entropies"));
     }
 }
