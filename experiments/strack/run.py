@@ -156,6 +156,7 @@ def targets(quick, max_bytes):
         "rto_50": ("rto_us = 50", ""),
         "rto_500": ("rto_us = 500", ""),
         "probe_literal": ('probe_range = "literal"', ""),
+        "ack_on_ce": ("ack_on_ce = true", ""),
     }
     t["RT14"] = []
     for v, (tr, lbp) in variants.items():
@@ -169,7 +170,7 @@ def targets(quick, max_bytes):
                 toml = toml.replace("rto_us = 100", tr)
             elif tr.startswith("max_cwnd"):
                 toml = toml.replace('cc = "strack"', 'cc = { name = "strack", ' + tr + " }")
-            elif tr.startswith("probe"):
+            elif tr.startswith("probe") or tr.startswith("ack_on_ce"):
                 toml = toml.replace('reliability = "strack"', 'reliability = { name = "strack", ' + tr + " }")
             t["RT14"].append((f"{v}-{wname}", toml))
     # Multi-job collectives on T-2K: 64 jobs of 32 ranks (spec §5.3.4). The per-rank size is

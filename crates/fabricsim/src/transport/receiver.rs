@@ -85,12 +85,14 @@ impl Sim {
             conn.rcv_unacked_ce += 1;
         }
         let strack = matches!(rel, Reliability::Strack { .. });
+        let ack_on_ce = matches!(rel, Reliability::Strack { ack_on_ce: true, .. });
         let ack_now = ack_every == 1
             || !fresh
             || p.flags & F_ACK_NOW != 0
             || conn.rcv_unacked >= ack_every
             || conn.rcv_pkts == conn.n_pkts
-            || (strack && conn.rcv_cum > cum_before);
+            || (strack && conn.rcv_cum > cum_before)
+            || (ack_on_ce && ce);
         if !ack_now {
             self.pool.free(pkt);
             return;

@@ -87,6 +87,9 @@ pub struct StrackLossParams {
     /// (`extended`, our reading of the intent; spec §2.5.9) or only up to the highest received
     /// (`literal`, the paper's "same way as OOO-based").
     pub probe_range: ProbeRange,
+    /// Also ACK at once every CE-marked arrival, so coalescing never hides an ECN mark from the
+    /// path selector (spec §2.5.11 optional variant).
+    pub ack_on_ce: bool,
 }
 
 /// How far probe-triggered recovery reaches.
@@ -102,7 +105,7 @@ pub enum ProbeRange {
 impl Default for StrackLossParams {
     fn default() -> Self {
         //= spec strack.md §2.1.2 (min_ooo_threshold 5, probe n = 3, small RTT 2 × net RTT)
-        StrackLossParams { min_ooo_threshold: 5, probe_interval_rtts: 3.0, probe_small_delay_rtts: 2.0, probe_range: ProbeRange::Extended }
+        StrackLossParams { min_ooo_threshold: 5, probe_interval_rtts: 3.0, probe_small_delay_rtts: 2.0, probe_range: ProbeRange::Extended, ack_on_ce: false }
     }
 }
 
@@ -133,6 +136,7 @@ impl ReliabilityConfig {
                 probe_interval: ((p.probe_interval_rtts * net_base_rtt as f64).round() as Time).max(1),
                 probe_small_delay: (p.probe_small_delay_rtts * net_base_rtt as f64).round() as Time,
                 extended_probe_range: p.probe_range == ProbeRange::Extended,
+                ack_on_ce: p.ack_on_ce,
             },
         }
     }
@@ -157,6 +161,8 @@ pub enum Reliability {
         probe_small_delay: Time,
         /// Probe recovery reaches the highest packet sent before the probe.
         extended_probe_range: bool,
+        /// ACK every CE-marked arrival at once.
+        ack_on_ce: bool,
     },
 }
 
@@ -262,7 +268,7 @@ impl Sim {
     /// STrack loss detection on an ACK (spec §2.5.7 process_sack, §2.5.9 handle_probe_ack).
     /// `p` is the ACK; `rtt` its round-trip sample.
     pub(crate) fn strack_on_ack(&mut self, c: ConnId, p: &Packet, rtt: Time, probe_ack: bool) {
-        let Reliability::Strack { min_ooo, probe_interval, probe_small_delay, extended_probe_range } = self.reliability else {
+        let Reliability::Strack { min_ooo, probe_interval, probe_small_delay, extended_probe_range, .. } = self.reliability else {
             return;
         };
         let now = self.now;
