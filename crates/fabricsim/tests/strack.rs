@@ -127,3 +127,32 @@ fn strack_beats_rocev2_on_a_permutation() {
     assert!(r >= 2.0 * s, "RoCEv2 {r} should trail STrack {s} by a wide margin");
     assert_eq!(roce.summary.packets.buffer_drops, 0);
 }
+
+//= type=test; strack spec §2.5.11 optional variant: CE-marked arrivals are ACKed at once
+#[test]
+fn ack_on_ce_reports_every_mark() {
+    let incast = |rel: &str| {
+        common::run(&format!(
+            r#"
+            seed = 2
+            [topology]
+            kind = "leaf_spine"
+            k = 8
+            link_rate_gbps = 400
+            {}
+            [workload]
+            kind = "incast"
+            senders = 8
+            receiver = 0
+            flow_bytes = "1MiB"
+        "#,
+            STRACK.replace("reliability = \"strack\"", rel)
+        ))
+    };
+    let base = incast("reliability = \"strack\"");
+    let eager = incast("reliability = { name = \"strack\", ack_on_ce = true }");
+    let (b, e) = (&base.summary.packets, &eager.summary.packets);
+    assert!(b.ecn_marked > 0);
+    // Every marked arrival now has its own ACK, on top of the coalesced ones.
+    assert!(e.acks > b.acks && e.acks >= b.data_sent / 4 + e.ecn_marked / 2, "{b:?} vs {e:?}");
+}
