@@ -12,18 +12,14 @@ fn roce(transport: &str, workload: &str, extra: &str) -> String {
         kind = "leaf_spine"
         k = 8
         link_rate_gbps = 100
-        [switch]
-        trimming = false
-        ecn_kmin = 1.0
-        ecn_kmax = 1.0
-        [switch.pfc]
-        enabled = true
+        {}
         [transport]
         {transport}
         [workload]
         {workload}
         {extra}
-    "#
+    "#,
+        common::ROCE_SWITCH
     )
 }
 

@@ -107,20 +107,7 @@ fn strack_beats_rocev2_on_a_permutation() {
         flow_bytes = "2MiB"
     "#;
     let strack = common::run(&format!("{fabric}{STRACK}"));
-    let roce = common::run(&format!(
-        r#"{fabric}
-        [switch]
-        trimming = false
-        ecn_kmin = 1.0
-        ecn_kmax = 1.0
-        [switch.pfc]
-        enabled = true
-        [transport]
-        cc = "dcqcn"
-        lb = "ecmp"
-        reliability = "go_back_n"
-    "#
-    ));
+    let roce = common::run(&format!("{fabric}{}{}", common::ROCE_SWITCH, common::ROCE_TRANSPORT));
     let (s, r) = (strack.summary.fct_us.max, roce.summary.fct_us.max);
     let ideal = strack.summary.ideal_completion_time_us;
     assert!(s <= 1.4 * ideal, "STrack max FCT {s} vs ideal {ideal}");

@@ -20,6 +20,24 @@ pub fn rejection(toml: &str) -> String {
     }
 }
 
+/// Lossless RoCEv2 switches (strack spec §4, §5.4): PFC on, no trimming, ECN step at 1 BDP.
+pub const ROCE_SWITCH: &str = r#"
+    [switch]
+    trimming = false
+    ecn_kmin = 1.0
+    ecn_kmax = 1.0
+    [switch.pfc]
+    enabled = true
+"#;
+
+/// RoCEv2 1 QP: DCQCN, one ECMP path, go-back-N.
+pub const ROCE_TRANSPORT: &str = r#"
+    [transport]
+    cc = "dcqcn"
+    lb = "ecmp"
+    reliability = "go_back_n"
+"#;
+
 /// Serialization time of `bytes` at `gbps`, in ps.
 pub fn tx_ps(bytes: u64, gbps: u64) -> u64 {
     (bytes * 8 * 1000).div_ceil(gbps)
