@@ -30,6 +30,7 @@ CLAIMS = {
     "RT9": "Fig. 20: 8/32/128->1 x 16 MB: STrack's last-hop queue stabilizes near 8 us; 128->1 slightly above.",
     "RT10": "Figs 21, 25: 64 AllReduce on T-2K: STrack < RoCE-4QP < RoCE-1QP for every algorithm; peak gaps for DBT: 3x vs 1 QP, 27.4 % vs 4 QP; STrack's CCT CDF nearly vertical, RoCE-4QP spread ~27 %.",
     "RT10s": "Sensitivity (ours): RT10 with htsim's DCQCN increase steps (R_AI = line/20, R_HAI = line/10) instead of the DCQCN paper's.",
+    "RT3s": "Sensitivity (ours): RT3's RoCEv2 with htsim's DCQCN increase steps (R_AI = line/20, R_HAI = line/10).",
     "RT11": "Figs 22, 26: 64 AlltoAll: STrack up to 79 % better than 1 QP and 19 % better than 4 QP, peak at P = 32; tighter CDF.",
     "RT12": "Figs 23, 27: AllReduce on 4:1: STrack ~ its full-bisection times; RoCE RING/HD worse; peak gaps DBT 4.86x vs 1 QP, 4.13x vs 4 QP.",
     "RT13": "Figs 24, 28: AlltoAll on 4:1: STrack ~4x its full-bisection time; up to 51.5 % better than 1 QP, 17.8 % than 4 QP, peak at P = 16.",
@@ -231,6 +232,10 @@ def main():
             lines = incast_dynamics(t, rows, plt, ["strack", "roce1"])
         elif t == "RT9":
             lines = incast_dynamics(t, rows, plt, ["8to1", "32to1", "128to1"])
+        elif t == "RT3s":
+            base = [r for r in load("RT3") if not r["run"].endswith("roce1")]
+            lines, series = sweep_table(t, base + rows, [""])
+            sweep_plot(t, series, plt)
         elif t == "RT10s":
             lines = collective_table(t, [r for r in load("RT10") if r["run"].endswith("strack")] + rows, ["dbt", "ring"])
         elif t in ("RT10", "RT12"):

@@ -190,6 +190,7 @@ def targets(quick, max_bytes):
     htsim_dcqcn = 'cc = { name = "dcqcn", rate_ai_mbps = 20000, rate_hai_mbps = 40000 }'
     t["RT10s"] = [(f"{a}-{sc}", scenario("RT10s", sc, collectives("allreduce", a, coll_mb, ranks, jobs, qps=4 if sc == "roce4" else 1), k=k2).replace('cc = "dcqcn"', htsim_dcqcn))
                   for a in ["dbt", "ring"] for sc in ["roce1", "roce4"]]
+    t["RT3s"] = [(f"{s}-roce1", scenario("RT3s", "roce1", perm(s), k=k8).replace('cc = "dcqcn"', htsim_dcqcn)) for s in sizes if nbytes(s) >= 512 << 10]
     # Motivation (Figs 1-3): one 32-rank collective on T-MOT, RoCEv2 with 1 and 4 QPs.
     mot = "128MiB" if not quick else "8MiB"
     t["RT2"] = [(f"dbt-{sc}", scenario("RT2", sc, collectives("allreduce", "dbt", mot, 32, 1, qps=4 if sc == "roce4" else 1, placement="contiguous"), k=8))

@@ -13,5 +13,6 @@ $R RT14
 $R --max-bytes 16MiB RT3
 $R --max-bytes 2MiB RT4 RT14
 $R RT10 RT12 RT13 RT10s
+$R --max-bytes 16MiB RT3s
 $R --max-bytes 16MiB RT5 RT6 RT4
 $R RT3 RT5 RT6 RT4 RT8
