@@ -177,3 +177,38 @@ fn dcqcn_incast_finishes_near_its_ideal() {
     assert!(s.packets.cnps > 0);
     assert!(s.completion_time_us <= 1.3 * s.ideal_completion_time_us, "{} vs ideal {}", s.completion_time_us, s.ideal_completion_time_us);
 }
+
+//= type=test; strack spec §5.4 headroom: after XOFF, whatever is on the cable and in flight fits
+#[test]
+fn headroom_absorbs_everything_sent_before_a_pause_lands() {
+    // Four DBT AllReduces over 4 QPs on a 4:1 fabric with a small α: thousands of XOFF/XON
+    // cycles at full rate. With a headroom of only 2 × delay × rate + 2 MTU (the spec's formula)
+    // this overflowed by 32 bytes; the default adds the PAUSE frame's own serialization.
+    let r = common::run(&format!(
+        r#"
+        seed = 1
+        [topology]
+        kind = "leaf_spine"
+        k = 16
+        oversubscription = "4:1"
+        link_rate_gbps = 400
+        {}
+        alpha = 0.0078125
+        {}
+        [workload]
+        kind = "collectives"
+        chunk = "128KiB"
+        [[workload.jobs]]
+        count = 4
+        ranks = 32
+        placement = "random"
+        qps = 4
+        collectives = [ {{ op = "allreduce", algorithm = "dbt", bytes = "4MiB" }} ]
+    "#,
+        common::ROCE_SWITCH,
+        common::ROCE_TRANSPORT
+    ));
+    let pfc = r.summary.pfc.as_ref().unwrap();
+    assert!(pfc.pause_frames > 1000, "{pfc:?}");
+    assert_eq!(pfc.headroom_overflow_drops, 0);
+}

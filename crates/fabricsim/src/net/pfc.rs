@@ -50,7 +50,8 @@ pub struct PfcConfig {
     pub xoff_bytes: Option<ByteSize>,
     /// RESUME once use is this far below the threshold; default 2 MTU (strack spec §5.4).
     pub resume_offset_bytes: Option<ByteSize>,
-    /// Headroom per ingress port; default 2 × link delay × rate + 2 MTU (strack spec §5.4).
+    /// Headroom per ingress port; default 2 × link delay × rate + 2 MTU (strack spec §5.4) + two
+    /// PFC frame times (the frame's serialization, which the spec's formula leaves out).
     pub headroom_bytes: Option<ByteSize>,
 }
 
@@ -169,9 +170,14 @@ impl PfcConfig {
                 capacity_bps += spec.rate.0 as u128;
                 // The port feeding this switch over the same cable.
                 let up = spec.reverse;
+                // Worst case after XOFF leaves: everything the upstream port starts during the
+                // frame's flight back and the data already on the cable (2 × delay × rate), the
+                // frame's own serialization, and two packets straddling the interval's ends.
+                // The spec's 2 × delay × rate + 2 MTU lacks the frame term and overflowed by
+                // 32 bytes in a 4:1 AlltoAll; the second frame term absorbs rounding.
                 let h = match self.headroom_bytes {
                     Some(b) => b.0,
-                    None => 2 * spec.rate.bytes_in(spec.latency) + 2 * mtu,
+                    None => 2 * spec.rate.bytes_in(spec.latency) + 2 * mtu + 2 * FRAME_BYTES,
                 };
                 ingress[up as usize].headroom_size = h;
                 headroom_total += h;
