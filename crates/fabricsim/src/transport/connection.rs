@@ -426,4 +426,21 @@ mod tests {
         assert_eq!(c.rcv_cum, 3);
         assert!(!c.receive(0));
     }
+
+    //= type=test; strack spec §2.5.11 segment_base: 64-packet segments aligned to the EPSN
+    #[test]
+    fn sack_segments_are_aligned_to_the_cumulative_point() {
+        let mut c = conn(200 * 4032);
+        for seq in [3, 70, 130, 131] {
+            assert!(c.receive(seq));
+        }
+        assert_eq!(c.rcv_cum, 0);
+        assert_eq!(c.sack_segment_base(u32::MAX), 0);
+        assert_eq!(c.sack_segment_base(70), 64);
+        assert_eq!(c.sack_segment_base(131), 128);
+        // Bit i of a segment = packet base + i.
+        assert_eq!(c.sack_bits_from(0), 1 << 3);
+        assert_eq!(c.sack_bits_from(64), 1 << 6);
+        assert_eq!(c.sack_bits_from(128), 0b1100);
+    }
 }
