@@ -29,20 +29,29 @@ pub fn build(k: u32, ratio: u32, links: TierLinks, switch_latency: Time) -> Resu
             ),
         ));
     }
-    let spines = half / ratio;
+    let shape = Shape { tors: k, hosts_per_tor: half, spines: half / ratio, links_per_spine: 1 };
     let hosts = k * half;
+    Ok(wire(shape, links).build(format!("2-tier leaf-spine K={k}, {hosts} hosts, {ratio}:1 at the ToR tier"), switch_latency))
+}
+
+/// Hosts under their ToRs, and `links_per_spine` cables from every ToR to every spine.
+fn wire(shape: Shape, links: TierLinks) -> FabricBuilder {
+    let Shape { tors, hosts_per_tor, spines, links_per_spine } = shape;
+    let hosts = tors * hosts_per_tor;
     let mut b = FabricBuilder::new(hosts);
-    let tor0 = b.add_switches(Tier::Tor, k);
+    let tor0 = b.add_switches(Tier::Tor, tors);
     let spine0 = b.add_switches(Tier::Agg, spines);
     for h in 0..hosts {
-        b.link(h, tor0 + h / half, links.host.0, links.host.1);
+        b.link(h, tor0 + h / hosts_per_tor, links.host.0, links.host.1);
     }
-    for t in 0..k {
+    for t in 0..tors {
         for s in 0..spines {
-            b.link(tor0 + t, spine0 + s, links.tor_up.0, links.tor_up.1);
+            for _ in 0..links_per_spine {
+                b.link(tor0 + t, spine0 + s, links.tor_up.0, links.tor_up.1);
+            }
         }
     }
-    Ok(b.build(format!("2-tier leaf-spine K={k}, {hosts} hosts, {ratio}:1 at the ToR tier"), switch_latency))
+    b
 }
 
 /// Counts of a leaf-spine given explicitly (`topology.tors`, `hosts_per_tor`, `spines`,
@@ -108,20 +117,7 @@ pub fn build_shape(shape: Shape, links: TierLinks, switch_latency: Time) -> Resu
             format!("{hosts} hosts and {cables} ToR-spine cables: at most {MAX_SHAPE} of each (tors × hosts_per_tor, tors × spines × links_per_spine)"),
         ));
     }
-    let hosts = hosts as u32;
-    let mut b = FabricBuilder::new(hosts);
-    let tor0 = b.add_switches(Tier::Tor, tors);
-    let spine0 = b.add_switches(Tier::Agg, spines);
-    for h in 0..hosts {
-        b.link(h, tor0 + h / hosts_per_tor, links.host.0, links.host.1);
-    }
-    for t in 0..tors {
-        for s in 0..spines {
-            for _ in 0..links_per_spine {
-                b.link(tor0 + t, spine0 + s, links.tor_up.0, links.tor_up.1);
-            }
-        }
-    }
+    let b = wire(shape, links);
     // Host capacity over uplink capacity of a ToR, e.g. 1:1 or 2:1.
     let down = hosts_per_tor as f64 * links.host.0.gbps();
     let up = (spines * links_per_spine) as f64 * links.tor_up.0.gbps();
