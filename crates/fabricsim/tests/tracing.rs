@@ -2,9 +2,9 @@
 //! duplicate deliveries.
 mod common;
 
-#[test]
-fn samples_windows_and_rtts() {
-    let r = common::run(
+/// A 4:1 incast on a 16-host fat tree with fixed windows and spraying, plus the `[run]` lines.
+fn incast4(flow_bytes: &str, run: &str) -> String {
+    format!(
         r#"
         seed = 4
         [topology]
@@ -16,12 +16,16 @@ fn samples_windows_and_rtts() {
         kind = "incast"
         senders = 4
         receiver = 0
-        flow_bytes = "1MiB"
+        flow_bytes = "{flow_bytes}"
         [run]
-        trace_interval_us = 2.0
-        trace_conns = [0, 2]
-    "#,
-    );
+        {run}
+    "#
+    )
+}
+
+#[test]
+fn samples_windows_and_rtts() {
+    let r = common::run(&incast4("1MiB", "trace_interval_us = 2.0\ntrace_conns = [0, 2]"));
     let t = &r.trace;
     assert!(t.len() > 20);
     assert!(t.iter().all(|s| s.conn == 0 || s.conn == 2));
@@ -56,23 +60,7 @@ fn bad_trace_settings_are_rejected() {
 
 #[test]
 fn ack_log_records_every_ack_of_chosen_flows() {
-    let r = common::run(
-        r#"
-        seed = 4
-        [topology]
-        k = 4
-        [transport]
-        cc = "fixed"
-        lb = "spray"
-        [workload]
-        kind = "incast"
-        senders = 4
-        receiver = 0
-        flow_bytes = "256KiB"
-        [run]
-        ack_log_conns = [1]
-    "#,
-    );
+    let r = common::run(&incast4("256KiB", "ack_log_conns = [1]"));
     // One ACK per data packet (ack_every = 1), all of flow 1, in time order, RTT ≥ 0.
     let pkts = (256 * 1024u64).div_ceil(4032);
     assert_eq!(r.acks.len() as u64, pkts);
