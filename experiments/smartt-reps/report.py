@@ -110,8 +110,8 @@ def cwnd_plot(plt):
     plt.close(fig)
 
 
-def incast_plot(rows, plt):
-    """T11: completion / ideal against size, per scheme and incast degree (paper Fig. 14)."""
+def incast_plot(t, rows, plt):
+    """T11 / T11w: completion / ideal against size, per scheme and incast degree (paper Fig. 14)."""
     data = {}
     for r in rows:
         if "error" in r:
@@ -130,8 +130,39 @@ def incast_plot(rows, plt):
     axes[0].set_ylabel("completion / ideal")
     axes[0].legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(os.path.join(RESULTS, "T11.png"), dpi=110)
+    fig.savefig(os.path.join(RESULTS, f"{t}.png"), dpi=110)
     plt.close(fig)
+
+
+def t21():
+    """T21 (abstract): baseline completion / SMaRTT completion − 1 over T12–T18, per workload."""
+    lines = ["### T21 (computed from T12–T16, T18)", "",
+             "Δ = baseline completion / SMaRTT completion − 1 (positive: SMaRTT faster).", "",
+             "| target | workload | SMaRTT µs | best baseline (Δ) | worst baseline (Δ) |", "|---|---|---|---|---|"]
+    worst_all, best_all = None, None
+    for t in ["T12", "T13", "T14", "T15", "T16", "T18"]:
+        groups = {}
+        for r in load(t):
+            if "error" in r or r["flows_finished"] != r["flows"]:
+                continue
+            prefix, _, scheme = r["run"].rpartition("-")
+            groups.setdefault(prefix, {})[scheme] = r["completion_us"]
+        for prefix, by_scheme in groups.items():
+            if "smartt" not in by_scheme or len(by_scheme) < 2:
+                continue
+            base = by_scheme["smartt"]
+            deltas = sorted((c / base - 1, s) for s, c in by_scheme.items() if s != "smartt")
+            (lo, lo_s), (hi, hi_s) = deltas[0], deltas[-1]
+            lines.append(f"| {t} | {prefix or '—'} | {base:.1f} | {lo_s} ({lo:+.1%}) | {hi_s} ({hi:+.1%}) |")
+            if worst_all is None or hi > worst_all[0]:
+                worst_all = (hi, hi_s, t, prefix)
+            if best_all is None or lo < best_all[0]:
+                best_all = (lo, lo_s, t, prefix)
+    if worst_all:
+        lines += ["", f"Largest baseline gap: {worst_all[1]} {worst_all[0]:+.1%} ({worst_all[2]} {worst_all[3] or ''}); "
+                  f"largest SMaRTT deficit: {best_all[1]} {best_all[0]:+.1%} ({best_all[2]} {best_all[3] or ''})."]
+    with open(os.path.join(RESULTS, "T21.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
 
 
 def main():
@@ -144,18 +175,20 @@ def main():
         plt = None
         print("matplotlib not installed: tables only (pip install matplotlib)")
     targets = sys.argv[1:] or sorted(os.path.basename(p)[:-5] for p in glob.glob(os.path.join(RESULTS, "*.json")))
-    for t in targets:
+    for t in [t for t in targets if t != "T21"]:
         rows = load(t)
         with open(os.path.join(RESULTS, f"{t}.md"), "w") as f:
             f.write(table(t, rows))
         if plt:
-            if t == "T11":
-                incast_plot(rows, plt)
+            if t in ("T11", "T11w"):
+                incast_plot(t, rows, plt)
             else:
                 bar_plot(t, rows, plt)
             if t == "T1":
                 cwnd_plot(plt)
         print(f"{t}: {len(rows)} rows")
+    if not sys.argv[1:] or "T21" in sys.argv[1:]:
+        t21()
 
 
 if __name__ == "__main__":

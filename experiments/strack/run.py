@@ -28,6 +28,7 @@ import argparse
 import concurrent.futures as cf
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -239,6 +240,7 @@ def main():
     ap.add_argument("targets", nargs="*")
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--only", default=None, help="run only the run ids matching this regular expression")
     ap.add_argument("--max-bytes", default="100MiB")
     a = ap.parse_args()
     subprocess.run(["cargo", "build", "--release", "-q"], cwd=ROOT, check=True)
@@ -256,6 +258,8 @@ def main():
         if os.path.exists(res_path):
             done = {r["run"]: r for r in json.load(open(res_path)) if "error" not in r}
         todo = [(rid, toml) for rid, toml in runs if rid not in done]
+        if a.only:
+            todo = [x for x in todo if re.search(a.only, x[0])]
         print(f"{name}: {len(runs)} runs, {len(todo)} to do", flush=True)
         order = [rid for rid, _ in runs]
         with cf.ThreadPoolExecutor(max_workers=a.jobs) as ex:

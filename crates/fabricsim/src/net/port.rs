@@ -44,6 +44,8 @@ pub struct PortState {
     pub is_nic: bool,
     /// Whether PFC has paused the data class.
     pub paused: bool,
+    /// Control packets sent in a row while data waited (for weighted round-robin).
+    pub ctrl_streak: u32,
     /// Control class: ACKs, NACKs, trimmed headers. Served first.
     pub ctrl: VecDeque<PktId>,
     /// Data class.
@@ -85,6 +87,7 @@ impl PortState {
             free_pending: false,
             is_nic,
             paused: false,
+            ctrl_streak: 0,
             paused_since: 0,
             paused_total: 0,
             pauses_received: 0,
@@ -137,18 +140,26 @@ impl Sim {
         self.port_start(port);
     }
 
-    /// Picks the next packet (control first, then data) and serializes it.
+    /// Picks the next packet (control first, unless the round-robin weight says data's turn has
+    /// come) and serializes it.
     fn port_start(&mut self, port: PortId) {
         let owner_is_host = self.ports[port as usize].is_nic;
+        let weight = self.qdisc.control_wrr_weight;
         let mut from_switch_data = None;
         let pkt = {
             let ps = &mut self.ports[port as usize];
-            if let Some(p) = ps.ctrl.pop_front() {
+            let data_waits = !ps.paused && !ps.data.is_empty();
+            // A NIC has no data queue here (it pulls from its scheduler), so it stays strict.
+            let control_turn = !ps.ctrl.is_empty() && (weight == 0 || !data_waits || ps.ctrl_streak < weight);
+            if control_turn {
+                let p = ps.ctrl.pop_front().expect("control class is non-empty");
                 ps.ctrl_bytes -= self.pool.get(p).size as u64;
+                ps.ctrl_streak = if data_waits { ps.ctrl_streak + 1 } else { 0 };
                 Some(p)
             } else if ps.paused {
                 None
             } else if let Some(p) = ps.data.pop_front() {
+                ps.ctrl_streak = 0;
                 let pk = self.pool.get_mut(p);
                 ps.data_bytes -= pk.size as u64;
                 if self.qdisc.on_departure(ps.data_bytes, pk.flags & F_ECT != 0, &mut ps.rng) {

@@ -1,5 +1,6 @@
 //! Switch output-port queue discipline: drop-tail data queue with RED-style ECN marking and
-//! optional packet trimming, plus a strict-priority control class.
+//! optional packet trimming, plus a control class served first (strict priority, or weighted
+//! round-robin against the data class).
 //!
 //! Follows: smartt-reps spec §4.1–4.3 (two classes, 1-BDP data queue, RED Kmin/Kmax, trim instead
 //! of drop) and strack spec §4 (marking on the bytes left after the departing packet).
@@ -35,6 +36,11 @@ pub struct QdiscConfig {
     pub trimming: bool,
     /// Size of a trimmed header on the wire.
     pub header_bytes: u32,
+    /// Control packets sent per data packet while both classes wait; 0 = strict priority.
+    /// Strict priority lets trimmed headers starve data once an incast's offered load exceeds
+    /// MTU/header (≈ 65) times the link rate; a weight bounds that (smartt-reps spec §4.1,
+    /// "WRR 20:1 as in htsim's composite queue").
+    pub control_wrr_weight: u32,
 }
 
 /// What to do with an arriving data packet.
@@ -102,6 +108,7 @@ mod tests {
         mark_at: MarkAt::Dequeue,
         trimming: true,
         header_bytes: 64,
+        control_wrr_weight: 0,
     };
 
     //= type=test; smartt-reps spec §4.2 RED ramp between Kmin and Kmax

@@ -163,6 +163,9 @@ pub struct SwitchConfig {
     pub ecn_mark_at: MarkAtConfig,
     /// Trim would-be drops to headers (forwarded at high priority and NACKed).
     pub trimming: bool,
+    /// Control packets a port sends per data packet while both classes wait (weighted
+    /// round-robin, as htsim's composite queue); 0 = strict priority for control.
+    pub control_wrr_weight: u32,
     /// Priority flow control on a shared buffer (lossless data class; `[switch.pfc]`).
     pub pfc: crate::net::pfc::PfcConfig,
 }
@@ -191,6 +194,7 @@ impl Default for SwitchConfig {
             ecn_pmax: 1.0,
             ecn_mark_at: MarkAtConfig::Dequeue,
             trimming: true,
+            control_wrr_weight: 0,
             pfc: Default::default(),
         }
     }
@@ -556,6 +560,7 @@ impl Scenario {
             },
             trimming: sw.trimming,
             header_bytes: tr.header_bytes,
+            control_wrr_weight: sw.control_wrr_weight,
         };
 
         let rto = match tr.rto_us {
