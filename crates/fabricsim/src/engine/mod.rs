@@ -163,6 +163,12 @@ pub struct Sim {
     pub(crate) acked_bytes_total: u64,
     total_bytes: u64,
     end_time: Option<Time>,
+    /// Livelock guard: payload acknowledged at the last check, when that figure last grew,
+    /// the limit, and the stalled interval once the guard fired.
+    stall_acked: u64,
+    stall_since: Time,
+    stall_limit: Time,
+    pub(crate) stalled: Option<(Time, Time)>,
     pub(crate) path_rtt: Vec<Time>,
     pub(crate) stopped_early: bool,
     /// `run.drop_packets`: (flow, seq, transmission to lose, transmissions seen so far).
@@ -263,6 +269,10 @@ impl Sim {
             link_events: setup.link_events.clone(),
             acked_bytes_total: 0,
             end_time: setup.end_time,
+            stall_acked: 0,
+            stall_since: 0,
+            stall_limit: setup.stall_limit,
+            stalled: None,
             path_rtt,
             stopped_early: false,
             drop_plan: setup.scenario.run.drop_packets.iter().map(|d| (d.flow, d.seq, d.transmission, 0)).collect(),
@@ -313,10 +323,28 @@ impl Sim {
                 break;
             }
             if self.c.events & 0xFFFF == 0 {
+                if self.stall_detected() {
+                    break;
+                }
                 progress(&self.progress());
             }
         }
         progress(&self.progress());
+    }
+
+    /// Whether the network has kept busy without acknowledging a payload byte for longer than
+    /// the stall limit (checked every 65,536 events, so the interval is exact to one check).
+    fn stall_detected(&mut self) -> bool {
+        if self.acked_bytes_total != self.stall_acked {
+            self.stall_acked = self.acked_bytes_total;
+            self.stall_since = self.now;
+            return false;
+        }
+        if self.stall_limit > 0 && self.now - self.stall_since > self.stall_limit {
+            self.stalled = Some((self.stall_since, self.now));
+            return true;
+        }
+        false
     }
 
     /// Current progress figures.

@@ -87,6 +87,17 @@ pub fn check(sim: &Sim, setup: &Setup) -> Vec<String> {
         if sim.pool.live() != 0 {
             v.push(format!("{} packets still in the network after every flow finished", sim.pool.live()));
         }
+    } else if let Some((since, at)) = sim.stalled {
+        v.push(format!(
+            "livelock: no payload byte acknowledged from {:.3} to {:.3} µs while the network stayed busy ({} of {} messages unfinished, {} packets trimmed, {} dropped so far); \
+             raise run.stall_limit_us if the scenario really pauses this long",
+            since as f64 / 1e6,
+            at as f64 / 1e6,
+            total - done,
+            total,
+            c.data_trimmed,
+            c.data_dropped
+        ));
     } else if !sim.stopped_early {
         v.push(format!(
             "{} of {} messages never finished and no event was left to run (deadlock)",

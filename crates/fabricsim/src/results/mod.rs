@@ -246,6 +246,9 @@ pub struct Summary {
     pub flows_finished: u32,
     /// Whether the run stopped at `run.end_time_us` with flows unfinished.
     pub stopped_at_end_time: bool,
+    /// When the livelock guard (`run.stall_limit_us`) stopped the run: the last time payload
+    /// was acknowledged, in µs.
+    pub stalled_since_us: Option<f64>,
     /// From the first flow start to the last flow finish (µs).
     pub completion_time_us: f64,
     /// Lower bound of that: the latest per-flow ideal finish, or the busiest host link's bytes at
@@ -430,6 +433,7 @@ pub fn collect(sim: &Sim, setup: &Setup, wall_seconds: f64) -> Results {
         flows: flows.len() as u32,
         flows_finished: flows.iter().filter(|f| f.finish.is_some()).count() as u32,
         stopped_at_end_time: sim.stopped_early,
+        stalled_since_us: sim.stalled.map(|(since, _)| us(since)),
         completion_time_us: us(last_finish - first_start),
         ideal_completion_time_us: us(ideal_completion),
         fct_us: Stats::of(&mut fct),

@@ -287,6 +287,10 @@ pub struct LinkEventConfig {
 pub struct RunConfig {
     /// Stop at this simulated time even if flows remain (they are reported unfinished).
     pub end_time_us: Option<f64>,
+    /// Stop with an error once no payload byte has been acknowledged for this long of
+    /// simulated time while the network stays busy (a livelock, e.g. trimmed headers starving
+    /// data); default 10 000 µs, 0 turns the guard off.
+    pub stall_limit_us: Option<f64>,
     /// Also write `messages.csv`: one row per message (posting, delivery and completion times).
     pub message_log: bool,
     /// Sample the traced connections' window, in-flight bytes and rate this often (writes
@@ -357,6 +361,8 @@ pub struct Setup {
     pub link_events: Vec<LinkEvent>,
     /// Stop time, if any.
     pub end_time: Option<Time>,
+    /// Livelock guard (`run.stall_limit_us`); 0 = off.
+    pub stall_limit: Time,
     /// Sampling period of traced connections (0 = off).
     pub trace_interval: Time,
     /// Traced connections.
@@ -627,6 +633,7 @@ impl Scenario {
             Some(us) => Some(crate::workload::time_from_us("run.end_time_us", us)?),
             None => None,
         };
+        let stall_limit = crate::workload::time_from_us("run.stall_limit_us", self.run.stall_limit_us.unwrap_or(10_000.0))?;
         tr.gate.validate()?;
         let traffic = Arc::new(self.workload.generate(&fabric, self.seed, base_dir)?);
         let trace_interval = match self.run.trace_interval_us {
@@ -671,7 +678,7 @@ impl Scenario {
         if !trace_ports.is_empty() && trace_interval == 0 {
             return Err(Error::invalid("run.trace_ports", "tracing ports needs run.trace_interval_us (the sampling period)"));
         }
-        Ok(Setup { scenario: self, fabric, traffic, qdisc, base_rtt, bdp_bytes, rto, link_events, end_time, trace_interval, trace_conns, trace_ports, pfc })
+        Ok(Setup { scenario: self, fabric, traffic, qdisc, base_rtt, bdp_bytes, rto, link_events, end_time, stall_limit, trace_interval, trace_conns, trace_ports, pfc })
     }
 }
 
