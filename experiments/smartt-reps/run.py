@@ -53,14 +53,14 @@ def toml_value(v):
     return str(v)
 
 
-def fabric(k=16, os_ratio=1, trimming=True, switch_extra=""):
+def fabric(k=16, os_ratio=1, trimming=True, switch_extra="", gbps=800, link_ns=600, switch_ns=400):
     tier = f'\noversubscription = "{os_ratio}:1"\noversubscribed_tier = "agg"' if os_ratio > 1 else ""
     return f"""[topology]
 kind = "fat_tree"
 k = {k}{tier}
-link_rate_gbps = 800
-link_latency_ns = 600
-switch_latency_ns = 400
+link_rate_gbps = {gbps}
+link_latency_ns = {link_ns}
+switch_latency_ns = {switch_ns}
 
 [switch]
 buffer_bdp = 1.0
@@ -70,7 +70,7 @@ trimming = {str(trimming).lower()}
 {switch_extra}"""
 
 
-def scenario(name, scheme, workload, seed=1, k=16, os_ratio=1, trimming=True, lb="reps", cc_params=None, transport=None, run_extra="", switch_extra=""):
+def scenario(name, scheme, workload, seed=1, k=16, os_ratio=1, trimming=True, lb="reps", cc_params=None, transport=None, run_extra="", switch_extra="", **link):
     """A scenario: `scheme` names a SCHEMES entry; `cc_params` adds controller parameters;
     `transport` adds plain [transport] keys (e.g. rto_us)."""
     sch = dict(SCHEMES[scheme])
@@ -87,7 +87,7 @@ def scenario(name, scheme, workload, seed=1, k=16, os_ratio=1, trimming=True, lb
     tr = "\n".join(lines)
     return f"""name = "{name}"
 seed = {seed}
-{fabric(k, os_ratio, trimming, switch_extra)}
+{fabric(k, os_ratio, trimming, switch_extra, **link)}
 [transport]
 {tr}
 
@@ -151,11 +151,11 @@ def targets(quick):
     # Without trimming, losses are found by the retransmission timer: 3 x base RTT (spec §2.11).
     no_trim_tr = {"rto_us": 30}
 
-    def p_ideal(size, os_ratio, m=1):
-        return lambda brtt: brtt + m * wire_us(nbytes(size), GBPS / os_ratio)
+    def p_ideal(size, os_ratio, m=1, gbps=GBPS):
+        return lambda brtt: brtt + m * wire_us(nbytes(size), gbps / os_ratio)
 
-    def i_ideal(n, size):
-        return lambda brtt: brtt + n * wire_us(nbytes(size))
+    def i_ideal(n, size, gbps=GBPS):
+        return lambda brtt: brtt + n * wire_us(nbytes(size), gbps)
 
     def uneven_ideal(small, large, os_ratio):
         t1 = wire_us(nbytes(small), GBPS / os_ratio)
@@ -196,6 +196,18 @@ def targets(quick):
                 for w in [1, 2, 4, 8, 16] for s in FIVE]
     t["T19"] = [(s, scenario("T19", s, perm("2MiB"), k=k, os_ratio=8), p_ideal("2MiB", 8)) for s in ["eqds", "eqds+mprdma", "eqds+smartt", "smartt"]]
     t["T20"] = [(s, scenario("T20", s, perm(big, large=huge), k=k, os_ratio=8), uneven_ideal(big, huge, 8)) for s in ["eqds", "eqds+mprdma", "eqds+smartt", "smartt"]]
+    # Robustness checks of spec §7 part C (not in the paper's figures). C1: T9 and T12 with
+    # 700 ns links and no switch latency (base RTT ≈ 8.6 µs, §4.2's number). C2: the reference
+    # network SMaRTT's constants were tuned on (100 Gb/s, ≈ 12 µs base RTT: 500 ns links, 400 ns
+    # switches), where its bandwidth scaling is 1. C3: SMaRTT incasts of 200 and 400 senders.
+    fast = {"link_ns": 700, "switch_ns": 0}
+    t["C1"] = [(f"T9-{v}", scenario("C1", "smartt", incast(16, "512KiB"), k=k, **extra, **fast), i_ideal(16, "512KiB"))
+               for v, extra in [("trim", {}), ("notrim", {"cc_params": no_trim_cc, "transport": no_trim_tr, **notrim})]]
+    t["C1"] += [(f"T12-{s}", scenario("C1", s, perm("2MiB"), k=k, os_ratio=8, **fast), p_ideal("2MiB", 8)) for s in FIVE]
+    ref = {"gbps": 100, "link_ns": 500, "switch_ns": 400}
+    t["C2"] = [(f"T12-{s}", scenario("C2", s, perm("2MiB"), k=k, os_ratio=8, **ref), p_ideal("2MiB", 8, gbps=100)) for s in FIVE]
+    t["C2"] += [(f"T9-{s}", scenario("C2", s, incast(16, "512KiB"), k=k, **ref), i_ideal(16, "512KiB", gbps=100)) for s in FIVE]
+    t["C3"] = [(f"n{n}-512KiB", scenario("C3", "smartt", incast(n, "512KiB"), k=k), i_ideal(n, "512KiB")) for n in [100, 200, 400]]
     return t
 
 
