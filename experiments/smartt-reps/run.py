@@ -2,32 +2,25 @@
 """Reproduction runs of the SMaRTT-REPS paper (shared/specs/smartt-reps.md §7, targets A1-A4, T1-T21).
 
 Usage:
-    experiments/smartt-reps/run.py [TARGET ...] [--jobs N] [--quick]
+    experiments/smartt-reps/run.py [TARGET ...] [--jobs N] [--quick] [--only REGEX] [--timeout-s S]
 
-Each target is a list of fabricsim runs (a scenario written out as TOML, run with the release
-binary); their summaries are gathered into results/<TARGET>.json as they finish, so an
-interrupted sweep keeps what it did. `report.py` turns the JSON files into tables, plots and the
+Each target is a list of fabricsim runs (a scenario written out as TOML, run by
+`experiments/runner.py`); their summaries are gathered into results/<TARGET>.json as they
+finish, so an interrupted sweep keeps what it did. `report.py` turns the JSON files into tables, plots and the
 numbers quoted in RESULTS.md. `--quick` shrinks fabrics and sizes for a smoke test.
 
 Fabric (spec §5.1): 3-tier fat tree, k = 16 (1024 hosts), 800 Gb/s links, 600 ns per link,
 400 ns per switch, 4 KiB MTU (64 B header), 1-BDP queues with RED 20-80 %, trimming on;
 oversubscription at the aggregation->core tier. Schemes (spec §5.3): every CC runs over REPS.
 """
-import argparse
-import concurrent.futures as cf
-import json
 import os
-import re
-import shutil
-import subprocess
 import sys
-import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import runner  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
-BIN = os.path.join(ROOT, "target", "release", "fabricsim")
 OUT = os.path.join(HERE, "out")
-TIMEOUT_S = None  # per-run wall-time limit (--timeout-s)
 RESULTS = os.path.join(HERE, "results")
 
 # Scheme name -> transport settings (spec §5.3: every CC over REPS, trimming on).
@@ -211,25 +204,9 @@ def targets(quick):
     return t
 
 
-def run_one(target, run_id, toml):
-    d = os.path.join(OUT, target, run_id)
-    os.makedirs(d, exist_ok=True)
-    path = os.path.join(d, "scenario.toml")
-    with open(path, "w") as f:
-        f.write(toml)
-    if target == "A1":
-        with open(os.path.join(d, "one_flow.csv"), "w") as f:
-            f.write("src,dst,bytes,start_us\n0,1023,33554432,0\n")
-    t0 = time.time()
-    try:
-        p = subprocess.run([BIN, "run", path, "--out", d, "--quiet"], capture_output=True, text=True, timeout=TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        return {"run": run_id, "error": f"stopped after {TIMEOUT_S} s of wall time", "wall_s": time.time() - t0}
-    wall = time.time() - t0
-    if p.returncode not in (0, 1):
-        return {"run": run_id, "error": p.stderr.strip()[-500:], "wall_s": wall}
-    s = json.load(open(os.path.join(d, "summary.json")))
-    row = {
+def row(s, run_id, wall):
+    """The results row of one run's summary."""
+    return {
         "run": run_id,
         "wall_s": round(wall, 2),
         "completion_us": s["completion_time_us"],
@@ -245,51 +222,26 @@ def run_one(target, run_id, toml):
         "invariants": s["invariant_violations"],
         "peak_rss_mb": (s["performance"]["peak_rss_bytes"] or 0) / 1e6,
     }
-    return row
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("targets", nargs="*")
-    ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--only", default=None, help="run only the run ids matching this regular expression")
-    ap.add_argument("--timeout-s", type=float, default=None, help="stop a run after this much wall time")
-    a = ap.parse_args()
-    global TIMEOUT_S
-    TIMEOUT_S = a.timeout_s
-    subprocess.run(["cargo", "build", "--release", "-q"], cwd=ROOT, check=True)
-    # Run a private copy so that rebuilding during a long sweep cannot mix binary versions.
-    global BIN
-    os.makedirs(OUT, exist_ok=True)
-    private = os.path.join(OUT, f"fabricsim-{os.getpid()}")
-    shutil.copy2(BIN, private)
-    BIN = private
+    a = runner.arguments(__doc__.splitlines()[1], jobs=2).parse_args()
+    binary = runner.private_binary(OUT)
     all_t = targets(a.quick)
-    chosen = a.targets or list(all_t)
-    os.makedirs(RESULTS, exist_ok=True)
-    for name in chosen:
-        runs = all_t[name]
-        res_path = os.path.join(RESULTS, f"{name}.json")
-        done = {}
-        if os.path.exists(res_path) and not a.quick:
-            done = {r["run"]: r for r in json.load(open(res_path)) if "error" not in r}
-        todo = [(rid, toml) for rid, toml, _ in runs if rid not in done]
-        if a.only:
-            todo = [x for x in todo if re.search(a.only, x[0])]
-        print(f"{name}: {len(runs)} runs, {len(todo)} to do", flush=True)
-        with cf.ThreadPoolExecutor(max_workers=a.jobs) as ex:
-            futs = {ex.submit(run_one, name, rid, toml): rid for rid, toml in todo}
-            for fu in cf.as_completed(futs):
-                r = fu.result()
-                done[r["run"]] = r
-                print(f"  {name}/{r['run']}: {r.get('completion_us', r.get('error'))} ({r['wall_s']} s)", flush=True)
-                order = [rid for rid, _, _ in runs]
-                rows = sorted(done.values(), key=lambda x: order.index(x["run"]) if x["run"] in order else 1e9)
-                if not a.quick:
-                    with open(res_path, "w") as f:
-                        json.dump(rows, f, indent=1)
-    os.remove(BIN)
+    results = RESULTS if not a.quick else os.path.join(OUT, "quick-results")
+    for name in a.targets or list(all_t):
+        def run_one(rid, toml, name=name):
+            d = os.path.join(OUT, name, rid)
+            if name == "A1":
+                os.makedirs(d, exist_ok=True)
+                last_host = (8 if a.quick else 16) ** 3 // 4 - 1
+                with open(os.path.join(d, "one_flow.csv"), "w") as f:
+                    f.write(f"src,dst,bytes,start_us\n0,{last_host},33554432,0\n")
+            s, wall, err = runner.run_scenario(binary, d, toml, a.timeout_s)
+            return {"run": rid, "error": err, "wall_s": wall} if err else row(s, rid, wall)
+
+        runner.sweep(name, [(rid, toml) for rid, toml, _ in all_t[name]], results, run_one, a.jobs, a.only)
+    os.remove(binary)
 
 
 if __name__ == "__main__":

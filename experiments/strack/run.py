@@ -2,7 +2,7 @@
 """Reproduction runs of the STrack paper (shared/specs/strack.md §7, targets RT-2 ... RT-14).
 
 Usage:
-    experiments/strack/run.py [TARGET ...] [--jobs N] [--quick] [--max-bytes SIZE]
+    experiments/strack/run.py [TARGET ...] [--jobs N] [--quick] [--max-bytes SIZE] [--only REGEX] [--timeout-s S]
 
 Each target is a list of fabricsim runs (a scenario written out as TOML, run with a private
 copy of the release binary so rebuilding during a sweep cannot mix versions); their summaries
@@ -24,18 +24,13 @@ Schemes (spec §4, §5.4):
                DCQCN, one QP = one ECMP path, go-back-N;
   roce4        the same with 4 QPs per connection (collectives only).
 """
-import argparse
-import concurrent.futures as cf
-import json
 import os
-import re
-import shutil
-import subprocess
 import sys
-import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import runner  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 OUT = os.path.join(HERE, "out")
 RESULTS = os.path.join(HERE, "results")
 
@@ -201,19 +196,9 @@ def targets(quick, max_bytes):
     return t
 
 
-def run_one(binary, target, run_id, toml):
-    d = os.path.join(OUT, target, run_id)
-    os.makedirs(d, exist_ok=True)
-    path = os.path.join(d, "scenario.toml")
-    with open(path, "w") as f:
-        f.write(toml)
-    t0 = time.time()
-    p = subprocess.run([binary, "run", path, "--out", d, "--quiet"], capture_output=True, text=True)
-    wall = time.time() - t0
-    if p.returncode not in (0, 1):
-        return {"run": run_id, "error": p.stderr.strip()[-500:], "wall_s": wall}
-    s = json.load(open(os.path.join(d, "summary.json")))
-    row = {
+def row(s, run_id, wall):
+    """The results row of one run's summary."""
+    return {
         "run": run_id,
         "wall_s": round(wall, 2),
         "hosts": s["hosts"],
@@ -232,46 +217,25 @@ def run_one(binary, target, run_id, toml):
         "peak_rss_mb": round((s["performance"]["peak_rss_bytes"] or 0) / 1e6, 1),
         "packet_hops_per_s": s["performance"]["packet_hops_per_second"],
     }
-    return row
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("targets", nargs="*")
-    ap.add_argument("--jobs", type=int, default=1)
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--only", default=None, help="run only the run ids matching this regular expression")
-    ap.add_argument("--max-bytes", default="100MiB")
+    ap = runner.arguments(__doc__.splitlines()[1])
+    ap.add_argument("--max-bytes", default="100MiB", help="skip permutation/incast sizes above this")
     a = ap.parse_args()
-    subprocess.run(["cargo", "build", "--release", "-q"], cwd=ROOT, check=True)
-    os.makedirs(OUT, exist_ok=True)
-    binary = os.path.join(OUT, f"fabricsim-{os.getpid()}")
-    shutil.copy2(os.path.join(ROOT, "target", "release", "fabricsim"), binary)
+    binary = runner.private_binary(OUT)
     all_t = targets(a.quick, nbytes(a.max_bytes))
-    chosen = a.targets or list(all_t)
     results = RESULTS if not a.quick else os.path.join(OUT, "quick-results")
-    os.makedirs(results, exist_ok=True)
-    for name in chosen:
-        runs = all_t[name]
-        res_path = os.path.join(results, f"{name}.json")
-        done = {}
-        if os.path.exists(res_path):
-            done = {r["run"]: r for r in json.load(open(res_path)) if "error" not in r}
-        todo = [(rid, toml) for rid, toml in runs if rid not in done]
-        if a.only:
-            todo = [x for x in todo if re.search(a.only, x[0])]
-        print(f"{name}: {len(runs)} runs, {len(todo)} to do", flush=True)
-        order = [rid for rid, _ in runs]
-        with cf.ThreadPoolExecutor(max_workers=a.jobs) as ex:
-            futs = {ex.submit(run_one, binary, name, rid, toml): rid for rid, toml in todo}
-            for fu in cf.as_completed(futs):
-                r = fu.result()
-                done[r["run"]] = r
-                print(f"  {name}/{r['run']}: max FCT {r.get('fct_us', {}).get('max', r.get('error'))} us, "
-                      f"completion {r.get('completion_us')} us ({r['wall_s']} s)", flush=True)
-                rows = sorted(done.values(), key=lambda x: order.index(x["run"]) if x["run"] in order else 1e9)
-                with open(res_path, "w") as f:
-                    json.dump(rows, f, indent=1)
+
+    def describe(r):
+        return f"max FCT {r['fct_us']['max']} us, completion {r['completion_us']} us"
+
+    for name in a.targets or list(all_t):
+        def run_one(rid, toml, name=name):
+            s, wall, err = runner.run_scenario(binary, os.path.join(OUT, name, rid), toml, a.timeout_s)
+            return {"run": rid, "error": err, "wall_s": wall} if err else row(s, rid, wall)
+
+        runner.sweep(name, all_t[name], results, run_one, a.jobs, a.only, describe)
     os.remove(binary)
 
 
