@@ -32,6 +32,7 @@ CLAIMS = {
     "RT10s": "Sensitivity (ours): RT10 with htsim's DCQCN increase steps (R_AI = line/20, R_HAI = line/10) instead of the DCQCN paper's.",
     "RT3s": "Sensitivity (ours): RT3's RoCEv2 with htsim's DCQCN increase steps (R_AI = line/20, R_HAI = line/10).",
     "RT11": "Figs 22, 26: 64 AlltoAll: STrack up to 79 % better than 1 QP and 19 % better than 4 QP, peak at P = 32; tighter CDF.",
+    "RT12b": "Ours: RT10/RT12 with block placement (random blocks of 8 NICs, spec §5.3.4), 1:1 and 4:1: does STrack keep its 1:1 times on 4:1 when ranks share ToRs?",
     "RT12": "Figs 23, 27: AllReduce on 4:1: STrack ~ its full-bisection times; RoCE RING/HD worse; peak gaps DBT 4.86x vs 1 QP, 4.13x vs 4 QP.",
     "RT13": "Figs 24, 28: AlltoAll on 4:1: STrack ~4x its full-bisection time; up to 51.5 % better than 1 QP, 17.8 % than 4 QP, peak at P = 16.",
 }
@@ -238,6 +239,8 @@ def main():
             sweep_plot(t, series, plt)
         elif t == "RT10s":
             lines = collective_table(t, [r for r in load("RT10") if r["run"].endswith("strack")] + rows, ["dbt", "ring"])
+        elif t == "RT12b":
+            lines = collective_table(t, rows, [f"{o}-{a}" for o in ["1to1", "4to1"] for a in ["dbt", "ring", "hd"]])
         elif t in ("RT10", "RT12"):
             lines = collective_table(t, rows, ["dbt", "ring", "hd"])
         elif t in ("RT11", "RT13"):

@@ -177,6 +177,10 @@ def targets(quick, max_bytes):
     for tgt, osr in [("RT10", 1), ("RT12", 4)]:
         t[tgt] = [(f"{a}-{sc}", scenario(tgt, sc, collectives("allreduce", a, coll_mb, ranks, jobs, qps=4 if sc == "roce4" else 1), k=k2, os_ratio=osr))
                   for a in ["dbt", "ring", "hd"] for sc in four]
+    # RT12 with block placement (spec §5.3.4's alternative: random blocks of 8 NICs), on 1:1 and
+    # 4:1, to test whether the paper's "STrack ≈ its 1:1 times on 4:1" needs ranks packed on ToRs.
+    t["RT12b"] = [(f"{tag}-{a}-{sc}", scenario("RT12b", sc, collectives("allreduce", a, coll_mb, ranks, jobs, placement="random_blocks"), k=k2, os_ratio=osr))
+                  for sc in ["strack", "roce1"] for tag, osr in [("1to1", 1), ("4to1", 4)] for a in ["dbt", "ring", "hd"]]
     for tgt, osr in [("RT11", 1), ("RT13", 4)]:
         t[tgt] = [(f"P{p}-{sc}", scenario(tgt, sc, collectives("alltoall", "direct", coll_mb, ranks, jobs, qps=4 if sc == "roce4" else 1, parallelism=p), k=k2, os_ratio=osr))
                   for p in [8, 16, 32, 64] for sc in four]
