@@ -1,5 +1,5 @@
-//! Output port: a strict-priority control queue and a data queue in front of a serializer, and
-//! the cable behind it.
+//! Output port: a control queue (strict priority, or weighted round-robin against data with
+//! `switch.control_wrr_weight`) and a data queue in front of a serializer, and the cable behind it.
 //!
 //! Follows htsim's queue+pipe elements (one pending event per port, never one per queued
 //! packet): a port schedules `PortFree` only while it has something more to send, and each
