@@ -3,9 +3,6 @@
 //! drops packets and the retransmission timer recovers them.
 mod common;
 
-use fabricsim::Scenario;
-use std::path::Path;
-
 fn incast(trimming: bool) -> String {
     format!(
         r#"
@@ -86,9 +83,7 @@ fn header_flood(control_wrr_weight: u32, end_time_us: u32, stall_limit_us: u32) 
 fn strict_priority_headers_starve_data_and_round_robin_bounds_it() {
     // Strict priority: once the header queue never empties, data stops and the livelock guard
     // ends the run with an error instead of simulating forever.
-    let toml = header_flood(0, 5_000, 300);
-    let setup = Scenario::from_toml(&toml, &[]).expect("valid scenario").setup(Path::new(".")).expect("setup");
-    let strict = fabricsim::run(&setup, &mut |_| {}).expect("run");
+    let strict = common::run_unchecked(&header_flood(0, 5_000, 300));
     let s = &strict.summary;
     assert_eq!(s.flows_finished, 0);
     let since = s.stalled_since_us.expect("the livelock guard must fire");
