@@ -85,3 +85,23 @@ def sweep(name, runs, results_dir, run_one, jobs=1, only=None, describe=None):
             rows = sorted(done.values(), key=lambda x: order.get(x["run"], len(order)))
             with open(res_path, "w") as f:
                 json.dump(rows, f, indent=1)
+
+
+def drive(args, targets, out_dir, results_dir, row, describe=None, prepare=None):
+    """The body of a driver's `main`: builds the private binary, then sweeps each chosen target
+    (`args.targets`, or all of `targets`: name -> [(run id, TOML)]). `row(summary, run id, wall)`
+    makes a results row; `prepare(target, run id, run dir)` may write extra input files first.
+    `--quick` results go to `out_dir/quick-results`, leaving the committed ones alone."""
+    binary = private_binary(out_dir)
+    results = results_dir if not args.quick else os.path.join(out_dir, "quick-results")
+    for name in args.targets or list(targets):
+        def run_one(rid, toml, name=name):
+            d = os.path.join(out_dir, name, rid)
+            if prepare:
+                os.makedirs(d, exist_ok=True)
+                prepare(name, rid, d)
+            s, wall, err = run_scenario(binary, d, toml, args.timeout_s)
+            return {"run": rid, "error": err, "wall_s": wall} if err else row(s, rid, wall)
+
+        sweep(name, targets[name], results, run_one, args.jobs, args.only, describe)
+    os.remove(binary)

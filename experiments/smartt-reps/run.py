@@ -108,13 +108,8 @@ def wire_us(size_bytes, gbps=GBPS):
     return size_bytes * MTU / PAYLOAD * 8 / (gbps * 1e3)
 
 
-def spec_ideal(run_id, target):
-    """The paper's ideal completion (spec §5.4) as a function of the base RTT (µs), or None."""
-    table = ideals(target)
-    return table.get(run_id)
-
-
 def ideals(target):
+    """Run id -> the paper's ideal completion (spec §5.4) as a function of the base RTT (µs)."""
     out = {}
     for rid, _, f in targets(False).get(target, []):
         out[rid] = f
@@ -226,22 +221,15 @@ def row(s, run_id, wall):
 
 def main():
     a = runner.arguments(__doc__.splitlines()[1], jobs=2).parse_args()
-    binary = runner.private_binary(OUT)
-    all_t = targets(a.quick)
-    results = RESULTS if not a.quick else os.path.join(OUT, "quick-results")
-    for name in a.targets or list(all_t):
-        def run_one(rid, toml, name=name):
-            d = os.path.join(OUT, name, rid)
-            if name == "A1":
-                os.makedirs(d, exist_ok=True)
-                last_host = (8 if a.quick else 16) ** 3 // 4 - 1
-                with open(os.path.join(d, "one_flow.csv"), "w") as f:
-                    f.write(f"src,dst,bytes,start_us\n0,{last_host},33554432,0\n")
-            s, wall, err = runner.run_scenario(binary, d, toml, a.timeout_s)
-            return {"run": rid, "error": err, "wall_s": wall} if err else row(s, rid, wall)
 
-        runner.sweep(name, [(rid, toml) for rid, toml, _ in all_t[name]], results, run_one, a.jobs, a.only)
-    os.remove(binary)
+    def prepare(name, rid, run_dir):
+        if name == "A1":
+            last_host = (8 if a.quick else 16) ** 3 // 4 - 1
+            with open(os.path.join(run_dir, "one_flow.csv"), "w") as f:
+                f.write(f"src,dst,bytes,start_us\n0,{last_host},33554432,0\n")
+
+    all_t = {name: [(rid, toml) for rid, toml, _ in runs] for name, runs in targets(a.quick).items()}
+    runner.drive(a, all_t, OUT, RESULTS, row, prepare=prepare)
 
 
 if __name__ == "__main__":

@@ -227,20 +227,11 @@ def main():
     ap = runner.arguments(__doc__.splitlines()[1])
     ap.add_argument("--max-bytes", default="100MiB", help="skip permutation/incast sizes above this")
     a = ap.parse_args()
-    binary = runner.private_binary(OUT)
-    all_t = targets(a.quick, nbytes(a.max_bytes))
-    results = RESULTS if not a.quick else os.path.join(OUT, "quick-results")
 
     def describe(r):
         return f"max FCT {r['fct_us']['max']} us, completion {r['completion_us']} us"
 
-    for name in a.targets or list(all_t):
-        def run_one(rid, toml, name=name):
-            s, wall, err = runner.run_scenario(binary, os.path.join(OUT, name, rid), toml, a.timeout_s)
-            return {"run": rid, "error": err, "wall_s": wall} if err else row(s, rid, wall)
-
-        runner.sweep(name, all_t[name], results, run_one, a.jobs, a.only, describe)
-    os.remove(binary)
+    runner.drive(a, targets(a.quick, nbytes(a.max_bytes)), OUT, RESULTS, row, describe)
 
 
 if __name__ == "__main__":
