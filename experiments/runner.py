@@ -89,7 +89,7 @@ def sweep(name, runs, results_dir, run_one, jobs=1, only=None, describe=None):
 
 def drive(args, targets, out_dir, results_dir, row, describe=None, prepare=None):
     """The body of a driver's `main`: builds the private binary, then sweeps each chosen target
-    (`args.targets`, or all of `targets`: name -> [(run id, TOML)]). `row(summary, run id, wall)`
+    (`args.targets`, or all of `targets`: name -> [(run id, TOML)]). `row(summary, run id, wall, run dir)`
     makes a results row; `prepare(target, run id, run dir)` may write extra input files first.
     `--quick` results go to `out_dir/quick-results`, leaving the committed ones alone."""
     binary = private_binary(out_dir)
@@ -101,7 +101,7 @@ def drive(args, targets, out_dir, results_dir, row, describe=None, prepare=None)
                 os.makedirs(d, exist_ok=True)
                 prepare(name, rid, d)
             s, wall, err = run_scenario(binary, d, toml, args.timeout_s)
-            return {"run": rid, "error": err, "wall_s": wall} if err else row(s, rid, wall)
+            return {"run": rid, "error": err, "wall_s": wall} if err else row(s, rid, wall, d)
 
         sweep(name, targets[name], results, run_one, args.jobs, args.only, describe)
     os.remove(binary)

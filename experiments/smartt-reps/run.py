@@ -199,7 +199,7 @@ def targets(quick):
     return t
 
 
-def row(s, run_id, wall):
+def row(s, run_id, wall, run_dir):
     """The results row of one run's summary."""
     return {
         "run": run_id,

@@ -30,6 +30,7 @@ CLAIMS = {
     "RT9": "Fig. 20: 8/32/128->1 x 16 MB: STrack's last-hop queue stabilizes near 8 us; 128->1 slightly above.",
     "RT10": "Figs 21, 25: 64 AllReduce on T-2K: STrack < RoCE-4QP < RoCE-1QP for every algorithm; peak gaps for DBT: 3x vs 1 QP, 27.4 % vs 4 QP; STrack's CCT CDF nearly vertical, RoCE-4QP spread ~27 %.",
     "RT10s": "Sensitivity (ours): RT10 with htsim's DCQCN increase steps (R_AI = line/20, R_HAI = line/10) instead of the DCQCN paper's.",
+    "RT6x": "Ours: why STrack loses most of its speed under degraded links (RT6, 1/10 rate, still routed) but not under removed ones; K 32 fabric, 4 ToRs x 1 of 16 uplinks, 16 MiB permutation.",
     "RT3s": "Sensitivity (ours): RT3's RoCEv2 with htsim's DCQCN increase steps (R_AI = line/20, R_HAI = line/10).",
     "RT11": "Figs 22, 26: 64 AlltoAll: STrack up to 79 % better than 1 QP and 19 % better than 4 QP, peak at P = 32; tighter CDF.",
     "RT12b": "Ours: RT10/RT12 with block placement (random blocks of 8 NICs, spec §5.3.4), 1:1 and 4:1: does STrack keep its 1:1 times on 4:1 when ranks share ToRs?",
@@ -215,6 +216,37 @@ def ablation_table(rows):
     return out
 
 
+def degraded_diagnosis(rows, plt):
+    """RT6x: FCT by whether a flow's ToRs lost an uplink, the degraded uplink's queue, and the
+    window of one affected flow (tor8 -> tor7)."""
+    d = by_run(rows)
+    out = ["# RT6x\n", f"Paper: {CLAIMS['RT6x']}\n",
+           "| run | max FCT us | neither ToR affected: max / p50 | source ToR: max / p50 | destination ToR: max / p50 | dropped | timeouts | mean busy queue tor8-spine14 KB | flow 135 cwnd min / mean KB |",
+           "|---|---|---|---|---|---|---|---|---|"]
+    for rid, r in d.items():
+        g, q, w = r["diagnosis"]["fct_by_group"], r["diagnosis"]["queue"].get("tor8-spine14"), r["diagnosis"]["flow135_cwnd"]
+        cell = lambda k: f"{fmt(g[k]['max'])} / {fmt(g[k]['p50'])}" if k in g else "-"
+        out.append(f"| {rid} | {fmt(r['fct_us']['max'])} | {cell('neither')} | {cell('src')} | {cell('dst')} | {r['packets']['dropped']} | {r['packets']['timeouts']} | "
+                   f"{fmt(q['mean_busy_bytes'] / 1e3, 0) if q else '-'} | {fmt(w['min_bytes'] / 1e3, 0) + ' / ' + fmt(w['mean_bytes'] / 1e3, 0) if w else '-'} |")
+    if "tor8-spine14" not in d.get("degraded-strack", {}).get("diagnosis", {}).get("failed_links", []):
+        out.append("\n**Warning**: tor8-spine14 is not among the degraded links of this seed; the traced queue is a healthy one.")
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4))
+    for rid in ["degraded-strack", "degraded-strack_obl", "degraded-strack-ack_every_1", "healthy-strack"]:
+        base = os.path.join(OUT, "RT6x", rid)
+        if not os.path.exists(os.path.join(base, "trace.csv")):
+            continue
+        q = [p for p in read_csv(os.path.join(base, "port_trace.csv")) if p["link"] == "tor8-spine14"]
+        ax1.plot([float(p["time_us"]) for p in q], [int(p["queue_bytes"]) / 1e6 for p in q], label=rid)
+        c = read_csv(os.path.join(base, "trace.csv"))
+        ax2.plot([float(x["time_us"]) for x in c], [int(x["cwnd_bytes"]) / 1e3 for x in c], label=rid)
+    ax1.set_xlabel("time (us)"); ax1.set_ylabel("queue of degraded uplink tor8-spine14 (MB)")
+    ax2.set_xlabel("time (us)"); ax2.set_ylabel("cwnd of flow 135, tor8 -> tor7 (KB)")
+    ax1.legend(fontsize=7); ax2.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(os.path.join(RESULTS, "RT6x.png"), dpi=110)
+    return out
+
+
 def main():
     import matplotlib
     matplotlib.use("Agg")
@@ -251,6 +283,8 @@ def main():
             lines = ecn_vs_rtt(rows, plt)
         elif t == "RT14":
             lines = ablation_table(rows)
+        elif t == "RT6x":
+            lines = degraded_diagnosis(rows, plt)
         bad = [r["run"] for r in rows if r.get("invariants")]
         lines.append(f"\nRuns: {len(rows)}; invariant violations in: {bad or 'none'}; largest peak RSS {max(r.get('peak_rss_mb', 0) for r in rows):.0f} MB.")
         with open(os.path.join(RESULTS, f"{t}.md"), "w") as f:

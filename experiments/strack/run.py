@@ -191,6 +191,26 @@ def targets(quick, max_bytes):
     t["RT10s"] = [(f"{a}-{sc}", scenario("RT10s", sc, collectives("allreduce", a, coll_mb, ranks, jobs, qps=4 if sc == "roce4" else 1), k=k2).replace('cc = "dcqcn"', htsim_dcqcn))
                   for a in ["dbt", "ring"] for sc in ["roce1", "roce4"]]
     t["RT3s"] = [(f"{s}-roce1", scenario("RT3s", "roce1", perm(s), k=k8).replace('cc = "dcqcn"', htsim_dcqcn)) for s in sizes if nbytes(s) >= 512 << 10]
+    # Diagnosis of STrack under degraded links (RT6's open question) on a small fabric: K 32
+    # (32 ToRs x 16 hosts, 16 spines), 4 ToRs lose 1 of 16 uplinks (6.25 %, as 4 of 64 in T-8K),
+    # 16 MiB. The seed-1 failure set includes tor8-spine14, whose queue is traced, and flow 135
+    # (tor8 -> tor7) is one of the slowest; both are checked against `failed_links` by report.py.
+    diag = '[run]\ntrace_interval_us = 10\ntrace_ports = ["tor8-spine14", "spine14-tor8"]\ntrace_conns = [135]'
+    dsize = "16MiB" if not quick else "2MiB"
+
+    def diag_case(sc, failure, change=None):
+        toml = scenario("RT6x", sc, perm(dsize), k=32, failures=failure, run_extra=diag).replace("tors = 16", "tors = 4")
+        return toml.replace(*change) if change else toml
+    t["RT6x"] = [
+        ("healthy-strack", diag_case("strack", None)),
+        ("removed-strack", diag_case("strack", (1, "removed"))),
+        ("degraded-strack", diag_case("strack", (1, "degraded"))),
+        ("degraded-strack_obl", diag_case("strack_obl", (1, "degraded"))),
+        ("degraded-strack-literal_bitmap", diag_case("strack", (1, "degraded"), ('lb = "strack"', 'lb = { name = "strack", bitmap = "literal" }'))),
+        ("degraded-strack-rto_1000", diag_case("strack", (1, "degraded"), ("rto_us = 100", "rto_us = 1000"))),
+        ("degraded-strack-ack_every_1", diag_case("strack", (1, "degraded"), ("ack_every = 4", "ack_every = 1"))),
+        ("degraded-strack_obl-ack_every_1", diag_case("strack_obl", (1, "degraded"), ("ack_every = 4", "ack_every = 1"))),
+    ]
     # Motivation (Figs 1-3): one 32-rank collective on T-MOT, RoCEv2 with 1 and 4 QPs.
     mot = "128MiB" if not quick else "8MiB"
     t["RT2"] = [(f"dbt-{sc}", scenario("RT2", sc, collectives("allreduce", "dbt", mot, 32, 1, qps=4 if sc == "roce4" else 1, placement="contiguous"), k=8))
@@ -200,9 +220,9 @@ def targets(quick, max_bytes):
     return t
 
 
-def row(s, run_id, wall):
-    """The results row of one run's summary."""
-    return {
+def row(s, run_id, wall, run_dir):
+    """The results row of one run's summary (RT6x adds its diagnosis, see `degraded_diagnosis`)."""
+    r = {
         "run": run_id,
         "wall_s": round(wall, 2),
         "hosts": s["hosts"],
@@ -221,6 +241,36 @@ def row(s, run_id, wall):
         "peak_rss_mb": round((s["performance"]["peak_rss_bytes"] or 0) / 1e6, 1),
         "packet_hops_per_s": s["performance"]["packet_hops_per_second"],
     }
+    if os.path.basename(os.path.dirname(run_dir)) == "RT6x":
+        r["diagnosis"] = degraded_diagnosis(s, run_dir)
+    return r
+
+
+def degraded_diagnosis(s, run_dir):
+    """What RT6x asks of a run: max / median FCT of flows by whether their source or destination
+    ToR lost an uplink, the failed links, the traced ports' mean queue while busy, and the traced
+    flow's window (min and mean) while it had data in flight."""
+    import csv
+    failed = s.get("failed_links", [])
+    bad_tors = {int(l.split("-")[0][3:]) for l in failed}
+    per_tor = s["hosts"] // (s["switches"] * 2 // 3)  # leaf-spine K: K ToRs, K/2 spines, K/2 hosts per ToR
+    groups = {}
+    with open(os.path.join(run_dir, "flows.csv")) as f:
+        for fl in csv.DictReader(f):
+            src, dst = int(fl["src"]) // per_tor in bad_tors, int(fl["dst"]) // per_tor in bad_tors
+            g = "both" if src and dst else "src" if src else "dst" if dst else "neither"
+            groups.setdefault(g, []).append(float(fl["fct_us"]))
+    fct = {g: {"flows": len(v), "max": max(v), "p50": sorted(v)[len(v) // 2]} for g, v in groups.items()}
+    ports = {}
+    with open(os.path.join(run_dir, "port_trace.csv")) as f:
+        for p in csv.DictReader(f):
+            ports.setdefault(p["link"], []).append(int(p["queue_bytes"]))
+    queue = {l: {"mean_busy_bytes": sum(q for q in v if q) / max(1, sum(1 for q in v if q)), "max_bytes": max(v)} for l, v in ports.items()}
+    cw = []
+    with open(os.path.join(run_dir, "trace.csv")) as f:
+        cw = [int(c["cwnd_bytes"]) for c in csv.DictReader(f) if int(c["in_flight_bytes"]) > 0]
+    window = {"min_bytes": min(cw), "mean_bytes": sum(cw) / len(cw)} if cw else None
+    return {"failed_links": failed, "fct_by_group": fct, "queue": queue, "flow135_cwnd": window}
 
 
 def main():
