@@ -143,3 +143,53 @@ fn ack_on_ce_reports_every_mark() {
     // Every marked arrival now has its own ACK, on top of the coalesced ones.
     assert!(e.acks > b.acks && e.acks >= b.data_sent / 4 + e.ecn_marked / 2, "{b:?} vs {e:?}");
 }
+
+/// A 2 MiB permutation on a 512-host leaf-spine (32 ToRs × 16 hosts) where 4 ToRs each lose one
+/// of their 16 uplinks, removed or degraded to 1/10 rate (`failure` is `""` for a healthy fabric).
+fn permutation_with_failures(failure: &str, transport: &str) -> fabricsim::Results {
+    let failures = if failure.is_empty() {
+        String::new()
+    } else {
+        format!("[topology.failures]\ntors = 4\nuplinks_per_tor = 1\nmodel = \"{failure}\"")
+    };
+    common::run(&format!(
+        r#"
+        seed = 1
+        [topology]
+        kind = "leaf_spine"
+        k = 32
+        link_rate_gbps = 400
+        {failures}
+        {transport}
+        [workload]
+        kind = "permutation"
+        flow_bytes = "2MiB"
+    "#
+    ))
+}
+
+//= type=test; strack spec §7 RT-6 ("no significant decrease despite link failures", removed links)
+//= and our RT6x diagnosis of degraded links (experiments/strack/RESULTS.md)
+#[test]
+fn removed_uplinks_barely_slow_strack_while_degraded_ones_slow_only_their_tors() {
+    let max_us = |r: &fabricsim::Results| r.summary.fct_us.max;
+    let healthy = permutation_with_failures("", STRACK);
+    let removed = permutation_with_failures("removed", STRACK);
+    assert!(max_us(&removed) <= 1.1 * max_us(&healthy), "removed {} vs healthy {}", max_us(&removed), max_us(&healthy));
+
+    let degraded = permutation_with_failures("degraded", STRACK);
+    // Only flows that start or end at a ToR with a slow uplink are hurt.
+    let slow_tors: Vec<u32> = degraded.summary.failed_links.iter().map(|l| l.split('-').next().unwrap()[3..].parse().unwrap()).collect();
+    assert_eq!(slow_tors.len(), 4);
+    let unaffected = degraded.flows.iter().filter(|f| !slow_tors.contains(&(f.src / 16)) && !slow_tors.contains(&(f.dst / 16)));
+    let unaffected_max_us = unaffected.map(|f| f.fct().unwrap() as f64 / 1e6).fold(0.0, f64::max);
+    assert!(unaffected_max_us <= 1.1 * max_us(&healthy), "unaffected flows {unaffected_max_us} vs healthy {}", max_us(&healthy));
+    assert!(max_us(&degraded) >= 2.0 * max_us(&healthy), "a 10x slower uplink that stays in ECMP must hurt: {}", max_us(&degraded));
+
+    // The ECN bitmap moves part of the load off the slow uplink, more so when every packet is
+    // ACKed and so every mark reaches it.
+    let oblivious = permutation_with_failures("degraded", &STRACK.replace("lb = \"strack\"", "lb = { name = \"strack\", mode = \"oblivious\" }"));
+    let per_packet_acks = permutation_with_failures("degraded", &STRACK.replace("ack_every = 4", "ack_every = 1"));
+    assert!(max_us(&degraded) < 0.9 * max_us(&oblivious), "adaptive {} vs oblivious {}", max_us(&degraded), max_us(&oblivious));
+    assert!(max_us(&per_packet_acks) < 0.8 * max_us(&degraded), "ACK per packet {} vs every 4 {}", max_us(&per_packet_acks), max_us(&degraded));
+}
