@@ -31,6 +31,7 @@ CLAIMS = {
     "RT10": "Figs 21, 25: 64 AllReduce on T-2K: STrack < RoCE-4QP < RoCE-1QP for every algorithm; peak gaps for DBT: 3x vs 1 QP, 27.4 % vs 4 QP; STrack's CCT CDF nearly vertical, RoCE-4QP spread ~27 %.",
     "RT10s": "Sensitivity (ours): RT10 with htsim's DCQCN increase steps (R_AI = line/20, R_HAI = line/10) instead of the DCQCN paper's.",
     "RT6x": "Ours: why STrack loses most of its speed under degraded links (RT6, 1/10 rate, still routed) but not under removed ones; K 32 fabric, 4 ToRs x 1 of 16 uplinks, 16 MiB permutation.",
+    "RT3seeds": "Ours: RT3 at 2 MiB (seeds 1-5) and 16 MiB (seeds 1-3): is each ratio more than seed 1's draw of permutation, hashes and spray offsets?",
     "RT3s": "Sensitivity (ours): RT3's RoCEv2 with htsim's DCQCN increase steps (R_AI = line/20, R_HAI = line/10).",
     "RT11": "Figs 22, 26: 64 AlltoAll: STrack up to 79 % better than 1 QP and 19 % better than 4 QP, peak at P = 32; tighter CDF.",
     "RT12b": "Ours: RT10/RT12 with block placement (random blocks of 8 NICs, spec §5.3.4), 1:1 and 4:1: does STrack keep its 1:1 times on 4:1 when ranks share ToRs?",
@@ -73,6 +74,24 @@ def sweep_table(t, rows, prefixes):
                 if m[sc]:
                     series.setdefault((pre, sc), []).append((s, m[sc] / ideal))
     return out, series
+
+
+def seed_spread(rows):
+    """Min / mean / max over seeds of each size's RoCE/STrack and oblivious/STrack ratios."""
+    d = by_run(rows)
+    out = ["\n| size | seeds | RoCE/STrack min / mean / max | obl/STrack min / mean / max | STrack / ideal min / max |", "|---|---|---|---|---|"]
+    for s in SIZES:
+        seeds = sorted({rid.split("-")[0] for rid in d if rid.split("-")[1] == s})
+        full = [n for n in seeds if all(f"{n}-{s}-{sc}" in d for sc in ["strack", "strack_obl", "roce1"])]
+        if not full:
+            continue
+        mx = lambda n, sc: d[f"{n}-{s}-{sc}"]["fct_us"]["max"]
+        rr = [mx(n, "roce1") / mx(n, "strack") for n in full]
+        ob = [mx(n, "strack_obl") / mx(n, "strack") for n in full]
+        si = [mx(n, "strack") / d[f"{n}-{s}-strack"]["ideal_us"] for n in full]
+        span = lambda v: f"{min(v):.2f} / {sum(v) / len(v):.2f} / {max(v):.2f}"
+        out.append(f"| {s} | {len(full)} | {span(rr)} | {span(ob)} | {min(si):.2f} / {max(si):.2f} |")
+    return out
 
 
 def sweep_plot(t, series, plt):
@@ -269,6 +288,10 @@ def main():
             base = [r for r in load("RT3") if not r["run"].endswith("roce1")]
             lines, series = sweep_table(t, base + rows, [""])
             sweep_plot(t, series, plt)
+        elif t == "RT3seeds":
+            seed1 = [dict(r, run="seed1-" + r["run"]) for r in load("RT3") if r["run"].split("-")[0] in ("2MiB", "16MiB")]
+            lines, _ = sweep_table(t, seed1 + rows, [f"seed{n}-" for n in range(1, 6)])
+            lines += seed_spread(seed1 + rows)
         elif t == "RT10s":
             lines = collective_table(t, [r for r in load("RT10") if r["run"].endswith("strack")] + rows, ["dbt", "ring"])
         elif t == "RT12b":
