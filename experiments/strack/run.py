@@ -24,6 +24,7 @@ Schemes (spec §4, §5.4):
                DCQCN, one QP = one ECMP path, go-back-N;
   roce4        the same with 4 QPs per connection (collectives only).
 """
+import csv
 import os
 import sys
 
@@ -147,8 +148,7 @@ def targets(quick, max_bytes):
     # RT-1 (Fig. 4): ECN vs RTT per ACK at one sender of a 32->1 incast.
     t["RT1"] = [("strack", scenario("RT1", "strack", incast(32, "16MiB"), k=k8, run_extra="[run]\nack_log_conns = [0]\nend_time_us = 300"))]
     # RT-14 ablations of the spec's assumptions, on the 2 MiB permutation and the 32->1 incast
-    # (the spec's 100 MB / 64-down versions take hours here); ACK coalescing, the one that
-    # matters, also on the 16 MiB permutation, where adaptive spraying starts to pay.
+    # (the spec's 100 MB / 64-down versions take hours here).
     variants = {
         "base": ("", ""),
         "literal_bitmap": ("", 'bitmap = "literal"'),
@@ -207,8 +207,9 @@ def targets(quick, max_bytes):
     t["RT3s"] = [(f"{s}-roce1", scenario("RT3s", "roce1", perm(s), k=k8).replace('cc = "dcqcn"', htsim_dcqcn)) for s in sizes if nbytes(s) >= 512 << 10]
     # Diagnosis of STrack under degraded links (RT6's open question) on a small fabric: K 32
     # (32 ToRs x 16 hosts, 16 spines), 4 ToRs lose 1 of 16 uplinks (6.25 %, as 4 of 64 in T-8K),
-    # 16 MiB. The seed-1 failure set includes tor8-spine14, whose queue is traced, and flow 135
-    # (tor8 -> tor7) is one of the slowest; both are checked against `failed_links` by report.py.
+    # 16 MiB. The seed-1 failure set includes tor8-spine14, whose queue is traced (report.py warns
+    # if a change of seed or topology drops it from `failed_links`), and flow 135 (tor8 -> tor7),
+    # one of the slowest, whose window is traced.
     diag = '[run]\ntrace_interval_us = 10\ntrace_ports = ["tor8-spine14", "spine14-tor8"]\ntrace_conns = [135]'
     dsize = "16MiB" if not quick else "2MiB"
 
@@ -264,7 +265,6 @@ def degraded_diagnosis(s, run_dir):
     """What RT6x asks of a run: max / median FCT of flows by whether their source or destination
     ToR lost an uplink, the failed links, the traced ports' mean queue while busy, and the traced
     flow's window (min and mean) while it had data in flight."""
-    import csv
     failed = s.get("failed_links", [])
     bad_tors = {int(l.split("-")[0][3:]) for l in failed}
     per_tor = s["hosts"] // (s["switches"] * 2 // 3)  # leaf-spine K: K ToRs, K/2 spines, K/2 hosts per ToR
