@@ -19,4 +19,4 @@ $R --max-bytes 16MiB RT5 RT6 RT4
 $R RT3 RT5 RT6 RT4 RT8
 $R RT12b
 $R RT6x
-$R --only 2MiB RT3seeds
+$R RT3seeds
