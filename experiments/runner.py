@@ -11,6 +11,7 @@ Common options: `--jobs N` runs in parallel, `--only REGEX` keeps the run ids th
 """
 import argparse
 import concurrent.futures as cf
+import fcntl
 import json
 import os
 import re
@@ -60,10 +61,29 @@ def run_scenario(binary, run_dir, toml, timeout_s=None):
         return json.load(f), wall, None
 
 
+def _merge_rows(res_path, done, order):
+    """Writes `done` to `res_path` together with the good rows another sweep of the same target
+    (with a disjoint `--only`) wrote meanwhile; a lock file keeps two writers from interleaving,
+    and the rename means a reader never sees half a file."""
+    with open(res_path + ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if os.path.exists(res_path):
+            with open(res_path) as f:
+                for r in json.load(f):
+                    if "error" not in r and (r["run"] not in done or "error" in done[r["run"]]):
+                        done[r["run"]] = r
+        rows = sorted(done.values(), key=lambda x: order.get(x["run"], len(order)))
+        tmp = res_path + ".tmp"
+        with open(tmp, "w") as f:
+            json.dump(rows, f, indent=1)
+        os.replace(tmp, res_path)
+
+
 def sweep(name, runs, results_dir, run_one, jobs=1, only=None, describe=None):
     """Runs target `name`: `runs` is [(run id, payload)], `run_one(run id, payload)` returns a
     results row (a dict with "run" and "wall_s", or "error"). Rows already in
-    `results_dir/<name>.json` without an error are kept and not rerun."""
+    `results_dir/<name>.json` without an error are kept and not rerun. Two sweeps of one target
+    may run at once if their `--only` patterns pick different runs."""
     os.makedirs(results_dir, exist_ok=True)
     res_path = os.path.join(results_dir, f"{name}.json")
     done = {}
@@ -82,9 +102,7 @@ def sweep(name, runs, results_dir, run_one, jobs=1, only=None, describe=None):
             done[r["run"]] = r
             what = r.get("error") or (describe(r) if describe else r.get("completion_us"))
             print(f"  {name}/{r['run']}: {what} ({round(r['wall_s'], 2)} s)", flush=True)
-            rows = sorted(done.values(), key=lambda x: order.get(x["run"], len(order)))
-            with open(res_path, "w") as f:
-                json.dump(rows, f, indent=1)
+            _merge_rows(res_path, done, order)
 
 
 def drive(args, targets, out_dir, results_dir, row, describe=None, prepare=None):
