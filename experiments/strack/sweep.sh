@@ -20,3 +20,4 @@ $R RT3 RT5 RT6 RT4 RT8
 $R RT12b
 $R RT6x
 $R RT3seeds
+$R RT10big
