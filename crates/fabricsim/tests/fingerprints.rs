@@ -1,0 +1,164 @@
+//! Output fingerprints: a hash of every result file (minus wall-time fields) of a fixed set of
+//! runs, stored in `tests/fingerprints.txt` and checked on every test run, as OMNeT++/INET do.
+//!
+//! Any change that alters a simulated result fails here until its commit updates the stored
+//! fingerprints and says why. To update after an intended change:
+//!
+//! ```text
+//! FABRICSIM_BLESS=1 cargo test --release --test fingerprints
+//! ```
+//!
+//! The set covers the bundled examples, both benchmark scenarios and one small run of every
+//! congestion control, host path selection, loss-recovery mode, credit scheme and gate, plus
+//! PFC, failures, link events and ACK coalescing.
+
+use fabricsim::{Results, Scenario};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// A small congested run: the bundled example's 128-host fat tree thinned 4:1 at the ToRs,
+/// 1 MiB per flow (above one BDP, so the congestion control and loss recovery matter).
+const SMALL: &[&str] = &["workload.flow_bytes=\"1MiB\"", "topology.oversubscription=\"4:1\""];
+const STRACK_SWITCH: &[&str] = &["switch.trimming=false", "switch.buffer_bdp=5"];
+const ROCE: &[&str] = &[
+    "switch.trimming=false",
+    "switch.ecn_kmin=1.0",
+    "switch.ecn_kmax=1.0",
+    "switch.pfc.enabled=true",
+    "transport.cc=dcqcn",
+    "transport.lb=ecmp",
+    "transport.reliability=go_back_n",
+];
+
+/// (case name, scenario file relative to the repo root, overrides).
+fn cases() -> Vec<(String, &'static str, Vec<String>)> {
+    let mut v: Vec<(String, &'static str, Vec<String>)> = Vec::new();
+    let mut add = |name: &str, file: &'static str, sets: &[&[&str]]| {
+        v.push((name.to_string(), file, sets.iter().flat_map(|s| s.iter().map(|x| x.to_string())).collect()));
+    };
+    const EX: &str = "scenarios/example.toml";
+    add("example", EX, &[]);
+    add("collectives", "scenarios/collectives.toml", &[]);
+    add("bench_perm_1024", "bench/perm_1024.toml", &[]);
+    add("bench_perm_8192", "bench/perm_8192.toml", &[]);
+    for cc in ["fixed", "line_rate", "smartt", "mprdma", "swift", "bbr", "dcqcn", "strack"] {
+        add(&format!("cc_{cc}"), EX, &[SMALL, &[&format!("transport.cc={cc}")]]);
+    }
+    for lb in ["ecmp", "spray", "reps", "plb", "strack"] {
+        add(&format!("lb_{lb}"), EX, &[SMALL, &[&format!("transport.lb={lb}")]]);
+    }
+    add("lb_spray_permutation", EX, &[SMALL, &["transport.lb.name=spray", "transport.lb.order=permutation"]]);
+    for rel in ["sack", "go_back_n", "selective_nack"] {
+        // Trimming off and shallow buffers, so that losses exercise the recovery path.
+        add(&format!("rel_{rel}"), EX, &[SMALL, &["switch.trimming=false", "switch.buffer_bdp=0.3", &format!("transport.reliability={rel}")]]);
+    }
+    add("rel_strack", EX, &[SMALL, STRACK_SWITCH, &["transport.cc=strack", "transport.lb=strack", "transport.reliability=strack"]]);
+    add("rel_strack_lossy", EX, &[SMALL, &["switch.trimming=false", "switch.buffer_bdp=0.3", "transport.cc=strack", "transport.lb=strack", "transport.reliability=strack"]]);
+    add("roce_pfc", EX, &[SMALL, ROCE]);
+    add("roce_collectives_4qp", "scenarios/collectives.toml", &[ROCE, &["workload.qps=4"]]);
+    add("credit_eqds", EX, &[SMALL, &["transport.cc=line_rate", "transport.credit=eqds"]]);
+    add("credit_eqds_smartt", EX, &[SMALL, &["transport.cc=smartt", "transport.credit=eqds"]]);
+    add("gate_max_outstanding", "scenarios/collectives.toml", &[&["transport.gate.name=max_outstanding", "transport.gate.messages=2"]]);
+    add("ack_every_4", EX, &[SMALL, &["transport.ack_every=4", "transport.cc=smartt", "transport.lb=reps"]]);
+    add("incast_smartt", EX, &[&["workload.kind=incast", "workload.senders=16", "workload.flow_bytes=\"256KiB\"", "transport.cc=smartt"]]);
+    add("leaf_spine_4to1", EX, &[SMALL, &["topology.kind=leaf_spine", "topology.k=16", "topology.oversubscription=\"4:1\"", "transport.cc=smartt", "transport.lb=reps"]]);
+    add("failures_degraded", EX, &[SMALL, &["topology.failures.tors=4", "topology.failures.uplinks_per_tor=2", "topology.oversubscription=\"1:1\"", "topology.failures.model=degraded", "transport.lb=reps"]]);
+    add("failures_removed_strack", EX, &[SMALL, STRACK_SWITCH, &["topology.failures.tors=4", "topology.failures.uplinks_per_tor=1", "topology.oversubscription=\"1:1\"", "transport.cc=strack", "transport.lb=strack", "transport.reliability=strack"]]);
+    add(
+        "link_down_reroute",
+        EX,
+        &[SMALL, &["link_events=[{ at_us = 5.0, link = \"agg0-core0\", action = \"down\", reroute_after_us = 10 }, { at_us = 20.0, link = \"tor1-agg1\", action = \"rate\", rate_gbps = 100 }]", "topology.oversubscription=\"1:1\"", "transport.lb=reps"]],
+    );
+    add("enqueue_marking_ecn_only", EX, &[SMALL, &["switch.ecn_mark_at=enqueue", "transport.cc.name=smartt", "transport.cc.signals=ecn_only"]]);
+    add("wrr_control", EX, &[SMALL, &["switch.control_wrr_weight=20", "transport.cc=mprdma"]]);
+    add("traced", EX, &[SMALL, &["run.trace_interval_us=2", "run.trace_ports=[\"tor0-host0\"]", "run.event_log=true", "run.ack_log_conns=[0]", "run.message_log=true", "switch.buffer_bdp=0.3"]]);
+    v
+}
+
+/// 64-bit FNV-1a: enough to notice any change of an output file (not a security hash).
+fn fnv1a(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in bytes {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+/// Every output of a run, wall-time fields removed, as (file, hash) in a stable order.
+fn fingerprint(r: &Results) -> BTreeMap<&'static str, u64> {
+    let mut summary: serde_json::Value = serde_json::from_str(&r.summary_json()).expect("summary.json parses");
+    summary.as_object_mut().expect("summary is an object").remove("performance");
+    let mut m = BTreeMap::new();
+    m.insert("summary", fnv1a(serde_json::to_string(&summary).unwrap().as_bytes()));
+    m.insert("flows", fnv1a(r.flows_csv().as_bytes()));
+    for (name, text) in [
+        ("ccts", r.ccts_csv()),
+        ("messages", r.messages_csv()),
+        ("trace", r.trace_csv()),
+        ("port_trace", r.port_trace_csv()),
+        ("acks", r.acks_csv()),
+        ("events", r.events_csv()),
+    ] {
+        if text.lines().count() > 1 {
+            m.insert(name, fnv1a(text.as_bytes()));
+        }
+    }
+    m
+}
+
+fn line(name: &str, fp: &BTreeMap<&'static str, u64>) -> String {
+    let mut s = name.to_string();
+    for (k, v) in fp {
+        s += &format!(" {k}={v:016x}");
+    }
+    s
+}
+
+#[test]
+fn outputs_match_stored_fingerprints() {
+    let stored_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fingerprints.txt");
+    let bless = std::env::var("FABRICSIM_BLESS").is_ok_and(|v| v == "1");
+    let stored = std::fs::read_to_string(&stored_path).unwrap_or_default();
+    let stored: BTreeMap<&str, &str> =
+        stored.lines().filter(|l| !l.starts_with('#') && !l.trim().is_empty()).filter_map(|l| l.split_once(' ').map(|(n, _)| (n, l))).collect();
+    let mut lines = Vec::new();
+    let mut mismatches = Vec::new();
+    for (name, file, sets) in cases() {
+        let scenario = Scenario::from_file(&root().join(file), &sets).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let setup = scenario.setup(&root().join(file).parent().unwrap().to_path_buf()).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let r = fabricsim::run(&setup, &mut |_| {}).expect("run");
+        assert!(r.summary.invariant_violations.is_empty(), "{name}: invariants: {:?}", r.summary.invariant_violations);
+        let l = line(&name, &fingerprint(&r));
+        match stored.get(name.as_str()) {
+            Some(&s) if s == l => {}
+            Some(&s) => mismatches.push(format!("  stored:  {s}\n  now:     {l}")),
+            None => mismatches.push(format!("  (no stored fingerprint)\n  now:     {l}")),
+        }
+        lines.push(l);
+    }
+    if bless {
+        let mut text = String::from(
+            "# Output fingerprints (FNV-1a 64 of each result file, summary.json without `performance`).\n\
+             # Checked by tests/fingerprints.rs; regenerate with FABRICSIM_BLESS=1 only for an intended change,\n\
+             # and say in the commit message why the results changed.\n",
+        );
+        for l in &lines {
+            text += l;
+            text.push('\n');
+        }
+        std::fs::write(&stored_path, text).expect("write fingerprints");
+        return;
+    }
+    assert!(
+        mismatches.is_empty(),
+        "{} of {} runs changed their outputs:\n{}\nIf the change is intended, rerun with FABRICSIM_BLESS=1 and say why in the commit.",
+        mismatches.len(),
+        lines.len(),
+        mismatches.join("\n")
+    );
+}
