@@ -5,7 +5,7 @@
 //! violations in summary.json); 2 bad input (nothing is written).
 
 use clap::{Parser, Subcommand};
-use fabricsim::scenario::{self, TOPOLOGIES};
+use fabricsim::scenario;
 use fabricsim::units::ShowTime;
 use fabricsim::{Error, Progress};
 use std::io::Write;
@@ -47,8 +47,13 @@ enum Cmd {
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
     },
-    /// List topologies, congestion controls, path selections and workloads.
-    List,
+    /// List every scheme by family: topologies, congestion controls, path selections,
+    /// workloads, gates, credits, loss recovery.
+    List {
+        /// Also list each scheme's parameters with their defaults and allowed ranges.
+        #[arg(long)]
+        params: bool,
+    },
 }
 
 fn main() -> ExitCode {
@@ -61,8 +66,8 @@ fn main() -> ExitCode {
             run(&scenario, out, &set, quiet)
         }
         Cmd::Check { scenario, set } => check(&scenario, &set),
-        Cmd::List => {
-            list();
+        Cmd::List { params } => {
+            list(params);
             Ok(())
         }
     };
@@ -190,24 +195,25 @@ fn check(path: &Path, set: &[String]) -> Result<(), Error> {
     Ok(())
 }
 
-fn list() {
-    let section = |title: &str, rows: &[(&str, &str)]| {
-        println!("{title}:");
-        for (n, s) in rows {
-            println!("  {n:<16} {s}");
+fn list(with_params: bool) {
+    for family in fabricsim::registry::families() {
+        println!("{} ({}):", family.title, family.key);
+        for s in family.schemes {
+            println!("  {:<16} {}", s.name, s.summary);
+            if with_params {
+                for p in (s.params)() {
+                    let allowed = p.allowed.map(|a| format!("  [{a}]")).unwrap_or_default();
+                    println!("  {:<16}   {} = {}{allowed}", "", p.key, p.default);
+                }
+            }
         }
         println!();
-    };
-    section("topologies (topology.kind)", TOPOLOGIES);
-    section("congestion control (transport.cc)", fabricsim::transport::cc::REGISTRY);
-    section("path selection (transport.lb)", fabricsim::transport::lb::REGISTRY);
-    section("workloads (workload.kind)", fabricsim::workload::REGISTRY);
-    println!("collectives (workload.jobs[].collectives[].op / algorithm):");
-    for (op, algs, default) in fabricsim::workload::collective::OPERATIONS {
-        println!("  {op:<16} {} (default {default})", algs.join(", "));
+        if family.key == "workload.kind" {
+            println!("collectives (workload.jobs[].collectives[].op / algorithm):");
+            for (op, algs, default) in fabricsim::workload::collective::OPERATIONS {
+                println!("  {op:<16} {} (default {default})", algs.join(", "));
+            }
+            println!();
+        }
     }
-    println!();
-    section("message gates (transport.gate)", fabricsim::transport::gate::REGISTRY);
-    section("receiver credits (transport.credit)", fabricsim::transport::credit::REGISTRY);
-    section("loss recovery (transport.reliability)", fabricsim::transport::reliability::REGISTRY);
 }

@@ -23,6 +23,8 @@ pub mod engine;
 pub mod error;
 pub mod ids;
 pub mod net;
+pub mod registry;
+pub mod scheme;
 pub mod results;
 pub mod rng;
 pub mod scenario;

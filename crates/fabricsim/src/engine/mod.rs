@@ -218,15 +218,16 @@ impl Sim {
             let rtt = *rtt_by_hops.entry(hops).or_insert_with(|| fabric.base_rtt(f.src, f.dst, mtu, tp.ack_bytes as u64));
             let host_rate = fabric.ports[fabric.host_port[f.src as usize] as usize].rate;
             let path = PathInfo { mtu_bytes: mtu, host_rate, base_rtt: rtt, bdp_bytes: host_rate.bytes_in(rtt), hops: hops as u32, net_base_rtt: setup.base_rtt };
-            let mut rng = Rng::stream(seed, "conn", i as u64);
-            let cc = tr.cc.build(&path);
-            let lb = tr.lb.build(&path, &mut rng);
-            conns.push(Connection::new(f.src, f.dst, cc, lb, rng));
-            credit.push(crate::transport::credit::CreditState::new(tr.credit.unsolicited_packets(path.bdp_bytes, mtu)));
+            let cc = tr.cc.build(&mut path.clone());
+            let mut lb_ctx = crate::transport::lb::LbBuild { path, rng: Rng::stream(seed, "conn", i as u64) };
+            let lb = tr.lb.build(&mut lb_ctx);
+            conns.push(Connection::new(f.src, f.dst, cc, lb, lb_ctx.rng));
+            let credit_policy = tr.credit.build(&mut crate::transport::credit::CreditBuild { bdp_bytes: path.bdp_bytes, mtu_bytes: mtu });
+            credit.push(crate::transport::credit::CreditState::new(credit_policy.unsolicited_packets()));
             path_rtt.push(rtt);
         }
         let lanes = (0..traffic.conns.len())
-            .map(|_| Lane { pending: Default::default(), gate: tr.gate.build(), in_flight_msgs: 0, in_flight_bytes: 0 })
+            .map(|_| Lane { pending: Default::default(), gate: tr.gate.build(&mut ()), in_flight_msgs: 0, in_flight_bytes: 0 })
             .collect();
         let tasks = TaskState::new(traffic.tasks.iter().map(|t| t.deps), traffic.tasks.len(), traffic.instances.len());
         let horizon = ports.iter().map(|p| p.arrival_delay + p.rate.tx_time(tr.mtu_bytes as u64)).max().unwrap_or(0);

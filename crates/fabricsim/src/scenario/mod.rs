@@ -56,12 +56,6 @@ pub enum TopologyKind {
     LeafSpine,
 }
 
-/// Registry rows of topologies: (name, summary).
-pub const TOPOLOGIES: &[(&str, &str)] = &[
-    ("fat_tree", "3-tier k-ary fat tree: k³/4 hosts; oversubscription at the ToR or aggregation tier"),
-    ("leaf_spine", "2-tier leaf-spine of radix K: K ToRs × K/2 hosts, K/(2r) spines; or explicit tors/hosts_per_tor/spines"),
-];
-
 /// Tier thinned by oversubscription in a fat tree.
 #[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Default)]
 #[serde(rename_all = "snake_case")]

@@ -36,24 +36,40 @@ use crate::units::Time;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
-/// Scenario selection (`[transport.credit]`, `name = "none" | "eqds"`).
-#[derive(Clone, Debug, Serialize)]
-#[serde(tag = "name", rename_all = "snake_case")]
-pub enum CreditConfig {
-    /// Senders need no credit.
-    None(NoParams),
-    /// EQDS pull credits.
-    Eqds(EqdsParams),
+crate::scheme_family! {
+    /// Scenario selection (`[transport.credit]`, `name = "none" | "eqds"`).
+    config CreditConfig;
+    /// A connection's credit policy, built from its path.
+    any AnyCredit;
+    ctx CreditBuild; what "credit scheme"; key "transport.credit"; default None;
+    dispatch dispatch;
+    schemes {
+        /// Senders need no credit.
+        None => NoCredit,
+        /// EQDS pull credits.
+        Eqds => Eqds,
+    }
 }
 
-crate::tagged_config!(CreditConfig, "name", "credit scheme", {
-    "none" => None(NoParams),
-    "eqds" => Eqds(EqdsParams),
-});
+/// What a credit policy is built from: the connection's path BDP and full packet size.
+#[derive(Clone, Copy, Debug)]
+pub struct CreditBuild {
+    /// Path BDP in bytes.
+    pub bdp_bytes: u64,
+    /// Wire bytes of a full packet.
+    pub mtu_bytes: u64,
+}
 
-impl Default for CreditConfig {
-    fn default() -> Self {
-        CreditConfig::None(Default::default())
+/// `none`: sender-based schemes need no credit.
+#[derive(Clone, Copy, Debug)]
+pub struct NoCredit;
+
+impl crate::scheme::Scheme<CreditBuild> for NoCredit {
+    const NAME: &'static str = "none";
+    const SUMMARY: &'static str = "senders need no credit (sender-based schemes)";
+    type Params = NoParams;
+    fn build(_p: &NoParams, _ctx: &mut CreditBuild) -> Self {
+        NoCredit
     }
 }
 
@@ -71,33 +87,40 @@ impl Default for EqdsParams {
     }
 }
 
-/// Registry rows: (name, one-line summary).
-pub const REGISTRY: &[(&str, &str)] = &[
-    ("none", "senders need no credit (sender-based schemes)"),
-    ("eqds", "EQDS: 1 BDP unsolicited, then one receiver-paced PULL credit per packet"),
-];
+/// `eqds`: a connection's unsolicited allowance, in packets.
+#[derive(Clone, Copy, Debug)]
+pub struct Eqds {
+    unsolicited_packets: u32,
+}
 
-impl CreditConfig {
-    /// Checks parameters.
-    pub fn validate(&self) -> Result<()> {
-        if let CreditConfig::Eqds(p) = self {
-            if !(p.unsolicited_bdp.is_finite() && p.unsolicited_bdp >= 0.0) {
-                return Err(Error::invalid("transport.credit.unsolicited_bdp", format!("{}: must be a non-negative number of BDPs", p.unsolicited_bdp)));
-            }
+impl crate::scheme::Scheme<CreditBuild> for Eqds {
+    const NAME: &'static str = "eqds";
+    const SUMMARY: &'static str = "EQDS: 1 BDP unsolicited, then one receiver-paced PULL credit per packet";
+    type Params = EqdsParams;
+    fn check(p: &EqdsParams, key: &str) -> Result<()> {
+        if !(p.unsolicited_bdp.is_finite() && p.unsolicited_bdp >= 0.0) {
+            return Err(Error::invalid(format!("{key}.unsolicited_bdp"), format!("{}: must be a non-negative number of BDPs", p.unsolicited_bdp)));
         }
         Ok(())
     }
+    fn build(p: &EqdsParams, ctx: &mut CreditBuild) -> Self {
+        Eqds { unsolicited_packets: ((p.unsolicited_bdp * ctx.bdp_bytes as f64) / ctx.mtu_bytes as f64).ceil() as u32 }
+    }
+}
 
+impl CreditConfig {
     /// Whether senders need credits.
     pub fn enabled(&self) -> bool {
-        matches!(self, CreditConfig::Eqds(_))
+        !matches!(self, CreditConfig::None(_))
     }
+}
 
-    /// Unsolicited packets of a connection whose path BDP is `bdp` bytes with `mtu`-byte packets.
-    pub fn unsolicited_packets(&self, bdp: u64, mtu: u64) -> u32 {
+impl AnyCredit {
+    /// Packets a fresh connection may send before it needs credit (`u32::MAX`: no limit).
+    pub fn unsolicited_packets(&self) -> u32 {
         match self {
-            CreditConfig::None(_) => u32::MAX,
-            CreditConfig::Eqds(p) => ((p.unsolicited_bdp * bdp as f64) / mtu as f64).ceil() as u32,
+            AnyCredit::None(_) => u32::MAX,
+            AnyCredit::Eqds(e) => e.unsolicited_packets,
         }
     }
 }

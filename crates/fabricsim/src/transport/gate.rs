@@ -7,10 +7,9 @@
 //! per-message completion feedback. Every connection has one gate; ready messages wait in the
 //! connection's pending queue, in order, until the gate lets the first one through.
 //!
-//! Adding a gate: one file (or a section here) implementing [`MessageGate`], one variant in
-//! [`GateConfig`] and [`AnyGate`], one row in [`REGISTRY`].
+//! Adding a gate: one file implementing [`MessageGate`] and [`crate::scheme::Scheme`]`<()>`,
+//! and one row in the `scheme_family!` list below.
 
-use crate::error::{Error, Result};
 use crate::scenario::NoParams;
 use crate::units::Time;
 use serde::{Deserialize, Serialize};
@@ -64,15 +63,40 @@ pub trait MessageGate {
     }
 }
 
-/// Scenario selection of a gate (`[transport.gate]`, `name = ...`).
-#[derive(Clone, Debug, Serialize)]
-#[serde(tag = "name", rename_all = "snake_case")]
-pub enum GateConfig {
-    /// Post every message as soon as it is ready.
-    None(NoParams),
-    /// At most `messages` outstanding messages per connection (as NCCL_STEPS bounds the chunks
-    /// in flight per channel; the MCC spec's A-2 sensitivity uses 8).
-    MaxOutstanding(MaxOutstandingParams),
+crate::scheme_family! {
+    /// Scenario selection of a gate (`[transport.gate]`, `name = ...`).
+    config GateConfig;
+    /// A built gate (static dispatch).
+    any AnyGate;
+    ctx (); what "message gate"; key "transport.gate"; default None;
+    dispatch dispatch;
+    schemes {
+        /// Post every message as soon as it is ready.
+        None => Open,
+        /// At most `messages` outstanding messages per connection (as NCCL_STEPS bounds the
+        /// chunks in flight per channel; the MCC spec's A-2 sensitivity uses 8).
+        MaxOutstanding => MaxOutstanding,
+    }
+}
+
+/// `none`: always open.
+#[derive(Clone, Copy, Debug)]
+pub struct Open;
+
+impl crate::scheme::Scheme<()> for Open {
+    const NAME: &'static str = "none";
+    const SUMMARY: &'static str = "post each message as soon as its dependencies are met (the transport alone paces)";
+    type Params = NoParams;
+    fn build(_p: &NoParams, _ctx: &mut ()) -> Self {
+        Open
+    }
+}
+
+impl MessageGate for Open {
+    #[inline]
+    fn may_post(&mut self, _st: &GateState) -> bool {
+        true
+    }
 }
 
 /// Parameters of `max_outstanding`.
@@ -89,58 +113,40 @@ impl Default for MaxOutstandingParams {
     }
 }
 
-crate::tagged_config!(GateConfig, "name", "message gate", {
-    "none" => None(NoParams),
-    "max_outstanding" => MaxOutstanding(MaxOutstandingParams),
-});
+/// `max_outstanding`: a bound on the messages posted and not completed.
+#[derive(Clone, Copy, Debug)]
+pub struct MaxOutstanding {
+    messages: u32,
+}
 
-impl Default for GateConfig {
-    fn default() -> Self {
-        GateConfig::None(NoParams {})
+impl crate::scheme::Scheme<()> for MaxOutstanding {
+    const NAME: &'static str = "max_outstanding";
+    const SUMMARY: &'static str = "at most `messages` posted, uncompleted messages per connection (NCCL_STEPS-like)";
+    type Params = MaxOutstandingParams;
+    const LIMITS: &'static [crate::scheme::Limit] = &[crate::scheme::Limit::new("messages", 1.0, 1e6)];
+    fn build(p: &MaxOutstandingParams, _ctx: &mut ()) -> Self {
+        MaxOutstanding { messages: p.messages }
     }
 }
 
-/// Registry rows: (name, one-line summary).
-pub const REGISTRY: &[(&str, &str)] = &[
-    ("none", "post each message as soon as its dependencies are met (the transport alone paces)"),
-    ("max_outstanding", "at most `messages` posted, uncompleted messages per connection (NCCL_STEPS-like)"),
-];
-
-impl GateConfig {
-    /// Checks parameters.
-    pub fn validate(&self) -> Result<()> {
-        if let GateConfig::MaxOutstanding(p) = self {
-            if p.messages == 0 {
-                return Err(Error::invalid("transport.gate.messages", "0: must be at least 1"));
-            }
-        }
-        Ok(())
+impl MessageGate for MaxOutstanding {
+    #[inline]
+    fn may_post(&mut self, st: &GateState) -> bool {
+        st.in_flight_msgs < self.messages
     }
-
-    /// Builds the gate of one connection.
-    pub fn build(&self) -> AnyGate {
-        match self {
-            GateConfig::None(_) => AnyGate::Open,
-            GateConfig::MaxOutstanding(p) => AnyGate::MaxOutstanding(p.messages),
-        }
-    }
-}
-
-/// A built gate (static dispatch).
-#[derive(Clone, Debug)]
-pub enum AnyGate {
-    /// Always open.
-    Open,
-    /// Bound on outstanding messages.
-    MaxOutstanding(u32),
 }
 
 impl MessageGate for AnyGate {
     #[inline]
     fn may_post(&mut self, st: &GateState) -> bool {
-        match self {
-            AnyGate::Open => true,
-            AnyGate::MaxOutstanding(n) => st.in_flight_msgs < *n,
-        }
+        dispatch!(self, g => g.may_post(st))
+    }
+    #[inline]
+    fn on_complete(&mut self, fb: &MessageFeedback) {
+        dispatch!(self, g => g.on_complete(fb))
+    }
+    #[inline]
+    fn wants_rtt_samples(&self) -> bool {
+        dispatch!(self, g => g.wants_rtt_samples())
     }
 }

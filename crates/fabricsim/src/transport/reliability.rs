@@ -72,6 +72,14 @@ pub const REGISTRY: &[(&str, &str)] = &[
     ("strack", "STrack: SACK segments, out-of-order count, probe after 3 RTTs, RTO (strack spec §2.5.7-2.5.11)"),
 ];
 
+/// Registry rows with parameters (for `fabricsim list`).
+pub const REGISTRY_ROWS: &[crate::scheme::SchemeRow] = &[
+    crate::scheme::plain_row::<NoParams>(REGISTRY[0].0, REGISTRY[0].1),
+    crate::scheme::plain_row::<NoParams>(REGISTRY[1].0, REGISTRY[1].1),
+    crate::scheme::plain_row::<NoParams>(REGISTRY[2].0, REGISTRY[2].1),
+    crate::scheme::plain_row::<StrackLossParams>(REGISTRY[3].0, REGISTRY[3].1),
+];
+
 /// Parameters of `strack` loss detection (strack spec §2.1.2).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]

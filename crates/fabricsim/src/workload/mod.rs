@@ -69,13 +69,13 @@ impl Default for WorkloadConfig {
     }
 }
 
-/// Registry rows: (name, one-line summary).
-pub const REGISTRY: &[(&str, &str)] = &[
-    (permutation::NAME, permutation::SUMMARY),
-    (incast::NAME, incast::SUMMARY),
-    (all_to_all::NAME, all_to_all::SUMMARY),
-    (flow_list::NAME, flow_list::SUMMARY),
-    (collective::NAME, collective::SUMMARY),
+/// Registry rows: name, one-line summary and parameters of each workload.
+pub const REGISTRY: &[crate::scheme::SchemeRow] = &[
+    crate::scheme::plain_row::<permutation::PermutationParams>(permutation::NAME, permutation::SUMMARY),
+    crate::scheme::plain_row::<incast::IncastParams>(incast::NAME, incast::SUMMARY),
+    crate::scheme::plain_row::<all_to_all::AllToAllParams>(all_to_all::NAME, all_to_all::SUMMARY),
+    crate::scheme::plain_row::<flow_list::FlowListParams>(flow_list::NAME, flow_list::SUMMARY),
+    crate::scheme::plain_row::<collective::CollectivesParams>(collective::NAME, collective::SUMMARY),
 ];
 
 impl WorkloadConfig {

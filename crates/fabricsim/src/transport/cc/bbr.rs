@@ -530,6 +530,18 @@ impl CongestionControl for Bbr {
     }
 }
 
+impl crate::scheme::Scheme<PathInfo> for Bbr {
+    const NAME: &'static str = NAME;
+    const SUMMARY: &'static str = SUMMARY;
+    type Params = BbrParams;
+    fn check(p: &BbrParams, _key: &str) -> crate::error::Result<()> {
+        p.validate()
+    }
+    fn build(p: &BbrParams, path: &mut PathInfo) -> Self {
+        Bbr::new(p, path)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

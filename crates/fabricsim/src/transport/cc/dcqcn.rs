@@ -491,6 +491,18 @@ impl CongestionControl for Dcqcn {
     }
 }
 
+impl crate::scheme::Scheme<PathInfo> for Dcqcn {
+    const NAME: &'static str = NAME;
+    const SUMMARY: &'static str = SUMMARY;
+    type Params = DcqcnParams;
+    fn check(p: &DcqcnParams, _key: &str) -> crate::error::Result<()> {
+        p.validate()
+    }
+    fn build(p: &DcqcnParams, path: &mut PathInfo) -> Self {
+        Dcqcn::new(p, path)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -834,7 +846,7 @@ mod tests {
             CcConfig::Dcqcn(p) => assert_eq!((p.rate_timer_us, p.fast_recovery_steps, p.rate_ai_mbps), (300.0, 1, Some(20.0))),
             other => panic!("{other:?}"),
         }
-        let built = cfg.build(&PATH);
+        let built = cfg.build(&mut PATH.clone());
         assert_eq!(built.pacing_rate(), Some(BitsPerSec(G400)));
         assert_eq!(built.window(), None);
         let err = toml::from_str::<CcConfig>("name = \"dcqcn\"\nrai_mbps = 5.0").unwrap_err();

@@ -72,3 +72,15 @@ impl CongestionControl for Fixed {
         None
     }
 }
+
+impl crate::scheme::Scheme<PathInfo> for Fixed {
+    const NAME: &'static str = NAME;
+    const SUMMARY: &'static str = SUMMARY;
+    type Params = FixedParams;
+    fn check(p: &FixedParams, _key: &str) -> crate::error::Result<()> {
+        p.validate()
+    }
+    fn build(p: &FixedParams, path: &mut PathInfo) -> Self {
+        Fixed::new(p, path)
+    }
+}

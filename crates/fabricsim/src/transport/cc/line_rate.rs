@@ -60,3 +60,15 @@ impl CongestionControl for LineRate {
         Some(self.rate)
     }
 }
+
+impl crate::scheme::Scheme<PathInfo> for LineRate {
+    const NAME: &'static str = NAME;
+    const SUMMARY: &'static str = SUMMARY;
+    type Params = LineRateParams;
+    fn check(p: &LineRateParams, _key: &str) -> crate::error::Result<()> {
+        p.validate()
+    }
+    fn build(p: &LineRateParams, path: &mut PathInfo) -> Self {
+        LineRate::new(p, path)
+    }
+}

@@ -6,8 +6,9 @@
 //! window-based and rate-based senders share one interface.
 //!
 //! Adding a scheme: write `myscheme.rs` with a params struct (serde, paper defaults) and a
-//! controller implementing [`CongestionControl`]; add one variant to [`CcConfig`] and [`AnyCc`],
-//! one arm to `dispatch!`, and one row to [`REGISTRY`].
+//! controller implementing [`CongestionControl`] and [`crate::scheme::Scheme`]`<PathInfo>`
+//! (name, summary, parameter ranges, constructor); then add one row to the `scheme_family!`
+//! list below. Parsing, validation, dispatch and `fabricsim list` follow from that row.
 
 pub mod bbr;
 pub mod dcqcn;
@@ -19,7 +20,6 @@ pub mod strack;
 pub mod swift;
 
 use crate::units::{BitsPerSec, Time};
-use serde::Serialize;
 
 /// What a controller may know about its connection's path at creation.
 #[derive(Clone, Copy, Debug)]
@@ -122,65 +122,32 @@ pub trait CongestionControl {
     fn pacing_rate(&self) -> Option<BitsPerSec>;
 }
 
-/// Scenario selection of a controller and its parameters (`[transport.cc]`, `name = ...`).
-#[derive(Clone, Debug, Serialize)]
-#[serde(tag = "name", rename_all = "snake_case")]
-pub enum CcConfig {
-    /// See [`fixed`].
-    Fixed(fixed::FixedParams),
-    /// See [`line_rate`].
-    LineRate(line_rate::LineRateParams),
-    /// See [`mprdma`].
-    Mprdma(mprdma::MprdmaParams),
-    /// See [`smartt`].
-    Smartt(smartt::SmarttParams),
-    /// See [`swift`].
-    Swift(swift::SwiftParams),
-    /// See [`bbr`].
-    Bbr(bbr::BbrParams),
-    /// See [`strack`].
-    Strack(strack::StrackParams),
-    /// See [`dcqcn`].
-    Dcqcn(dcqcn::DcqcnParams),
-}
-
-crate::tagged_config!(CcConfig, "name", "congestion control", {
-    "fixed" => Fixed(fixed::FixedParams),
-    "line_rate" => LineRate(line_rate::LineRateParams),
-    "mprdma" => Mprdma(mprdma::MprdmaParams),
-    "smartt" => Smartt(smartt::SmarttParams),
-    "swift" => Swift(swift::SwiftParams),
-    "bbr" => Bbr(bbr::BbrParams),
-    "strack" => Strack(strack::StrackParams),
-    "dcqcn" => Dcqcn(dcqcn::DcqcnParams),
-});
-
-impl Default for CcConfig {
-    fn default() -> Self {
-        CcConfig::Fixed(fixed::FixedParams::default())
+crate::scheme_family! {
+    /// Scenario selection of a controller and its parameters (`[transport.cc]`, `name = ...`).
+    config CcConfig;
+    /// A built controller (static dispatch over every scheme).
+    any AnyCc;
+    ctx PathInfo; what "congestion control"; key "transport.cc"; default Fixed;
+    dispatch dispatch;
+    schemes {
+        /// See [`fixed`].
+        Fixed => fixed::Fixed,
+        /// See [`line_rate`].
+        LineRate => line_rate::LineRate,
+        /// See [`mprdma`].
+        Mprdma => mprdma::Mprdma,
+        /// See [`smartt`]. Boxed: its state is a few hundred bytes, and every connection's
+        /// `AnyCc` is as large as the largest variant.
+        Smartt => Box<smartt::Smartt>,
+        /// See [`swift`]. Boxed: about 130 bytes of state, several times the small schemes'.
+        Swift => Box<swift::Swift>,
+        /// See [`bbr`]. Boxed: its filters and delivery checkpoints take about 1.5 KiB.
+        Bbr => Box<bbr::Bbr>,
+        /// See [`strack`]. Boxed: about 200 bytes of constants and state.
+        Strack => Box<strack::Strack>,
+        /// See [`dcqcn`]. Boxed: about 180 bytes of constants and state.
+        Dcqcn => Box<dcqcn::Dcqcn>,
     }
-}
-
-/// A built controller (static dispatch over every scheme).
-#[derive(Clone, Debug)]
-pub enum AnyCc {
-    /// See [`fixed`].
-    Fixed(fixed::Fixed),
-    /// See [`line_rate`].
-    LineRate(line_rate::LineRate),
-    /// See [`mprdma`].
-    Mprdma(mprdma::Mprdma),
-    /// See [`smartt`]. Boxed: its state is a few hundred bytes, and every connection's
-    /// `AnyCc` is as large as the largest variant.
-    Smartt(Box<smartt::Smartt>),
-    /// See [`swift`]. Boxed: about 130 bytes of state, several times the small schemes'.
-    Swift(Box<swift::Swift>),
-    /// See [`bbr`]. Boxed: its filters and delivery checkpoints take about 1.5 KiB.
-    Bbr(Box<bbr::Bbr>),
-    /// See [`strack`]. Boxed: about 200 bytes of constants and state.
-    Strack(Box<strack::Strack>),
-    /// See [`dcqcn`]. Boxed: about 180 bytes of constants and state.
-    Dcqcn(Box<dcqcn::Dcqcn>),
 }
 
 /// Shared fixtures of the controllers' unit tests: 4096-byte packets, a 10 µs base RTT, six
@@ -204,38 +171,7 @@ pub(crate) mod testing {
         AckEvent { now: 0, acked_bytes: MTU, rtt: 10 * US, ecn: false, marked_pkts: 0, in_flight: 0, entropy: 0, retransmitted: false };
 }
 
-/// Registry rows: (name, one-line summary), as listed by `fabricsim list`.
-pub const REGISTRY: &[(&str, &str)] = &[(fixed::NAME, fixed::SUMMARY), (line_rate::NAME, line_rate::SUMMARY), (mprdma::NAME, mprdma::SUMMARY), (smartt::NAME, smartt::SUMMARY), (swift::NAME, swift::SUMMARY), (bbr::NAME, bbr::SUMMARY), (strack::NAME, strack::SUMMARY), (dcqcn::NAME, dcqcn::SUMMARY)];
-
 impl CcConfig {
-    /// Builds the controller for one connection.
-    pub fn build(&self, path: &PathInfo) -> AnyCc {
-        match self {
-            CcConfig::Fixed(p) => AnyCc::Fixed(fixed::Fixed::new(p, path)),
-            CcConfig::LineRate(p) => AnyCc::LineRate(line_rate::LineRate::new(p, path)),
-            CcConfig::Mprdma(p) => AnyCc::Mprdma(mprdma::Mprdma::new(p, path)),
-            CcConfig::Smartt(p) => AnyCc::Smartt(Box::new(smartt::Smartt::new(p, path))),
-            CcConfig::Swift(p) => AnyCc::Swift(Box::new(swift::Swift::new(p, path))),
-            CcConfig::Bbr(p) => AnyCc::Bbr(Box::new(bbr::Bbr::new(p, path))),
-            CcConfig::Strack(p) => AnyCc::Strack(Box::new(strack::Strack::new(p, path))),
-            CcConfig::Dcqcn(p) => AnyCc::Dcqcn(Box::new(dcqcn::Dcqcn::new(p, path))),
-        }
-    }
-
-    /// Checks parameter values; errors name the key under `transport.cc`.
-    pub fn validate(&self) -> crate::error::Result<()> {
-        match self {
-            CcConfig::Fixed(p) => p.validate(),
-            CcConfig::LineRate(p) => p.validate(),
-            CcConfig::Mprdma(p) => p.validate(),
-            CcConfig::Smartt(p) => p.validate(),
-            CcConfig::Swift(p) => p.validate(),
-            CcConfig::Bbr(p) => p.validate(),
-            CcConfig::Strack(p) => p.validate(),
-            CcConfig::Dcqcn(p) => p.validate(),
-        }
-    }
-
     /// The notification point's CNP interval for schemes that react to CNPs (`Some` for `dcqcn`:
     /// at most one CNP per connection per interval); `None` for every other scheme (no CNPs).
     pub fn cnp_interval(&self) -> Option<Time> {
@@ -244,21 +180,6 @@ impl CcConfig {
             _ => None,
         }
     }
-}
-
-macro_rules! dispatch {
-    ($self:ident, $c:ident => $e:expr) => {
-        match $self {
-            AnyCc::Fixed($c) => $e,
-            AnyCc::LineRate($c) => $e,
-            AnyCc::Mprdma($c) => $e,
-            AnyCc::Smartt($c) => $e,
-            AnyCc::Swift($c) => $e,
-            AnyCc::Bbr($c) => $e,
-            AnyCc::Strack($c) => $e,
-            AnyCc::Dcqcn($c) => $e,
-        }
-    };
 }
 
 impl CongestionControl for AnyCc {

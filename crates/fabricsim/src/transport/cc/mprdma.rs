@@ -179,6 +179,18 @@ impl CongestionControl for Mprdma {
     }
 }
 
+impl crate::scheme::Scheme<PathInfo> for Mprdma {
+    const NAME: &'static str = NAME;
+    const SUMMARY: &'static str = SUMMARY;
+    type Params = MprdmaParams;
+    fn check(p: &MprdmaParams, _key: &str) -> crate::error::Result<()> {
+        p.validate()
+    }
+    fn build(p: &MprdmaParams, path: &mut PathInfo) -> Self {
+        Mprdma::new(p, path)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

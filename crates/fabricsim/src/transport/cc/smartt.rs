@@ -552,6 +552,18 @@ impl CongestionControl for Smartt {
     }
 }
 
+impl crate::scheme::Scheme<PathInfo> for Smartt {
+    const NAME: &'static str = NAME;
+    const SUMMARY: &'static str = SUMMARY;
+    type Params = SmarttParams;
+    fn check(p: &SmarttParams, _key: &str) -> crate::error::Result<()> {
+        p.validate()
+    }
+    fn build(p: &SmarttParams, path: &mut PathInfo) -> Self {
+        Smartt::new(p, path)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     //! Crafted ACK sequences on one path: 4096 B packets, 400 Gb/s, base RTT 10 µs, so

@@ -432,6 +432,18 @@ impl CongestionControl for Strack {
     }
 }
 
+impl crate::scheme::Scheme<PathInfo> for Strack {
+    const NAME: &'static str = NAME;
+    const SUMMARY: &'static str = SUMMARY;
+    type Params = StrackParams;
+    fn check(p: &StrackParams, _key: &str) -> crate::error::Result<()> {
+        p.validate()
+    }
+    fn build(p: &StrackParams, path: &mut PathInfo) -> Self {
+        Strack::new(p, path)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     //! Crafted ACKs at the paper's operating point: 4096 B packets, 400 Gb/s, network and path
@@ -800,7 +812,7 @@ mod tests {
             other => panic!("{other:?}"),
         }
         assert!(cfg.validate().is_ok());
-        let built = cfg.build(&path(400.0));
+        let built = cfg.build(&mut path(400.0));
         assert_eq!(built.window(), Some(600_000));
         let err = toml::from_str::<super::super::CcConfig>("name = \"strack\"\ngama = 0.8").unwrap_err();
         assert!(err.to_string().contains("gama"), "{err}");

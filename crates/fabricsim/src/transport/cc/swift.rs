@@ -366,6 +366,18 @@ impl CongestionControl for Swift {
     }
 }
 
+impl crate::scheme::Scheme<PathInfo> for Swift {
+    const NAME: &'static str = NAME;
+    const SUMMARY: &'static str = SUMMARY;
+    type Params = SwiftParams;
+    fn check(p: &SwiftParams, _key: &str) -> crate::error::Result<()> {
+        p.validate()
+    }
+    fn build(p: &SwiftParams, path: &mut PathInfo) -> Self {
+        Swift::new(p, path)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

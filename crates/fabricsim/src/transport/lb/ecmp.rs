@@ -34,3 +34,12 @@ impl PathSelector for Ecmp {
         self.entropy
     }
 }
+
+impl crate::scheme::Scheme<super::LbBuild> for Ecmp {
+    const NAME: &'static str = NAME;
+    const SUMMARY: &'static str = SUMMARY;
+    type Params = EcmpParams;
+    fn build(p: &EcmpParams, ctx: &mut super::LbBuild) -> Self {
+        Ecmp::new(p, &mut ctx.rng)
+    }
+}

@@ -3,8 +3,8 @@
 //! packets without knowing the topology.
 //!
 //! The trait has htsim's `UecMultipath` shape: `next_entropy` per packet and `on_feedback` per
-//! ACK/NACK/timeout. Adding a scheme: one file, one variant in [`LbConfig`] and [`AnyLb`], one arm
-//! in `dispatch!`, one row in [`REGISTRY`].
+//! ACK/NACK/timeout. Adding a scheme: one file implementing [`PathSelector`] and
+//! [`crate::scheme::Scheme`]`<LbBuild>`, and one row in the `scheme_family!` list below.
 
 pub mod ecmp;
 pub mod plb;
@@ -16,7 +16,6 @@ use crate::ids::Entropy;
 use crate::rng::Rng;
 use crate::transport::cc::PathInfo;
 use crate::units::Time;
-use serde::Serialize;
 
 /// What the connection tells the selector when it needs an entropy.
 #[derive(Clone, Copy, Debug)]
@@ -55,89 +54,35 @@ pub trait PathSelector {
     fn on_feedback(&mut self, _entropy: Entropy, _fb: Feedback, _now: Time) {}
 }
 
-/// Scenario selection of a path selector (`[transport.lb]`, `name = ...`).
-#[derive(Clone, Debug, Serialize)]
-#[serde(tag = "name", rename_all = "snake_case")]
-pub enum LbConfig {
-    /// See [`ecmp`].
-    Ecmp(ecmp::EcmpParams),
-    /// See [`spray`].
-    Spray(spray::SprayParams),
-    /// See [`reps`].
-    Reps(reps::RepsParams),
-    /// See [`plb`].
-    Plb(plb::PlbParams),
-    /// See [`strack`].
-    Strack(strack::StrackLbParams),
-}
-
-crate::tagged_config!(LbConfig, "name", "path selection", {
-    "ecmp" => Ecmp(ecmp::EcmpParams),
-    "spray" => Spray(spray::SprayParams),
-    "reps" => Reps(reps::RepsParams),
-    "plb" => Plb(plb::PlbParams),
-    "strack" => Strack(strack::StrackLbParams),
-});
-
-impl Default for LbConfig {
-    fn default() -> Self {
-        LbConfig::Spray(spray::SprayParams::default())
-    }
-}
-
-/// A built selector (static dispatch).
+/// What every selector's constructor gets: the connection's path and its random stream (moved
+/// into the connection afterwards, so initial draws and later draws form one stream).
 #[derive(Clone, Debug)]
-pub enum AnyLb {
-    /// See [`ecmp`].
-    Ecmp(ecmp::Ecmp),
-    /// See [`spray`].
-    Spray(spray::Spray),
-    /// See [`reps`].
-    Reps(reps::Reps),
-    /// See [`plb`].
-    Plb(plb::Plb),
-    /// See [`strack`].
-    Strack(strack::StrackLb),
+pub struct LbBuild {
+    /// The connection's path.
+    pub path: PathInfo,
+    /// The connection's random stream.
+    pub rng: Rng,
 }
 
-/// Registry rows: (name, one-line summary).
-pub const REGISTRY: &[(&str, &str)] =
-    &[(ecmp::NAME, ecmp::SUMMARY), (spray::NAME, spray::SUMMARY), (reps::NAME, reps::SUMMARY), (plb::NAME, plb::SUMMARY), (strack::NAME, strack::SUMMARY)];
-
-impl LbConfig {
-    /// Builds the selector of one connection on `path`, drawing any initial state from `rng`.
-    pub fn build(&self, path: &PathInfo, rng: &mut Rng) -> AnyLb {
-        match self {
-            LbConfig::Ecmp(p) => AnyLb::Ecmp(ecmp::Ecmp::new(p, rng)),
-            LbConfig::Spray(p) => AnyLb::Spray(spray::Spray::new(p)),
-            LbConfig::Reps(p) => AnyLb::Reps(reps::Reps::new(p, path, rng)),
-            LbConfig::Plb(p) => AnyLb::Plb(plb::Plb::new(p, path, rng)),
-            LbConfig::Strack(p) => AnyLb::Strack(strack::StrackLb::new(p)),
-        }
+crate::scheme_family! {
+    /// Scenario selection of a path selector (`[transport.lb]`, `name = ...`).
+    config LbConfig;
+    /// A built selector (static dispatch).
+    any AnyLb;
+    ctx LbBuild; what "path selection"; key "transport.lb"; default Spray;
+    dispatch dispatch;
+    schemes {
+        /// See [`ecmp`].
+        Ecmp => ecmp::Ecmp,
+        /// See [`spray`].
+        Spray => spray::Spray,
+        /// See [`reps`].
+        Reps => reps::Reps,
+        /// See [`plb`].
+        Plb => plb::Plb,
+        /// See [`strack`].
+        Strack => strack::StrackLb,
     }
-
-    /// Checks parameter values; errors name the key under `transport.lb`.
-    pub fn validate(&self) -> crate::error::Result<()> {
-        match self {
-            LbConfig::Ecmp(_) => Ok(()),
-            LbConfig::Spray(p) => p.validate(),
-            LbConfig::Reps(p) => p.validate(),
-            LbConfig::Plb(p) => p.validate(),
-            LbConfig::Strack(p) => p.validate(),
-        }
-    }
-}
-
-macro_rules! dispatch {
-    ($self:ident, $c:ident => $e:expr) => {
-        match $self {
-            AnyLb::Ecmp($c) => $e,
-            AnyLb::Spray($c) => $e,
-            AnyLb::Reps($c) => $e,
-            AnyLb::Plb($c) => $e,
-            AnyLb::Strack($c) => $e,
-        }
-    };
 }
 
 impl PathSelector for AnyLb {

@@ -218,6 +218,18 @@ impl PathSelector for Plb {
     }
 }
 
+impl crate::scheme::Scheme<super::LbBuild> for Plb {
+    const NAME: &'static str = NAME;
+    const SUMMARY: &'static str = SUMMARY;
+    type Params = PlbParams;
+    fn check(p: &PlbParams, _key: &str) -> crate::error::Result<()> {
+        p.validate()
+    }
+    fn build(p: &PlbParams, ctx: &mut super::LbBuild) -> Self {
+        Plb::new(p, &ctx.path, &mut ctx.rng)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

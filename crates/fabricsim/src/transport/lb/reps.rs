@@ -259,6 +259,18 @@ impl PathSelector for Reps {
     }
 }
 
+impl crate::scheme::Scheme<super::LbBuild> for Reps {
+    const NAME: &'static str = NAME;
+    const SUMMARY: &'static str = SUMMARY;
+    type Params = RepsParams;
+    fn check(p: &RepsParams, _key: &str) -> crate::error::Result<()> {
+        p.validate()
+    }
+    fn build(p: &RepsParams, ctx: &mut super::LbBuild) -> Self {
+        Reps::new(p, &ctx.path, &mut ctx.rng)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -95,6 +95,18 @@ impl PathSelector for Spray {
     }
 }
 
+impl crate::scheme::Scheme<super::LbBuild> for Spray {
+    const NAME: &'static str = NAME;
+    const SUMMARY: &'static str = SUMMARY;
+    type Params = SprayParams;
+    fn check(p: &SprayParams, _key: &str) -> crate::error::Result<()> {
+        p.validate()
+    }
+    fn build(p: &SprayParams, _ctx: &mut super::LbBuild) -> Self {
+        Spray::new(p)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

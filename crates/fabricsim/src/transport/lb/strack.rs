@@ -264,6 +264,18 @@ impl PathSelector for StrackLb {
     }
 }
 
+impl crate::scheme::Scheme<super::LbBuild> for StrackLb {
+    const NAME: &'static str = NAME;
+    const SUMMARY: &'static str = SUMMARY;
+    type Params = StrackLbParams;
+    fn check(p: &StrackLbParams, _key: &str) -> crate::error::Result<()> {
+        p.validate()
+    }
+    fn build(p: &StrackLbParams, _ctx: &mut super::LbBuild) -> Self {
+        StrackLb::new(p)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,290 @@
+//! The shape of a pluggable scheme and of a family of them; [`crate::registry`] lists every
+//! family (congestion controls, host path selectors, message gates, credit schemes, loss-recovery
+//! modes, workloads and topologies).
+//!
+//! A scheme is a type implementing [`Scheme`] in its own file: its registry name (the file
+//! stem, so scenario, CLI and source agree), a one-line summary, its parameter struct (serde,
+//! paper defaults), the numeric ranges its parameters accept ([`Limit`], enforced for every
+//! scheme by [`validate_params`]) and its constructor. A *family* of schemes (all congestion
+//! controls, say) is declared once with [`scheme_family!`], which generates from one row per
+//! scheme:
+//! - the scenario selection enum (`[transport.cc] name = "smartt", ...`) with its
+//!   deserializer (errors name the key and list the allowed names) and serializer,
+//! - the built-scheme enum for static dispatch (no `dyn` per packet) and a `dispatch!` macro
+//!   that forwards a trait's methods to every variant,
+//! - `build`, `validate` (range limits, then the scheme's own cross-checks),
+//! - the family's registry rows ([`SchemeRow`]: name, summary, parameters with their defaults
+//!   and allowed ranges), which `fabricsim list`, the README's tables and the scenario's error
+//!   messages all read.
+//!
+//! Adding a scheme is therefore one new file implementing the family's trait and [`Scheme`],
+//! plus one row in the family's `scheme_family!` invocation (see CONTRIBUTING.md).
+
+use crate::error::{Error, Result};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use std::fmt::Debug;
+
+/// A numeric range one parameter accepts (inclusive; `None` parameters are not checked).
+#[derive(Clone, Copy, Debug)]
+pub struct Limit {
+    /// Parameter key inside the scheme's table.
+    pub key: &'static str,
+    /// Smallest allowed value.
+    pub min: f64,
+    /// Largest allowed value.
+    pub max: f64,
+}
+
+impl Limit {
+    /// `key` must lie in `min..=max`.
+    pub const fn new(key: &'static str, min: f64, max: f64) -> Limit {
+        Limit { key, min, max }
+    }
+}
+
+/// A pluggable scheme of one family. `Ctx` is what the family hands every constructor (a
+/// connection's path and random stream, say).
+pub trait Scheme<Ctx: ?Sized>: Sized {
+    /// Registry name: the value of the family's selection key (`cc = "smartt"`).
+    const NAME: &'static str;
+    /// One line for `fabricsim list` and the README.
+    const SUMMARY: &'static str;
+    /// Parameters, with the paper's values as defaults.
+    type Params: Default + Clone + Debug + Serialize + DeserializeOwned;
+    /// Ranges of the numeric parameters, checked before [`Scheme::check`].
+    const LIMITS: &'static [Limit] = &[];
+    /// Cross-checks the ranges cannot express; `key` is the family's table (`transport.cc`).
+    fn check(_p: &Self::Params, _key: &str) -> Result<()> {
+        Ok(())
+    }
+    /// Builds one instance.
+    fn build(p: &Self::Params, ctx: &mut Ctx) -> Self;
+}
+
+/// Large schemes are boxed inside their family's enum, so the enum stays as small as the small
+/// schemes; a boxed scheme is registered exactly like the scheme itself.
+impl<Ctx: ?Sized, T: Scheme<Ctx>> Scheme<Ctx> for Box<T> {
+    const NAME: &'static str = T::NAME;
+    const SUMMARY: &'static str = T::SUMMARY;
+    type Params = T::Params;
+    const LIMITS: &'static [Limit] = T::LIMITS;
+    fn check(p: &Self::Params, key: &str) -> Result<()> {
+        T::check(p, key)
+    }
+    fn build(p: &Self::Params, ctx: &mut Ctx) -> Self {
+        Box::new(T::build(p, ctx))
+    }
+}
+
+/// One parameter as the registry lists it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ParamRow {
+    /// Key inside the scheme's table.
+    pub key: String,
+    /// Default value as TOML (`-` when unset by default).
+    pub default: String,
+    /// Allowed range (`min..=max`), when the scheme declares one.
+    pub allowed: Option<String>,
+}
+
+/// One scheme as the registry lists it.
+#[derive(Clone, Copy, Debug)]
+pub struct SchemeRow {
+    /// Registry name.
+    pub name: &'static str,
+    /// One-line summary.
+    pub summary: &'static str,
+    /// Its parameters (computed from the default parameter struct).
+    pub params: fn() -> Vec<ParamRow>,
+}
+
+/// One family of schemes.
+#[derive(Clone, Copy, Debug)]
+pub struct Family {
+    /// Title for listings.
+    pub title: &'static str,
+    /// The scenario key that selects a scheme (`transport.cc`).
+    pub key: &'static str,
+    /// Its schemes.
+    pub schemes: &'static [SchemeRow],
+}
+
+/// The rows of scheme `T`'s parameters: every key of its default parameter table, in order.
+pub fn param_rows<P: Default + Serialize>(limits: &'static [Limit]) -> Vec<ParamRow> {
+    let table = match toml::Value::try_from(P::default()) {
+        Ok(toml::Value::Table(t)) => t,
+        _ => Default::default(),
+    };
+    let mut keys: Vec<String> = table.keys().cloned().collect();
+    // Parameters that default to unset (`Option` = None) do not serialize: list them from the
+    // limits so that the listing still shows their range.
+    for l in limits {
+        if !keys.iter().any(|k| k == l.key) {
+            keys.push(l.key.to_string());
+        }
+    }
+    keys.into_iter()
+        .map(|k| ParamRow {
+            default: table.get(&k).map_or("-".to_string(), |v| v.to_string()),
+            allowed: limits.iter().find(|l| l.key == k).map(|l| format!("{}..={}", l.min, l.max)),
+            key: k,
+        })
+        .collect()
+}
+
+/// Checks the numeric parameters of `p` against `limits`; errors name `key.param`.
+pub fn validate_params<P: Serialize>(p: &P, limits: &[Limit], key: &str) -> Result<()> {
+    if limits.is_empty() {
+        return Ok(());
+    }
+    let Ok(toml::Value::Table(t)) = toml::Value::try_from(p) else { return Ok(()) };
+    for l in limits {
+        let v = match t.get(l.key) {
+            Some(toml::Value::Integer(i)) => *i as f64,
+            Some(toml::Value::Float(f)) => *f,
+            _ => continue,
+        };
+        if !(v.is_finite() && v >= l.min && v <= l.max) {
+            return Err(Error::invalid(format!("{key}.{}", l.key), format!("{v}: allowed {}..={}", l.min, l.max)));
+        }
+    }
+    Ok(())
+}
+
+/// A selection as the scenario echoes it: `name` beside the scheme's parameters.
+#[doc(hidden)]
+#[derive(Serialize)]
+pub struct Tagged<'a, P: Serialize> {
+    /// Registry name.
+    pub name: &'static str,
+    /// The parameters, flattened beside the name.
+    #[serde(flatten)]
+    pub params: &'a P,
+}
+
+/// The row of a scheme that is not built through [`Scheme`] (a workload generator, a topology).
+pub const fn plain_row<P: Default + Serialize>(name: &'static str, summary: &'static str) -> SchemeRow {
+    SchemeRow { name, summary, params: || param_rows::<P>(&[]) }
+}
+
+/// The row of scheme `T` in its family's registry.
+pub const fn row<Ctx: ?Sized, T: Scheme<Ctx>>() -> SchemeRow {
+    SchemeRow { name: T::NAME, summary: T::SUMMARY, params: || param_rows::<T::Params>(T::LIMITS) }
+}
+
+/// Declares a family of schemes from one row per scheme; see the module doc. Example:
+///
+/// ```ignore
+/// crate::scheme_family! {
+///     /// Scenario selection of a controller (`[transport.cc]`).
+///     config CcConfig;
+///     /// A built controller.
+///     any AnyCc;
+///     ctx PathInfo; what "congestion control"; key "transport.cc"; default Fixed;
+///     dispatch dispatch;
+///     schemes {
+///         /// See [`fixed`].
+///         Fixed => fixed::Fixed,
+///         /// See [`smartt`] (boxed: a few hundred bytes of state).
+///         Smartt => Box<smartt::Smartt>,
+///     }
+/// }
+/// ```
+#[macro_export]
+macro_rules! scheme_family {
+    (
+        $(#[$cmeta:meta])* config $Config:ident;
+        $(#[$ameta:meta])* any $Any:ident;
+        ctx $Ctx:ty; what $what:literal; key $key:literal; default $Default:ident;
+        dispatch $dispatch:ident;
+        schemes { $( $(#[$vmeta:meta])* $Variant:ident => $Ty:ty ),+ $(,)? }
+    ) => {
+        $(#[$cmeta])*
+        #[derive(Clone, Debug)]
+        pub enum $Config {
+            $( $(#[$vmeta])* $Variant(<$Ty as $crate::scheme::Scheme<$Ctx>>::Params), )+
+        }
+
+        $(#[$ameta])*
+        #[derive(Clone, Debug)]
+        pub enum $Any {
+            $( $(#[$vmeta])* $Variant($Ty), )+
+        }
+
+        impl Default for $Config {
+            fn default() -> Self {
+                $Config::$Default(Default::default())
+            }
+        }
+
+        impl $Config {
+            /// The family's registry rows, in declaration order.
+            pub const REGISTRY: &'static [$crate::scheme::SchemeRow] = &[ $( $crate::scheme::row::<$Ctx, $Ty>(), )+ ];
+
+            /// The registry name of the selected scheme.
+            pub fn name(&self) -> &'static str {
+                match self { $( $Config::$Variant(_) => <$Ty as $crate::scheme::Scheme<$Ctx>>::NAME, )+ }
+            }
+
+            /// Builds one instance of the selected scheme.
+            pub fn build(&self, ctx: &mut $Ctx) -> $Any {
+                match self { $( $Config::$Variant(p) => $Any::$Variant(<$Ty as $crate::scheme::Scheme<$Ctx>>::build(p, ctx)), )+ }
+            }
+
+            /// Checks the parameters: declared ranges first, then the scheme's own checks.
+            /// Errors name the key under the family's table.
+            pub fn validate(&self) -> $crate::error::Result<()> {
+                match self {
+                    $( $Config::$Variant(p) => {
+                        $crate::scheme::validate_params(p, <$Ty as $crate::scheme::Scheme<$Ctx>>::LIMITS, $key)?;
+                        <$Ty as $crate::scheme::Scheme<$Ctx>>::check(p, $key)
+                    } )+
+                }
+            }
+        }
+
+        impl serde::Serialize for $Config {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+                match self {
+                    $( $Config::$Variant(p) => serde::Serialize::serialize(
+                        &$crate::scheme::Tagged { name: <$Ty as $crate::scheme::Scheme<$Ctx>>::NAME, params: p },
+                        s,
+                    ), )+
+                }
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $Config {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+                use serde::de::Error as _;
+                let names = [ $( <$Ty as $crate::scheme::Scheme<$Ctx>>::NAME, )+ ];
+                let allowed = names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ");
+                let mut table = <toml::Table as serde::Deserialize>::deserialize(d)?;
+                let name = match table.remove("name") {
+                    Some(toml::Value::String(s)) => s,
+                    Some(other) => {
+                        return Err(D::Error::custom(format!(
+                            "`name` must be a string naming the {}, found {}; allowed: {allowed}",
+                            $what,
+                            other.type_str()
+                        )))
+                    }
+                    None => return Err(D::Error::custom(format!("missing `name` (the {}); allowed: {allowed}", $what))),
+                };
+                $( if name == <$Ty as $crate::scheme::Scheme<$Ctx>>::NAME {
+                    return $crate::scenario::deserialize_params(table).map($Config::$Variant);
+                } )+
+                Err(D::Error::custom(format!("unknown {} `{name}`; allowed: {allowed}", $what)))
+            }
+        }
+
+        /// Forwards an expression to the scheme inside every variant of the built enum.
+        #[allow(unused_macros)]
+        macro_rules! $dispatch {
+            ($self_:ident, $c:ident => $e:expr) => {
+                match $self_ { $( $Any::$Variant($c) => $e, )+ }
+            };
+        }
+    };
+}
