@@ -209,5 +209,5 @@ fn list() {
     println!();
     section("message gates (transport.gate)", fabricsim::transport::gate::REGISTRY);
     section("receiver credits (transport.credit)", fabricsim::transport::credit::REGISTRY);
-    section("loss recovery (transport.reliability)", fabricsim::transport::reliability::REGISTRY);
+    section("loss recovery (transport.reliability)", fabricsim::transport::recovery::REGISTRY);
 }

@@ -153,8 +153,6 @@ pub struct Sim {
     /// ACK round-trip samples.
     pub(crate) rtt_hist: RttHistogram,
     pub(crate) tp: TransportParams,
-    /// Loss-recovery mode.
-    pub(crate) reliability: crate::transport::reliability::Reliability,
     /// PFC buffer accounting (off unless `switch.pfc.enabled`).
     pub(crate) pfc: crate::net::pfc::PfcState,
     pub(crate) qdisc: QdiscConfig,
@@ -221,7 +219,8 @@ impl Sim {
             let mut rng = Rng::stream(seed, "conn", i as u64);
             let cc = tr.cc.build(&path);
             let lb = tr.lb.build(&path, &mut rng);
-            conns.push(Connection::new(f.src, f.dst, cc, lb, rng));
+            let recovery = (tr.reliability.build_sender(&path), tr.reliability.build_receiver());
+            conns.push(Connection::new(f.src, f.dst, cc, lb, rng, recovery.0, recovery.1));
             credit.push(crate::transport::credit::CreditState::new(tr.credit.unsolicited_packets(path.bdp_bytes, mtu)));
             path_rtt.push(rtt);
         }
@@ -262,7 +261,6 @@ impl Sim {
             },
             rtt_hist: RttHistogram::default(),
             tp,
-            reliability: tr.reliability.resolve(setup.base_rtt),
             pfc: setup.pfc.clone(),
             qdisc: setup.qdisc,
             c: Counters::default(),
@@ -317,7 +315,7 @@ impl Sim {
                 EventKind::Sample => self.on_sample(),
                 EventKind::PullTick => self.on_pull_tick(ev.id),
                 EventKind::Pfc => self.on_pfc_frame(ev.id),
-                EventKind::ConnProbe => self.on_conn_probe(ev.id),
+                EventKind::RecoveryTimer => self.on_recovery_timer(ev.id),
             }
             if self.tasks.sends_completed == total && self.pool.live() == 0 {
                 break;
