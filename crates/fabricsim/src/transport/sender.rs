@@ -208,6 +208,17 @@ impl Sim {
         wire
     }
 
+    /// Marks every packet from `snd_una` up to `cum` acknowledged; returns the newly
+    /// acknowledged wire bytes.
+    #[inline]
+    fn ack_below(&mut self, c: ConnId, cum: u32) -> u64 {
+        let mut newly = 0;
+        for seq in self.conns[c as usize].snd_una..cum {
+            newly += self.ack_one(c, seq);
+        }
+        newly
+    }
+
     /// An ACK reached its sender.
     pub(crate) fn on_ack(&mut self, pkt: PktId) {
         let p = *self.pool.get(pkt);
@@ -217,11 +228,8 @@ impl Sim {
         if self.conns[c as usize].idle() {
             return;
         }
-        let mut newly = 0;
         let una = self.conns[c as usize].snd_una;
-        for seq in una..p.cum_ack {
-            newly += self.ack_one(c, seq);
-        }
+        let mut newly = self.ack_below(c, p.cum_ack);
         let mut bits = p.sack_bits;
         while bits != 0 {
             let i = bits.trailing_zeros();
@@ -399,10 +407,7 @@ impl Sim {
             return;
         }
         // Everything below the expected PSN has arrived: the NACK is also a cumulative ACK.
-        let una = self.conns[c as usize].snd_una;
-        for seq in una..p.cum_ack {
-            self.ack_one(c, seq);
-        }
+        self.ack_below(c, p.cum_ack);
         self.conns[c as usize].advance_una();
         let (e, now, mtu) = (p.cum_ack, self.now, self.mtu());
         let conn = &mut self.conns[c as usize];

@@ -3,8 +3,9 @@
 //! sequence NACK carrying the expected PSN; the sender resends everything from it. An RTO also
 //! goes back to the oldest unacknowledged packet.
 //!
-//! Follows: strack spec §1, §3.3; seqbalance spec §2.3.2–2.3.3; lb-ai-training spec LR-ROCE
-//! (NACK suppression: one NACK per expected PSN, no timed repeat).
+//! Follows: strack spec §1, §3.3; seqbalance spec §2.3.2–2.3.3; lb-ai-training spec LR-ROCE.
+//! Differences: one NACK per expected PSN, never repeated (LR-ROCE assumes at most one per
+//! base RTT, i.e. a repeat after a lost NACK); a lost NACK is recovered by the RTO.
 
 use super::{Actions, Admit, NackOnce, ReceiverRecovery, RxView, SenderCtx, SenderRecovery};
 use crate::units::Time;
@@ -79,7 +80,7 @@ mod tests {
         // The NACK for 2 was revealed by packet 3 (sent at t = 3): rewind from 2 at t = 10.
         assert_eq!(m.on_seq_nack(&mut b.ctx(10), 2, 3), Actions::NONE);
         assert_eq!(b.lost(), [2, 3, 4, 5]);
-        assert_eq!(b.in_flight, 2 * 1000);
+        assert_eq!(b.conn.in_flight, 2 * 1000);
         // Another NACK revealed by packet 4, sent (t = 4) before the rewind: stale.
         let _ = m.on_seq_nack(&mut b.ctx(11), 2, 4);
         assert_eq!(b.lost(), [2, 3, 4, 5]);
@@ -89,7 +90,7 @@ mod tests {
     #[test]
     fn timeout_goes_back_to_the_oldest_unacknowledged_packet() {
         let mut b = Board::new(3, 10);
-        b.board[1].state = SeqState::Acked;
+        b.conn.board[1].state = SeqState::Acked;
         let _ = GoBackN::default().on_timeout(&mut b.ctx(50));
         assert_eq!(b.lost(), [0, 2]);
     }

@@ -571,66 +571,48 @@ impl ReceiverRecovery for AnyReceiverRecovery {
     }
 }
 
-/// Test fixtures shared by the modes' unit tests: a scoreboard and a window-less or fixed
-/// controller, built without a `Sim`.
+/// Test fixtures shared by the modes' unit tests: a connection with packets in flight and a
+/// fixed window, driven without a `Sim`.
 #[cfg(test)]
 pub(crate) mod testing {
     use super::*;
+    use crate::rng::Rng;
     use crate::transport::cc::fixed;
     use crate::transport::lb::spray;
+    use crate::transport::Connection;
 
-    /// Scoreboard fixture: `n` packets of 1000 wire bytes sent at time `i` each, all in flight.
-    pub struct Board {
-        pub board: VecDeque<Slot>,
-        pub retx: VecDeque<u32>,
-        pub in_flight: u64,
-        pub lb: AnyLb,
-        pub cc: AnyCc,
-        pub next_send: Time,
-        pub snd_una: u32,
-        pub n_pkts: u32,
-        pub acked_pkts: u32,
-    }
-
+    /// Wire size of every packet of the fixture.
     pub const MTU: u64 = 1000;
+
+    /// A connection with packets `0..n` in flight, packet i sent at time i, all of `MTU` bytes.
+    pub struct Board {
+        /// The connection (its own recovery halves are unused: tests drive a mode directly).
+        pub conn: Connection,
+    }
 
     impl Board {
         /// `n` packets in flight; the controller's fixed window is `cwnd_pkts` packets.
         pub fn new(n: u32, cwnd_pkts: u64) -> Board {
             let path = PathInfo { mtu_bytes: MTU, host_rate: crate::units::BitsPerSec(1), base_rtt: 1, bdp_bytes: cwnd_pkts * MTU, hops: 2, net_base_rtt: 1 };
-            let params = fixed::FixedParams::default();
-            Board {
-                board: (0..n).map(|i| Slot { state: SeqState::InFlight, wire: MTU as u32, sent_at: i as Time, entropy: 0 }).collect(),
-                retx: VecDeque::new(),
-                in_flight: n as u64 * MTU,
-                lb: AnyLb::Spray(spray::Spray::new(&Default::default())),
-                cc: AnyCc::Fixed(fixed::Fixed::new(&params, &path)),
-                next_send: 0,
-                snd_una: 0,
-                n_pkts: n + 100,
-                acked_pkts: 0,
-            }
+            let cc = AnyCc::Fixed(fixed::Fixed::new(&fixed::FixedParams::default(), &path));
+            let lb = AnyLb::Spray(spray::Spray::new(&Default::default()));
+            let (tx, rx) = (AnyRecovery::Sack(sack::Sack), AnyReceiverRecovery::Sack(sack::SackRx));
+            let mut conn = Connection::new(0, 1, cc, lb, Rng::stream(0, "t", 0), tx, rx);
+            conn.post(0, (n as u64 + 100) * MTU, MTU as u32, 0);
+            conn.board = (0..n).map(|i| Slot { state: SeqState::InFlight, wire: MTU as u32, sent_at: i as Time, entropy: 0 }).collect();
+            conn.next_seq = n;
+            conn.in_flight = n as u64 * MTU;
+            Board { conn }
         }
 
+        /// The sender view at time `now`.
         pub fn ctx(&mut self, now: Time) -> SenderCtx<'_> {
-            SenderCtx {
-                now,
-                mtu: MTU,
-                snd_una: self.snd_una,
-                next_seq: self.snd_una + self.board.len() as u32,
-                n_pkts: self.n_pkts,
-                acked_pkts: self.acked_pkts,
-                next_send: &mut self.next_send,
-                board: &mut self.board,
-                retx: &mut self.retx,
-                in_flight: &mut self.in_flight,
-                lb: &mut self.lb,
-                cc: &self.cc,
-            }
+            self.conn.sender_parts(now, MTU).1
         }
 
+        /// The retransmission queue.
         pub fn lost(&self) -> Vec<u32> {
-            self.retx.iter().copied().collect()
+            self.conn.retx.iter().copied().collect()
         }
     }
 

@@ -1,7 +1,6 @@
 //! `sack` (default): the receiver keeps out-of-order packets and acknowledges with a cumulative
 //! ACK plus a 64-packet bitmap; trimmed headers are NACKed at once; anything else is found by
-//! the retransmission timeout (RTO). The SMaRTT-REPS and EQDS model (smartt-reps spec §2.2;
-//! lb-ai-training spec LR-TRIM).
+//! the retransmission timeout (RTO). The SMaRTT-REPS and EQDS model.
 //!
 //! Both halves are the trait defaults: NACKed and timed-out packets are resent oldest first,
 //! then new data; the receiver ACKs by the common rules with the bitmap just above the

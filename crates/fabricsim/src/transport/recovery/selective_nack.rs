@@ -56,9 +56,9 @@ mod tests {
         // Packet 4 (sent at t = 4) revealed that 2 is missing: resend 2 only.
         let _ = m.on_seq_nack(&mut b.ctx(10), 2, 4);
         assert_eq!(b.lost(), [2]);
-        assert_eq!(b.in_flight, 5 * 1000);
+        assert_eq!(b.conn.in_flight, 5 * 1000);
         // 3 was resent at t = 20; a NACK revealed by a packet sent at t = 5 is older.
-        b.board[3].sent_at = 20;
+        b.conn.board[3].sent_at = 20;
         let _ = m.on_seq_nack(&mut b.ctx(21), 3, 5);
         assert_eq!(b.lost(), [2]);
     }
