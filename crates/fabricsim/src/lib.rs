@@ -8,8 +8,9 @@
 //! - [`net`]: packets and their pool, output ports with their queue discipline, switches, NICs.
 //! - [`topo`]: fat trees and leaf-spines as dense arrays, static uplink failures, and equal-cost
 //!   routing tables.
-//! - [`transport`]: connections (reliability), congestion control ([`transport::cc`]) and
-//!   host path selection ([`transport::lb`]), each scheme one file behind a small trait.
+//! - [`transport`]: connections, loss recovery ([`transport::recovery`]), congestion control
+//!   ([`transport::cc`]) and host path selection ([`transport::lb`]), each scheme one file
+//!   behind a small trait.
 //! - [`workload`]: permutation, incast, all-to-all, flow lists.
 //! - [`scenario`]: TOML scenarios with defaults, validation and overrides.
 //! - [`results`]: per-flow rows, summary and invariant checks.

@@ -20,7 +20,7 @@ const TOPOLOGIES: &[SchemeRow] = &[
 
 /// Every family, in the order `fabricsim list` prints them.
 pub fn families() -> Vec<Family> {
-    use crate::transport::{cc, credit, gate, lb, reliability};
+    use crate::transport::{cc, credit, gate, lb, recovery};
     vec![
         Family { title: "topologies", key: "topology.kind", schemes: TOPOLOGIES },
         Family { title: "congestion control", key: "transport.cc", schemes: cc::CcConfig::REGISTRY },
@@ -28,7 +28,7 @@ pub fn families() -> Vec<Family> {
         Family { title: "workloads", key: "workload.kind", schemes: crate::workload::REGISTRY },
         Family { title: "message gates", key: "transport.gate", schemes: gate::GateConfig::REGISTRY },
         Family { title: "receiver credits", key: "transport.credit", schemes: credit::CreditConfig::REGISTRY },
-        Family { title: "loss recovery", key: "transport.reliability", schemes: reliability::REGISTRY_ROWS },
+        Family { title: "loss recovery", key: "transport.reliability", schemes: recovery::RecoveryConfig::REGISTRY },
     ]
 }
 

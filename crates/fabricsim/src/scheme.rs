@@ -77,6 +77,16 @@ impl<Ctx: ?Sized, T: Scheme<Ctx>> Scheme<Ctx> for Box<T> {
     }
 }
 
+/// A scheme built in two halves from the same parameters, living at two places (a loss-recovery
+/// mode's sender half at the sending host and receiver half at the receiving host). The
+/// [`Scheme`] impl builds the first half; this builds the second.
+pub trait Companion<Ctx: ?Sized>: Scheme<Ctx> {
+    /// The second half.
+    type Half: Clone + Debug;
+    /// Builds the second half.
+    fn build_half(p: &Self::Params) -> Self::Half;
+}
+
 /// One parameter as the registry lists it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ParamRow {
@@ -193,6 +203,45 @@ pub const fn row<Ctx: ?Sized, T: Scheme<Ctx>>() -> SchemeRow {
 /// ```
 #[macro_export]
 macro_rules! scheme_family {
+    // A family whose schemes come in two halves ([`Companion`]): the family as usual for the
+    // first half, plus an enum of second halves and `$Config::$build_half()`.
+    (
+        $(#[$cmeta:meta])* config $Config:ident;
+        $(#[$ameta:meta])* any $Any:ident;
+        $(#[$hmeta:meta])* half $AnyHalf:ident built by $build_half:ident;
+        ctx $Ctx:ty; what $what:literal; key $key:literal; default $Default:ident;
+        dispatch $dispatch:ident, $dispatch_half:ident;
+        schemes { $( $(#[$vmeta:meta])* $Variant:ident => $Ty:ty ),+ $(,)? }
+    ) => {
+        $crate::scheme_family! {
+            $(#[$cmeta])* config $Config;
+            $(#[$ameta])* any $Any;
+            ctx $Ctx; what $what; key $key; default $Default;
+            dispatch $dispatch;
+            schemes { $( $(#[$vmeta])* $Variant => $Ty ),+ }
+        }
+
+        $(#[$hmeta])*
+        #[derive(Clone, Debug)]
+        pub enum $AnyHalf {
+            $( $(#[$vmeta])* $Variant(<$Ty as $crate::scheme::Companion<$Ctx>>::Half), )+
+        }
+
+        impl $Config {
+            /// Builds the second half of the selected scheme.
+            pub fn $build_half(&self) -> $AnyHalf {
+                match self { $( $Config::$Variant(p) => $AnyHalf::$Variant(<$Ty as $crate::scheme::Companion<$Ctx>>::build_half(p)), )+ }
+            }
+        }
+
+        /// Forwards an expression to the second half inside every variant.
+        #[allow(unused_macros)]
+        macro_rules! $dispatch_half {
+            ($self_:ident, $c:ident => $e:expr) => {
+                match $self_ { $( $AnyHalf::$Variant($c) => $e, )+ }
+            };
+        }
+    };
     (
         $(#[$cmeta:meta])* config $Config:ident;
         $(#[$ameta:meta])* any $Any:ident;

@@ -153,8 +153,6 @@ pub struct Sim {
     /// ACK round-trip samples.
     pub(crate) rtt_hist: RttHistogram,
     pub(crate) tp: TransportParams,
-    /// Loss-recovery mode.
-    pub(crate) reliability: crate::transport::reliability::Reliability,
     /// PFC buffer accounting (off unless `switch.pfc.enabled`).
     pub(crate) pfc: crate::net::pfc::PfcState,
     pub(crate) qdisc: QdiscConfig,
@@ -221,7 +219,8 @@ impl Sim {
             let cc = tr.cc.build(&mut path.clone());
             let mut lb_ctx = crate::transport::lb::LbBuild { path, rng: Rng::stream(seed, "conn", i as u64) };
             let lb = tr.lb.build(&mut lb_ctx);
-            conns.push(Connection::new(f.src, f.dst, cc, lb, lb_ctx.rng));
+            let (tx_recovery, rx_recovery) = (tr.reliability.build(&mut path.clone()), tr.reliability.build_receiver());
+            conns.push(Connection::new(f.src, f.dst, cc, lb, lb_ctx.rng, tx_recovery, rx_recovery));
             let credit_policy = tr.credit.build(&mut crate::transport::credit::CreditBuild { bdp_bytes: path.bdp_bytes, mtu_bytes: mtu });
             credit.push(crate::transport::credit::CreditState::new(credit_policy.unsolicited_packets()));
             path_rtt.push(rtt);
@@ -263,7 +262,6 @@ impl Sim {
             },
             rtt_hist: RttHistogram::default(),
             tp,
-            reliability: tr.reliability.resolve(setup.base_rtt),
             pfc: setup.pfc.clone(),
             qdisc: setup.qdisc,
             c: Counters::default(),
@@ -318,7 +316,7 @@ impl Sim {
                 EventKind::Sample => self.on_sample(),
                 EventKind::PullTick => self.on_pull_tick(ev.id),
                 EventKind::Pfc => self.on_pfc_frame(ev.id),
-                EventKind::ConnProbe => self.on_conn_probe(ev.id),
+                EventKind::RecoveryTimer => self.on_recovery_timer(ev.id),
             }
             if self.tasks.sends_completed == total && self.pool.live() == 0 {
                 break;

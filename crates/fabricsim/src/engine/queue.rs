@@ -30,8 +30,8 @@ pub enum EventKind {
     PullTick,
     /// A PFC frame reaches upstream port `id >> 1`: PAUSE if `id & 1`, else RESUME.
     Pfc,
-    /// Connection `id`'s loss-probe timer (STrack) should be checked.
-    ConnProbe,
+    /// Connection `id`'s loss-recovery mode timer (e.g. STrack's probe timer) fired.
+    RecoveryTimer,
 }
 
 /// One scheduled event: 24 bytes.

@@ -146,12 +146,12 @@ impl Sim {
     }
 
     /// The receiver of connection `c` has new messages complete in order.
-    pub(crate) fn deliver_messages(&mut self, c: u32) {
+    pub(crate) fn deliver_messages(&mut self, c: u32, end: u32) {
         let now = self.now;
         loop {
             let conn = &mut self.conns[c as usize];
             let Some(m) = conn.msgs.get_mut(conn.msgs_delivered) else { break };
-            if m.end_pkt > conn.rcv_cum {
+            if m.end_pkt > end {
                 break;
             }
             m.delivered_at = now;

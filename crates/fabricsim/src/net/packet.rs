@@ -23,7 +23,7 @@ pub enum PktKind {
     /// notification point; at most one per connection per `cnp_interval`).
     Cnp,
     /// Sequence NACK (RoCE NAK): "the next packet I expect is `seq`". Go-back-N senders resend
-    /// from it; selective-repeat senders resend that one packet (`transport/reliability.rs`).
+    /// from it; selective-repeat senders resend that one packet (`transport/recovery/`).
     SeqNack,
     /// Header-only loss probe in the data class: the receiver answers with an immediate ACK
     /// (STrack §3.3.2).

@@ -220,7 +220,7 @@ pub struct TransportConfig {
     /// Receiver credits (`credit = "eqds"` or a table with `name` and parameters).
     pub credit: CreditConfig,
     /// Loss recovery (`reliability = "sack"`, `"go_back_n"`, `"selective_nack"`, `"strack"`).
-    pub reliability: crate::transport::reliability::ReliabilityConfig,
+    pub reliability: crate::transport::recovery::RecoveryConfig,
 }
 
 impl Default for TransportConfig {

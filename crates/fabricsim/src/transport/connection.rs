@@ -8,7 +8,7 @@
 
 use super::cc::AnyCc;
 use super::lb::AnyLb;
-use super::reliability::LossDetect;
+use super::recovery::{AnyReceiverRecovery, AnyRecovery, RxView, SenderCtx};
 use crate::ids::NodeId;
 use crate::rng::Rng;
 use crate::units::Time;
@@ -118,10 +118,8 @@ pub struct Connection {
     pub timer_pending: bool,
     /// Timeouts since the last ACK.
     pub consecutive_timeouts: u32,
-    /// Send time of the last go-back-N rewind (NACKs revealed by older packets are stale).
-    pub rewound_at: Time,
-    /// STrack loss-detection state.
-    pub loss: LossDetect,
+    /// Loss recovery, sender half (the mode's per-connection state).
+    pub recovery: AnyRecovery,
     /// Congestion control.
     pub cc: AnyCc,
     /// Path selection.
@@ -146,8 +144,8 @@ pub struct Connection {
     pub rcv_unacked_ce: u32,
     /// Lowest sequence number that arrived since the last ACK (`u32::MAX` = none).
     pub rcv_lowest_unacked: u32,
-    /// Expected packet the last sequence NACK asked for (`u32::MAX` = none yet).
-    pub rcv_nacked_for: u32,
+    /// Loss recovery, receiver half (the mode's per-connection state).
+    pub rcv_recovery: AnyReceiverRecovery,
     /// Out-of-order packets discarded (go-back-N).
     pub rcv_discarded: u32,
     /// When the last CNP left (`Time::MAX` = never).
@@ -172,7 +170,7 @@ pub struct Connection {
 
 impl Connection {
     /// An idle connection from `src` to `dst`.
-    pub fn new(src: NodeId, dst: NodeId, cc: AnyCc, lb: AnyLb, rng: Rng) -> Self {
+    pub fn new(src: NodeId, dst: NodeId, cc: AnyCc, lb: AnyLb, rng: Rng, recovery: AnyRecovery, rcv_recovery: AnyReceiverRecovery) -> Self {
         Connection {
             src,
             dst,
@@ -199,8 +197,7 @@ impl Connection {
             wake_pending: false,
             timer_pending: false,
             consecutive_timeouts: 0,
-            rewound_at: 0,
-            loss: LossDetect::default(),
+            recovery,
             cc,
             lb,
             rng,
@@ -212,7 +209,7 @@ impl Connection {
             rcv_unacked: 0,
             rcv_unacked_ce: 0,
             rcv_lowest_unacked: u32::MAX,
-            rcv_nacked_for: u32::MAX,
+            rcv_recovery,
             rcv_discarded: 0,
             rcv_last_cnp: Time::MAX,
             retransmits: 0,
@@ -314,17 +311,34 @@ impl Connection {
         }
     }
 
-    /// The sequence number the sender would transmit next, if it has one:
-    /// the oldest packet awaiting retransmission, else the next new packet.
+    /// The sender's loss-recovery half and the narrow view of this connection its hooks see.
     #[inline]
-    pub fn next_to_send(&mut self) -> Option<(u32, bool)> {
-        while let Some(&seq) = self.retx.front() {
-            if seq >= self.snd_una && self.board[(seq - self.snd_una) as usize].state == SeqState::Lost {
-                return Some((seq, true));
-            }
-            self.retx.pop_front();
-        }
-        (self.next_seq < self.n_pkts).then_some((self.next_seq, false))
+    pub fn sender_parts(&mut self, now: Time, mtu: u64) -> (&mut AnyRecovery, SenderCtx<'_>) {
+        let ctx = SenderCtx {
+            now,
+            mtu,
+            snd_una: self.snd_una,
+            next_seq: self.next_seq,
+            n_pkts: self.n_pkts,
+            acked_pkts: self.acked_pkts,
+            next_send: &mut self.next_send,
+            board: &mut self.board,
+            retx: &mut self.retx,
+            in_flight: &mut self.in_flight,
+            lb: &mut self.lb,
+            cc: &self.cc,
+        };
+        (&mut self.recovery, ctx)
+    }
+
+    /// The sequence number the sender would transmit next, if it has one, as its loss-recovery
+    /// mode chooses (by default the oldest packet awaiting retransmission, else the next new
+    /// packet), with whether it is a retransmission.
+    #[inline]
+    pub fn next_to_send(&mut self, now: Time, mtu: u64) -> Option<(u32, bool)> {
+        use super::recovery::SenderRecovery;
+        let (r, mut ctx) = self.sender_parts(now, mtu);
+        r.next_to_send(&mut ctx)
     }
 
     /// Records arrival of data packet `seq`; returns false for a duplicate.
@@ -367,15 +381,23 @@ impl Connection {
         bits
     }
 
+    /// The receiver's loss-recovery half and its view of the reorder window.
+    #[inline]
+    pub fn rx_parts(&mut self) -> (&mut AnyReceiverRecovery, RxView<'_>) {
+        (&mut self.rcv_recovery, RxView { cum: self.rcv_cum, window: &self.rcv_window, lowest_unacked: self.rcv_lowest_unacked })
+    }
+
+    /// The receiver's reorder window as its loss-recovery half sees it.
+    #[inline]
+    pub fn rx_view(&self) -> RxView<'_> {
+        RxView { cum: self.rcv_cum, window: &self.rcv_window, lowest_unacked: self.rcv_lowest_unacked }
+    }
+
     /// Base of the 64-packet SACK segment holding packet `lowest`, segments aligned to the
     /// cumulative point (strack spec §2.5.11 `segment_base`).
     #[inline]
     pub fn sack_segment_base(&self, lowest: u32) -> u32 {
-        if lowest == u32::MAX || lowest <= self.rcv_cum {
-            self.rcv_cum
-        } else {
-            self.rcv_cum + 64 * ((lowest - self.rcv_cum) / 64)
-        }
+        self.rx_view().segment_base(lowest)
     }
 }
 
@@ -390,7 +412,8 @@ mod tests {
             &fixed::FixedParams::default(),
             &crate::transport::cc::PathInfo { mtu_bytes: 4096, host_rate: crate::units::BitsPerSec(1), base_rtt: 1, bdp_bytes: 1, hops: 2, net_base_rtt: 1 },
         ));
-        let mut c = Connection::new(0, 1, cc, AnyLb::Spray(spray::Spray::new(&Default::default())), Rng::stream(0, "t", 0));
+        let (tx, rx) = (AnyRecovery::Sack(Default::default()), AnyReceiverRecovery::Sack(Default::default()));
+        let mut c = Connection::new(0, 1, cc, AnyLb::Spray(spray::Spray::new(&Default::default())), Rng::stream(0, "t", 0), tx, rx);
         c.post(0, size, 4032, 0);
         c
     }

@@ -6,15 +6,17 @@
 //! plus a 64-packet selective bitmap and an ECN count, and NACKs every trimmed header at once;
 //! the sender keeps a scoreboard of unacknowledged packets, retransmits NACKed packets first,
 //! and declares a packet lost when it has been outstanding for one retransmission timeout.
-//! [`reliability`] selects the variations (RoCE go-back-N, selective NACK, STrack's loss
-//! detection). Per-connection memory is proportional to the window, not to the flow size.
+//! Loss recovery ([`recovery`]) is a sender half and a receiver half per mode, one file each
+//! (SACK, RoCE go-back-N, selective NACK, STrack's loss detection); `sender.rs` and
+//! `receiver.rs` are the glue that carries out what their hooks return. Per-connection memory is
+//! proportional to the window, not to the flow size.
 
 pub mod cc;
 pub mod connection;
 pub mod credit;
 pub mod gate;
 pub mod lb;
-pub mod reliability;
+pub mod recovery;
 mod receiver;
 mod sender;
 

@@ -7,7 +7,7 @@ use crate::engine::Sim;
 use crate::ids::{NodeId, PktId};
 use crate::net::packet::{Packet, PktKind, F_ACK_NOW, F_CE, F_ECE, F_PROBE_ACK, F_RETX, F_TRIMMED};
 use crate::transport::cc::CongestionControl;
-use crate::transport::reliability::Reliability;
+use crate::transport::recovery::{Admit, Arrival, ReceiverRecovery, Reply};
 use crate::units::Time;
 
 impl Sim {
@@ -49,17 +49,13 @@ impl Sim {
         if ce {
             self.maybe_send_cnp(p.conn, &p);
         }
-        let rel = self.reliability;
         let conn = &mut self.conns[p.conn as usize];
-        if !rel.keeps_out_of_order() && p.seq > conn.rcv_cum {
-            // Go-back-N: an out-of-order packet is discarded; the first one of a gap asks for
-            // the expected packet.
+        let (recovery, rx) = conn.rx_parts();
+        if let Admit::Discard(reply) = recovery.admit(&rx, p.seq) {
+            // E.g. go-back-N: an out-of-order packet is discarded; the first one of a gap asks
+            // for the expected packet.
             conn.rcv_discarded += 1;
-            if conn.rcv_nacked_for == conn.rcv_cum {
-                self.pool.free(pkt);
-            } else {
-                self.send_seq_nack(host, pkt);
-            }
+            self.reply(host, pkt, &p, reply);
             return;
         }
         let cum_before = conn.rcv_cum;
@@ -67,38 +63,44 @@ impl Sim {
         if fresh {
             conn.rcv_pkts += 1;
             conn.rcv_bytes += (p.size - header) as u64;
-            if conn.msgs.get(conn.msgs_delivered).is_some_and(|m| m.end_pkt <= conn.rcv_cum) {
-                self.deliver_messages(p.conn);
+            let end = conn.rcv_recovery.delivered_end(&conn.rx_view());
+            if conn.msgs.get(conn.msgs_delivered).is_some_and(|m| m.end_pkt <= end) {
+                self.deliver_messages(p.conn, end);
             }
         } else {
             conn.rcv_duplicates += 1;
         }
         let conn = &mut self.conns[p.conn as usize];
-        if rel.nacks_gaps() && fresh && p.seq > conn.rcv_cum && conn.rcv_nacked_for != conn.rcv_cum {
-            // Selective NACK: the first arrival beyond a gap reports the expected packet.
-            self.send_seq_nack(host, pkt);
-            return;
-        }
-        conn.rcv_unacked += 1;
-        conn.rcv_lowest_unacked = conn.rcv_lowest_unacked.min(p.seq);
-        if ce {
-            conn.rcv_unacked_ce += 1;
-        }
-        let strack = matches!(rel, Reliability::Strack { .. });
-        let ack_on_ce = matches!(rel, Reliability::Strack { ack_on_ce: true, .. });
-        let ack_now = ack_every == 1
+        let ack_due = ack_every == 1
             || !fresh
             || p.flags & F_ACK_NOW != 0
-            || conn.rcv_unacked >= ack_every
-            || conn.rcv_pkts == conn.n_pkts
-            || (strack && conn.rcv_cum > cum_before)
-            || (ack_on_ce && ce);
-        if !ack_now {
-            self.pool.free(pkt);
-            return;
+            || conn.rcv_unacked + 1 >= ack_every
+            || conn.rcv_pkts == conn.n_pkts;
+        let arrival = Arrival { seq: p.seq, fresh, ce, cum_before, ack_due };
+        let (recovery, rx) = conn.rx_parts();
+        let reply = recovery.on_data(&rx, &arrival);
+        if reply != Reply::SeqNack {
+            // The packet is covered by this ACK or the next one.
+            conn.rcv_unacked += 1;
+            conn.rcv_lowest_unacked = conn.rcv_lowest_unacked.min(p.seq);
+            if ce {
+                conn.rcv_unacked_ce += 1;
+            }
         }
-        let base = if strack { conn.sack_segment_base(conn.rcv_lowest_unacked) } else { conn.rcv_cum + 1 };
-        self.answer_with_ack(pkt, &p, base, (p.flags & F_RETX) | if ce { F_ECE } else { 0 });
+        self.reply(host, pkt, &p, reply);
+    }
+
+    /// Answers the arrived data packet `pkt` (a copy of which is `p`) as the loss-recovery
+    /// mode decided, reusing its pool slot (or freeing it when there is nothing to say).
+    fn reply(&mut self, host: NodeId, pkt: PktId, p: &Packet, reply: Reply) {
+        match reply {
+            Reply::None => self.pool.free(pkt),
+            Reply::Ack { sack_base } => {
+                let ce = if p.flags & F_CE != 0 { F_ECE } else { 0 };
+                self.answer_with_ack(pkt, p, sack_base, (p.flags & F_RETX) | ce);
+            }
+            Reply::SeqNack => self.send_seq_nack(host, pkt),
+        }
     }
 
     /// Turns the arrived packet `pkt` (a copy of which is `p`) into this receiver's ACK, with a
@@ -131,8 +133,7 @@ impl Sim {
     fn send_seq_nack(&mut self, host: NodeId, pkt: PktId) {
         let (ack_bytes, port) = (self.tp.ack_bytes, self.hosts[host as usize].port);
         let a = self.pool.get_mut(pkt);
-        let conn = &mut self.conns[a.conn as usize];
-        conn.rcv_nacked_for = conn.rcv_cum;
+        let conn = &self.conns[a.conn as usize];
         a.kind = PktKind::SeqNack;
         std::mem::swap(&mut a.src, &mut a.dst);
         a.size = ack_bytes;

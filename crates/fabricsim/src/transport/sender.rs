@@ -8,8 +8,8 @@ use super::lb::{EntropyCtx, Feedback, PathSelector};
 use crate::engine::queue::EventKind;
 use crate::engine::Sim;
 use crate::ids::{ConnId, PktId};
-use crate::net::packet::{Packet, PktKind, F_ACK_NOW, F_ECE, F_DOOMED, F_ECT, F_PROBE_ACK, F_RETX};
-use super::reliability::Reliability;
+use crate::net::packet::{Packet, PktKind, F_ACK_NOW, F_DOOMED, F_ECE, F_ECT, F_PROBE_ACK, F_RETX};
+use super::recovery::{AckInfo, Actions, Episode, LossReport, SenderRecovery};
 use crate::units::Time;
 
 /// Longest a paced connection waits without re-reading its rate.
@@ -22,14 +22,19 @@ enum Readiness {
 }
 
 impl Sim {
+    /// Wire bytes of a full-sized data packet.
+    #[inline]
+    fn mtu(&self) -> u64 {
+        (self.tp.mss + self.tp.header) as u64
+    }
+
     fn readiness(&mut self, c: ConnId) -> Readiness {
-        let header = self.tp.header;
-        let mss = self.tp.mss;
+        let (header, mss, now, mtu) = (self.tp.header, self.tp.mss, self.now, self.mtu());
         let conn = &mut self.conns[c as usize];
         if conn.idle() {
             return Readiness::Blocked;
         }
-        let Some((seq, retx)) = conn.next_to_send() else { return Readiness::Blocked };
+        let Some((seq, retx)) = conn.next_to_send(now, mtu) else { return Readiness::Blocked };
         let wire = conn.wire_of(seq, retx, mss, header) as u64;
         if let Some(w) = conn.cc.window() {
             // An empty pipe may always send one packet, whatever the window.
@@ -40,7 +45,6 @@ impl Sim {
         if self.credit_on && !self.credit_allows(c) {
             return Readiness::Blocked;
         }
-        let now = self.now;
         let conn = &mut self.conns[c as usize];
         if conn.next_send > now + RATE_RECHECK {
             // A long gap (a slow rate): the rate may rise before the gap ends, as a NIC rate
@@ -99,8 +103,9 @@ impl Sim {
             return None;
         }
         let (now, mss, header, ect, ack_every) = (self.now, self.tp.mss, self.tp.header, self.tp.ect, self.tp.ack_every);
+        let mtu = self.mtu();
         let conn = &mut self.conns[c as usize];
-        let (seq, retx) = conn.next_to_send()?;
+        let (seq, retx) = conn.next_to_send(now, mtu)?;
         let wire = conn.wire_of(seq, retx, mss, header) as u64;
         let ctx = EntropyCtx {
             now,
@@ -146,7 +151,7 @@ impl Sim {
         }
         if ack_every > 1 {
             let full = conn.cc.window().is_some_and(|w| conn.in_flight + (mss + header) as u64 > w);
-            if full || conn.next_to_send().is_none() {
+            if full || conn.next_to_send(now, mtu).is_none() {
                 flags |= F_ACK_NOW;
             }
         }
@@ -156,9 +161,9 @@ impl Sim {
             self.q.push(now + self.tp.rto, EventKind::ConnTimer, c);
         }
         self.c.data_sent += 1;
-        if matches!(self.reliability, Reliability::Strack { .. }) {
-            self.strack_arm_probe(c);
-        }
+        let (recovery, mut ctx) = self.conns[c as usize].sender_parts(now, mtu);
+        let a = recovery.on_send(&mut ctx, seq);
+        self.apply_recovery(c, a);
         if self.credit_on {
             self.credit_spend(c);
         }
@@ -203,6 +208,17 @@ impl Sim {
         wire
     }
 
+    /// Marks every packet from `snd_una` up to `cum` acknowledged; returns the newly
+    /// acknowledged wire bytes.
+    #[inline]
+    fn ack_below(&mut self, c: ConnId, cum: u32) -> u64 {
+        let mut newly = 0;
+        for seq in self.conns[c as usize].snd_una..cum {
+            newly += self.ack_one(c, seq);
+        }
+        newly
+    }
+
     /// An ACK reached its sender.
     pub(crate) fn on_ack(&mut self, pkt: PktId) {
         let p = *self.pool.get(pkt);
@@ -212,11 +228,8 @@ impl Sim {
         if self.conns[c as usize].idle() {
             return;
         }
-        let mut newly = 0;
         let una = self.conns[c as usize].snd_una;
-        for seq in una..p.cum_ack {
-            newly += self.ack_one(c, seq);
-        }
+        let mut newly = self.ack_below(c, p.cum_ack);
         let mut bits = p.sack_bits;
         while bits != 0 {
             let i = bits.trailing_zeros();
@@ -227,7 +240,7 @@ impl Sim {
         if !probe_ack {
             newly += self.ack_one(c, p.seq);
         }
-        let now = self.now;
+        let (now, mtu) = (self.now, self.mtu());
         self.rtt_hist.add(now - p.sent_at);
         let conn = &mut self.conns[c as usize];
         conn.advance_una();
@@ -265,9 +278,20 @@ impl Sim {
             m.rtt_sum += rtt;
             m.rtt_samples += 1;
         }
-        if self.reliability != Reliability::Sack {
-            self.strack_on_ack(c, &p, now - p.sent_at, probe_ack);
-        }
+        let ack = AckInfo {
+            prev_una: una,
+            newly_acked: newly,
+            cum_ack: p.cum_ack,
+            sack_base: p.sack_base,
+            sack_bits: p.sack_bits,
+            seq: p.seq,
+            ooo_count: p.ooo_count,
+            probe: probe_ack,
+            rtt: now - p.sent_at,
+        };
+        let (recovery, mut ctx) = conn.sender_parts(now, mtu);
+        let a = recovery.on_ack(&mut ctx, &ack);
+        self.apply_recovery(c, a);
         self.after_ack_progress(c);
     }
 
@@ -290,21 +314,15 @@ impl Sim {
         let p = *self.pool.get(pkt);
         self.pool.free(pkt);
         self.c.nacks_arrived += 1;
-        let now = self.now;
+        let (now, mtu) = (self.now, self.mtu());
         let c = p.conn;
         let conn = &mut self.conns[c as usize];
         if conn.idle() || p.seq < conn.snd_una || p.seq >= conn.next_seq {
             return;
         }
-        let slot = conn.slot(p.seq);
-        let wire = slot.wire as u64;
-        // A NACK for an older transmission than the one in flight is stale.
-        if slot.state != SeqState::InFlight || slot.sent_at != p.sent_at {
-            return;
-        }
-        slot.state = SeqState::Lost;
-        conn.in_flight -= wire;
-        conn.retx.push_back(p.seq);
+        // The mode requeues the packet, or finds the NACK stale (an older transmission).
+        let (recovery, mut ctx) = conn.sender_parts(now, mtu);
+        let Some(wire) = recovery.on_nack(&mut ctx, &LossReport { seq: p.seq, sent_at: p.sent_at }) else { return };
         conn.nacks += 1;
         let ev = NackEvent {
             now,
@@ -321,7 +339,7 @@ impl Sim {
 
     /// The retransmission timer of `c`: declare lost every packet outstanding for one RTO.
     pub(crate) fn on_conn_timer(&mut self, c: ConnId) {
-        let (now, rto) = (self.now, self.tp.rto);
+        let (now, rto, mtu) = (self.now, self.tp.rto, self.mtu());
         let conn = &mut self.conns[c as usize];
         conn.timer_pending = false;
         if conn.idle() {
@@ -350,10 +368,10 @@ impl Sim {
             lost_pkts += 1;
             latest_sent_at = latest_sent_at.max(t);
         }
-        if lost > 0 && self.reliability == Reliability::GoBackN {
-            // Go-back-N: everything after the oldest lost packet is sent again.
-            self.conns[c as usize].rewound_at = now;
-            self.declare_lost_range(c, 0, u32::MAX);
+        if lost > 0 {
+            let (recovery, mut ctx) = self.conns[c as usize].sender_parts(now, mtu);
+            let a = recovery.on_timeout(&mut ctx);
+            self.apply_recovery(c, a);
         }
         if lost > 0 && self.credit_on {
             self.credit_on_timeout(c, lost_pkts);
@@ -377,5 +395,86 @@ impl Sim {
             self.q.push(t + rto, EventKind::ConnTimer, c);
         }
         self.conn_wake(c);
+    }
+
+    /// A sequence NACK ("I expect `cum_ack`") reached its sender.
+    pub(crate) fn on_seq_nack(&mut self, pkt: PktId) {
+        let p = *self.pool.get(pkt);
+        self.pool.free(pkt);
+        self.c.seq_nacks_arrived += 1;
+        let c = p.conn;
+        if self.conns[c as usize].idle() {
+            return;
+        }
+        // Everything below the expected PSN has arrived: the NACK is also a cumulative ACK.
+        self.ack_below(c, p.cum_ack);
+        self.conns[c as usize].advance_una();
+        let (e, now, mtu) = (p.cum_ack, self.now, self.mtu());
+        let conn = &mut self.conns[c as usize];
+        if e >= conn.snd_una && e < conn.next_seq {
+            conn.nacks += 1;
+            let (recovery, mut ctx) = conn.sender_parts(now, mtu);
+            let a = recovery.on_seq_nack(&mut ctx, e, p.sent_at);
+            self.apply_recovery(c, a);
+        }
+        self.after_ack_progress(c);
+    }
+
+    /// The loss-recovery mode's own timer of `c` fired.
+    pub(crate) fn on_recovery_timer(&mut self, c: ConnId) {
+        let (now, mtu) = (self.now, self.mtu());
+        let (recovery, mut ctx) = self.conns[c as usize].sender_parts(now, mtu);
+        let a = recovery.on_timer(&mut ctx);
+        self.apply_recovery(c, a);
+    }
+
+    /// Carries out what a loss-recovery hook asked for, in a fixed order: schedule its timer,
+    /// send a probe, count the episode.
+    #[inline]
+    fn apply_recovery(&mut self, c: ConnId, a: Actions) {
+        if a == Actions::NONE {
+            return;
+        }
+        if let Some(t) = a.timer {
+            self.q.push(t, EventKind::RecoveryTimer, c);
+        }
+        if a.probe {
+            self.send_probe(c);
+        }
+        match a.episode {
+            Some(Episode::OutOfOrder) => self.c.ooo_recoveries += 1,
+            Some(Episode::Probe) => self.c.probe_recoveries += 1,
+            None => {}
+        }
+    }
+
+    /// Sends a header-only probe for `c` (strack spec §2.5.9): its answer is an ACK whose bitmap
+    /// starts at `snd_una`.
+    fn send_probe(&mut self, c: ConnId) {
+        let (now, mtu) = (self.now, self.mtu());
+        let conn = &mut self.conns[c as usize];
+        let ctx = EntropyCtx { now, seq: conn.snd_una, retransmit: false, window_pkts: conn.cc.window().map(|w| (w / mtu) as u32), in_flight: conn.in_flight };
+        let entropy = conn.lb.next_entropy(&ctx, &mut conn.rng);
+        let (src, dst) = (conn.src, conn.dst);
+        let port = self.hosts[src as usize].port;
+        let pkt = self.pool.alloc(Packet {
+            conn: c,
+            src,
+            dst,
+            seq: u32::MAX,
+            size: self.tp.header,
+            entropy,
+            kind: PktKind::Probe,
+            flags: if self.tp.ect { F_ECT } else { 0 },
+            sent_at: now,
+            port,
+            sack_base: conn.snd_una,
+            ..Packet::default()
+        });
+        self.c.probes_sent += 1;
+        // The probe travels in the data class: it waits behind the NIC's current packet.
+        self.ports[port as usize].data.push_back(pkt);
+        self.ports[port as usize].data_bytes += self.tp.header as u64;
+        self.port_kick(port);
     }
 }

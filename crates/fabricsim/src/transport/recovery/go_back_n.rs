@@ -1,0 +1,131 @@
+//! `go_back_n`: RoCEv2's responder and requester. Only the expected packet (PSN) is accepted;
+//! an out-of-order arrival is discarded and the first one of a gap is answered with one
+//! sequence NACK carrying the expected PSN; the sender resends everything from it. An RTO also
+//! goes back to the oldest unacknowledged packet.
+//!
+//! Follows: strack spec §1, §3.3; seqbalance spec §2.3.2–2.3.3; lb-ai-training spec LR-ROCE.
+//! Differences: one NACK per expected PSN, never repeated (LR-ROCE assumes at most one per
+//! base RTT, i.e. a repeat after a lost NACK); a lost NACK is recovered by the RTO.
+
+use super::{Actions, Admit, NackOnce, ReceiverRecovery, RxView, SenderCtx, SenderRecovery};
+use crate::units::Time;
+
+/// Registry name.
+pub const NAME: &str = "go_back_n";
+/// Registry summary.
+pub const SUMMARY: &str = "RoCEv2: in-order receiver, one NACK per gap, sender resends from the NACKed PSN";
+
+/// Sender half.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct GoBackN {
+    /// Time of the last rewind: a NACK revealed by a packet sent before it is stale.
+    rewound_at: Time,
+}
+
+impl GoBackN {
+    /// Resends everything in flight from `from` on.
+    fn rewind(&mut self, ctx: &mut SenderCtx, from: u32) {
+        self.rewound_at = ctx.now;
+        ctx.declare_lost(from, u32::MAX);
+    }
+}
+
+impl SenderRecovery for GoBackN {
+    //= spec lb-ai-training.md LR-ROCE sender.on_nack (go-back-N: snd_nxt := e)
+    fn on_seq_nack(&mut self, ctx: &mut SenderCtx, expected: u32, sent_at: Time) -> Actions {
+        // The packet that revealed the gap left before our last rewind: its NACK asks for what
+        // we are already resending.
+        if sent_at >= self.rewound_at {
+            self.rewind(ctx, expected);
+        }
+        Actions::NONE
+    }
+
+    //= spec lb-ai-training.md LR-ROCE on RTO (snd_nxt := snd_una)
+    fn on_timeout(&mut self, ctx: &mut SenderCtx) -> Actions {
+        // Everything after the oldest lost packet is sent again.
+        self.rewind(ctx, 0);
+        Actions::NONE
+    }
+}
+
+/// Receiver half: in-order only.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct GoBackNRx {
+    nack: NackOnce,
+}
+
+impl ReceiverRecovery for GoBackNRx {
+    //= spec lb-ai-training.md LR-ROCE receiver.on_data (s > e: discard; NACK(e) once)
+    fn admit(&mut self, rx: &RxView, seq: u32) -> Admit {
+        if seq > rx.cum {
+            Admit::Discard(self.nack.nack(rx.cum))
+        } else {
+            Admit::Keep
+        }
+    }
+}
+
+impl crate::scheme::Scheme<crate::transport::cc::PathInfo> for GoBackN {
+    const NAME: &'static str = NAME;
+    const SUMMARY: &'static str = SUMMARY;
+    type Params = crate::scenario::NoParams;
+    fn build(_p: &crate::scenario::NoParams, _path: &mut crate::transport::cc::PathInfo) -> Self {
+        GoBackN::default()
+    }
+}
+
+impl crate::scheme::Companion<crate::transport::cc::PathInfo> for GoBackN {
+    type Half = GoBackNRx;
+    fn build_half(_p: &crate::scenario::NoParams) -> GoBackNRx {
+        GoBackNRx::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{window, Board};
+    use super::super::*;
+    use super::*;
+
+    //= type=test; LR-ROCE: the sender goes back to the NACKed PSN, once per rewind
+    #[test]
+    fn rewinds_on_a_fresh_nack_and_ignores_a_stale_one() {
+        let mut b = Board::new(6, 10);
+        let mut m = GoBackN::default();
+        // The NACK for 2 was revealed by packet 3 (sent at t = 3): rewind from 2 at t = 10.
+        assert_eq!(m.on_seq_nack(&mut b.ctx(10), 2, 3), Actions::NONE);
+        assert_eq!(b.lost(), [2, 3, 4, 5]);
+        assert_eq!(b.conn.in_flight, 2 * 1000);
+        // Another NACK revealed by packet 4, sent (t = 4) before the rewind: stale.
+        let _ = m.on_seq_nack(&mut b.ctx(11), 2, 4);
+        assert_eq!(b.lost(), [2, 3, 4, 5]);
+        assert_eq!(m.next_to_send(&mut b.ctx(11)), Some((2, true)));
+    }
+
+    #[test]
+    fn timeout_goes_back_to_the_oldest_unacknowledged_packet() {
+        let mut b = Board::new(3, 10);
+        b.conn.board[1].state = SeqState::Acked;
+        let _ = GoBackN::default().on_timeout(&mut b.ctx(50));
+        assert_eq!(b.lost(), [0, 2]);
+    }
+
+    //= type=test; LR-ROCE receiver: out-of-order discarded, one NACK per gap
+    #[test]
+    fn receiver_discards_out_of_order_and_nacks_once_per_gap() {
+        let w = window(4, &[]);
+        let rx = RxView { cum: 4, window: &w, lowest_unacked: u32::MAX };
+        let mut r = GoBackNRx::default();
+        assert_eq!(r.admit(&rx, 6), Admit::Discard(Reply::SeqNack));
+        assert_eq!(r.admit(&rx, 7), Admit::Discard(Reply::None));
+        assert_eq!(r.admit(&rx, 4), Admit::Keep);
+        assert_eq!(r.admit(&rx, 2), Admit::Keep);
+        // The next gap (expected 5) gets its own NACK.
+        let rx5 = RxView { cum: 5, ..rx };
+        assert_eq!(r.admit(&rx5, 7), Admit::Discard(Reply::SeqNack));
+        // Kept packets are ACKed by the common rules.
+        let a = Arrival { seq: 4, fresh: true, ce: false, cum_before: 4, ack_due: true };
+        assert_eq!(r.on_data(&rx5, &a), Reply::Ack { sack_base: 6 });
+    }
+}
