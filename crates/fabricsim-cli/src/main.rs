@@ -201,6 +201,7 @@ fn list() {
     section("topologies (topology.kind)", TOPOLOGIES);
     section("congestion control (transport.cc)", fabricsim::transport::cc::REGISTRY);
     section("path selection (transport.lb)", fabricsim::transport::lb::REGISTRY);
+    section("switch path selection (switch.lb; per tier: switch.lb.tor/agg/core/spine)", fabricsim::net::switch_lb::REGISTRY);
     section("workloads (workload.kind)", fabricsim::workload::REGISTRY);
     println!("collectives (workload.jobs[].collectives[].op / algorithm):");
     for (op, algs, default) in fabricsim::workload::collective::OPERATIONS {
