@@ -4,9 +4,9 @@
 //! Output-queued, as in the smartt-reps spec §4.3a: at the destination's ToR the packet goes
 //! down the host's port; elsewhere the switch's own selector (`switch_lb`, default the ECMP
 //! hash of (src, dst, flow, entropy) with the switch's seed) picks among the equal-cost next
-//! hops, so each tier decides independently. Control packets and
-//! trimmed headers go to the strict-priority class; data meets the drop-tail/ECN/trim
-//! discipline (`qdisc.rs`). The forwarding latency was already added to the arrival time.
+//! hops, so each tier decides independently. Control packets and trimmed headers go to the
+//! strict-priority class; data meets the drop-tail/ECN/trim discipline (`qdisc.rs`). The
+//! forwarding latency was already added to the arrival time.
 
 use crate::engine::Sim;
 use crate::ids::{NodeId, PktId, PortId};
@@ -41,6 +41,8 @@ impl Sim {
         }
     }
 
+    /// Asks switch `sw`'s selector to choose for `pkt` among two or more next hops, giving it
+    /// the packet, the candidates' port state, `now` and the switch's random stream.
     fn route_choose(&mut self, sw: NodeId, pkt: PktId) -> PortId {
         let s = (sw - self.fabric.hosts) as usize;
         let p = self.pool.get_mut(pkt);
