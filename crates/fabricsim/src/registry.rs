@@ -25,6 +25,7 @@ pub fn families() -> Vec<Family> {
         Family { title: "topologies", key: "topology.kind", schemes: TOPOLOGIES },
         Family { title: "congestion control", key: "transport.cc", schemes: cc::CcConfig::REGISTRY },
         Family { title: "path selection", key: "transport.lb", schemes: lb::LbConfig::REGISTRY },
+        Family { title: "switch path selection", key: "switch.lb", schemes: crate::net::switch_lb::SwitchLbConfig::REGISTRY },
         Family { title: "workloads", key: "workload.kind", schemes: crate::workload::REGISTRY },
         Family { title: "message gates", key: "transport.gate", schemes: gate::GateConfig::REGISTRY },
         Family { title: "receiver credits", key: "transport.credit", schemes: credit::CreditConfig::REGISTRY },

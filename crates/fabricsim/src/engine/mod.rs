@@ -132,7 +132,10 @@ pub struct Sim {
     pub(crate) ports: Vec<PortState>,
     /// Far-end node of each port (a compact copy of `fabric.ports[p].peer` for the hot path).
     pub(crate) port_peer: Vec<NodeId>,
-    pub(crate) switch_seed: Vec<u64>,
+    /// Path selector of each switch (switch `s` is node `hosts + s`).
+    pub(crate) switch_lb: Vec<crate::net::switch_lb::AnySwitchLb>,
+    /// Random stream of each switch's selector (`"switch_lb"`).
+    pub(crate) switch_rng: Vec<Rng>,
     pub(crate) hosts: Vec<HostState>,
     pub(crate) conns: Vec<Connection>,
     /// The workload's graph of messages and dependencies (read-only).
@@ -200,7 +203,8 @@ impl Sim {
             .collect();
         crate::topo::failures::apply_to_ports(&fabric, &mut ports);
         let fabric_peers: Vec<NodeId> = fabric.ports.iter().map(|p| p.peer).collect();
-        let switch_seed = (0..fabric.switches()).map(|s| Rng::stream(seed, "ecmp", s as u64).next_u64()).collect();
+        let switch_lb = setup.scenario.switch.lb.build(&fabric, seed)?;
+        let switch_rng = (0..fabric.switches()).map(|s| Rng::stream(seed, "switch_lb", s as u64)).collect();
         let hosts = (0..fabric.hosts).map(|h| HostState::new(fabric.host_port[h as usize])).collect();
 
         // Base RTT per (hop count, last-packet size) is the same for every path of a tier-
@@ -237,7 +241,8 @@ impl Sim {
             fabric,
             port_peer: fabric_peers,
             ports,
-            switch_seed,
+            switch_lb,
+            switch_rng,
             hosts,
             conns,
             total_sends: traffic.sends.len() as u32,
@@ -407,12 +412,14 @@ impl Sim {
                 let id = e.id;
                 let p = self.pool.get(id);
                 let node = self.port_peer[p.port as usize];
+                // Only choices that follow from the header may be made early (`SwitchLb::peek`).
                 if node >= self.fabric.hosts {
-                    let out = self.route_out(node, p);
-                    let ps = &self.ports[out as usize];
-                    prefetch(ps);
-                    prefetch(&ps.ctrl);
-                    self.pool.get_mut(id).route_hint = out + 1;
+                    if let Some(out) = self.route_peek(node, p) {
+                        let ps = &self.ports[out as usize];
+                        prefetch(ps);
+                        prefetch(&ps.ctrl);
+                        self.pool.get_mut(id).route_hint = out + 1;
+                    }
                 }
             }
         }

@@ -1,4 +1,5 @@
-//! Network elements: packets, output ports with their queue discipline, switches and host NICs.
+//! Network elements: packets, output ports with their queue discipline, switches with their
+//! path selection (`switch_lb`) and host NICs.
 
 pub mod nic;
 pub mod packet;
@@ -6,3 +7,4 @@ pub mod pfc;
 pub mod port;
 pub mod qdisc;
 pub mod switch;
+pub mod switch_lb;

@@ -2,43 +2,63 @@
 //! discipline.
 //!
 //! Output-queued, as in the smartt-reps spec §4.3a: at the destination's ToR the packet goes
-//! down the host's port; elsewhere it hashes (src, dst, flow, entropy) with the switch's own
-//! seed onto the equal-cost next hops, so each tier decides independently. Control packets and
-//! trimmed headers go to the strict-priority class; data meets the drop-tail/ECN/trim
-//! discipline (`qdisc.rs`). The forwarding latency was already added to the arrival time.
+//! down the host's port; elsewhere the switch's own selector (`switch_lb`, default the ECMP
+//! hash of (src, dst, flow, entropy) with the switch's seed) picks among the equal-cost next
+//! hops, so each tier decides independently. Control packets and trimmed headers go to the
+//! strict-priority class; data meets the drop-tail/ECN/trim discipline (`qdisc.rs`). The
+//! forwarding latency was already added to the arrival time.
 
 use crate::engine::Sim;
 use crate::ids::{NodeId, PktId, PortId};
 use crate::net::packet::{Packet, PktKind, F_CE, F_DOOMED, F_ECT, F_TRIMMED};
 use crate::net::qdisc::Verdict;
-use crate::rng::mix64;
+use crate::net::switch_lb::{Candidates, SwitchCtx, SwitchLb};
 
 impl Sim {
-    /// The output port switch `sw` sends packet `p` to: the host's port at its ToR, else the
-    /// ECMP hash of (src, dst, flow, entropy) with the switch's seed over the next hops.
+    /// The output port switch `sw` sends packet `p` to, if it follows from the header and the
+    /// tables alone: the host's port at its ToR, the only next hop, or the selector's
+    /// [`SwitchLb::peek`] (ECMP). The look-ahead caches it in `route_hint`.
     #[inline]
-    pub(crate) fn route_out(&self, sw: NodeId, p: &Packet) -> PortId {
+    pub(crate) fn route_peek(&self, sw: NodeId, p: &Packet) -> Option<PortId> {
         let dst_tor = self.fabric.tor_of_host[p.dst as usize];
         if sw == dst_tor {
-            return self.fabric.host_downlink[p.dst as usize];
+            return Some(self.fabric.host_downlink[p.dst as usize]);
         }
         let hops = self.fabric.routes.next_hops(&self.fabric, sw, dst_tor);
         if hops.len() == 1 {
-            return hops[0];
+            return Some(hops[0]);
         }
-        let seed = self.switch_seed[(sw - self.fabric.hosts) as usize];
-        let h = mix64(seed ^ ((p.src as u64) << 32 | p.dst as u64));
-        let h = mix64(h ^ ((p.conn as u64) << 16 | p.entropy as u64));
-        hops[((h as u128 * hops.len() as u128) >> 64) as usize]
+        self.switch_lb[(sw - self.fabric.hosts) as usize].peek(p, hops).map(|i| hops[i])
+    }
+
+    /// The output port switch `sw` sends packet `pkt` to: [`Sim::route_peek`], else the
+    /// selector's [`SwitchLb::choose`] now, in event order.
+    #[inline]
+    fn route_out(&mut self, sw: NodeId, pkt: PktId) -> PortId {
+        match self.route_peek(sw, self.pool.get(pkt)) {
+            Some(out) => out,
+            None => self.route_choose(sw, pkt),
+        }
+    }
+
+    /// Asks switch `sw`'s selector to choose for `pkt` among two or more next hops, giving it
+    /// the packet, the candidates' port state, `now` and the switch's random stream.
+    fn route_choose(&mut self, sw: NodeId, pkt: PktId) -> PortId {
+        let s = (sw - self.fabric.hosts) as usize;
+        let p = self.pool.get_mut(pkt);
+        let hops = self.fabric.routes.next_hops(&self.fabric, sw, self.fabric.tor_of_host[p.dst as usize]);
+        let cands = Candidates::new(hops, &self.ports, self.qdisc.buffer_bytes);
+        let mut ctx = SwitchCtx { now: self.now, rng: &mut self.switch_rng[s] };
+        hops[self.switch_lb[s].choose(&mut ctx, p, &cands)]
     }
 
     /// Forwards packet `pkt` that arrived at switch `sw`.
     pub(crate) fn switch_receive(&mut self, sw: NodeId, pkt: PktId) {
-        let p = *self.pool.get(pkt);
-        let out = match p.route_hint {
-            0 => self.route_out(sw, &p),
+        let out = match self.pool.get(pkt).route_hint {
+            0 => self.route_out(sw, pkt),
             hint => hint - 1,
         };
+        let p = *self.pool.get(pkt);
         if p.flags & F_DOOMED != 0 {
             self.drop_packet(pkt);
             return;

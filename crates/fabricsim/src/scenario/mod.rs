@@ -162,6 +162,10 @@ pub struct SwitchConfig {
     pub control_wrr_weight: u32,
     /// Priority flow control on a shared buffer (lossless data class; `[switch.pfc]`).
     pub pfc: crate::net::pfc::PfcConfig,
+    /// Path selection among equal-cost next hops (`lb = "random"`, or `[switch.lb]` with `name`
+    /// and per-tier overrides); left out of resolved scenarios while it is the ECMP default.
+    #[serde(skip_serializing_if = "crate::net::switch_lb::SwitchLbSelection::is_default")]
+    pub lb: crate::net::switch_lb::SwitchLbSelection,
 }
 
 /// Where ECN marks are decided.
@@ -190,6 +194,7 @@ impl Default for SwitchConfig {
             trimming: true,
             control_wrr_weight: 0,
             pfc: Default::default(),
+            lb: Default::default(),
         }
     }
 }
@@ -544,6 +549,7 @@ impl Scenario {
         if sw.pfc.enabled && sw.trimming {
             return Err(Error::invalid("switch.pfc.enabled", "PFC makes the data class lossless, so nothing is ever trimmed: set switch.trimming = false"));
         }
+        sw.lb.per_tier(&fabric)?;
         let mut pfc = sw.pfc.build(&fabric, tr.mtu_bytes as u64)?;
         pfc.log_on = self.run.event_log;
         let qdisc = QdiscConfig {

@@ -1,0 +1,418 @@
+//! Switch-side path selection: which of the equal-cost output ports a switch sends a packet to.
+//! The mirror of the host-side [`PathSelector`](crate::transport::lb::PathSelector): hosts steer
+//! by the entropy they write, switches by the port they pick (STYLE §2.2, switch side).
+//!
+//! **Adding a switch-side scheme:** one file here with its `Params` (serde,
+//! `deny_unknown_fields`) and a struct implementing [`SwitchLb`] and
+//! [`crate::scheme::Scheme`]`<SwitchBuild>` (name, summary, parameter ranges, constructor); then
+//! one row in the `scheme_family!` list below. Nothing in `net/switch.rs` changes.
+//!
+//! # What the glue does (`net/switch.rs`)
+//! The glue decides alone where there is no choice: at the destination's ToR (the host's
+//! downlink) and where the routing table has one next hop. Otherwise it asks the switch's own
+//! selector (one [`AnySwitchLb`] per switch, built for the switch's tier from `[switch.lb]`):
+//! first [`SwitchLb::peek`], then, if that gives nothing, [`SwitchLb::choose`] with
+//! - the packet (`&mut`: a scheme may write header fields, e.g. a path tag or CONGA feedback),
+//! - the candidates as [`Candidates`]: the next-hop ports with a read-only [`PortView`] each
+//!   (queued bytes, quantised level, pause, link state, rate, last departure, buffer size),
+//! - a [`SwitchCtx`]: `now` and the switch's random stream (`Rng::stream(seed, "switch_lb",
+//!   switch index)`, drawn in event order).
+//!
+//! # Look-ahead (`route_hint`)
+//! The event loop routes arrivals a few events early to prefetch the output port
+//! (`engine::Sim::prefetch_ahead`) and caches the result in the packet's `route_hint`. That is
+//! only sound for a choice that is a pure function of the header and the static tables: such a
+//! scheme answers [`SwitchLb::peek`] (ECMP does); the glue then never calls `choose` for it, so
+//! its `choose` must equal `peek` and have no side effects. Any scheme that reads port state,
+//! keeps state or draws random numbers returns `None` (the default) and is asked at the
+//! packet's own arrival event, in event order, so its draws and state follow the simulation.
+//!
+//! # Planned hooks (designed, not wired: no scheme needs them yet)
+//! - **Control packets a switch creates** (SeqBalance's Congestion Packets, seqbalance spec
+//!   §2.4.5; CONGA feedback): [`SwitchCtx`] gains an `outbox: &mut Vec<Packet>` that the glue
+//!   drains after each call, allocating, routing and enqueueing each packet in the control
+//!   class. Addressing a switch needs `dst` to name a switch node and the route lookup to use
+//!   `dst` itself as the destination ToR when `dst >= hosts` (routes to every ToR exist).
+//! - **Control packets addressed to a switch** (SeqBalance's source ToR): the glue checks
+//!   `dst == sw` before routing and hands the packet to [`SwitchLb::on_control`], then frees it.
+//! - **Every packet, also without a choice** (SeqBalance's destination ToR mirrors CE-marked
+//!   data that it delivers to a host): [`SwitchLb::on_packet`], called for every packet only at
+//!   switches whose selector says [`SwitchLb::observes_all`], so ECMP pays nothing.
+//! - **Source routing** (seqbalance spec §2.4.6): the source ToR's `choose` writes a path tag
+//!   into the header (a new `Packet` field, e.g. `path_tag: u16`); agg/core selectors read it
+//!   and return the candidate that the tag names (index = tag / (product of the lower tiers'
+//!   fan-outs) mod fan-out), so no per-flow state is needed there. A tag-pinned choice is a
+//!   function of the header: such a selector may answer `peek`.
+//! - **Stale levels** (lb-ai-training spec §2.1: refreshed at most every 0.1 µs): adaptive
+//!   schemes keep `(level, refreshed_at)` per local port in their own state and read
+//!   [`PortView::level`] only when the entry is older than the refresh period.
+
+pub mod ecmp;
+pub mod random;
+
+use crate::error::{Error, Result};
+use crate::ids::PortId;
+use crate::net::packet::Packet;
+use crate::net::port::PortState;
+use crate::rng::Rng;
+use crate::topo::{Fabric, Tier};
+use crate::units::{BitsPerSec, Time};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// What a switch's selector may use besides the packet and the candidates.
+#[derive(Debug)]
+pub struct SwitchCtx<'a> {
+    /// Current time.
+    pub now: Time,
+    /// The switch's own random stream (`"switch_lb"`, switch index).
+    pub rng: &'a mut Rng,
+}
+
+/// The equal-cost output ports of one decision (at least two), with read-only views of their
+/// state.
+#[derive(Clone, Copy, Debug)]
+pub struct Candidates<'a> {
+    ports: &'a [PortId],
+    state: &'a [PortState],
+    buffer_bytes: u64,
+}
+
+impl<'a> Candidates<'a> {
+    /// The candidates `ports`, whose state is `state[port]`; each data queue holds
+    /// `buffer_bytes`.
+    pub fn new(ports: &'a [PortId], state: &'a [PortState], buffer_bytes: u64) -> Self {
+        Candidates { ports, state, buffer_bytes }
+    }
+
+    /// Number of candidates.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.ports.len()
+    }
+
+    /// Whether there are none (never, for a call of [`SwitchLb::choose`]).
+    pub fn is_empty(&self) -> bool {
+        self.ports.is_empty()
+    }
+
+    /// The candidate port ids, in routing-table order.
+    pub fn ports(&self) -> &'a [PortId] {
+        self.ports
+    }
+
+    /// The state of candidate `i`.
+    pub fn view(&self, i: usize) -> PortView<'a> {
+        let id = self.ports[i];
+        PortView { id, st: &self.state[id as usize], buffer_bytes: self.buffer_bytes }
+    }
+
+    /// Every candidate's state, in order.
+    pub fn iter(&self) -> impl Iterator<Item = PortView<'a>> + '_ {
+        (0..self.len()).map(|i| self.view(i))
+    }
+}
+
+/// A read-only view of one candidate output port.
+#[derive(Clone, Copy, Debug)]
+pub struct PortView<'a> {
+    id: PortId,
+    st: &'a PortState,
+    buffer_bytes: u64,
+}
+
+impl PortView<'_> {
+    /// The port id.
+    pub fn id(&self) -> PortId {
+        self.id
+    }
+    /// Bytes queued in the data class (including bytes held by a PFC pause).
+    pub fn queued_bytes(&self) -> u64 {
+        self.st.data_bytes
+    }
+    /// Bytes queued in the control class.
+    pub fn ctrl_bytes(&self) -> u64 {
+        self.st.ctrl_bytes
+    }
+    /// Data-class buffer of the port (bytes). Under PFC the shared buffer bounds the queue
+    /// instead, and this is effectively unlimited.
+    pub fn buffer_bytes(&self) -> u64 {
+        self.buffer_bytes
+    }
+    /// Quantised occupancy, see [`quantised_level`].
+    pub fn level(&self) -> u8 {
+        quantised_level(self.st.data_bytes, self.buffer_bytes)
+    }
+    /// Whether PFC has paused the data class.
+    pub fn paused(&self) -> bool {
+        self.st.paused
+    }
+    /// Whether the cable carries traffic.
+    pub fn up(&self) -> bool {
+        self.st.up
+    }
+    /// Current serialization rate.
+    pub fn rate(&self) -> BitsPerSec {
+        self.st.rate
+    }
+    /// When the packet being serialized (or the last one) finishes: the port's last departure.
+    pub fn busy_until(&self) -> Time {
+        self.st.busy_until
+    }
+    /// The node at the far end.
+    pub fn peer(&self) -> crate::ids::NodeId {
+        self.st.peer
+    }
+}
+
+//= lb-ai-training §2.1 (queue comparison); type=assumption (htsim-faithful)
+//# Level 0 below 5 % of the buffer, 1 below 10 %, 2 below 20 %, 3 above.
+/// Quantised occupancy of a data queue holding `bytes` of `capacity`: 0, 1, 2 or 3.
+#[inline]
+pub fn quantised_level(bytes: u64, capacity: u64) -> u8 {
+    let (b, c) = (bytes as u128, capacity as u128);
+    if b * 20 < c {
+        0
+    } else if b * 10 < c {
+        1
+    } else if b * 5 < c {
+        2
+    } else {
+        3
+    }
+}
+
+/// The interface of a switch-side path selector; one instance per switch.
+pub trait SwitchLb {
+    /// Index into `cands` (at least two) of the port for `pkt`.
+    fn choose(&mut self, ctx: &mut SwitchCtx<'_>, pkt: &mut Packet, cands: &Candidates<'_>) -> usize;
+
+    /// The index `choose` would return, if that is a pure function of the header and the static
+    /// candidate list `cands`; the glue may then compute it early (look-ahead) and never call
+    /// `choose`. Default: `None` (ask `choose` at the packet's arrival).
+    #[inline]
+    fn peek(&self, _pkt: &Packet, _cands: &[PortId]) -> Option<usize> {
+        None
+    }
+
+    /// Planned (not called yet, see the module docs): whether [`SwitchLb::on_packet`] must see
+    /// every packet the switch forwards.
+    fn observes_all(&self) -> bool {
+        false
+    }
+
+    /// Planned (not called yet): every packet the switch forwards to `out`, with or without a
+    /// choice (e.g. a destination ToR noticing CE marks).
+    fn on_packet(&mut self, _ctx: &mut SwitchCtx<'_>, _pkt: &mut Packet, _out: PortId) {}
+
+    /// Planned (not called yet): a control packet addressed to this switch (e.g. a SeqBalance
+    /// Congestion Packet at the source ToR); the glue frees it afterwards.
+    fn on_control(&mut self, _ctx: &mut SwitchCtx<'_>, _pkt: &Packet) {}
+}
+
+/// What every switch-side selector is built from: the run's master seed and the switch's
+/// number (0 = the first switch node), so each switch can salt or seed its own state.
+#[derive(Clone, Copy, Debug)]
+pub struct SwitchBuild {
+    /// Master seed of the run.
+    pub seed: u64,
+    /// Switch number.
+    pub switch: u32,
+}
+
+crate::scheme_family! {
+    /// Scenario selection of a switch-side scheme (`name = ...` in `[switch.lb]` or a tier table).
+    #[derive(PartialEq, Eq)]
+    config SwitchLbConfig;
+    /// A built selector (static dispatch).
+    any AnySwitchLb;
+    ctx SwitchBuild; what "switch path selection"; key "switch.lb"; default Ecmp;
+    dispatch dispatch;
+    schemes {
+        /// See [`ecmp`].
+        Ecmp => ecmp::Ecmp,
+        /// See [`random`].
+        Random => random::Random,
+    }
+}
+
+impl SwitchLb for AnySwitchLb {
+    #[inline]
+    fn choose(&mut self, ctx: &mut SwitchCtx<'_>, pkt: &mut Packet, cands: &Candidates<'_>) -> usize {
+        dispatch!(self, c => c.choose(ctx, pkt, cands))
+    }
+    #[inline]
+    fn peek(&self, pkt: &Packet, cands: &[PortId]) -> Option<usize> {
+        dispatch!(self, c => c.peek(pkt, cands))
+    }
+    fn observes_all(&self) -> bool {
+        dispatch!(self, c => c.observes_all())
+    }
+    fn on_packet(&mut self, ctx: &mut SwitchCtx<'_>, pkt: &mut Packet, out: PortId) {
+        dispatch!(self, c => c.on_packet(ctx, pkt, out))
+    }
+    fn on_control(&mut self, ctx: &mut SwitchCtx<'_>, pkt: &Packet) {
+        dispatch!(self, c => c.on_control(ctx, pkt))
+    }
+}
+
+/// `[switch.lb]`: the scheme of every switch, with optional per-tier overrides
+/// (`tor`, `agg`, `core` in a fat tree; `tor`, `spine` in a leaf-spine), each a name or a table
+/// like `[switch.lb]` itself.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SwitchLbSelection {
+    /// Every switch without an override.
+    pub default: SwitchLbConfig,
+    /// ToR (leaf) switches.
+    pub tor: Option<SwitchLbConfig>,
+    /// Aggregation switches of a fat tree.
+    pub agg: Option<SwitchLbConfig>,
+    /// Core switches of a fat tree.
+    pub core: Option<SwitchLbConfig>,
+    /// Spine switches of a leaf-spine.
+    pub spine: Option<SwitchLbConfig>,
+}
+
+/// Tier keys of `[switch.lb]`.
+const TIER_KEYS: [&str; 4] = ["tor", "agg", "core", "spine"];
+
+impl SwitchLbSelection {
+    fn tiers(&self) -> [(&'static str, &Option<SwitchLbConfig>); 4] {
+        [(TIER_KEYS[0], &self.tor), (TIER_KEYS[1], &self.agg), (TIER_KEYS[2], &self.core), (TIER_KEYS[3], &self.spine)]
+    }
+
+    /// The scheme of each switch tier, indexed ToR, aggregation (a leaf-spine's spine), core;
+    /// an override for a tier `fabric` lacks is an error naming the key and the allowed ones.
+    pub fn per_tier(&self, fabric: &Fabric) -> Result<[&SwitchLbConfig; 3]> {
+        let three_tier = fabric.tier.contains(&Tier::Core);
+        let (allowed, present): (&str, &[&str]) = if three_tier { ("`tor`, `agg`, `core`", &["tor", "agg", "core"]) } else { ("`tor`, `spine`", &["tor", "spine"]) };
+        for (key, cfg) in self.tiers() {
+            if cfg.is_some() && !present.contains(&key) {
+                let kind = if three_tier { "a fat tree" } else { "a leaf-spine" };
+                return Err(Error::invalid(format!("switch.lb.{key}"), format!("{kind} has no `{key}` tier; allowed tier keys: {allowed}")));
+            }
+        }
+        let upper = if three_tier { &self.agg } else { &self.spine };
+        let d = &self.default;
+        Ok([self.tor.as_ref().unwrap_or(d), upper.as_ref().unwrap_or(d), self.core.as_ref().unwrap_or(d)])
+    }
+
+    /// Builds one selector per switch of `fabric` (switch `s` is node `fabric.hosts + s`).
+    pub fn build(&self, fabric: &Fabric, seed: u64) -> Result<Vec<AnySwitchLb>> {
+        let per_tier = self.per_tier(fabric)?;
+        Ok((0..fabric.switches())
+            .map(|s| {
+                let cfg = match fabric.tier[(fabric.hosts + s) as usize] {
+                    Tier::Tor | Tier::Host => per_tier[0],
+                    Tier::Agg => per_tier[1],
+                    Tier::Core => per_tier[2],
+                };
+                cfg.build(&mut SwitchBuild { seed, switch: s })
+            })
+            .collect())
+    }
+
+    /// Whether this is the default (ECMP everywhere), which resolved scenarios leave out.
+    pub fn is_default(&self) -> bool {
+        *self == SwitchLbSelection::default()
+    }
+}
+
+/// A scheme written as a name (`"random"`) or a table (`{ name = "random", ... }`).
+fn as_table<E: serde::de::Error>(key: &str, v: toml::Value) -> std::result::Result<toml::Table, E> {
+    match v {
+        toml::Value::String(name) => Ok(toml::Table::from_iter([("name".to_string(), toml::Value::String(name))])),
+        toml::Value::Table(t) => Ok(t),
+        other => Err(E::custom(format!("{key}must be a scheme name or a table with `name`, found {}", other.type_str()))),
+    }
+}
+
+impl<'de> Deserialize<'de> for SwitchLbSelection {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        use serde::de::Error as _;
+        let mut table = as_table::<D::Error>("", toml::Value::deserialize(d)?)?;
+        let mut tier = |key: &str| -> std::result::Result<Option<SwitchLbConfig>, D::Error> {
+            let Some(v) = table.remove(key) else { return Ok(None) };
+            let t = as_table::<D::Error>(&format!("`{key}`: "), v)?;
+            SwitchLbConfig::deserialize(toml::Value::Table(t)).map(Some).map_err(|e| D::Error::custom(format!("`{key}`: {e}")))
+        };
+        let (tor, agg, core, spine) = (tier("tor")?, tier("agg")?, tier("core")?, tier("spine")?);
+        // `--set switch.lb.tor=random` alone leaves no `name`: the default stays ECMP.
+        let default = if table.is_empty() { SwitchLbConfig::default() } else { SwitchLbConfig::deserialize(toml::Value::Table(table)).map_err(D::Error::custom)? };
+        Ok(SwitchLbSelection { default, tor, agg, core, spine })
+    }
+}
+
+impl Serialize for SwitchLbSelection {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::Error as _;
+        let mut t = match toml::Value::try_from(&self.default).map_err(S::Error::custom)? {
+            toml::Value::Table(t) => t,
+            _ => toml::Table::new(),
+        };
+        for (key, cfg) in self.tiers() {
+            if let Some(c) = cfg {
+                t.insert(key.to_string(), toml::Value::try_from(c).map_err(S::Error::custom)?);
+            }
+        }
+        t.serialize(s)
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// `n` idle candidate ports 0..n and their state.
+    pub(crate) fn idle_ports(n: u32) -> (Vec<PortId>, Vec<PortState>) {
+        let spec = crate::topo::PortSpec { owner: 0, peer: 1, reverse: 0, rate: BitsPerSec::from_gbps(400.0), latency: 0 };
+        let state = (0..n).map(|i| PortState::new(&spec, false, true, 0, Rng::stream(0, "port", i as u64))).collect();
+        ((0..n).collect(), state)
+    }
+
+    #[test]
+    fn levels_follow_the_five_ten_twenty_percent_steps() {
+        // Buffer 100 000 B: level changes at 5 000, 10 000 and 20 000 B.
+        let l: Vec<u8> = [0, 4_999, 5_000, 9_999, 10_000, 19_999, 20_000, 100_000].iter().map(|&b| quantised_level(b, 100_000)).collect();
+        assert_eq!(l, [0, 0, 1, 1, 2, 2, 3, 3]);
+        // No overflow with the effectively unlimited PFC buffer.
+        assert_eq!(quantised_level(1 << 40, u64::MAX / 4), 0);
+    }
+
+    #[test]
+    fn views_show_port_state() {
+        let (ports, mut state) = idle_ports(3);
+        state[1].data_bytes = 30_000;
+        state[2].paused = true;
+        state[2].up = false;
+        let c = Candidates::new(&ports[1..], &state, 100_000);
+        assert_eq!(c.len(), 2);
+        let v: Vec<(PortId, u64, u8, bool, bool)> = c.iter().map(|p| (p.id(), p.queued_bytes(), p.level(), p.paused(), p.up())).collect();
+        assert_eq!(v, [(1, 30_000, 3, false, true), (2, 0, 0, true, false)]);
+    }
+
+    fn parse(toml_text: &str) -> std::result::Result<SwitchLbSelection, String> {
+        let v: toml::Table = toml_text.parse().unwrap();
+        SwitchLbSelection::deserialize(toml::Value::Table(v)).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn selection_parses_names_tables_and_tiers() {
+        assert_eq!(parse("").unwrap(), SwitchLbSelection::default());
+        let s = parse("name = \"random\"\ntor = \"ecmp\"\n[core]\nname = \"random\"\n").unwrap();
+        assert_eq!(s.default, SwitchLbConfig::Random(Default::default()));
+        assert_eq!(s.tor, Some(SwitchLbConfig::Ecmp(Default::default())));
+        assert_eq!(s.core, Some(SwitchLbConfig::Random(Default::default())));
+        assert_eq!((s.agg.as_ref(), s.spine.as_ref()), (None, None));
+        // A tier alone keeps the ECMP default.
+        assert_eq!(parse("agg = \"random\"").unwrap().default, SwitchLbConfig::default());
+        // Round trip through the resolved form.
+        let back: toml::Table = toml::to_string(&s).unwrap().parse().unwrap();
+        assert_eq!(SwitchLbSelection::deserialize(toml::Value::Table(back)).unwrap(), s);
+        let e = parse("name = \"drill\"").unwrap_err();
+        assert!(e.contains("unknown switch path selection `drill`") && e.contains("`ecmp`, `random`"), "{e}");
+        let e = parse("tor = \"rr\"").unwrap_err();
+        assert!(e.contains("`tor`") && e.contains("allowed: `ecmp`, `random`"), "{e}");
+        let e = parse("tor = 3").unwrap_err();
+        assert!(e.contains("`tor`: must be a scheme name"), "{e}");
+    }
+}
