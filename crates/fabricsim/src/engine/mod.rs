@@ -16,7 +16,7 @@ use crate::ids::NodeId;
 use crate::net::nic::HostState;
 use crate::net::packet::PacketPool;
 use crate::net::port::PortState;
-use crate::net::qdisc::QdiscConfig;
+use crate::net::qdisc::QdiscTable;
 use crate::rng::Rng;
 use crate::scenario::{LinkAction, LinkEvent, Setup};
 use crate::topo::Fabric;
@@ -157,7 +157,8 @@ pub struct Sim {
     pub(crate) reliability: crate::transport::reliability::Reliability,
     /// PFC buffer accounting (off unless `switch.pfc.enabled`).
     pub(crate) pfc: crate::net::pfc::PfcState,
-    pub(crate) qdisc: QdiscConfig,
+    /// Queue profiles; each port holds its index (`PortState::qdisc`).
+    pub(crate) qdisc: QdiscTable,
     pub(crate) c: Counters,
     pub(crate) link_events: Vec<LinkEvent>,
     pub(crate) acked_bytes_total: u64,
@@ -201,6 +202,9 @@ impl Sim {
             })
             .collect();
         crate::topo::failures::apply_to_ports(&fabric, &mut ports);
+        for (ps, &q) in ports.iter_mut().zip(&setup.qdisc.port_profile) {
+            ps.qdisc = q;
+        }
         let fabric_peers: Vec<NodeId> = fabric.ports.iter().map(|p| p.peer).collect();
         let switch_seed = (0..fabric.switches()).map(|s| Rng::stream(seed, "ecmp", s as u64).next_u64()).collect();
         let hosts = (0..fabric.hosts).map(|h| HostState::new(fabric.host_port[h as usize])).collect();
@@ -264,7 +268,7 @@ impl Sim {
             tp,
             reliability: tr.reliability.resolve(setup.base_rtt),
             pfc: setup.pfc.clone(),
-            qdisc: setup.qdisc,
+            qdisc: setup.qdisc.clone(),
             c: Counters::default(),
             link_events: setup.link_events.clone(),
             acked_bytes_total: 0,

@@ -5,7 +5,7 @@
 //! down the host's port; elsewhere it hashes (src, dst, flow, entropy) with the switch's own
 //! seed onto the equal-cost next hops, so each tier decides independently. Control packets and
 //! trimmed headers go to the strict-priority class; data meets the drop-tail/ECN/trim
-//! discipline (`qdisc.rs`). The forwarding latency was already added to the arrival time.
+//! discipline (`qdisc.rs`) of the output port's own profile. The forwarding latency was already added to the arrival time.
 
 use crate::engine::Sim;
 use crate::ids::{NodeId, PktId, PortId};
@@ -59,7 +59,7 @@ impl Sim {
             return;
         }
         let ps = &mut self.ports[out as usize];
-        match self.qdisc.on_arrival(ps.data_bytes, p.size as u64, p.flags & F_ECT != 0, &mut ps.rng) {
+        match self.qdisc.profiles[ps.qdisc as usize].on_arrival(ps.data_bytes, p.size as u64, p.flags & F_ECT != 0, &mut ps.rng) {
             Verdict::Enqueue { mark } => {
                 if mark {
                     self.pool.get_mut(pkt).flags |= F_CE;
