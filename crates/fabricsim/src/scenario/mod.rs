@@ -7,7 +7,7 @@
 mod queues;
 mod values;
 
-pub use queues::{PortRules, QueueRule, PORT_CLASSES};
+pub use queues::{PortRules, QueueRule};
 pub use values::{deserialize_params, ByteSize, NoParams, Ratio};
 
 use crate::error::{Error, Result};
