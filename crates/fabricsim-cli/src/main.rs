@@ -164,17 +164,22 @@ fn check(path: &Path, set: &[String]) -> Result<(), Error> {
     println!("switch delay  {}", ShowTime(f.switch_latency));
     println!("base RTT      {} (longest path, full packet + ACK)", ShowTime(setup.base_rtt));
     println!("BDP           {} bytes", setup.bdp_bytes);
-    let q = &setup.qdisc;
-    println!(
-        "switch port   buffer {} B, ECN {} (Kmin {} B, Kmax {} B, Pmax {}, at {:?}), trimming {}",
-        q.buffer_bytes,
-        if q.ecn { "on" } else { "off" },
-        q.kmin_bytes,
-        q.kmax_bytes,
-        q.pmax,
-        q.mark_at,
-        if q.trimming { "on" } else { "off" }
-    );
+    let table = &setup.qdisc;
+    for (i, q) in table.profiles.iter().enumerate() {
+        let head = if i == 0 { "switch port  " } else { "             " };
+        println!(
+            "{head} #{i} buffer {} B, ECN {} (Kmin {} B, Kmax {} B, Pmax {}, at {:?}), trimming {}: {} ports{}",
+            q.buffer_bytes,
+            if q.ecn { "on" } else { "off" },
+            q.kmin_bytes,
+            q.kmax_bytes,
+            q.pmax,
+            q.mark_at,
+            if q.trimming { "on" } else { "off" },
+            table.switch_ports[i],
+            if table.labels[i].is_empty() { String::new() } else { format!(" ({})", table.labels[i]) }
+        );
+    }
     println!("RTO           {}", ShowTime(setup.rto));
     let t = &setup.traffic;
     println!("workload      {} connections, {} messages, {} bytes", t.conns.len(), t.sends.len(), t.total_bytes());

@@ -16,7 +16,7 @@ use crate::ids::NodeId;
 use crate::net::nic::HostState;
 use crate::net::packet::PacketPool;
 use crate::net::port::PortState;
-use crate::net::qdisc::QdiscConfig;
+use crate::net::qdisc::QdiscTable;
 use crate::rng::Rng;
 use crate::scenario::{LinkAction, LinkEvent, Setup};
 use crate::topo::Fabric;
@@ -158,7 +158,8 @@ pub struct Sim {
     pub(crate) tp: TransportParams,
     /// PFC buffer accounting (off unless `switch.pfc.enabled`).
     pub(crate) pfc: crate::net::pfc::PfcState,
-    pub(crate) qdisc: QdiscConfig,
+    /// Queue profiles; each port holds its index (`PortState::qdisc`).
+    pub(crate) qdisc: QdiscTable,
     pub(crate) c: Counters,
     pub(crate) link_events: Vec<LinkEvent>,
     pub(crate) acked_bytes_total: u64,
@@ -202,6 +203,9 @@ impl Sim {
             })
             .collect();
         crate::topo::failures::apply_to_ports(&fabric, &mut ports);
+        for (ps, &q) in ports.iter_mut().zip(&setup.qdisc.port_profile) {
+            ps.qdisc = q;
+        }
         let fabric_peers: Vec<NodeId> = fabric.ports.iter().map(|p| p.peer).collect();
         let switch_lb = setup.scenario.switch.lb.build(&fabric, seed)?;
         let switch_rng = (0..fabric.switches()).map(|s| Rng::stream(seed, "switch_lb", s as u64)).collect();
@@ -268,7 +272,7 @@ impl Sim {
             rtt_hist: RttHistogram::default(),
             tp,
             pfc: setup.pfc.clone(),
-            qdisc: setup.qdisc,
+            qdisc: setup.qdisc.clone(),
             c: Counters::default(),
             link_events: setup.link_events.clone(),
             acked_bytes_total: 0,

@@ -44,6 +44,9 @@ pub struct PortState {
     pub is_nic: bool,
     /// Whether PFC has paused the data class.
     pub paused: bool,
+    /// Index of this port's queue profile in `Sim::qdisc` (static; fills the byte after the flags,
+    /// so the queues start on the second cache line).
+    pub qdisc: u8,
     /// Control packets sent in a row while data waited (for weighted round-robin).
     pub ctrl_streak: u32,
     /// Control class: ACKs, NACKs, trimmed headers. Served first.
@@ -87,6 +90,7 @@ impl PortState {
             free_pending: false,
             is_nic,
             paused: false,
+            qdisc: 0,
             ctrl_streak: 0,
             paused_since: 0,
             paused_total: 0,
@@ -162,7 +166,7 @@ impl Sim {
                 ps.ctrl_streak = 0;
                 let pk = self.pool.get_mut(p);
                 ps.data_bytes -= pk.size as u64;
-                if self.qdisc.on_departure(ps.data_bytes, pk.flags & F_ECT != 0, &mut ps.rng) {
+                if self.qdisc.profiles[ps.qdisc as usize].on_departure(ps.data_bytes, pk.flags & F_ECT != 0, &mut ps.rng) {
                     pk.flags |= F_CE;
                     ps.marks += 1;
                     self.c.ecn_marked += 1;
@@ -225,5 +229,18 @@ impl Sim {
             PktKind::Ack | PktKind::Nack | PktKind::Pull | PktKind::Cnp | PktKind::SeqNack | PktKind::Probe => self.c.control_dropped += 1,
         }
         self.pool.free(pkt);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::mem::{offset_of, size_of};
+
+    #[test]
+    fn queue_profile_index_shares_the_first_cache_line() {
+        // Forwarding reads the flags, the profile index and both queues: lines 0 and 1.
+        assert!(offset_of!(PortState, qdisc) < 64);
+        assert!(offset_of!(PortState, ctrl) >= 64 && offset_of!(PortState, data) + size_of::<VecDeque<PktId>>() <= 128);
     }
 }

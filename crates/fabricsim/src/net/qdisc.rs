@@ -5,6 +5,16 @@
 //! Follows: smartt-reps spec §4.1–4.3 (two classes, 1-BDP data queue, RED Kmin/Kmax, trim instead
 //! of drop) and strack spec §4 (marking on the bytes left after the departing packet).
 //! The discipline only decides; the port owns the queues, the timing and the counters.
+//!
+//! Settings are per port: [`QdiscTable`] holds the few distinct profiles a scenario resolves to
+//! (`[switch]`, then `[[switch.by_link_rate]]`, then `[switch.ports.<class>]`; see
+//! `scenario/queues.rs`) and each port's index into them, which the port carries in its first
+//! cache line (`PortState::qdisc`). Thresholds differ per link rate because the DCQCN lineage
+//! scales them linearly with rate (mcc spec §2.10.1: Kmin/Kmax 400/1600 KB at 100 G, 200/800 KB
+//! at 50 G, 1600/6400 KB at 400 G; seqbalance spec §2.4.8 and A23 for 400 G ToR–Agg links).
+//! Two settings stay global ([`QdiscTable`] fields): the trimmed header size, which is the
+//! transport's packet format, and the control-class WRR weight, a fabric-wide guard against
+//! headers starving data that no spec varies per port.
 
 use crate::rng::Rng;
 
@@ -18,7 +28,7 @@ pub enum MarkAt {
 }
 
 /// Parameters of one port's discipline, all in bytes of the data class.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct QdiscConfig {
     /// Data-class buffer; an arriving packet that would exceed it is trimmed or dropped.
     pub buffer_bytes: u64,
@@ -34,6 +44,23 @@ pub struct QdiscConfig {
     pub mark_at: MarkAt,
     /// Trim would-be drops to a header instead of dropping them.
     pub trimming: bool,
+}
+
+/// Every port's discipline: the distinct profiles, each port's index into them, and the
+/// settings shared by all ports.
+#[derive(Clone, Debug)]
+pub struct QdiscTable {
+    /// Distinct profiles; 0 is `[switch]` itself (also given to host NICs, which queue no data
+    /// here).
+    pub profiles: Vec<QdiscConfig>,
+    /// Profile index of each port (copied into `PortState::qdisc` for the hot path).
+    pub port_profile: Vec<u8>,
+    /// Switch ports using each profile.
+    pub switch_ports: Vec<u32>,
+    /// Which ports use each profile, as `class@rate` keys (`"tor_down@400G, tor_up@400G"`).
+    pub labels: Vec<String>,
+    /// Data-class buffer of each profile (what switch-side path selectors compare queues with).
+    pub profile_buffers: Vec<u64>,
     /// Size of a trimmed header on the wire.
     pub header_bytes: u32,
     /// Control packets sent per data packet while both classes wait; 0 = strict priority.
@@ -41,6 +68,14 @@ pub struct QdiscConfig {
     /// MTU/header (≈ 65) times the link rate; a weight bounds that (smartt-reps spec §4.1,
     /// "WRR 20:1 as in htsim's composite queue").
     pub control_wrr_weight: u32,
+}
+
+impl QdiscTable {
+    /// The profile of port `port`.
+    #[inline]
+    pub fn of_port(&self, port: u32) -> &QdiscConfig {
+        &self.profiles[self.port_profile[port as usize] as usize]
+    }
 }
 
 /// What to do with an arriving data packet.
@@ -107,8 +142,6 @@ mod tests {
         ecn: true,
         mark_at: MarkAt::Dequeue,
         trimming: true,
-        header_bytes: 64,
-        control_wrr_weight: 0,
     };
 
     //= type=test; smartt-reps spec §4.2 RED ramp between Kmin and Kmax

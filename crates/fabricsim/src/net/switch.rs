@@ -5,8 +5,8 @@
 //! down the host's port; elsewhere the switch's own selector (`switch_lb`, default the ECMP
 //! hash of (src, dst, flow, entropy) with the switch's seed) picks among the equal-cost next
 //! hops, so each tier decides independently. Control packets and trimmed headers go to the
-//! strict-priority class; data meets the drop-tail/ECN/trim discipline (`qdisc.rs`). The
-//! forwarding latency was already added to the arrival time.
+//! strict-priority class; data meets the drop-tail/ECN/trim discipline (`qdisc.rs`) of the
+//! output port's own profile. The forwarding latency was already added to the arrival time.
 
 use crate::engine::Sim;
 use crate::ids::{NodeId, PktId, PortId};
@@ -47,7 +47,7 @@ impl Sim {
         let s = (sw - self.fabric.hosts) as usize;
         let p = self.pool.get_mut(pkt);
         let hops = self.fabric.routes.next_hops(&self.fabric, sw, self.fabric.tor_of_host[p.dst as usize]);
-        let cands = Candidates::new(hops, &self.ports, self.qdisc.buffer_bytes);
+        let cands = Candidates::new(hops, &self.ports, &self.qdisc.profile_buffers);
         let mut ctx = SwitchCtx { now: self.now, rng: &mut self.switch_rng[s] };
         hops[self.switch_lb[s].choose(&mut ctx, p, &cands)]
     }
@@ -79,7 +79,7 @@ impl Sim {
             return;
         }
         let ps = &mut self.ports[out as usize];
-        match self.qdisc.on_arrival(ps.data_bytes, p.size as u64, p.flags & F_ECT != 0, &mut ps.rng) {
+        match self.qdisc.profiles[ps.qdisc as usize].on_arrival(ps.data_bytes, p.size as u64, p.flags & F_ECT != 0, &mut ps.rng) {
             Verdict::Enqueue { mark } => {
                 if mark {
                     self.pool.get_mut(pkt).flags |= F_CE;

@@ -42,9 +42,9 @@ pub fn check(sim: &Sim, setup: &Setup) -> Vec<String> {
             break;
         }
     }
-    // No data queue ever held more than its buffer.
-    let buffer = setup.qdisc.buffer_bytes;
+    // No data queue ever held more than its own profile's buffer.
     for (p, ps) in sim.ports.iter().enumerate() {
+        let buffer = setup.qdisc.profiles[ps.qdisc as usize].buffer_bytes;
         if ps.max_data_bytes > buffer {
             v.push(format!("port {p} held {} data bytes, above its {} byte buffer", ps.max_data_bytes, buffer));
         }

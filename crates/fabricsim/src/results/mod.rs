@@ -273,8 +273,12 @@ pub struct Summary {
     pub duplicate_data_packets: u64,
     /// Deepest data queue seen at any switch port (bytes) and the buffer limit.
     pub max_queue_bytes: u64,
-    /// Data buffer per switch port (bytes).
+    /// Data buffer per switch port (bytes): that of `[switch]`, the default profile.
     pub buffer_bytes: u64,
+    /// Every queue profile and the ports using it, when `[switch.ports.*]` or
+    /// `[[switch.by_link_rate]]` made more than one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub queue_profiles: Option<Vec<QueueProfile>>,
     /// Priority flow control figures (PFC runs only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pfc: Option<PfcSummary>,
@@ -284,6 +288,51 @@ pub struct Summary {
     pub performance: Performance,
     /// The resolved scenario: rerunning it reproduces this run.
     pub scenario: serde_json::Value,
+}
+
+/// One resolved queue profile (`summary.json` `queue_profiles`).
+#[derive(Clone, Debug, Serialize)]
+pub struct QueueProfile {
+    /// The ports using it, as `class@rate` (`"tor_down@400G, tor_up@400G"`); empty for the
+    /// `[switch]` profile when no switch port keeps it.
+    pub ports: String,
+    /// How many switch ports use it.
+    pub port_count: u32,
+    /// Data buffer (bytes).
+    pub buffer_bytes: u64,
+    /// ECN marking on.
+    pub ecn: bool,
+    /// Kmin (bytes).
+    pub kmin_bytes: u64,
+    /// Kmax (bytes).
+    pub kmax_bytes: u64,
+    /// Marking probability at Kmax.
+    pub pmax: f64,
+    /// `"enqueue"` or `"dequeue"`.
+    pub mark_at: &'static str,
+    /// Trimming on.
+    pub trimming: bool,
+}
+
+impl QueueProfile {
+    /// Profile `i` of `t`.
+    pub fn of(t: &crate::net::qdisc::QdiscTable, i: usize) -> Self {
+        let q = &t.profiles[i];
+        QueueProfile {
+            ports: t.labels[i].clone(),
+            port_count: t.switch_ports[i],
+            buffer_bytes: q.buffer_bytes,
+            ecn: q.ecn,
+            kmin_bytes: q.kmin_bytes,
+            kmax_bytes: q.kmax_bytes,
+            pmax: q.pmax,
+            mark_at: match q.mark_at {
+                crate::net::qdisc::MarkAt::Enqueue => "enqueue",
+                crate::net::qdisc::MarkAt::Dequeue => "dequeue",
+            },
+            trimming: q.trimming,
+        }
+    }
 }
 
 /// PFC figures of a run.
@@ -456,7 +505,8 @@ pub fn collect(sim: &Sim, setup: &Setup, wall_seconds: f64) -> Results {
         duplicate_data_packets: sim.conns.iter().map(|c| c.rcv_duplicates as u64).sum(),
         max_queue_bytes: max_queue,
         pfc: sim.pfc.on.then(|| pfc_summary(sim)),
-        buffer_bytes: setup.qdisc.buffer_bytes,
+        buffer_bytes: setup.qdisc.profiles[0].buffer_bytes,
+        queue_profiles: (setup.qdisc.profiles.len() > 1).then(|| (0..setup.qdisc.profiles.len()).map(|i| QueueProfile::of(&setup.qdisc, i)).collect()),
         invariant_violations: violations,
         performance: Performance {
             wall_seconds,

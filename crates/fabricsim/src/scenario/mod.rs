@@ -4,12 +4,14 @@
 //! Every struct denies unknown keys, so a typo is an error that names the key and the allowed
 //! ones; every value is range-checked here, before anything runs or any file is written.
 
+mod queues;
 mod values;
 
+pub use queues::{PortRules, QueueRule};
 pub use values::{deserialize_params, ByteSize, NoParams, Ratio};
 
 use crate::error::{Error, Result};
-use crate::net::qdisc::{MarkAt, QdiscConfig};
+use crate::net::qdisc::QdiscTable;
 use crate::topo::failures::FailuresConfig;
 use crate::topo::{fat_tree, leaf_spine, Fabric, TierLinks};
 use crate::transport::cc::CcConfig;
@@ -166,6 +168,13 @@ pub struct SwitchConfig {
     /// and per-tier overrides); left out of resolved scenarios while it is the ECMP default.
     #[serde(skip_serializing_if = "crate::net::switch_lb::SwitchLbSelection::is_default")]
     pub lb: crate::net::switch_lb::SwitchLbSelection,
+    /// Overrides per port class, `[switch.ports.tor_down]` etc.; win over `by_link_rate`.
+    #[serde(skip_serializing_if = "PortRules::is_empty")]
+    pub ports: PortRules,
+    /// Overrides per link rate, `[[switch.by_link_rate]] rate_gbps = 400, ...`; win over the
+    /// keys above.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub by_link_rate: Vec<QueueRule>,
 }
 
 /// Where ECN marks are decided.
@@ -195,6 +204,8 @@ impl Default for SwitchConfig {
             control_wrr_weight: 0,
             pfc: Default::default(),
             lb: Default::default(),
+            ports: Default::default(),
+            by_link_rate: Vec::new(),
         }
     }
 }
@@ -348,8 +359,8 @@ pub struct Setup {
     pub fabric: Fabric,
     /// The workload as a graph of messages on connections.
     pub traffic: Arc<Traffic>,
-    /// Switch port discipline.
-    pub qdisc: QdiscConfig,
+    /// Switch port disciplines: the profiles and each port's.
+    pub qdisc: QdiscTable,
     /// Round-trip time of the longest path with full packets.
     pub base_rtt: Time,
     /// Host rate × base RTT.
@@ -518,56 +529,11 @@ impl Scenario {
         let bdp_bytes = host_rate.bytes_in(base_rtt);
 
         let sw = &self.switch;
-        let buffer = match &sw.buffer_bytes {
-            Some(b) => b.0,
-            None => {
-                if !(sw.buffer_bdp.is_finite() && sw.buffer_bdp > 0.0) {
-                    return Err(Error::invalid("switch.buffer_bdp", format!("{}: must be a positive multiple of the BDP", sw.buffer_bdp)));
-                }
-                // Whole packets, as htsim sizes a 1-BDP queue (626,688 B = 153 × 4096 B).
-                let bytes = (sw.buffer_bdp * bdp_bytes as f64).ceil() as u64;
-                bytes.div_ceil(tr.mtu_bytes as u64) * tr.mtu_bytes as u64
-            }
-        };
-        if buffer < tr.mtu_bytes as u64 {
-            return Err(Error::invalid(
-                "switch.buffer_bytes",
-                format!("{buffer}: a port must hold at least one full packet ({} bytes)", tr.mtu_bytes),
-            ));
-        }
-        let kmin = match &sw.ecn_kmin_bytes {
-            Some(b) => b.0,
-            None => (fraction("switch.ecn_kmin", sw.ecn_kmin)? * buffer as f64).round() as u64,
-        };
-        let kmax = match &sw.ecn_kmax_bytes {
-            Some(b) => b.0,
-            None => (fraction("switch.ecn_kmax", sw.ecn_kmax)? * buffer as f64).round() as u64,
-        };
-        if kmin > kmax {
-            return Err(Error::invalid("switch.ecn_kmin", format!("Kmin ({kmin} B) must not exceed Kmax ({kmax} B)")));
-        }
-        if sw.pfc.enabled && sw.trimming {
-            return Err(Error::invalid("switch.pfc.enabled", "PFC makes the data class lossless, so nothing is ever trimmed: set switch.trimming = false"));
-        }
+        let cx = queues::Context { fabric: &fabric, bdp_bytes, mtu_bytes: tr.mtu_bytes as u64, header_bytes: tr.header_bytes };
+        let qdisc = queues::resolve(sw, &cx)?;
         sw.lb.per_tier(&fabric)?;
         let mut pfc = sw.pfc.build(&fabric, tr.mtu_bytes as u64)?;
         pfc.log_on = self.run.event_log;
-        let qdisc = QdiscConfig {
-            // Under PFC a port's queue is bounded by the switch's shared buffer, not by a
-            // per-port limit.
-            buffer_bytes: if sw.pfc.enabled { u64::MAX / 4 } else { buffer },
-            kmin_bytes: kmin,
-            kmax_bytes: kmax,
-            pmax: fraction("switch.ecn_pmax", sw.ecn_pmax)?,
-            ecn: sw.ecn,
-            mark_at: match sw.ecn_mark_at {
-                MarkAtConfig::Dequeue => MarkAt::Dequeue,
-                MarkAtConfig::Enqueue => MarkAt::Enqueue,
-            },
-            trimming: sw.trimming,
-            header_bytes: tr.header_bytes,
-            control_wrr_weight: sw.control_wrr_weight,
-        };
 
         let rto = match tr.rto_us {
             Some(us) => {
@@ -585,7 +551,7 @@ impl Scenario {
                 // Worst case of a packet that is not lost: the longest path's base RTT plus a full
                 // data buffer drained at every hop, with a factor 2 of margin.
                 let path = fabric.representative_path(a, b);
-                let queueing: Time = path.iter().map(|&p| fabric.ports[p as usize].rate.tx_time(buffer)).sum();
+                let queueing: Time = path.iter().map(|&p| fabric.ports[p as usize].rate.tx_time(qdisc.of_port(p).buffer_bytes)).sum();
                 base_rtt + 2 * queueing
             }
         };

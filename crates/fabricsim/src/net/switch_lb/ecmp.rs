@@ -81,7 +81,7 @@ mod tests {
     #[test]
     fn same_header_same_port_every_time() {
         let (ports, state) = idle_ports(4);
-        let c = Candidates::new(&ports, &state, 1 << 20);
+        let c = Candidates::new(&ports, &state, &[1 << 20]);
         let mut lb = Ecmp::new(&EcmpParams {}, 1, 0);
         let mut rng = Rng::stream(1, "switch_lb", 0);
         let mut ctx = SwitchCtx { now: 0, rng: &mut rng };

@@ -74,14 +74,14 @@ pub struct SwitchCtx<'a> {
 pub struct Candidates<'a> {
     ports: &'a [PortId],
     state: &'a [PortState],
-    buffer_bytes: u64,
+    profile_buffers: &'a [u64],
 }
 
 impl<'a> Candidates<'a> {
-    /// The candidates `ports`, whose state is `state[port]`; each data queue holds
-    /// `buffer_bytes`.
-    pub fn new(ports: &'a [PortId], state: &'a [PortState], buffer_bytes: u64) -> Self {
-        Candidates { ports, state, buffer_bytes }
+    /// The candidates `ports`, whose state is `state[port]`; a port whose queue profile is `i`
+    /// (`PortState::qdisc`) holds `profile_buffers[i]` bytes of data.
+    pub fn new(ports: &'a [PortId], state: &'a [PortState], profile_buffers: &'a [u64]) -> Self {
+        Candidates { ports, state, profile_buffers }
     }
 
     /// Number of candidates.
@@ -103,7 +103,8 @@ impl<'a> Candidates<'a> {
     /// The state of candidate `i`.
     pub fn view(&self, i: usize) -> PortView<'a> {
         let id = self.ports[i];
-        PortView { id, st: &self.state[id as usize], buffer_bytes: self.buffer_bytes }
+        let st = &self.state[id as usize];
+        PortView { id, st, buffer_bytes: self.profile_buffers[st.qdisc as usize] }
     }
 
     /// Every candidate's state, in order.
@@ -384,7 +385,7 @@ pub(crate) mod tests {
         state[1].data_bytes = 30_000;
         state[2].paused = true;
         state[2].up = false;
-        let c = Candidates::new(&ports[1..], &state, 100_000);
+        let c = Candidates::new(&ports[1..], &state, &[100_000]);
         assert_eq!(c.len(), 2);
         let v: Vec<(PortId, u64, u8, bool, bool)> = c.iter().map(|p| (p.id(), p.queued_bytes(), p.level(), p.paused(), p.up())).collect();
         assert_eq!(v, [(1, 30_000, 3, false, true), (2, 0, 0, true, false)]);

@@ -55,7 +55,7 @@ mod tests {
 
     fn draws(seed: u64, n: usize) -> Vec<usize> {
         let (ports, state) = idle_ports(3);
-        let c = Candidates::new(&ports, &state, 1 << 20);
+        let c = Candidates::new(&ports, &state, &[1 << 20]);
         let mut rng = Rng::stream(seed, "switch_lb", 0);
         let mut ctx = SwitchCtx { now: 0, rng: &mut rng };
         let mut lb = Random::new(&RandomParams {});
