@@ -45,7 +45,7 @@ fn cases() -> Vec<(String, &'static str, Vec<String>)> {
     add("collectives", "scenarios/collectives.toml", &[]);
     add("bench_perm_1024", "bench/perm_1024.toml", &[]);
     add("bench_perm_8192", "bench/perm_8192.toml", &[]);
-    for cc in ["fixed", "line_rate", "smartt", "mprdma", "swift", "bbr", "dcqcn", "strack"] {
+    for cc in ["fixed", "line_rate", "smartt", "mprdma", "swift", "bbr", "dcqcn", "strack", "dctcp"] {
         add(&format!("cc_{cc}"), EX, &[SMALL, &[&format!("transport.cc={cc}")]]);
     }
     for lb in ["ecmp", "spray", "reps", "plb", "strack"] {

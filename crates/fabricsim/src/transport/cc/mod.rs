@@ -12,6 +12,7 @@
 
 pub mod bbr;
 pub mod dcqcn;
+pub mod dctcp;
 pub mod fixed;
 pub mod line_rate;
 pub mod mprdma;
@@ -147,6 +148,8 @@ crate::scheme_family! {
         Strack => Box<strack::Strack>,
         /// See [`dcqcn`]. Boxed: about 180 bytes of constants and state.
         Dcqcn => Box<dcqcn::Dcqcn>,
+        /// See [`dctcp`].
+        Dctcp => dctcp::Dctcp,
     }
 }
 
