@@ -96,9 +96,8 @@ impl PortRules {
 }
 
 /// Index into [`PORT_CLASSES`] of switch port `p`; `None` for a host's NIC.
-fn class_of(fabric: &Fabric, p: usize) -> Option<usize> {
+fn class_of(fabric: &Fabric, leaf_spine: bool, p: usize) -> Option<usize> {
     let spec = &fabric.ports[p];
-    let leaf_spine = !fabric.tier.contains(&Tier::Core);
     let (owner, peer) = (fabric.tier[spec.owner as usize], fabric.tier[spec.peer as usize]);
     Some(match (owner, peer) {
         (Tier::Host, _) => return None,
@@ -185,6 +184,8 @@ pub fn resolve(sw: &SwitchConfig, cx: &Context) -> Result<QdiscTable> {
         }
     }
     let f = cx.fabric;
+    // Computed once: a per-port scan of the node tiers would make resolution quadratic.
+    let leaf_spine = !f.tier.contains(&Tier::Core);
     // Ports of one (class, rate) resolve alike: resolve each pair once.
     let mut pairs: Vec<(Option<usize>, BitsPerSec, u8)> = Vec::new();
     let mut table = QdiscTable {
@@ -200,7 +201,7 @@ pub fn resolve(sw: &SwitchConfig, cx: &Context) -> Result<QdiscTable> {
     table.add(default, String::new())?;
     let (mut rate_used, mut class_used) = (vec![false; rates.len()], [false; 6]);
     for p in 0..f.ports.len() {
-        let (class, rate) = (class_of(f, p), f.ports[p].rate);
+        let (class, rate) = (class_of(f, leaf_spine, p), f.ports[p].rate);
         if let Some(&(_, _, idx)) = pairs.iter().find(|&&(c, r, _)| c == class && r == rate) {
             table.port_profile.push(idx);
             continue;
@@ -226,12 +227,12 @@ pub fn resolve(sw: &SwitchConfig, cx: &Context) -> Result<QdiscTable> {
         table.port_profile.push(idx);
     }
     for (p, &idx) in table.port_profile.iter().enumerate() {
-        if class_of(f, p).is_some() {
+        if class_of(f, leaf_spine, p).is_some() {
             table.switch_ports[idx as usize] += 1;
         }
     }
     if let Some(i) = rate_used.iter().position(|u| !u) {
-        let mut seen: Vec<f64> = (0..f.ports.len()).filter(|&p| class_of(f, p).is_some()).map(|p| f.ports[p].rate.gbps()).collect();
+        let mut seen: Vec<f64> = (0..f.ports.len()).filter(|&p| class_of(f, leaf_spine, p).is_some()).map(|p| f.ports[p].rate.gbps()).collect();
         seen.sort_by(f64::total_cmp);
         seen.dedup();
         let seen: Vec<String> = seen.iter().map(f64::to_string).collect();
@@ -241,7 +242,7 @@ pub fn resolve(sw: &SwitchConfig, cx: &Context) -> Result<QdiscTable> {
         ));
     }
     if let Some(c) = (0..6).find(|&c| classes[c].is_some() && !class_used[c]) {
-        let present: Vec<&str> = (0..f.ports.len()).filter_map(|p| class_of(f, p)).fold(Vec::new(), |mut v, c| {
+        let present: Vec<&str> = (0..f.ports.len()).filter_map(|p| class_of(f, leaf_spine, p)).fold(Vec::new(), |mut v, c| {
             if !v.contains(&PORT_CLASSES[c]) {
                 v.push(PORT_CLASSES[c]);
             }

@@ -312,7 +312,7 @@ impl Connection {
     }
 
     /// The sender's loss-recovery half and the narrow view of this connection its hooks see.
-    #[inline]
+    #[inline(always)]
     pub fn sender_parts(&mut self, now: Time, mtu: u64) -> (&mut AnyRecovery, SenderCtx<'_>) {
         let ctx = SenderCtx {
             now,
@@ -334,7 +334,7 @@ impl Connection {
     /// The sequence number the sender would transmit next, if it has one, as its loss-recovery
     /// mode chooses (by default the oldest packet awaiting retransmission, else the next new
     /// packet), with whether it is a retransmission.
-    #[inline]
+    #[inline(always)]
     pub fn next_to_send(&mut self, now: Time, mtu: u64) -> Option<(u32, bool)> {
         use super::recovery::SenderRecovery;
         let (r, mut ctx) = self.sender_parts(now, mtu);

@@ -92,6 +92,7 @@ impl Sim {
 
     /// Answers the arrived data packet `pkt` (a copy of which is `p`) as the loss-recovery
     /// mode decided, reusing its pool slot (or freeing it when there is nothing to say).
+    #[inline(always)]
     fn reply(&mut self, host: NodeId, pkt: PktId, p: &Packet, reply: Reply) {
         match reply {
             Reply::None => self.pool.free(pkt),

@@ -271,7 +271,9 @@ impl Sim {
         };
         conn.cc.on_ack(&ev);
         conn.lb.on_feedback(p.entropy, Feedback::Ack { ecn }, now);
-        if let Some(i) = conn.msg_of(p.seq).filter(|_| !probe_ack && self.lanes[c as usize].gate.wants_rtt_samples()) {
+        // The cheap test first: only a gate that reads RTT samples needs the message lookup.
+        let wants_rtt = !probe_ack && self.lanes[c as usize].gate.wants_rtt_samples();
+        if let Some(i) = conn.msg_of(p.seq).filter(|_| wants_rtt) {
             let m = &mut conn.msgs[i];
             let rtt = now - p.sent_at;
             m.rtt_max = m.rtt_max.max(rtt);
@@ -430,7 +432,7 @@ impl Sim {
 
     /// Carries out what a loss-recovery hook asked for, in a fixed order: schedule its timer,
     /// send a probe, count the episode.
-    #[inline]
+    #[inline(always)]
     fn apply_recovery(&mut self, c: ConnId, a: Actions) {
         if a == Actions::NONE {
             return;

@@ -229,7 +229,7 @@ impl SenderCtx<'_> {
 
     /// Today's transmission order: the oldest packet awaiting retransmission, else the next
     /// new packet (`(seq, is_retransmission)`). Skips stale retransmission-queue entries.
-    #[inline]
+    #[inline(always)]
     pub fn oldest_lost_then_new(&mut self) -> Option<(u32, bool)> {
         while let Some(&seq) = self.retx.front() {
             if seq >= self.snd_una && self.slot(seq).state == SeqState::Lost {
@@ -298,7 +298,9 @@ pub trait SenderRecovery {
 }
 
 impl SenderRecovery for AnyRecovery {
-    #[inline]
+    // Asked twice per packet sent (may it send? what?): keep the dispatch inlined into the
+    // sender's hot path.
+    #[inline(always)]
     fn next_to_send(&mut self, ctx: &mut SenderCtx) -> Option<(u32, bool)> {
         dispatch_tx!(self, m => m.next_to_send(ctx))
     }
