@@ -4,16 +4,24 @@
 //! Every struct denies unknown keys, so a typo is an error that names the key and the allowed
 //! ones; every value is range-checked here, before anything runs or any file is written.
 
+mod link_events;
 mod queues;
+mod run_options;
+#[cfg(test)]
+mod tests;
+mod timing;
+mod topology;
+mod transport;
 mod values;
 
 pub use queues::{PortRules, QueueRule};
 pub use values::{deserialize_params, ByteSize, NoParams, Ratio};
 
 use crate::error::{Error, Result};
+use crate::net::pfc::PfcState;
 use crate::net::qdisc::QdiscTable;
 use crate::topo::failures::FailuresConfig;
-use crate::topo::{fat_tree, leaf_spine, Fabric, TierLinks};
+use crate::topo::Fabric;
 use crate::transport::cc::CcConfig;
 use crate::transport::lb::LbConfig;
 use crate::units::{BitsPerSec, Time, NS};
@@ -51,10 +59,10 @@ pub struct Scenario {
 #[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum TopologyKind {
-    /// 3-tier k-ary fat tree (see [`fat_tree`]).
+    /// 3-tier k-ary fat tree (see [`fat_tree`](crate::topo::fat_tree)).
     #[default]
     FatTree,
-    /// 2-tier leaf-spine (see [`leaf_spine`]).
+    /// 2-tier leaf-spine (see [`leaf_spine`](crate::topo::leaf_spine)).
     LeafSpine,
 }
 
@@ -380,7 +388,7 @@ pub struct Setup {
     /// Traced ports.
     pub trace_ports: Vec<u32>,
     /// PFC state to start from (off unless enabled).
-    pub pfc: crate::net::pfc::PfcState,
+    pub pfc: PfcState,
 }
 
 fn rate(key: &str, gbps: f64) -> Result<BitsPerSec> {
@@ -402,6 +410,15 @@ fn fraction(key: &str, v: f64) -> Result<f64> {
         return Err(Error::invalid(key, format!("{v}: must be a fraction between 0 and 1")));
     }
     Ok(v)
+}
+
+/// `us` microseconds at `key`, refused when it rounds to 0: `what` must be positive.
+fn positive_time(key: &str, us: f64, what: &str) -> Result<Time> {
+    let t = crate::workload::time_from_us(key, us)?;
+    if t == 0 {
+        return Err(Error::invalid(key, format!("0: {what} must be positive")));
+    }
+    Ok(t)
 }
 
 impl Scenario {
@@ -433,218 +450,49 @@ impl Scenario {
         toml::to_string(self).unwrap_or_default()
     }
 
-    fn build_fabric(&self) -> Result<Fabric> {
-        let mut fabric = self.build_topology()?;
-        if let Some(f) = &self.topology.failures {
-            fabric.apply_failures(f.choose(&fabric, self.seed)?);
-        }
-        Ok(fabric)
-    }
-
-    fn build_topology(&self) -> Result<Fabric> {
-        let t = &self.topology;
-        let shape = leaf_spine::shape_of(t)?;
-        let base = rate("topology.link_rate_gbps", t.link_rate_gbps)?;
-        let pick = |key: &str, v: Option<f64>| -> Result<BitsPerSec> { v.map(|g| rate(key, g)).unwrap_or(Ok(base)) };
-        let lat = nanos("topology.link_latency_ns", t.link_latency_ns)?;
-        let host_lat = match t.host_link_latency_ns {
-            Some(v) => nanos("topology.host_link_latency_ns", v)?,
-            None => lat,
-        };
-        let links = TierLinks {
-            host: (pick("topology.host_link_rate_gbps", t.host_link_rate_gbps)?, host_lat),
-            tor_up: (pick("topology.tor_uplink_rate_gbps", t.tor_uplink_rate_gbps)?, lat),
-            agg_up: (pick("topology.agg_uplink_rate_gbps", t.agg_uplink_rate_gbps)?, lat),
-        };
-        let sw_lat = nanos("topology.switch_latency_ns", t.switch_latency_ns)?;
-        let ratio = t.oversubscription.0;
-        match t.kind {
-            TopologyKind::FatTree => {
-                let k = match (t.k, t.hosts) {
-                    (Some(_), Some(_)) => return Err(Error::invalid("topology.hosts", "give either `k` or `hosts`, not both")),
-                    (Some(k), None) => k,
-                    (None, Some(h)) => fat_tree::radix_for_hosts(h)?,
-                    (None, None) => 8,
-                };
-                if k > 128 {
-                    return Err(Error::invalid("topology.k", format!("{k}: fat trees up to k=128 (524288 hosts) are supported")));
-                }
-                let at = match t.oversubscribed_tier {
-                    OversubTier::Tor => fat_tree::OversubscribedTier::Tor,
-                    OversubTier::Agg => fat_tree::OversubscribedTier::Agg,
-                };
-                fat_tree::build(k, ratio, at, links, sw_lat)
-            }
-            TopologyKind::LeafSpine => {
-                if t.agg_uplink_rate_gbps.is_some() {
-                    return Err(Error::invalid("topology.agg_uplink_rate_gbps", "a leaf-spine has no aggregation-to-core links; use tor_uplink_rate_gbps"));
-                }
-                if t.oversubscribed_tier != OversubTier::Tor {
-                    return Err(Error::invalid("topology.oversubscribed_tier", "a leaf-spine is oversubscribed at the ToR only; allowed: \"tor\""));
-                }
-                if let Some(shape) = shape {
-                    return leaf_spine::build_shape(shape, links, sw_lat);
-                }
-                let k = match (t.k, t.hosts) {
-                    (Some(_), Some(_)) => return Err(Error::invalid("topology.hosts", "give either `k` or `hosts`, not both")),
-                    (Some(k), None) => k,
-                    (None, Some(h)) => leaf_spine::radix_for_hosts(h)?,
-                    (None, None) => 16,
-                };
-                if k > 1024 {
-                    return Err(Error::invalid("topology.k", format!("{k}: leaf-spines up to K=1024 are supported")));
-                }
-                leaf_spine::build(k, ratio, links, sw_lat)
-            }
-        }
-    }
-
     /// Validates everything and builds the fabric and the flows. `base_dir` resolves file names
     /// in the scenario (the scenario file's folder).
+    ///
+    /// The steps run in this order, so an input with several errors reports the first one met.
     pub fn setup(self, base_dir: &Path) -> Result<Setup> {
-        let tr = &self.transport;
-        if tr.header_bytes == 0 || tr.mtu_bytes <= tr.header_bytes {
-            return Err(Error::invalid(
-                "transport.mtu_bytes",
-                format!("{}: must exceed header_bytes ({}) so packets carry payload", tr.mtu_bytes, tr.header_bytes),
-            ));
-        }
-        if tr.mtu_bytes > 65_535 {
-            return Err(Error::invalid("transport.mtu_bytes", format!("{}: at most 65535 bytes", tr.mtu_bytes)));
-        }
-        if tr.ack_bytes == 0 || tr.ack_bytes > tr.mtu_bytes {
-            return Err(Error::invalid("transport.ack_bytes", format!("{}: must be between 1 and mtu_bytes", tr.ack_bytes)));
-        }
-        if tr.ack_every == 0 || tr.ack_every > 64 {
-            return Err(Error::invalid("transport.ack_every", format!("{}: must be between 1 and 64 packets", tr.ack_every)));
-        }
-        tr.cc.validate()?;
-        tr.lb.validate()?;
-        tr.credit.validate()?;
-        tr.reliability.validate()?;
+        transport::check(&self.transport)?;
         let fabric = self.build_fabric()?;
-        let (a, b) = fabric.farthest_pair();
-        let base_rtt = fabric.base_rtt(a, b, tr.mtu_bytes as u64, tr.ack_bytes as u64);
-        let host_rate = fabric.ports[fabric.host_port[0] as usize].rate;
-        let bdp_bytes = host_rate.bytes_in(base_rtt);
-
-        let sw = &self.switch;
-        let cx = queues::Context { fabric: &fabric, bdp_bytes, mtu_bytes: tr.mtu_bytes as u64, header_bytes: tr.header_bytes };
-        let qdisc = queues::resolve(sw, &cx)?;
-        sw.lb.per_tier(&fabric)?;
-        let mut pfc = sw.pfc.build(&fabric, tr.mtu_bytes as u64)?;
-        pfc.log_on = self.run.event_log;
-
-        let rto = match tr.rto_us {
-            Some(us) => {
-                let t = crate::workload::time_from_us("transport.rto_us", us)?;
-                if t == 0 {
-                    return Err(Error::invalid("transport.rto_us", "0: the retransmission timeout must be positive"));
-                }
-                t
-            }
-            // A lossless fabric loses nothing to congestion, and pauses can hold a packet far
-            // longer than one port's buffer takes to drain: RoCE NICs use milliseconds (4 ms,
-            // the HPCC ns-3 default the seqbalance spec §2.3.2 adopts).
-            None if sw.pfc.enabled => 4 * crate::units::MS,
-            None => {
-                // Worst case of a packet that is not lost: the longest path's base RTT plus a full
-                // data buffer drained at every hop, with a factor 2 of margin.
-                let path = fabric.representative_path(a, b);
-                let queueing: Time = path.iter().map(|&p| fabric.ports[p as usize].rate.tx_time(qdisc.of_port(p).buffer_bytes)).sum();
-                base_rtt + 2 * queueing
-            }
-        };
-
-        let mut link_events = Vec::new();
-        for (i, ev) in self.link_events.iter().enumerate() {
-            let key = format!("link_events[{i}]");
-            let at = crate::workload::time_from_us(&format!("{key}.at_us"), ev.at_us)?;
-            // `#i` picks the i-th of parallel cables (`links_per_spine`), as `check` names them.
-            let (link, nth) = match ev.link.split_once('#') {
-                Some((l, i)) => (l, i.parse::<usize>().map_err(|_| Error::invalid(format!("{key}.link"), format!("`{}`: `#` must be followed by a cable index", ev.link)))?),
-                None => (ev.link.as_str(), 0),
-            };
-            let (x, y) = link.split_once('-').ok_or_else(|| {
-                Error::invalid(format!("{key}.link"), format!("`{}`: expected NODE-NODE, e.g. \"tor0-agg1\"", ev.link))
-            })?;
-            let node = |n: &str| {
-                fabric.node_by_name(n.trim()).ok_or_else(|| {
-                    Error::invalid(format!("{key}.link"), format!("no node named `{n}` (names: host<i>, tor<i>, agg<i>, core<i>, spine<i>)"))
-                })
-            };
-            let (na, nb) = (node(x)?, node(y)?);
-            let pa = fabric.port_between(na, nb).ok_or_else(|| Error::invalid(format!("{key}.link"), format!("`{x}` and `{y}` are not linked")))?;
-            let pa = fabric.parallel_ports(pa).get(nth).copied().ok_or_else(|| Error::invalid(format!("{key}.link"), format!("`{}`: no cable #{nth} between `{x}` and `{y}`", ev.link)))?;
-            let pb = fabric.ports[pa as usize].reverse;
-            let new_rate = match (ev.action, ev.rate_gbps) {
-                (LinkAction::Rate, Some(g)) => rate(&format!("{key}.rate_gbps"), g)?,
-                (LinkAction::Rate, None) => return Err(Error::invalid(format!("{key}.rate_gbps"), "missing: action \"rate\" needs rate_gbps")),
-                (_, Some(_)) => return Err(Error::invalid(format!("{key}.rate_gbps"), "only allowed with action = \"rate\"")),
-                (_, None) => BitsPerSec(0),
-            };
-            link_events.push(LinkEvent { at, ports: [pa, pb], action: ev.action, rate: new_rate });
-            if let Some(us) = ev.reroute_after_us {
-                let k = format!("{key}.reroute_after_us");
-                if !matches!(ev.action, LinkAction::Down | LinkAction::Up) {
-                    return Err(Error::invalid(k, "only allowed with action = \"down\" or \"up\" (a rate change leaves routes alone)"));
-                }
-                let after = crate::workload::time_from_us(&k, us)?;
-                link_events.push(LinkEvent { at: at + after, ports: [pa, pb], action: LinkAction::Reroute, rate: BitsPerSec(0) });
-            }
-        }
-        link_events.sort_by_key(|e| e.at);
-
-        let end_time = match self.run.end_time_us {
-            Some(us) => Some(crate::workload::time_from_us("run.end_time_us", us)?),
-            None => None,
-        };
-        let stall_limit = crate::workload::time_from_us("run.stall_limit_us", self.run.stall_limit_us.unwrap_or(10_000.0))?;
-        tr.gate.validate()?;
+        let base = timing::Base::of(&fabric, &self.transport);
+        let (qdisc, pfc) = self.switch_ports(&fabric, base.bdp_bytes)?;
+        let rto = timing::rto(&self.transport, self.switch.pfc.enabled, &fabric, &qdisc, &base)?;
+        let link_events = link_events::resolve(&self.link_events, &fabric)?;
+        let limits = run_options::Limits::of(&self.run)?;
+        self.transport.gate.validate()?;
         let traffic = Arc::new(self.workload.generate(&fabric, self.seed, base_dir)?);
-        let trace_interval = match self.run.trace_interval_us {
-            Some(us) => {
-                let t = crate::workload::time_from_us("run.trace_interval_us", us)?;
-                if t == 0 {
-                    return Err(Error::invalid("run.trace_interval_us", "0: the sampling period must be positive"));
-                }
-                t
-            }
-            None => 0,
-        };
-        let n_conns = traffic.conns.len() as u32;
-        let trace_conns = match &self.run.trace_conns {
-            Some(v) => {
-                if let Some(&bad) = v.iter().find(|&&c| c >= n_conns) {
-                    return Err(Error::invalid("run.trace_conns", format!("flow {bad} does not exist: the workload has flows 0..{}", n_conns - 1)));
-                }
-                v.clone()
-            }
-            None => (0..n_conns.min(16)).collect(),
-        };
-        let mut trace_ports = Vec::new();
-        for (i, name) in self.run.trace_ports.iter().enumerate() {
-            let key = format!("run.trace_ports[{i}]");
-            let (x, y) = name.split_once('-').ok_or_else(|| Error::invalid(&key, format!("`{name}`: expected NODE-NODE, e.g. \"tor0-host3\"")))?;
-            let node = |n: &str| fabric.node_by_name(n.trim()).ok_or_else(|| Error::invalid(&key, format!("no node named `{n}` (names: host<i>, tor<i>, agg<i>, core<i>, spine<i>)")));
-            let (na, nb) = (node(x)?, node(y)?);
-            trace_ports.push(fabric.port_between(na, nb).ok_or_else(|| Error::invalid(&key, format!("`{x}` and `{y}` are not linked")))?);
-        }
-        if let Some(&bad) = self.run.ack_log_conns.iter().find(|&&c| c >= n_conns) {
-            return Err(Error::invalid("run.ack_log_conns", format!("flow {bad} does not exist: the workload has flows 0..{}", n_conns.saturating_sub(1))));
-        }
-        for (i, d) in self.run.drop_packets.iter().enumerate() {
-            if d.flow >= n_conns {
-                return Err(Error::invalid(format!("run.drop_packets[{i}].flow"), format!("flow {} does not exist: the workload has flows 0..{}", d.flow, n_conns.saturating_sub(1))));
-            }
-            if d.transmission == 0 {
-                return Err(Error::invalid(format!("run.drop_packets[{i}].transmission"), "0: transmissions count from 1 (the original)"));
-            }
-        }
-        if !trace_ports.is_empty() && trace_interval == 0 {
-            return Err(Error::invalid("run.trace_ports", "tracing ports needs run.trace_interval_us (the sampling period)"));
-        }
-        Ok(Setup { scenario: self, fabric, traffic, qdisc, base_rtt, bdp_bytes, rto, link_events, end_time, stall_limit, trace_interval, trace_conns, trace_ports, pfc })
+        let tracing = run_options::Tracing::of(&self.run, &fabric, traffic.conns.len() as u32)?;
+        Ok(Setup {
+            scenario: self,
+            fabric,
+            traffic,
+            qdisc,
+            base_rtt: base.rtt,
+            bdp_bytes: base.bdp_bytes,
+            rto,
+            link_events,
+            end_time: limits.end_time,
+            stall_limit: limits.stall_limit,
+            trace_interval: tracing.interval,
+            trace_conns: tracing.conns,
+            trace_ports: tracing.ports,
+            pfc,
+        })
+    }
+
+    /// Switch port disciplines (queue profiles) and the PFC state; also checks `[switch.lb]`
+    /// against the fabric's tiers.
+    fn switch_ports(&self, fabric: &Fabric, bdp_bytes: u64) -> Result<(QdiscTable, PfcState)> {
+        let (sw, tr) = (&self.switch, &self.transport);
+        let cx = queues::Context { fabric, bdp_bytes, mtu_bytes: tr.mtu_bytes as u64, header_bytes: tr.header_bytes };
+        let qdisc = queues::resolve(sw, &cx)?;
+        sw.lb.per_tier(fabric)?;
+        let mut pfc = sw.pfc.build(fabric, tr.mtu_bytes as u64)?;
+        pfc.log_on = self.run.event_log;
+        Ok((qdisc, pfc))
     }
 }
 

@@ -1,0 +1,92 @@
+//! Per-collective-instance rows (`ccts.csv`): completion times against the ideal, and their
+//! figures in `summary.json`.
+
+use super::{known, us, Stats};
+use crate::engine::Sim;
+use crate::scenario::Setup;
+use crate::units::Time;
+use crate::workload::graph::Instance;
+use serde::Serialize;
+
+/// Outcome of one collective instance (a row of `ccts.csv`).
+#[derive(Clone, Debug, Serialize)]
+pub struct CctResult {
+    /// What ran: job, iteration, operation, algorithm, ranks, bytes.
+    #[serde(flatten)]
+    pub instance: Instance,
+    /// When it started (ps), if it did.
+    pub start: Option<Time>,
+    /// When its last message completed (ps), if it did.
+    pub end: Option<Time>,
+    /// Ideal completion time (ps): bus bytes per rank (with headers) at the host rate plus the
+    /// algorithm's latency term (see `workload::collective`).
+    pub ideal: Time,
+}
+
+impl CctResult {
+    /// Collective completion time (ps).
+    pub fn cct(&self) -> Option<Time> {
+        Some(self.end? - self.start?)
+    }
+    /// CCT divided by the ideal.
+    pub fn normalized(&self) -> Option<f64> {
+        self.cct().map(|c| c as f64 / self.ideal.max(1) as f64)
+    }
+}
+
+/// Collective figures of `summary.json`.
+#[derive(Clone, Debug, Serialize)]
+pub struct CollectiveSummary {
+    /// Jobs.
+    pub jobs: u32,
+    /// Collective instances (jobs × iterations × sequence length).
+    pub instances: u32,
+    /// Instances that finished.
+    pub finished: u32,
+    /// CCT distribution (µs).
+    pub cct_us: Stats,
+    /// Normalized CCT (CCT / ideal) distribution.
+    pub normalized_cct: Stats,
+}
+
+/// One row per collective instance.
+pub(super) fn rows(sim: &Sim, setup: &Setup) -> Vec<CctResult> {
+    let tp = sim.tp;
+    let host_rate = sim.ports[sim.fabric.host_port[0] as usize].rate;
+    let one_way = setup.base_rtt / 2;
+    sim.traffic
+        .instances
+        .iter()
+        .zip(&sim.tasks.instance_span)
+        .map(|(inst, &(start, end))| {
+            let wire = |b: u64| b + b.div_ceil(tp.mss as u64) * tp.header as u64;
+            // A chunk on the dependency chain is at most the data of one step.
+            let hop_chunk = inst.chunk.min((inst.bus_bytes / inst.chain_hops.max(1) as u64).max(1));
+            let hop = host_rate.tx_time(wire(hop_chunk)) + one_way;
+            let bulk = host_rate.tx_time(wire(inst.bus_bytes)) + inst.fill_hops as u64 * hop;
+            let ideal = bulk.max(inst.chain_hops as u64 * hop) + inst.rtt_rounds as u64 * 2 * one_way;
+            CctResult {
+                instance: inst.clone(),
+                start: known(start),
+                end: known(end),
+                ideal,
+            }
+        })
+        .collect()
+}
+
+
+/// Figures of `ccts`; none for a workload without collectives.
+pub(super) fn summary(ccts: &[CctResult]) -> Option<CollectiveSummary> {
+    (!ccts.is_empty()).then(|| {
+        let mut cct: Vec<f64> = ccts.iter().filter_map(CctResult::cct).map(us).collect();
+        let mut norm: Vec<f64> = ccts.iter().filter_map(CctResult::normalized).collect();
+        CollectiveSummary {
+            jobs: ccts.iter().map(|c| c.instance.job + 1).max().unwrap_or(0),
+            instances: ccts.len() as u32,
+            finished: cct.len() as u32,
+            cct_us: Stats::of(&mut cct),
+            normalized_cct: Stats::of(&mut norm),
+        }
+    })
+}

@@ -1,0 +1,225 @@
+//! The output files: `flows.csv`, `ccts.csv`, `messages.csv`, `trace.csv`, `port_trace.csv`,
+//! `acks.csv`, `events.csv`, `pfc_ports.csv` and `summary.json` as text, and [`Results::write`].
+
+use super::Results;
+use crate::error::{Error, Result};
+use crate::units::{Time, US};
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// Appends each time (µs, empty when unknown) followed by a comma.
+fn push_times(out: &mut String, times: &[Option<Time>]) {
+    for &t in times {
+        fmt_us(out, t);
+        out.push(',');
+    }
+}
+
+fn fmt_us(out: &mut String, t: Option<Time>) {
+    if let Some(t) = t {
+        let _ = write!(out, "{}.{:06}", t / US, t % US);
+    }
+}
+
+impl Results {
+    /// `flows.csv` text: times in µs with picosecond precision.
+    pub fn flows_csv(&self) -> String {
+        let mut s = String::from("flow,src,dst,bytes,start_us,finish_us,fct_us,ideal_fct_us,slowdown,retransmits,trims,drops,ecn_acks,timeouts\n");
+        for f in &self.flows {
+            let _ = write!(s, "{},{},{},{},", f.id, f.src, f.dst, f.bytes);
+            push_times(&mut s, &[Some(f.start), f.finish, f.fct(), Some(f.ideal_fct)]);
+            if let Some(x) = f.slowdown() {
+                let _ = write!(s, "{x:.6}");
+            }
+            let _ = writeln!(s, ",{},{},{},{},{}", f.retransmits, f.trims, f.drops, f.ecn_acks, f.timeouts);
+        }
+        s
+    }
+
+    /// `ccts.csv` text: one row per collective instance.
+    pub fn ccts_csv(&self) -> String {
+        let mut s = String::from("job,iteration,step,op,algorithm,ranks,bytes,start_us,end_us,cct_us,ideal_cct_us,normalized_cct\n");
+        for c in &self.ccts {
+            let i = &c.instance;
+            let _ = write!(s, "{},{},{},{},{},{},{},", i.job, i.iteration, i.step, i.op, i.algorithm, i.ranks, i.bytes);
+            push_times(&mut s, &[c.start, c.end, c.cct(), Some(c.ideal)]);
+            if let Some(x) = c.normalized() {
+                let _ = write!(s, "{x:.6}");
+            }
+            s.push('\n');
+        }
+        s
+    }
+
+    /// `messages.csv` text: one row per message.
+    pub fn messages_csv(&self) -> String {
+        let mut s = String::from("message,conn,src,dst,bytes,posted_us,delivered_us,completed_us\n");
+        for m in &self.messages {
+            let _ = write!(s, "{},{},{},{},{},", m.id, m.conn, m.src, m.dst, m.bytes);
+            push_times(&mut s, &[m.posted, m.delivered]);
+            fmt_us(&mut s, m.completed);
+            s.push('\n');
+        }
+        s
+    }
+
+    /// `trace.csv` text: one row per sample of a traced connection.
+    pub fn trace_csv(&self) -> String {
+        let mut s = String::from("time_us,flow,cwnd_bytes,in_flight_bytes,pacing_gbps,acked_bytes\n");
+        for t in &self.trace {
+            fmt_us(&mut s, Some(t.at));
+            let _ = write!(s, ",{},", t.conn);
+            if let Some(w) = t.window {
+                let _ = write!(s, "{w}");
+            }
+            let _ = write!(s, ",{},", t.in_flight);
+            if let Some(r) = t.rate_bps {
+                let _ = write!(s, "{:.3}", r as f64 / 1e9);
+            }
+            let _ = writeln!(s, ",{}", t.acked_bytes);
+        }
+        s
+    }
+
+    /// `port_trace.csv` text: one row per sample of a traced port.
+    pub fn port_trace_csv(&self) -> String {
+        let mut s = String::from("time_us,port,link,queue_bytes,tx_bytes,paused\n");
+        for t in &self.port_trace {
+            fmt_us(&mut s, Some(t.at));
+            let link = self.port_names.get(&t.port).map_or("", String::as_str);
+            let _ = writeln!(s, ",{},{link},{},{},{}", t.port, t.data_bytes, t.tx_bytes, t.paused as u8);
+        }
+        s
+    }
+
+    /// `acks.csv` text: every ACK of the logged flows.
+    pub fn acks_csv(&self) -> String {
+        let mut s = String::from("time_us,flow,rtt_us,ecn\n");
+        for &(at, c, rtt, ecn) in &self.acks {
+            fmt_us(&mut s, Some(at));
+            let _ = write!(s, ",{c},");
+            fmt_us(&mut s, Some(rtt));
+            let _ = writeln!(s, ",{}", ecn as u8);
+        }
+        s
+    }
+
+    /// `events.csv` text: drops and PFC pauses in time order.
+    pub fn events_csv(&self) -> String {
+        let mut s = String::from("time_us,event,link,flow\n");
+        for e in &self.events {
+            fmt_us(&mut s, Some(e.at));
+            let _ = write!(s, ",{},{},", e.kind, e.link);
+            if let Some(c) = e.conn {
+                let _ = write!(s, "{c}");
+            }
+            s.push('\n');
+        }
+        s
+    }
+
+    /// `summary.json` text.
+    pub fn summary_json(&self) -> String {
+        serde_json::to_string_pretty(&self.summary).unwrap_or_default() + "\n"
+    }
+
+    /// `pfc_ports.csv` text: every port that was paused (empty without PFC).
+    pub fn pfc_ports_csv(&self) -> String {
+        let mut s = String::from("link,pauses,paused_us\n");
+        for (link, n, t) in self.summary.pfc.iter().flat_map(|p| &p.ports) {
+            let _ = writeln!(s, "{link},{n},{t:.6}");
+        }
+        s
+    }
+
+    /// Writes `flows.csv`, `summary.json` and, where they have rows, `ccts.csv` (collective
+    /// workloads), `trace.csv`, `port_trace.csv`, `pfc_ports.csv`, `acks.csv`, `events.csv` and
+    /// `messages.csv` into `dir` (created if needed).
+    pub fn write(&self, dir: &Path) -> Result<()> {
+        let io = |e: std::io::Error, p: &Path| Error::Io { path: p.display().to_string(), message: e.to_string() };
+        std::fs::create_dir_all(dir).map_err(|e| io(e, dir))?;
+        let has_pfc_ports = self.summary.pfc.as_ref().is_some_and(|p| !p.ports.is_empty());
+        let files: [(&str, bool, fn(&Results) -> String); 9] = [
+            ("flows.csv", true, Results::flows_csv),
+            ("ccts.csv", !self.ccts.is_empty(), Results::ccts_csv),
+            ("trace.csv", !self.trace.is_empty(), Results::trace_csv),
+            ("port_trace.csv", !self.port_trace.is_empty(), Results::port_trace_csv),
+            ("pfc_ports.csv", has_pfc_ports, Results::pfc_ports_csv),
+            ("acks.csv", !self.acks.is_empty(), Results::acks_csv),
+            ("events.csv", !self.events.is_empty(), Results::events_csv),
+            ("messages.csv", !self.messages.is_empty(), Results::messages_csv),
+            ("summary.json", true, Results::summary_json),
+        ];
+        for (name, has_rows, text) in files {
+            if has_rows {
+                let p = dir.join(name);
+                std::fs::write(&p, text(self)).map_err(|e| io(e, &p))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::results::flows::tests::row;
+    use crate::results::Results;
+    use crate::scenario::Scenario;
+    use std::collections::BTreeSet;
+    use std::path::{Path, PathBuf};
+
+    /// Results of one 64 KiB flow each way between the two hosts of a 2-ToR leaf-spine.
+    fn run(extra: &str) -> Results {
+        let text = format!(
+            "[topology]\nkind = \"leaf_spine\"\ntors = 2\nhosts_per_tor = 1\nspines = 1\nlink_rate_gbps = 100\n\
+             [workload]\nkind = \"permutation\"\nflow_bytes = \"64KiB\"\n{extra}"
+        );
+        let setup = Scenario::from_toml(&text, &[]).unwrap().setup(Path::new(".")).unwrap();
+        crate::run(&setup, &mut |_| {}).unwrap()
+    }
+
+    /// A fresh, empty directory under the system's temporary folder.
+    fn temp_dir(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("fabricsim-results-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        d
+    }
+
+    fn files_in(d: &Path) -> BTreeSet<String> {
+        std::fs::read_dir(d).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect()
+    }
+
+    #[test]
+    fn flows_csv_header_and_rows() {
+        let mut r = run("");
+        r.flows = vec![row(7, 1_000_000, Some(4_000_001), 1_500_000), row(8, 0, None, 1)];
+        let csv = r.flows_csv();
+        let lines: Vec<&str> = csv.lines().collect();
+        assert_eq!(lines[0], "flow,src,dst,bytes,start_us,finish_us,fct_us,ideal_fct_us,slowdown,retransmits,trims,drops,ecn_acks,timeouts");
+        // FCT 3 000 001 ps; slowdown 3 000 001 / 1 500 000 = 2.0000007 -> 6 decimals.
+        assert_eq!(lines[1], "7,0,1,10000,1.000000,4.000001,3.000001,1.500000,2.000001,1,2,3,4,5");
+        // Unfinished: finish, FCT and slowdown empty.
+        assert_eq!(lines[2], "8,0,1,10000,0.000000,,,0.000001,,1,2,3,4,5");
+        assert_eq!(lines.len(), 3);
+        assert!(csv.ends_with('\n'));
+    }
+
+    #[test]
+    fn write_produces_exactly_the_expected_files() {
+        let d = temp_dir("plain");
+        let r = run("");
+        r.write(&d).unwrap();
+        assert_eq!(files_in(&d), BTreeSet::from(["flows.csv".to_string(), "summary.json".to_string()]));
+        assert_eq!(std::fs::read_to_string(d.join("flows.csv")).unwrap(), r.flows_csv());
+        assert_eq!(std::fs::read_to_string(d.join("summary.json")).unwrap(), r.summary_json());
+        let _ = std::fs::remove_dir_all(&d);
+
+        let d = temp_dir("logs");
+        let r = run("[run]\nmessage_log = true\nevent_log = true\ntrace_interval_us = 1\ntrace_ports = [\"tor1-host1\"]\nack_log_conns = [0]\n");
+        r.write(&d).unwrap();
+        let want = ["acks.csv", "flows.csv", "messages.csv", "port_trace.csv", "summary.json", "trace.csv"];
+        assert_eq!(files_in(&d), want.iter().map(|s| s.to_string()).collect());
+        assert_eq!(std::fs::read_to_string(d.join("messages.csv")).unwrap(), r.messages_csv());
+        let _ = std::fs::remove_dir_all(&d);
+    }
+}

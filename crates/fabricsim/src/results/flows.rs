@@ -1,0 +1,160 @@
+//! Per-flow rows (`flows.csv`): what the workload puts on each connection, when it started and
+//! finished, and its ideal completion time on an idle fabric.
+
+use crate::engine::Sim;
+use crate::units::{BitsPerSec, Time};
+use crate::workload::graph::TaskKind;
+use serde::Serialize;
+
+/// Outcome of one flow (one connection, which may carry several messages).
+#[derive(Clone, Debug, Serialize)]
+pub struct FlowResult {
+    /// Index in the workload (the connection id).
+    pub id: u32,
+    /// Sending host.
+    pub src: u32,
+    /// Receiving host.
+    pub dst: u32,
+    /// Payload bytes (of every message the workload puts on the connection).
+    pub bytes: u64,
+    /// Start time (ps): first message posted (or due, if none was).
+    pub start: Time,
+    /// Time the sender saw the last byte acknowledged (ps), if every message finished.
+    pub finish: Option<Time>,
+    /// Completion time on an idle fabric (ps): all wire bytes at the host rate plus the path's
+    /// remaining latency for the last packet and its ACK.
+    pub ideal_fct: Time,
+    /// Data packets retransmitted.
+    pub retransmits: u32,
+    /// Data packets trimmed in the fabric.
+    pub trims: u32,
+    /// Packets (data or ACK) dropped in the fabric.
+    pub drops: u32,
+    /// ACKs that echoed ECN.
+    pub ecn_acks: u32,
+    /// Retransmission timeouts.
+    pub timeouts: u32,
+}
+
+impl FlowResult {
+    /// Flow completion time (ps).
+    pub fn fct(&self) -> Option<Time> {
+        self.finish.map(|f| f - self.start)
+    }
+
+    /// FCT divided by the ideal FCT.
+    pub fn slowdown(&self) -> Option<f64> {
+        self.fct().map(|f| f as f64 / self.ideal_fct as f64)
+    }
+}
+
+/// What the workload puts on one connection, over all its messages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct ConnPlan {
+    /// Payload bytes.
+    pub bytes: u64,
+    /// Data packets (at least one per message).
+    pub pkts: u64,
+    /// Payload of the last message's last packet.
+    pub tail: u64,
+    /// Earliest due time of its messages (`Time::MAX` when it carries none).
+    pub due: Time,
+}
+
+impl ConnPlan {
+    /// Bytes on the wire: payload plus a `header` per packet.
+    pub fn wire_bytes(&self, header: u32) -> u64 {
+        self.bytes + self.pkts * header as u64
+    }
+}
+
+/// The plan of every connection of `sim`'s workload.
+pub(super) fn plan(sim: &Sim) -> Vec<ConnPlan> {
+    let mss = sim.tp.mss as u64;
+    let traffic = &sim.traffic;
+    let mut plan = vec![ConnPlan { bytes: 0, pkts: 0, tail: 0, due: Time::MAX }; traffic.conns.len()];
+    for &t in &traffic.sends {
+        let task = &traffic.tasks[t as usize];
+        if let TaskKind::Send { conn, bytes } = task.kind {
+            let p = &mut plan[conn as usize];
+            let pkts = bytes.div_ceil(mss).max(1);
+            p.bytes += bytes;
+            p.pkts += pkts;
+            p.tail = bytes - (pkts - 1) * mss;
+            p.due = p.due.min(task.not_before);
+        }
+    }
+    plan
+}
+
+/// One row per connection of `sim`.
+pub(super) fn rows(sim: &Sim, plan: &[ConnPlan]) -> Vec<FlowResult> {
+    let tp = sim.tp;
+    let mut flows = Vec::with_capacity(sim.conns.len());
+    for (i, c) in sim.conns.iter().enumerate() {
+        let p = &plan[i];
+        let host_rate = sim.ports[sim.fabric.host_port[c.src as usize] as usize].rate;
+        let hops = crate::engine::hop_count(&sim.fabric, c.src, c.dst) as u64;
+        let finished = c.idle() && c.size == p.bytes;
+        flows.push(FlowResult {
+            id: i as u32,
+            src: c.src,
+            dst: c.dst,
+            bytes: p.bytes,
+            start: if c.started { c.start } else { p.due },
+            finish: if finished { c.finish } else { None },
+            ideal_fct: ideal_fct(p, host_rate, tp.mss, tp.header, sim.path_rtt[i], hops),
+            retransmits: c.retransmits,
+            trims: c.trims,
+            drops: c.drops,
+            ecn_acks: c.ecn_acks,
+            timeouts: c.timeouts,
+        });
+    }
+    flows
+}
+
+/// Completion time on an idle fabric of a connection carrying `p`, sent at `host_rate` with
+/// `mss`-byte payloads and `header`-byte headers over `hops` links whose RTT with full packets
+/// is `path_rtt`.
+pub(super) fn ideal_fct(p: &ConnPlan, host_rate: BitsPerSec, mss: u32, header: u32, path_rtt: Time, hops: u64) -> Time {
+    let last = p.tail + header as u64;
+    let mtu = (mss + header) as u64;
+    let wire = (p.pkts - 1) * mtu + last;
+    // The path RTT counts one host-link serialization of a full packet; swap it for the
+    // whole flow's serialization, and count the last packet's size on the other hops.
+    host_rate.tx_time(wire) + path_rtt - hops * host_rate.tx_time(mtu) + (hops - 1) * host_rate.tx_time(last)
+}
+
+#[cfg(test)]
+pub(super) mod tests {
+    use super::{ideal_fct, ConnPlan, FlowResult};
+    use crate::units::BitsPerSec;
+
+    /// A flow row with the given times (ps) and counters 1..=5.
+    pub fn row(id: u32, start: u64, finish: Option<u64>, ideal_fct: u64) -> FlowResult {
+        FlowResult { id, src: 0, dst: 1, bytes: 10_000, start, finish, ideal_fct, retransmits: 1, trims: 2, drops: 3, ecn_acks: 4, timeouts: 5 }
+    }
+
+    #[test]
+    fn fct_and_slowdown_of_a_crafted_row() {
+        let f = row(0, 1_000_000, Some(4_000_000), 1_500_000);
+        assert_eq!(f.fct(), Some(3_000_000));
+        assert_eq!(f.slowdown(), Some(2.0));
+        let unfinished = row(0, 1_000_000, None, 1_500_000);
+        assert_eq!((unfinished.fct(), unfinished.slowdown()), (None, None));
+    }
+
+    #[test]
+    fn ideal_fct_of_a_three_packet_flow() {
+        // 10 000 B with 4032 B payloads: 3 packets, the last carrying 10 000 - 2 × 4032 = 1936 B
+        // (2000 B on the wire); 2 × 4096 + 2000 = 10 192 wire bytes.
+        let p = ConnPlan { bytes: 10_000, pkts: 3, tail: 1_936, due: 0 };
+        assert_eq!(p.wire_bytes(64), 10_192);
+        // At 100 Gb/s (10 ps a bit): the flow serializes in 815 360 ps; the path RTT of
+        // 9 331 200 ps counts one 4096 B serialization (327 680 ps) on each of 4 hops, replaced
+        // by the last packet's 160 000 ps on the 3 hops after the first:
+        // 815 360 + 9 331 200 - 4 × 327 680 + 3 × 160 000 = 9 315 840.
+        assert_eq!(ideal_fct(&p, BitsPerSec::from_gbps(100.0), 4032, 64, 9_331_200, 4), 9_315_840);
+    }
+}

@@ -1,0 +1,85 @@
+//! Optional logs: one row per message (`messages.csv`, `run.message_log`) and the drops and PFC
+//! pauses in time order (`events.csv`, `run.event_log`).
+
+use super::known;
+use crate::engine::Sim;
+use crate::scenario::Setup;
+use crate::units::Time;
+use crate::workload::graph::TaskKind;
+use serde::Serialize;
+
+/// One message (a row of `messages.csv`, written when `run.message_log` is set).
+#[derive(Clone, Debug, Serialize)]
+pub struct MessageRow {
+    /// Message id (order of creation in the workload).
+    pub id: u32,
+    /// Connection.
+    pub conn: u32,
+    /// Sending host.
+    pub src: u32,
+    /// Receiving host.
+    pub dst: u32,
+    /// Payload bytes.
+    pub bytes: u64,
+    /// When its dependencies were met and its gate let it through (ps).
+    pub posted: Option<Time>,
+    /// When its last byte was delivered in order at the receiver (ps).
+    pub delivered: Option<Time>,
+    /// When the sender saw it fully acknowledged (ps).
+    pub completed: Option<Time>,
+}
+
+/// One logged event (`events.csv`).
+#[derive(Clone, Debug)]
+pub struct EventRow {
+    /// When.
+    pub at: Time,
+    /// `drop` or `pause`.
+    pub kind: &'static str,
+    /// Port as `"NODE-NODE"`: for a drop the link the packet last crossed, for a pause the
+    /// link whose sender is paused.
+    pub link: String,
+    /// Connection of a dropped packet.
+    pub conn: Option<u32>,
+}
+
+/// One row per message when `run.message_log` is set, else none.
+pub(super) fn messages(sim: &Sim, setup: &Setup) -> Vec<MessageRow> {
+    if !setup.scenario.run.message_log {
+        return Vec::new();
+    }
+    let traffic = &sim.traffic;
+    let ts = &sim.tasks;
+    traffic
+        .sends
+        .iter()
+        .enumerate()
+        .map(|(id, &t)| {
+            let TaskKind::Send { conn, bytes } = traffic.tasks[t as usize].kind else { unreachable!("sends are messages") };
+            let c = traffic.conns[conn as usize];
+            MessageRow {
+                id: id as u32,
+                conn,
+                src: c.src,
+                dst: c.dst,
+                bytes,
+                posted: known(ts.fired_at[t as usize]),
+                delivered: known(ts.delivered_at[t as usize]),
+                completed: known(ts.completed_at[t as usize]),
+            }
+        })
+        .collect()
+}
+
+/// The logged drops and pauses, in time order (drops first among equal times).
+pub(super) fn events(sim: &Sim) -> Vec<EventRow> {
+    let mut events: Vec<EventRow> = sim
+        .tracer
+        .drops
+        .iter()
+        .map(|&(at, port, conn)| EventRow { at, kind: "drop", link: sim.fabric.link_name(port), conn: Some(conn) })
+        .chain(sim.pfc.log.iter().map(|&(at, port, _)| EventRow { at, kind: "pause", link: sim.fabric.link_name(port), conn: None }))
+        .collect();
+    events.sort_by_key(|e| e.at);
+    events
+}

@@ -1,0 +1,305 @@
+//! `summary.json`: the [`Summary`] of a run (fabric, flow and collective figures, packet
+//! counters, queue profiles, PFC figures, invariant violations, wall-clock performance) and
+//! its assembly.
+
+use super::collectives::{self, CctResult, CollectiveSummary};
+use super::flows::{ConnPlan, FlowResult};
+use super::stats::{rtt_stats, Stats};
+use super::{bounds, invariants, us};
+use crate::engine::{Counters, Sim};
+use crate::scenario::Setup;
+use serde::Serialize;
+
+/// Packet counters as reported.
+#[derive(Clone, Debug, Serialize)]
+pub struct PacketCounts {
+    /// Data packets sent (including retransmissions).
+    pub data_sent: u64,
+    /// Retransmissions.
+    pub retransmitted: u64,
+    /// Data packets dropped.
+    pub dropped: u64,
+    /// Data packets trimmed.
+    pub trimmed: u64,
+    /// Data packets ECN-marked.
+    pub ecn_marked: u64,
+    /// ACKs sent.
+    pub acks: u64,
+    /// NACKs sent.
+    pub nacks: u64,
+    /// Control packets (ACK/NACK/header) dropped.
+    pub control_dropped: u64,
+    /// Retransmission timeouts.
+    pub timeouts: u64,
+    /// Packet transmissions on links (all kinds, all hops).
+    pub packet_hops: u64,
+    /// Data packets dropped for lack of buffer (tail drop or PFC headroom overflow).
+    pub buffer_drops: u64,
+    /// Congestion notification packets sent (DCQCN).
+    pub cnps: u64,
+    /// Sequence NACKs sent (RoCE go-back-N / selective NACK).
+    pub seq_nacks: u64,
+    /// Out-of-order data packets discarded by go-back-N receivers.
+    pub discarded_out_of_order: u64,
+    /// Loss probes sent (STrack).
+    pub probes: u64,
+    /// Recoveries started by the out-of-order count (STrack).
+    pub ooo_recoveries: u64,
+    /// Recoveries started by a probe answer (STrack).
+    pub probe_recoveries: u64,
+}
+
+impl From<&Counters> for PacketCounts {
+    fn from(c: &Counters) -> Self {
+        PacketCounts {
+            data_sent: c.data_sent,
+            retransmitted: c.data_retransmitted,
+            dropped: c.data_dropped,
+            trimmed: c.data_trimmed,
+            ecn_marked: c.ecn_marked,
+            acks: c.acks_sent,
+            nacks: c.nacks_sent,
+            control_dropped: c.control_dropped + c.headers_dropped,
+            timeouts: c.timeouts,
+            packet_hops: c.packet_hops,
+            buffer_drops: c.buffer_drops,
+            cnps: c.cnps_sent,
+            seq_nacks: c.seq_nacks_sent,
+            discarded_out_of_order: 0,
+            probes: c.probes_sent,
+            ooo_recoveries: c.ooo_recoveries,
+            probe_recoveries: c.probe_recoveries,
+        }
+    }
+}
+
+/// Run performance (the only fields that differ between identical runs).
+#[derive(Clone, Debug, Serialize)]
+pub struct Performance {
+    /// Wall-clock seconds of the simulation loop.
+    pub wall_seconds: f64,
+    /// Events per wall second.
+    pub events_per_second: f64,
+    /// Packet-hops per wall second.
+    pub packet_hops_per_second: f64,
+    /// Peak resident memory of the process (bytes), where the OS reports it.
+    pub peak_rss_bytes: Option<u64>,
+}
+
+/// `summary.json`.
+#[derive(Clone, Debug, Serialize)]
+pub struct Summary {
+    /// Scenario name.
+    pub name: String,
+    /// Master seed.
+    pub seed: u64,
+    /// The fabric.
+    pub fabric: String,
+    /// Hosts.
+    pub hosts: u32,
+    /// Switches.
+    pub switches: u32,
+    /// Cables failed at build time (`[topology.failures]`), e.g. `"tor3-spine7"`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub failed_links: Vec<String>,
+    /// Base RTT of the longest path (µs).
+    pub base_rtt_us: f64,
+    /// BDP of the longest path (bytes).
+    pub bdp_bytes: u64,
+    /// Flows in the workload.
+    pub flows: u32,
+    /// Flows that finished.
+    pub flows_finished: u32,
+    /// Whether the run stopped at `run.end_time_us` with flows unfinished.
+    pub stopped_at_end_time: bool,
+    /// When the livelock guard (`run.stall_limit_us`) stopped the run: the last time payload
+    /// was acknowledged, in µs.
+    pub stalled_since_us: Option<f64>,
+    /// From the first flow start to the last flow finish (µs).
+    pub completion_time_us: f64,
+    /// Lower bound of that: the latest per-flow ideal finish, or the busiest host link's bytes at
+    /// line rate plus the longest base RTT, whichever is later (µs).
+    pub ideal_completion_time_us: f64,
+    /// FCT distribution (µs).
+    pub fct_us: Stats,
+    /// Slowdown (FCT / ideal FCT) distribution.
+    pub slowdown: Stats,
+    /// Collective completion times (collective workloads only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub collectives: Option<CollectiveSummary>,
+    /// Packet counters.
+    pub packets: PacketCounts,
+    /// Events processed.
+    pub events: u64,
+    /// Most packets alive at once.
+    pub peak_packets_in_pool: usize,
+    /// Round-trip time of ACKed data packets (µs; percentiles at 0.13 µs resolution).
+    pub ack_rtt_us: Stats,
+    /// Data packets that reached their receiver more than once (spurious retransmissions).
+    pub duplicate_data_packets: u64,
+    /// Deepest data queue seen at any switch port (bytes) and the buffer limit.
+    pub max_queue_bytes: u64,
+    /// Data buffer per switch port (bytes): that of `[switch]`, the default profile.
+    pub buffer_bytes: u64,
+    /// Every queue profile and the ports using it, when `[switch.ports.*]` or
+    /// `[[switch.by_link_rate]]` made more than one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub queue_profiles: Option<Vec<QueueProfile>>,
+    /// Priority flow control figures (PFC runs only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pfc: Option<PfcSummary>,
+    /// Invariant violations (empty when the run is sound).
+    pub invariant_violations: Vec<String>,
+    /// Wall-clock figures.
+    pub performance: Performance,
+    /// The resolved scenario: rerunning it reproduces this run.
+    pub scenario: serde_json::Value,
+}
+
+/// One resolved queue profile (`summary.json` `queue_profiles`).
+#[derive(Clone, Debug, Serialize)]
+pub struct QueueProfile {
+    /// The ports using it, as `class@rate` (`"tor_down@400G, tor_up@400G"`); empty for the
+    /// `[switch]` profile when no switch port keeps it.
+    pub ports: String,
+    /// How many switch ports use it.
+    pub port_count: u32,
+    /// Data buffer (bytes).
+    pub buffer_bytes: u64,
+    /// ECN marking on.
+    pub ecn: bool,
+    /// Kmin (bytes).
+    pub kmin_bytes: u64,
+    /// Kmax (bytes).
+    pub kmax_bytes: u64,
+    /// Marking probability at Kmax.
+    pub pmax: f64,
+    /// `"enqueue"` or `"dequeue"`.
+    pub mark_at: &'static str,
+    /// Trimming on.
+    pub trimming: bool,
+}
+
+impl QueueProfile {
+    /// Profile `i` of `t`.
+    pub fn of(t: &crate::net::qdisc::QdiscTable, i: usize) -> Self {
+        let q = &t.profiles[i];
+        QueueProfile {
+            ports: t.labels[i].clone(),
+            port_count: t.switch_ports[i],
+            buffer_bytes: q.buffer_bytes,
+            ecn: q.ecn,
+            kmin_bytes: q.kmin_bytes,
+            kmax_bytes: q.kmax_bytes,
+            pmax: q.pmax,
+            mark_at: match q.mark_at {
+                crate::net::qdisc::MarkAt::Enqueue => "enqueue",
+                crate::net::qdisc::MarkAt::Dequeue => "dequeue",
+            },
+            trimming: q.trimming,
+        }
+    }
+}
+
+/// PFC figures of a run.
+#[derive(Clone, Debug, Serialize)]
+pub struct PfcSummary {
+    /// PAUSE frames sent by switches.
+    pub pause_frames: u64,
+    /// Ports that were ever paused.
+    pub ports_paused: u32,
+    /// Paused time summed over ports (µs).
+    pub paused_time_us: f64,
+    /// Longest total paused time of one port (µs) and that port.
+    pub max_port_paused_us: f64,
+    /// The port paused longest, as `"NODE-NODE"`.
+    pub max_paused_port: String,
+    /// Most bytes any switch buffered at once.
+    pub max_switch_buffer_bytes: u64,
+    /// Data packets dropped because headroom overflowed (must be 0: lossless).
+    pub headroom_overflow_drops: u64,
+    /// Every port that was paused: (`"NODE-NODE"`, PAUSE frames received, paused µs); written
+    /// as `pfc_ports.csv`.
+    #[serde(skip)]
+    pub ports: Vec<(String, u32, f64)>,
+}
+
+/// Peak resident set size of this process (Linux `VmHWM`), if available.
+pub fn peak_rss_bytes() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// The summary of `sim`'s run (set up as `setup`, which took `wall_seconds`), with `flows`
+/// (planned as `plan`) and `ccts` already collected.
+pub(super) fn assemble(sim: &Sim, setup: &Setup, flows: &[FlowResult], plan: &[ConnPlan], ccts: &[CctResult], wall_seconds: f64) -> Summary {
+    let mut fct: Vec<f64> = flows.iter().filter_map(|f| f.fct()).map(us).collect();
+    let mut slow: Vec<f64> = flows.iter().filter_map(|f| f.slowdown()).collect();
+    let first_start = flows.iter().map(|f| f.start).min().unwrap_or(0);
+    let last_finish = flows.iter().filter_map(|f| f.finish).max().unwrap_or(first_start);
+    let ideal_completion = bounds::ideal_completion(sim, setup, flows, plan, first_start);
+    let mut packets = PacketCounts::from(&sim.c);
+    packets.discarded_out_of_order = sim.conns.iter().map(|c| c.rcv_discarded as u64).sum();
+    let hops = sim.c.packet_hops;
+    Summary {
+        name: setup.scenario.name.clone(),
+        seed: setup.scenario.seed,
+        fabric: sim.fabric.description.clone(),
+        hosts: sim.fabric.hosts,
+        switches: sim.fabric.switches(),
+        failed_links: sim.fabric.failures.iter().map(|l| sim.fabric.link_name(l.up)).collect(),
+        base_rtt_us: us(setup.base_rtt),
+        bdp_bytes: setup.bdp_bytes,
+        flows: flows.len() as u32,
+        flows_finished: flows.iter().filter(|f| f.finish.is_some()).count() as u32,
+        stopped_at_end_time: sim.stopped_early,
+        stalled_since_us: sim.stalled.map(|(since, _)| us(since)),
+        completion_time_us: us(last_finish - first_start),
+        ideal_completion_time_us: us(ideal_completion),
+        fct_us: Stats::of(&mut fct),
+        slowdown: Stats::of(&mut slow),
+        collectives: collectives::summary(ccts),
+        packets,
+        events: sim.c.events,
+        peak_packets_in_pool: sim.pool.high_water(),
+        ack_rtt_us: rtt_stats(&sim.rtt_hist),
+        duplicate_data_packets: sim.conns.iter().map(|c| c.rcv_duplicates as u64).sum(),
+        max_queue_bytes: sim.ports.iter().map(|p| p.max_data_bytes).max().unwrap_or(0),
+        pfc: sim.pfc.on.then(|| pfc_summary(sim)),
+        buffer_bytes: setup.qdisc.profiles[0].buffer_bytes,
+        queue_profiles: (setup.qdisc.profiles.len() > 1).then(|| (0..setup.qdisc.profiles.len()).map(|i| QueueProfile::of(&setup.qdisc, i)).collect()),
+        invariant_violations: invariants::check(sim, setup),
+        performance: Performance {
+            wall_seconds,
+            events_per_second: sim.c.events as f64 / wall_seconds.max(1e-9),
+            packet_hops_per_second: hops as f64 / wall_seconds.max(1e-9),
+            peak_rss_bytes: peak_rss_bytes(),
+        },
+        scenario: serde_json::to_value(&setup.scenario).unwrap_or(serde_json::Value::Null),
+    }
+}
+
+/// PFC figures of `sim`.
+fn pfc_summary(sim: &Sim) -> PfcSummary {
+    // A port still paused at the end counts its open pause up to the final time.
+    let paused = |p: &crate::net::port::PortState| p.paused_total + if p.paused { sim.now - p.paused_since } else { 0 };
+    let (max_port, max_t) = sim.ports.iter().enumerate().map(|(i, p)| (i, paused(p))).max_by_key(|&(i, t)| (t, std::cmp::Reverse(i))).unwrap_or((0, 0));
+    PfcSummary {
+        pause_frames: sim.pfc.ingress.iter().map(|i| i.pauses_sent as u64).sum(),
+        ports_paused: sim.ports.iter().filter(|p| p.pauses_received > 0).count() as u32,
+        paused_time_us: us(sim.ports.iter().map(paused).sum()),
+        max_port_paused_us: us(max_t),
+        max_paused_port: if max_t > 0 { sim.fabric.link_name(max_port as u32) } else { String::new() },
+        max_switch_buffer_bytes: sim.pfc.switches.iter().map(|b| b.max_used).max().unwrap_or(0),
+        headroom_overflow_drops: sim.pfc.overflow_drops,
+        ports: sim
+            .ports
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.pauses_received > 0)
+            .map(|(i, p)| (sim.fabric.link_name(i as u32), p.pauses_received, us(paused(p))))
+            .collect(),
+    }
+}
