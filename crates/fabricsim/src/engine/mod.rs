@@ -2,10 +2,13 @@
 //!
 //! [`Sim`] owns every piece of state in flat arrays (ports, hosts, connections, the packet
 //! pool) and one event queue. The loop pops the earliest event and dispatches on its kind with
-//! a `match`; each element's handlers live beside the element (`net/port.rs`, `net/switch.rs`,
-//! `net/nic.rs`, `transport/sender.rs`, `transport/receiver.rs`) as `impl Sim` blocks. There
-//! is no global state: two `Sim`s can run side by side.
+//! a `match`; each element's handlers are `impl Sim` blocks under [`glue`] (`glue/port.rs`,
+//! `glue/switch.rs`, `glue/nic.rs`, `glue/pfc.rs`, `glue/sender.rs`, `glue/receiver.rs`,
+//! `glue/credit.rs`), while the elements' state and pure logic live in [`crate::net`] and
+//! [`crate::transport`], which know nothing of `Sim`. There is no global state: two `Sim`s can
+//! run side by side.
 
+mod glue;
 pub mod queue;
 mod reroute;
 pub mod tasks;
