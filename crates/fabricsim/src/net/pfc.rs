@@ -27,7 +27,7 @@
 
 use crate::error::{Error, Result};
 use crate::ids::{NodeId, PortId};
-use crate::scenario::ByteSize;
+use crate::units::ByteSize;
 use crate::topo::Fabric;
 use crate::units::Time;
 use serde::{Deserialize, Serialize};

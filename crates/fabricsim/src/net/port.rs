@@ -12,7 +12,7 @@
 
 use crate::ids::{NodeId, PktId};
 use crate::rng::Rng;
-use crate::topo::PortSpec;
+use crate::topo::{Fabric, PortSpec};
 use crate::units::{BitsPerSec, Time};
 use std::collections::VecDeque;
 
@@ -107,6 +107,19 @@ impl PortState {
             drops: 0,
             trims: 0,
             marks: 0,
+        }
+    }
+}
+
+/// Applies a fabric's static failures to the engine's port state: removed cables go down,
+/// degraded cables slow down.
+pub(crate) fn apply_failures(fabric: &Fabric, ports: &mut [PortState]) {
+    for l in &fabric.failures {
+        for p in [l.up, l.down] {
+            match l.rate {
+                None => ports[p as usize].up = false,
+                Some(r) => ports[p as usize].rate = r,
+            }
         }
     }
 }

@@ -5,6 +5,7 @@
 //! ones; every value is range-checked here, before anything runs or any file is written.
 
 mod queues;
+mod topology;
 mod values;
 
 pub use queues::{PortRules, QueueRule};
@@ -443,7 +444,7 @@ impl Scenario {
 
     fn build_topology(&self) -> Result<Fabric> {
         let t = &self.topology;
-        let shape = leaf_spine::shape_of(t)?;
+        let shape = topology::leaf_spine_shape(t)?;
         let base = rate("topology.link_rate_gbps", t.link_rate_gbps)?;
         let pick = |key: &str, v: Option<f64>| -> Result<BitsPerSec> { v.map(|g| rate(key, g)).unwrap_or(Ok(base)) };
         let lat = nanos("topology.link_latency_ns", t.link_latency_ns)?;

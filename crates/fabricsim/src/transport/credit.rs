@@ -31,7 +31,7 @@
 
 use crate::error::{Error, Result};
 use crate::ids::ConnId;
-use crate::scenario::NoParams;
+use crate::scheme::NoParams;
 use crate::units::Time;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
