@@ -19,6 +19,11 @@
 //!
 //! Adding a scheme is therefore one new file implementing the family's trait and [`Scheme`],
 //! plus one row in the family's `scheme_family!` invocation (see CONTRIBUTING.md).
+//!
+//! The parameter helpers both macros use live here too, so that every layer can declare schemes
+//! without reaching up to `scenario` (which re-exports them): [`deserialize_params`] (keeps the
+//! path of a bad key), [`NoParams`] (a scheme without parameters) and `tagged_config!` (the
+//! same tag-keyed deserializer for selections that are not a `scheme_family!`, e.g. workloads).
 
 use crate::error::{Error, Result};
 use serde::de::DeserializeOwned;
