@@ -2,17 +2,25 @@
 //!
 //! A packet-level, discrete-event simulator of the networks inside AI/ML training clusters.
 //!
-//! Layers, bottom up (start reading at [`engine`]):
-//! - [`units`], [`ids`], [`rng`]: integer picosecond time, dense ids, seeded random streams.
-//! - [`engine`]: the [`engine::Sim`] context and its event loop; [`engine::queue`] the event queue.
-//! - [`net`]: packets and their pool, output ports with their queue discipline, switches, NICs.
+//! Layers, bottom up (start reading at [`engine`]); a module uses only modules of the layers
+//! before it, so the top-level modules form no import circle:
+//! - [`units`], [`ids`], [`rng`], [`error`], [`hint`]: integer picosecond time and byte counts,
+//!   dense ids, seeded random streams, errors, cache prefetch hints.
+//! - [`scheme`]: the shape of a pluggable scheme ([`scheme::Scheme`]), the `scheme_family!` and
+//!   `tagged_config!` macros and the parameter helpers they use.
 //! - [`topo`]: fat trees and leaf-spines as dense arrays, static uplink failures, and equal-cost
 //!   routing tables.
+//! - [`net`]: packets and their pool, output port state with its queue discipline, switch path
+//!   selection, PFC accounting, host NIC schedulers.
 //! - [`transport`]: connections, loss recovery ([`transport::recovery`]), congestion control
-//!   ([`transport::cc`]) and host path selection ([`transport::lb`]), each scheme one file
-//!   behind a small trait.
-//! - [`workload`]: permutation, incast, all-to-all, flow lists.
+//!   ([`transport::cc`]), host path selection ([`transport::lb`]), message gates and credits,
+//!   each scheme one file behind a small trait.
+//! - [`workload`]: permutation, incast, all-to-all, flow lists, collectives.
 //! - [`scenario`]: TOML scenarios with defaults, validation and overrides.
+//! - [`engine`]: the [`engine::Sim`] context and its event loop ([`engine::queue`] the event
+//!   queue), with the `impl Sim` glue (`engine/glue/`) that hands events to the state of
+//!   [`net`] and [`transport`].
+//! - [`registry`]: every scheme family, for listings.
 //! - [`results`]: per-flow rows, summary and invariant checks.
 //!
 //! Entry point: [`scenario::load`] (or [`scenario::Scenario::from_toml`] + `setup`) gives a
@@ -22,6 +30,7 @@
 
 pub mod engine;
 pub mod error;
+pub mod hint;
 pub mod ids;
 pub mod net;
 pub mod registry;

@@ -8,11 +8,11 @@ use crate::scheme::{Family, SchemeRow};
 
 /// Topologies (`topology.kind`); their parameters are the `[topology]` keys (README).
 const TOPOLOGIES: &[SchemeRow] = &[
-    crate::scheme::plain_row::<crate::scenario::NoParams>(
+    crate::scheme::plain_row::<crate::scheme::NoParams>(
         "fat_tree",
         "3-tier k-ary fat tree: k³/4 hosts; oversubscription at the ToR or aggregation tier",
     ),
-    crate::scheme::plain_row::<crate::scenario::NoParams>(
+    crate::scheme::plain_row::<crate::scheme::NoParams>(
         "leaf_spine",
         "2-tier leaf-spine of radix K: K ToRs × K/2 hosts, K/(2r) spines; or explicit tors/hosts_per_tor/spines",
     ),

@@ -1,4 +1,4 @@
-//! The shape of a pluggable scheme and of a family of them; [`crate::registry`] lists every
+//! The shape of a pluggable scheme and of a family of them; the `registry` module lists every
 //! family (congestion controls, host path selectors, message gates, credit schemes, loss-recovery
 //! modes, workloads and topologies).
 //!
@@ -19,6 +19,11 @@
 //!
 //! Adding a scheme is therefore one new file implementing the family's trait and [`Scheme`],
 //! plus one row in the family's `scheme_family!` invocation (see CONTRIBUTING.md).
+//!
+//! The parameter helpers both macros use live here too, so that every layer can declare schemes
+//! without reaching up to `scenario` (which re-exports them): [`deserialize_params`] (keeps the
+//! path of a bad key), [`NoParams`] (a scheme without parameters) and `tagged_config!` (the
+//! same tag-keyed deserializer for selections that are not a `scheme_family!`, e.g. workloads).
 
 use crate::error::{Error, Result};
 use serde::de::DeserializeOwned;
@@ -322,7 +327,7 @@ macro_rules! scheme_family {
                     None => return Err(D::Error::custom(format!("missing `name` (the {}); allowed: {allowed}", $what))),
                 };
                 $( if name == <$Ty as $crate::scheme::Scheme<$Ctx>>::NAME {
-                    return $crate::scenario::deserialize_params(table).map($Config::$Variant);
+                    return $crate::scheme::deserialize_params(table).map($Config::$Variant);
                 } )+
                 Err(D::Error::custom(format!("unknown {} `{name}`; allowed: {allowed}", $what)))
             }
@@ -334,6 +339,58 @@ macro_rules! scheme_family {
             ($self_:ident, $c:ident => $e:expr) => {
                 match $self_ { $( $Any::$Variant($c) => $e, )+ }
             };
+        }
+    };
+}
+
+/// Deserializes a scheme's parameter table, keeping the path of a bad key in the message
+/// (serde's internally tagged enums would lose it).
+pub fn deserialize_params<T: serde::de::DeserializeOwned, E: serde::de::Error>(table: toml::Table) -> std::result::Result<T, E> {
+    serde_path_to_error::deserialize(toml::Value::Table(table)).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        if path == "." {
+            E::custom(inner)
+        } else {
+            E::custom(format!("`{path}`: {inner}"))
+        }
+    })
+}
+
+/// The parameters of a scheme that has none (e.g. `gate = "none"`): an empty table that still
+/// rejects unknown keys.
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NoParams {}
+
+/// Implements `Deserialize` for a scheme-selection enum whose variants are chosen by a tag key
+/// (`name = "fixed"`, `kind = "incast"`) and hold that scheme's parameter struct. Errors name
+/// the offending parameter and list the registered schemes.
+#[macro_export]
+macro_rules! tagged_config {
+    ($ty:ident, $tag:literal, $what:literal, { $($name:literal => $variant:ident($params:ty)),+ $(,)? }) => {
+        impl<'de> serde::Deserialize<'de> for $ty {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+                use serde::de::Error as _;
+                let allowed = [$(concat!("`", $name, "`")),+].join(", ");
+                let mut table = <toml::Table as serde::Deserialize>::deserialize(d)?;
+                let name = match table.remove($tag) {
+                    Some(toml::Value::String(s)) => s,
+                    Some(other) => {
+                        return Err(D::Error::custom(format!(
+                            "`{}` must be a string naming the {}, found {}; allowed: {allowed}",
+                            $tag,
+                            $what,
+                            other.type_str()
+                        )))
+                    }
+                    None => return Err(D::Error::custom(format!("missing `{}` (the {}); allowed: {allowed}", $tag, $what))),
+                };
+                match name.as_str() {
+                    $($name => $crate::scheme::deserialize_params::<$params, D::Error>(table).map($ty::$variant),)+
+                    other => Err(D::Error::custom(format!("unknown {} `{other}`; allowed: {allowed}", $what))),
+                }
+            }
         }
     };
 }

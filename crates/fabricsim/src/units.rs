@@ -1,9 +1,12 @@
-//! Units of the simulation: integer picosecond time, bytes and bit rates.
+//! Units of the simulation: integer picosecond time, bytes (and byte counts as scenarios write
+//! them, `"2MiB"`) and bit rates.
 //!
 //! Everything that decides *when* an event happens is an integer so that runs are exactly
 //! reproducible on every platform. Serialization times are computed with 128-bit intermediates
 //! and rounded up, so a packet never leaves a port earlier than physics allows.
 
+use serde::de::{self, Visitor};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 
 /// Simulated time or duration in picoseconds.
@@ -60,6 +63,58 @@ impl fmt::Display for ShowTime {
         } else {
             write!(f, "{:.3} ns", t as f64 / NS as f64)
         }
+    }
+}
+
+/// A byte count: an integer, or a string with a unit (`"64KiB"`, `"2MiB"`, `"1MB"`, `"4096B"`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ByteSize(pub u64);
+
+/// Parses `"2MiB"`-style sizes.
+pub fn parse_bytes(s: &str) -> Option<u64> {
+    let s = s.trim();
+    let split = s.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
+    let n: f64 = num.parse().ok()?;
+    let mult: u64 = match unit.trim() {
+        "" | "B" => 1,
+        "KB" | "kB" => 1_000,
+        "MB" => 1_000_000,
+        "GB" => 1_000_000_000,
+        "KiB" => 1 << 10,
+        "MiB" => 1 << 20,
+        "GiB" => 1 << 30,
+        _ => return None,
+    };
+    let v = n * mult as f64;
+    (v.fract() == 0.0 && v >= 0.0).then_some(v as u64)
+}
+
+impl Serialize for ByteSize {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_u64(self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for ByteSize {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = ByteSize;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a byte count: a non-negative integer or a string like \"64KiB\", \"2MiB\", \"1MB\"")
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> std::result::Result<ByteSize, E> {
+                Ok(ByteSize(v))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> std::result::Result<ByteSize, E> {
+                u64::try_from(v).map(ByteSize).map_err(|_| E::invalid_value(de::Unexpected::Signed(v), &self))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> std::result::Result<ByteSize, E> {
+                parse_bytes(v).map(ByteSize).ok_or_else(|| E::invalid_value(de::Unexpected::Str(v), &self))
+            }
+        }
+        d.deserialize_any(V)
     }
 }
 

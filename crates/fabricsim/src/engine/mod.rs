@@ -2,16 +2,20 @@
 //!
 //! [`Sim`] owns every piece of state in flat arrays (ports, hosts, connections, the packet
 //! pool) and one event queue. The loop pops the earliest event and dispatches on its kind with
-//! a `match`; each element's handlers live beside the element (`net/port.rs`, `net/switch.rs`,
-//! `net/nic.rs`, `transport/sender.rs`, `transport/receiver.rs`) as `impl Sim` blocks. There
-//! is no global state: two `Sim`s can run side by side.
+//! a `match`; each element's handlers are `impl Sim` blocks under `glue` (`glue/port.rs`,
+//! `glue/switch.rs`, `glue/nic.rs`, `glue/pfc.rs`, `glue/sender.rs`, `glue/receiver.rs`,
+//! `glue/credit.rs`), while the elements' state and pure logic live in [`crate::net`] and
+//! [`crate::transport`], which know nothing of `Sim`. There is no global state: two `Sim`s can
+//! run side by side.
 
+mod glue;
 pub mod queue;
 mod reroute;
 pub mod tasks;
 pub mod trace;
 
 use crate::error::Result;
+pub use crate::hint::prefetch;
 use crate::ids::NodeId;
 use crate::net::nic::HostState;
 use crate::net::packet::PacketPool;
@@ -202,7 +206,7 @@ impl Sim {
                 PortState::new(spec, is_nic, to_switch, fabric.switch_latency, Rng::stream(seed, "port", i as u64))
             })
             .collect();
-        crate::topo::failures::apply_to_ports(&fabric, &mut ports);
+        crate::net::port::apply_failures(&fabric, &mut ports);
         for (ps, &q) in ports.iter_mut().zip(&setup.qdisc.port_profile) {
             ps.qdisc = q;
         }
@@ -465,18 +469,6 @@ impl Sim {
     pub fn fabric(&self) -> &Fabric {
         &self.fabric
     }
-}
-
-/// Asks the CPU to start loading the cache line holding `*r` (a hint; no effect on results).
-#[inline(always)]
-pub fn prefetch<T>(r: &T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: prefetching is a hint that never faults, and the pointer comes from a reference.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch(r as *const T as *const i8, std::arch::x86_64::_MM_HINT_T0);
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = r;
 }
 
 /// Links on the path from host `src` to host `dst`.

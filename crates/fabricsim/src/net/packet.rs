@@ -132,7 +132,7 @@ impl PacketPool {
     #[inline]
     pub fn prefetch(&self, id: PktId) {
         if let Some(p) = self.slots.get(id as usize) {
-            crate::engine::prefetch(p);
+            crate::hint::prefetch(p);
         }
     }
 

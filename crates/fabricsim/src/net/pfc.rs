@@ -21,12 +21,13 @@
 //!
 //! Accounting is keyed by the upstream egress port (one per cable direction), which identifies
 //! the (switch, ingress port) pair exactly.
+//!
+//! This file holds the configuration and the accounting; the admission, release and frame
+//! handlers are in `engine/glue/pfc.rs`.
 
-use crate::engine::queue::EventKind;
-use crate::engine::Sim;
 use crate::error::{Error, Result};
 use crate::ids::{NodeId, PortId};
-use crate::scenario::ByteSize;
+use crate::units::ByteSize;
 use crate::topo::Fabric;
 use crate::units::Time;
 use serde::{Deserialize, Serialize};
@@ -133,7 +134,7 @@ pub struct PfcState {
 }
 
 /// One PFC frame's time on the wire.
-const FRAME_BYTES: u64 = 64;
+pub(crate) const FRAME_BYTES: u64 = 64;
 
 impl PfcConfig {
     /// Validates and builds the run-time state for `fabric` with `mtu`-byte packets.
@@ -222,7 +223,7 @@ impl PfcState {
     /// Charges a `size`-byte data packet arriving at switch `sw` from upstream port `up`.
     /// Returns `(admitted, send_pause)`.
     #[inline]
-    fn admit(&mut self, sw: usize, up: usize, size: u64) -> (bool, bool) {
+    pub(crate) fn admit(&mut self, sw: usize, up: usize, size: u64) -> (bool, bool) {
         let t = self.threshold(&self.switches[sw]);
         let b = &mut self.switches[sw];
         let ing = &mut self.ingress[up];
@@ -250,7 +251,7 @@ impl PfcState {
     /// Releases a `size`-byte packet that entered switch `sw` from upstream port `up` and is
     /// leaving. Returns whether to send RESUME.
     #[inline]
-    fn release(&mut self, sw: usize, up: usize, size: u64) -> bool {
+    pub(crate) fn release(&mut self, sw: usize, up: usize, size: u64) -> bool {
         let b = &mut self.switches[sw];
         let ing = &mut self.ingress[up];
         let from_headroom = ing.headroom.min(size);
@@ -275,58 +276,3 @@ impl PfcState {
     }
 }
 
-impl Sim {
-    /// PFC admission of data packet `size` bytes arriving at switch `sw` over upstream port
-    /// `up`. Returns false if the packet must be dropped (headroom overflow).
-    #[inline]
-    pub(crate) fn pfc_admit(&mut self, sw: NodeId, up: PortId, size: u64) -> bool {
-        let s = (sw - self.fabric.hosts) as usize;
-        let (ok, pause) = self.pfc.admit(s, up as usize, size);
-        if !ok {
-            self.pfc.overflow_drops += 1;
-            return false;
-        }
-        if pause {
-            self.send_pfc_frame(up, true);
-        }
-        true
-    }
-
-    /// PFC release of a data packet leaving switch `sw` that came in over upstream port `up`.
-    #[inline]
-    pub(crate) fn pfc_release(&mut self, sw: NodeId, up: PortId, size: u64) {
-        let s = (sw - self.fabric.hosts) as usize;
-        if self.pfc.release(s, up as usize, size) {
-            self.send_pfc_frame(up, false);
-        }
-    }
-
-    /// Sends PAUSE (`pause`) or RESUME to upstream port `up`; it acts one propagation delay
-    /// plus one frame time later.
-    fn send_pfc_frame(&mut self, up: PortId, pause: bool) {
-        let spec = &self.fabric.ports[up as usize];
-        let delay = spec.latency + spec.rate.tx_time(FRAME_BYTES);
-        if self.pfc.log_on && pause {
-            self.pfc.log.push((self.now, up, pause));
-        }
-        self.q.push(self.now + delay, EventKind::Pfc, up << 1 | pause as u32);
-    }
-
-    /// A PAUSE or RESUME frame reached upstream port `id >> 1`.
-    pub(crate) fn on_pfc_frame(&mut self, id: u32) {
-        let (port, pause) = (id >> 1, id & 1 == 1);
-        let now = self.now;
-        let ps = &mut self.ports[port as usize];
-        if pause {
-            if !ps.paused {
-                ps.paused = true;
-                ps.paused_since = now;
-                ps.pauses_received += 1;
-            }
-        } else if ps.paused {
-            ps.paused = false;
-            ps.paused_total += now - ps.paused_since;
-            self.port_kick(port);
-        }
-    }
-}

@@ -6,13 +6,13 @@
 //! transmitted packet gets one `Arrive` event at the far end, after serialization, propagation
 //! and (for a switch) the forwarding latency. A host's NIC port has no data queue: it pulls the
 //! next data packet from the host's connection scheduler when it is free (see `nic.rs`).
+//!
+//! This file holds the port's state; its handlers (kick, start, drop) are in
+//! `engine/glue/port.rs`.
 
-use crate::engine::queue::EventKind;
-use crate::engine::Sim;
-use crate::ids::{NodeId, PktId, PortId};
-use crate::net::packet::{PktKind, F_CE, F_ECT, F_TRIMMED};
+use crate::ids::{NodeId, PktId};
 use crate::rng::Rng;
-use crate::topo::PortSpec;
+use crate::topo::{Fabric, PortSpec};
 use crate::units::{BitsPerSec, Time};
 use std::collections::VecDeque;
 
@@ -111,124 +111,16 @@ impl PortState {
     }
 }
 
-impl Sim {
-    /// Puts a control-class packet (ACK, NACK, trimmed header) on `port` and starts it if idle.
-    #[inline]
-    pub(crate) fn enqueue_ctrl(&mut self, port: PortId, pkt: PktId) {
-        let size = self.pool.get(pkt).size as u64;
-        let ps = &mut self.ports[port as usize];
-        ps.ctrl.push_back(pkt);
-        ps.ctrl_bytes += size;
-        ps.max_ctrl_bytes = ps.max_ctrl_bytes.max(ps.ctrl_bytes);
-        self.port_kick(port);
-    }
-
-    /// Makes sure an idle port starts sending, or a busy one will look again when free.
-    #[inline]
-    pub(crate) fn port_kick(&mut self, port: PortId) {
-        let ps = &mut self.ports[port as usize];
-        if ps.free_pending {
-            return;
-        }
-        if ps.busy_until > self.now {
-            ps.free_pending = true;
-            let t = ps.busy_until;
-            self.q.push(t, EventKind::PortFree, port);
-            return;
-        }
-        self.port_start(port);
-    }
-
-    pub(crate) fn on_port_free(&mut self, port: PortId) {
-        self.ports[port as usize].free_pending = false;
-        self.port_start(port);
-    }
-
-    /// Picks the next packet (control first, unless the round-robin weight says data's turn has
-    /// come) and serializes it.
-    fn port_start(&mut self, port: PortId) {
-        let owner_is_host = self.ports[port as usize].is_nic;
-        let weight = self.qdisc.control_wrr_weight;
-        let mut from_switch_data = None;
-        let pkt = {
-            let ps = &mut self.ports[port as usize];
-            let data_waits = !ps.paused && !ps.data.is_empty();
-            // A NIC has no data queue here (it pulls from its scheduler), so it stays strict.
-            let control_turn = !ps.ctrl.is_empty() && (weight == 0 || !data_waits || ps.ctrl_streak < weight);
-            if control_turn {
-                let p = ps.ctrl.pop_front().expect("control class is non-empty");
-                ps.ctrl_bytes -= self.pool.get(p).size as u64;
-                ps.ctrl_streak = if data_waits { ps.ctrl_streak + 1 } else { 0 };
-                Some(p)
-            } else if ps.paused {
-                None
-            } else if let Some(p) = ps.data.pop_front() {
-                ps.ctrl_streak = 0;
-                let pk = self.pool.get_mut(p);
-                ps.data_bytes -= pk.size as u64;
-                if self.qdisc.profiles[ps.qdisc as usize].on_departure(ps.data_bytes, pk.flags & F_ECT != 0, &mut ps.rng) {
-                    pk.flags |= F_CE;
-                    ps.marks += 1;
-                    self.c.ecn_marked += 1;
-                }
-                if !owner_is_host {
-                    // The port the packet arrived over, for the PFC release below.
-                    from_switch_data = Some((pk.port, pk.size as u64));
-                }
-                Some(p)
-            } else {
-                None
+/// Applies a fabric's static failures to the engine's port state: removed cables go down,
+/// degraded cables slow down.
+pub(crate) fn apply_failures(fabric: &Fabric, ports: &mut [PortState]) {
+    for l in &fabric.failures {
+        for p in [l.up, l.down] {
+            match l.rate {
+                None => ports[p as usize].up = false,
+                Some(r) => ports[p as usize].rate = r,
             }
-        };
-        if let Some((up, size)) = from_switch_data.filter(|_| self.pfc.on) {
-            let sw = self.ports[port as usize].owner;
-            self.pfc_release(sw, up, size);
         }
-        let pkt = match pkt {
-            Some(p) => p,
-            None if owner_is_host && !self.ports[port as usize].paused => match self.nic_next_packet(self.ports[port as usize].owner) {
-                Some(p) => p,
-                None => return,
-            },
-            None => return,
-        };
-        let (size, now) = (self.pool.get(pkt).size as u64, self.now);
-        let ps = &mut self.ports[port as usize];
-        let done = now + ps.rate.tx_time(size);
-        ps.busy_until = done;
-        ps.tx_pkts += 1;
-        ps.tx_bytes += size;
-        self.c.packet_hops += 1;
-        if ps.up {
-            let p = self.pool.get_mut(pkt);
-            p.port = port;
-            p.route_hint = 0;
-            self.q.push(done + ps.arrival_delay, EventKind::Arrive, pkt);
-        } else {
-            ps.drops += 1;
-            self.drop_packet(pkt);
-        }
-        let ps = &self.ports[port as usize];
-        let more = !ps.ctrl.is_empty() || (!ps.paused && (!ps.data.is_empty() || (owner_is_host && self.nic_has_ready(port))));
-        if more {
-            self.ports[port as usize].free_pending = true;
-            self.q.push(done, EventKind::PortFree, port);
-        }
-    }
-
-    /// Discards a packet, charging the loss to its flow and to the right counter.
-    pub(crate) fn drop_packet(&mut self, pkt: PktId) {
-        let p = *self.pool.get(pkt);
-        if self.tracer.log_drops {
-            self.tracer.drops.push((self.now, p.port, p.conn));
-        }
-        self.conns[p.conn as usize].drops += 1;
-        match p.kind {
-            PktKind::Data if p.flags & F_TRIMMED != 0 => self.c.headers_dropped += 1,
-            PktKind::Data => self.c.data_dropped += 1,
-            PktKind::Ack | PktKind::Nack | PktKind::Pull | PktKind::Cnp | PktKind::SeqNack | PktKind::Probe => self.c.control_dropped += 1,
-        }
-        self.pool.free(pkt);
     }
 }
 

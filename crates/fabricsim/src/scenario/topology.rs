@@ -1,8 +1,9 @@
 //! `[topology]` into a [`Fabric`]: the family and its size, link rates and latencies per tier,
-//! and the cables failed at build time.
+//! the explicit leaf-spine shape, and the cables failed at build time.
 
 use super::{nanos, rate, OversubTier, Scenario, TopologyConfig, TopologyKind};
 use crate::error::{Error, Result};
+use crate::topo::leaf_spine::Shape;
 use crate::topo::{fat_tree, leaf_spine, Fabric, TierLinks};
 use crate::units::BitsPerSec;
 
@@ -19,7 +20,7 @@ impl Scenario {
     /// The intact fabric: the family, its size and the rate and latency of each tier.
     fn build_topology(&self) -> Result<Fabric> {
         let t = &self.topology;
-        let shape = leaf_spine::shape_of(t)?;
+        let shape = leaf_spine_shape(t)?;
         let base = rate("topology.link_rate_gbps", t.link_rate_gbps)?;
         let pick = |key: &str, v: Option<f64>| -> Result<BitsPerSec> { v.map(|g| rate(key, g)).unwrap_or(Ok(base)) };
         let lat = nanos("topology.link_latency_ns", t.link_latency_ns)?;
@@ -74,4 +75,34 @@ fn radix(t: &TopologyConfig, for_hosts: fn(u32) -> Result<u32>, default: u32) ->
         (None, Some(h)) => for_hosts(h),
         (None, None) => Ok(default),
     }
+}
+
+/// The explicit shape given in `[topology]`, if any: `tors`, `hosts_per_tor` and `spines` (and
+/// optionally `links_per_spine`, default 1), for a leaf-spine only and instead of `k`, `hosts` and
+/// `oversubscription`.
+fn leaf_spine_shape(t: &TopologyConfig) -> Result<Option<Shape>> {
+    let given = [("tors", t.tors), ("hosts_per_tor", t.hosts_per_tor), ("spines", t.spines), ("links_per_spine", t.links_per_spine)];
+    let Some(&(first, _)) = given.iter().find(|(_, v)| v.is_some()) else {
+        return Ok(None);
+    };
+    if t.kind != TopologyKind::LeafSpine {
+        return Err(Error::invalid(format!("topology.{first}"), "only for kind = \"leaf_spine\" (a fat tree is sized by `k` or `hosts`)"));
+    }
+    if t.k.is_some() || t.hosts.is_some() {
+        let key = if t.k.is_some() { "topology.k" } else { "topology.hosts" };
+        return Err(Error::invalid(key, "give either `k`/`hosts` or the explicit counts `tors`, `hosts_per_tor`, `spines`, not both"));
+    }
+    if t.oversubscription.0 != 1 {
+        return Err(Error::invalid(
+            "topology.oversubscription",
+            "not allowed with explicit `tors`/`hosts_per_tor`/`spines`: the ratio follows from those counts, `links_per_spine` and the link rates",
+        ));
+    }
+    let need = |key: &str, v: Option<u32>| v.ok_or_else(|| Error::invalid(format!("topology.{key}"), "missing: an explicit leaf-spine needs `tors`, `hosts_per_tor` and `spines`"));
+    Ok(Some(Shape {
+        tors: need("tors", t.tors)?,
+        hosts_per_tor: need("hosts_per_tor", t.hosts_per_tor)?,
+        spines: need("spines", t.spines)?,
+        links_per_spine: t.links_per_spine.unwrap_or(1),
+    }))
 }

@@ -1,62 +1,14 @@
 //! Scenario value types with friendly spellings (`"2MiB"`, `"4:1"`), `--set` overrides and the
-//! `cc = "name"` shorthand.
+//! `cc = "name"` shorthand. Byte counts ([`ByteSize`]) live in [`crate::units`] and the scheme
+//! parameter helpers ([`deserialize_params`], [`NoParams`]) in [`crate::scheme`], re-exported here.
 
 use crate::error::{Error, Result};
 use serde::de::{self, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 
-/// A byte count: an integer, or a string with a unit (`"64KiB"`, `"2MiB"`, `"1MB"`, `"4096B"`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ByteSize(pub u64);
-
-/// Parses `"2MiB"`-style sizes.
-pub fn parse_bytes(s: &str) -> Option<u64> {
-    let s = s.trim();
-    let split = s.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(s.len());
-    let (num, unit) = s.split_at(split);
-    let n: f64 = num.parse().ok()?;
-    let mult: u64 = match unit.trim() {
-        "" | "B" => 1,
-        "KB" | "kB" => 1_000,
-        "MB" => 1_000_000,
-        "GB" => 1_000_000_000,
-        "KiB" => 1 << 10,
-        "MiB" => 1 << 20,
-        "GiB" => 1 << 30,
-        _ => return None,
-    };
-    let v = n * mult as f64;
-    (v.fract() == 0.0 && v >= 0.0).then_some(v as u64)
-}
-
-impl Serialize for ByteSize {
-    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        s.serialize_u64(self.0)
-    }
-}
-
-impl<'de> Deserialize<'de> for ByteSize {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        struct V;
-        impl Visitor<'_> for V {
-            type Value = ByteSize;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a byte count: a non-negative integer or a string like \"64KiB\", \"2MiB\", \"1MB\"")
-            }
-            fn visit_u64<E: de::Error>(self, v: u64) -> std::result::Result<ByteSize, E> {
-                Ok(ByteSize(v))
-            }
-            fn visit_i64<E: de::Error>(self, v: i64) -> std::result::Result<ByteSize, E> {
-                u64::try_from(v).map(ByteSize).map_err(|_| E::invalid_value(de::Unexpected::Signed(v), &self))
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> std::result::Result<ByteSize, E> {
-                parse_bytes(v).map(ByteSize).ok_or_else(|| E::invalid_value(de::Unexpected::Str(v), &self))
-            }
-        }
-        d.deserialize_any(V)
-    }
-}
+pub use crate::scheme::{deserialize_params, NoParams};
+pub use crate::units::ByteSize;
 
 /// An oversubscription ratio r:1, written `"4:1"` or `4`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -168,6 +120,7 @@ pub fn expand_shorthands(root: &mut toml::Value) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::units::parse_bytes;
 
     #[test]
     fn byte_sizes() {
@@ -190,56 +143,4 @@ mod tests {
         assert_eq!(v["transport"]["lb"].as_str(), Some("ecmp"));
         assert!(apply_override(&mut v, "nonsense").is_err());
     }
-}
-
-/// Deserializes a scheme's parameter table, keeping the path of a bad key in the message
-/// (serde's internally tagged enums would lose it).
-pub fn deserialize_params<T: serde::de::DeserializeOwned, E: serde::de::Error>(table: toml::Table) -> std::result::Result<T, E> {
-    serde_path_to_error::deserialize(toml::Value::Table(table)).map_err(|e| {
-        let path = e.path().to_string();
-        let inner = e.into_inner();
-        if path == "." {
-            E::custom(inner)
-        } else {
-            E::custom(format!("`{path}`: {inner}"))
-        }
-    })
-}
-
-/// The parameters of a scheme that has none (e.g. `gate = "none"`): an empty table that still
-/// rejects unknown keys.
-#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct NoParams {}
-
-/// Implements `Deserialize` for a scheme-selection enum whose variants are chosen by a tag key
-/// (`name = "fixed"`, `kind = "incast"`) and hold that scheme's parameter struct. Errors name
-/// the offending parameter and list the registered schemes.
-#[macro_export]
-macro_rules! tagged_config {
-    ($ty:ident, $tag:literal, $what:literal, { $($name:literal => $variant:ident($params:ty)),+ $(,)? }) => {
-        impl<'de> serde::Deserialize<'de> for $ty {
-            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-                use serde::de::Error as _;
-                let allowed = [$(concat!("`", $name, "`")),+].join(", ");
-                let mut table = <toml::Table as serde::Deserialize>::deserialize(d)?;
-                let name = match table.remove($tag) {
-                    Some(toml::Value::String(s)) => s,
-                    Some(other) => {
-                        return Err(D::Error::custom(format!(
-                            "`{}` must be a string naming the {}, found {}; allowed: {allowed}",
-                            $tag,
-                            $what,
-                            other.type_str()
-                        )))
-                    }
-                    None => return Err(D::Error::custom(format!("missing `{}` (the {}); allowed: {allowed}", $tag, $what))),
-                };
-                match name.as_str() {
-                    $($name => $crate::scenario::deserialize_params::<$params, D::Error>(table).map($ty::$variant),)+
-                    other => Err(D::Error::custom(format!("unknown {} `{other}`; allowed: {allowed}", $what))),
-                }
-            }
-        }
-    };
 }

@@ -18,12 +18,11 @@
 //! `degraded_rate_factor` (0.1, strack spec §4: "1/10 speed").
 //!
 //! The fabric keeps the cables' nominal rates in [`super::PortSpec`] (so base RTTs and buffer
-//! sizes are those of the healthy fabric); the engine applies the failures to its port state.
+//! sizes are those of the healthy fabric); the engine applies the failures to its port state (`net::port::apply_failures`).
 
 use super::{Fabric, Tier};
 use crate::error::{Error, Result};
 use crate::ids::PortId;
-use crate::net::port::PortState;
 use crate::rng::Rng;
 use crate::units::BitsPerSec;
 use serde::{Deserialize, Serialize};
@@ -136,19 +135,6 @@ fn partial_shuffle<T>(rng: &mut Rng, v: &mut [T], k: usize) {
     for i in 0..k.min(v.len()) {
         let j = i + rng.below((v.len() - i) as u64) as usize;
         v.swap(i, j);
-    }
-}
-
-/// Applies a fabric's static failures to the engine's port state: removed cables go down,
-/// degraded cables slow down.
-pub(crate) fn apply_to_ports(fabric: &Fabric, ports: &mut [PortState]) {
-    for l in &fabric.failures {
-        for p in [l.up, l.down] {
-            match l.rate {
-                None => ports[p as usize].up = false,
-                Some(r) => ports[p as usize].rate = r,
-            }
-        }
     }
 }
 

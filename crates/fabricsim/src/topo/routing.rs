@@ -52,7 +52,7 @@ impl RouteTable {
     #[inline]
     pub fn prefetch_next_hops(&self, fabric: &Fabric, switch: NodeId, dst_tor: NodeId) {
         if let Some(e) = self.sets.get(self.slot(fabric.hosts, switch, dst_tor)) {
-            crate::engine::prefetch(e);
+            crate::hint::prefetch(e);
         }
     }
 

@@ -25,13 +25,13 @@
 //! Deviation (documented): the pull pacer spaces PULLs by the serialization time of a full
 //! data packet at the receiver's link rate and does not account for PULLs queued behind ACKs on
 //! the NIC's control queue; EQDS's pacer works the same way at the granularity the spec gives.
+//!
+//! This file holds the policy and the per-connection and per-NIC state; the handlers that
+//! spend credits and pace PULLs are in `engine/glue/credit.rs`.
 
-use crate::engine::queue::EventKind;
-use crate::engine::Sim;
 use crate::error::{Error, Result};
-use crate::ids::{ConnId, NodeId, PktId};
-use crate::net::packet::{Packet, PktKind};
-use crate::scenario::NoParams;
+use crate::ids::ConnId;
+use crate::scheme::NoParams;
 use crate::units::Time;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
@@ -154,7 +154,7 @@ impl CreditState {
     }
 
     /// Receiver side: credits still owed.
-    fn owed(&self) -> bool {
+    pub(crate) fn owed(&self) -> bool {
         self.pulls_sent < self.target_seen + self.trims_seen
     }
 }
@@ -170,102 +170,3 @@ pub struct PullPacer {
     pub pending: bool,
 }
 
-impl Sim {
-    /// Sender: whether credits allow `c` to send a packet now.
-    #[inline]
-    pub(crate) fn credit_allows(&self, c: ConnId) -> bool {
-        let s = &self.credit[c as usize];
-        s.unsolicited_left > 0 || s.credits > 0
-    }
-
-    /// Sender: `c` sends a packet; spend the allowance or a credit.
-    #[inline]
-    pub(crate) fn credit_spend(&mut self, c: ConnId) {
-        let s = &mut self.credit[c as usize];
-        if s.unsolicited_left > 0 {
-            s.unsolicited_left -= 1;
-        } else {
-            debug_assert!(s.credits > 0, "sent without credit");
-            s.credits -= 1;
-        }
-    }
-
-    /// Sender: a message was just posted on `c`; an idle connection starts a fresh allowance.
-    pub(crate) fn credit_on_post(&mut self, c: ConnId) {
-        let idle = self.conns[c as usize].in_flight == 0;
-        let s = &mut self.credit[c as usize];
-        if idle && s.credits == 0 && s.unsolicited_left == 0 {
-            s.unsolicited_left = s.allowance;
-            s.granted += s.allowance;
-        }
-    }
-
-    /// Sender: a timeout declared `n` packets lost; they are resent unsolicited.
-    pub(crate) fn credit_on_timeout(&mut self, c: ConnId, n: u32) {
-        self.credit[c as usize].unsolicited_left += n;
-    }
-
-    /// Receiver: a data packet (`trimmed`: a trimmed header) of `c` arrived.
-    pub(crate) fn credit_on_data(&mut self, c: ConnId, trimmed: bool) {
-        let conn = &self.conns[c as usize];
-        let s = &mut self.credit[c as usize];
-        // Credits needed = posted packets beyond the unsolicited allowance (+ trims below).
-        s.target_seen = s.target_seen.max(conn.n_pkts.saturating_sub(s.granted));
-        if trimmed {
-            s.trims_seen += 1;
-        }
-        if s.owed() && !s.queued {
-            s.queued = true;
-            let host = conn.dst;
-            self.pacers[host as usize].queue.push_back(c);
-            self.pull_tick_schedule(host);
-        }
-    }
-
-    fn pull_tick_schedule(&mut self, host: NodeId) {
-        let p = &mut self.pacers[host as usize];
-        if !p.pending && !p.queue.is_empty() {
-            p.pending = true;
-            let at = p.next_at.max(self.now);
-            self.q.push(at, EventKind::PullTick, host);
-        }
-    }
-
-    /// The pacer of `host` may send one PULL.
-    pub(crate) fn on_pull_tick(&mut self, host: NodeId) {
-        self.pacers[host as usize].pending = false;
-        let Some(c) = self.pacers[host as usize].queue.pop_front() else { return };
-        let s = &mut self.credit[c as usize];
-        s.pulls_sent += 1;
-        if s.owed() {
-            self.pacers[host as usize].queue.push_back(c);
-        } else {
-            s.queued = false;
-        }
-        let port = self.hosts[host as usize].port;
-        let conn = &self.conns[c as usize];
-        let pkt = self.pool.alloc(Packet {
-            conn: c,
-            src: conn.dst,
-            dst: conn.src,
-            size: self.tp.ack_bytes,
-            kind: PktKind::Pull,
-            port,
-            ..Packet::default()
-        });
-        self.c.pulls_sent += 1;
-        let interval = self.ports[port as usize].rate.tx_time((self.tp.mss + self.tp.header) as u64);
-        self.pacers[host as usize].next_at = self.now + interval;
-        self.enqueue_ctrl(port, pkt);
-        self.pull_tick_schedule(host);
-    }
-
-    /// Sender: a PULL arrived.
-    pub(crate) fn on_pull(&mut self, pkt: PktId) {
-        let c = self.pool.get(pkt).conn;
-        self.pool.free(pkt);
-        self.c.pulls_arrived += 1;
-        self.credit[c as usize].credits += 1;
-        self.conn_wake(c);
-    }
-}

@@ -10,7 +10,7 @@
 //! Adding a gate: one file implementing [`MessageGate`] and [`crate::scheme::Scheme`]`<()>`,
 //! and one row in the `scheme_family!` list below.
 
-use crate::scenario::NoParams;
+use crate::scheme::NoParams;
 use crate::units::Time;
 use serde::{Deserialize, Serialize};
 

@@ -7,8 +7,9 @@
 //! the sender keeps a scoreboard of unacknowledged packets, retransmits NACKed packets first,
 //! and declares a packet lost when it has been outstanding for one retransmission timeout.
 //! Loss recovery ([`recovery`]) is a sender half and a receiver half per mode, one file each
-//! (SACK, RoCE go-back-N, selective NACK, STrack's loss detection); `sender.rs` and
-//! `receiver.rs` are the glue that carries out what their hooks return. Per-connection memory is
+//! (SACK, RoCE go-back-N, selective NACK, STrack's loss detection); the sender and receiver
+//! glue that carries out what their hooks return lives in `engine/glue/` (`sender.rs`,
+//! `receiver.rs`, `credit.rs`), as `impl Sim` blocks. Per-connection memory is
 //! proportional to the window, not to the flow size.
 
 pub mod cc;
@@ -17,7 +18,5 @@ pub mod credit;
 pub mod gate;
 pub mod lb;
 pub mod recovery;
-mod receiver;
-mod sender;
 
 pub use connection::Connection;

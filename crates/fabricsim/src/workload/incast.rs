@@ -5,7 +5,7 @@
 use super::{default_flow_bytes, time_from_us, FlowSpec};
 use crate::error::{Error, Result};
 use crate::rng::Rng;
-use crate::scenario::ByteSize;
+use crate::units::ByteSize;
 use serde::{Deserialize, Serialize};
 
 /// Registry name.

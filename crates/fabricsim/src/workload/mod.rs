@@ -140,6 +140,6 @@ pub fn check_endpoints(key: &str, src: u64, dst: u64, hosts: u32) -> Result<()> 
     Ok(())
 }
 
-fn default_flow_bytes() -> crate::scenario::ByteSize {
-    crate::scenario::ByteSize(2 << 20)
+fn default_flow_bytes() -> crate::units::ByteSize {
+    crate::units::ByteSize(2 << 20)
 }

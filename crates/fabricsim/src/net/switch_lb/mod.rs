@@ -1,5 +1,5 @@
 //! Switch-side path selection: which of the equal-cost output ports a switch sends a packet to.
-//! The mirror of the host-side [`PathSelector`](crate::transport::lb::PathSelector): hosts steer
+//! The mirror of the host-side `PathSelector` (`transport::lb`): hosts steer
 //! by the entropy they write, switches by the port they pick (STYLE §2.2, switch side).
 //!
 //! **Adding a switch-side scheme:** one file here with its `Params` (serde,

@@ -69,15 +69,15 @@ impl ReceiverRecovery for GoBackNRx {
 impl crate::scheme::Scheme<crate::transport::cc::PathInfo> for GoBackN {
     const NAME: &'static str = NAME;
     const SUMMARY: &'static str = SUMMARY;
-    type Params = crate::scenario::NoParams;
-    fn build(_p: &crate::scenario::NoParams, _path: &mut crate::transport::cc::PathInfo) -> Self {
+    type Params = crate::scheme::NoParams;
+    fn build(_p: &crate::scheme::NoParams, _path: &mut crate::transport::cc::PathInfo) -> Self {
         GoBackN::default()
     }
 }
 
 impl crate::scheme::Companion<crate::transport::cc::PathInfo> for GoBackN {
     type Half = GoBackNRx;
-    fn build_half(_p: &crate::scenario::NoParams) -> GoBackNRx {
+    fn build_half(_p: &crate::scheme::NoParams) -> GoBackNRx {
         GoBackNRx::default()
     }
 }

@@ -28,15 +28,15 @@ impl ReceiverRecovery for SackRx {}
 impl crate::scheme::Scheme<crate::transport::cc::PathInfo> for Sack {
     const NAME: &'static str = NAME;
     const SUMMARY: &'static str = SUMMARY;
-    type Params = crate::scenario::NoParams;
-    fn build(_p: &crate::scenario::NoParams, _path: &mut crate::transport::cc::PathInfo) -> Self {
+    type Params = crate::scheme::NoParams;
+    fn build(_p: &crate::scheme::NoParams, _path: &mut crate::transport::cc::PathInfo) -> Self {
         Sack
     }
 }
 
 impl crate::scheme::Companion<crate::transport::cc::PathInfo> for Sack {
     type Half = SackRx;
-    fn build_half(_p: &crate::scenario::NoParams) -> SackRx {
+    fn build_half(_p: &crate::scheme::NoParams) -> SackRx {
         SackRx
     }
 }

@@ -46,15 +46,15 @@ impl ReceiverRecovery for SelectiveNackRx {
 impl crate::scheme::Scheme<crate::transport::cc::PathInfo> for SelectiveNack {
     const NAME: &'static str = NAME;
     const SUMMARY: &'static str = SUMMARY;
-    type Params = crate::scenario::NoParams;
-    fn build(_p: &crate::scenario::NoParams, _path: &mut crate::transport::cc::PathInfo) -> Self {
+    type Params = crate::scheme::NoParams;
+    fn build(_p: &crate::scheme::NoParams, _path: &mut crate::transport::cc::PathInfo) -> Self {
         SelectiveNack
     }
 }
 
 impl crate::scheme::Companion<crate::transport::cc::PathInfo> for SelectiveNack {
     type Half = SelectiveNackRx;
-    fn build_half(_p: &crate::scenario::NoParams) -> SelectiveNackRx {
+    fn build_half(_p: &crate::scheme::NoParams) -> SelectiveNackRx {
         SelectiveNackRx::default()
     }
 }

@@ -38,7 +38,7 @@ use super::time_from_us;
 use crate::error::{Error, Result};
 use crate::ids::NodeId;
 use crate::rng::Rng;
-use crate::scenario::ByteSize;
+use crate::units::ByteSize;
 use crate::units::Time;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;

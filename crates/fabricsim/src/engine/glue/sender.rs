@@ -1,15 +1,15 @@
 //! Sender side of a connection: when it may send, what it sends, and what it does with ACKs,
 //! NACKs and timeouts. Congestion control and path selection are consulted through their traits.
 
-use super::cc::{AckEvent, CongestionControl, LossCause, NackEvent, TimeoutEvent};
-use super::connection::{SeqState, Slot};
-use super::gate::MessageGate;
-use super::lb::{EntropyCtx, Feedback, PathSelector};
+use crate::transport::cc::{AckEvent, CongestionControl, LossCause, NackEvent, TimeoutEvent};
+use crate::transport::connection::{SeqState, Slot};
+use crate::transport::gate::MessageGate;
+use crate::transport::lb::{EntropyCtx, Feedback, PathSelector};
 use crate::engine::queue::EventKind;
 use crate::engine::Sim;
 use crate::ids::{ConnId, PktId};
 use crate::net::packet::{Packet, PktKind, F_ACK_NOW, F_DOOMED, F_ECE, F_ECT, F_PROBE_ACK, F_RETX};
-use super::recovery::{AckInfo, Actions, Episode, LossReport, SenderRecovery};
+use crate::transport::recovery::{AckInfo, Actions, Episode, LossReport, SenderRecovery};
 use crate::units::Time;
 
 /// Longest a paced connection waits without re-reading its rate.

@@ -7,6 +7,9 @@
 //! hops, so each tier decides independently. Control packets and trimmed headers go to the
 //! strict-priority class; data meets the drop-tail/ECN/trim discipline (`qdisc.rs`) of the
 //! output port's own profile. The forwarding latency was already added to the arrival time.
+//!
+//! The switch has no state of its own beyond its ports ([`crate::net::port`]), its selector
+//! ([`crate::net::switch_lb`]) and its PFC accounting ([`crate::net::pfc`]).
 
 use crate::engine::Sim;
 use crate::ids::{NodeId, PktId, PortId};

@@ -1,0 +1,64 @@
+//! PFC handlers (IEEE 802.1Qbb; accounting in [`crate::net::pfc::PfcState`]): admission and
+//! release of data packets at a switch, and the PAUSE/RESUME frames they trigger, which act on
+//! the upstream port one propagation delay plus one 64-byte frame time later.
+
+use crate::engine::queue::EventKind;
+use crate::engine::Sim;
+use crate::ids::{NodeId, PortId};
+use crate::net::pfc::FRAME_BYTES;
+
+impl Sim {
+    /// PFC admission of data packet `size` bytes arriving at switch `sw` over upstream port
+    /// `up`. Returns false if the packet must be dropped (headroom overflow).
+    #[inline]
+    pub(crate) fn pfc_admit(&mut self, sw: NodeId, up: PortId, size: u64) -> bool {
+        let s = (sw - self.fabric.hosts) as usize;
+        let (ok, pause) = self.pfc.admit(s, up as usize, size);
+        if !ok {
+            self.pfc.overflow_drops += 1;
+            return false;
+        }
+        if pause {
+            self.send_pfc_frame(up, true);
+        }
+        true
+    }
+
+    /// PFC release of a data packet leaving switch `sw` that came in over upstream port `up`.
+    #[inline]
+    pub(crate) fn pfc_release(&mut self, sw: NodeId, up: PortId, size: u64) {
+        let s = (sw - self.fabric.hosts) as usize;
+        if self.pfc.release(s, up as usize, size) {
+            self.send_pfc_frame(up, false);
+        }
+    }
+
+    /// Sends PAUSE (`pause`) or RESUME to upstream port `up`; it acts one propagation delay
+    /// plus one frame time later.
+    fn send_pfc_frame(&mut self, up: PortId, pause: bool) {
+        let spec = &self.fabric.ports[up as usize];
+        let delay = spec.latency + spec.rate.tx_time(FRAME_BYTES);
+        if self.pfc.log_on && pause {
+            self.pfc.log.push((self.now, up, pause));
+        }
+        self.q.push(self.now + delay, EventKind::Pfc, up << 1 | pause as u32);
+    }
+
+    /// A PAUSE or RESUME frame reached upstream port `id >> 1`.
+    pub(crate) fn on_pfc_frame(&mut self, id: u32) {
+        let (port, pause) = (id >> 1, id & 1 == 1);
+        let now = self.now;
+        let ps = &mut self.ports[port as usize];
+        if pause {
+            if !ps.paused {
+                ps.paused = true;
+                ps.paused_since = now;
+                ps.pauses_received += 1;
+            }
+        } else if ps.paused {
+            ps.paused = false;
+            ps.paused_total += now - ps.paused_since;
+            self.port_kick(port);
+        }
+    }
+}

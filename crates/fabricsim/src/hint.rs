@@ -1,0 +1,14 @@
+//! CPU hints with no effect on results: cache-line prefetch for the event loop's look-ahead
+//! (`engine::Sim::prefetch_ahead`), the packet pool and the routing tables.
+
+/// Asks the CPU to start loading the cache line holding `*r` (a hint; no effect on results).
+#[inline(always)]
+pub fn prefetch<T>(r: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: prefetching is a hint that never faults, and the pointer comes from a reference.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch(r as *const T as *const i8, std::arch::x86_64::_MM_HINT_T0);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = r;
+}
