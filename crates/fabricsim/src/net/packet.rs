@@ -6,28 +6,96 @@
 use crate::ids::{ConnId, Entropy, NodeId, PktId, PortId};
 use crate::units::Time;
 
-/// What a packet is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-#[repr(u8)]
-pub enum PktKind {
+/// Which class of an output port a packet waits in: control packets (ACKs, notifications,
+/// trimmed headers) go first; data waits behind them, is subject to the queue discipline and
+/// to PFC pauses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Class {
+    /// The high-priority class.
+    Control,
+    /// The data class.
+    Data,
+}
+
+/// Declares the packet kinds from one row each: `Variant = "name", Class;`. From it come
+/// [`PktKind`], its name and class, and the per-kind counters ([`PerKind`]) that the engine
+/// keeps (sent by a host, arrived at a host, dropped anywhere), that `summary.json` reports
+/// under `packets.by_kind` and whose conservation the end-of-run checks verify. A new signal
+/// (a congestion notification, a switch's feedback packet) is one row here plus the handler
+/// its host side runs (the compiler points at the one `match` that must name it).
+macro_rules! packet_kinds {
+    ($( $(#[$attr:meta])* $Variant:ident = $name:literal, $class:ident; )+) => {
+        /// What a packet is (one row per kind in the table below).
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+        #[repr(u8)]
+        pub enum PktKind {
+            $( $(#[$attr])* $Variant, )+
+        }
+
+        impl PktKind {
+            /// Every kind, in declaration order (the order of reports).
+            pub const ALL: &'static [PktKind] = &[$(PktKind::$Variant),+];
+            /// Number of kinds.
+            pub const COUNT: usize = Self::ALL.len();
+
+            /// The kind's name in reports (`summary.json`'s `packets.by_kind`).
+            pub const fn name(self) -> &'static str {
+                match self { $(PktKind::$Variant => $name),+ }
+            }
+
+            /// The port class the kind travels in (a trimmed data packet moves to control).
+            pub const fn class(self) -> Class {
+                match self { $(PktKind::$Variant => Class::$class),+ }
+            }
+        }
+    };
+}
+
+packet_kinds! {
     /// Payload of a flow (possibly trimmed to its header).
     #[default]
-    Data,
+    Data = "data", Data;
     /// Receiver acknowledgement (cumulative + selective).
-    Ack,
+    Ack = "ack", Control;
     /// Receiver's negative acknowledgement of a trimmed packet.
-    Nack,
+    Nack = "nack", Control;
     /// Receiver's credit for one more packet (EQDS PULL, `transport/credit.rs`).
-    Pull,
+    Pull = "pull", Control;
     /// RoCEv2 congestion notification packet: the receiver saw CE-marked data (DCQCN's
     /// notification point; at most one per connection per `cnp_interval`).
-    Cnp,
+    Cnp = "cnp", Control;
     /// Sequence NACK (RoCE NAK): "the next packet I expect is `seq`". Go-back-N senders resend
     /// from it; selective-repeat senders resend that one packet (`transport/recovery/`).
-    SeqNack,
+    SeqNack = "seq_nack", Control;
     /// Header-only loss probe in the data class: the receiver answers with an immediate ACK
     /// (STrack §3.3.2).
-    Probe,
+    Probe = "probe", Data;
+}
+
+/// One counter per packet kind, indexed by [`PktKind`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PerKind(pub [u64; PktKind::COUNT]);
+
+impl PerKind {
+    /// Sum over the kinds that `keep` accepts.
+    pub fn sum_where(&self, keep: impl Fn(PktKind) -> bool) -> u64 {
+        PktKind::ALL.iter().filter(|k| keep(**k)).map(|k| self[*k]).sum()
+    }
+}
+
+impl std::ops::Index<PktKind> for PerKind {
+    type Output = u64;
+    #[inline]
+    fn index(&self, k: PktKind) -> &u64 {
+        &self.0[k as usize]
+    }
+}
+
+impl std::ops::IndexMut<PktKind> for PerKind {
+    #[inline]
+    fn index_mut(&mut self, k: PktKind) -> &mut u64 {
+        &mut self.0[k as usize]
+    }
 }
 
 /// Flag: the sender marks the packet ECN-capable.
@@ -144,5 +212,38 @@ impl PacketPool {
     /// Most packets ever alive at once.
     pub fn high_water(&self) -> usize {
         self.slots.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_kind_table_is_consistent() {
+        // Each kind indexes its own slot; names are unique and usable as JSON keys.
+        for (i, &k) in PktKind::ALL.iter().enumerate() {
+            assert_eq!(k as usize, i);
+            assert!(k.name().chars().all(|c| c.is_ascii_lowercase() || c == '_'), "{}", k.name());
+        }
+        let mut names: Vec<_> = PktKind::ALL.iter().map(|k| k.name()).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), PktKind::COUNT);
+        assert_eq!(PktKind::default(), PktKind::Data);
+        // Data and probes wait in the data class (ECN, trimming, PFC); the rest jump ahead.
+        assert_eq!(PktKind::Data.class(), Class::Data);
+        assert_eq!(PktKind::Probe.class(), Class::Data);
+        assert_eq!(PktKind::Ack.class(), Class::Control);
+    }
+
+    #[test]
+    fn per_kind_counters_index_and_sum() {
+        let mut c = PerKind::default();
+        c[PktKind::Ack] += 3;
+        c[PktKind::Cnp] += 2;
+        c[PktKind::Data] += 100;
+        assert_eq!(c[PktKind::Ack], 3);
+        assert_eq!(c.sum_where(|k| k.class() == Class::Control), 5);
     }
 }

@@ -1,7 +1,8 @@
 //! End-of-run self-checks. A violation is a simulator or scheme bug; the run reports it as an
 //! error rather than returning numbers nobody should trust.
 
-use crate::engine::Sim;
+use crate::engine::{Counters, Sim};
+use crate::net::packet::PktKind;
 use crate::scenario::Setup;
 use crate::units::Time;
 use crate::workload::graph::{TaskKind, Trigger};
@@ -62,24 +63,13 @@ pub fn check(sim: &Sim, setup: &Setup) -> Vec<String> {
     }
     let (done, total) = (sim.tasks.sends_completed as usize, sim.traffic.sends.len());
     if done == total && !sim.stopped_early {
-        // Conservation: every data packet sent arrived whole, was trimmed or was dropped; every
-        // trimmed header became a NACK or was dropped; every ACK/NACK arrived or was dropped.
-        if c.data_sent != c.data_arrived + c.data_trimmed + c.data_dropped {
-            v.push(format!(
-                "data packets not conserved: sent {} != arrived {} + trimmed {} + dropped {}",
-                c.data_sent, c.data_arrived, c.data_trimmed, c.data_dropped
-            ));
-        }
-        if c.data_trimmed != c.nacks_sent + c.headers_dropped {
-            v.push(format!("trimmed headers not conserved: {} trimmed != {} NACKed + {} dropped", c.data_trimmed, c.nacks_sent, c.headers_dropped));
-        }
-        let sent = [c.acks_sent, c.nacks_sent, c.pulls_sent, c.cnps_sent, c.seq_nacks_sent, c.probes_sent];
-        let arrived = [c.acks_arrived, c.nacks_arrived, c.pulls_arrived, c.cnps_arrived, c.seq_nacks_arrived, c.probes_arrived];
-        if sent.iter().sum::<u64>() != arrived.iter().sum::<u64>() + c.control_dropped {
-            v.push(format!(
-                "control packets not conserved: sent {sent:?} (ACK, NACK, PULL, CNP, sequence NACK, probe) != arrived {arrived:?} + {} dropped",
-                c.control_dropped
-            ));
+        // Conservation, per packet kind (the kind table in net/packet.rs): every packet a host
+        // sent reached its destination host (whole or trimmed) or was dropped on the way.
+        v.extend(unconserved_kinds(c));
+        // Every trimmed header reached its receiver, which NACKed it, or was dropped.
+        let nacks = c.sent[PktKind::Nack];
+        if c.data_trimmed != nacks + c.headers_dropped {
+            v.push(format!("trimmed headers not conserved: {} trimmed != {nacks} NACKed + {} dropped", c.data_trimmed, c.headers_dropped));
         }
         if sim.pfc.on && sim.pfc.charged_bytes() != 0 {
             v.push(format!("PFC accounting holds {} bytes after the network drained", sim.pfc.charged_bytes()));
@@ -96,7 +86,7 @@ pub fn check(sim: &Sim, setup: &Setup) -> Vec<String> {
             total - done,
             total,
             c.data_trimmed,
-            c.data_dropped
+            c.dropped[PktKind::Data] - c.headers_dropped
         ));
     } else if !sim.stopped_early {
         v.push(format!(
@@ -106,4 +96,38 @@ pub fn check(sim: &Sim, setup: &Setup) -> Vec<String> {
         ));
     }
     v
+}
+
+/// One message per packet kind whose hosts sent a different number of packets than arrived
+/// plus were dropped (meaningful once the network has drained).
+fn unconserved_kinds(c: &Counters) -> Vec<String> {
+    PktKind::ALL
+        .iter()
+        .filter(|&&k| c.sent[k] != c.arrived[k] + c.dropped[k])
+        .map(|&k| format!("{} packets not conserved: sent {} != arrived {} + dropped {}", k.name(), c.sent[k], c.arrived[k], c.dropped[k]))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_is_checked_for_conservation() {
+        let mut c = Counters::default();
+        for &k in PktKind::ALL {
+            c.sent[k] = 10;
+            c.arrived[k] = 7;
+            c.dropped[k] = 3;
+        }
+        assert!(unconserved_kinds(&c).is_empty());
+        // A packet of any kind that vanished is reported under its kind's name.
+        for &k in PktKind::ALL {
+            let mut lost = c;
+            lost.arrived[k] -= 1;
+            let v = unconserved_kinds(&lost);
+            assert_eq!(v.len(), 1, "{v:?}");
+            assert!(v[0].starts_with(&format!("{} packets not conserved: sent 10 != arrived 6 + dropped 3", k.name())), "{v:?}");
+        }
+    }
 }

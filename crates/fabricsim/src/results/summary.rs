@@ -7,6 +7,7 @@ use super::flows::{ConnPlan, FlowResult};
 use super::stats::{rtt_stats, Stats};
 use super::{bounds, invariants, us};
 use crate::engine::{Counters, Sim};
+use crate::net::packet::PktKind;
 use crate::scenario::Setup;
 use serde::Serialize;
 
@@ -47,28 +48,66 @@ pub struct PacketCounts {
     pub ooo_recoveries: u64,
     /// Recoveries started by a probe answer (STrack).
     pub probe_recoveries: u64,
+    /// Every packet kind of the kind table (`net/packet.rs`), in its order: packets hosts sent,
+    /// packets that reached their destination host (data: trimmed headers included) and packets
+    /// dropped anywhere (likewise).
+    pub by_kind: ByKind,
+}
+
+/// Sent / arrived / dropped counts of one packet kind.
+#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
+pub struct KindCounts {
+    /// Put on a link by a host.
+    pub sent: u64,
+    /// Reached the host it was addressed to.
+    pub arrived: u64,
+    /// Discarded in the network.
+    pub dropped: u64,
+}
+
+/// Per-kind counts, serialized as an object keyed by kind name in table order.
+#[derive(Clone, Debug)]
+pub struct ByKind(pub Vec<(&'static str, KindCounts)>);
+
+impl Serialize for ByKind {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(Some(self.0.len()))?;
+        for (name, counts) in &self.0 {
+            m.serialize_entry(name, counts)?;
+        }
+        m.end()
+    }
 }
 
 impl From<&Counters> for PacketCounts {
     fn from(c: &Counters) -> Self {
+        use PktKind::*;
         PacketCounts {
-            data_sent: c.data_sent,
+            data_sent: c.sent[Data],
             retransmitted: c.data_retransmitted,
-            dropped: c.data_dropped,
+            dropped: c.dropped[Data] - c.headers_dropped,
             trimmed: c.data_trimmed,
             ecn_marked: c.ecn_marked,
-            acks: c.acks_sent,
-            nacks: c.nacks_sent,
-            control_dropped: c.control_dropped + c.headers_dropped,
+            acks: c.sent[Ack],
+            nacks: c.sent[Nack],
+            // Everything but whole data: control kinds, probes and trimmed headers.
+            control_dropped: c.dropped.sum_where(|k| k != Data) + c.headers_dropped,
             timeouts: c.timeouts,
             packet_hops: c.packet_hops,
             buffer_drops: c.buffer_drops,
-            cnps: c.cnps_sent,
-            seq_nacks: c.seq_nacks_sent,
+            cnps: c.sent[Cnp],
+            seq_nacks: c.sent[SeqNack],
             discarded_out_of_order: 0,
-            probes: c.probes_sent,
+            probes: c.sent[Probe],
             ooo_recoveries: c.ooo_recoveries,
             probe_recoveries: c.probe_recoveries,
+            by_kind: ByKind(
+                PktKind::ALL
+                    .iter()
+                    .map(|&k| (k.name(), KindCounts { sent: c.sent[k], arrived: c.arrived[k], dropped: c.dropped[k] }))
+                    .collect(),
+            ),
         }
     }
 }

@@ -91,10 +91,9 @@ impl Sim {
             port,
             ..Packet::default()
         });
-        self.c.pulls_sent += 1;
         let interval = self.ports[port as usize].rate.tx_time((self.tp.mss + self.tp.header) as u64);
         self.pacers[host as usize].next_at = self.now + interval;
-        self.enqueue_ctrl(port, pkt);
+        self.host_send(port, pkt);
         self.pull_tick_schedule(host);
     }
 
@@ -102,7 +101,6 @@ impl Sim {
     pub(crate) fn on_pull(&mut self, pkt: PktId) {
         let c = self.pool.get(pkt).conn;
         self.pool.free(pkt);
-        self.c.pulls_arrived += 1;
         self.credit[c as usize].credits += 1;
         self.conn_wake(c);
     }

@@ -11,7 +11,7 @@
 use crate::engine::queue::EventKind;
 use crate::engine::Sim;
 use crate::ids::{PktId, PortId};
-use crate::net::packet::{PktKind, F_CE, F_ECT, F_TRIMMED};
+use crate::net::packet::{Class, F_CE, F_ECT, F_TRIMMED};
 
 impl Sim {
     /// Puts a control-class packet (ACK, NACK, trimmed header) on `port` and starts it if idle.
@@ -23,6 +23,25 @@ impl Sim {
         ps.ctrl_bytes += size;
         ps.max_ctrl_bytes = ps.max_ctrl_bytes.max(ps.ctrl_bytes);
         self.port_kick(port);
+    }
+
+    /// Queues a packet that host-side code created on the host's NIC port `port`, in the class
+    /// its kind travels in (the kind table in `net/packet.rs`). Data proper does not come this
+    /// way: the NIC pulls it from its scheduler when the link is free.
+    #[inline]
+    pub(crate) fn host_send(&mut self, port: PortId, pkt: PktId) {
+        let p = self.pool.get(pkt);
+        match p.kind.class() {
+            Class::Control => self.enqueue_ctrl(port, pkt),
+            Class::Data => {
+                // Waits behind the NIC's current packet.
+                let size = p.size as u64;
+                let ps = &mut self.ports[port as usize];
+                ps.data.push_back(pkt);
+                ps.data_bytes += size;
+                self.port_kick(port);
+            }
+        }
     }
 
     /// Makes sure an idle port starts sending, or a busy one will look again when free.
@@ -101,6 +120,9 @@ impl Sim {
         ps.tx_pkts += 1;
         ps.tx_bytes += size;
         self.c.packet_hops += 1;
+        if owner_is_host {
+            self.c.sent[self.pool.get(pkt).kind] += 1;
+        }
         if ps.up {
             let p = self.pool.get_mut(pkt);
             p.port = port;
@@ -125,10 +147,9 @@ impl Sim {
             self.tracer.drops.push((self.now, p.port, p.conn));
         }
         self.conns[p.conn as usize].drops += 1;
-        match p.kind {
-            PktKind::Data if p.flags & F_TRIMMED != 0 => self.c.headers_dropped += 1,
-            PktKind::Data => self.c.data_dropped += 1,
-            PktKind::Ack | PktKind::Nack | PktKind::Pull | PktKind::Cnp | PktKind::SeqNack | PktKind::Probe => self.c.control_dropped += 1,
+        self.c.dropped[p.kind] += 1;
+        if p.flags & F_TRIMMED != 0 {
+            self.c.headers_dropped += 1;
         }
         self.pool.free(pkt);
     }

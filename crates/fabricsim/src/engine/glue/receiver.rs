@@ -13,7 +13,10 @@ use crate::units::Time;
 impl Sim {
     /// A packet reached host `host`.
     pub(crate) fn host_receive(&mut self, host: NodeId, pkt: PktId) {
-        match self.pool.get(pkt).kind {
+        let kind = self.pool.get(pkt).kind;
+        self.c.arrived[kind] += 1;
+        // The one place a new packet kind must be named: which handler its host side runs.
+        match kind {
             PktKind::Data => self.on_data(host, pkt),
             PktKind::Ack => self.on_ack(pkt),
             PktKind::Nack => self.on_nack(pkt),
@@ -40,11 +43,9 @@ impl Sim {
             a.dst = p.src;
             a.size = ack_bytes;
             a.flags = p.flags & F_RETX;
-            self.c.nacks_sent += 1;
-            self.enqueue_ctrl(port, pkt);
+            self.host_send(port, pkt);
             return;
         }
-        self.c.data_arrived += 1;
         let ce = p.flags & F_CE != 0;
         if ce {
             self.maybe_send_cnp(p.conn, &p);
@@ -126,8 +127,7 @@ impl Sim {
         a.sack_bits = sack;
         a.ecn_count = ecn_count;
         a.ooo_count = ooo;
-        self.c.acks_sent += 1;
-        self.enqueue_ctrl(port, pkt);
+        self.host_send(port, pkt);
     }
 
     /// Turns the arrived packet `pkt` into a sequence NACK for the expected packet.
@@ -140,14 +140,12 @@ impl Sim {
         a.size = ack_bytes;
         a.flags = 0;
         a.cum_ack = conn.rcv_cum;
-        self.c.seq_nacks_sent += 1;
-        self.enqueue_ctrl(port, pkt);
+        self.host_send(port, pkt);
     }
 
     /// A probe reached its receiver: answer at once with an ACK whose bitmap starts where the
     /// probe asks (strack spec §2.5.11–2.5.12). A probe carries no payload.
     fn on_probe(&mut self, host: NodeId, pkt: PktId) {
-        self.c.probes_arrived += 1;
         let p = *self.pool.get(pkt);
         debug_assert_eq!(p.dst, host);
         let base = p.sack_base.max(self.conns[p.conn as usize].rcv_cum);
@@ -179,15 +177,13 @@ impl Sim {
             port,
             ..Packet::default()
         });
-        self.c.cnps_sent += 1;
-        self.enqueue_ctrl(port, cnp);
+        self.host_send(port, cnp);
     }
 
     /// A CNP reached its sender: the congestion controller reacts (DCQCN reaction point).
     fn on_cnp(&mut self, pkt: PktId) {
         let c = self.pool.get(pkt).conn;
         self.pool.free(pkt);
-        self.c.cnps_arrived += 1;
         let now = self.now;
         self.conns[c as usize].cc.on_cnp(now);
         self.conns[c as usize].cnps += 1;

@@ -160,7 +160,6 @@ impl Sim {
             conn.timer_pending = true;
             self.q.push(now + self.tp.rto, EventKind::ConnTimer, c);
         }
-        self.c.data_sent += 1;
         let (recovery, mut ctx) = self.conns[c as usize].sender_parts(now, mtu);
         let a = recovery.on_send(&mut ctx, seq);
         self.apply_recovery(c, a);
@@ -223,7 +222,6 @@ impl Sim {
     pub(crate) fn on_ack(&mut self, pkt: PktId) {
         let p = *self.pool.get(pkt);
         self.pool.free(pkt);
-        self.c.acks_arrived += 1;
         let c = p.conn;
         if self.conns[c as usize].idle() {
             return;
@@ -315,7 +313,6 @@ impl Sim {
     pub(crate) fn on_nack(&mut self, pkt: PktId) {
         let p = *self.pool.get(pkt);
         self.pool.free(pkt);
-        self.c.nacks_arrived += 1;
         let (now, mtu) = (self.now, self.mtu());
         let c = p.conn;
         let conn = &mut self.conns[c as usize];
@@ -403,7 +400,6 @@ impl Sim {
     pub(crate) fn on_seq_nack(&mut self, pkt: PktId) {
         let p = *self.pool.get(pkt);
         self.pool.free(pkt);
-        self.c.seq_nacks_arrived += 1;
         let c = p.conn;
         if self.conns[c as usize].idle() {
             return;
@@ -473,10 +469,6 @@ impl Sim {
             sack_base: conn.snd_una,
             ..Packet::default()
         });
-        self.c.probes_sent += 1;
-        // The probe travels in the data class: it waits behind the NIC's current packet.
-        self.ports[port as usize].data.push_back(pkt);
-        self.ports[port as usize].data_bytes += self.tp.header as u64;
-        self.port_kick(port);
+        self.host_send(port, pkt);
     }
 }

@@ -13,7 +13,7 @@
 
 use crate::engine::Sim;
 use crate::ids::{NodeId, PktId, PortId};
-use crate::net::packet::{Packet, PktKind, F_CE, F_DOOMED, F_ECT, F_TRIMMED};
+use crate::net::packet::{Class, Packet, PktKind, F_CE, F_DOOMED, F_ECT, F_TRIMMED};
 use crate::net::qdisc::Verdict;
 use crate::net::switch_lb::{Candidates, SwitchCtx, SwitchLb};
 
@@ -71,7 +71,7 @@ impl Sim {
             self.drop_packet(pkt);
             return;
         }
-        if !matches!(p.kind, PktKind::Data | PktKind::Probe) || p.flags & F_TRIMMED != 0 {
+        if p.kind.class() == Class::Control || p.flags & F_TRIMMED != 0 {
             self.enqueue_ctrl(out, pkt);
             return;
         }

@@ -5,9 +5,9 @@
 //! **Adding a switch-side scheme:** one file here with its `Params` (serde,
 //! `deny_unknown_fields`) and a struct implementing [`SwitchLb`] and
 //! [`crate::scheme::Scheme`]`<SwitchBuild>` (name, summary, parameter ranges, constructor); then
-//! one row in the `scheme_family!` list below. Nothing in `net/switch.rs` changes.
+//! one row in the `scheme_family!` list below. Nothing in `engine/glue/switch.rs` changes.
 //!
-//! # What the glue does (`net/switch.rs`)
+//! # What the glue does (`engine/glue/switch.rs`)
 //! The glue decides alone where there is no choice: at the destination's ToR (the host's
 //! downlink) and where the routing table has one next hop. Otherwise it asks the switch's own
 //! selector (one [`AnySwitchLb`] per switch, built for the switch's tier from `[switch.lb]`):
