@@ -10,16 +10,19 @@
 //!   `tagged_config!` macros and the parameter helpers they use.
 //! - [`topo`]: fat trees and leaf-spines as dense arrays, static uplink failures, and equal-cost
 //!   routing tables.
-//! - [`net`]: packets and their pool, output port state with its queue discipline, switch path
-//!   selection, PFC accounting, host NIC schedulers.
+//! - [`net`]: packets (their kinds declared in one table) and their pool, output port state
+//!   with its queue discipline, switch path selection, PFC accounting, host NIC schedulers;
+//!   [`net::Network`] is the network layer's state.
 //! - [`transport`]: connections, loss recovery ([`transport::recovery`]), congestion control
 //!   ([`transport::cc`]), host path selection ([`transport::lb`]), message gates and credits,
-//!   each scheme one file behind a small trait.
+//!   each scheme one file behind a small trait; [`transport::hosts::Hosts`] is the host layer's
+//!   state.
 //! - [`workload`]: permutation, incast, all-to-all, flow lists, collectives.
 //! - [`scenario`]: TOML scenarios with defaults, validation and overrides.
-//! - [`engine`]: the [`engine::Sim`] context and its event loop ([`engine::queue`] the event
-//!   queue), with the `impl Sim` glue (`engine/glue/`) that hands events to the state of
-//!   [`net`] and [`transport`].
+//! - [`engine`]: the [`engine::Sim`] context (clock, event queue, packet pool, one `Network`
+//!   and one `Hosts`) and its event loop ([`engine::queue`] the event queue), with the
+//!   `impl Sim` glue (`engine/glue/`) that hands events to the state of [`net`] and
+//!   [`transport`], and the builders of that state (`engine/build.rs`).
 //! - [`registry`]: every scheme family, for listings.
 //! - [`results`]: per-flow rows, summary and invariant checks.
 //!

@@ -1,7 +1,9 @@
 //! The simulation context and its event loop.
 //!
-//! [`Sim`] owns every piece of state in flat arrays (ports, hosts, connections, the packet
-//! pool) and one event queue. The loop pops the earliest event and dispatches on its kind with
+//! [`Sim`] holds the clock, one event queue, the packet pool and the state of the two layers,
+//! each in flat arrays indexed by dense ids: [`Network`] (ports, queues, switch selectors, PFC)
+//! and [`Hosts`] (NICs, connections with their schemes, credits, gates); `build.rs` builds them
+//! from a scenario. The loop pops the earliest event and dispatches on its kind with
 //! a `match`; each element's handlers are `impl Sim` blocks under `glue` (`glue/port.rs`,
 //! `glue/switch.rs`, `glue/nic.rs`, `glue/pfc.rs`, `glue/sender.rs`, `glue/receiver.rs`,
 //! `glue/credit.rs`), while the elements' state and pure logic live in [`crate::net`] and
@@ -9,50 +11,27 @@
 //! run side by side.
 
 mod glue;
+mod build;
 pub mod queue;
 mod reroute;
 pub mod tasks;
 pub mod trace;
 
-use crate::error::Result;
 pub use crate::hint::prefetch;
+
+use crate::error::Result;
 use crate::ids::NodeId;
-use crate::net::nic::HostState;
 use crate::net::packet::{PacketPool, PerKind};
-use crate::net::port::PortState;
-use crate::net::qdisc::QdiscTable;
-use crate::rng::Rng;
+use crate::net::Network;
 use crate::scenario::{LinkAction, LinkEvent, Setup};
 use crate::topo::Fabric;
-use crate::transport::cc::PathInfo;
-use crate::transport::Connection;
+use crate::transport::hosts::Hosts;
 use crate::units::Time;
 use crate::workload::graph::Traffic;
 use std::sync::Arc;
-use tasks::{Lane, TaskState};
+use tasks::TaskState;
 use trace::{RttHistogram, Tracer};
 use queue::{EventKind, EventQueue};
-use std::collections::HashMap;
-
-/// Transport constants shared by every connection of a run.
-#[derive(Clone, Copy, Debug)]
-pub struct TransportParams {
-    /// Payload bytes of a full packet.
-    pub mss: u32,
-    /// Header bytes.
-    pub header: u32,
-    /// ACK/NACK wire size.
-    pub ack_bytes: u32,
-    /// ACK coalescing factor.
-    pub ack_every: u32,
-    /// Retransmission timeout.
-    pub rto: Time,
-    /// Whether data packets are ECN-capable.
-    pub ect: bool,
-    /// DCQCN notification point: at most one CNP per connection per this interval (`None` =
-    /// receivers send no CNPs).
-    pub cnp_interval: Option<Time>,
-}
 
 /// Packet and event counters of a run. Per-kind counts come from the kind table
 /// (`net/packet.rs`): a new packet kind is counted, reported and checked without an edit here.
@@ -103,44 +82,26 @@ pub struct Progress {
     pub fraction: f64,
 }
 
-/// The simulation.
+/// The simulation: the clock, the event queue and the packet pool, the network layer's state
+/// ([`Network`]), the host layer's state ([`Hosts`]), the workload graph and run bookkeeping.
 pub struct Sim {
     /// Current simulated time.
     pub now: Time,
     pub(crate) q: EventQueue,
     pub(crate) pool: PacketPool,
-    pub(crate) fabric: Fabric,
-    pub(crate) ports: Vec<PortState>,
-    /// Far-end node of each port (a compact copy of `fabric.ports[p].peer` for the hot path).
-    pub(crate) port_peer: Vec<NodeId>,
-    /// Path selector of each switch (switch `s` is node `hosts + s`).
-    pub(crate) switch_lb: Vec<crate::net::switch_lb::AnySwitchLb>,
-    /// Random stream of each switch's selector (`"switch_lb"`).
-    pub(crate) switch_rng: Vec<Rng>,
-    pub(crate) hosts: Vec<HostState>,
-    pub(crate) conns: Vec<Connection>,
+    /// Ports, queues, switches, PFC.
+    pub(crate) net: Network,
+    /// NICs and connections.
+    pub(crate) hosts: Hosts,
     /// The workload's graph of messages and dependencies (read-only).
     pub(crate) traffic: Arc<Traffic>,
     /// Run-time state of that graph.
     pub(crate) tasks: TaskState,
-    /// Per-connection pending messages and gates.
-    pub(crate) lanes: Vec<Lane>,
     total_sends: u32,
-    /// Whether senders need receiver credits (EQDS).
-    pub(crate) credit_on: bool,
-    /// Per-connection credit state.
-    pub(crate) credit: Vec<crate::transport::credit::CreditState>,
-    /// Per-host pull pacers.
-    pub(crate) pacers: Vec<crate::transport::credit::PullPacer>,
     /// Sampled time series (`run.trace_interval_us`).
     pub(crate) tracer: Tracer,
     /// ACK round-trip samples.
     pub(crate) rtt_hist: RttHistogram,
-    pub(crate) tp: TransportParams,
-    /// PFC buffer accounting (off unless `switch.pfc.enabled`).
-    pub(crate) pfc: crate::net::pfc::PfcState,
-    /// Queue profiles; each port holds its index (`PortState::qdisc`).
-    pub(crate) qdisc: QdiscTable,
     pub(crate) c: Counters,
     pub(crate) link_events: Vec<LinkEvent>,
     pub(crate) acked_bytes_total: u64,
@@ -152,108 +113,30 @@ pub struct Sim {
     stall_since: Time,
     stall_limit: Time,
     pub(crate) stalled: Option<(Time, Time)>,
-    pub(crate) path_rtt: Vec<Time>,
     pub(crate) stopped_early: bool,
-    /// `run.drop_packets`: (flow, seq, transmission to lose, transmissions seen so far).
-    pub(crate) drop_plan: Vec<(u32, u32, u32, u32)>,
 }
 
 impl Sim {
     /// Builds the simulation of a validated scenario.
     pub fn new(setup: &Setup) -> Result<Sim> {
-        let fabric = setup.fabric.clone();
-        let seed = setup.scenario.seed;
-        let tr = &setup.scenario.transport;
-        let tp = TransportParams {
-            mss: tr.mtu_bytes - tr.header_bytes,
-            header: tr.header_bytes,
-            ack_bytes: tr.ack_bytes,
-            ack_every: tr.ack_every,
-            rto: setup.rto,
-            ect: tr.ecn_capable,
-            cnp_interval: tr.cc.cnp_interval(),
-        };
-        let mut ports: Vec<PortState> = fabric
-            .ports
-            .iter()
-            .enumerate()
-            .map(|(i, spec)| {
-                let to_switch = spec.peer >= fabric.hosts;
-                let is_nic = spec.owner < fabric.hosts;
-                PortState::new(spec, is_nic, to_switch, fabric.switch_latency, Rng::stream(seed, "port", i as u64))
-            })
-            .collect();
-        crate::net::port::apply_failures(&fabric, &mut ports);
-        for (ps, &q) in ports.iter_mut().zip(&setup.qdisc.port_profile) {
-            ps.qdisc = q;
-        }
-        let fabric_peers: Vec<NodeId> = fabric.ports.iter().map(|p| p.peer).collect();
-        let switch_lb = setup.scenario.switch.lb.build(&fabric, seed)?;
-        let switch_rng = (0..fabric.switches()).map(|s| Rng::stream(seed, "switch_lb", s as u64)).collect();
-        let hosts = (0..fabric.hosts).map(|h| HostState::new(fabric.host_port[h as usize])).collect();
-
-        // Base RTT per (hop count, last-packet size) is the same for every path of a tier-
-        // symmetric fabric: compute once per hop count.
-        let mut rtt_by_hops: HashMap<usize, Time> = HashMap::new();
+        let net = build::network(setup)?;
+        let hosts = build::hosts(setup, &net.fabric);
         let traffic = Arc::clone(&setup.traffic);
-        let mut conns = Vec::with_capacity(traffic.conns.len());
-        let mut path_rtt = Vec::with_capacity(traffic.conns.len());
-        let mut credit = Vec::with_capacity(traffic.conns.len());
-        let mtu = (tp.mss + tp.header) as u64;
-        for (i, f) in traffic.conns.iter().enumerate() {
-            let hops = hop_count(&fabric, f.src, f.dst);
-            let rtt = *rtt_by_hops.entry(hops).or_insert_with(|| fabric.base_rtt(f.src, f.dst, mtu, tp.ack_bytes as u64));
-            let host_rate = fabric.ports[fabric.host_port[f.src as usize] as usize].rate;
-            let path = PathInfo { mtu_bytes: mtu, host_rate, base_rtt: rtt, bdp_bytes: host_rate.bytes_in(rtt), hops: hops as u32, net_base_rtt: setup.base_rtt };
-            let cc = tr.cc.build(&mut path.clone());
-            let mut lb_ctx = crate::transport::lb::LbBuild { path, rng: Rng::stream(seed, "conn", i as u64) };
-            let lb = tr.lb.build(&mut lb_ctx);
-            let (tx_recovery, rx_recovery) = (tr.reliability.build(&mut path.clone()), tr.reliability.build_receiver());
-            conns.push(Connection::new(f.src, f.dst, cc, lb, lb_ctx.rng, tx_recovery, rx_recovery));
-            let credit_policy = tr.credit.build(&mut crate::transport::credit::CreditBuild { bdp_bytes: path.bdp_bytes, mtu_bytes: mtu });
-            credit.push(crate::transport::credit::CreditState::new(credit_policy.unsolicited_packets()));
-            path_rtt.push(rtt);
-        }
-        let lanes = (0..traffic.conns.len())
-            .map(|_| Lane { pending: Default::default(), gate: tr.gate.build(&mut ()), in_flight_msgs: 0, in_flight_bytes: 0 })
-            .collect();
         let tasks = TaskState::new(traffic.tasks.iter().map(|t| t.deps), traffic.tasks.len(), traffic.instances.len());
-        let horizon = ports.iter().map(|p| p.arrival_delay + p.rate.tx_time(tr.mtu_bytes as u64)).max().unwrap_or(0);
+        let mtu = setup.scenario.transport.mtu_bytes as u64;
+        let horizon = net.ports.iter().map(|p| p.arrival_delay + p.rate.tx_time(mtu)).max().unwrap_or(0);
         let mut sim = Sim {
             now: 0,
             q: EventQueue::with_horizon(horizon),
             pool: PacketPool::default(),
-            fabric,
-            port_peer: fabric_peers,
-            ports,
-            switch_lb,
-            switch_rng,
+            net,
             hosts,
-            conns,
             total_sends: traffic.sends.len() as u32,
             total_bytes: traffic.total_bytes(),
             traffic: Arc::clone(&traffic),
             tasks,
-            lanes,
-            credit_on: tr.credit.enabled(),
-            credit,
-            pacers: (0..setup.fabric.hosts).map(|_| Default::default()).collect(),
-            tracer: Tracer {
-                interval: setup.trace_interval,
-                conns: setup.trace_conns.clone(),
-                ports: setup.trace_ports.clone(),
-                log_drops: setup.scenario.run.event_log,
-                ack_conns: {
-                    let mut v = setup.scenario.run.ack_log_conns.clone();
-                    v.sort_unstable();
-                    v
-                },
-                ..Default::default()
-            },
+            tracer: build::tracer(setup),
             rtt_hist: RttHistogram::default(),
-            tp,
-            pfc: setup.pfc.clone(),
-            qdisc: setup.qdisc.clone(),
             c: Counters::default(),
             link_events: setup.link_events.clone(),
             acked_bytes_total: 0,
@@ -262,9 +145,7 @@ impl Sim {
             stall_since: 0,
             stall_limit: setup.stall_limit,
             stalled: None,
-            path_rtt,
             stopped_early: false,
-            drop_plan: setup.scenario.run.drop_packets.iter().map(|d| (d.flow, d.seq, d.transmission, 0)).collect(),
         };
         for (i, t) in traffic.tasks.iter().enumerate() {
             if t.deps == 0 {
@@ -360,7 +241,7 @@ impl Sim {
             match e.kind {
                 EventKind::Arrive => self.pool.prefetch(e.id),
                 EventKind::PortFree => {
-                    let ps = &self.ports[e.id as usize];
+                    let ps = &self.net.ports[e.id as usize];
                     prefetch(ps);
                     prefetch(&ps.ctrl);
                 }
@@ -371,16 +252,16 @@ impl Sim {
             match e.kind {
                 EventKind::PortFree => {
                     // The address of the queue head needs only the port (prefetched at FAR).
-                    let ps = &self.ports[e.id as usize];
+                    let ps = &self.net.ports[e.id as usize];
                     if let Some(slot) = ps.ctrl.front().or(ps.data.front()) {
                         prefetch(slot);
                     }
                 }
                 EventKind::Arrive => {
                     let p = self.pool.get(e.id);
-                    let node = self.port_peer[p.port as usize];
-                    if node >= self.fabric.hosts {
-                        self.fabric.routes.prefetch_next_hops(&self.fabric, node, self.fabric.tor_of_host[p.dst as usize]);
+                    let node = self.net.port_peer[p.port as usize];
+                    if node >= self.net.fabric.hosts {
+                        self.net.fabric.routes.prefetch_next_hops(&self.net.fabric, node, self.net.fabric.tor_of_host[p.dst as usize]);
                     }
                 }
                 _ => {}
@@ -388,7 +269,7 @@ impl Sim {
         }
         if let Some(e) = self.q.peek_ahead(NEAR) {
             if e.kind == EventKind::PortFree {
-                let ps = &self.ports[e.id as usize];
+                let ps = &self.net.ports[e.id as usize];
                 if let Some(&p) = ps.ctrl.front().or(ps.data.front()) {
                     self.pool.prefetch(p);
                 }
@@ -396,11 +277,11 @@ impl Sim {
             if e.kind == EventKind::Arrive {
                 let id = e.id;
                 let p = self.pool.get(id);
-                let node = self.port_peer[p.port as usize];
+                let node = self.net.port_peer[p.port as usize];
                 // Only choices that follow from the header may be made early (`SwitchLb::peek`).
-                if node >= self.fabric.hosts {
+                if node >= self.net.fabric.hosts {
                     if let Some(out) = self.route_peek(node, p) {
-                        let ps = &self.ports[out as usize];
+                        let ps = &self.net.ports[out as usize];
                         prefetch(ps);
                         prefetch(&ps.ctrl);
                         self.pool.get_mut(id).route_hint = out + 1;
@@ -413,8 +294,8 @@ impl Sim {
     /// A packet finished crossing a link: hand it to the node at the far end.
     fn on_arrive(&mut self, pkt: u32) {
         let port = self.pool.get(pkt).port;
-        let node = self.port_peer[port as usize];
-        if node < self.fabric.hosts {
+        let node = self.net.port_peer[port as usize];
+        if node < self.net.fabric.hosts {
             self.host_receive(node, pkt);
         } else {
             self.switch_receive(node, pkt);
@@ -427,7 +308,7 @@ impl Sim {
             return self.reroute();
         }
         for p in ev.ports {
-            let ps = &mut self.ports[p as usize];
+            let ps = &mut self.net.ports[p as usize];
             match ev.action {
                 LinkAction::Down => ps.up = false,
                 LinkAction::Up => ps.up = true,
@@ -444,7 +325,7 @@ impl Sim {
 
     /// The built fabric.
     pub fn fabric(&self) -> &Fabric {
-        &self.fabric
+        &self.net.fabric
     }
 }
 

@@ -10,8 +10,8 @@ use crate::topo::routing;
 impl Sim {
     /// Recomputes the route table from the ports' current up/down state.
     pub(crate) fn reroute(&mut self) {
-        let ports = &self.ports;
-        self.fabric.routes = routing::compute(&self.fabric, |p| ports[p as usize].up);
+        let ports = &self.net.ports;
+        self.net.fabric.routes = routing::compute(&self.net.fabric, |p| ports[p as usize].up);
         // The look-ahead may already have routed arrivals of the current bucket with the old
         // table: make them route again.
         let mut k = 0;

@@ -7,23 +7,9 @@
 
 use super::queue::EventKind;
 use super::Sim;
-use crate::transport::gate::{AnyGate, GateState, MessageFeedback, MessageGate};
+use crate::transport::gate::{GateState, MessageFeedback, MessageGate};
 use crate::units::Time;
 use crate::workload::graph::{TaskKind, Trigger};
-use std::collections::VecDeque;
-
-/// Per-connection message state kept outside the hot connection record.
-#[derive(Debug)]
-pub struct Lane {
-    /// Ready messages (task ids) the gate has not let through yet, oldest first.
-    pub pending: VecDeque<u32>,
-    /// The connection's gate.
-    pub gate: AnyGate,
-    /// Messages posted and not completed.
-    pub in_flight_msgs: u32,
-    /// Their payload bytes.
-    pub in_flight_bytes: u64,
-}
 
 /// Run-time state of the graph.
 #[derive(Debug, Default)]
@@ -107,7 +93,7 @@ impl Sim {
         match self.traffic.tasks[t as usize].kind {
             TaskKind::Send { conn, .. } => {
                 // A message's `fired_at` is its posting time, which its gate decides.
-                self.lanes[conn as usize].pending.push_back(t);
+                self.hosts.lanes[conn as usize].pending.push_back(t);
                 self.try_post(conn);
                 return;
             }
@@ -121,11 +107,11 @@ impl Sim {
 
     /// Posts the connection's pending messages as far as its gate allows.
     fn try_post(&mut self, c: u32) {
-        let (now, mss) = (self.now, self.tp.mss);
+        let (now, mss) = (self.now, self.hosts.tp.mss);
         let mut posted = false;
-        while let Some(&t) = self.lanes[c as usize].pending.front() {
+        while let Some(&t) = self.hosts.lanes[c as usize].pending.front() {
             let TaskKind::Send { bytes, .. } = self.traffic.tasks[t as usize].kind else { unreachable!("only messages are pending") };
-            let lane = &mut self.lanes[c as usize];
+            let lane = &mut self.hosts.lanes[c as usize];
             let st = GateState { now, in_flight_msgs: lane.in_flight_msgs, in_flight_bytes: lane.in_flight_bytes, next_bytes: bytes };
             if !lane.gate.may_post(&st) {
                 break;
@@ -134,8 +120,8 @@ impl Sim {
             lane.in_flight_msgs += 1;
             lane.in_flight_bytes += bytes;
             self.tasks.fired_at[t as usize] = now;
-            self.conns[c as usize].post(t, bytes, mss, now);
-            if self.credit_on {
+            self.hosts.conns[c as usize].post(t, bytes, mss, now);
+            if self.hosts.credit_on {
                 self.credit_on_post(c);
             }
             posted = true;
@@ -149,7 +135,7 @@ impl Sim {
     pub(crate) fn deliver_messages(&mut self, c: u32, end: u32) {
         let now = self.now;
         loop {
-            let conn = &mut self.conns[c as usize];
+            let conn = &mut self.hosts.conns[c as usize];
             let Some(m) = conn.msgs.get_mut(conn.msgs_delivered) else { break };
             if m.end_pkt > end {
                 break;
@@ -167,7 +153,7 @@ impl Sim {
     pub(crate) fn complete_messages(&mut self, c: u32) {
         let now = self.now;
         loop {
-            let conn = &mut self.conns[c as usize];
+            let conn = &mut self.hosts.conns[c as usize];
             let Some(&m) = conn.msgs.front() else { break };
             if m.end_pkt > conn.snd_una {
                 break;
@@ -177,7 +163,7 @@ impl Sim {
             conn.msgs_sent -= 1;
             conn.msgs_delivered -= 1;
             let TaskKind::Send { bytes, .. } = self.traffic.tasks[m.task as usize].kind else { unreachable!() };
-            let lane = &mut self.lanes[c as usize];
+            let lane = &mut self.hosts.lanes[c as usize];
             lane.in_flight_msgs -= 1;
             lane.in_flight_bytes -= bytes;
             let fb = MessageFeedback {

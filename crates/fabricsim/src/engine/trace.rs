@@ -119,7 +119,7 @@ impl Sim {
     pub(crate) fn on_sample(&mut self) {
         let now = self.now;
         for &c in &self.tracer.conns {
-            let conn = &self.conns[c as usize];
+            let conn = &self.hosts.conns[c as usize];
             self.tracer.samples.push(ConnSample {
                 at: now,
                 conn: c,
@@ -130,7 +130,7 @@ impl Sim {
             });
         }
         for &p in &self.tracer.ports {
-            let ps = &self.ports[p as usize];
+            let ps = &self.net.ports[p as usize];
             self.tracer.port_samples.push(PortSample { at: now, port: p, data_bytes: ps.data_bytes, tx_bytes: ps.tx_bytes, paused: ps.paused });
         }
         if !self.q.is_empty() {

@@ -9,3 +9,28 @@ pub mod pfc;
 pub mod port;
 pub mod qdisc;
 pub mod switch_lb;
+
+use crate::ids::NodeId;
+use crate::rng::Rng;
+use crate::topo::Fabric;
+
+/// Everything the network owns: the fabric, every output port with its queues, each switch's
+/// path selector and random stream, the PFC buffer accounting and the queue profiles. Arrays
+/// are indexed by port or switch id, so a later partitioned engine can give a group of switches
+/// its own slice.
+pub struct Network {
+    /// The topology (read-only after build, except link state kept in `ports`).
+    pub fabric: Fabric,
+    /// Every output port.
+    pub ports: Vec<port::PortState>,
+    /// Far-end node of each port (a compact copy of `fabric.ports[p].peer` for the hot path).
+    pub port_peer: Vec<NodeId>,
+    /// Path selector of each switch (switch `s` is node `hosts + s`).
+    pub switch_lb: Vec<switch_lb::AnySwitchLb>,
+    /// Random stream of each switch's selector (`"switch_lb"`).
+    pub switch_rng: Vec<Rng>,
+    /// PFC buffer accounting (off unless `switch.pfc.enabled`).
+    pub pfc: pfc::PfcState,
+    /// Queue profiles; each port holds its index (`PortState::qdisc`).
+    pub qdisc: qdisc::QdiscTable,
+}

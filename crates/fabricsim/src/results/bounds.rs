@@ -8,16 +8,16 @@ use crate::units::Time;
 
 /// The ideal completion time of `flows` (planned as `plan`), counted from `first_start`.
 pub(super) fn ideal_completion(sim: &Sim, setup: &Setup, flows: &[FlowResult], plan: &[ConnPlan], first_start: Time) -> Time {
-    let tp = sim.tp;
+    let tp = sim.hosts.tp;
     let flow_bound = flows.iter().map(|f| plan[f.id as usize].due + f.ideal_fct).max().unwrap_or(0);
-    let mut host_load = vec![(0u64, 0u64); sim.fabric.hosts as usize];
-    for (c, p) in sim.conns.iter().zip(plan) {
+    let mut host_load = vec![(0u64, 0u64); sim.net.fabric.hosts as usize];
+    for (c, p) in sim.hosts.conns.iter().zip(plan) {
         let wire = p.wire_bytes(tp.header);
         host_load[c.src as usize].0 += wire;
         host_load[c.dst as usize].1 += wire;
     }
     let busiest = host_load.iter().map(|&(o, i)| o.max(i)).max().unwrap_or(0);
-    let host_rate = sim.ports[sim.fabric.host_port[0] as usize].rate;
+    let host_rate = sim.net.ports[sim.net.fabric.host_port[0] as usize].rate;
     let cut = cut_bound(sim, plan);
     let link_bound = first_start + host_rate.tx_time(busiest).max(cut) + setup.base_rtt;
     flow_bound.max(link_bound) - first_start
@@ -28,9 +28,9 @@ pub(super) fn ideal_completion(sim: &Sim, setup: &Setup, flows: &[FlowResult], p
 /// rather than by host links.
 fn cut_bound(sim: &Sim, plan: &[ConnPlan]) -> Time {
     use crate::topo::Tier;
-    let f = &sim.fabric;
+    let f = &sim.net.fabric;
     let pods = f.pod_of_host();
-    let tp = sim.tp;
+    let tp = sim.hosts.tp;
     let n = f.tier.len();
     // Uplink capacity (bits/s) of every ToR and of every pod (its aggregation switches' core
     // links); traffic out of / into every ToR and pod.
@@ -48,7 +48,7 @@ fn cut_bound(sim: &Sim, plan: &[ConnPlan]) -> Time {
     let removed = f.removed_ports();
     for (i, p) in f.ports.iter().enumerate() {
         let (o, q) = (p.owner as usize, p.peer as usize);
-        let rate = if removed[i] { 0 } else { sim.ports[i].rate.0 };
+        let rate = if removed[i] { 0 } else { sim.net.ports[i].rate.0 };
         match (f.tier[o], f.tier[q]) {
             (Tier::Tor, Tier::Agg) => tor_cap[o] += rate,
             (Tier::Agg, Tier::Core) if pod_of_agg[o] != u32::MAX => pod_cap[pod_of_agg[o] as usize] += rate,
@@ -57,7 +57,7 @@ fn cut_bound(sim: &Sim, plan: &[ConnPlan]) -> Time {
     }
     let mut tor_load = vec![(0u64, 0u64); n];
     let mut pod_load = vec![(0u64, 0u64); pod_cap.len()];
-    for (c, p) in sim.conns.iter().zip(plan) {
+    for (c, p) in sim.hosts.conns.iter().zip(plan) {
         let wire = p.wire_bytes(tp.header);
         let (ts, td) = (f.tor_of_host[c.src as usize] as usize, f.tor_of_host[c.dst as usize] as usize);
         if ts != td {

@@ -51,8 +51,8 @@ pub struct CollectiveSummary {
 
 /// One row per collective instance.
 pub(super) fn rows(sim: &Sim, setup: &Setup) -> Vec<CctResult> {
-    let tp = sim.tp;
-    let host_rate = sim.ports[sim.fabric.host_port[0] as usize].rate;
+    let tp = sim.hosts.tp;
+    let host_rate = sim.net.ports[sim.net.fabric.host_port[0] as usize].rate;
     let one_way = setup.base_rtt / 2;
     sim.traffic
         .instances

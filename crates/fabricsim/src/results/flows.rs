@@ -70,7 +70,7 @@ impl ConnPlan {
 
 /// The plan of every connection of `sim`'s workload.
 pub(super) fn plan(sim: &Sim) -> Vec<ConnPlan> {
-    let mss = sim.tp.mss as u64;
+    let mss = sim.hosts.tp.mss as u64;
     let traffic = &sim.traffic;
     let mut plan = vec![ConnPlan { bytes: 0, pkts: 0, tail: 0, due: Time::MAX }; traffic.conns.len()];
     for &t in &traffic.sends {
@@ -89,12 +89,12 @@ pub(super) fn plan(sim: &Sim) -> Vec<ConnPlan> {
 
 /// One row per connection of `sim`.
 pub(super) fn rows(sim: &Sim, plan: &[ConnPlan]) -> Vec<FlowResult> {
-    let tp = sim.tp;
-    let mut flows = Vec::with_capacity(sim.conns.len());
-    for (i, c) in sim.conns.iter().enumerate() {
+    let tp = sim.hosts.tp;
+    let mut flows = Vec::with_capacity(sim.hosts.conns.len());
+    for (i, c) in sim.hosts.conns.iter().enumerate() {
         let p = &plan[i];
-        let host_rate = sim.ports[sim.fabric.host_port[c.src as usize] as usize].rate;
-        let hops = crate::engine::hop_count(&sim.fabric, c.src, c.dst) as u64;
+        let host_rate = sim.net.ports[sim.net.fabric.host_port[c.src as usize] as usize].rate;
+        let hops = crate::engine::hop_count(&sim.net.fabric, c.src, c.dst) as u64;
         let finished = c.idle() && c.size == p.bytes;
         flows.push(FlowResult {
             id: i as u32,
@@ -103,7 +103,7 @@ pub(super) fn rows(sim: &Sim, plan: &[ConnPlan]) -> Vec<FlowResult> {
             bytes: p.bytes,
             start: if c.started { c.start } else { p.due },
             finish: if finished { c.finish } else { None },
-            ideal_fct: ideal_fct(p, host_rate, tp.mss, tp.header, sim.path_rtt[i], hops),
+            ideal_fct: ideal_fct(p, host_rate, tp.mss, tp.header, sim.hosts.path_rtt[i], hops),
             retransmits: c.retransmits,
             trims: c.trims,
             drops: c.drops,

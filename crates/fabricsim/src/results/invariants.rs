@@ -13,7 +13,7 @@ pub fn check(sim: &Sim, setup: &Setup) -> Vec<String> {
     let c = &sim.c;
     // Every idle connection delivered each posted payload byte exactly once (duplicates are
     // discarded and counted, never delivered twice).
-    for (i, conn) in sim.conns.iter().enumerate() {
+    for (i, conn) in sim.hosts.conns.iter().enumerate() {
         if conn.idle() && conn.rcv_bytes != conn.size {
             v.push(format!("connection {i} is idle but its receiver got {} of {} posted bytes", conn.rcv_bytes, conn.size));
         }
@@ -44,20 +44,20 @@ pub fn check(sim: &Sim, setup: &Setup) -> Vec<String> {
         }
     }
     // No data queue ever held more than its own profile's buffer.
-    for (p, ps) in sim.ports.iter().enumerate() {
+    for (p, ps) in sim.net.ports.iter().enumerate() {
         let buffer = setup.qdisc.profiles[ps.qdisc as usize].buffer_bytes;
         if ps.max_data_bytes > buffer {
             v.push(format!("port {p} held {} data bytes, above its {} byte buffer", ps.max_data_bytes, buffer));
         }
     }
     // PFC: lossless (no data packet lost for lack of buffer) and no switch over its buffer.
-    if sim.pfc.on {
+    if sim.net.pfc.on {
         if c.buffer_drops != 0 {
             v.push(format!("PFC fabric dropped {} data packets for lack of buffer (headroom overflow): not lossless", c.buffer_drops));
         }
-        for (i, b) in sim.pfc.switches.iter().enumerate() {
+        for (i, b) in sim.net.pfc.switches.iter().enumerate() {
             if b.max_used > b.size {
-                v.push(format!("switch {} buffered {} bytes, above its {} byte buffer", sim.fabric.hosts + i as u32, b.max_used, b.size));
+                v.push(format!("switch {} buffered {} bytes, above its {} byte buffer", sim.net.fabric.hosts + i as u32, b.max_used, b.size));
             }
         }
     }
@@ -71,8 +71,8 @@ pub fn check(sim: &Sim, setup: &Setup) -> Vec<String> {
         if c.data_trimmed != nacks + c.headers_dropped {
             v.push(format!("trimmed headers not conserved: {} trimmed != {nacks} NACKed + {} dropped", c.data_trimmed, c.headers_dropped));
         }
-        if sim.pfc.on && sim.pfc.charged_bytes() != 0 {
-            v.push(format!("PFC accounting holds {} bytes after the network drained", sim.pfc.charged_bytes()));
+        if sim.net.pfc.on && sim.net.pfc.charged_bytes() != 0 {
+            v.push(format!("PFC accounting holds {} bytes after the network drained", sim.net.pfc.charged_bytes()));
         }
         if sim.pool.live() != 0 {
             v.push(format!("{} packets still in the network after every flow finished", sim.pool.live()));

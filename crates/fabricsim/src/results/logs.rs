@@ -77,8 +77,8 @@ pub(super) fn events(sim: &Sim) -> Vec<EventRow> {
         .tracer
         .drops
         .iter()
-        .map(|&(at, port, conn)| EventRow { at, kind: "drop", link: sim.fabric.link_name(port), conn: Some(conn) })
-        .chain(sim.pfc.log.iter().map(|&(at, port, _)| EventRow { at, kind: "pause", link: sim.fabric.link_name(port), conn: None }))
+        .map(|&(at, port, conn)| EventRow { at, kind: "drop", link: sim.net.fabric.link_name(port), conn: Some(conn) })
+        .chain(sim.net.pfc.log.iter().map(|&(at, port, _)| EventRow { at, kind: "pause", link: sim.net.fabric.link_name(port), conn: None }))
         .collect();
     events.sort_by_key(|e| e.at);
     events

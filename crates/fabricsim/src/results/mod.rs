@@ -67,7 +67,7 @@ pub fn collect(sim: &Sim, setup: &Setup, wall_seconds: f64) -> Results {
         port_trace: sim.tracer.port_samples.clone(),
         events: logs::events(sim),
         acks: sim.tracer.acks.clone(),
-        port_names: sim.tracer.ports.iter().map(|&p| (p, sim.fabric.link_name(p))).collect(),
+        port_names: sim.tracer.ports.iter().map(|&p| (p, sim.net.fabric.link_name(p))).collect(),
         summary,
     }
 }

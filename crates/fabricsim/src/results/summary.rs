@@ -280,15 +280,15 @@ pub(super) fn assemble(sim: &Sim, setup: &Setup, flows: &[FlowResult], plan: &[C
     let last_finish = flows.iter().filter_map(|f| f.finish).max().unwrap_or(first_start);
     let ideal_completion = bounds::ideal_completion(sim, setup, flows, plan, first_start);
     let mut packets = PacketCounts::from(&sim.c);
-    packets.discarded_out_of_order = sim.conns.iter().map(|c| c.rcv_discarded as u64).sum();
+    packets.discarded_out_of_order = sim.hosts.conns.iter().map(|c| c.rcv_discarded as u64).sum();
     let hops = sim.c.packet_hops;
     Summary {
         name: setup.scenario.name.clone(),
         seed: setup.scenario.seed,
-        fabric: sim.fabric.description.clone(),
-        hosts: sim.fabric.hosts,
-        switches: sim.fabric.switches(),
-        failed_links: sim.fabric.failures.iter().map(|l| sim.fabric.link_name(l.up)).collect(),
+        fabric: sim.net.fabric.description.clone(),
+        hosts: sim.net.fabric.hosts,
+        switches: sim.net.fabric.switches(),
+        failed_links: sim.net.fabric.failures.iter().map(|l| sim.net.fabric.link_name(l.up)).collect(),
         base_rtt_us: us(setup.base_rtt),
         bdp_bytes: setup.bdp_bytes,
         flows: flows.len() as u32,
@@ -304,9 +304,9 @@ pub(super) fn assemble(sim: &Sim, setup: &Setup, flows: &[FlowResult], plan: &[C
         events: sim.c.events,
         peak_packets_in_pool: sim.pool.high_water(),
         ack_rtt_us: rtt_stats(&sim.rtt_hist),
-        duplicate_data_packets: sim.conns.iter().map(|c| c.rcv_duplicates as u64).sum(),
-        max_queue_bytes: sim.ports.iter().map(|p| p.max_data_bytes).max().unwrap_or(0),
-        pfc: sim.pfc.on.then(|| pfc_summary(sim)),
+        duplicate_data_packets: sim.hosts.conns.iter().map(|c| c.rcv_duplicates as u64).sum(),
+        max_queue_bytes: sim.net.ports.iter().map(|p| p.max_data_bytes).max().unwrap_or(0),
+        pfc: sim.net.pfc.on.then(|| pfc_summary(sim)),
         buffer_bytes: setup.qdisc.profiles[0].buffer_bytes,
         queue_profiles: (setup.qdisc.profiles.len() > 1).then(|| (0..setup.qdisc.profiles.len()).map(|i| QueueProfile::of(&setup.qdisc, i)).collect()),
         invariant_violations: invariants::check(sim, setup),
@@ -324,21 +324,22 @@ pub(super) fn assemble(sim: &Sim, setup: &Setup, flows: &[FlowResult], plan: &[C
 fn pfc_summary(sim: &Sim) -> PfcSummary {
     // A port still paused at the end counts its open pause up to the final time.
     let paused = |p: &crate::net::port::PortState| p.paused_total + if p.paused { sim.now - p.paused_since } else { 0 };
-    let (max_port, max_t) = sim.ports.iter().enumerate().map(|(i, p)| (i, paused(p))).max_by_key(|&(i, t)| (t, std::cmp::Reverse(i))).unwrap_or((0, 0));
+    let (max_port, max_t) = sim.net.ports.iter().enumerate().map(|(i, p)| (i, paused(p))).max_by_key(|&(i, t)| (t, std::cmp::Reverse(i))).unwrap_or((0, 0));
     PfcSummary {
-        pause_frames: sim.pfc.ingress.iter().map(|i| i.pauses_sent as u64).sum(),
-        ports_paused: sim.ports.iter().filter(|p| p.pauses_received > 0).count() as u32,
-        paused_time_us: us(sim.ports.iter().map(paused).sum()),
+        pause_frames: sim.net.pfc.ingress.iter().map(|i| i.pauses_sent as u64).sum(),
+        ports_paused: sim.net.ports.iter().filter(|p| p.pauses_received > 0).count() as u32,
+        paused_time_us: us(sim.net.ports.iter().map(paused).sum()),
         max_port_paused_us: us(max_t),
-        max_paused_port: if max_t > 0 { sim.fabric.link_name(max_port as u32) } else { String::new() },
-        max_switch_buffer_bytes: sim.pfc.switches.iter().map(|b| b.max_used).max().unwrap_or(0),
-        headroom_overflow_drops: sim.pfc.overflow_drops,
+        max_paused_port: if max_t > 0 { sim.net.fabric.link_name(max_port as u32) } else { String::new() },
+        max_switch_buffer_bytes: sim.net.pfc.switches.iter().map(|b| b.max_used).max().unwrap_or(0),
+        headroom_overflow_drops: sim.net.pfc.overflow_drops,
         ports: sim
+            .net
             .ports
             .iter()
             .enumerate()
             .filter(|(_, p)| p.pauses_received > 0)
-            .map(|(i, p)| (sim.fabric.link_name(i as u32), p.pauses_received, us(paused(p))))
+            .map(|(i, p)| (sim.net.fabric.link_name(i as u32), p.pauses_received, us(paused(p))))
             .collect(),
     }
 }

@@ -16,6 +16,7 @@ pub mod cc;
 pub mod connection;
 pub mod credit;
 pub mod gate;
+pub mod hosts;
 pub mod lb;
 pub mod recovery;
 

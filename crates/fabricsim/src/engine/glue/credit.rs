@@ -12,14 +12,14 @@ impl Sim {
     /// Sender: whether credits allow `c` to send a packet now.
     #[inline]
     pub(crate) fn credit_allows(&self, c: ConnId) -> bool {
-        let s = &self.credit[c as usize];
+        let s = &self.hosts.credit[c as usize];
         s.unsolicited_left > 0 || s.credits > 0
     }
 
     /// Sender: `c` sends a packet; spend the allowance or a credit.
     #[inline]
     pub(crate) fn credit_spend(&mut self, c: ConnId) {
-        let s = &mut self.credit[c as usize];
+        let s = &mut self.hosts.credit[c as usize];
         if s.unsolicited_left > 0 {
             s.unsolicited_left -= 1;
         } else {
@@ -30,8 +30,8 @@ impl Sim {
 
     /// Sender: a message was just posted on `c`; an idle connection starts a fresh allowance.
     pub(crate) fn credit_on_post(&mut self, c: ConnId) {
-        let idle = self.conns[c as usize].in_flight == 0;
-        let s = &mut self.credit[c as usize];
+        let idle = self.hosts.conns[c as usize].in_flight == 0;
+        let s = &mut self.hosts.credit[c as usize];
         if idle && s.credits == 0 && s.unsolicited_left == 0 {
             s.unsolicited_left = s.allowance;
             s.granted += s.allowance;
@@ -40,13 +40,13 @@ impl Sim {
 
     /// Sender: a timeout declared `n` packets lost; they are resent unsolicited.
     pub(crate) fn credit_on_timeout(&mut self, c: ConnId, n: u32) {
-        self.credit[c as usize].unsolicited_left += n;
+        self.hosts.credit[c as usize].unsolicited_left += n;
     }
 
     /// Receiver: a data packet (`trimmed`: a trimmed header) of `c` arrived.
     pub(crate) fn credit_on_data(&mut self, c: ConnId, trimmed: bool) {
-        let conn = &self.conns[c as usize];
-        let s = &mut self.credit[c as usize];
+        let conn = &self.hosts.conns[c as usize];
+        let s = &mut self.hosts.credit[c as usize];
         // Credits needed = posted packets beyond the unsolicited allowance (+ trims below).
         s.target_seen = s.target_seen.max(conn.n_pkts.saturating_sub(s.granted));
         if trimmed {
@@ -55,13 +55,13 @@ impl Sim {
         if s.owed() && !s.queued {
             s.queued = true;
             let host = conn.dst;
-            self.pacers[host as usize].queue.push_back(c);
+            self.hosts.pacers[host as usize].queue.push_back(c);
             self.pull_tick_schedule(host);
         }
     }
 
     fn pull_tick_schedule(&mut self, host: NodeId) {
-        let p = &mut self.pacers[host as usize];
+        let p = &mut self.hosts.pacers[host as usize];
         if !p.pending && !p.queue.is_empty() {
             p.pending = true;
             let at = p.next_at.max(self.now);
@@ -71,28 +71,28 @@ impl Sim {
 
     /// The pacer of `host` may send one PULL.
     pub(crate) fn on_pull_tick(&mut self, host: NodeId) {
-        self.pacers[host as usize].pending = false;
-        let Some(c) = self.pacers[host as usize].queue.pop_front() else { return };
-        let s = &mut self.credit[c as usize];
+        self.hosts.pacers[host as usize].pending = false;
+        let Some(c) = self.hosts.pacers[host as usize].queue.pop_front() else { return };
+        let s = &mut self.hosts.credit[c as usize];
         s.pulls_sent += 1;
         if s.owed() {
-            self.pacers[host as usize].queue.push_back(c);
+            self.hosts.pacers[host as usize].queue.push_back(c);
         } else {
             s.queued = false;
         }
-        let port = self.hosts[host as usize].port;
-        let conn = &self.conns[c as usize];
+        let port = self.hosts.nics[host as usize].port;
+        let conn = &self.hosts.conns[c as usize];
         let pkt = self.pool.alloc(Packet {
             conn: c,
             src: conn.dst,
             dst: conn.src,
-            size: self.tp.ack_bytes,
+            size: self.hosts.tp.ack_bytes,
             kind: PktKind::Pull,
             port,
             ..Packet::default()
         });
-        let interval = self.ports[port as usize].rate.tx_time((self.tp.mss + self.tp.header) as u64);
-        self.pacers[host as usize].next_at = self.now + interval;
+        let interval = self.net.ports[port as usize].rate.tx_time((self.hosts.tp.mss + self.hosts.tp.header) as u64);
+        self.hosts.pacers[host as usize].next_at = self.now + interval;
         self.host_send(port, pkt);
         self.pull_tick_schedule(host);
     }
@@ -101,7 +101,7 @@ impl Sim {
     pub(crate) fn on_pull(&mut self, pkt: PktId) {
         let c = self.pool.get(pkt).conn;
         self.pool.free(pkt);
-        self.credit[c as usize].credits += 1;
+        self.hosts.credit[c as usize].credits += 1;
         self.conn_wake(c);
     }
 }

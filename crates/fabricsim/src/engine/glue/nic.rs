@@ -9,18 +9,18 @@ impl Sim {
     /// Whether the host owning NIC port `port` has a connection waiting to send.
     #[inline]
     pub(crate) fn nic_has_ready(&self, port: PortId) -> bool {
-        let host = self.ports[port as usize].owner;
-        !self.hosts[host as usize].ready.is_empty()
+        let host = self.net.ports[port as usize].owner;
+        !self.hosts.nics[host as usize].ready.is_empty()
     }
 
     /// The next data packet of `host`, round-robin over its ready connections.
     pub(crate) fn nic_next_packet(&mut self, host: NodeId) -> Option<PktId> {
-        while let Some(c) = self.hosts[host as usize].ready.pop_front() {
-            self.conns[c as usize].in_ready = false;
+        while let Some(c) = self.hosts.nics[host as usize].ready.pop_front() {
+            self.hosts.conns[c as usize].in_ready = false;
             if let Some(pkt) = self.conn_emit(c) {
                 if self.conn_may_send(c) {
-                    self.conns[c as usize].in_ready = true;
-                    self.hosts[host as usize].ready.push_back(c);
+                    self.hosts.conns[c as usize].in_ready = true;
+                    self.hosts.nics[host as usize].ready.push_back(c);
                 }
                 return Some(pkt);
             }

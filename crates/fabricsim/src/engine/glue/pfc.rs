@@ -12,10 +12,10 @@ impl Sim {
     /// `up`. Returns false if the packet must be dropped (headroom overflow).
     #[inline]
     pub(crate) fn pfc_admit(&mut self, sw: NodeId, up: PortId, size: u64) -> bool {
-        let s = (sw - self.fabric.hosts) as usize;
-        let (ok, pause) = self.pfc.admit(s, up as usize, size);
+        let s = (sw - self.net.fabric.hosts) as usize;
+        let (ok, pause) = self.net.pfc.admit(s, up as usize, size);
         if !ok {
-            self.pfc.overflow_drops += 1;
+            self.net.pfc.overflow_drops += 1;
             return false;
         }
         if pause {
@@ -27,8 +27,8 @@ impl Sim {
     /// PFC release of a data packet leaving switch `sw` that came in over upstream port `up`.
     #[inline]
     pub(crate) fn pfc_release(&mut self, sw: NodeId, up: PortId, size: u64) {
-        let s = (sw - self.fabric.hosts) as usize;
-        if self.pfc.release(s, up as usize, size) {
+        let s = (sw - self.net.fabric.hosts) as usize;
+        if self.net.pfc.release(s, up as usize, size) {
             self.send_pfc_frame(up, false);
         }
     }
@@ -36,10 +36,10 @@ impl Sim {
     /// Sends PAUSE (`pause`) or RESUME to upstream port `up`; it acts one propagation delay
     /// plus one frame time later.
     fn send_pfc_frame(&mut self, up: PortId, pause: bool) {
-        let spec = &self.fabric.ports[up as usize];
+        let spec = &self.net.fabric.ports[up as usize];
         let delay = spec.latency + spec.rate.tx_time(FRAME_BYTES);
-        if self.pfc.log_on && pause {
-            self.pfc.log.push((self.now, up, pause));
+        if self.net.pfc.log_on && pause {
+            self.net.pfc.log.push((self.now, up, pause));
         }
         self.q.push(self.now + delay, EventKind::Pfc, up << 1 | pause as u32);
     }
@@ -48,7 +48,7 @@ impl Sim {
     pub(crate) fn on_pfc_frame(&mut self, id: u32) {
         let (port, pause) = (id >> 1, id & 1 == 1);
         let now = self.now;
-        let ps = &mut self.ports[port as usize];
+        let ps = &mut self.net.ports[port as usize];
         if pause {
             if !ps.paused {
                 ps.paused = true;

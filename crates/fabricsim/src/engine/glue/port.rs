@@ -18,7 +18,7 @@ impl Sim {
     #[inline]
     pub(crate) fn enqueue_ctrl(&mut self, port: PortId, pkt: PktId) {
         let size = self.pool.get(pkt).size as u64;
-        let ps = &mut self.ports[port as usize];
+        let ps = &mut self.net.ports[port as usize];
         ps.ctrl.push_back(pkt);
         ps.ctrl_bytes += size;
         ps.max_ctrl_bytes = ps.max_ctrl_bytes.max(ps.ctrl_bytes);
@@ -36,7 +36,7 @@ impl Sim {
             Class::Data => {
                 // Waits behind the NIC's current packet.
                 let size = p.size as u64;
-                let ps = &mut self.ports[port as usize];
+                let ps = &mut self.net.ports[port as usize];
                 ps.data.push_back(pkt);
                 ps.data_bytes += size;
                 self.port_kick(port);
@@ -47,7 +47,7 @@ impl Sim {
     /// Makes sure an idle port starts sending, or a busy one will look again when free.
     #[inline]
     pub(crate) fn port_kick(&mut self, port: PortId) {
-        let ps = &mut self.ports[port as usize];
+        let ps = &mut self.net.ports[port as usize];
         if ps.free_pending {
             return;
         }
@@ -61,18 +61,18 @@ impl Sim {
     }
 
     pub(crate) fn on_port_free(&mut self, port: PortId) {
-        self.ports[port as usize].free_pending = false;
+        self.net.ports[port as usize].free_pending = false;
         self.port_start(port);
     }
 
     /// Picks the next packet (control first, unless the round-robin weight says data's turn has
     /// come) and serializes it.
     fn port_start(&mut self, port: PortId) {
-        let owner_is_host = self.ports[port as usize].is_nic;
-        let weight = self.qdisc.control_wrr_weight;
+        let owner_is_host = self.net.ports[port as usize].is_nic;
+        let weight = self.net.qdisc.control_wrr_weight;
         let mut from_switch_data = None;
         let pkt = {
-            let ps = &mut self.ports[port as usize];
+            let ps = &mut self.net.ports[port as usize];
             let data_waits = !ps.paused && !ps.data.is_empty();
             // A NIC has no data queue here (it pulls from its scheduler), so it stays strict.
             let control_turn = !ps.ctrl.is_empty() && (weight == 0 || !data_waits || ps.ctrl_streak < weight);
@@ -87,7 +87,7 @@ impl Sim {
                 ps.ctrl_streak = 0;
                 let pk = self.pool.get_mut(p);
                 ps.data_bytes -= pk.size as u64;
-                if self.qdisc.profiles[ps.qdisc as usize].on_departure(ps.data_bytes, pk.flags & F_ECT != 0, &mut ps.rng) {
+                if self.net.qdisc.profiles[ps.qdisc as usize].on_departure(ps.data_bytes, pk.flags & F_ECT != 0, &mut ps.rng) {
                     pk.flags |= F_CE;
                     ps.marks += 1;
                     self.c.ecn_marked += 1;
@@ -101,20 +101,20 @@ impl Sim {
                 None
             }
         };
-        if let Some((up, size)) = from_switch_data.filter(|_| self.pfc.on) {
-            let sw = self.ports[port as usize].owner;
+        if let Some((up, size)) = from_switch_data.filter(|_| self.net.pfc.on) {
+            let sw = self.net.ports[port as usize].owner;
             self.pfc_release(sw, up, size);
         }
         let pkt = match pkt {
             Some(p) => p,
-            None if owner_is_host && !self.ports[port as usize].paused => match self.nic_next_packet(self.ports[port as usize].owner) {
+            None if owner_is_host && !self.net.ports[port as usize].paused => match self.nic_next_packet(self.net.ports[port as usize].owner) {
                 Some(p) => p,
                 None => return,
             },
             None => return,
         };
         let (size, now) = (self.pool.get(pkt).size as u64, self.now);
-        let ps = &mut self.ports[port as usize];
+        let ps = &mut self.net.ports[port as usize];
         let done = now + ps.rate.tx_time(size);
         ps.busy_until = done;
         ps.tx_pkts += 1;
@@ -132,10 +132,10 @@ impl Sim {
             ps.drops += 1;
             self.drop_packet(pkt);
         }
-        let ps = &self.ports[port as usize];
+        let ps = &self.net.ports[port as usize];
         let more = !ps.ctrl.is_empty() || (!ps.paused && (!ps.data.is_empty() || (owner_is_host && self.nic_has_ready(port))));
         if more {
-            self.ports[port as usize].free_pending = true;
+            self.net.ports[port as usize].free_pending = true;
             self.q.push(done, EventKind::PortFree, port);
         }
     }
@@ -146,7 +146,7 @@ impl Sim {
         if self.tracer.log_drops {
             self.tracer.drops.push((self.now, p.port, p.conn));
         }
-        self.conns[p.conn as usize].drops += 1;
+        self.hosts.conns[p.conn as usize].drops += 1;
         self.c.dropped[p.kind] += 1;
         if p.flags & F_TRIMMED != 0 {
             self.c.headers_dropped += 1;

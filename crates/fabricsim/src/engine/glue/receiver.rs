@@ -30,9 +30,9 @@ impl Sim {
     fn on_data(&mut self, host: NodeId, pkt: PktId) {
         let p = *self.pool.get(pkt);
         debug_assert_eq!(p.dst, host);
-        let (header, ack_bytes, ack_every) = (self.tp.header, self.tp.ack_bytes, self.tp.ack_every);
-        let port = self.hosts[host as usize].port;
-        if self.credit_on {
+        let (header, ack_bytes, ack_every) = (self.hosts.tp.header, self.hosts.tp.ack_bytes, self.hosts.tp.ack_every);
+        let port = self.hosts.nics[host as usize].port;
+        if self.hosts.credit_on {
             self.credit_on_data(p.conn, p.flags & F_TRIMMED != 0);
         }
         if p.flags & F_TRIMMED != 0 {
@@ -50,7 +50,7 @@ impl Sim {
         if ce {
             self.maybe_send_cnp(p.conn, &p);
         }
-        let conn = &mut self.conns[p.conn as usize];
+        let conn = &mut self.hosts.conns[p.conn as usize];
         let (recovery, rx) = conn.rx_parts();
         if let Admit::Discard(reply) = recovery.admit(&rx, p.seq) {
             // E.g. go-back-N: an out-of-order packet is discarded; the first one of a gap asks
@@ -71,7 +71,7 @@ impl Sim {
         } else {
             conn.rcv_duplicates += 1;
         }
-        let conn = &mut self.conns[p.conn as usize];
+        let conn = &mut self.hosts.conns[p.conn as usize];
         let ack_due = ack_every == 1
             || !fresh
             || p.flags & F_ACK_NOW != 0
@@ -108,9 +108,9 @@ impl Sim {
     /// Turns the arrived packet `pkt` (a copy of which is `p`) into this receiver's ACK, with a
     /// selective bitmap starting at `sack_base`, and sends it.
     fn answer_with_ack(&mut self, pkt: PktId, p: &Packet, sack_base: u32, flags: u8) {
-        let ack_bytes = self.tp.ack_bytes;
-        let port = self.hosts[p.dst as usize].port;
-        let conn = &mut self.conns[p.conn as usize];
+        let ack_bytes = self.hosts.tp.ack_bytes;
+        let port = self.hosts.nics[p.dst as usize].port;
+        let conn = &mut self.hosts.conns[p.conn as usize];
         let (cum, sack, ecn_count) = (conn.rcv_cum, conn.sack_bits_from(sack_base), conn.rcv_unacked_ce.min(u16::MAX as u32) as u16);
         let ooo = (conn.rcv_pkts - conn.rcv_cum).min(u16::MAX as u32) as u16;
         conn.rcv_unacked = 0;
@@ -132,9 +132,9 @@ impl Sim {
 
     /// Turns the arrived packet `pkt` into a sequence NACK for the expected packet.
     fn send_seq_nack(&mut self, host: NodeId, pkt: PktId) {
-        let (ack_bytes, port) = (self.tp.ack_bytes, self.hosts[host as usize].port);
+        let (ack_bytes, port) = (self.hosts.tp.ack_bytes, self.hosts.nics[host as usize].port);
         let a = self.pool.get_mut(pkt);
-        let conn = &self.conns[a.conn as usize];
+        let conn = &self.hosts.conns[a.conn as usize];
         a.kind = PktKind::SeqNack;
         std::mem::swap(&mut a.src, &mut a.dst);
         a.size = ack_bytes;
@@ -148,7 +148,7 @@ impl Sim {
     fn on_probe(&mut self, host: NodeId, pkt: PktId) {
         let p = *self.pool.get(pkt);
         debug_assert_eq!(p.dst, host);
-        let base = p.sack_base.max(self.conns[p.conn as usize].rcv_cum);
+        let base = p.sack_base.max(self.hosts.conns[p.conn as usize].rcv_cum);
         let ce = if p.flags & F_CE != 0 { F_ECE } else { 0 };
         self.answer_with_ack(pkt, &p, base, F_PROBE_ACK | ce);
     }
@@ -157,20 +157,20 @@ impl Sim {
     /// the sender unless one went out less than `cnp_interval` ago (DCQCN §3.2: at most one per
     /// QP per 50 µs).
     fn maybe_send_cnp(&mut self, conn: u32, p: &Packet) {
-        let Some(interval) = self.tp.cnp_interval else { return };
+        let Some(interval) = self.hosts.tp.cnp_interval else { return };
         let now = self.now;
-        let cs = &mut self.conns[conn as usize];
+        let cs = &mut self.hosts.conns[conn as usize];
         if cs.rcv_last_cnp != Time::MAX && now < cs.rcv_last_cnp + interval {
             return;
         }
         cs.rcv_last_cnp = now;
-        let port = self.hosts[p.dst as usize].port;
+        let port = self.hosts.nics[p.dst as usize].port;
         let cnp = self.pool.alloc(Packet {
             conn,
             src: p.dst,
             dst: p.src,
             seq: p.seq,
-            size: self.tp.ack_bytes,
+            size: self.hosts.tp.ack_bytes,
             entropy: p.entropy,
             kind: PktKind::Cnp,
             sent_at: p.sent_at,
@@ -185,8 +185,8 @@ impl Sim {
         let c = self.pool.get(pkt).conn;
         self.pool.free(pkt);
         let now = self.now;
-        self.conns[c as usize].cc.on_cnp(now);
-        self.conns[c as usize].cnps += 1;
+        self.hosts.conns[c as usize].cc.on_cnp(now);
+        self.hosts.conns[c as usize].cnps += 1;
         // A rate cut may push the next transmission later; a paced sender re-reads its rate
         // when it is next woken, so nothing else to do here.
     }

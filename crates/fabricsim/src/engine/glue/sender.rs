@@ -25,12 +25,12 @@ impl Sim {
     /// Wire bytes of a full-sized data packet.
     #[inline]
     fn mtu(&self) -> u64 {
-        (self.tp.mss + self.tp.header) as u64
+        (self.hosts.tp.mss + self.hosts.tp.header) as u64
     }
 
     fn readiness(&mut self, c: ConnId) -> Readiness {
-        let (header, mss, now, mtu) = (self.tp.header, self.tp.mss, self.now, self.mtu());
-        let conn = &mut self.conns[c as usize];
+        let (header, mss, now, mtu) = (self.hosts.tp.header, self.hosts.tp.mss, self.now, self.mtu());
+        let conn = &mut self.hosts.conns[c as usize];
         if conn.idle() {
             return Readiness::Blocked;
         }
@@ -42,10 +42,10 @@ impl Sim {
                 return Readiness::Blocked;
             }
         }
-        if self.credit_on && !self.credit_allows(c) {
+        if self.hosts.credit_on && !self.credit_allows(c) {
             return Readiness::Blocked;
         }
-        let conn = &mut self.conns[c as usize];
+        let conn = &mut self.hosts.conns[c as usize];
         if conn.next_send > now + RATE_RECHECK {
             // A long gap (a slow rate): the rate may rise before the gap ends, as a NIC rate
             // limiter's would, so re-read it and wake at least every RATE_RECHECK.
@@ -68,7 +68,7 @@ impl Sim {
         match self.readiness(c) {
             Readiness::Ready => true,
             Readiness::Paced(t) => {
-                let conn = &mut self.conns[c as usize];
+                let conn = &mut self.hosts.conns[c as usize];
                 if !conn.wake_pending {
                     conn.wake_pending = true;
                     self.q.push(t, EventKind::ConnWake, c);
@@ -81,19 +81,19 @@ impl Sim {
 
     /// Puts `c` in its host's ready ring if it may send, and makes sure the NIC looks at it.
     pub(crate) fn conn_wake(&mut self, c: ConnId) {
-        if self.conns[c as usize].in_ready || !self.conn_may_send(c) {
+        if self.hosts.conns[c as usize].in_ready || !self.conn_may_send(c) {
             return;
         }
-        let conn = &mut self.conns[c as usize];
+        let conn = &mut self.hosts.conns[c as usize];
         conn.in_ready = true;
         let host = conn.src as usize;
-        self.hosts[host].ready.push_back(c);
-        let port = self.hosts[host].port;
+        self.hosts.nics[host].ready.push_back(c);
+        let port = self.hosts.nics[host].port;
         self.port_kick(port);
     }
 
     pub(crate) fn on_conn_wake(&mut self, c: ConnId) {
-        self.conns[c as usize].wake_pending = false;
+        self.hosts.conns[c as usize].wake_pending = false;
         self.conn_wake(c);
     }
 
@@ -102,9 +102,9 @@ impl Sim {
         if !self.conn_may_send(c) {
             return None;
         }
-        let (now, mss, header, ect, ack_every) = (self.now, self.tp.mss, self.tp.header, self.tp.ect, self.tp.ack_every);
+        let (now, mss, header, ect, ack_every) = (self.now, self.hosts.tp.mss, self.hosts.tp.header, self.hosts.tp.ect, self.hosts.tp.ack_every);
         let mtu = self.mtu();
-        let conn = &mut self.conns[c as usize];
+        let conn = &mut self.hosts.conns[c as usize];
         let (seq, retx) = conn.next_to_send(now, mtu)?;
         let wire = conn.wire_of(seq, retx, mss, header) as u64;
         let ctx = EntropyCtx {
@@ -141,8 +141,8 @@ impl Sim {
             conn.last_wire = wire as u32;
         }
         let mut flags = if ect { F_ECT } else { 0 } | if retx { F_RETX } else { 0 };
-        if !self.drop_plan.is_empty() {
-            for d in self.drop_plan.iter_mut().filter(|d| d.0 == c && d.1 == seq) {
+        if !self.hosts.drop_plan.is_empty() {
+            for d in self.hosts.drop_plan.iter_mut().filter(|d| d.0 == c && d.1 == seq) {
                 d.3 += 1;
                 if d.3 == d.2 {
                     flags |= F_DOOMED;
@@ -158,15 +158,15 @@ impl Sim {
         let (src, dst) = (conn.src, conn.dst);
         if !conn.timer_pending {
             conn.timer_pending = true;
-            self.q.push(now + self.tp.rto, EventKind::ConnTimer, c);
+            self.q.push(now + self.hosts.tp.rto, EventKind::ConnTimer, c);
         }
-        let (recovery, mut ctx) = self.conns[c as usize].sender_parts(now, mtu);
+        let (recovery, mut ctx) = self.hosts.conns[c as usize].sender_parts(now, mtu);
         let a = recovery.on_send(&mut ctx, seq);
         self.apply_recovery(c, a);
-        if self.credit_on {
+        if self.hosts.credit_on {
             self.credit_spend(c);
         }
-        let port = self.hosts[src as usize].port;
+        let port = self.hosts.nics[src as usize].port;
         Some(self.pool.alloc(Packet {
             conn: c,
             src,
@@ -185,8 +185,8 @@ impl Sim {
     /// Marks `seq` acknowledged; returns the newly acknowledged wire bytes.
     #[inline]
     pub(crate) fn ack_one(&mut self, c: ConnId, seq: u32) -> u64 {
-        let header = self.tp.header;
-        let conn = &mut self.conns[c as usize];
+        let header = self.hosts.tp.header;
+        let conn = &mut self.hosts.conns[c as usize];
         if seq < conn.snd_una || seq >= conn.next_seq {
             return 0;
         }
@@ -212,7 +212,7 @@ impl Sim {
     #[inline]
     fn ack_below(&mut self, c: ConnId, cum: u32) -> u64 {
         let mut newly = 0;
-        for seq in self.conns[c as usize].snd_una..cum {
+        for seq in self.hosts.conns[c as usize].snd_una..cum {
             newly += self.ack_one(c, seq);
         }
         newly
@@ -223,10 +223,10 @@ impl Sim {
         let p = *self.pool.get(pkt);
         self.pool.free(pkt);
         let c = p.conn;
-        if self.conns[c as usize].idle() {
+        if self.hosts.conns[c as usize].idle() {
             return;
         }
-        let una = self.conns[c as usize].snd_una;
+        let una = self.hosts.conns[c as usize].snd_una;
         let mut newly = self.ack_below(c, p.cum_ack);
         let mut bits = p.sack_bits;
         while bits != 0 {
@@ -240,7 +240,7 @@ impl Sim {
         }
         let (now, mtu) = (self.now, self.mtu());
         self.rtt_hist.add(now - p.sent_at);
-        let conn = &mut self.conns[c as usize];
+        let conn = &mut self.hosts.conns[c as usize];
         conn.advance_una();
         // Forget timer entries of packets no longer in flight, so the log stays window-sized.
         while let Some(&(s, t)) = conn.tx_log.front() {
@@ -270,7 +270,7 @@ impl Sim {
         conn.cc.on_ack(&ev);
         conn.lb.on_feedback(p.entropy, Feedback::Ack { ecn }, now);
         // The cheap test first: only a gate that reads RTT samples needs the message lookup.
-        let wants_rtt = !probe_ack && self.lanes[c as usize].gate.wants_rtt_samples();
+        let wants_rtt = !probe_ack && self.hosts.lanes[c as usize].gate.wants_rtt_samples();
         if let Some(i) = conn.msg_of(p.seq).filter(|_| wants_rtt) {
             let m = &mut conn.msgs[i];
             let rtt = now - p.sent_at;
@@ -298,11 +298,11 @@ impl Sim {
     /// After acknowledgements moved `snd_una`: completes messages, notes an idle connection's
     /// finish time and lets the connection send again.
     pub(crate) fn after_ack_progress(&mut self, c: ConnId) {
-        let conn = &mut self.conns[c as usize];
+        let conn = &mut self.hosts.conns[c as usize];
         if conn.msgs.front().is_some_and(|m| m.end_pkt <= conn.snd_una) {
             self.complete_messages(c);
         }
-        let conn = &mut self.conns[c as usize];
+        let conn = &mut self.hosts.conns[c as usize];
         if conn.idle() {
             conn.finish = Some(self.now);
         }
@@ -315,7 +315,7 @@ impl Sim {
         self.pool.free(pkt);
         let (now, mtu) = (self.now, self.mtu());
         let c = p.conn;
-        let conn = &mut self.conns[c as usize];
+        let conn = &mut self.hosts.conns[c as usize];
         if conn.idle() || p.seq < conn.snd_una || p.seq >= conn.next_seq {
             return;
         }
@@ -338,8 +338,8 @@ impl Sim {
 
     /// The retransmission timer of `c`: declare lost every packet outstanding for one RTO.
     pub(crate) fn on_conn_timer(&mut self, c: ConnId) {
-        let (now, rto, mtu) = (self.now, self.tp.rto, self.mtu());
-        let conn = &mut self.conns[c as usize];
+        let (now, rto, mtu) = (self.now, self.hosts.tp.rto, self.mtu());
+        let conn = &mut self.hosts.conns[c as usize];
         conn.timer_pending = false;
         if conn.idle() {
             return;
@@ -368,14 +368,14 @@ impl Sim {
             latest_sent_at = latest_sent_at.max(t);
         }
         if lost > 0 {
-            let (recovery, mut ctx) = self.conns[c as usize].sender_parts(now, mtu);
+            let (recovery, mut ctx) = self.hosts.conns[c as usize].sender_parts(now, mtu);
             let a = recovery.on_timeout(&mut ctx);
             self.apply_recovery(c, a);
         }
-        if lost > 0 && self.credit_on {
+        if lost > 0 && self.hosts.credit_on {
             self.credit_on_timeout(c, lost_pkts);
         }
-        let conn = &mut self.conns[c as usize];
+        let conn = &mut self.hosts.conns[c as usize];
         if lost > 0 {
             conn.timeouts += 1;
             conn.consecutive_timeouts += 1;
@@ -401,14 +401,14 @@ impl Sim {
         let p = *self.pool.get(pkt);
         self.pool.free(pkt);
         let c = p.conn;
-        if self.conns[c as usize].idle() {
+        if self.hosts.conns[c as usize].idle() {
             return;
         }
         // Everything below the expected PSN has arrived: the NACK is also a cumulative ACK.
         self.ack_below(c, p.cum_ack);
-        self.conns[c as usize].advance_una();
+        self.hosts.conns[c as usize].advance_una();
         let (e, now, mtu) = (p.cum_ack, self.now, self.mtu());
-        let conn = &mut self.conns[c as usize];
+        let conn = &mut self.hosts.conns[c as usize];
         if e >= conn.snd_una && e < conn.next_seq {
             conn.nacks += 1;
             let (recovery, mut ctx) = conn.sender_parts(now, mtu);
@@ -421,7 +421,7 @@ impl Sim {
     /// The loss-recovery mode's own timer of `c` fired.
     pub(crate) fn on_recovery_timer(&mut self, c: ConnId) {
         let (now, mtu) = (self.now, self.mtu());
-        let (recovery, mut ctx) = self.conns[c as usize].sender_parts(now, mtu);
+        let (recovery, mut ctx) = self.hosts.conns[c as usize].sender_parts(now, mtu);
         let a = recovery.on_timer(&mut ctx);
         self.apply_recovery(c, a);
     }
@@ -450,20 +450,20 @@ impl Sim {
     /// starts at `snd_una`.
     fn send_probe(&mut self, c: ConnId) {
         let (now, mtu) = (self.now, self.mtu());
-        let conn = &mut self.conns[c as usize];
+        let conn = &mut self.hosts.conns[c as usize];
         let ctx = EntropyCtx { now, seq: conn.snd_una, retransmit: false, window_pkts: conn.cc.window().map(|w| (w / mtu) as u32), in_flight: conn.in_flight };
         let entropy = conn.lb.next_entropy(&ctx, &mut conn.rng);
         let (src, dst) = (conn.src, conn.dst);
-        let port = self.hosts[src as usize].port;
+        let port = self.hosts.nics[src as usize].port;
         let pkt = self.pool.alloc(Packet {
             conn: c,
             src,
             dst,
             seq: u32::MAX,
-            size: self.tp.header,
+            size: self.hosts.tp.header,
             entropy,
             kind: PktKind::Probe,
-            flags: if self.tp.ect { F_ECT } else { 0 },
+            flags: if self.hosts.tp.ect { F_ECT } else { 0 },
             sent_at: now,
             port,
             sack_base: conn.snd_una,

@@ -23,15 +23,15 @@ impl Sim {
     /// [`SwitchLb::peek`] (ECMP). The look-ahead caches it in `route_hint`.
     #[inline]
     pub(crate) fn route_peek(&self, sw: NodeId, p: &Packet) -> Option<PortId> {
-        let dst_tor = self.fabric.tor_of_host[p.dst as usize];
+        let dst_tor = self.net.fabric.tor_of_host[p.dst as usize];
         if sw == dst_tor {
-            return Some(self.fabric.host_downlink[p.dst as usize]);
+            return Some(self.net.fabric.host_downlink[p.dst as usize]);
         }
-        let hops = self.fabric.routes.next_hops(&self.fabric, sw, dst_tor);
+        let hops = self.net.fabric.routes.next_hops(&self.net.fabric, sw, dst_tor);
         if hops.len() == 1 {
             return Some(hops[0]);
         }
-        self.switch_lb[(sw - self.fabric.hosts) as usize].peek(p, hops).map(|i| hops[i])
+        self.net.switch_lb[(sw - self.net.fabric.hosts) as usize].peek(p, hops).map(|i| hops[i])
     }
 
     /// The output port switch `sw` sends packet `pkt` to: [`Sim::route_peek`], else the
@@ -47,12 +47,12 @@ impl Sim {
     /// Asks switch `sw`'s selector to choose for `pkt` among two or more next hops, giving it
     /// the packet, the candidates' port state, `now` and the switch's random stream.
     fn route_choose(&mut self, sw: NodeId, pkt: PktId) -> PortId {
-        let s = (sw - self.fabric.hosts) as usize;
+        let s = (sw - self.net.fabric.hosts) as usize;
         let p = self.pool.get_mut(pkt);
-        let hops = self.fabric.routes.next_hops(&self.fabric, sw, self.fabric.tor_of_host[p.dst as usize]);
-        let cands = Candidates::new(hops, &self.ports, &self.qdisc.profile_buffers);
-        let mut ctx = SwitchCtx { now: self.now, rng: &mut self.switch_rng[s] };
-        hops[self.switch_lb[s].choose(&mut ctx, p, &cands)]
+        let hops = self.net.fabric.routes.next_hops(&self.net.fabric, sw, self.net.fabric.tor_of_host[p.dst as usize]);
+        let cands = Candidates::new(hops, &self.net.ports, &self.net.qdisc.profile_buffers);
+        let mut ctx = SwitchCtx { now: self.now, rng: &mut self.net.switch_rng[s] };
+        hops[self.net.switch_lb[s].choose(&mut ctx, p, &cands)]
     }
 
     /// Forwards packet `pkt` that arrived at switch `sw`.
@@ -66,8 +66,8 @@ impl Sim {
             self.drop_packet(pkt);
             return;
         }
-        if !self.ports[out as usize].up {
-            self.ports[out as usize].drops += 1;
+        if !self.net.ports[out as usize].up {
+            self.net.ports[out as usize].drops += 1;
             self.drop_packet(pkt);
             return;
         }
@@ -75,14 +75,14 @@ impl Sim {
             self.enqueue_ctrl(out, pkt);
             return;
         }
-        if self.pfc.on && !self.pfc_admit(sw, p.port, p.size as u64) {
-            self.ports[out as usize].drops += 1;
+        if self.net.pfc.on && !self.pfc_admit(sw, p.port, p.size as u64) {
+            self.net.ports[out as usize].drops += 1;
             self.c.buffer_drops += 1;
             self.drop_packet(pkt);
             return;
         }
-        let ps = &mut self.ports[out as usize];
-        match self.qdisc.profiles[ps.qdisc as usize].on_arrival(ps.data_bytes, p.size as u64, p.flags & F_ECT != 0, &mut ps.rng) {
+        let ps = &mut self.net.ports[out as usize];
+        match self.net.qdisc.profiles[ps.qdisc as usize].on_arrival(ps.data_bytes, p.size as u64, p.flags & F_ECT != 0, &mut ps.rng) {
             Verdict::Enqueue { mark } => {
                 if mark {
                     self.pool.get_mut(pkt).flags |= F_CE;
@@ -101,8 +101,8 @@ impl Sim {
             Verdict::Trim => {
                 ps.trims += 1;
                 self.c.data_trimmed += 1;
-                self.conns[p.conn as usize].trims += 1;
-                let hdr = self.qdisc.header_bytes;
+                self.hosts.conns[p.conn as usize].trims += 1;
+                let hdr = self.net.qdisc.header_bytes;
                 let pk = self.pool.get_mut(pkt);
                 pk.size = hdr;
                 pk.flags |= F_TRIMMED;

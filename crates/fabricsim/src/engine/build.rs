@@ -1,0 +1,111 @@
+//! Builds a simulation's state from a validated scenario, one layer at a time: the network
+//! (ports with their queue profiles and failures, switch path selectors, PFC), the hosts (a
+//! connection per workload connection with its congestion control, path selector, loss
+//! recovery halves, credits and gate) and the tracer.
+
+use super::trace::Tracer;
+use crate::error::Result;
+use crate::net::nic::HostState;
+use crate::net::port::PortState;
+use crate::net::Network;
+use crate::rng::Rng;
+use crate::scenario::Setup;
+use crate::topo::Fabric;
+use crate::transport::cc::PathInfo;
+use crate::transport::credit::{CreditBuild, CreditState};
+use crate::transport::hosts::{Hosts, Lane, TransportParams};
+use crate::transport::lb::LbBuild;
+use crate::transport::Connection;
+use crate::units::Time;
+use std::collections::HashMap;
+
+/// The network layer: one port state per fabric port (failed cables down, each port's queue
+/// profile), a selector and a random stream per switch, the PFC accounting.
+pub(super) fn network(setup: &Setup) -> Result<Network> {
+    let fabric = setup.fabric.clone();
+    let seed = setup.scenario.seed;
+    let mut ports: Vec<PortState> = fabric
+        .ports
+        .iter()
+        .enumerate()
+        .map(|(i, spec)| {
+            let to_switch = spec.peer >= fabric.hosts;
+            let is_nic = spec.owner < fabric.hosts;
+            PortState::new(spec, is_nic, to_switch, fabric.switch_latency, Rng::stream(seed, "port", i as u64))
+        })
+        .collect();
+    crate::net::port::apply_failures(&fabric, &mut ports);
+    for (ps, &q) in ports.iter_mut().zip(&setup.qdisc.port_profile) {
+        ps.qdisc = q;
+    }
+    Ok(Network {
+        port_peer: fabric.ports.iter().map(|p| p.peer).collect(),
+        switch_lb: setup.scenario.switch.lb.build(&fabric, seed)?,
+        switch_rng: (0..fabric.switches()).map(|s| Rng::stream(seed, "switch_lb", s as u64)).collect(),
+        ports,
+        pfc: setup.pfc.clone(),
+        qdisc: setup.qdisc.clone(),
+        fabric,
+    })
+}
+
+/// The host layer: NIC schedulers, and for every connection of the workload its transport
+/// built from `[transport]` for its path (base RTT and BDP of its hop count).
+pub(super) fn hosts(setup: &Setup, fabric: &Fabric) -> Hosts {
+    let seed = setup.scenario.seed;
+    let tr = &setup.scenario.transport;
+    let tp = TransportParams {
+        mss: tr.mtu_bytes - tr.header_bytes,
+        header: tr.header_bytes,
+        ack_bytes: tr.ack_bytes,
+        ack_every: tr.ack_every,
+        rto: setup.rto,
+        ect: tr.ecn_capable,
+        cnp_interval: tr.cc.cnp_interval(),
+    };
+    // Base RTT per (hop count, last-packet size) is the same for every path of a tier-
+    // symmetric fabric: compute once per hop count.
+    let mut rtt_by_hops: HashMap<usize, Time> = HashMap::new();
+    let n = setup.traffic.conns.len();
+    let (mut conns, mut path_rtt, mut credit) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+    let mtu = (tp.mss + tp.header) as u64;
+    for (i, f) in setup.traffic.conns.iter().enumerate() {
+        let hops = super::hop_count(fabric, f.src, f.dst);
+        let rtt = *rtt_by_hops.entry(hops).or_insert_with(|| fabric.base_rtt(f.src, f.dst, mtu, tp.ack_bytes as u64));
+        let host_rate = fabric.ports[fabric.host_port[f.src as usize] as usize].rate;
+        let path = PathInfo { mtu_bytes: mtu, host_rate, base_rtt: rtt, bdp_bytes: host_rate.bytes_in(rtt), hops: hops as u32, net_base_rtt: setup.base_rtt };
+        let cc = tr.cc.build(&mut path.clone());
+        let mut lb_ctx = LbBuild { path, rng: Rng::stream(seed, "conn", i as u64) };
+        let lb = tr.lb.build(&mut lb_ctx);
+        let (tx_recovery, rx_recovery) = (tr.reliability.build(&mut path.clone()), tr.reliability.build_receiver());
+        conns.push(Connection::new(f.src, f.dst, cc, lb, lb_ctx.rng, tx_recovery, rx_recovery));
+        let credit_policy = tr.credit.build(&mut CreditBuild { bdp_bytes: path.bdp_bytes, mtu_bytes: mtu });
+        credit.push(CreditState::new(credit_policy.unsolicited_packets()));
+        path_rtt.push(rtt);
+    }
+    Hosts {
+        nics: (0..fabric.hosts).map(|h| HostState::new(fabric.host_port[h as usize])).collect(),
+        conns,
+        lanes: (0..n).map(|_| Lane { pending: Default::default(), gate: tr.gate.build(&mut ()), in_flight_msgs: 0, in_flight_bytes: 0 }).collect(),
+        credit_on: tr.credit.enabled(),
+        credit,
+        pacers: (0..fabric.hosts).map(|_| Default::default()).collect(),
+        path_rtt,
+        tp,
+        drop_plan: setup.scenario.run.drop_packets.iter().map(|d| (d.flow, d.seq, d.transmission, 0)).collect(),
+    }
+}
+
+/// The sampler of `run.trace_*`, `run.event_log` and `run.ack_log_conns`.
+pub(super) fn tracer(setup: &Setup) -> Tracer {
+    let mut ack_conns = setup.scenario.run.ack_log_conns.clone();
+    ack_conns.sort_unstable();
+    Tracer {
+        interval: setup.trace_interval,
+        conns: setup.trace_conns.clone(),
+        ports: setup.trace_ports.clone(),
+        log_drops: setup.scenario.run.event_log,
+        ack_conns,
+        ..Default::default()
+    }
+}

@@ -1,0 +1,68 @@
+//! The host layer's state: every host's NIC scheduler and the transport of every connection
+//! (scoreboard, congestion control, path selection, loss recovery, credits, message gates).
+//! Together with the network layer's state (`net::Network`) it is all a simulation holds
+//! besides its clock, event queue and packet pool; the event handlers in `engine/glue/` read
+//! and write the two through these fields. Arrays are indexed by host or connection id, so a
+//! later partitioned engine can give a group of hosts its own slice.
+
+use crate::net::nic::HostState;
+use crate::transport::credit::{CreditState, PullPacer};
+use crate::transport::gate::AnyGate;
+use crate::transport::Connection;
+use crate::units::Time;
+use std::collections::VecDeque;
+
+/// Transport constants shared by every connection of a run.
+#[derive(Clone, Copy, Debug)]
+pub struct TransportParams {
+    /// Payload bytes of a full packet.
+    pub mss: u32,
+    /// Header bytes.
+    pub header: u32,
+    /// ACK/NACK wire size.
+    pub ack_bytes: u32,
+    /// ACK coalescing factor.
+    pub ack_every: u32,
+    /// Retransmission timeout.
+    pub rto: Time,
+    /// Whether data packets are ECN-capable.
+    pub ect: bool,
+    /// DCQCN notification point: at most one CNP per connection per this interval (`None` =
+    /// receivers send no CNPs).
+    pub cnp_interval: Option<Time>,
+}
+
+/// Per-connection message state kept outside the hot connection record.
+#[derive(Debug)]
+pub struct Lane {
+    /// Ready messages (task ids) the gate has not let through yet, oldest first.
+    pub pending: VecDeque<u32>,
+    /// The connection's gate.
+    pub gate: AnyGate,
+    /// Messages posted and not completed.
+    pub in_flight_msgs: u32,
+    /// Their payload bytes.
+    pub in_flight_bytes: u64,
+}
+
+/// Everything the hosts own.
+pub struct Hosts {
+    /// NIC scheduler of each host (indexed by host id).
+    pub nics: Vec<HostState>,
+    /// Every connection (indexed by connection id).
+    pub conns: Vec<Connection>,
+    /// Per-connection pending messages and gates.
+    pub lanes: Vec<Lane>,
+    /// Whether senders need receiver credits (EQDS).
+    pub credit_on: bool,
+    /// Per-connection credit state.
+    pub credit: Vec<CreditState>,
+    /// Per-host pull pacers.
+    pub pacers: Vec<PullPacer>,
+    /// Base RTT of each connection's path.
+    pub path_rtt: Vec<Time>,
+    /// Transport constants.
+    pub tp: TransportParams,
+    /// `run.drop_packets`: (flow, seq, transmission to lose, transmissions seen so far).
+    pub drop_plan: Vec<(u32, u32, u32, u32)>,
+}
