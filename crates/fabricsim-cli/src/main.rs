@@ -47,12 +47,15 @@ enum Cmd {
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
     },
-    /// List every scheme by family: topologies, congestion controls, path selections,
-    /// workloads, gates, credits, loss recovery.
+    /// List every scheme by family: topologies, congestion controls, host and switch path
+    /// selections, workloads, queue disciplines, gates, credits, loss recovery.
     List {
         /// Also list each scheme's parameters with their defaults and allowed ranges.
         #[arg(long)]
         params: bool,
+        /// Print the catalogue as the Markdown tables of README.md's "Scheme catalogue".
+        #[arg(long, conflicts_with = "params")]
+        markdown: bool,
     },
 }
 
@@ -66,7 +69,11 @@ fn main() -> ExitCode {
             run(&scenario, out, &set, quiet)
         }
         Cmd::Check { scenario, set } => check(&scenario, &set),
-        Cmd::List { params } => {
+        Cmd::List { markdown: true, .. } => {
+            print!("{}", fabricsim::registry::markdown());
+            Ok(())
+        }
+        Cmd::List { params, .. } => {
             list(params);
             Ok(())
         }

@@ -4,19 +4,63 @@
 //! declaration (`scheme_family!` in its `mod.rs`, see [`crate::scheme`]), so this file changes
 //! only when a new *family* appears, never for a new scheme.
 
-use crate::scheme::{Family, SchemeRow};
+use crate::scheme::{Family, ParamRow, SchemeRow};
 
-/// Topologies (`topology.kind`); their parameters are the `[topology]` keys (README).
+/// Topologies (`topology.kind`); their parameters are the `[topology]` keys that apply to each.
 const TOPOLOGIES: &[SchemeRow] = &[
-    crate::scheme::plain_row::<crate::scheme::NoParams>(
-        "fat_tree",
-        "3-tier k-ary fat tree: k³/4 hosts; oversubscription at the ToR or aggregation tier",
-    ),
-    crate::scheme::plain_row::<crate::scheme::NoParams>(
-        "leaf_spine",
-        "2-tier leaf-spine of radix K: K ToRs × K/2 hosts, K/(2r) spines; or explicit tors/hosts_per_tor/spines",
-    ),
+    SchemeRow {
+        name: "fat_tree",
+        summary: "3-tier k-ary fat tree: k³/4 hosts; oversubscription at the ToR or aggregation tier",
+        params: || topology_params(&["k", "hosts", "oversubscription", "oversubscribed_tier", "agg_uplink_rate_gbps"]),
+    },
+    SchemeRow {
+        name: "leaf_spine",
+        summary: "2-tier leaf-spine of radix K: K ToRs × K/2 hosts, K/(2r) spines; or explicit tors/hosts_per_tor/spines",
+        params: || topology_params(&["k", "hosts", "oversubscription", "tors", "hosts_per_tor", "spines", "links_per_spine"]),
+    },
 ];
+
+/// Keys of `[topology]` shared by every topology.
+const TOPOLOGY_COMMON: &[&str] =
+    &["link_rate_gbps", "host_link_rate_gbps", "tor_uplink_rate_gbps", "link_latency_ns", "host_link_latency_ns", "switch_latency_ns"];
+
+/// `[topology]` keys of one topology (its own, then the common ones), with their defaults.
+fn topology_params(own: &[&str]) -> Vec<ParamRow> {
+    keyed_rows::<crate::scenario::TopologyConfig>(own.iter().chain(TOPOLOGY_COMMON))
+}
+
+/// Queue disciplines of switch ports (`[switch]`, per-port overrides in `[switch.ports.*]` and
+/// `[[switch.by_link_rate]]`). One discipline exists so far; its behaviour is set by the keys.
+const QUEUE_DISCIPLINES: &[SchemeRow] = &[SchemeRow {
+    name: "red_ecn",
+    summary: "drop-tail data queue with RED/ECN marking between Kmin and Kmax (at enqueue or dequeue), optional trimming to headers; control class first (strict or WRR)",
+    params: || {
+        keyed_rows::<crate::scenario::SwitchConfig>(
+            [
+                "buffer_bytes",
+                "buffer_bdp",
+                "ecn",
+                "ecn_kmin",
+                "ecn_kmax",
+                "ecn_kmin_bytes",
+                "ecn_kmax_bytes",
+                "ecn_pmax",
+                "ecn_mark_at",
+                "trimming",
+                "control_wrr_weight",
+            ]
+            .iter(),
+        )
+    },
+}];
+
+/// The rows of the named keys of a scenario table `T`, in the order given, with the default
+/// of each (`-` for keys unset by default).
+fn keyed_rows<'a, T: Default + serde::Serialize>(keys: impl Iterator<Item = &'a &'a str>) -> Vec<ParamRow> {
+    let defaults = crate::scheme::param_rows::<T>(&[]);
+    keys.map(|k| defaults.iter().find(|p| p.key == *k).cloned().unwrap_or(ParamRow { key: k.to_string(), default: "-".into(), allowed: None }))
+        .collect()
+}
 
 /// Every family, in the order `fabricsim list` prints them.
 pub fn families() -> Vec<Family> {
@@ -27,10 +71,33 @@ pub fn families() -> Vec<Family> {
         Family { title: "path selection", key: "transport.lb", schemes: lb::LbConfig::REGISTRY },
         Family { title: "switch path selection", key: "switch.lb", schemes: crate::net::switch_lb::SwitchLbConfig::REGISTRY },
         Family { title: "workloads", key: "workload.kind", schemes: crate::workload::REGISTRY },
+        Family { title: "queue disciplines", key: "switch", schemes: QUEUE_DISCIPLINES },
         Family { title: "message gates", key: "transport.gate", schemes: gate::GateConfig::REGISTRY },
         Family { title: "receiver credits", key: "transport.credit", schemes: credit::CreditConfig::REGISTRY },
         Family { title: "loss recovery", key: "transport.reliability", schemes: recovery::RecoveryConfig::REGISTRY },
     ]
+}
+
+/// The catalogue as Markdown tables, one per family: what README.md's "Scheme catalogue"
+/// section holds (a test keeps the two equal).
+pub fn markdown() -> String {
+    let mut out = String::new();
+    for f in families() {
+        out += &format!("**{}** (`{}`)\n\n| name | what it is | parameters (default) |\n|---|---|---|\n", f.title, f.key);
+        for s in f.schemes {
+            let params: Vec<String> = (s.params)()
+                .into_iter()
+                .map(|p| {
+                    let allowed = p.allowed.map(|a| format!(", {a}")).unwrap_or_default();
+                    format!("`{}` ({}{allowed})", p.key, p.default.replace('|', "\\|"))
+                })
+                .collect();
+            let params = if params.is_empty() { "–".to_string() } else { params.join(", ") };
+            out += &format!("| `{}` | {} | {} |\n", s.name, s.summary.replace('|', "\\|"), params);
+        }
+        out += "\n";
+    }
+    out
 }
 
 /// The family selected by scenario key `key` (`transport.cc`), if any.
@@ -55,6 +122,19 @@ mod tests {
                 let _ = (s.params)();
             }
         }
+    }
+
+    #[test]
+    fn topology_and_queue_rows_list_their_own_keys() {
+        let topo = family("topology.kind").unwrap();
+        let keys = |name: &str| -> Vec<String> { (topo.schemes.iter().find(|s| s.name == name).unwrap().params)().into_iter().map(|p| p.key).collect() };
+        assert!(keys("leaf_spine").contains(&"spines".to_string()) && !keys("fat_tree").contains(&"spines".to_string()));
+        let rate = (topo.schemes[0].params)().into_iter().find(|p| p.key == "link_rate_gbps").unwrap();
+        assert_eq!(rate.default, "400.0");
+        let q = family("switch").unwrap();
+        let kmin = (q.schemes[0].params)().into_iter().find(|p| p.key == "ecn_kmin").unwrap();
+        assert_eq!(kmin.default, "0.2");
+        assert!(markdown().contains("| `red_ecn` |"));
     }
 
     #[test]
