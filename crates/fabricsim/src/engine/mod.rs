@@ -65,6 +65,8 @@ pub struct Counters {
     pub ooo_recoveries: u64,
     /// Recoveries started by a probe answer (STrack).
     pub probe_recoveries: u64,
+    /// Packets re-routed by a switch-side selector (see `SwitchCtx::rerouted`).
+    pub reroutes: u64,
 }
 
 /// Progress of a running simulation, handed to the progress callback.

@@ -149,6 +149,10 @@ pub struct Packet {
     pub ooo_count: u16,
     /// ACK: data packets newly covered by this ACK that carried a CE mark.
     pub ecn_count: u16,
+    /// Source-routing tag (any kind): a uniform 16-bit path number that a source ToR's
+    /// switch-side selector writes (`letflow`) and the aggregation tier reads to pick its next
+    /// hop, so only the ToR keeps per-flow state. 0 when no ToR wrote one.
+    pub path_tag: u16,
     /// Output port + 1 that the next switch will choose, if the event loop's look-ahead already
     /// computed it (0 = not computed). Reset whenever the packet starts crossing a link.
     pub route_hint: u32,

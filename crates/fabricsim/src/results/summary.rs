@@ -48,6 +48,10 @@ pub struct PacketCounts {
     pub ooo_recoveries: u64,
     /// Recoveries started by a probe answer (STrack).
     pub probe_recoveries: u64,
+    /// Packets a switch-side selector re-routed: sent to another port than their flow's hashed
+    /// or remembered one (`adaptive_ecmp`, `flowlet`, `letflow`, `drill`); left out when 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub reroutes: u64,
     /// Every packet kind of the kind table (`net/packet.rs`), in its order: packets hosts sent,
     /// packets that reached their destination host (data: trimmed headers included) and packets
     /// dropped anywhere (likewise).
@@ -80,6 +84,10 @@ impl Serialize for ByKind {
     }
 }
 
+fn is_zero(x: &u64) -> bool {
+    *x == 0
+}
+
 impl From<&Counters> for PacketCounts {
     fn from(c: &Counters) -> Self {
         use PktKind::*;
@@ -102,6 +110,7 @@ impl From<&Counters> for PacketCounts {
             probes: c.sent[Probe],
             ooo_recoveries: c.ooo_recoveries,
             probe_recoveries: c.probe_recoveries,
+            reroutes: c.reroutes,
             by_kind: ByKind(
                 PktKind::ALL
                     .iter()

@@ -160,6 +160,9 @@ pub struct Connection {
     pub drops: u32,
     /// Data packets of this flow trimmed by switches.
     pub trims: u32,
+    /// Packets of this flow (data or ACK) a switch-side selector re-routed away from the
+    /// flow's hashed or remembered port (`SwitchCtx::rerouted`).
+    pub reroutes: u32,
     /// ACKs that echoed a CE mark.
     pub ecn_acks: u32,
     /// Retransmission timeouts.
@@ -216,6 +219,7 @@ impl Connection {
             nacks: 0,
             drops: 0,
             trims: 0,
+            reroutes: 0,
             ecn_acks: 0,
             timeouts: 0,
             cnps: 0,

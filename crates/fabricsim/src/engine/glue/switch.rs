@@ -49,10 +49,16 @@ impl Sim {
     fn route_choose(&mut self, sw: NodeId, pkt: PktId) -> PortId {
         let s = (sw - self.net.fabric.hosts) as usize;
         let p = self.pool.get_mut(pkt);
-        let hops = self.net.fabric.routes.next_hops(&self.net.fabric, sw, self.net.fabric.tor_of_host[p.dst as usize]);
+        let dst_tor = self.net.fabric.tor_of_host[p.dst as usize];
+        let hops = self.net.fabric.routes.next_hops(&self.net.fabric, sw, dst_tor);
         let cands = Candidates::new(hops, &self.net.ports, &self.net.qdisc.profile_buffers);
-        let mut ctx = SwitchCtx { now: self.now, rng: &mut self.net.switch_rng[s] };
-        hops[self.net.switch_lb[s].choose(&mut ctx, p, &cands)]
+        let mut ctx = SwitchCtx::new(self.now, &mut self.net.switch_rng[s], dst_tor);
+        let out = hops[self.net.switch_lb[s].choose(&mut ctx, p, &cands)];
+        if ctx.rerouted {
+            self.hosts.conns[p.conn as usize].reroutes += 1;
+            self.c.reroutes += 1;
+        }
+        out
     }
 
     /// Forwards packet `pkt` that arrived at switch `sw`.

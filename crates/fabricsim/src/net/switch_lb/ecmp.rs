@@ -37,7 +37,8 @@ impl Ecmp {
         Ecmp { seed: Rng::stream(seed, "ecmp", switch as u64).next_u64() }
     }
 
-    /// Index among `n` candidates of the packet's hash.
+    /// Index among `n` candidates of the packet's hash (the port every hash-based scheme,
+    /// e.g. `adaptive_ecmp`, starts from).
     #[inline]
     pub fn index(&self, p: &Packet, n: usize) -> usize {
         let h = mix64(self.seed ^ ((p.src as u64) << 32 | p.dst as u64));
@@ -84,7 +85,7 @@ mod tests {
         let c = Candidates::new(&ports, &state, &[1 << 20]);
         let mut lb = Ecmp::new(&EcmpParams {}, 1, 0);
         let mut rng = Rng::stream(1, "switch_lb", 0);
-        let mut ctx = SwitchCtx { now: 0, rng: &mut rng };
+        let mut ctx = SwitchCtx::new(0, &mut rng, 0);
         let mut p = pkt();
         let first = lb.choose(&mut ctx, &mut p, &c);
         for now in 1..100 {

@@ -47,8 +47,16 @@
 //!   schemes keep `(level, refreshed_at)` per local port in their own state and read
 //!   [`PortView::level`] only when the entry is older than the refresh period.
 
+pub mod adaptive_ecmp;
+pub mod adaptive_packet;
+pub mod drill;
 pub mod ecmp;
+pub mod flow_table;
+pub mod flowlet;
+pub mod letflow;
+pub mod levels;
 pub mod random;
+pub mod round_robin;
 
 use crate::error::{Error, Result};
 use crate::ids::PortId;
@@ -66,6 +74,19 @@ pub struct SwitchCtx<'a> {
     pub now: Time,
     /// The switch's own random stream (`"switch_lb"`, switch index).
     pub rng: &'a mut Rng,
+    /// The ToR of the packet's destination host (the key of per-destination state, e.g.
+    /// DRILL's memory or a future CONGA/SeqBalance path table).
+    pub dst_tor: crate::ids::NodeId,
+    /// Set by `choose` when it re-routes: sends the packet to another port than the flow's
+    /// hashed or remembered one at this switch. The glue counts it per connection.
+    pub rerouted: bool,
+}
+
+impl<'a> SwitchCtx<'a> {
+    /// A context at `now` with `rng`, for destination ToR `dst_tor`, nothing re-routed yet.
+    pub fn new(now: Time, rng: &'a mut Rng, dst_tor: crate::ids::NodeId) -> Self {
+        SwitchCtx { now, rng, dst_tor, rerouted: false }
+    }
 }
 
 /// The equal-cost output ports of one decision (at least two), with read-only views of their
@@ -218,11 +239,13 @@ pub struct SwitchBuild {
     pub seed: u64,
     /// Switch number.
     pub switch: u32,
+    /// The switch's tier (a leaf-spine's spine is `Agg`).
+    pub tier: Tier,
 }
 
 crate::scheme_family! {
     /// Scenario selection of a switch-side scheme (`name = ...` in `[switch.lb]` or a tier table).
-    #[derive(PartialEq, Eq)]
+    #[derive(PartialEq)]
     config SwitchLbConfig;
     /// A built selector (static dispatch).
     any AnySwitchLb;
@@ -233,6 +256,18 @@ crate::scheme_family! {
         Ecmp => ecmp::Ecmp,
         /// See [`random`].
         Random => random::Random,
+        /// See [`round_robin`].
+        RoundRobin => round_robin::RoundRobin,
+        /// See [`adaptive_packet`].
+        AdaptivePacket => adaptive_packet::AdaptivePacket,
+        /// See [`adaptive_ecmp`].
+        AdaptiveEcmp => adaptive_ecmp::AdaptiveEcmp,
+        /// See [`flowlet`].
+        Flowlet => flowlet::Flowlet,
+        /// See [`letflow`].
+        Letflow => letflow::Letflow,
+        /// See [`drill`].
+        Drill => drill::Drill,
     }
 }
 
@@ -259,7 +294,7 @@ impl SwitchLb for AnySwitchLb {
 /// `[switch.lb]`: the scheme of every switch, with optional per-tier overrides
 /// (`tor`, `agg`, `core` in a fat tree; `tor`, `spine` in a leaf-spine), each a name or a table
 /// like `[switch.lb]` itself.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct SwitchLbSelection {
     /// Every switch without an override.
     pub default: SwitchLbConfig,
@@ -302,12 +337,13 @@ impl SwitchLbSelection {
         let per_tier = self.per_tier(fabric)?;
         Ok((0..fabric.switches())
             .map(|s| {
-                let cfg = match fabric.tier[(fabric.hosts + s) as usize] {
+                let tier = fabric.tier[(fabric.hosts + s) as usize];
+                let cfg = match tier {
                     Tier::Tor | Tier::Host => per_tier[0],
                     Tier::Agg => per_tier[1],
                     Tier::Core => per_tier[2],
                 };
-                cfg.build(&mut SwitchBuild { seed, switch: s })
+                cfg.build(&mut SwitchBuild { seed, switch: s, tier })
             })
             .collect())
     }
@@ -409,8 +445,8 @@ pub(crate) mod tests {
         // Round trip through the resolved form.
         let back: toml::Table = toml::to_string(&s).unwrap().parse().unwrap();
         assert_eq!(SwitchLbSelection::deserialize(toml::Value::Table(back)).unwrap(), s);
-        let e = parse("name = \"drill\"").unwrap_err();
-        assert!(e.contains("unknown switch path selection `drill`") && e.contains("`ecmp`, `random`"), "{e}");
+        let e = parse("name = \"conga\"").unwrap_err();
+        assert!(e.contains("unknown switch path selection `conga`") && e.contains("`ecmp`, `random`, `round_robin`"), "{e}");
         let e = parse("tor = \"rr\"").unwrap_err();
         assert!(e.contains("`tor`") && e.contains("allowed: `ecmp`, `random`"), "{e}");
         let e = parse("tor = 3").unwrap_err();

@@ -57,7 +57,7 @@ mod tests {
         let (ports, state) = idle_ports(3);
         let c = Candidates::new(&ports, &state, &[1 << 20]);
         let mut rng = Rng::stream(seed, "switch_lb", 0);
-        let mut ctx = SwitchCtx { now: 0, rng: &mut rng };
+        let mut ctx = SwitchCtx::new(0, &mut rng, 0);
         let mut lb = Random::new(&RandomParams {});
         let mut p = Packet::default();
         (0..n).map(|_| lb.choose(&mut ctx, &mut p, &c)).collect()

@@ -1,0 +1,173 @@
+//! `drill`: DRILL(d, m) per-packet micro load balancing: each packet goes to the candidate with
+//! the fewest queued bytes among `d` randomly sampled candidates and the `m` remembered as least
+//! loaded at the previous decision (ties go to a remembered one); the least loaded are
+//! remembered for the next packet.
+//!
+//! **Follows:** Ghorbani et al., "DRILL: Micro Load Balancing for Low-latency Data Center
+//! Networks" (SIGCOMM '17, §3.1), as evaluated by SeqBalance (§5 baselines): d = 2, m = 1;
+//! memory per (switch, destination ToR) (the original keeps it per forwarding engine, the
+//! lineage simulator per destination). **Parameters:** `d` (2, 1..=64), `m` (1, 0..=4).
+//! **Differences:** the d samples are drawn with replacement; a remembered port that is not
+//! among the current candidates (routes changed) is skipped.
+//! **Re-routes:** a packet sent to another port than the first remembered one.
+
+use super::{Candidates, SwitchCtx, SwitchLb};
+use crate::ids::{NodeId, PortId};
+use crate::net::packet::Packet;
+use crate::scheme::Limit;
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+
+/// Registry name.
+pub const NAME: &str = "drill";
+/// Registry summary.
+pub const SUMMARY: &str = "DRILL(d, m): fewest queued bytes among d random candidates and m remembered, per destination ToR";
+
+/// The most ports a switch remembers per destination.
+pub const MAX_M: usize = 4;
+
+/// Parameters of `drill`.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(default, deny_unknown_fields)]
+pub struct DrillParams {
+    /// Random samples per packet.
+    pub d: u32,
+    /// Ports remembered per destination ToR.
+    pub m: u32,
+}
+
+impl Default for DrillParams {
+    fn default() -> Self {
+        //= seqbalance §2.5.4 (DRILL); type=assumption
+        //# d = 2, m = 1: the original DRILL recommendation.
+        DrillParams { d: 2, m: 1 }
+    }
+}
+
+/// The ports remembered for one destination ToR, best first.
+#[derive(Clone, Copy, Debug, Default)]
+struct Memory {
+    ports: [PortId; MAX_M],
+    len: u8,
+}
+
+/// The selector: its memory per destination ToR.
+#[derive(Clone, Debug)]
+pub struct Drill {
+    d: u32,
+    m: usize,
+    memory: HashMap<NodeId, Memory>,
+    /// This decision's contenders `(bytes, not remembered, candidate index)` (reused).
+    scratch: Vec<(u64, bool, usize)>,
+}
+
+impl Drill {
+    /// A selector.
+    pub fn new(p: &DrillParams) -> Self {
+        Drill { d: p.d, m: p.m as usize, memory: HashMap::new(), scratch: Vec::with_capacity(p.d as usize + MAX_M) }
+    }
+}
+
+impl SwitchLb for Drill {
+    fn choose(&mut self, ctx: &mut SwitchCtx<'_>, _pkt: &mut Packet, cands: &Candidates<'_>) -> usize {
+        let mem = self.memory.entry(ctx.dst_tor).or_default();
+        let s = &mut self.scratch;
+        s.clear();
+        for &port in &mem.ports[..mem.len as usize] {
+            if let Some(i) = cands.ports().iter().position(|&q| q == port) {
+                s.push((cands.view(i).queued_bytes(), false, i));
+            }
+        }
+        for _ in 0..self.d {
+            let i = ctx.rng.below(cands.len() as u64) as usize;
+            s.push((cands.view(i).queued_bytes(), true, i));
+        }
+        // Fewest bytes first; on equal bytes a remembered port (`false`) first; stable otherwise.
+        s.sort_by_key(|&(b, sampled, _)| (b, sampled));
+        let out = s[0].2;
+        ctx.rerouted = mem.len > 0 && cands.ports()[out] != mem.ports[0];
+        mem.len = 0;
+        for &(_, _, i) in s.iter() {
+            if mem.len as usize == self.m {
+                break;
+            }
+            let port = cands.ports()[i];
+            if !mem.ports[..mem.len as usize].contains(&port) {
+                mem.ports[mem.len as usize] = port;
+                mem.len += 1;
+            }
+        }
+        out
+    }
+}
+
+impl crate::scheme::Scheme<super::SwitchBuild> for Drill {
+    const NAME: &'static str = NAME;
+    const SUMMARY: &'static str = SUMMARY;
+    type Params = DrillParams;
+    const LIMITS: &'static [Limit] = &[Limit::new("d", 1.0, 64.0), Limit::new("m", 0.0, MAX_M as f64)];
+    fn build(p: &DrillParams, _ctx: &mut super::SwitchBuild) -> Self {
+        Drill::new(p)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::switch_lb::tests::idle_ports;
+    use crate::rng::Rng;
+
+    #[test]
+    fn picks_the_fewer_bytes_and_ties_to_memory() {
+        let (ports, mut state) = idle_ports(4);
+        for (s, b) in state.iter_mut().zip([4_000, 1_000, 3_000, 2_000]) {
+            s.data_bytes = b;
+        }
+        let c = Candidates::new(&ports, &state, &[100_000]);
+        let mut rng = Rng::stream(1, "switch_lb", 0);
+        let mut lb = Drill::new(&DrillParams::default());
+        let mut ctx = SwitchCtx::new(0, &mut rng, 7);
+        // Static queues: the memory converges to port 1, the least loaded, and stays there.
+        let picks: Vec<usize> = (0..50).map(|_| lb.choose(&mut ctx, &mut Packet::default(), &c)).collect();
+        let first1 = picks.iter().position(|&i| i == 1).unwrap();
+        assert!(picks[first1..].iter().all(|&i| i == 1), "{picks:?}");
+        // Every pick is never worse than the remembered one: the sequence of bytes only falls.
+        let bytes: Vec<u64> = picks.iter().map(|&i| state[i].data_bytes).collect();
+        assert!(bytes.windows(2).all(|w| w[1] <= w[0]), "{bytes:?}");
+        // Another destination ToR has its own memory (starts without one).
+        let mut ctx = SwitchCtx::new(0, &mut rng, 8);
+        lb.choose(&mut ctx, &mut Packet::default(), &c);
+        assert!(!ctx.rerouted);
+        // All equal: ties go to the remembered port (port 1 for ToR 7), never re-routed.
+        for s in state.iter_mut() {
+            s.data_bytes = 5_000;
+        }
+        let c = Candidates::new(&ports, &state, &[100_000]);
+        for _ in 0..100 {
+            let mut ctx = SwitchCtx::new(0, &mut rng, 7);
+            assert_eq!(lb.choose(&mut ctx, &mut Packet::default(), &c), 1);
+            assert!(!ctx.rerouted);
+        }
+        // Port 3 empties: sampled, it wins and is remembered (a re-route).
+        state[3].data_bytes = 0;
+        let c = Candidates::new(&ports, &state, &[100_000]);
+        let mut moved = false;
+        for _ in 0..100 {
+            let mut ctx = SwitchCtx::new(0, &mut rng, 7);
+            let i = lb.choose(&mut ctx, &mut Packet::default(), &c);
+            if !moved && i == 3 {
+                assert!(ctx.rerouted);
+                moved = true;
+            } else {
+                assert_eq!(i, if moved { 3 } else { 1 });
+            }
+        }
+        assert!(moved);
+        // d = 2 samples of two ports of 2: the fewer bytes always wins with m = 0.
+        let mut lb0 = Drill::new(&DrillParams { d: 2, m: 0 });
+        let two = Candidates::new(&ports[2..], &state, &[100_000]);
+        let wins = (0..1000).filter(|_| lb0.choose(&mut SwitchCtx::new(0, &mut rng, 7), &mut Packet::default(), &two) == 1).count();
+        // Port 3 (index 1) wins unless both samples hit index 0: 750 ± 14.
+        assert!((690..810).contains(&wins), "{wins}");
+    }
+}
