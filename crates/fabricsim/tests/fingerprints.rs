@@ -51,6 +51,10 @@ fn cases() -> Vec<(String, &'static str, Vec<String>)> {
     for lb in ["ecmp", "spray", "reps", "plb", "strack"] {
         add(&format!("lb_{lb}"), EX, &[SMALL, &[&format!("transport.lb={lb}")]]);
     }
+    for lb in ["round_robin", "adaptive_packet", "adaptive_ecmp", "flowlet", "letflow", "drill"] {
+        add(&format!("switch_lb_{lb}"), EX, &[SMALL, &[&format!("switch.lb={lb}")]]);
+    }
+    add("switch_lb_adaptive_ecmp_strict_sticky_bytes", EX, &[SMALL, &["switch.lb.name=adaptive_ecmp", "switch.lb.variant=\"strict\"", "switch.lb.sticky=true", "switch.lb.compare=\"bytes\""]]);
     add("lb_spray_permutation", EX, &[SMALL, &["transport.lb.name=spray", "transport.lb.order=permutation"]]);
     for rel in ["sack", "go_back_n", "selective_nack"] {
         // Trimming off and shallow buffers, so that losses exercise the recovery path.

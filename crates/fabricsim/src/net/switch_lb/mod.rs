@@ -316,9 +316,26 @@ impl SwitchLbSelection {
         [(TIER_KEYS[0], &self.tor), (TIER_KEYS[1], &self.agg), (TIER_KEYS[2], &self.core), (TIER_KEYS[3], &self.spine)]
     }
 
-    /// The scheme of each switch tier, indexed ToR, aggregation (a leaf-spine's spine), core;
-    /// an override for a tier `fabric` lacks is an error naming the key and the allowed ones.
+    /// Checks every selected scheme's parameters (ranges, then cross-checks); an error in a
+    /// tier override names the tier (`switch.lb.tor.gap_us`).
+    pub fn validate(&self) -> Result<()> {
+        self.default.validate()?;
+        for (tier, cfg) in self.tiers() {
+            if let Some(c) = cfg {
+                c.validate().map_err(|e| match e {
+                    Error::Invalid { key, message } => Error::Invalid { key: key.replacen("switch.lb", &format!("switch.lb.{tier}"), 1), message },
+                    other => other,
+                })?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The scheme of each switch tier, indexed ToR, aggregation (a leaf-spine's spine), core,
+    /// after [`SwitchLbSelection::validate`]; an override for a tier `fabric` lacks is an error
+    /// naming the key and the allowed ones.
     pub fn per_tier(&self, fabric: &Fabric) -> Result<[&SwitchLbConfig; 3]> {
+        self.validate()?;
         let three_tier = fabric.tier.contains(&Tier::Core);
         let (allowed, present): (&str, &[&str]) = if three_tier { ("`tor`, `agg`, `core`", &["tor", "agg", "core"]) } else { ("`tor`, `spine`", &["tor", "spine"]) };
         for (key, cfg) in self.tiers() {
