@@ -5,27 +5,9 @@ mod common;
 
 use std::collections::BTreeMap;
 
-/// A k=8 permutation of 2 MiB flows, one entropy per connection, fixed 2-BDP windows and ample
-/// buffers (nothing trimmed), with switch path selection `lb`.
+/// A k=8 permutation of 2 MiB flows, one entropy per connection, with switch path selection `lb`.
 fn permutation(lb: &str, seed: u64) -> fabricsim::Results {
-    common::run(&format!(
-        r#"
-        seed = {seed}
-        [topology]
-        k = 8
-        [switch]
-        buffer_bytes = "64MiB"
-        lb = "{lb}"
-        [transport]
-        lb = "ecmp"
-        [transport.cc]
-        name = "fixed"
-        window_bdp = 2.0
-        [workload]
-        kind = "permutation"
-        flow_bytes = "2MiB"
-    "#
-    ))
+    common::switch_lb_permutation(lb, "ecmp", seed)
 }
 
 #[test]

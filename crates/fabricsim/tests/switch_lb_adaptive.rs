@@ -7,27 +7,8 @@ mod common;
 use fabricsim::{Scenario, Setup};
 use std::path::Path;
 
-/// A k=8 permutation of 2 MiB flows, fixed 2-BDP windows and ample buffers (nothing trimmed),
-/// with switch path selection `switch_lb` and host path selection `host_lb`.
 fn permutation(switch_lb: &str, host_lb: &str, seed: u64) -> fabricsim::Results {
-    common::run(&format!(
-        r#"
-        seed = {seed}
-        [topology]
-        k = 8
-        [switch]
-        buffer_bytes = "64MiB"
-        lb = "{switch_lb}"
-        [transport]
-        lb = "{host_lb}"
-        [transport.cc]
-        name = "fixed"
-        window_bdp = 2.0
-        [workload]
-        kind = "permutation"
-        flow_bytes = "2MiB"
-    "#
-    ))
+    common::switch_lb_permutation(switch_lb, host_lb, seed)
 }
 
 #[test]

@@ -47,3 +47,26 @@ pub const ROCE_TRANSPORT: &str = r#"
 pub fn tx_ps(bytes: u64, gbps: u64) -> u64 {
     (bytes * 8 * 1000).div_ceil(gbps)
 }
+
+/// A k=8 fat-tree permutation of 2 MiB flows, fixed 2-BDP windows and ample buffers (nothing
+/// trimmed), with switch path selection `switch_lb` and host path selection `host_lb`.
+pub fn switch_lb_permutation(switch_lb: &str, host_lb: &str, seed: u64) -> Results {
+    run(&format!(
+        r#"
+        seed = {seed}
+        [topology]
+        k = 8
+        [switch]
+        buffer_bytes = "64MiB"
+        lb = "{switch_lb}"
+        [transport]
+        lb = "{host_lb}"
+        [transport.cc]
+        name = "fixed"
+        window_bdp = 2.0
+        [workload]
+        kind = "permutation"
+        flow_bytes = "2MiB"
+    "#
+    ))
+}
