@@ -3,8 +3,8 @@
 //! port's queue is (one of) the longest, in which case, on a fair coin, it goes to a
 //! shortest-queue port.
 //!
-//! **Follows:** Bonato et al., "Load balancing in AI training clusters", §2.1 (in-switch
-//! adaptive ECMP), htsim's `ECMP_ADAPTIVE` reading: checked on every packet, not sticky; the
+//! **Follows:** lb-ai-training §2.1, LB-SAR-ECMP (paper §4 "Per-Flow LB": the in-network
+//! load-aware option; §5, Fig. 3–4), htsim's `ECMP_ADAPTIVE` reading: checked on every packet, not sticky; the
 //! hash is `ecmp`'s ([`super::ecmp::Ecmp::index`], same per-switch salt), the comparison is
 //! [`super::levels`]. When all candidates have the same level the test passes, so about half
 //! the packets go to a random port: spray-like under light load (the paper's ECMP AR within

@@ -1,8 +1,8 @@
 //! `adaptive_packet`: in-switch adaptive packet spraying (LB-SAR-PKT, the paper's "packet AR"):
 //! every packet goes to a candidate with the shortest queue, uniformly among the tied ones.
 //!
-//! **Follows:** Bonato et al., "Load balancing in AI training clusters", §2.1 (in-switch
-//! adaptive per-packet routing, the best scheme of Fig. 3), with the paper's queue comparison
+//! **Follows:** lb-ai-training §2.1, LB-SAR-PKT (paper §4 "Per-Packet LB", adaptive
+//! in-switch spraying; the best scheme of §5, Fig. 3), with the paper's queue comparison
 //! ([`super::levels`]: quantised levels refreshed every 0.1 µs, or exact bytes).
 //! **Parameters:** `compare` (`"level"` | `"bytes"`), `level_refresh_us` (0.1).
 //! **Differences:** none.

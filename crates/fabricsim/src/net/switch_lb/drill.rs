@@ -3,8 +3,8 @@
 //! loaded at the previous decision (ties go to a remembered one); the least loaded are
 //! remembered for the next packet.
 //!
-//! **Follows:** Ghorbani et al., "DRILL: Micro Load Balancing for Low-latency Data Center
-//! Networks" (SIGCOMM '17, §3.1), as evaluated by SeqBalance (§5 baselines): d = 2, m = 1;
+//! **Follows:** seqbalance §2.5.4: DRILL (Ghorbani et al., SIGCOMM '17) as the SeqBalance
+//! paper evaluates it (§IV "Schemes compared", Fig. 12–13): d = 2, m = 1;
 //! memory per (switch, destination ToR) (the original keeps it per forwarding engine, the
 //! lineage simulator per destination). **Parameters:** `d` (2, 1..=64), `m` (1, 0..=4).
 //! **Differences:** the d samples are drawn with replacement; a remembered port that is not

@@ -3,8 +3,8 @@
 //! when a flow's packets are more than the flowlet gap δ apart, a fair coin may move it to a
 //! strictly shorter queue.
 //!
-//! **Follows:** Bonato et al., "Load balancing in AI training clusters", §2.1 (in-switch
-//! flowlet AR: paced all-to-all exceeds the gap on nearly every packet, so it acts like
+//! **Follows:** lb-ai-training §2.1, LB-SAR-FLOWLET (paper §4 "Per-Flowlet LB", §5 Fig. 3
+//! and 6; in-switch flowlet AR: paced all-to-all exceeds the gap on nearly every packet, so it acts like
 //! per-packet AR; closely spaced permutation flows never do, so it acts like ECMP). The
 //! paper's numbers were lost in our copy: δ = 10 µs (htsim's `ar_sticky_delta`), entries
 //! expire after 10·δ of inactivity, 50 % coin (htsim) — all assumptions.

@@ -1,9 +1,9 @@
 //! `letflow`: LetFlow flowlet switching: the source ToR keeps a flowlet table and gives each new
 //! flowlet (a flow idle for more than the gap) a path drawn uniformly at random, blind to load.
 //!
-//! **Follows:** Vanini et al., "Let It Flow" (NSDI '17), as evaluated by SeqBalance (§5
-//! baselines; flowlet gap 100 µs, the value the paper gives for CONGA and the lineage
-//! simulator uses for LetFlow). **Parameters:** `gap_us` (100).
+//! **Follows:** seqbalance §2.5.2: LetFlow (Vanini et al., NSDI '17) as the SeqBalance
+//! paper evaluates it (§IV "Schemes compared"; flowlet gap 100 µs, the value the paper gives
+//! for CONGA and the lineage simulator uses for LetFlow; 3-tier: the source ToR picks the path). **Parameters:** `gap_us` (100).
 //!
 //! **3-tier source routing:** the ToR chooses the whole path and writes it into the packet's
 //! [`Packet::path_tag`]: bit 15 says "set", the low byte is the ToR's uplink index (uniform

@@ -2,7 +2,8 @@
 //! `adaptive_ecmp`, `flowlet`): which candidates have the "shortest queue".
 //!
 //! **Models:** the common queue-comparison primitive of the in-switch adaptive schemes of
-//! Bonato et al., "Load balancing in AI training clusters" (§2.1, Fig. 3), htsim-faithful: a
+//! the AI-training load-balancing study (lb-ai-training §2.1; paper §4, adaptive
+//! in-switch schemes of §5, Fig. 3), htsim-faithful: a
 //! port's egress occupancy quantised to a level ([`super::quantised_level`]: 0/1/2/3 below
 //! 5/10/20 % of the port's buffer / above), each port's level refreshed at most every
 //! `level_refresh_us` (0.1 µs) so the values a switch compares are slightly stale; the

@@ -15,8 +15,16 @@
 //! - the packet (`&mut`: a scheme may write header fields, e.g. a path tag or CONGA feedback),
 //! - the candidates as [`Candidates`]: the next-hop ports with a read-only [`PortView`] each
 //!   (queued bytes, quantised level, pause, link state, rate, last departure, buffer size),
-//! - a [`SwitchCtx`]: `now` and the switch's random stream (`Rng::stream(seed, "switch_lb",
-//!   switch index)`, drawn in event order).
+//! - a [`SwitchCtx`]: `now`, the switch's random stream (`Rng::stream(seed, "switch_lb",
+//!   switch index)`, drawn in event order), the packet's destination ToR (key of per-destination
+//!   state), and a `rerouted` flag the scheme sets when it sends a packet elsewhere than its
+//!   flow's hashed or remembered port (the glue counts it per connection, `packets.reroutes`).
+//!
+//! # Shared pieces
+//! [`levels`] is the queue comparison of the adaptive schemes (quantised levels with a refresh
+//! period, or bytes; uniform ties); [`flow_table`] the per-switch `(choice, last_seen)` table
+//! keyed by (connection, entropy) of the flowlet-style schemes; [`ecmp::Ecmp::index`] the hash
+//! that hash-based schemes start from.
 //!
 //! # Look-ahead (`route_hint`)
 //! The event loop routes arrivals a few events early to prefetch the output port
@@ -38,14 +46,15 @@
 //! - **Every packet, also without a choice** (SeqBalance's destination ToR mirrors CE-marked
 //!   data that it delivers to a host): [`SwitchLb::on_packet`], called for every packet only at
 //!   switches whose selector says [`SwitchLb::observes_all`], so ECMP pays nothing.
-//! - **Source routing** (seqbalance spec §2.4.6): the source ToR's `choose` writes a path tag
-//!   into the header (a new `Packet` field, e.g. `path_tag: u16`); agg/core selectors read it
-//!   and return the candidate that the tag names (index = tag / (product of the lower tiers'
-//!   fan-outs) mod fan-out), so no per-flow state is needed there. A tag-pinned choice is a
-//!   function of the header: such a selector may answer `peek`.
-//! - **Stale levels** (lb-ai-training spec §2.1: refreshed at most every 0.1 µs): adaptive
-//!   schemes keep `(level, refreshed_at)` per local port in their own state and read
-//!   [`PortView::level`] only when the entry is older than the refresh period.
+//!
+//! # Wired since
+//! - **Source routing** (seqbalance §2.4.6): the source ToR's `choose` writes
+//!   [`Packet::path_tag`]; upper-tier selectors read it and return the candidate it names, with
+//!   no per-flow state, and answer `peek` (a function of the header). `letflow` uses it (its
+//!   tag layout: a ToR byte and 7 bits for the aggregation tier).
+//! - **Stale levels** (lb-ai-training §2.1: refreshed at most every 0.1 µs): [`levels::Levels`]
+//!   keeps `(level, refreshed_at)` per local port and reads [`PortView::level`] only when the
+//!   entry is as old as the refresh period.
 
 pub mod adaptive_ecmp;
 pub mod adaptive_packet;

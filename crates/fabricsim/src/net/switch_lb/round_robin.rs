@@ -2,7 +2,7 @@
 //! ports in order with one counter shared by all flows and destinations; after `5·n` packets
 //! it reshuffles the order from its seeded stream and restarts the counter.
 //!
-//! **Follows:** Bonato et al., "Load balancing in AI training clusters", §2.1 (in-switch
+//! **Follows:** lb-ai-training §2.1, LB-SRR (paper §4 "Per-Packet LB": in-switch
 //! round-robin placement; htsim's RR strategy for the counter and the reshuffle).
 //! **Parameters:** `reshuffle_every` (5: reshuffle after `reshuffle_every · n` packets).
 //! **Reading:** the paper's switch has one up-port set; here a switch keeps one (order,
