@@ -16,7 +16,9 @@ use crate::ids::{NodeId, PortId};
 use crate::net::packet::Packet;
 use crate::scheme::Limit;
 use serde::{Deserialize, Serialize};
+use super::flow_table::KeyHasher;
 use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
 
 /// Registry name.
 pub const NAME: &str = "drill";
@@ -56,7 +58,7 @@ struct Memory {
 pub struct Drill {
     d: u32,
     m: usize,
-    memory: HashMap<NodeId, Memory>,
+    memory: HashMap<NodeId, Memory, BuildHasherDefault<KeyHasher>>,
     /// This decision's contenders `(bytes, not remembered, candidate index)` (reused).
     scratch: Vec<(u64, bool, usize)>,
 }
@@ -64,7 +66,7 @@ pub struct Drill {
 impl Drill {
     /// A selector.
     pub fn new(p: &DrillParams) -> Self {
-        Drill { d: p.d, m: p.m as usize, memory: HashMap::new(), scratch: Vec::with_capacity(p.d as usize + MAX_M) }
+        Drill { d: p.d, m: p.m as usize, memory: HashMap::default(), scratch: Vec::with_capacity(p.d as usize + MAX_M) }
     }
 }
 

@@ -29,7 +29,8 @@ pub struct FlowEntry {
     pub last_seen: Time,
 }
 
-/// Hasher for the already well-spread keys: one SplitMix64 round.
+/// Hasher for integer keys (flow keys, node ids): one SplitMix64 round, far cheaper per packet
+/// than the default SipHash.
 #[derive(Default)]
 pub struct KeyHasher(u64);
 
@@ -44,6 +45,9 @@ impl Hasher for KeyHasher {
     }
     fn write_u64(&mut self, x: u64) {
         self.0 = x;
+    }
+    fn write_u32(&mut self, x: u32) {
+        self.0 = x as u64;
     }
 }
 
