@@ -242,6 +242,13 @@ mod tests {
     }
 
     #[test]
+    fn a_packet_fits_one_cache_line() {
+        // Packets are copied on every hop and the pool is walked by the prefetcher: a new
+        // header field must fit the padding or replace something, not spill to a second line.
+        assert!(std::mem::size_of::<Packet>() <= 64, "{} bytes", std::mem::size_of::<Packet>());
+    }
+
+    #[test]
     fn per_kind_counters_index_and_sum() {
         let mut c = PerKind::default();
         c[PktKind::Ack] += 3;
