@@ -65,6 +65,8 @@ pub struct Counters {
     pub ooo_recoveries: u64,
     /// Recoveries started by a probe answer (STrack).
     pub probe_recoveries: u64,
+    /// Packets (any kind) lost on the wire by flaky links; also counted in `dropped`.
+    pub wire_losses: u64,
 }
 
 /// Progress of a running simulation, handed to the progress callback.
@@ -307,13 +309,17 @@ impl Sim {
         if ev.action == LinkAction::Reroute {
             return self.reroute();
         }
-        for p in ev.ports {
+        let n = if ev.one_way { 1 } else { 2 };
+        for (i, &p) in ev.ports[..n].iter().enumerate() {
             let ps = &mut self.net.ports[p as usize];
             match ev.action {
                 LinkAction::Down => ps.up = false,
                 LinkAction::Up => ps.up = true,
                 LinkAction::Rate => ps.rate = ev.rate,
                 LinkAction::Reroute => {}
+            }
+            if let Some(q) = ev.profiles {
+                ps.qdisc = q[i];
             }
         }
         if ev.action == LinkAction::Up {

@@ -11,6 +11,7 @@
 //! `engine/glue/port.rs`.
 
 use crate::ids::{NodeId, PktId};
+use crate::net::flaky::FlakyPort;
 use crate::rng::Rng;
 use crate::topo::{Fabric, PortSpec};
 use crate::units::{BitsPerSec, Time};
@@ -75,6 +76,14 @@ pub struct PortState {
     pub paused_total: Time,
     /// PAUSE frames received.
     pub pauses_received: u32,
+    /// Flaky link (`[topology.failures] kind = "flaky"`): its loss-burst process.
+    pub flaky: Option<Box<FlakyPort>>,
+    /// Packets lost on the wire here (flaky link bursts).
+    pub wire_losses: u64,
+    /// ∫ data-class bytes dt (byte·ps) up to `occ_since`.
+    pub occ_area: u128,
+    /// When `data_bytes` last changed.
+    pub occ_since: Time,
 }
 
 impl PortState {
@@ -107,18 +116,43 @@ impl PortState {
             drops: 0,
             trims: 0,
             marks: 0,
+            flaky: None,
+            wire_losses: 0,
+            occ_area: 0,
+            occ_since: 0,
         }
+    }
+
+    /// Accounts the data-class occupancy up to `now`; call before every change of `data_bytes`.
+    #[inline]
+    pub fn occupancy_to(&mut self, now: Time) {
+        self.occ_area += self.data_bytes as u128 * (now - self.occ_since) as u128;
+        self.occ_since = now;
+    }
+
+    /// ∫ data-class bytes dt (byte·ps) from 0 to `now`.
+    pub fn occupancy_area(&self, now: Time) -> u128 {
+        self.occ_area + self.data_bytes as u128 * now.saturating_sub(self.occ_since) as u128
     }
 }
 
 /// Applies a fabric's static failures to the engine's port state: removed cables go down,
-/// degraded cables slow down.
-pub(crate) fn apply_failures(fabric: &Fabric, ports: &mut [PortState]) {
+/// degraded cables slow down (the affected directions), flaky ones get their burst process
+/// (each direction its own stream, `Rng::stream(seed, "flaky", port)`).
+pub(crate) fn apply_failures(fabric: &Fabric, ports: &mut [PortState], seed: u64) {
     for l in &fabric.failures {
-        for p in [l.up, l.down] {
-            match l.rate {
-                None => ports[p as usize].up = false,
-                Some(r) => ports[p as usize].rate = r,
+        if l.rate.is_none() {
+            for p in [l.up, l.down] {
+                ports[p as usize].up = false;
+            }
+            continue;
+        }
+        for p in l.ports() {
+            let ps = &mut ports[p as usize];
+            if let Some(b) = l.flaky {
+                ps.flaky = Some(Box::new(FlakyPort::new(b, Rng::stream(seed, "flaky", p as u64))));
+            } else if let Some(r) = l.rate {
+                ps.rate = r;
             }
         }
     }
