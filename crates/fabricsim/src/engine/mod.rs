@@ -333,6 +333,16 @@ impl Sim {
     pub fn fabric(&self) -> &Fabric {
         &self.net.fabric
     }
+
+    /// Current serialization rate of port `p` (static failures and link events applied).
+    pub fn port_rate(&self, p: crate::ids::PortId) -> crate::units::BitsPerSec {
+        self.net.ports[p as usize].rate
+    }
+
+    /// Index of port `p`'s current queue profile in the setup's `qdisc` table.
+    pub fn port_profile(&self, p: crate::ids::PortId) -> u8 {
+        self.net.ports[p as usize].qdisc
+    }
 }
 
 /// Links on the path from host `src` to host `dst`.
