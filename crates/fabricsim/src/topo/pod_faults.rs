@@ -15,8 +15,17 @@
 //! each host link and `H·(N − H)` flows on the pod's uplinks, whose usable capacity is
 //! `U − f·p` links (`U` uplinks per pod, `f` of them losing a fraction `p`). The failures do not
 //! make the uplinks the bottleneck iff `N − 1 ≥ H·(N − H) / (U − f·p)`; for k = 8 (N = 128,
-//! H = 16, U = 16) that is `f·p ≤ 16 − 1792/127 ≈ 1.889`. `U` is counted from the fabric, so
-//! an oversubscribed aggregation tier is covered too.
+//! H = 16, U = 16) that is `f·p ≤ 16 − 1792/127 ≈ 1.88976` (printed 1.890; the 1.889 quoted
+//! for it is the truncation). `U` is counted from the fabric, so an oversubscribed aggregation
+//! tier is covered too.
+//!
+//! **Sources and choices.** The paper (§4 "Failure models") uses "the failure model provided in
+//! the simulator" generalised to `f` links per pod losing a fraction `p` of "the bandwidth
+//! between the two nodes"; htsim's own model slows only the core→aggregation direction of pod
+//! 0 and shrinks that queue. Following the paper's wording (bandwidth between the nodes, every
+//! pod), both directions slow and every pod is affected; the packed placement is htsim's. The
+//! queue is kept by default (the paper gives every port the same `Q`, §4.2), with htsim's
+//! one-direction, queue-scaled variant available as `direction` and `scale_queue`.
 
 use super::{Fabric, Tier};
 use crate::error::{Error, Result};
