@@ -157,7 +157,7 @@ fn link_event_slows_one_direction_with_a_scaled_queue() {
     assert_eq!(s.qdisc.profiles[q[0] as usize].buffer_bytes, ((nominal.buffer_bytes as f64 * 0.1).round() as u64).max(4096));
     // The reverse port (agg0 towards core0) keeps its queue, and no profile is made for it.
     assert_eq!(q[1], s.qdisc.port_profile[ev.ports[1] as usize]);
-    assert!(!s.qdisc.labels.iter().any(|l| l.contains("agg_up")), "{:?}", s.qdisc.labels);
+    assert!(!s.qdisc.labels.iter().any(|l| l.contains("agg_up@400G slowed")), "{:?}", s.qdisc.labels);
     let r = common::run(&toml);
     assert_eq!(r.summary.flows_finished, r.summary.flows);
     let e = common::rejection(&format!("{K4}{ALL_TO_ALL}[[link_events]]\nlink = \"core0-agg0\"\naction = \"down\"\ndirection = \"forward\"\n"));
