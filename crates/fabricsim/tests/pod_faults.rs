@@ -112,6 +112,12 @@ fn flaky_links_lose_packets_on_the_wire_and_flows_recover() {
         }
     }
     assert!(r.summary.fabric.contains("flaky"), "{}", r.summary.fabric);
+    // Per port: 2 links × 2 directions × 4 pods, their losses summing to the total.
+    let ports = v["flaky_ports"].as_array().unwrap();
+    assert_eq!(ports.len(), 16);
+    assert_eq!(ports.iter().map(|p| p["wire_losses"].as_u64().unwrap()).sum::<u64>(), lost);
+    let (tx, wl): (u64, u64) = ports.iter().fold((0, 0), |(a, b), p| (a + p["transmitted"].as_u64().unwrap(), b + p["wire_losses"].as_u64().unwrap()));
+    println!("flaky ports: {wl} of {tx} packets lost ({:.4})", wl as f64 / tx as f64);
     // The same seed loses the same packets.
     assert_eq!(json(&common::run(&toml))["packets"]["wire_losses"].as_u64(), Some(lost));
 }

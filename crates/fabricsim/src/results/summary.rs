@@ -195,6 +195,10 @@ pub struct Summary {
     /// `run.tier_queue_stats = true`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub queues_by_tier: Option<Vec<TierQueues>>,
+    /// Flaky links only: every flaky port (`"NODE-NODE"`, the first node's port towards the
+    /// second) with the packets it transmitted and lost on the wire.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub flaky_ports: Vec<FlakyPortLosses>,
     /// Every queue profile and the ports using it, when `[switch.ports.*]` or
     /// `[[switch.by_link_rate]]` made more than one.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -208,6 +212,17 @@ pub struct Summary {
     pub performance: Performance,
     /// The resolved scenario: rerunning it reproduces this run.
     pub scenario: serde_json::Value,
+}
+
+/// One flaky port's figures (`summary.json` `flaky_ports`).
+#[derive(Clone, Debug, Serialize)]
+pub struct FlakyPortLosses {
+    /// The port, as `"NODE-NODE"`.
+    pub port: String,
+    /// Packets it transmitted (lost ones included).
+    pub transmitted: u64,
+    /// Packets lost on the wire.
+    pub wire_losses: u64,
 }
 
 /// Data-queue figures of one switch port class (`summary.json` `queues_by_tier`).
@@ -373,6 +388,14 @@ pub(super) fn assemble(sim: &Sim, setup: &Setup, flows: &[FlowResult], plan: &[C
         max_queue_bytes: sim.net.ports.iter().map(|p| p.max_data_bytes).max().unwrap_or(0),
         pfc: sim.net.pfc.on.then(|| pfc_summary(sim)),
         buffer_bytes: setup.qdisc.profiles[0].buffer_bytes,
+        flaky_ports: sim
+            .net
+            .ports
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.flaky.is_some())
+            .map(|(i, p)| FlakyPortLosses { port: sim.net.fabric.link_name(i as u32), transmitted: p.tx_pkts, wire_losses: p.wire_losses })
+            .collect(),
         queues_by_tier: (pod_faults || setup.scenario.run.tier_queue_stats).then(|| tier_queues(sim)),
         queue_profiles: (setup.qdisc.profiles.len() > 1).then(|| (0..setup.qdisc.profiles.len()).map(|i| QueueProfile::of(&setup.qdisc, i)).collect()),
         invariant_violations: invariants::check(sim, setup),
