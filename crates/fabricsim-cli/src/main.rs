@@ -197,11 +197,15 @@ fn check(path: &Path, set: &[String]) -> Result<(), Error> {
     println!("link events   {}", setup.scenario.link_events.len());
     if !f.failures.is_empty() {
         let names: Vec<String> = f.failures.iter().map(|l| f.link_name(l.up)).collect();
-        let how = match f.failures[0].rate {
-            None => "removed".to_string(),
-            Some(r) => format!("degraded to {} Gb/s", r.gbps()),
+        let how = match (f.failures[0].rate, f.failures[0].flaky) {
+            (_, Some(b)) => format!("flaky (bursts every {} µs, {} µs long on average)", b.mean_gap as f64 / 1e6, b.mean_len as f64 / 1e6),
+            (None, _) => "removed".to_string(),
+            (Some(r), _) => format!("degraded to {} Gb/s", r.gbps()),
         };
         println!("failed links  {} {how}: {}", names.len(), names.join(" "));
+    }
+    if let Some(b) = &f.pod_bottleneck {
+        println!("Eq. 2         {}", b.describe());
     }
     println!("\nresolved scenario:\n{}", setup.scenario.to_toml());
     Ok(())

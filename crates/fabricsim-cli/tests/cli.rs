@@ -67,3 +67,27 @@ fn check_and_list_describe_the_simulator() {
         assert!(text.contains(name), "list lacks {name}:\n{text}");
     }
 }
+
+//= paper §5.4, Eq. 2: `check` reports whether partial LAG loss makes the pod uplinks the
+//= bottleneck (information), and an impossible (f, p) exits 2 naming the key.
+#[test]
+fn check_reports_eq2_for_partial_lag() {
+    let check = |f: &str, p: &str| {
+        bin()
+            .args(["check", "--set", "topology.failures.kind=partial_lag", "--set", &format!("topology.failures.f={f}"), "--set", &format!("topology.failures.p={p}")])
+            .arg(repo().join("scenarios/example.toml"))
+            .output()
+            .unwrap()
+    };
+    let o = check("2", "0.9");
+    assert!(o.status.success());
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("Eq. 2") && text.contains("are not the bottleneck") && text.contains("16 pod–core links degraded to 40 Gb/s"), "{text}");
+    let o = check("3", "0.9");
+    assert!(o.status.success());
+    assert!(String::from_utf8_lossy(&o.stdout).contains("ARE the bottleneck"));
+    let o = check("17", "0.5");
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("topology.failures.f") && err.contains("1..=16"), "{err}");
+}

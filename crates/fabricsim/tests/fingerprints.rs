@@ -10,7 +10,7 @@
 //!
 //! The set covers the bundled examples, both benchmark scenarios and one small run of every
 //! congestion control, host path selection, loss-recovery mode, credit scheme and gate, plus
-//! PFC, failures, link events and ACK coalescing.
+//! PFC, failures (ToR uplinks, partial LAG loss, flaky links), link events and ACK coalescing.
 
 use fabricsim::{Results, Scenario};
 use std::collections::BTreeMap;
@@ -77,6 +77,15 @@ fn cases() -> Vec<(String, &'static str, Vec<String>)> {
         EX,
         &[SMALL, &["link_events=[{ at_us = 5.0, link = \"agg0-core0\", action = \"down\", reroute_after_us = 10 }, { at_us = 20.0, link = \"tor1-agg1\", action = \"rate\", rate_gbps = 100 }]", "topology.oversubscription=\"1:1\"", "transport.lb=reps"]],
     );
+    const MIB: &str = "workload.flow_bytes=\"1MiB\"";
+    add("faults_partial_lag", EX, &[&[MIB, "topology.failures.kind=partial_lag", "topology.failures.f=2", "topology.failures.p=0.9", "transport.lb=ecmp"]]);
+    add(
+        "faults_partial_lag_down_scaled",
+        EX,
+        &[&[MIB, "topology.failures.kind=partial_lag", "topology.failures.f=3", "topology.failures.p=0.9", "topology.failures.placement=spread", "topology.failures.direction=down", "topology.failures.scale_queue=true"]],
+    );
+    add("faults_flaky", EX, &[&[MIB, "topology.failures.kind=flaky", "topology.failures.placement=random"]]);
+    add("link_event_one_way_scaled", EX, &[SMALL, &["link_events=[{ at_us = 5.0, link = \"core0-agg0\", action = \"rate\", rate_gbps = 40, direction = \"forward\", scale_queue = true }]", "run.tier_queue_stats=true"]]);
     add("enqueue_marking_ecn_only", EX, &[SMALL, &["switch.ecn_mark_at=enqueue", "transport.cc.name=smartt", "transport.cc.signals=ecn_only"]]);
     add("wrr_control", EX, &[SMALL, &["switch.control_wrr_weight=20", "transport.cc=mprdma"]]);
     add("traced", EX, &[SMALL, &["run.trace_interval_us=2", "run.trace_ports=[\"tor0-host0\"]", "run.event_log=true", "run.ack_log_conns=[0]", "run.message_log=true", "switch.buffer_bdp=0.3"]]);

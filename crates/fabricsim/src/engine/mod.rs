@@ -67,6 +67,8 @@ pub struct Counters {
     pub probe_recoveries: u64,
     /// Packets re-routed by a switch-side selector (see `SwitchCtx::rerouted`).
     pub reroutes: u64,
+    /// Packets (any kind) lost on the wire by flaky links; also counted in `dropped`.
+    pub wire_losses: u64,
 }
 
 /// Progress of a running simulation, handed to the progress callback.
@@ -309,13 +311,17 @@ impl Sim {
         if ev.action == LinkAction::Reroute {
             return self.reroute();
         }
-        for p in ev.ports {
+        let n = if ev.one_way { 1 } else { 2 };
+        for (i, &p) in ev.ports[..n].iter().enumerate() {
             let ps = &mut self.net.ports[p as usize];
             match ev.action {
                 LinkAction::Down => ps.up = false,
                 LinkAction::Up => ps.up = true,
                 LinkAction::Rate => ps.rate = ev.rate,
                 LinkAction::Reroute => {}
+            }
+            if let Some(q) = ev.profiles {
+                ps.qdisc = q[i];
             }
         }
         if ev.action == LinkAction::Up {
@@ -328,6 +334,16 @@ impl Sim {
     /// The built fabric.
     pub fn fabric(&self) -> &Fabric {
         &self.net.fabric
+    }
+
+    /// Current serialization rate of port `p` (static failures and link events applied).
+    pub fn port_rate(&self, p: crate::ids::PortId) -> crate::units::BitsPerSec {
+        self.net.ports[p as usize].rate
+    }
+
+    /// Index of port `p`'s current queue profile in the setup's `qdisc` table.
+    pub fn port_profile(&self, p: crate::ids::PortId) -> u8 {
+        self.net.ports[p as usize].qdisc
     }
 }
 

@@ -3,6 +3,7 @@
 //! the event handlers that drive them (forwarding, serialization, PFC frames) are `impl Sim`
 //! blocks in `engine/glue/`.
 
+pub mod flaky;
 pub mod nic;
 pub mod packet;
 pub mod pfc;

@@ -11,6 +11,7 @@
 //! `engine/glue/port.rs`.
 
 use crate::ids::{NodeId, PktId};
+use crate::net::flaky::FlakyPort;
 use crate::rng::Rng;
 use crate::topo::{Fabric, PortSpec};
 use crate::units::{BitsPerSec, Time};
@@ -57,12 +58,19 @@ pub struct PortState {
     pub ctrl_bytes: u64,
     /// Most bytes the control class ever held.
     pub max_ctrl_bytes: u64,
-    /// Random stream for marking decisions.
-    pub rng: Rng,
     /// Packets transmitted.
     pub tx_pkts: u64,
     /// Bytes transmitted.
     pub tx_bytes: u64,
+    /// Flaky link (`[topology.failures] kind = "flaky"`): its loss-burst process.
+    pub flaky: Option<Box<FlakyPort>>,
+    /// When `data_bytes` last changed.
+    pub occ_since: Time,
+    /// ∫ data-class bytes dt (byte·ps) up to `occ_since`. With the transmit counters and the
+    /// flaky pointer it fills the third cache line, which every transmission touches anyway.
+    pub occ_area: u128,
+    /// Random stream for marking decisions (drawn only inside the marking ramp).
+    pub rng: Rng,
     /// Packets dropped here.
     pub drops: u64,
     /// Packets trimmed here.
@@ -75,6 +83,8 @@ pub struct PortState {
     pub paused_total: Time,
     /// PAUSE frames received.
     pub pauses_received: u32,
+    /// Packets lost on the wire here (flaky link bursts).
+    pub wire_losses: u64,
 }
 
 impl PortState {
@@ -107,18 +117,43 @@ impl PortState {
             drops: 0,
             trims: 0,
             marks: 0,
+            flaky: None,
+            wire_losses: 0,
+            occ_area: 0,
+            occ_since: 0,
         }
+    }
+
+    /// Accounts the data-class occupancy up to `now`; call before every change of `data_bytes`.
+    #[inline]
+    pub fn occupancy_to(&mut self, now: Time) {
+        self.occ_area += self.data_bytes as u128 * (now - self.occ_since) as u128;
+        self.occ_since = now;
+    }
+
+    /// ∫ data-class bytes dt (byte·ps) from 0 to `now`.
+    pub fn occupancy_area(&self, now: Time) -> u128 {
+        self.occ_area + self.data_bytes as u128 * now.saturating_sub(self.occ_since) as u128
     }
 }
 
 /// Applies a fabric's static failures to the engine's port state: removed cables go down,
-/// degraded cables slow down.
-pub(crate) fn apply_failures(fabric: &Fabric, ports: &mut [PortState]) {
+/// degraded cables slow down (the affected directions), flaky ones get their burst process
+/// (each direction its own stream, `Rng::stream(seed, "flaky", port)`).
+pub(crate) fn apply_failures(fabric: &Fabric, ports: &mut [PortState], seed: u64) {
     for l in &fabric.failures {
-        for p in [l.up, l.down] {
-            match l.rate {
-                None => ports[p as usize].up = false,
-                Some(r) => ports[p as usize].rate = r,
+        if l.rate.is_none() {
+            for p in [l.up, l.down] {
+                ports[p as usize].up = false;
+            }
+            continue;
+        }
+        for p in l.ports() {
+            let ps = &mut ports[p as usize];
+            if let Some(b) = l.flaky {
+                ps.flaky = Some(Box::new(FlakyPort::new(b, Rng::stream(seed, "flaky", p as u64))));
+            } else if let Some(r) = l.rate {
+                ps.rate = r;
             }
         }
     }
@@ -134,5 +169,11 @@ mod tests {
         // Forwarding reads the flags, the profile index and both queues: lines 0 and 1.
         assert!(offset_of!(PortState, qdisc) < 64);
         assert!(offset_of!(PortState, ctrl) >= 64 && offset_of!(PortState, data) + size_of::<VecDeque<PktId>>() <= 128);
+        // A transmission also reads the counters, the flaky pointer and the occupancy integral:
+        // all on line 2.
+        for o in [offset_of!(PortState, ctrl_bytes), offset_of!(PortState, tx_bytes), offset_of!(PortState, flaky), offset_of!(PortState, occ_since)] {
+            assert!((128..192).contains(&o), "{o}");
+        }
+        assert!(offset_of!(PortState, occ_area) + 16 <= 192);
     }
 }

@@ -43,9 +43,10 @@ pub fn check(sim: &Sim, setup: &Setup) -> Vec<String> {
             break;
         }
     }
-    // No data queue ever held more than its own profile's buffer.
+    // No data queue ever held more than its own profile's buffer (the larger of its build-time
+    // and its current one: a `scale_queue` link event may have shrunk it under a fuller queue).
     for (p, ps) in sim.net.ports.iter().enumerate() {
-        let buffer = setup.qdisc.profiles[ps.qdisc as usize].buffer_bytes;
+        let buffer = setup.qdisc.profiles[ps.qdisc as usize].buffer_bytes.max(setup.qdisc.profiles[setup.qdisc.port_profile[p] as usize].buffer_bytes);
         if ps.max_data_bytes > buffer {
             v.push(format!("port {p} held {} data bytes, above its {} byte buffer", ps.max_data_bytes, buffer));
         }

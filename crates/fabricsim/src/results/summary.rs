@@ -9,6 +9,7 @@ use super::{bounds, invariants, us};
 use crate::engine::{Counters, Sim};
 use crate::net::packet::PktKind;
 use crate::scenario::Setup;
+use crate::topo::pod_faults::PodBottleneck;
 use serde::Serialize;
 
 /// Packet counters as reported.
@@ -56,6 +57,11 @@ pub struct PacketCounts {
     /// packets that reached their destination host (data: trimmed headers included) and packets
     /// dropped anywhere (likewise).
     pub by_kind: ByKind,
+    /// Packets of any kind lost on the wire by flaky links (`[topology.failures] kind =
+    /// "flaky"` only); they are also counted as dropped of their kind, but never as buffer drops
+    /// or trims.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wire_losses: Option<u64>,
 }
 
 /// Sent / arrived / dropped counts of one packet kind.
@@ -117,6 +123,7 @@ impl From<&Counters> for PacketCounts {
                     .map(|&k| (k.name(), KindCounts { sent: c.sent[k], arrived: c.arrived[k], dropped: c.dropped[k] }))
                     .collect(),
             ),
+            wire_losses: None,
         }
     }
 }
@@ -150,6 +157,10 @@ pub struct Summary {
     /// Cables failed at build time (`[topology.failures]`), e.g. `"tor3-spine7"`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub failed_links: Vec<String>,
+    /// `partial_lag` failures: Eq. 2 of the paper, whether the damaged pod uplinks are the
+    /// bottleneck of an all-to-all (information, not an error).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pod_uplink_bottleneck: Option<PodBottleneck>,
     /// Base RTT of the longest path (µs).
     pub base_rtt_us: f64,
     /// BDP of the longest path (bytes).
@@ -189,6 +200,14 @@ pub struct Summary {
     pub max_queue_bytes: u64,
     /// Data buffer per switch port (bytes): that of `[switch]`, the default profile.
     pub buffer_bytes: u64,
+    /// Data-queue occupancy and wire losses per switch port class (pod–core failure kinds, or
+    /// `run.tier_queue_stats = true`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub queues_by_tier: Option<Vec<TierQueues>>,
+    /// Flaky links only: every flaky port (`"NODE-NODE"`, the first node's port towards the
+    /// second) with the packets it transmitted and lost on the wire.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub flaky_ports: Vec<FlakyPortLosses>,
     /// Every queue profile and the ports using it, when `[switch.ports.*]` or
     /// `[[switch.by_link_rate]]` made more than one.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -202,6 +221,63 @@ pub struct Summary {
     pub performance: Performance,
     /// The resolved scenario: rerunning it reproduces this run.
     pub scenario: serde_json::Value,
+}
+
+/// One flaky port's figures (`summary.json` `flaky_ports`).
+#[derive(Clone, Debug, Serialize)]
+pub struct FlakyPortLosses {
+    /// The port, as `"NODE-NODE"`.
+    pub port: String,
+    /// Packets it transmitted (lost ones included).
+    pub transmitted: u64,
+    /// Packets lost on the wire.
+    pub wire_losses: u64,
+}
+
+/// Data-queue figures of one switch port class (`summary.json` `queues_by_tier`).
+#[derive(Clone, Debug, Serialize)]
+pub struct TierQueues {
+    /// Port class: `tor_up`, `agg_up`, `agg_down`, `core_down`, `tor_down` (`spine_down` on a
+    /// leaf-spine).
+    pub class: &'static str,
+    /// Ports of the class.
+    pub ports: u32,
+    /// Deepest data queue of any of its ports (bytes).
+    pub max_bytes: u64,
+    /// Time-averaged data-queue occupancy, averaged over its ports (bytes): ∫ occupancy dt
+    /// over the run, divided by the run time.
+    pub mean_bytes: f64,
+    /// The largest time-averaged occupancy of one port of the class (bytes).
+    pub max_port_mean_bytes: f64,
+    /// Packets its ports lost on the wire (flaky links).
+    pub wire_losses: u64,
+}
+
+/// Per port class, in the order ToR-up, agg-up, agg-down, core-down, ToR-down (then a
+/// leaf-spine's spine-down), the classes the fabric has.
+fn tier_queues(sim: &Sim) -> Vec<TierQueues> {
+    use crate::scenario::{port_class, PORT_CLASSES};
+    let f = &sim.net.fabric;
+    let run = sim.now.max(1) as f64;
+    let mut out: Vec<TierQueues> = Vec::new();
+    for name in ["tor_up", "agg_up", "agg_down", "core_down", "tor_down", "spine_down"] {
+        let c = PORT_CLASSES.iter().position(|&n| n == name).expect("a port class");
+        let mut t = TierQueues { class: name, ports: 0, max_bytes: 0, mean_bytes: 0.0, max_port_mean_bytes: 0.0, wire_losses: 0 };
+        let mut area: u128 = 0;
+        for (_, ps) in sim.net.ports.iter().enumerate().filter(|&(i, _)| port_class(f, i) == Some(c)) {
+            let a = ps.occupancy_area(sim.now);
+            t.ports += 1;
+            t.max_bytes = t.max_bytes.max(ps.max_data_bytes);
+            t.max_port_mean_bytes = t.max_port_mean_bytes.max(a as f64 / run);
+            t.wire_losses += ps.wire_losses;
+            area += a;
+        }
+        if t.ports > 0 {
+            t.mean_bytes = area as f64 / run / t.ports as f64;
+            out.push(t);
+        }
+    }
+    out
 }
 
 /// One resolved queue profile (`summary.json` `queue_profiles`).
@@ -290,6 +366,9 @@ pub(super) fn assemble(sim: &Sim, setup: &Setup, flows: &[FlowResult], plan: &[C
     let ideal_completion = bounds::ideal_completion(sim, setup, flows, plan, first_start);
     let mut packets = PacketCounts::from(&sim.c);
     packets.discarded_out_of_order = sim.hosts.conns.iter().map(|c| c.rcv_discarded as u64).sum();
+    let flaky = sim.net.ports.iter().any(|p| p.flaky.is_some());
+    packets.wire_losses = flaky.then_some(sim.c.wire_losses);
+    let pod_faults = setup.scenario.topology.failures.as_ref().is_some_and(|f| f.kind != crate::topo::failures::FailureKind::TorUplinks);
     let hops = sim.c.packet_hops;
     Summary {
         name: setup.scenario.name.clone(),
@@ -298,6 +377,7 @@ pub(super) fn assemble(sim: &Sim, setup: &Setup, flows: &[FlowResult], plan: &[C
         hosts: sim.net.fabric.hosts,
         switches: sim.net.fabric.switches(),
         failed_links: sim.net.fabric.failures.iter().map(|l| sim.net.fabric.link_name(l.up)).collect(),
+        pod_uplink_bottleneck: sim.net.fabric.pod_bottleneck.clone(),
         base_rtt_us: us(setup.base_rtt),
         bdp_bytes: setup.bdp_bytes,
         flows: flows.len() as u32,
@@ -317,6 +397,15 @@ pub(super) fn assemble(sim: &Sim, setup: &Setup, flows: &[FlowResult], plan: &[C
         max_queue_bytes: sim.net.ports.iter().map(|p| p.max_data_bytes).max().unwrap_or(0),
         pfc: sim.net.pfc.on.then(|| pfc_summary(sim)),
         buffer_bytes: setup.qdisc.profiles[0].buffer_bytes,
+        flaky_ports: sim
+            .net
+            .ports
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.flaky.is_some())
+            .map(|(i, p)| FlakyPortLosses { port: sim.net.fabric.link_name(i as u32), transmitted: p.tx_pkts, wire_losses: p.wire_losses })
+            .collect(),
+        queues_by_tier: (pod_faults || setup.scenario.run.tier_queue_stats).then(|| tier_queues(sim)),
         queue_profiles: (setup.qdisc.profiles.len() > 1).then(|| (0..setup.qdisc.profiles.len()).map(|i| QueueProfile::of(&setup.qdisc, i)).collect()),
         invariant_violations: invariants::check(sim, setup),
         performance: Performance {

@@ -14,7 +14,7 @@ mod topology;
 mod transport;
 mod values;
 
-pub use queues::{PortRules, QueueRule};
+pub use queues::{port_class, PortRules, QueueRule, PORT_CLASSES};
 pub use values::{deserialize_params, ByteSize, NoParams, Ratio};
 
 use crate::error::{Error, Result};
@@ -297,6 +297,26 @@ pub struct LinkEventConfig {
     /// `down`/`up` only: routing re-converges this long after the event, excluding the links
     /// down at that moment; unset: routes never change (the papers' testbeds).
     pub reroute_after_us: Option<f64>,
+    /// `rate` only: `"both"` (default), `"forward"` (the first node's port towards the second,
+    /// as the link is named) or `"reverse"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub direction: Option<EventDirection>,
+    /// `rate` only: scale the changed ports' buffer and ECN thresholds with the new rate
+    /// (htsim's `-failed`); default false.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scale_queue: Option<bool>,
+}
+
+/// Which direction of a named cable a `[[link_events]]` rate change applies to.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum EventDirection {
+    /// Both.
+    Both,
+    /// From the first node of the name to the second.
+    Forward,
+    /// From the second node to the first.
+    Reverse,
 }
 
 /// `[run]`.
@@ -326,6 +346,10 @@ pub struct RunConfig {
     pub drop_packets: Vec<DropPacket>,
     /// Log every ACK of these flows (arrival time, RTT, ECN echo) into `acks.csv`.
     pub ack_log_conns: Vec<u32>,
+    /// Report data-queue occupancy per switch port class (`queues_by_tier` in `summary.json`);
+    /// on by itself with pod–core failures (`[topology.failures] kind = "partial_lag"/"flaky"`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub tier_queue_stats: bool,
 }
 
 /// One `run.drop_packets` entry: the `transmission`-th transmission (1 = the original) of
@@ -357,6 +381,10 @@ pub struct LinkEvent {
     pub action: LinkAction,
     /// New rate for [`LinkAction::Rate`].
     pub rate: BitsPerSec,
+    /// `direction` other than `"both"`: only `ports[0]` changes.
+    pub one_way: bool,
+    /// `scale_queue`: the queue profile each port switches to with its new rate.
+    pub profiles: Option<[u8; 2]>,
 }
 
 /// Everything the engine needs, validated and derived.
@@ -458,9 +486,9 @@ impl Scenario {
         transport::check(&self.transport)?;
         let fabric = self.build_fabric()?;
         let base = timing::Base::of(&fabric, &self.transport);
-        let (qdisc, pfc) = self.switch_ports(&fabric, base.bdp_bytes)?;
+        let (mut qdisc, pfc) = self.switch_ports(&fabric, base.bdp_bytes)?;
         let rto = timing::rto(&self.transport, self.switch.pfc.enabled, &fabric, &qdisc, &base)?;
-        let link_events = link_events::resolve(&self.link_events, &fabric)?;
+        let link_events = link_events::resolve(&self.link_events, &fabric, &mut qdisc, self.transport.mtu_bytes as u64)?;
         let limits = run_options::Limits::of(&self.run)?;
         self.transport.gate.validate()?;
         let traffic = Arc::new(self.workload.generate(&fabric, self.seed, base_dir)?);
@@ -488,7 +516,8 @@ impl Scenario {
     fn switch_ports(&self, fabric: &Fabric, bdp_bytes: u64) -> Result<(QdiscTable, PfcState)> {
         let (sw, tr) = (&self.switch, &self.transport);
         let cx = queues::Context { fabric, bdp_bytes, mtu_bytes: tr.mtu_bytes as u64, header_bytes: tr.header_bytes };
-        let qdisc = queues::resolve(sw, &cx)?;
+        let mut qdisc = queues::resolve(sw, &cx)?;
+        queues::scale_failed(&mut qdisc, fabric, tr.mtu_bytes as u64)?;
         sw.lb.per_tier(fabric)?;
         let mut pfc = sw.pfc.build(fabric, tr.mtu_bytes as u64)?;
         pfc.log_on = self.run.event_log;

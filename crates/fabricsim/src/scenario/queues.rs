@@ -95,7 +95,51 @@ impl PortRules {
     }
 }
 
-/// Index into [`PORT_CLASSES`] of switch port `p`; `None` for a host's NIC.
+/// Index into [`PORT_CLASSES`] of switch port `p` of `fabric`; `None` for a host's NIC.
+pub fn port_class(fabric: &Fabric, p: usize) -> Option<usize> {
+    class_of(fabric, !fabric.tier.contains(&Tier::Core), p)
+}
+
+/// Gives the switch ports that `[topology.failures]` slowed with `scale_queue = true` a profile
+/// of their own (see [`scaled_profile`]).
+pub fn scale_failed(table: &mut QdiscTable, fabric: &Fabric, mtu_bytes: u64) -> Result<()> {
+    for l in fabric.failures.iter().filter(|l| l.scale_queue && l.flaky.is_none()) {
+        let Some(rate) = l.rate else { continue };
+        for p in l.ports() {
+            let idx = scaled_profile(table, fabric, p as usize, rate, mtu_bytes)?;
+            let old = table.port_profile[p as usize] as usize;
+            if port_class(fabric, p as usize).is_some() {
+                table.switch_ports[old] -= 1;
+                table.switch_ports[idx as usize] += 1;
+            }
+            table.port_profile[p as usize] = idx;
+        }
+    }
+    Ok(())
+}
+
+/// The profile of port `p` run at `rate` with its queue scaled to it: its build-time profile
+/// with buffer and ECN thresholds times `rate` / its nominal rate (at least one packet of
+/// `mtu_bytes` of buffer), as htsim's `-failed` shrinks the queue of the slowed port. Added to
+/// `table` if new; a host's NIC keeps its profile.
+pub fn scaled_profile(table: &mut QdiscTable, fabric: &Fabric, p: usize, rate: BitsPerSec, mtu_bytes: u64) -> Result<u8> {
+    let old = table.port_profile[p];
+    let Some(class) = port_class(fabric, p) else { return Ok(old) };
+    let nominal = fabric.ports[p].rate;
+    let factor = rate.0 as f64 / nominal.0 as f64;
+    let q = table.profiles[old as usize];
+    if factor == 1.0 {
+        return Ok(old);
+    }
+    let scale = |b: u64| (b as f64 * factor).round() as u64;
+    let scaled = QdiscConfig { buffer_bytes: scale(q.buffer_bytes).max(mtu_bytes), kmin_bytes: scale(q.kmin_bytes), kmax_bytes: scale(q.kmax_bytes), ..q };
+    let label = format!("{}@{}G slowed to {}G", PORT_CLASSES[class], nominal.gbps(), rate.gbps());
+    let known = table.profiles.iter().position(|x| *x == scaled);
+    let idx = table.add(scaled, if known.is_some_and(|i| table.labels[i].contains(&label)) { String::new() } else { label })?;
+    table.profile_buffers = table.profiles.iter().map(|q| q.buffer_bytes).collect();
+    Ok(idx)
+}
+
 fn class_of(fabric: &Fabric, leaf_spine: bool, p: usize) -> Option<usize> {
     let spec = &fabric.ports[p];
     let (owner, peer) = (fabric.tier[spec.owner as usize], fabric.tier[spec.peer as usize]);

@@ -17,14 +17,23 @@
 //! **Parameters:** `tors`, `uplinks_per_tor` (required), `model` (`removed`),
 //! `degraded_rate_factor` (0.1, strack spec §4: "1/10 speed").
 //!
+//! Two more kinds fail pod–core links of a fat tree instead (`kind`, paper §5.4; placement and
+//! Eq. 2 in [`super::pod_faults`]): `partial_lag` (`f` links per pod at `(1 − p)` of their
+//! rate, the paper's LAG-member loss) and `flaky` (`f` links per pod with loss bursts,
+//! [`crate::net::flaky`]). Slowed cables (`partial_lag`, `degraded`) may be slowed in one
+//! `direction` only and may `scale_queue` (buffer and ECN thresholds) with the rate, as htsim's
+//! `-failed` does; by default both directions slow and the queue is kept (paper §4.2 gives
+//! every port the same `Q`).
+//!
 //! The fabric keeps the cables' nominal rates in [`super::PortSpec`] (so base RTTs and buffer
 //! sizes are those of the healthy fabric); the engine applies the failures to its port state (`net::port::apply_failures`).
 
+use super::pod_faults::{place, pod_uplinks, Placement, PodBottleneck};
 use super::{Fabric, Tier};
 use crate::error::{Error, Result};
 use crate::ids::PortId;
 use crate::rng::Rng;
-use crate::units::BitsPerSec;
+use crate::units::{BitsPerSec, Time, US};
 use serde::{Deserialize, Serialize};
 
 /// Default rate factor of a degraded cable (strack spec §4: 1/10 speed).
@@ -41,37 +50,227 @@ pub enum FailureModel {
     Degraded,
 }
 
+/// What `[topology.failures]` fails.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureKind {
+    /// `tors` ToRs lose `uplinks_per_tor` uplinks each (`model` says how).
+    #[default]
+    TorUplinks,
+    /// Paper §5.4: in every pod, `f` pod–core links run at `(1 − p)` of their rate.
+    PartialLag,
+    /// Paper §5.4: in every pod, `f` pod–core links lose every packet sent during random
+    /// loss bursts (`net::flaky`).
+    Flaky,
+}
+
+/// Which directions of a failed cable are affected.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Direction {
+    /// Both.
+    #[default]
+    Both,
+    /// The lower node's port towards the upper one (ToR→aggregation/spine, aggregation→core).
+    Up,
+    /// The upper node's port back down (htsim's `-failed` slows the core→aggregation side).
+    Down,
+}
+
+impl Direction {
+    /// Which of a cable's ports (`[up, down]`) this direction names.
+    fn indices(self) -> &'static [usize] {
+        match self {
+            Direction::Both => &[0, 1],
+            Direction::Up => &[0],
+            Direction::Down => &[1],
+        }
+    }
+}
+
 /// `[topology.failures]`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FailuresConfig {
-    /// Number of ToRs that lose uplinks.
-    pub tors: u32,
-    /// Uplinks each of those ToRs loses.
-    pub uplinks_per_tor: u32,
-    /// `"removed"` or `"degraded"`.
+    /// `"tor_uplinks"` (default), `"partial_lag"` or `"flaky"`.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub kind: FailureKind,
+    /// `tor_uplinks`: number of ToRs that lose uplinks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tors: Option<u32>,
+    /// `tor_uplinks`: uplinks each of those ToRs loses.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uplinks_per_tor: Option<u32>,
+    /// `tor_uplinks`: `"removed"` or `"degraded"`.
     #[serde(default)]
     pub model: FailureModel,
     /// `degraded` only: rate of a failed cable as a fraction of its rate (default 0.1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub degraded_rate_factor: Option<f64>,
+    /// `partial_lag`, `flaky`: failed pod–core links per pod (`flaky`: default 2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub f: Option<u32>,
+    /// `partial_lag`: fraction of each failed link's rate lost, in (0, 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p: Option<f64>,
+    /// `partial_lag`, `flaky`: `"packed"` (default), `"spread"` or `"random"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<Placement>,
+    /// Slowed ports (`partial_lag`, `degraded`): scale the data buffer and ECN thresholds with
+    /// the rate (default false: every port keeps its queue, paper §4.2's one `Q` per port).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scale_queue: Option<bool>,
+    /// Slowed ports (`partial_lag`, `degraded`): `"both"` (default), `"up"` or `"down"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub direction: Option<Direction>,
+    /// `flaky`: mean gap between loss-burst starts in µs (default 100, paper §5.4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub burst_gap_us: Option<f64>,
+    /// `flaky`: mean loss-burst length in µs (default 10, paper §5.4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub burst_len_us: Option<f64>,
+}
+
+fn is_default<T: Default + PartialEq>(v: &T) -> bool {
+    *v == T::default()
+}
+
+/// Default failed links per pod of `kind = "flaky"` (paper §5.4: two flaky links per pod).
+pub const DEFAULT_FLAKY_LINKS: u32 = 2;
+/// Default mean gap between burst starts (paper §5.4: 100 µs).
+pub const DEFAULT_BURST_GAP_US: f64 = 100.0;
+/// Default mean burst length (paper §5.4: 10 µs).
+pub const DEFAULT_BURST_LEN_US: f64 = 10.0;
+
+/// Loss-burst process of a flaky link (`crate::net::flaky`), in picoseconds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Bursts {
+    /// Mean time between burst starts.
+    pub mean_gap: Time,
+    /// Mean burst length.
+    pub mean_len: Time,
+}
+
+impl Bursts {
+    /// Long-run fraction of time inside a (merged) burst: `1 − e^(−mean_len/mean_gap)`.
+    pub fn loss_fraction(&self) -> f64 {
+        1.0 - (-(self.mean_len as f64) / self.mean_gap as f64).exp()
+    }
 }
 
 /// One failed cable.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FailedLink {
-    /// The ToR's port onto the cable (the uplink direction).
+    /// The lower node's port onto the cable (the uplink direction).
     pub up: PortId,
-    /// The far end's port back to the ToR.
+    /// The far end's port back down.
     pub down: PortId,
-    /// `None`: removed; `Some(r)`: degraded to rate `r` (both directions).
+    /// `None`: removed; `Some(r)`: runs at rate `r` (for a flaky link, its own rate).
     pub rate: Option<BitsPerSec>,
+    /// The directions slowed or flaky.
+    pub direction: Direction,
+    /// Slowed ports scale their queue with the rate.
+    pub scale_queue: bool,
+    /// Flaky: the burst process of each affected direction.
+    pub flaky: Option<Bursts>,
 }
 
+impl FailedLink {
+    /// The affected ports of the cable.
+    pub fn ports(&self) -> impl Iterator<Item = PortId> + '_ {
+        let both = [self.up, self.down];
+        self.direction.indices().iter().map(move |&i| both[i])
+    }
+}
+
+/// The build-time failures of a fabric, with Eq. 2 for pod–core rate faults.
+#[derive(Clone, Debug, Default)]
+pub struct Chosen {
+    /// The failed cables.
+    pub links: Vec<FailedLink>,
+    /// `partial_lag`: Eq. 2 of the paper for its (f, p).
+    pub bottleneck: Option<PodBottleneck>,
+}
+
+const KEY: &str = "topology.failures";
+
 impl FailuresConfig {
-    /// Picks the failed cables of `fabric` from the `failures` stream of `seed`.
-    pub fn choose(&self, fabric: &Fabric, seed: u64) -> Result<Vec<FailedLink>> {
-        const KEY: &str = "topology.failures";
+    /// Picks the failed cables of `fabric` (random choices from the `failures` stream of `seed`).
+    pub fn choose(&self, fabric: &Fabric, seed: u64) -> Result<Chosen> {
+        let only = |set: bool, name: &str, kinds: &str| -> Result<()> {
+            if set {
+                return Err(Error::invalid(format!("{KEY}.{name}"), format!("only allowed with kind = {kinds}")));
+            }
+            Ok(())
+        };
+        let k = self.kind;
+        only(k != FailureKind::TorUplinks && (self.tors.is_some() || self.uplinks_per_tor.is_some()), if self.tors.is_some() { "tors" } else { "uplinks_per_tor" }, "\"tor_uplinks\"")?;
+        only(k != FailureKind::TorUplinks && (self.model != FailureModel::Removed || self.degraded_rate_factor.is_some()), if self.degraded_rate_factor.is_some() { "degraded_rate_factor" } else { "model" }, "\"tor_uplinks\"")?;
+        only(k == FailureKind::TorUplinks && self.f.is_some(), "f", "\"partial_lag\" or \"flaky\"")?;
+        only(k == FailureKind::TorUplinks && self.placement.is_some(), "placement", "\"partial_lag\" or \"flaky\"")?;
+        only(k != FailureKind::PartialLag && self.p.is_some(), "p", "\"partial_lag\"")?;
+        only(k != FailureKind::Flaky && self.burst_gap_us.is_some(), "burst_gap_us", "\"flaky\"")?;
+        only(k != FailureKind::Flaky && self.burst_len_us.is_some(), "burst_len_us", "\"flaky\"")?;
+        let slows = k == FailureKind::PartialLag || self.model == FailureModel::Degraded;
+        only(!slows && self.scale_queue.is_some(), "scale_queue", "\"partial_lag\", or \"tor_uplinks\" with model = \"degraded\"")?;
+        only(!slows && self.direction.is_some(), "direction", "\"partial_lag\", or \"tor_uplinks\" with model = \"degraded\"")?;
+        match k {
+            FailureKind::TorUplinks => Ok(Chosen { links: self.choose_tor_uplinks(fabric, seed)?, bottleneck: None }),
+            FailureKind::PartialLag | FailureKind::Flaky => self.choose_pod_links(fabric, seed),
+        }
+    }
+
+    /// `partial_lag` and `flaky`: `f` pod–core links per pod.
+    fn choose_pod_links(&self, fabric: &Fabric, seed: u64) -> Result<Chosen> {
+        let pods = pod_uplinks(fabric, &format!("{KEY}.kind"))?;
+        let u = pods[0].len() as u32;
+        let f = match (self.kind, self.f) {
+            (_, Some(f)) => f,
+            (FailureKind::Flaky, None) => DEFAULT_FLAKY_LINKS,
+            _ => return Err(Error::invalid(format!("{KEY}.f"), format!("missing: kind = \"partial_lag\" needs f (failed uplinks per pod, 1..={u}) and p")))
+        };
+        let mut bottleneck = None;
+        let mut flaky = None;
+        let mut rate_factor = None;
+        if self.kind == FailureKind::PartialLag {
+            let p = self.p.ok_or_else(|| Error::invalid(format!("{KEY}.p"), "missing: kind = \"partial_lag\" needs p (fraction of the rate lost, in (0, 1))"))?;
+            if f == u && p >= 1.0 {
+                // Before the range checks, so that the reason is the one that matters.
+                PodBottleneck::of(fabric, &pods, f, p, &format!("{KEY}.p"))?;
+            }
+            check_f(f, u)?;
+            if !(p > 0.0 && p < 1.0) {
+                return Err(Error::invalid(format!("{KEY}.p"), format!("{p}: the fraction of the rate lost must lie strictly between 0 and 1 (a whole loss is kind = \"tor_uplinks\" removing the link)")));
+            }
+            bottleneck = Some(PodBottleneck::of(fabric, &pods, f, p, &format!("{KEY}.p"))?);
+            rate_factor = Some(1.0 - p);
+        } else {
+            check_f(f, u)?;
+            let gap = burst_mean(&format!("{KEY}.burst_gap_us"), self.burst_gap_us.unwrap_or(DEFAULT_BURST_GAP_US))?;
+            let len = burst_mean(&format!("{KEY}.burst_len_us"), self.burst_len_us.unwrap_or(DEFAULT_BURST_LEN_US))?;
+            flaky = Some(Bursts { mean_gap: gap, mean_len: len });
+        }
+        let links = place(fabric, &pods, f, self.placement.unwrap_or_default(), seed)
+            .into_iter()
+            .map(|p| {
+                let spec = &fabric.ports[p as usize];
+                FailedLink {
+                    up: p,
+                    down: spec.reverse,
+                    rate: Some(rate_factor.map_or(spec.rate, |x| scaled(spec.rate, x))),
+                    direction: self.direction.unwrap_or_default(),
+                    scale_queue: self.scale_queue.unwrap_or(false),
+                    flaky,
+                }
+            })
+            .collect();
+        Ok(Chosen { links, bottleneck })
+    }
+
+    /// `tor_uplinks`: the strack spec's ToR uplink failures.
+    fn choose_tor_uplinks(&self, fabric: &Fabric, seed: u64) -> Result<Vec<FailedLink>> {
+        let need = |v: Option<u32>, name: &str| v.ok_or_else(|| Error::invalid(format!("{KEY}.{name}"), "missing: kind = \"tor_uplinks\" (the default) needs `tors` and `uplinks_per_tor`"));
+        let (n_tors, per_tor) = (need(self.tors, "tors")?, need(self.uplinks_per_tor, "uplinks_per_tor")?);
         let factor = match (self.model, self.degraded_rate_factor) {
             (FailureModel::Removed, Some(_)) => {
                 return Err(Error::invalid(format!("{KEY}.degraded_rate_factor"), "only allowed with model = \"degraded\""))
@@ -86,8 +285,8 @@ impl FailuresConfig {
             }
         };
         let tors: Vec<u32> = (fabric.hosts..fabric.tier.len() as u32).filter(|&n| fabric.tier[n as usize] == Tier::Tor).collect();
-        if self.tors == 0 || self.tors as usize > tors.len() {
-            return Err(Error::invalid(format!("{KEY}.tors"), format!("{}: the fabric has {} ToRs; allowed: 1..={}", self.tors, tors.len(), tors.len())));
+        if n_tors == 0 || n_tors as usize > tors.len() {
+            return Err(Error::invalid(format!("{KEY}.tors"), format!("{}: the fabric has {} ToRs; allowed: 1..={}", n_tors, tors.len(), tors.len())));
         }
         let uplinks = |t: u32| -> Vec<PortId> {
             fabric.ports_of(t).iter().copied().filter(|&p| fabric.tier[fabric.ports[p as usize].peer as usize] != Tier::Host).collect()
@@ -98,36 +297,60 @@ impl FailuresConfig {
             FailureModel::Removed => n_up.saturating_sub(1),
             FailureModel::Degraded => n_up,
         };
-        if self.uplinks_per_tor == 0 || self.uplinks_per_tor > max {
-            let why = if self.model == FailureModel::Removed && self.uplinks_per_tor == n_up {
+        if per_tor == 0 || per_tor > max {
+            let why = if self.model == FailureModel::Removed && per_tor == n_up {
                 format!("removing all {n_up} uplinks of a ToR would cut its hosts off the fabric (a partition)")
             } else {
                 format!("a ToR has {n_up} uplinks")
             };
             return Err(Error::invalid(
                 format!("{KEY}.uplinks_per_tor"),
-                format!("{}: {why}; allowed: 1..={max} with model = \"{}\"", self.uplinks_per_tor, if self.model == FailureModel::Removed { "removed" } else { "degraded" }),
+                format!("{}: {why}; allowed: 1..={max} with model = \"{}\"", per_tor, if self.model == FailureModel::Removed { "removed" } else { "degraded" }),
             ));
         }
         let mut rng = Rng::stream(seed, "failures", 0);
         let mut pick = tors;
-        partial_shuffle(&mut rng, &mut pick, self.tors as usize);
-        let mut chosen = pick[..self.tors as usize].to_vec();
+        partial_shuffle(&mut rng, &mut pick, n_tors as usize);
+        let mut chosen = pick[..n_tors as usize].to_vec();
         chosen.sort_unstable();
-        let mut out = Vec::with_capacity((self.tors * self.uplinks_per_tor) as usize);
+        let mut out = Vec::with_capacity((n_tors * per_tor) as usize);
         for t in chosen {
             let mut ups = uplinks(t);
-            partial_shuffle(&mut rng, &mut ups, self.uplinks_per_tor as usize);
-            let mut failed = ups[..self.uplinks_per_tor as usize].to_vec();
+            partial_shuffle(&mut rng, &mut ups, per_tor as usize);
+            let mut failed = ups[..per_tor as usize].to_vec();
             failed.sort_unstable();
             for p in failed {
                 let spec = &fabric.ports[p as usize];
-                let rate = factor.map(|f| BitsPerSec(((spec.rate.0 as f64 * f).round() as u64).max(1)));
-                out.push(FailedLink { up: p, down: spec.reverse, rate });
+                let rate = factor.map(|f| scaled(spec.rate, f));
+                out.push(FailedLink { up: p, down: spec.reverse, rate, direction: self.direction.unwrap_or_default(), scale_queue: self.scale_queue.unwrap_or(false), flaky: None });
             }
         }
         Ok(out)
     }
+}
+
+/// `rate × factor`, at least 1 b/s.
+fn scaled(rate: BitsPerSec, factor: f64) -> BitsPerSec {
+    BitsPerSec(((rate.0 as f64 * factor).round() as u64).max(1))
+}
+
+fn check_f(f: u32, u: u32) -> Result<()> {
+    if f == 0 || f > u {
+        return Err(Error::invalid(format!("{KEY}.f"), format!("{f}: a pod has {u} uplinks (aggregation–core links); allowed: 1..={u}")));
+    }
+    Ok(())
+}
+
+/// A positive mean burst gap or length in µs, as picoseconds.
+fn burst_mean(key: &str, us: f64) -> Result<Time> {
+    if !(us.is_finite() && us > 0.0) {
+        return Err(Error::invalid(key, format!("{us}: must be a positive number of microseconds")));
+    }
+    let t = (us * US as f64).round() as Time;
+    if t == 0 {
+        return Err(Error::invalid(key, format!("{us}: below one picosecond")));
+    }
+    Ok(t)
 }
 
 /// Moves a uniform random sample of `k` elements of `v` to its front (in random order).
@@ -142,7 +365,6 @@ fn partial_shuffle<T>(rng: &mut Rng, v: &mut [T], k: usize) {
 mod tests {
     use super::*;
     use crate::topo::{leaf_spine, TierLinks};
-    use crate::units::US;
 
     fn t8k_like(k: u32) -> Fabric {
         let l = (BitsPerSec::from_gbps(400.0), US);
@@ -150,7 +372,20 @@ mod tests {
     }
 
     fn cfg(tors: u32, uplinks: u32, model: FailureModel) -> FailuresConfig {
-        FailuresConfig { tors, uplinks_per_tor: uplinks, model, degraded_rate_factor: None }
+        FailuresConfig {
+            kind: FailureKind::TorUplinks,
+            tors: Some(tors),
+            uplinks_per_tor: Some(uplinks),
+            model,
+            degraded_rate_factor: None,
+            f: None,
+            p: None,
+            placement: None,
+            scale_queue: None,
+            direction: None,
+            burst_gap_us: None,
+            burst_len_us: None,
+        }
     }
 
     //= strack spec §5.2.2 (T-8K failures)
@@ -158,7 +393,7 @@ mod tests {
     #[test]
     fn t8k_counts() {
         let f = t8k_like(128);
-        let links = cfg(16, 4, FailureModel::Removed).choose(&f, 7).unwrap();
+        let links = cfg(16, 4, FailureModel::Removed).choose(&f, 7).unwrap().links;
         assert_eq!(links.len(), 64);
         let mut tors: Vec<u32> = links.iter().map(|l| f.ports[l.up as usize].owner).collect();
         tors.dedup();
@@ -173,7 +408,7 @@ mod tests {
     #[test]
     fn degraded_rate_is_the_factor() {
         let f = t8k_like(8);
-        let links = cfg(2, 4, FailureModel::Degraded).choose(&f, 1).unwrap();
+        let links = cfg(2, 4, FailureModel::Degraded).choose(&f, 1).unwrap().links;
         assert_eq!(links.len(), 8);
         assert!(links.iter().all(|l| l.rate == Some(BitsPerSec::from_gbps(40.0))));
     }

@@ -9,6 +9,7 @@
 pub mod failures;
 pub mod fat_tree;
 pub mod leaf_spine;
+pub mod pod_faults;
 pub mod routing;
 
 use crate::ids::{NodeId, PortId};
@@ -69,8 +70,10 @@ pub struct Fabric {
     pub switch_latency: Time,
     /// Equal-cost next hops, filled by [`routing::compute`].
     pub routes: routing::RouteTable,
-    /// Cables failed at build time (`[topology.failures]`), in ToR order.
+    /// Cables failed at build time (`[topology.failures]`), in ToR (or pod) order.
     pub failures: Vec<failures::FailedLink>,
+    /// `partial_lag` failures: Eq. 2 of the paper (whether the pod uplinks are the bottleneck).
+    pub pod_bottleneck: Option<pod_faults::PodBottleneck>,
 }
 
 impl Fabric {
@@ -175,17 +178,30 @@ impl Fabric {
 
     /// Records static failures and, for removed cables, rebuilds the routes without them; the
     /// description gains a note of what failed.
-    pub fn apply_failures(&mut self, links: Vec<failures::FailedLink>) {
+    pub fn apply_failures(&mut self, chosen: failures::Chosen) {
+        let links = chosen.links;
         if links.is_empty() {
             return;
         }
-        let mut tors: Vec<NodeId> = links.iter().map(|l| self.ports[l.up as usize].owner).collect();
-        tors.dedup();
-        let what = match links[0].rate {
-            None => "removed".to_string(),
-            Some(r) => format!("degraded to {} Gb/s", r.gbps()),
+        let mut owners: Vec<NodeId> = links.iter().map(|l| self.ports[l.up as usize].owner).collect();
+        owners.dedup();
+        let what = match (links[0].rate, links[0].flaky) {
+            (_, Some(b)) => format!("flaky (loss bursts every {} µs for {} µs on average)", b.mean_gap as f64 / 1e6, b.mean_len as f64 / 1e6),
+            (None, _) => "removed".to_string(),
+            (Some(r), _) => format!("degraded to {} Gb/s", r.gbps()),
         };
-        self.description += &format!("; {} ToR uplinks {what} ({} ToRs × {})", links.len(), tors.len(), links.len() / tors.len());
+        let one_way = match links[0].direction {
+            failures::Direction::Both => "",
+            failures::Direction::Up => ", upward direction only",
+            failures::Direction::Down => ", downward direction only",
+        };
+        if chosen.bottleneck.is_some() || links[0].flaky.is_some() {
+            let pods = self.pod_of_host().iter().max().map_or(0, |&m| m + 1);
+            self.description += &format!("; {} pod–core links {what}{one_way} ({pods} pods × {})", links.len(), links.len() as u32 / pods.max(1));
+        } else {
+            self.description += &format!("; {} ToR uplinks {what}{one_way} ({} ToRs × {})", links.len(), owners.len(), links.len() / owners.len());
+        }
+        self.pod_bottleneck = chosen.bottleneck;
         self.failures = links;
         if self.failures.iter().any(|l| l.rate.is_none()) {
             let removed = self.removed_ports();
@@ -333,6 +349,7 @@ impl FabricBuilder {
             switch_latency,
             routes: routing::RouteTable::default(),
             failures: Vec::new(),
+            pod_bottleneck: None,
         };
         fabric.routes = routing::compute(&fabric, |_| true);
         fabric

@@ -37,6 +37,7 @@ impl Sim {
                 // Waits behind the NIC's current packet.
                 let size = p.size as u64;
                 let ps = &mut self.net.ports[port as usize];
+                ps.occupancy_to(self.now);
                 ps.data.push_back(pkt);
                 ps.data_bytes += size;
                 self.port_kick(port);
@@ -86,6 +87,7 @@ impl Sim {
             } else if let Some(p) = ps.data.pop_front() {
                 ps.ctrl_streak = 0;
                 let pk = self.pool.get_mut(p);
+                ps.occupancy_to(self.now);
                 ps.data_bytes -= pk.size as u64;
                 if self.net.qdisc.profiles[ps.qdisc as usize].on_departure(ps.data_bytes, pk.flags & F_ECT != 0, &mut ps.rng) {
                     pk.flags |= F_CE;
@@ -123,7 +125,15 @@ impl Sim {
         if owner_is_host {
             self.c.sent[self.pool.get(pkt).kind] += 1;
         }
-        if ps.up {
+        // A flaky link loses what it starts sending during a loss burst (paper §5.4), after
+        // the packet has taken its serialization time.
+        let wire_lost = ps.up && ps.flaky.as_mut().is_some_and(|f| f.lost_at(now));
+        if wire_lost {
+            ps.wire_losses += 1;
+            self.c.wire_losses += 1;
+            self.pool.get_mut(pkt).port = port;
+            self.drop_packet(pkt);
+        } else if ps.up {
             let p = self.pool.get_mut(pkt);
             p.port = port;
             p.route_hint = 0;

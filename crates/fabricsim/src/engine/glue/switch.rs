@@ -95,6 +95,7 @@ impl Sim {
                     ps.marks += 1;
                     self.c.ecn_marked += 1;
                 }
+                ps.occupancy_to(self.now);
                 ps.data.push_back(pkt);
                 ps.data_bytes += p.size as u64;
                 ps.max_data_bytes = ps.max_data_bytes.max(ps.data_bytes);
