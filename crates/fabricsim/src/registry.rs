@@ -5,6 +5,7 @@
 //! only when a new *family* appears, never for a new scheme.
 
 use crate::scheme::{Family, ParamRow, SchemeRow};
+use crate::topo::failures as f;
 
 /// Topologies (`topology.kind`); their parameters are the `[topology]` keys that apply to each.
 const TOPOLOGIES: &[SchemeRow] = &[
@@ -27,6 +28,55 @@ const TOPOLOGY_COMMON: &[&str] =
 /// `[topology]` keys of one topology (its own, then the common ones), with their defaults.
 fn topology_params(own: &[&str]) -> Vec<ParamRow> {
     keyed_rows::<crate::scenario::TopologyConfig>(own.iter().chain(TOPOLOGY_COMMON))
+}
+
+/// Static link faults (`[topology.failures] kind`), lb-ai-training §4.2/§5.4 for the pod–core
+/// kinds; link events (`[[link_events]]`) change links mid-run and are described in the README.
+const LINK_FAULTS: &[SchemeRow] = &[
+    SchemeRow {
+        name: "tor_uplinks",
+        summary: "`tors` ToRs lose `uplinks_per_tor` uplinks each: removed (routes avoid them) or degraded to a fraction of their rate (routes keep them)",
+        params: || {
+            fault_rows(&[
+                ("tors", "-", None),
+                ("uplinks_per_tor", "-", None),
+                ("model", "\"removed\"", Some("removed | degraded")),
+                ("degraded_rate_factor", &f::DEFAULT_DEGRADED_RATE_FACTOR.to_string(), Some("(0, 1)")),
+                ("scale_queue", "false", None),
+                ("direction", "\"both\"", Some("both | up | down")),
+            ])
+        },
+    },
+    SchemeRow {
+        name: "partial_lag",
+        summary: "in every pod, `f` pod–core links run at (1 − p) of their rate for the whole run; Eq. 2 says whether the pod uplinks become the bottleneck (check, summary.json)",
+        params: || {
+            fault_rows(&[
+                ("f", "-", Some("1..=pod uplinks")),
+                ("p", "-", Some("(0, 1)")),
+                ("placement", "\"packed\"", Some("packed | spread | random")),
+                ("scale_queue", "false", None),
+                ("direction", "\"both\"", Some("both | up | down")),
+            ])
+        },
+    },
+    SchemeRow {
+        name: "flaky",
+        summary: "in every pod, `f` pod–core links lose every packet started in a loss burst: Poisson starts, exponential lengths, per direction; counted as wire losses",
+        params: || {
+            fault_rows(&[
+                ("f", &f::DEFAULT_FLAKY_LINKS.to_string(), Some("1..=pod uplinks")),
+                ("placement", "\"packed\"", Some("packed | spread | random")),
+                ("burst_gap_us", &f::DEFAULT_BURST_GAP_US.to_string(), Some("> 0")),
+                ("burst_len_us", &f::DEFAULT_BURST_LEN_US.to_string(), Some("> 0")),
+            ])
+        },
+    },
+];
+
+/// Rows of `[topology.failures]` keys: (key, default, allowed values).
+fn fault_rows(keys: &[(&str, &str, Option<&str>)]) -> Vec<ParamRow> {
+    keys.iter().map(|&(k, d, a)| ParamRow { key: k.to_string(), default: d.to_string(), allowed: a.map(str::to_string) }).collect()
 }
 
 /// Queue disciplines of switch ports (`[switch]`, per-port overrides in `[switch.ports.*]` and
@@ -67,6 +117,7 @@ pub fn families() -> Vec<Family> {
     use crate::transport::{cc, credit, gate, lb, recovery};
     vec![
         Family { title: "topologies", key: "topology.kind", schemes: TOPOLOGIES },
+        Family { title: "link faults", key: "topology.failures.kind", schemes: LINK_FAULTS },
         Family { title: "congestion control", key: "transport.cc", schemes: cc::CcConfig::REGISTRY },
         Family { title: "path selection", key: "transport.lb", schemes: lb::LbConfig::REGISTRY },
         Family { title: "switch path selection", key: "switch.lb", schemes: crate::net::switch_lb::SwitchLbConfig::REGISTRY },
@@ -147,6 +198,24 @@ mod tests {
         let mo = gate.schemes.iter().find(|s| s.name == "max_outstanding").unwrap();
         let params = (mo.params)();
         assert_eq!(params, vec![crate::scheme::ParamRow { key: "messages".into(), default: "8".into(), allowed: Some("1..=1000000".into()) }]);
+    }
+
+    #[test]
+    fn link_fault_rows_name_real_kinds_and_keys() {
+        // Every listed key of every kind parses as a `[topology.failures]` table of that kind.
+        let faults = family("topology.failures.kind").unwrap();
+        for s in faults.schemes {
+            for p in (s.params)() {
+                let v = match (p.default.as_str(), p.key.as_str()) {
+                    ("-", "p") => "0.5",
+                    ("-", _) => "1",
+                    (d, _) => d,
+                };
+                let t = format!("kind = \"{}\"\n{} = {v}", s.name, p.key);
+                toml::from_str::<f::FailuresConfig>(&t).unwrap_or_else(|e| panic!("{t}: {e}"));
+            }
+        }
+        assert!(markdown().contains("| `partial_lag` |"));
     }
 
     #[test]

@@ -129,7 +129,7 @@ impl EventQueue {
     }
 
     /// Schedules `kind` for `id` at `time` (never earlier than the last event popped).
-    #[inline]
+    #[inline(always)]
     pub fn push(&mut self, time: Time, kind: EventKind, id: u32) {
         let seq = self.next_seq;
         self.next_seq += 1;

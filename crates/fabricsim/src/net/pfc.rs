@@ -110,6 +110,12 @@ pub struct Ingress {
     pub xoff: bool,
     /// PAUSE frames sent upstream.
     pub pauses_sent: u32,
+    /// PAUSE frames that paused the upstream port (received while it was running).
+    pub pauses_received: u32,
+    /// When the upstream port was last paused.
+    pub paused_since: Time,
+    /// Time the upstream port spent paused, over closed pauses.
+    pub paused_total: Time,
 }
 
 /// Run-time PFC state.

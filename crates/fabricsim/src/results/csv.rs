@@ -24,14 +24,22 @@ fn fmt_us(out: &mut String, t: Option<Time>) {
 impl Results {
     /// `flows.csv` text: times in µs with picosecond precision.
     pub fn flows_csv(&self) -> String {
-        let mut s = String::from("flow,src,dst,bytes,start_us,finish_us,fct_us,ideal_fct_us,slowdown,retransmits,trims,drops,ecn_acks,timeouts\n");
+        // The `reroutes` column only in runs whose switches count re-routes (adaptive schemes),
+        // so ECMP runs keep their columns.
+        let reroutes = self.flows.first().is_some_and(|f| f.reroutes.is_some());
+        let mut s = String::from("flow,src,dst,bytes,start_us,finish_us,fct_us,ideal_fct_us,slowdown,retransmits,trims,drops,ecn_acks,timeouts");
+        s.push_str(if reroutes { ",reroutes\n" } else { "\n" });
         for f in &self.flows {
             let _ = write!(s, "{},{},{},{},", f.id, f.src, f.dst, f.bytes);
             push_times(&mut s, &[Some(f.start), f.finish, f.fct(), Some(f.ideal_fct)]);
             if let Some(x) = f.slowdown() {
                 let _ = write!(s, "{x:.6}");
             }
-            let _ = writeln!(s, ",{},{},{},{},{}", f.retransmits, f.trims, f.drops, f.ecn_acks, f.timeouts);
+            let _ = write!(s, ",{},{},{},{},{}", f.retransmits, f.trims, f.drops, f.ecn_acks, f.timeouts);
+            if let Some(r) = f.reroutes {
+                let _ = write!(s, ",{r}");
+            }
+            s.push('\n');
         }
         s
     }
@@ -202,6 +210,14 @@ mod tests {
         assert_eq!(lines[2], "8,0,1,10000,0.000000,,,0.000001,,1,2,3,4,5");
         assert_eq!(lines.len(), 3);
         assert!(csv.ends_with('\n'));
+        // A run whose switches count re-routes gains the last column.
+        for f in &mut r.flows {
+            f.reroutes = Some(9);
+        }
+        let csv = r.flows_csv();
+        let lines: Vec<&str> = csv.lines().collect();
+        assert!(lines[0].ends_with(",timeouts,reroutes"));
+        assert_eq!(lines[2], "8,0,1,10000,0.000000,,,0.000001,,1,2,3,4,5,9");
     }
 
     #[test]

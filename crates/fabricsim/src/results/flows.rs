@@ -34,6 +34,11 @@ pub struct FlowResult {
     pub ecn_acks: u32,
     /// Retransmission timeouts.
     pub timeouts: u32,
+    /// Data packets of the flow that a switch re-routed (sent elsewhere than the flow's hashed
+    /// or remembered port), counted per switch hop; `None` unless some switch runs a scheme that
+    /// counts re-routes (`SwitchLb::counts_reroutes`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reroutes: Option<u32>,
 }
 
 impl FlowResult {
@@ -89,7 +94,9 @@ pub(super) fn plan(sim: &Sim) -> Vec<ConnPlan> {
 
 /// One row per connection of `sim`.
 pub(super) fn rows(sim: &Sim, plan: &[ConnPlan]) -> Vec<FlowResult> {
+    use crate::net::switch_lb::SwitchLb;
     let tp = sim.hosts.tp;
+    let reroutes_counted = sim.net.switch_lb.iter().any(|s| s.counts_reroutes());
     let mut flows = Vec::with_capacity(sim.hosts.conns.len());
     for (i, c) in sim.hosts.conns.iter().enumerate() {
         let p = &plan[i];
@@ -109,6 +116,7 @@ pub(super) fn rows(sim: &Sim, plan: &[ConnPlan]) -> Vec<FlowResult> {
             drops: c.drops,
             ecn_acks: c.ecn_acks,
             timeouts: c.timeouts,
+            reroutes: reroutes_counted.then_some(c.reroutes),
         });
     }
     flows
@@ -133,7 +141,7 @@ pub(super) mod tests {
 
     /// A flow row with the given times (ps) and counters 1..=5.
     pub fn row(id: u32, start: u64, finish: Option<u64>, ideal_fct: u64) -> FlowResult {
-        FlowResult { id, src: 0, dst: 1, bytes: 10_000, start, finish, ideal_fct, retransmits: 1, trims: 2, drops: 3, ecn_acks: 4, timeouts: 5 }
+        FlowResult { id, src: 0, dst: 1, bytes: 10_000, start, finish, ideal_fct, retransmits: 1, trims: 2, drops: 3, ecn_acks: 4, timeouts: 5, reroutes: None }
     }
 
     #[test]

@@ -183,6 +183,12 @@ pub struct Summary {
     pub fct_us: Stats,
     /// Slowdown (FCT / ideal FCT) distribution.
     pub slowdown: Stats,
+    /// Per flow, data-packet re-routes by switches divided by the flow's data packets (a packet
+    /// re-routed at two hops counts twice, so it may exceed 1): near 1 is the study's "re-routes
+    /// on almost every packet" (lb-ai-training §5). Only in runs whose switches count
+    /// re-routes (`adaptive_packet`, `adaptive_ecmp`, `flowlet`, `letflow`, `drill`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reroutes_per_packet: Option<Stats>,
     /// Collective completion times (collective workloads only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub collectives: Option<CollectiveSummary>,
@@ -269,7 +275,7 @@ fn tier_queues(sim: &Sim) -> Vec<TierQueues> {
             t.ports += 1;
             t.max_bytes = t.max_bytes.max(ps.max_data_bytes);
             t.max_port_mean_bytes = t.max_port_mean_bytes.max(a as f64 / run);
-            t.wire_losses += ps.wire_losses;
+            t.wire_losses += ps.flaky.as_ref().map_or(0, |f| f.wire_losses);
             area += a;
         }
         if t.ports > 0 {
@@ -356,6 +362,13 @@ pub fn peak_rss_bytes() -> Option<u64> {
     Some(kb * 1024)
 }
 
+/// Figures of each flow's re-routes per data packet, when the run counts re-routes.
+fn reroutes_per_packet(flows: &[FlowResult], plan: &[ConnPlan]) -> Option<Stats> {
+    flows.first()?.reroutes?;
+    let mut v: Vec<f64> = flows.iter().zip(plan).map(|(f, p)| f.reroutes.unwrap_or(0) as f64 / p.pkts.max(1) as f64).collect();
+    Some(Stats::of(&mut v))
+}
+
 /// The summary of `sim`'s run (set up as `setup`, which took `wall_seconds`), with `flows`
 /// (planned as `plan`) and `ccts` already collected.
 pub(super) fn assemble(sim: &Sim, setup: &Setup, flows: &[FlowResult], plan: &[ConnPlan], ccts: &[CctResult], wall_seconds: f64) -> Summary {
@@ -388,6 +401,7 @@ pub(super) fn assemble(sim: &Sim, setup: &Setup, flows: &[FlowResult], plan: &[C
         ideal_completion_time_us: us(ideal_completion),
         fct_us: Stats::of(&mut fct),
         slowdown: Stats::of(&mut slow),
+        reroutes_per_packet: reroutes_per_packet(flows, plan),
         collectives: collectives::summary(ccts),
         packets,
         events: sim.c.events,
@@ -402,8 +416,8 @@ pub(super) fn assemble(sim: &Sim, setup: &Setup, flows: &[FlowResult], plan: &[C
             .ports
             .iter()
             .enumerate()
-            .filter(|(_, p)| p.flaky.is_some())
-            .map(|(i, p)| FlakyPortLosses { port: sim.net.fabric.link_name(i as u32), transmitted: p.tx_pkts, wire_losses: p.wire_losses })
+            .filter_map(|(i, p)| p.flaky.as_ref().map(|f| (i, f)))
+            .map(|(i, f)| FlakyPortLosses { port: sim.net.fabric.link_name(i as u32), transmitted: f.transmitted, wire_losses: f.wire_losses })
             .collect(),
         queues_by_tier: (pod_faults || setup.scenario.run.tier_queue_stats).then(|| tier_queues(sim)),
         queue_profiles: (setup.qdisc.profiles.len() > 1).then(|| (0..setup.qdisc.profiles.len()).map(|i| QueueProfile::of(&setup.qdisc, i)).collect()),
@@ -421,23 +435,22 @@ pub(super) fn assemble(sim: &Sim, setup: &Setup, flows: &[FlowResult], plan: &[C
 /// PFC figures of `sim`.
 fn pfc_summary(sim: &Sim) -> PfcSummary {
     // A port still paused at the end counts its open pause up to the final time.
-    let paused = |p: &crate::net::port::PortState| p.paused_total + if p.paused { sim.now - p.paused_since } else { 0 };
-    let (max_port, max_t) = sim.net.ports.iter().enumerate().map(|(i, p)| (i, paused(p))).max_by_key(|&(i, t)| (t, std::cmp::Reverse(i))).unwrap_or((0, 0));
+    let stats = &sim.net.pfc.ingress;
+    let paused = |i: usize| stats[i].paused_total + if sim.net.ports[i].paused { sim.now - stats[i].paused_since } else { 0 };
+    let (max_port, max_t) = (0..sim.net.ports.len()).map(|i| (i, paused(i))).max_by_key(|&(i, t)| (t, std::cmp::Reverse(i))).unwrap_or((0, 0));
     PfcSummary {
         pause_frames: sim.net.pfc.ingress.iter().map(|i| i.pauses_sent as u64).sum(),
-        ports_paused: sim.net.ports.iter().filter(|p| p.pauses_received > 0).count() as u32,
-        paused_time_us: us(sim.net.ports.iter().map(paused).sum()),
+        ports_paused: stats.iter().filter(|s| s.pauses_received > 0).count() as u32,
+        paused_time_us: us((0..sim.net.ports.len()).map(paused).sum()),
         max_port_paused_us: us(max_t),
         max_paused_port: if max_t > 0 { sim.net.fabric.link_name(max_port as u32) } else { String::new() },
         max_switch_buffer_bytes: sim.net.pfc.switches.iter().map(|b| b.max_used).max().unwrap_or(0),
         headroom_overflow_drops: sim.net.pfc.overflow_drops,
-        ports: sim
-            .net
-            .ports
+        ports: stats
             .iter()
             .enumerate()
-            .filter(|(_, p)| p.pauses_received > 0)
-            .map(|(i, p)| (sim.net.fabric.link_name(i as u32), p.pauses_received, us(paused(p))))
+            .filter(|(_, s)| s.pauses_received > 0)
+            .map(|(i, s)| (sim.net.fabric.link_name(i as u32), s.pauses_received, us(paused(i))))
             .collect(),
     }
 }

@@ -49,15 +49,16 @@ impl Sim {
         let (port, pause) = (id >> 1, id & 1 == 1);
         let now = self.now;
         let ps = &mut self.net.ports[port as usize];
+        let stats = &mut self.net.pfc.ingress[port as usize];
         if pause {
             if !ps.paused {
                 ps.paused = true;
-                ps.paused_since = now;
-                ps.pauses_received += 1;
+                stats.paused_since = now;
+                stats.pauses_received += 1;
             }
         } else if ps.paused {
             ps.paused = false;
-            ps.paused_total += now - ps.paused_since;
+            stats.paused_total += now - stats.paused_since;
             self.port_kick(port);
         }
     }

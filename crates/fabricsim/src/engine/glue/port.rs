@@ -119,7 +119,6 @@ impl Sim {
         let ps = &mut self.net.ports[port as usize];
         let done = now + ps.rate.tx_time(size);
         ps.busy_until = done;
-        ps.tx_pkts += 1;
         ps.tx_bytes += size;
         self.c.packet_hops += 1;
         if owner_is_host {
@@ -127,9 +126,8 @@ impl Sim {
         }
         // A flaky link loses what it starts sending during a loss burst (paper §5.4), after
         // the packet has taken its serialization time.
-        let wire_lost = ps.up && ps.flaky.as_mut().is_some_and(|f| f.lost_at(now));
+        let wire_lost = ps.up && ps.flaky.as_mut().is_some_and(|f| f.transmit(now));
         if wire_lost {
-            ps.wire_losses += 1;
             self.c.wire_losses += 1;
             self.pool.get_mut(pkt).port = port;
             self.drop_packet(pkt);

@@ -54,7 +54,7 @@ impl Sim {
         let cands = Candidates::new(hops, &self.net.ports, &self.net.qdisc.profile_buffers);
         let mut ctx = SwitchCtx::new(self.now, &mut self.net.switch_rng[s], dst_tor);
         let out = hops[self.net.switch_lb[s].choose(&mut ctx, p, &cands)];
-        if ctx.rerouted {
+        if ctx.rerouted && p.kind == PktKind::Data {
             self.hosts.conns[p.conn as usize].reroutes += 1;
             self.c.reroutes += 1;
         }

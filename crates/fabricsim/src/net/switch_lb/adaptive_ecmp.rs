@@ -93,6 +93,10 @@ impl AdaptiveEcmp {
 }
 
 impl SwitchLb for AdaptiveEcmp {
+    fn counts_reroutes(&self) -> bool {
+        true
+    }
+
     fn choose(&mut self, ctx: &mut SwitchCtx<'_>, pkt: &mut Packet, cands: &Candidates<'_>) -> usize {
         let n = cands.len();
         let now = ctx.now;

@@ -5,9 +5,12 @@
 //! in-switch spraying; the best scheme of §5, Fig. 3), with the paper's queue comparison
 //! ([`super::levels`]: quantised levels refreshed every 0.1 µs, or exact bytes).
 //! **Parameters:** `compare` (`"level"` | `"bytes"`), `level_refresh_us` (0.1).
-//! **Differences:** none.
+//! **Differences:** none. A packet counts as re-routed (`packets.reroutes`, the per-flow
+//! `reroutes` column) when its port differs from the one ECMP would hash it to: the scheme has
+//! no port of the flow's own, so the hash is the reference a re-route departs from.
 
 use super::levels::{Compare, Levels, DEFAULT_REFRESH_US, REFRESH_LIMIT};
+use super::ecmp::{Ecmp, EcmpParams};
 use super::{Candidates, SwitchCtx, SwitchLb};
 use crate::net::packet::Packet;
 use crate::scheme::Limit;
@@ -34,22 +37,29 @@ impl Default for AdaptivePacketParams {
     }
 }
 
-/// The selector: the switch's queue comparison.
+/// The selector: the switch's queue comparison, and its ECMP hash as the reference of re-routes.
 #[derive(Clone, Debug)]
 pub struct AdaptivePacket {
     levels: Levels,
+    hash: Ecmp,
 }
 
 impl AdaptivePacket {
-    /// A selector.
-    pub fn new(p: &AdaptivePacketParams) -> Self {
-        AdaptivePacket { levels: Levels::new(p.compare, p.level_refresh_us) }
+    /// A selector for switch `switch` of a run seeded `seed`.
+    pub fn new(p: &AdaptivePacketParams, seed: u64, switch: u32) -> Self {
+        AdaptivePacket { levels: Levels::new(p.compare, p.level_refresh_us), hash: Ecmp::new(&EcmpParams {}, seed, switch) }
     }
 }
 
 impl SwitchLb for AdaptivePacket {
-    fn choose(&mut self, ctx: &mut SwitchCtx<'_>, _pkt: &mut Packet, cands: &Candidates<'_>) -> usize {
-        self.levels.lowest(ctx.now, cands, ctx.rng).0
+    fn counts_reroutes(&self) -> bool {
+        true
+    }
+
+    fn choose(&mut self, ctx: &mut SwitchCtx<'_>, pkt: &mut Packet, cands: &Candidates<'_>) -> usize {
+        let out = self.levels.lowest(ctx.now, cands, ctx.rng).0;
+        ctx.rerouted = out != self.hash.index(pkt, cands.len());
+        out
     }
 }
 
@@ -58,8 +68,8 @@ impl crate::scheme::Scheme<super::SwitchBuild> for AdaptivePacket {
     const SUMMARY: &'static str = SUMMARY;
     type Params = AdaptivePacketParams;
     const LIMITS: &'static [Limit] = &[REFRESH_LIMIT];
-    fn build(p: &AdaptivePacketParams, _ctx: &mut super::SwitchBuild) -> Self {
-        AdaptivePacket::new(p)
+    fn build(p: &AdaptivePacketParams, ctx: &mut super::SwitchBuild) -> Self {
+        AdaptivePacket::new(p, ctx.seed, ctx.switch)
     }
 }
 
@@ -80,7 +90,7 @@ mod tests {
         let run = |seed, compare| {
             let mut rng = Rng::stream(seed, "switch_lb", 0);
             let mut ctx = SwitchCtx::new(0, &mut rng, 0);
-            let mut lb = AdaptivePacket::new(&AdaptivePacketParams { compare, ..Default::default() });
+            let mut lb = AdaptivePacket::new(&AdaptivePacketParams { compare, ..Default::default() }, 1, 0);
             (0..4000).map(|_| lb.choose(&mut ctx, &mut Packet::default(), &c)).collect::<Vec<_>>()
         };
         let picks = run(1, Compare::Level);
@@ -92,5 +102,24 @@ mod tests {
         assert_ne!(picks, run(2, Compare::Level));
         // Bytes: the one fewest-bytes port.
         assert!(run(1, Compare::Bytes).iter().all(|&i| i == 1));
+    }
+
+    #[test]
+    fn a_reroute_is_a_port_other_than_the_hash() {
+        let (ports, state) = idle_ports(4);
+        let c = Candidates::new(&ports, &state, &[100_000]);
+        let mut rng = Rng::stream(3, "switch_lb", 0);
+        let mut lb = AdaptivePacket::new(&AdaptivePacketParams::default(), 3, 0);
+        let (mut rerouted, mut n) = (0, 0);
+        for entropy in 0..2000u16 {
+            let mut pkt = Packet { entropy, ..Packet::default() };
+            let mut ctx = SwitchCtx::new(0, &mut rng, 0);
+            let out = lb.choose(&mut ctx, &mut pkt, &c);
+            assert_eq!(ctx.rerouted, out != lb.hash.index(&pkt, 4));
+            rerouted += ctx.rerouted as u32;
+            n += 1;
+        }
+        // All ports idle: a uniform pick misses the hashed port 3 times in 4 (1 500 ± 60).
+        assert!((1_380..1_620).contains(&rerouted), "{rerouted} of {n}");
     }
 }

@@ -71,6 +71,10 @@ impl Drill {
 }
 
 impl SwitchLb for Drill {
+    fn counts_reroutes(&self) -> bool {
+        true
+    }
+
     fn choose(&mut self, ctx: &mut SwitchCtx<'_>, _pkt: &mut Packet, cands: &Candidates<'_>) -> usize {
         let mem = self.memory.entry(ctx.dst_tor).or_default();
         let s = &mut self.scratch;

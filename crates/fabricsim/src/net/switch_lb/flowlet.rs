@@ -69,6 +69,10 @@ impl Flowlet {
 }
 
 impl SwitchLb for Flowlet {
+    fn counts_reroutes(&self) -> bool {
+        true
+    }
+
     fn choose(&mut self, ctx: &mut SwitchCtx<'_>, pkt: &mut Packet, cands: &Candidates<'_>) -> usize {
         let now = ctx.now;
         let key = flow_key(pkt);

@@ -87,6 +87,10 @@ impl Letflow {
 }
 
 impl SwitchLb for Letflow {
+    fn counts_reroutes(&self) -> bool {
+        true
+    }
+
     fn choose(&mut self, ctx: &mut SwitchCtx<'_>, pkt: &mut Packet, cands: &Candidates<'_>) -> usize {
         let n = cands.len();
         if !self.source {

@@ -18,7 +18,8 @@
 //! - a [`SwitchCtx`]: `now`, the switch's random stream (`Rng::stream(seed, "switch_lb",
 //!   switch index)`, drawn in event order), the packet's destination ToR (key of per-destination
 //!   state), and a `rerouted` flag the scheme sets when it sends a packet elsewhere than its
-//!   flow's hashed or remembered port (the glue counts it per connection, `packets.reroutes`).
+//!   flow's hashed or remembered port (the glue counts it per connection for data packets:
+//!   `packets.reroutes`, and per flow where [`SwitchLb::counts_reroutes`] says so).
 //!
 //! # Shared pieces
 //! [`levels`] is the queue comparison of the adaptive schemes (quantised levels with a refresh
@@ -87,7 +88,8 @@ pub struct SwitchCtx<'a> {
     /// DRILL's memory or a future CONGA/SeqBalance path table).
     pub dst_tor: crate::ids::NodeId,
     /// Set by `choose` when it re-routes: sends the packet to another port than the flow's
-    /// hashed or remembered one at this switch. The glue counts it per connection.
+    /// hashed or remembered one at this switch. The glue counts it per connection, for data
+    /// packets only (the "re-routes on almost every packet" diagnostic, lb-ai-training §5).
     pub rerouted: bool,
 }
 
@@ -225,6 +227,13 @@ pub trait SwitchLb {
         None
     }
 
+    /// Whether `choose` reports re-routes (`SwitchCtx::rerouted`): schemes that have a port of
+    /// the flow's to depart from (a hash, a table entry, a remembered port). The results add a
+    /// per-flow `reroutes` column and figures only for runs with such a scheme. Default: no.
+    fn counts_reroutes(&self) -> bool {
+        false
+    }
+
     /// Planned (not called yet, see the module docs): whether [`SwitchLb::on_packet`] must see
     /// every packet the switch forwards.
     fn observes_all(&self) -> bool {
@@ -288,6 +297,9 @@ impl SwitchLb for AnySwitchLb {
     #[inline]
     fn peek(&self, pkt: &Packet, cands: &[PortId]) -> Option<usize> {
         dispatch!(self, c => c.peek(pkt, cands))
+    }
+    fn counts_reroutes(&self) -> bool {
+        dispatch!(self, c => c.counts_reroutes())
     }
     fn observes_all(&self) -> bool {
         dispatch!(self, c => c.observes_all())
