@@ -7,6 +7,12 @@
 //! `"cross_tor"` only forbids same-ToR pairs), `permutations = m` runs m independent
 //! permutations at once (Fig. 15c), and `large_flows` flows chosen at random carry
 //! `large_flow_bytes` instead (the uneven permutations of Figs. 15d and 17b).
+//!
+//! `method = "shifts"` builds the m permutations as the load-balancing study's W-PERM(m)
+//! (lb-ai-training spec §5.2; paper §5 "flows per host"): one random relabelling π of the
+//! hosts and m distinct random shifts j ∈ 1..n−1, permutation j sending s → π⁻¹((π(s) + j) mod n).
+//! No pair repeats, every host sends and receives exactly m flows, and m = n − 1 is the full
+//! all-to-all. The default `"independent"` draws each permutation on its own (pairs may repeat).
 
 use super::{default_flow_bytes, time_from_us, FlowSpec};
 use crate::error::{Error, Result};
@@ -38,6 +44,19 @@ pub struct PermutationParams {
     pub large_flows: u32,
     /// Size of those flows.
     pub large_flow_bytes: Option<ByteSize>,
+    /// How the `permutations` are drawn.
+    pub method: Method,
+}
+
+/// How several permutations are drawn.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Method {
+    /// Each permutation an independent random derangement (pairs may repeat across them).
+    #[default]
+    Independent,
+    /// W-PERM(m): distinct shifts of one random relabelling (no pair repeats).
+    Shifts,
 }
 
 /// Pairs a permutation may use.
@@ -63,6 +82,7 @@ impl Default for PermutationParams {
             permutations: 1,
             large_flows: 0,
             large_flow_bytes: None,
+            method: Method::Independent,
         }
     }
 }
@@ -114,6 +134,20 @@ pub fn derangement(n: u32, rng: &mut Rng) -> Vec<u32> {
     p
 }
 
+/// `m` permutations of `0..n` as distinct shifts of one random relabelling π:
+/// permutation j maps s to π⁻¹((π(s) + j) mod n) for m distinct shifts j drawn from 1..n−1.
+pub fn shifted_permutations(n: u32, m: u32, rng: &mut Rng) -> Vec<Vec<u32>> {
+    let mut pi: Vec<u32> = (0..n).collect();
+    rng.shuffle(&mut pi);
+    let mut inv = vec![0u32; n as usize];
+    for (s, &label) in pi.iter().enumerate() {
+        inv[label as usize] = s as u32;
+    }
+    let mut shifts: Vec<u32> = (1..n).collect();
+    rng.shuffle(&mut shifts);
+    shifts[..m as usize].iter().map(|&j| (0..n).map(|s| inv[((pi[s as usize] + j) % n) as usize]).collect()).collect()
+}
+
 /// The flows. `pods` is the pod of every host (see `Fabric::pod_of_host`), `tors` its ToR.
 pub fn generate(p: &PermutationParams, pods: &[u32], tors: &[u32], rng: &mut Rng) -> Result<Vec<FlowSpec>> {
     let hosts = pods.len() as u32;
@@ -134,19 +168,35 @@ pub fn generate(p: &PermutationParams, pods: &[u32], tors: &[u32], rng: &mut Rng
         (n, _) => return Err(Error::invalid("workload.large_flows", format!("{n}: more than the {} flows", hosts * p.permutations))),
     };
     let start = time_from_us("workload.start_us", p.start_us)?;
-    let mut flows = Vec::with_capacity((hosts * p.permutations) as usize);
-    for _ in 0..p.permutations {
-        let perm = match p.locality {
-            Locality::Any => derangement(hosts, rng),
-            Locality::CrossTor | Locality::CrossPod => {
-                let (groups, what) = if p.locality == Locality::CrossPod { (pods, "pods") } else { (tors, "ToRs") };
-                separated_permutation(groups, rng).ok_or_else(|| {
-                    Error::invalid("workload.locality", format!("no permutation keeps every pair in different {what} on this fabric (allowed: \"any\", \"cross_tor\", \"cross_pod\")"))
-                })?
+    let perms: Vec<Vec<u32>> = match p.method {
+        Method::Shifts => {
+            if p.locality != Locality::Any {
+                return Err(Error::invalid("workload.locality", "method = \"shifts\" draws from every pair of hosts: only \"any\" is allowed with it"));
             }
-        };
-        flows.extend((0..hosts).map(|s| FlowSpec { src: s, dst: perm[s as usize], bytes: p.flow_bytes.0, start, after: None }));
-    }
+            if p.permutations > hosts - 1 {
+                return Err(Error::invalid(
+                    "workload.permutations",
+                    format!("{}: method = \"shifts\" allows 1..={} on {hosts} hosts (n − 1 is the all-to-all)", p.permutations, hosts - 1),
+                ));
+            }
+            shifted_permutations(hosts, p.permutations, rng)
+        }
+        Method::Independent => (0..p.permutations)
+            .map(|_| match p.locality {
+                Locality::Any => Ok(derangement(hosts, rng)),
+                Locality::CrossTor | Locality::CrossPod => {
+                    let (groups, what) = if p.locality == Locality::CrossPod { (pods, "pods") } else { (tors, "ToRs") };
+                    separated_permutation(groups, rng).ok_or_else(|| {
+                        Error::invalid("workload.locality", format!("no permutation keeps every pair in different {what} on this fabric (allowed: \"any\", \"cross_tor\", \"cross_pod\")"))
+                    })
+                }
+            })
+            .collect::<Result<_>>()?,
+    };
+    let mut flows: Vec<FlowSpec> = perms
+        .iter()
+        .flat_map(|perm| (0..hosts).map(move |s| FlowSpec { src: s, dst: perm[s as usize], bytes: p.flow_bytes.0, start, after: None }))
+        .collect();
     if p.large_flows > 0 {
         let mut idx: Vec<usize> = (0..flows.len()).collect();
         rng.shuffle(&mut idx);
@@ -204,5 +254,33 @@ mod tests {
         assert_eq!(flows.iter().filter(|f| f.bytes == 4 << 20).count(), 2);
         // A single pod cannot be separated.
         assert!(separated_permutation(&[0, 0, 0], &mut rng).is_none());
+    }
+
+    #[test]
+    fn shifted_permutations_never_repeat_a_pair_and_n_minus_1_is_all_to_all() {
+        let mut rng = Rng::stream(7, "t", 0);
+        for (n, m) in [(128u32, 1u32), (128, 4), (128, 127), (5, 4)] {
+            let perms = shifted_permutations(n, m, &mut rng);
+            assert_eq!(perms.len(), m as usize);
+            let mut pairs = std::collections::BTreeSet::new();
+            for p in &perms {
+                let mut seen = vec![false; n as usize];
+                for (s, &d) in p.iter().enumerate() {
+                    assert_ne!(s as u32, d, "a shift in 1..n-1 has no fixed point");
+                    assert!(!std::mem::replace(&mut seen[d as usize], true), "each is a permutation");
+                    assert!(pairs.insert((s as u32, d)), "pair ({s}, {d}) repeats");
+                }
+            }
+            if m == n - 1 {
+                assert_eq!(pairs.len(), (n * (n - 1)) as usize);
+            }
+        }
+        let params = |m, locality| PermutationParams { permutations: m, method: Method::Shifts, locality, ..Default::default() };
+        let pods = vec![0u32; 8];
+        let e = generate(&params(8, Locality::Any), &pods, &pods, &mut rng).unwrap_err().to_string();
+        assert!(e.contains("workload.permutations") && e.contains("1..=7"), "{e}");
+        let e = generate(&params(2, Locality::CrossTor), &pods, &pods, &mut rng).unwrap_err().to_string();
+        assert!(e.contains("workload.locality") && e.contains("\"any\""), "{e}");
+        assert_eq!(generate(&params(7, Locality::Any), &pods, &pods, &mut rng).unwrap().len(), 56);
     }
 }
