@@ -44,7 +44,9 @@ pub struct PermutationParams {
     pub large_flows: u32,
     /// Size of those flows.
     pub large_flow_bytes: Option<ByteSize>,
-    /// How the `permutations` are drawn.
+    /// How the `permutations` are drawn (left out of the scenario echo when default, so
+    /// existing runs' summary.json stays byte-identical).
+    #[serde(skip_serializing_if = "Method::is_default")]
     pub method: Method,
 }
 
@@ -57,6 +59,12 @@ pub enum Method {
     Independent,
     /// W-PERM(m): distinct shifts of one random relabelling (no pair repeats).
     Shifts,
+}
+
+impl Method {
+    fn is_default(&self) -> bool {
+        *self == Method::Independent
+    }
 }
 
 /// Pairs a permutation may use.
