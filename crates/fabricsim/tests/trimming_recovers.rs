@@ -99,3 +99,52 @@ fn strict_priority_headers_starve_data_and_round_robin_bounds_it() {
     let ratio = s.completion_time_us / s.ideal_completion_time_us;
     assert!(ratio < 1.4, "completion {ratio:.2} × ideal with WRR 20:1");
 }
+
+/// The 16:1 incast with the control class bounded as `lane` (`[switch] control_lane`).
+fn incast_with_lane(lane: &str) -> String {
+    incast(true).replace("trimming = true", &format!("trimming = true\n{lane}"))
+}
+
+//= lb-ai-training spec §4.2: trimmed headers share the port's buffer with data
+#[test]
+fn shared_lane_headers_take_buffer_and_evict_data() {
+    let unbounded = common::run(&incast(true)).summary;
+    let r = common::run(&incast_with_lane("control_lane = \"shared\""));
+    let s = &r.summary;
+    assert_eq!(s.flows_finished, 16);
+    // Headers now take room that data had: more of the same incast is trimmed, and a header
+    // finding the buffer full evicts data instead of being lost.
+    assert!(s.packets.trimmed > unbounded.packets.trimmed, "shared {} vs unbounded {}", s.packets.trimmed, unbounded.packets.trimmed);
+    assert_eq!(s.packets.dropped + s.packets.control_dropped, 0);
+    assert_eq!(s.packets.nacks, s.packets.trimmed, "every header, evicted ones included, is NACKed");
+    assert_eq!(s.packets.retransmitted, s.packets.trimmed);
+    assert!(s.max_queue_bytes <= s.buffer_bytes);
+    println!("16:1 incast trims: unbounded {}, shared {}", unbounded.packets.trimmed, s.packets.trimmed);
+}
+
+#[test]
+fn separate_lane_drops_headers_that_do_not_fit_and_timeouts_recover() {
+    // A lane of 0.03 % of a half-BDP buffer (≈ 94 B) holds one header.
+    let r = common::run(&incast_with_lane("control_lane = \"separate\"\ncontrol_lane_factor = 0.0003"));
+    let s = &r.summary;
+    assert_eq!(s.flows_finished, 16);
+    assert!(s.packets.control_dropped > 0, "a tiny header lane must overflow");
+    assert!(s.packets.timeouts > 0, "lost headers are recovered by the timer");
+    // A lane as large as the data buffer (the study's non-trimming default) loses none here.
+    let r = common::run(&incast_with_lane("control_lane = \"separate\""));
+    assert_eq!(r.summary.packets.control_dropped, 0);
+    assert_eq!(r.summary.flows_finished, 16);
+}
+
+#[test]
+fn control_lane_keys_are_checked() {
+    for (lane, key, words) in [
+        ("control_lane_factor = 2.0", "switch.control_lane_factor", "separate"),
+        ("control_lane = \"separate\"\ncontrol_lane_factor = 0", "switch.control_lane_factor", "positive"),
+        ("control_lane = \"shared\"\ntrimming = false", "switch.control_lane", "trimming"),
+        ("control_lane = \"bounded\"", "control_lane", "shared"),
+    ] {
+        let e = common::rejection(&incast(true).replace("trimming = true", lane));
+        assert!(e.contains(key) && e.contains(words), "{lane}: {e}");
+    }
+}

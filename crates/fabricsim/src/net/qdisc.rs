@@ -6,6 +6,13 @@
 //! of drop) and strack spec §4 (marking on the bytes left after the departing packet).
 //! The discipline only decides; the port owns the queues, the timing and the counters.
 //!
+//! The control class is bounded as [`ControlLane`] says (lb-ai-training spec §4.2, paper §4:
+//! "headers take buffer from data"): unbounded (the SMaRTT-REPS / STrack model, default), its
+//! own lane of fixed capacity (the study's non-trimming runs: Q; htsim's header queue: 2·Q), or
+//! sharing the port's buffer with data, where a control packet that finds the buffer full
+//! evicts the newest queued data packet, which is trimmed (its header stays), and is dropped
+//! only when no data is left to evict.
+//!
 //! Settings are per port: [`QdiscTable`] holds the few distinct profiles a scenario resolves to
 //! (`[switch]`, then `[[switch.by_link_rate]]`, then `[switch.ports.<class>]`; see
 //! `scenario/queues.rs`) and each port's index into them, which the port carries in its first
@@ -44,6 +51,33 @@ pub struct QdiscConfig {
     pub mark_at: MarkAt,
     /// Trim would-be drops to a header instead of dropping them.
     pub trimming: bool,
+    /// How the control class is bounded.
+    pub control: ControlLane,
+}
+
+/// Capacity of the control class (ACKs, NACKs, trimmed headers) at a switch port.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ControlLane {
+    /// No limit (control packets are never dropped for lack of buffer).
+    Unbounded,
+    /// A lane of its own holding at most this many bytes; a control packet that does not fit
+    /// is dropped.
+    Separate(u64),
+    /// Data and control share `buffer_bytes`; a control packet that does not fit evicts the
+    /// newest queued data packet (trimming it) until it fits, and is dropped only when no data
+    /// is left.
+    Shared,
+}
+
+/// What to do with a control packet arriving at a switch port.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ControlVerdict {
+    /// Append to the control class.
+    Enqueue,
+    /// Evict and trim the newest queued data packet, then ask again.
+    EvictNewestData,
+    /// Discard.
+    Drop,
 }
 
 /// Every port's discipline: the distinct profiles, each port's index into them, and the
@@ -113,14 +147,30 @@ impl QdiscConfig {
     }
 
     /// Decision for an ECN-capable (`ect`) data packet of `size` bytes arriving at a data class
-    /// holding `queued` bytes.
+    /// holding `queued` bytes, beside a control class holding `ctrl` bytes (which take buffer
+    /// only when the lane is shared).
     #[inline]
-    pub fn on_arrival(&self, queued: u64, size: u64, ect: bool, rng: &mut Rng) -> Verdict {
-        if queued + size > self.buffer_bytes {
+    pub fn on_arrival(&self, queued: u64, ctrl: u64, size: u64, ect: bool, rng: &mut Rng) -> Verdict {
+        let held = if self.control == ControlLane::Shared { queued + ctrl } else { queued };
+        if held + size > self.buffer_bytes {
             return if self.trimming { Verdict::Trim } else { Verdict::Drop };
         }
         let mark = ect && self.mark_at == MarkAt::Enqueue && self.draw_mark(queued, rng);
         Verdict::Enqueue { mark }
+    }
+
+    /// Decision for a control packet of `size` bytes arriving at a port whose classes hold
+    /// `data` and `ctrl` bytes.
+    #[inline]
+    pub fn on_control_arrival(&self, data: u64, ctrl: u64, size: u64) -> ControlVerdict {
+        match self.control {
+            ControlLane::Unbounded => ControlVerdict::Enqueue,
+            ControlLane::Separate(cap) if ctrl + size <= cap => ControlVerdict::Enqueue,
+            ControlLane::Separate(_) => ControlVerdict::Drop,
+            ControlLane::Shared if data + ctrl + size <= self.buffer_bytes => ControlVerdict::Enqueue,
+            ControlLane::Shared if data > 0 => ControlVerdict::EvictNewestData,
+            ControlLane::Shared => ControlVerdict::Drop,
+        }
     }
 
     /// Whether a departing ECN-capable data packet gets CE, given the bytes left behind it.
@@ -142,6 +192,7 @@ mod tests {
         ecn: true,
         mark_at: MarkAt::Dequeue,
         trimming: true,
+        control: ControlLane::Unbounded,
     };
 
     //= type=test; smartt-reps spec §4.2 RED ramp between Kmin and Kmax
@@ -160,24 +211,45 @@ mod tests {
         }
         // Non-ECT packets and enqueue-time calls on a dequeue-marking port never mark.
         assert!(!CFG.on_departure(90_000, false, &mut rng));
-        assert_eq!(CFG.on_arrival(90_000, 1_000, true, &mut rng), Verdict::Enqueue { mark: false });
+        assert_eq!(CFG.on_arrival(90_000, 0, 1_000, true, &mut rng), Verdict::Enqueue { mark: false });
     }
 
     #[test]
     fn full_queue_trims_or_drops() {
         let mut rng = Rng::stream(1, "qdisc-test", 1);
-        assert_eq!(CFG.on_arrival(99_000, 4_096, true, &mut rng), Verdict::Trim);
+        assert_eq!(CFG.on_arrival(99_000, 0, 4_096, true, &mut rng), Verdict::Trim);
         let no_trim = QdiscConfig { trimming: false, ..CFG };
-        assert_eq!(no_trim.on_arrival(99_000, 4_096, true, &mut rng), Verdict::Drop);
-        assert_eq!(no_trim.on_arrival(95_904, 4_096, true, &mut rng), Verdict::Enqueue { mark: false });
+        assert_eq!(no_trim.on_arrival(99_000, 0, 4_096, true, &mut rng), Verdict::Drop);
+        assert_eq!(no_trim.on_arrival(95_904, 0, 4_096, true, &mut rng), Verdict::Enqueue { mark: false });
     }
 
     #[test]
     fn enqueue_marking_uses_found_occupancy() {
         let mut rng = Rng::stream(1, "qdisc-test", 2);
         let enq = QdiscConfig { mark_at: MarkAt::Enqueue, ..CFG };
-        assert_eq!(enq.on_arrival(85_000, 1_000, true, &mut rng), Verdict::Enqueue { mark: true });
-        assert_eq!(enq.on_arrival(1_000, 1_000, true, &mut rng), Verdict::Enqueue { mark: false });
+        assert_eq!(enq.on_arrival(85_000, 0, 1_000, true, &mut rng), Verdict::Enqueue { mark: true });
+        assert_eq!(enq.on_arrival(1_000, 0, 1_000, true, &mut rng), Verdict::Enqueue { mark: false });
         assert!(!enq.on_departure(85_000, true, &mut rng));
+    }
+
+    //= lb-ai-training spec §4.2: headers share Q with data and evict the newest data packet
+    #[test]
+    fn control_lane_capacity_and_eviction() {
+        let mut rng = Rng::stream(1, "qdisc-test", 3);
+        // Unbounded: always queued, and control bytes never count against data.
+        assert_eq!(CFG.on_control_arrival(100_000, 1 << 40, 64), ControlVerdict::Enqueue);
+        assert_eq!(CFG.on_arrival(90_000, 50_000, 4_096, true, &mut rng), Verdict::Enqueue { mark: false });
+        // Separate lane of 2·Q: fits up to the byte, then drops.
+        let sep = QdiscConfig { control: ControlLane::Separate(200_000), ..CFG };
+        assert_eq!(sep.on_control_arrival(100_000, 199_936, 64), ControlVerdict::Enqueue);
+        assert_eq!(sep.on_control_arrival(0, 199_937, 64), ControlVerdict::Drop);
+        // Shared: headers take data's buffer ...
+        let shared = QdiscConfig { control: ControlLane::Shared, ..CFG };
+        assert_eq!(shared.on_arrival(90_000, 6_000, 4_096, true, &mut rng), Verdict::Trim);
+        assert_eq!(shared.on_arrival(90_000, 5_904, 4_096, true, &mut rng), Verdict::Enqueue { mark: false });
+        // ... and a header that finds the buffer full evicts data, dropped only with none left.
+        assert_eq!(shared.on_control_arrival(99_936, 0, 64), ControlVerdict::Enqueue);
+        assert_eq!(shared.on_control_arrival(99_937, 0, 64), ControlVerdict::EvictNewestData);
+        assert_eq!(shared.on_control_arrival(0, 99_937, 64), ControlVerdict::Drop);
     }
 }

@@ -170,6 +170,16 @@ pub struct SwitchConfig {
     /// Control packets a port sends per data packet while both classes wait (weighted
     /// round-robin, as htsim's composite queue); 0 = strict priority for control.
     pub control_wrr_weight: u32,
+    /// Capacity of the control class at switch ports: `"unbounded"` (default), `"separate"`
+    /// (a lane of `control_lane_factor` × the port's buffer) or `"shared"` (headers share the
+    /// port's buffer with data and evict the newest data packet; needs trimming). Left out of
+    /// resolved scenarios while default.
+    #[serde(skip_serializing_if = "ControlLaneConfig::is_default")]
+    pub control_lane: ControlLaneConfig,
+    /// `separate` only: the lane's capacity as a multiple of the port's data buffer (default 1:
+    /// the study's non-trimming runs; htsim's header queue is 2).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub control_lane_factor: Option<f64>,
     /// Priority flow control on a shared buffer (lossless data class; `[switch.pfc]`).
     pub pfc: crate::net::pfc::PfcConfig,
     /// Path selection among equal-cost next hops (`lb = "random"`, or `[switch.lb]` with `name`
@@ -183,6 +193,25 @@ pub struct SwitchConfig {
     /// keys above.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub by_link_rate: Vec<QueueRule>,
+}
+
+/// How the control class is bounded at switch ports (lb-ai-training spec §4.2).
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum ControlLaneConfig {
+    /// No limit.
+    #[default]
+    Unbounded,
+    /// A lane of its own, `control_lane_factor` × the port's buffer.
+    Separate,
+    /// Shares the port's buffer with data; headers evict the newest data packet.
+    Shared,
+}
+
+impl ControlLaneConfig {
+    fn is_default(&self) -> bool {
+        *self == ControlLaneConfig::Unbounded
+    }
 }
 
 /// Where ECN marks are decided.
@@ -210,6 +239,8 @@ impl Default for SwitchConfig {
             ecn_mark_at: MarkAtConfig::Dequeue,
             trimming: true,
             control_wrr_weight: 0,
+            control_lane: ControlLaneConfig::Unbounded,
+            control_lane_factor: None,
             pfc: Default::default(),
             lb: Default::default(),
             ports: Default::default(),

@@ -10,7 +10,7 @@
 
 use super::{fraction, MarkAtConfig, SwitchConfig};
 use crate::error::{Error, Result};
-use crate::net::qdisc::{MarkAt, QdiscConfig, QdiscTable};
+use crate::net::qdisc::{ControlLane, MarkAt, QdiscConfig, QdiscTable};
 use crate::scenario::ByteSize;
 use crate::topo::{Fabric, Tier};
 use crate::units::BitsPerSec;
@@ -132,7 +132,11 @@ pub fn scaled_profile(table: &mut QdiscTable, fabric: &Fabric, p: usize, rate: B
         return Ok(old);
     }
     let scale = |b: u64| (b as f64 * factor).round() as u64;
-    let scaled = QdiscConfig { buffer_bytes: scale(q.buffer_bytes).max(mtu_bytes), kmin_bytes: scale(q.kmin_bytes), kmax_bytes: scale(q.kmax_bytes), ..q };
+    let control = match q.control {
+        ControlLane::Separate(b) => ControlLane::Separate(scale(b)),
+        c => c,
+    };
+    let scaled = QdiscConfig { buffer_bytes: scale(q.buffer_bytes).max(mtu_bytes), kmin_bytes: scale(q.kmin_bytes), kmax_bytes: scale(q.kmax_bytes), control, ..q };
     let label = format!("{}@{}G slowed to {}G", PORT_CLASSES[class], nominal.gbps(), rate.gbps());
     let known = table.profiles.iter().position(|x| *x == scaled);
     let idx = table.add(scaled, if known.is_some_and(|i| table.labels[i].contains(&label)) { String::new() } else { label })?;
@@ -241,7 +245,7 @@ pub fn resolve(sw: &SwitchConfig, cx: &Context) -> Result<QdiscTable> {
         header_bytes: cx.header_bytes,
         control_wrr_weight: sw.control_wrr_weight,
     };
-    let default = profile(&[(&global, "switch".into())], sw.pfc.enabled, cx, "")?;
+    let default = profile(&[(&global, "switch".into())], sw, cx, "")?;
     table.add(default, String::new())?;
     let (mut rate_used, mut class_used) = (vec![false; rates.len()], [false; 6]);
     for p in 0..f.ports.len() {
@@ -263,7 +267,7 @@ pub fn resolve(sw: &SwitchConfig, cx: &Context) -> Result<QdiscTable> {
                     layers.push((r, format!("switch.ports.{}", PORT_CLASSES[c])));
                 }
                 let label = format!("{}@{}G", PORT_CLASSES[c], rate.gbps());
-                let q = profile(&layers, sw.pfc.enabled, cx, &label)?;
+                let q = profile(&layers, sw, cx, &label)?;
                 table.add(q, label)?
             }
         };
@@ -329,7 +333,8 @@ impl QdiscTable {
 
 /// The discipline `layers` (lowest precedence first) resolve to; `label` names the ports in
 /// errors about a combination of rules (empty for `[switch]` alone).
-fn profile(layers: &[Layer], pfc: bool, cx: &Context, label: &str) -> Result<QdiscConfig> {
+fn profile(layers: &[Layer], sw: &SwitchConfig, cx: &Context, label: &str) -> Result<QdiscConfig> {
+    let pfc = sw.pfc.enabled;
     let on = if label.is_empty() { String::new() } else { format!(" on {label} ports") };
     let (buf, bk) = pick(layers, buffer_of);
     let buffer = match buf {
@@ -382,6 +387,32 @@ fn profile(layers: &[Layer], pfc: bool, cx: &Context, label: &str) -> Result<Qdi
             MarkAtConfig::Enqueue => MarkAt::Enqueue,
         },
         trimming,
+        control: control_lane(sw, buffer, trimming)?,
+    })
+}
+
+/// The control-lane bound of a port with a `buffer`-byte data buffer.
+fn control_lane(sw: &SwitchConfig, buffer: u64, trimming: bool) -> Result<ControlLane> {
+    use super::ControlLaneConfig as C;
+    if sw.control_lane != C::Separate && sw.control_lane_factor.is_some() {
+        return Err(Error::invalid("switch.control_lane_factor", "applies only to control_lane = \"separate\""));
+    }
+    Ok(match sw.control_lane {
+        C::Unbounded => ControlLane::Unbounded,
+        C::Separate => {
+            let f = sw.control_lane_factor.unwrap_or(1.0);
+            if !(f.is_finite() && f > 0.0) {
+                return Err(Error::invalid("switch.control_lane_factor", format!("{f}: must be a positive multiple of the port's buffer")));
+            }
+            ControlLane::Separate((f * buffer as f64).round() as u64)
+        }
+        C::Shared if !trimming => {
+            return Err(Error::invalid(
+                "switch.control_lane",
+                "\"shared\" evicts data by trimming it: it needs switch.trimming = true (allowed without trimming: \"unbounded\", \"separate\")",
+            ))
+        }
+        C::Shared => ControlLane::Shared,
     })
 }
 

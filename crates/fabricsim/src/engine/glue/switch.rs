@@ -14,7 +14,7 @@
 use crate::engine::Sim;
 use crate::ids::{NodeId, PktId, PortId};
 use crate::net::packet::{Class, Packet, PktKind, F_CE, F_DOOMED, F_ECT, F_TRIMMED};
-use crate::net::qdisc::Verdict;
+use crate::net::qdisc::{ControlVerdict, Verdict};
 use crate::net::switch_lb::{Candidates, SwitchCtx, SwitchLb};
 
 impl Sim {
@@ -61,6 +61,48 @@ impl Sim {
         out
     }
 
+    /// Cuts data packet `pkt`, which port `out` could not buffer, to a header (a probe is
+    /// already header-sized and stays as it is) and counts the trim.
+    fn trim(&mut self, out: PortId, pkt: PktId) {
+        let p = self.pool.get_mut(pkt);
+        if p.kind == PktKind::Probe {
+            return;
+        }
+        p.size = self.net.qdisc.header_bytes;
+        p.flags |= F_TRIMMED;
+        let conn = p.conn;
+        self.net.ports[out as usize].trims += 1;
+        self.c.data_trimmed += 1;
+        self.hosts.conns[conn as usize].trims += 1;
+    }
+
+    /// Queues control packet `pkt` (or a trimmed header) on switch port `out` as its control
+    /// lane allows: at once, after evicting and trimming the newest queued data packets (a
+    /// lane shared with data), or not at all (dropped).
+    fn switch_enqueue_ctrl(&mut self, out: PortId, pkt: PktId) {
+        let size = self.pool.get(pkt).size as u64;
+        loop {
+            let ps = &self.net.ports[out as usize];
+            match self.net.qdisc.profiles[ps.qdisc as usize].on_control_arrival(ps.data_bytes, ps.ctrl_bytes, size) {
+                ControlVerdict::Enqueue => return self.enqueue_ctrl(out, pkt),
+                ControlVerdict::Drop => {
+                    self.net.ports[out as usize].drops += 1;
+                    return self.drop_packet(pkt);
+                }
+                ControlVerdict::EvictNewestData => {
+                    // The newest data packet leaves the data class; its header is kept, ahead
+                    // of the arrival (lb-ai-training spec §4.2).
+                    let ps = &mut self.net.ports[out as usize];
+                    let victim = ps.data.pop_back().expect("eviction only with queued data");
+                    ps.occupancy_to(self.now);
+                    ps.data_bytes -= self.pool.get(victim).size as u64;
+                    self.trim(out, victim);
+                    self.enqueue_ctrl(out, victim);
+                }
+            }
+        }
+    }
+
     /// Forwards packet `pkt` that arrived at switch `sw`.
     pub(crate) fn switch_receive(&mut self, sw: NodeId, pkt: PktId) {
         let out = match self.pool.get(pkt).route_hint {
@@ -78,7 +120,7 @@ impl Sim {
             return;
         }
         if p.kind.class() == Class::Control || p.flags & F_TRIMMED != 0 {
-            self.enqueue_ctrl(out, pkt);
+            self.switch_enqueue_ctrl(out, pkt);
             return;
         }
         if self.net.pfc.on && !self.pfc_admit(sw, p.port, p.size as u64) {
@@ -88,7 +130,7 @@ impl Sim {
             return;
         }
         let ps = &mut self.net.ports[out as usize];
-        match self.net.qdisc.profiles[ps.qdisc as usize].on_arrival(ps.data_bytes, p.size as u64, p.flags & F_ECT != 0, &mut ps.rng) {
+        match self.net.qdisc.profiles[ps.qdisc as usize].on_arrival(ps.data_bytes, ps.ctrl_bytes, p.size as u64, p.flags & F_ECT != 0, &mut ps.rng) {
             Verdict::Enqueue { mark } => {
                 if mark {
                     self.pool.get_mut(pkt).flags |= F_CE;
@@ -101,19 +143,9 @@ impl Sim {
                 ps.max_data_bytes = ps.max_data_bytes.max(ps.data_bytes);
                 self.port_kick(out);
             }
-            Verdict::Trim if p.kind == PktKind::Probe => {
-                // A probe is already header-sized: it moves to the control class untouched.
-                self.enqueue_ctrl(out, pkt);
-            }
             Verdict::Trim => {
-                ps.trims += 1;
-                self.c.data_trimmed += 1;
-                self.hosts.conns[p.conn as usize].trims += 1;
-                let hdr = self.net.qdisc.header_bytes;
-                let pk = self.pool.get_mut(pkt);
-                pk.size = hdr;
-                pk.flags |= F_TRIMMED;
-                self.enqueue_ctrl(out, pkt);
+                self.trim(out, pkt);
+                self.switch_enqueue_ctrl(out, pkt);
             }
             Verdict::Drop => {
                 ps.drops += 1;
