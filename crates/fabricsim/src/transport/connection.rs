@@ -160,8 +160,8 @@ pub struct Connection {
     pub drops: u32,
     /// Data packets of this flow trimmed by switches.
     pub trims: u32,
-    /// Packets of this flow (data or ACK) a switch-side selector re-routed away from the
-    /// flow's hashed or remembered port (`SwitchCtx::rerouted`).
+    /// Data packets of this flow a switch-side selector re-routed away from the flow's hashed
+    /// or remembered port (`SwitchCtx::rerouted`), counted per switch hop.
     pub reroutes: u32,
     /// ACKs that echoed a CE mark.
     pub ecn_acks: u32,
