@@ -159,3 +159,26 @@ fn flows_per_host_sets_the_rate_and_the_jitter_spans_a_whole_gap() {
     }
     assert!(jitters.iter().any(|&j| j > 10_000_000), "no start later than 10 us in 12 seeds: {jitters:?}");
 }
+
+#[test]
+fn after_an_idle_spell_the_schedule_resumes_without_a_burst() {
+    // Two ranks on hosts 0 and 15 run two all-to-alls of one 100-packet message each way,
+    // 100 us apart, paced at B/4 (flows_per_host = 4, no jitter). The second message is posted
+    // on a connection idle since the first: its pacer resumes at the posting time (spec §2.0.2
+    // `policy_wakeup`: max(now, next tick)) instead of sending at line rate until its stale
+    // schedule catches up, so both messages take exactly as long.
+    let r = common::run(
+        "seed = 3\n[topology]\nk = 4\nlink_rate_gbps = 100\n[transport.cc]\nname = \"pacer\"\nflows_per_host = 4\n\
+         start_jitter = false\n[run]\nmessage_log = true\n[workload]\nkind = \"collectives\"\nchunk = 403200\n\
+         [[workload.jobs]]\nranks = 2\nplacement = \"strided\"\nstride = 15\ncollectives = [\
+         { op = \"alltoall\", bytes = 806400, gap_us = 100 }, { op = \"alltoall\", bytes = 806400 } ]\n",
+    );
+    let from0: Vec<_> = r.messages.iter().filter(|m| m.src == 0).collect();
+    assert_eq!(from0.len(), 2, "{:?}", r.messages);
+    assert_eq!(from0[0].conn, from0[1].conn, "both messages on one connection");
+    let took: Vec<u64> = from0.iter().map(|m| m.completed.unwrap() - m.posted.unwrap()).collect();
+    assert!(from0[1].posted.unwrap() > from0[0].completed.unwrap() + 50 * 1_000_000, "an idle spell between them");
+    assert_eq!(took[0], took[1], "the second message is paced like the first");
+    // 99 gaps of 4 T: the paced part dominates the time.
+    assert!(took[0] > 99 * 4 * T && took[0] < 100 * 4 * T + 20_000_000, "{took:?}");
+}
