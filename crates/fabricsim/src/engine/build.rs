@@ -69,11 +69,15 @@ pub(super) fn hosts(setup: &Setup, fabric: &Fabric) -> Hosts {
     let n = setup.traffic.conns.len();
     let (mut conns, mut path_rtt, mut credit) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
     let mtu = (tp.mss + tp.header) as u64;
+    let mut src_conns = vec![0u32; fabric.hosts as usize];
+    for f in &setup.traffic.conns {
+        src_conns[f.src as usize] += 1;
+    }
     for (i, f) in setup.traffic.conns.iter().enumerate() {
         let hops = super::hop_count(fabric, f.src, f.dst);
         let rtt = *rtt_by_hops.entry(hops).or_insert_with(|| fabric.base_rtt(f.src, f.dst, mtu, tp.ack_bytes as u64));
         let host_rate = fabric.ports[fabric.host_port[f.src as usize] as usize].rate;
-        let path = PathInfo { mtu_bytes: mtu, host_rate, base_rtt: rtt, bdp_bytes: host_rate.bytes_in(rtt), hops: hops as u32, net_base_rtt: setup.base_rtt };
+        let path = PathInfo { mtu_bytes: mtu, host_rate, base_rtt: rtt, bdp_bytes: host_rate.bytes_in(rtt), hops: hops as u32, net_base_rtt: setup.base_rtt, src_conns: src_conns[f.src as usize] };
         let cc = tr.cc.build(&mut path.clone());
         let mut lb_ctx = LbBuild { path, rng: Rng::stream(seed, "conn", i as u64) };
         let lb = tr.lb.build(&mut lb_ctx);

@@ -7,6 +7,7 @@
 
 use super::queue::EventKind;
 use super::Sim;
+use crate::transport::cc::CongestionControl;
 use crate::transport::gate::{GateState, MessageFeedback, MessageGate};
 use crate::units::Time;
 use crate::workload::graph::{TaskKind, Trigger};
@@ -120,7 +121,17 @@ impl Sim {
             lane.in_flight_msgs += 1;
             lane.in_flight_bytes += bytes;
             self.tasks.fired_at[t as usize] = now;
-            self.hosts.conns[c as usize].post(t, bytes, mss, now);
+            let conn = &mut self.hosts.conns[c as usize];
+            if conn.idle() {
+                // A message on an idle connection starts a flow: its pacer may delay it.
+                let j = conn.cc.start_jitter();
+                if j > 0 {
+                    let d = conn.rng.below(j + 1);
+                    conn.next_send = conn.next_send.max(now + d);
+                    conn.pace_idle = false;
+                }
+            }
+            conn.post(t, bytes, mss, now);
             if self.hosts.credit_on {
                 self.credit_on_post(c);
             }

@@ -6,7 +6,7 @@
 //! pair; the connection goes idle when everything posted is acknowledged and wakes when the next
 //! message is posted. A flow is a connection that carries one message.
 
-use super::cc::AnyCc;
+use super::cc::{AnyCc, CongestionControl, PacingClock};
 use super::lb::AnyLb;
 use super::recovery::{AnyReceiverRecovery, AnyRecovery, RxView, SenderCtx};
 use crate::ids::NodeId;
@@ -116,6 +116,12 @@ pub struct Connection {
     pub wake_pending: bool,
     /// Whether a retransmission-timer event is scheduled.
     pub timer_pending: bool,
+    /// Whether the pacer keeps a fixed schedule ([`PacingClock::Schedule`]; read once from the
+    /// congestion control at creation).
+    pub pace_on_schedule: bool,
+    /// A scheduled pacer found nothing to send: its schedule resumes at `max(now, next_send)`
+    /// when it has something again.
+    pub pace_idle: bool,
     /// Timeouts since the last ACK.
     pub consecutive_timeouts: u32,
     /// Loss recovery, sender half (the mode's per-connection state).
@@ -174,6 +180,7 @@ pub struct Connection {
 impl Connection {
     /// An idle connection from `src` to `dst`.
     pub fn new(src: NodeId, dst: NodeId, cc: AnyCc, lb: AnyLb, rng: Rng, recovery: AnyRecovery, rcv_recovery: AnyReceiverRecovery) -> Self {
+        let pace_on_schedule = cc.pacing_clock() == PacingClock::Schedule;
         Connection {
             src,
             dst,
@@ -199,6 +206,8 @@ impl Connection {
             in_ready: false,
             wake_pending: false,
             timer_pending: false,
+            pace_on_schedule,
+            pace_idle: pace_on_schedule,
             consecutive_timeouts: 0,
             recovery,
             cc,
@@ -414,7 +423,7 @@ mod tests {
     fn conn(size: u64) -> Connection {
         let cc = AnyCc::Fixed(fixed::Fixed::new(
             &fixed::FixedParams::default(),
-            &crate::transport::cc::PathInfo { mtu_bytes: 4096, host_rate: crate::units::BitsPerSec(1), base_rtt: 1, bdp_bytes: 1, hops: 2, net_base_rtt: 1 },
+            &crate::transport::cc::PathInfo { mtu_bytes: 4096, host_rate: crate::units::BitsPerSec(1), base_rtt: 1, bdp_bytes: 1, hops: 2, net_base_rtt: 1, src_conns: 1 },
         ));
         let (tx, rx) = (AnyRecovery::Sack(Default::default()), AnyReceiverRecovery::Sack(Default::default()));
         let mut c = Connection::new(0, 1, cc, AnyLb::Spray(spray::Spray::new(&Default::default())), Rng::stream(0, "t", 0), tx, rx);

@@ -19,5 +19,6 @@ pub mod gate;
 pub mod hosts;
 pub mod lb;
 pub mod recovery;
+pub mod subflows;
 
 pub use connection::Connection;

@@ -32,9 +32,19 @@ impl Sim {
         let (header, mss, now, mtu) = (self.hosts.tp.header, self.hosts.tp.mss, self.now, self.mtu());
         let conn = &mut self.hosts.conns[c as usize];
         if conn.idle() {
+            conn.pace_idle = conn.pace_on_schedule;
             return Readiness::Blocked;
         }
-        let Some((seq, retx)) = conn.next_to_send(now, mtu) else { return Readiness::Blocked };
+        let Some((seq, retx)) = conn.next_to_send(now, mtu) else {
+            conn.pace_idle = conn.pace_on_schedule;
+            return Readiness::Blocked;
+        };
+        if conn.pace_idle {
+            // A scheduled pacer that had nothing to send resumes now at the earliest (spec
+            // lb-ai-training §2.0.2 `policy_wakeup`): no burst for the idle time.
+            conn.pace_idle = false;
+            conn.next_send = conn.next_send.max(now);
+        }
         let wire = conn.wire_of(seq, retx, mss, header) as u64;
         if let Some(w) = conn.cc.window() {
             // An empty pipe may always send one packet, whatever the window.
@@ -46,7 +56,7 @@ impl Sim {
             return Readiness::Blocked;
         }
         let conn = &mut self.hosts.conns[c as usize];
-        if conn.next_send > now + RATE_RECHECK {
+        if conn.next_send > now + RATE_RECHECK && !conn.pace_on_schedule {
             // A long gap (a slow rate): the rate may rise before the gap ends, as a NIC rate
             // limiter's would, so re-read it and wake at least every RATE_RECHECK.
             conn.cc.advance_to(now);
@@ -136,8 +146,11 @@ impl Sim {
         conn.tx_log.push_back((seq, now));
         conn.cc.on_send(now, wire);
         if let Some(rate) = conn.cc.pacing_rate() {
-            conn.next_send = now + rate.tx_time(wire);
-            conn.last_tx = now;
+            // A scheduled pacer's gap runs from this packet's slot (which the NIC may have
+            // reached late), any other pacer's from the departure.
+            let slot = if conn.pace_on_schedule { conn.next_send.min(now) } else { now };
+            conn.next_send = slot + rate.tx_time(wire);
+            conn.last_tx = slot;
             conn.last_wire = wire as u32;
         }
         let mut flags = if ect { F_ECT } else { 0 } | if retx { F_RETX } else { 0 };

@@ -1,7 +1,8 @@
 //! `line_rate`: no window; each connection is paced at a fixed rate (default the host link
-//! rate) and never reacts to congestion. This is the Load-Balancing-for-AI paper's fixed-rate
-//! pacer (lb-ai-training spec §2.0.2, CC-FIXED), which isolates load balancing from congestion
-//! control. Several connections of one host share its NIC round-robin.
+//! rate) and never reacts to congestion. Several connections of one host share its NIC
+//! round-robin, so with many connections per host the link stays full whatever `fraction` is:
+//! the Load-Balancing-for-AI study's per-flow fair-share pacer (lb-ai-training spec §2.0.2,
+//! CC-FIXED), whose coefficient scales a host's offered load, is [`super::pacer`].
 
 use super::{CongestionControl, PathInfo};
 use crate::error::{Error, Result};

@@ -16,6 +16,7 @@ pub mod dctcp;
 pub mod fixed;
 pub mod line_rate;
 pub mod mprdma;
+pub mod pacer;
 pub mod smartt;
 pub mod strack;
 pub mod swift;
@@ -38,6 +39,10 @@ pub struct PathInfo {
     /// Round-trip time of the fabric's longest path on an idle fabric (full data packet out,
     /// ACK back): the "network-wide base RTT" some schemes scale their constants by.
     pub net_base_rtt: Time,
+    /// Connections of the workload whose sender is this connection's source host (this one
+    /// included): the host's concurrent flows when they all run at once (a fixed-rate pacer's
+    /// fair share of the host link is `host_rate / src_conns`).
+    pub src_conns: u32,
 }
 
 /// An acknowledgement reaching the sender.
@@ -121,6 +126,34 @@ pub trait CongestionControl {
     fn window(&self) -> Option<u64>;
     /// Pacing rate; `None` for no pacing (line rate).
     fn pacing_rate(&self) -> Option<BitsPerSec>;
+    /// What the pacing gap is measured from (read once, when the connection is built).
+    fn pacing_clock(&self) -> PacingClock {
+        PacingClock::Departure
+    }
+    /// Upper bound of the random delay of a message posted on an idle connection: its first
+    /// packet waits `U(0, start_jitter)`, drawn from the connection's random stream (0 = none,
+    /// and nothing is drawn).
+    fn start_jitter(&self) -> Time {
+        0
+    }
+}
+
+/// What a paced connection measures its next send time from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PacingClock {
+    /// From the moment the NIC took the previous packet: time the packet waited behind other
+    /// connections' packets is lost to the connection (a NIC rate limiter). While the next send
+    /// is more than a few µs away the rate is re-read, so a rising rate shortens the gap.
+    Departure,
+    /// From the previous packet's own slot on a fixed schedule, whenever the NIC actually took
+    /// it: slot `k+1` = slot `k` + wire bytes / rate. A packet the NIC could not take at its
+    /// slot (the link busy with other connections' packets or control packets) does not delay
+    /// the later slots, so a connection that fell behind sends its late packets as soon as the
+    /// NIC lets it, as if each slot had dropped a packet into an unbounded NIC FIFO. A
+    /// connection with nothing to send is idle; when it gets something again its schedule
+    /// resumes at `max(now, next slot)` (no catch-up for the idle time). The rate is read once
+    /// per packet. This is lb-ai-training spec §2.0.2's `PACE_TICK` / `policy_wakeup`.
+    Schedule,
 }
 
 crate::scheme_family! {
@@ -135,6 +168,8 @@ crate::scheme_family! {
         Fixed => fixed::Fixed,
         /// See [`line_rate`].
         LineRate => line_rate::LineRate,
+        /// See [`pacer`].
+        Pacer => pacer::Pacer,
         /// See [`mprdma`].
         Mprdma => mprdma::Mprdma,
         /// See [`smartt`]. Boxed: its state is a few hundred bytes, and every connection's
@@ -166,7 +201,7 @@ pub(crate) mod testing {
     /// A path at `host_rate_bps` with a BDP of `bdp_bytes` (given separately, so tests can pick
     /// round numbers).
     pub const fn path(host_rate_bps: u64, bdp_bytes: u64) -> PathInfo {
-        PathInfo { mtu_bytes: MTU, host_rate: BitsPerSec(host_rate_bps), base_rtt: 10 * US, bdp_bytes, hops: 6, net_base_rtt: 10 * US }
+        PathInfo { mtu_bytes: MTU, host_rate: BitsPerSec(host_rate_bps), base_rtt: 10 * US, bdp_bytes, hops: 6, net_base_rtt: 10 * US, src_conns: 1 }
     }
 
     /// An unmarked ACK of one full packet at the base RTT.
@@ -217,5 +252,13 @@ impl CongestionControl for AnyCc {
     #[inline]
     fn pacing_rate(&self) -> Option<BitsPerSec> {
         dispatch!(self, c => c.pacing_rate())
+    }
+    #[inline]
+    fn pacing_clock(&self) -> PacingClock {
+        dispatch!(self, c => c.pacing_clock())
+    }
+    #[inline]
+    fn start_jitter(&self) -> Time {
+        dispatch!(self, c => c.start_jitter())
     }
 }

@@ -501,7 +501,7 @@ pub(crate) mod testing {
     impl Board {
         /// `n` packets in flight; the controller's fixed window is `cwnd_pkts` packets.
         pub fn new(n: u32, cwnd_pkts: u64) -> Board {
-            let path = PathInfo { mtu_bytes: MTU, host_rate: crate::units::BitsPerSec(1), base_rtt: 1, bdp_bytes: cwnd_pkts * MTU, hops: 2, net_base_rtt: 1 };
+            let path = PathInfo { mtu_bytes: MTU, host_rate: crate::units::BitsPerSec(1), base_rtt: 1, bdp_bytes: cwnd_pkts * MTU, hops: 2, net_base_rtt: 1, src_conns: 1 };
             let cc = AnyCc::Fixed(fixed::Fixed::new(&fixed::FixedParams::default(), &path));
             let lb = AnyLb::Spray(spray::Spray::new(&Default::default()));
             let (tx, rx) = (AnyRecovery::Sack(sack::Sack), AnyReceiverRecovery::Sack(sack::SackRx));
