@@ -132,7 +132,9 @@ pub trait CongestionControl {
     }
     /// Upper bound of the random delay of a message posted on an idle connection: its first
     /// packet waits `U(0, start_jitter)`, drawn from the connection's random stream (0 = none,
-    /// and nothing is drawn).
+    /// and nothing is drawn). Meant for [`PacingClock::Schedule`]: a `Departure` pacer re-reads
+    /// its rate during gaps longer than the engine's re-check interval (10 µs) and would cut a
+    /// longer start delay short.
     fn start_jitter(&self) -> Time {
         0
     }
