@@ -1,6 +1,6 @@
 //! `code`: ideal rateless erasure coding with overhead ε (lb-ai-training spec §2.3 LR-CODE0,
-//! ε = 0, and LR-CODE5, ε = 0.05; paper §4 "Erasure Coding" and §6, first paragraph of the
-//! loss-recovery comparison: "sources send packets until 105% of the message size has been
+//! ε = 0, and LR-CODE5, ε = 0.05; paper §4 "Loss Recovery Schemes: Erasure Coding", §5 on
+//! the zero-overhead code, §6.1: "sources send packets until 105% of the message size has been
 //! received").
 //!
 //! Sender: every packet is a new symbol. It sends new packets, past the message's own `n`

@@ -1,6 +1,6 @@
 //! `tcp`: TCP-style loss recovery with the rate left alone (lb-ai-training spec §2.3 LR-TCP;
-//! paper §4 "TCP (dupACKs and RTOs)" and §6 on spurious retransmits and "TCP without fast
-//! recovery").
+//! paper §4 "Loss Recovery Schemes: TCP (dupACKs and RTOs)", §6.1 on the dupACK threshold and
+//! §6.2 on spurious retransmits and "TCP without fast recovery").
 //!
 //! Loss decisions use the cumulative ACK only (no SACK, as in htsim's TCP): the receiver keeps
 //! out-of-order packets and ACKs with its cumulative point and an empty selective bitmap.
