@@ -92,6 +92,14 @@ pub trait Companion<Ctx: ?Sized>: Scheme<Ctx> {
     fn build_half(p: &Self::Params) -> Self::Half;
 }
 
+/// A boxed two-half scheme builds its second half as the scheme itself does.
+impl<Ctx: ?Sized, T: Companion<Ctx>> Companion<Ctx> for Box<T> {
+    type Half = T::Half;
+    fn build_half(p: &Self::Params) -> Self::Half {
+        T::build_half(p)
+    }
+}
+
 /// One parameter as the registry lists it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ParamRow {

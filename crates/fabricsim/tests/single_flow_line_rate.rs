@@ -6,15 +6,7 @@ fn single_flow_finishes_in_size_over_rate_plus_base_rtt() {
     // 2080 full packets (8,386,560 B of payload) from host 0 to host 127 of a k=8 fat tree:
     // 6 links each way at 400 Gb/s, 1 us. Whole packets keep the formula exact; a short last
     // packet would finish earlier by its shorter serialization on the 5 downstream hops.
-    let r = common::run(
-        r#"
-        [topology]
-        k = 8
-        [workload]
-        kind = "flow_list"
-        file = "tests/data/one_flow.csv"
-    "#,
-    );
+    let r = common::run(&common::one_flow(""));
     let f = &r.flows[0];
     assert_eq!((f.src, f.dst), (0, 127));
     let wire = 2080 * 4096;

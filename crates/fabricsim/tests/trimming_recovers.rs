@@ -4,23 +4,7 @@
 mod common;
 
 fn incast(trimming: bool) -> String {
-    format!(
-        r#"
-        seed = 5
-        [topology]
-        k = 8
-        [switch]
-        buffer_bdp = 0.5
-        trimming = {trimming}
-        [transport.cc]
-        name = "fixed"
-        window_bdp = 1.0
-        [workload]
-        kind = "incast"
-        senders = 16
-        flow_bytes = "1MiB"
-    "#
-    )
+    common::half_bdp_incast(trimming, "")
 }
 
 #[test]

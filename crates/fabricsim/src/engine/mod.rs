@@ -228,7 +228,8 @@ impl Sim {
             events: self.c.events,
             messages_done: self.tasks.sends_completed,
             messages: self.total_sends,
-            fraction: if self.total_bytes == 0 { 1.0 } else { self.acked_bytes_total as f64 / self.total_bytes as f64 },
+            // (Erasure coding's extra symbols count as acknowledged bytes too: at most 1.)
+            fraction: if self.total_bytes == 0 { 1.0 } else { (self.acked_bytes_total as f64 / self.total_bytes as f64).min(1.0) },
         }
     }
 

@@ -44,6 +44,11 @@ pub struct Slot {
 pub struct OpenMsg {
     /// Task id of the message in the traffic graph.
     pub task: u32,
+    /// Its first packet's sequence number.
+    pub first_pkt: u32,
+    /// Packets its payload was split into when posted (`end_pkt - first_pkt` unless the
+    /// loss-recovery mode sent past the posted data, see [`Connection::extend_last_msg`]).
+    pub pkts: u32,
     /// One past its last packet's sequence number.
     pub end_pkt: u32,
     /// Payload bytes of its last packet.
@@ -71,8 +76,11 @@ pub struct Connection {
     pub dst: NodeId,
     /// Payload bytes posted so far.
     pub size: u64,
-    /// Data packets posted so far.
+    /// Data packets posted so far, plus any the loss-recovery mode sent past the posted data
+    /// ([`Connection::extend_last_msg`]).
     pub n_pkts: u32,
+    /// Of `n_pkts`, packets sent past the posted data (erasure-coding symbols).
+    pub extra_pkts: u32,
     /// When the first message was posted.
     pub start: Time,
     /// When the sender last saw everything posted acknowledged (`None` while busy or unused).
@@ -186,6 +194,7 @@ impl Connection {
             dst,
             size: 0,
             n_pkts: 0,
+            extra_pkts: 0,
             start: 0,
             finish: None,
             started: false,
@@ -243,6 +252,8 @@ impl Connection {
         let last_payload = (bytes - (pkts - 1) * mss as u64) as u32;
         self.msgs.push_back(OpenMsg {
             task,
+            first_pkt: self.n_pkts,
+            pkts: pkts as u32,
             end_pkt: end as u32,
             last_payload,
             posted_at: now,
@@ -261,15 +272,47 @@ impl Connection {
         self.finish = None;
     }
 
-    /// Payload bytes of the next never-sent packet (`next_seq`, which must be posted).
+    /// Payload bytes of the next never-sent packet (`next_seq`): a full packet past the
+    /// posted data (see [`Connection::extend_last_msg`]).
     #[inline]
     pub fn next_new_payload(&self, mss: u32) -> u32 {
-        let m = &self.msgs[self.msgs_sent];
-        if self.next_seq + 1 == m.end_pkt {
-            m.last_payload
-        } else {
-            mss
+        match self.msgs.get(self.msgs_sent) {
+            Some(m) if self.next_seq + 1 == m.end_pkt => m.last_payload,
+            _ => mss,
         }
+    }
+
+    /// Makes room for one new full-sized packet past the posted data (`next_seq == n_pkts`,
+    /// everything posted already sent): it becomes the last packet of the last open message.
+    /// A loss-recovery mode that sends more packets than the message has (an erasure code's
+    /// extra symbols) gets them this way; a message posted later starts after them.
+    pub fn extend_last_msg(&mut self, mss: u32) {
+        debug_assert!(self.next_seq == self.n_pkts && self.msgs_sent == self.msgs.len());
+        let m = self.msgs.back_mut().expect("a busy connection has an open message");
+        m.end_pkt += 1;
+        m.last_payload = mss;
+        self.n_pkts += 1;
+        self.extra_pkts += 1;
+        self.msgs_sent -= 1;
+    }
+
+    /// Whether the oldest undelivered message is now complete at the receiver, after the first
+    /// arrival of `seq`; returns the receiver's delivered end if so (see
+    /// [`ReceiverRecovery::delivered_end`](super::recovery::ReceiverRecovery::delivered_end)).
+    #[inline]
+    pub fn newly_delivered_end(&mut self, seq: u32) -> Option<u32> {
+        use super::recovery::ReceiverRecovery;
+        let m = self.msgs.get(self.msgs_delivered)?;
+        let rx = RxView { cum: self.rcv_cum, window: &self.rcv_window, lowest_unacked: self.rcv_lowest_unacked };
+        let end = self.rcv_recovery.delivered_end(&rx, seq, m);
+        (m.end_pkt <= end).then_some(end)
+    }
+
+    /// The cumulative point the receiver's ACKs carry, as its loss-recovery mode chooses.
+    #[inline]
+    pub fn ack_cum(&self) -> u32 {
+        use super::recovery::ReceiverRecovery;
+        self.rcv_recovery.ack_cum(&self.rx_view())
     }
 
     /// Wire bytes of packet `seq` (a retransmission, or the next new packet).

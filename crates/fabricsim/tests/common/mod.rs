@@ -70,3 +70,41 @@ pub fn switch_lb_permutation(switch_lb: &str, host_lb: &str, seed: u64) -> Resul
     "#
     ))
 }
+
+/// A 16:1 incast of 1 MiB flows into half-BDP buffers of a k=8 fat tree, fixed 1-BDP windows,
+/// with or without trimming; `extra` adds tables (a loss-recovery mode, say).
+pub fn half_bdp_incast(trimming: bool, extra: &str) -> String {
+    format!(
+        r#"
+        seed = 5
+        [topology]
+        k = 8
+        [switch]
+        buffer_bdp = 0.5
+        trimming = {trimming}
+        [transport.cc]
+        name = "fixed"
+        window_bdp = 1.0
+        [workload]
+        kind = "incast"
+        senders = 16
+        flow_bytes = "1MiB"
+        {extra}
+    "#
+    )
+}
+
+/// One 2080-packet flow host 0 → host 127 of an idle k = 8 fat tree at 400 Gb/s
+/// (`data/one_flow.csv`); `extra` adds tables.
+pub fn one_flow(extra: &str) -> String {
+    format!(
+        r#"
+        [topology]
+        k = 8
+        [workload]
+        kind = "flow_list"
+        file = "tests/data/one_flow.csv"
+        {extra}
+    "#
+    )
+}

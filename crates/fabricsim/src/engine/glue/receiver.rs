@@ -64,8 +64,9 @@ impl Sim {
         if fresh {
             conn.rcv_pkts += 1;
             conn.rcv_bytes += (p.size - header) as u64;
-            let end = conn.rcv_recovery.delivered_end(&conn.rx_view());
-            if conn.msgs.get(conn.msgs_delivered).is_some_and(|m| m.end_pkt <= end) {
+            // Messages complete in order; a mode that completes one message at a time (erasure
+            // coding) is asked again for the next.
+            while let Some(end) = self.hosts.conns[p.conn as usize].newly_delivered_end(p.seq) {
                 self.deliver_messages(p.conn, end);
             }
         } else {
@@ -111,7 +112,7 @@ impl Sim {
         let ack_bytes = self.hosts.tp.ack_bytes;
         let port = self.hosts.nics[p.dst as usize].port;
         let conn = &mut self.hosts.conns[p.conn as usize];
-        let (cum, sack, ecn_count) = (conn.rcv_cum, conn.sack_bits_from(sack_base), conn.rcv_unacked_ce.min(u16::MAX as u32) as u16);
+        let (cum, sack, ecn_count) = (conn.ack_cum(), conn.sack_bits_from(sack_base), conn.rcv_unacked_ce.min(u16::MAX as u32) as u16);
         let ooo = (conn.rcv_pkts - conn.rcv_cum).min(u16::MAX as u32) as u16;
         conn.rcv_unacked = 0;
         conn.rcv_unacked_ce = 0;

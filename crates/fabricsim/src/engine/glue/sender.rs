@@ -9,7 +9,7 @@ use crate::engine::queue::EventKind;
 use crate::engine::Sim;
 use crate::ids::{ConnId, PktId};
 use crate::net::packet::{Packet, PktKind, F_ACK_NOW, F_DOOMED, F_ECE, F_ECT, F_PROBE_ACK, F_RETX};
-use crate::transport::recovery::{AckInfo, Actions, Episode, LossReport, SenderRecovery};
+use crate::transport::recovery::{AckInfo, Actions, Episode, Lost, LossReport, SenderRecovery};
 use crate::units::Time;
 
 /// Longest a paced connection waits without re-reading its rate.
@@ -132,6 +132,10 @@ impl Sim {
             conn.retransmits += 1;
             self.c.data_retransmitted += 1;
         } else {
+            if conn.msgs_sent == conn.msgs.len() {
+                // The mode sends past the posted data (an erasure code's extra symbol).
+                conn.extend_last_msg(mss);
+            }
             conn.board.push_back(slot);
             conn.next_seq += 1;
             let m = &mut conn.msgs[conn.msgs_sent];
@@ -143,7 +147,10 @@ impl Sim {
             }
         }
         conn.in_flight += wire;
-        conn.tx_log.push_back((seq, now));
+        let shared_rto = conn.recovery.uses_shared_rto();
+        if shared_rto {
+            conn.tx_log.push_back((seq, now));
+        }
         conn.cc.on_send(now, wire);
         if let Some(rate) = conn.cc.pacing_rate() {
             // A scheduled pacer's gap runs from this packet's slot (which the NIC may have
@@ -169,7 +176,7 @@ impl Sim {
             }
         }
         let (src, dst) = (conn.src, conn.dst);
-        if !conn.timer_pending {
+        if shared_rto && !conn.timer_pending {
             conn.timer_pending = true;
             self.q.push(now + self.hosts.tp.rto, EventKind::ConnTimer, c);
         }
@@ -300,6 +307,7 @@ impl Sim {
             seq: p.seq,
             ooo_count: p.ooo_count,
             probe: probe_ack,
+            retransmitted: p.flags & F_RETX != 0,
             rtt: now - p.sent_at,
         };
         let (recovery, mut ctx) = conn.sender_parts(now, mtu);
@@ -385,28 +393,35 @@ impl Sim {
             let a = recovery.on_timeout(&mut ctx);
             self.apply_recovery(c, a);
         }
-        if lost > 0 && self.hosts.credit_on {
-            self.credit_on_timeout(c, lost_pkts);
+        if lost > 0 {
+            self.account_timeout(c, Lost { pkts: lost_pkts, bytes: lost, latest_sent_at });
         }
         let conn = &mut self.hosts.conns[c as usize];
-        if lost > 0 {
-            conn.timeouts += 1;
-            conn.consecutive_timeouts += 1;
-            self.c.timeouts += 1;
-            let ev = TimeoutEvent {
-                now,
-                lost_bytes: lost,
-                in_flight: conn.in_flight,
-                consecutive: conn.consecutive_timeouts,
-                latest_sent_at,
-            };
-            conn.cc.on_timeout(&ev);
-        }
         if let Some(&(_, t)) = conn.tx_log.front() {
             conn.timer_pending = true;
             self.q.push(t + rto, EventKind::ConnTimer, c);
         }
         self.conn_wake(c);
+    }
+
+    /// Counts a retransmission timeout of `c` that declared `lost` lost (shared RTO or a mode's
+    /// own) and tells the credit scheme and the congestion controller.
+    fn account_timeout(&mut self, c: ConnId, lost: Lost) {
+        if self.hosts.credit_on {
+            self.credit_on_timeout(c, lost.pkts);
+        }
+        let conn = &mut self.hosts.conns[c as usize];
+        conn.timeouts += 1;
+        conn.consecutive_timeouts += 1;
+        self.c.timeouts += 1;
+        let ev = TimeoutEvent {
+            now: self.now,
+            lost_bytes: lost.bytes,
+            in_flight: conn.in_flight,
+            consecutive: conn.consecutive_timeouts,
+            latest_sent_at: lost.latest_sent_at,
+        };
+        conn.cc.on_timeout(&ev);
     }
 
     /// A sequence NACK ("I expect `cum_ack`") reached its sender.
@@ -434,13 +449,19 @@ impl Sim {
     /// The loss-recovery mode's own timer of `c` fired.
     pub(crate) fn on_recovery_timer(&mut self, c: ConnId) {
         let (now, mtu) = (self.now, self.mtu());
-        let (recovery, mut ctx) = self.hosts.conns[c as usize].sender_parts(now, mtu);
+        let conn = &mut self.hosts.conns[c as usize];
+        let queued = conn.retx.len();
+        let (recovery, mut ctx) = conn.sender_parts(now, mtu);
         let a = recovery.on_timer(&mut ctx);
         self.apply_recovery(c, a);
+        if self.hosts.conns[c as usize].retx.len() != queued {
+            // The timer declared packets lost: they may go now.
+            self.conn_wake(c);
+        }
     }
 
     /// Carries out what a loss-recovery hook asked for, in a fixed order: schedule its timer,
-    /// send a probe, count the episode.
+    /// send a probe, count the episode, settle a delivered message.
     #[inline(always)]
     fn apply_recovery(&mut self, c: ConnId, a: Actions) {
         if a == Actions::NONE {
@@ -455,8 +476,25 @@ impl Sim {
         match a.episode {
             Some(Episode::OutOfOrder) => self.c.ooo_recoveries += 1,
             Some(Episode::Probe) => self.c.probe_recoveries += 1,
+            Some(Episode::Timeout(lost)) => self.account_timeout(c, lost),
             None => {}
         }
+        if let Some(seq) = a.settle {
+            self.settle(c, seq);
+        }
+    }
+
+    /// The receiver holds the whole message containing packet `seq` and every earlier one:
+    /// acknowledge all their packets, lost ones included ([`Actions::settle`]). Message
+    /// completion follows in `after_ack_progress`.
+    fn settle(&mut self, c: ConnId, seq: u32) {
+        let conn = &self.hosts.conns[c as usize];
+        // (The glue already acknowledged the packets below the ACK's cumulative point, `seq`
+        // among them: the message holding it may still be open with packets above.)
+        let Some(i) = conn.msg_of(seq).filter(|&i| conn.msgs[i].first_pkt <= seq) else { return };
+        let end = conn.msgs[i].end_pkt;
+        self.ack_below(c, end);
+        self.hosts.conns[c as usize].advance_una();
     }
 
     /// Sends a header-only probe for `c` (strack spec §2.5.9): its answer is an ACK whose bitmap

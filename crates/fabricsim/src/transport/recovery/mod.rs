@@ -16,7 +16,8 @@
 //! a parallel engine. The glue (`sender.rs`, `receiver.rs`) never tests which mode runs: it
 //! allocates packets, schedules events and updates counters from what the hooks return.
 //!
-//! Modes: [`sack`] (default), [`go_back_n`], [`selective_nack`], [`strack`]. A sequence NACK is
+//! Modes: [`sack`] (default), [`go_back_n`], [`selective_nack`], [`strack`], [`code`], [`tcp`].
+//! A sequence NACK is
 //! a gap report, not a congestion signal: it is not passed to the congestion controller
 //! (trimming NACKs are).
 //!
@@ -29,15 +30,30 @@
 //! 2. Add one row to the `scheme_family!` list below. Parsing, validation, both enums, their
 //!    dispatch and the `fabricsim list` row follow from it.
 //!
-//! How the next modes (lb-ai-training spec §2.3) fit without engine edits:
-//! - *Erasure coding* (LR-CODE0/5): [`SenderRecovery::next_to_send`] hands out new symbols
-//!   until the receiver reports the message done and never requeues lost ones (no-op
-//!   `on_nack`/`on_timeout`); [`ReceiverRecovery::delivered_end`] reports the message delivered
-//!   once ⌈(1+ε)·n⌉ distinct packets arrived, whatever their sequence numbers.
-//! - *TCP dupACK + NewReno* (LR-TCP): [`SenderRecovery::on_ack`] sees every ACK, duplicates
-//!   included ([`AckInfo::prev_una`], [`AckInfo::newly_acked`]), counts dupACKs, requeues
-//!   `snd_una` with [`SenderCtx::declare_lost`] on the 3rd and on partial ACKs, and may run its
-//!   own RTO on the mode timer ([`Actions::timer`]).
+//! General mechanisms a mode may use (the defaults keep today's behaviour):
+//! - *Sending past the posted data*: [`SenderRecovery::next_to_send`] may return a new packet
+//!   `next_seq ≥ n_pkts` while the connection is busy; the glue then extends the last open
+//!   message by one full-sized packet (`Connection::extend_last_msg`). Erasure coding
+//!   ([`code`]) sends its extra symbols this way.
+//! - *Message-level delivery*: [`ReceiverRecovery::delivered_end`] sees each fresh arrival and
+//!   the oldest undelivered message; [`ReceiverRecovery::ack_cum`] chooses the cumulative point
+//!   ACKs carry; [`Actions::settle`] tells the glue the receiver holds a whole message, so every
+//!   packet of it counts as acknowledged (lost ones included).
+//! - *Own retransmission timer*: a mode that runs its own RTO on the mode timer
+//!   ([`Actions::timer`], [`SenderRecovery::on_timer`]) or needs none turns the shared one off
+//!   with [`SenderRecovery::uses_shared_rto`]; it reports a timeout with
+//!   [`Episode::Timeout`], which the glue accounts exactly as a shared-RTO expiry (counters,
+//!   credit, congestion controller). [`tcp`] does this.
+//!
+//! How the modes of lb-ai-training spec §2.3 fit:
+//! - *Erasure coding* (LR-CODE0/5, [`code`]): [`SenderRecovery::next_to_send`] hands out new
+//!   symbols until the receiver reports the message done and never requeues lost ones;
+//!   [`ReceiverRecovery::delivered_end`] reports the message delivered once ⌈(1+ε)·n⌉ distinct
+//!   packets arrived, whatever their sequence numbers.
+//! - *TCP dupACK + NewReno* (LR-TCP, [`tcp`]): [`SenderRecovery::on_ack`] sees every ACK,
+//!   duplicates included ([`AckInfo::prev_una`], [`AckInfo::newly_acked`]), counts dupACKs,
+//!   requeues `snd_una` with [`SenderCtx::declare_lost`] on the 3rd and on partial ACKs, and
+//!   runs its own RTO on the mode timer ([`Actions::timer`]).
 //! - *Trimming with return-to-sender* (LR-TRIM-RTS): a header bounced by a switch reaches
 //!   [`SenderRecovery::on_bounce`] (default: treat as a receiver's NACK); the desync rule moves
 //!   the pacer's phase through [`SenderCtx::next_send`].
@@ -47,13 +63,15 @@
 //! - *Mode-chosen pacing*: [`SenderRecovery::next_to_send`] picks the next packet (default:
 //!   oldest lost first, then the next new one) and may move [`SenderCtx::next_send`].
 
+pub mod code;
 pub mod go_back_n;
 pub mod sack;
 pub mod selective_nack;
 pub mod strack;
+pub mod tcp;
 
 use super::cc::{AnyCc, CongestionControl, PathInfo};
-use super::connection::{SeqState, Slot};
+use super::connection::{OpenMsg, SeqState, Slot};
 use super::lb::{AnyLb, Feedback, PathSelector};
 use crate::units::Time;
 use std::collections::VecDeque;
@@ -78,6 +96,10 @@ crate::scheme_family! {
         SelectiveNack => selective_nack::SelectiveNack,
         /// STrack's SACK with out-of-order, probe and timeout loss detection. See [`strack`].
         Strack => strack::Strack,
+        /// Ideal rateless erasure coding with overhead ε (LR-CODE0/5). See [`code`].
+        Code => code::Code,
+        /// TCP dupACK + NewReno + own RTO, cumulative ACKs only (LR-TCP). See [`tcp`].
+        Tcp => Box<tcp::Tcp>,
     }
 }
 
@@ -95,11 +117,15 @@ pub struct Actions {
     pub probe: bool,
     /// Count one recovery episode of this kind.
     pub episode: Option<Episode>,
+    /// The receiver holds the whole message containing this packet (and every earlier one):
+    /// the glue acknowledges all their packets, lost ones included. For modes whose receiver
+    /// completes messages without every packet (erasure coding).
+    pub settle: Option<u32>,
 }
 
 impl Actions {
     /// Nothing to do.
-    pub const NONE: Actions = Actions { timer: None, probe: false, episode: None };
+    pub const NONE: Actions = Actions { timer: None, probe: false, episode: None, settle: None };
 }
 
 /// Why a recovery episode started (each kind has its own run counter).
@@ -109,6 +135,20 @@ pub enum Episode {
     OutOfOrder,
     /// A probe came back fast with no other ACK since.
     Probe,
+    /// The mode's own retransmission timer expired and declared these packets lost: counted
+    /// and reported to the congestion controller as an expiry of the shared RTO is.
+    Timeout(Lost),
+}
+
+/// Packets declared lost at once ([`SenderCtx::declare_lost_detail`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Lost {
+    /// How many.
+    pub pkts: u32,
+    /// Their wire bytes.
+    pub bytes: u64,
+    /// Latest send time among them.
+    pub latest_sent_at: Time,
 }
 
 /// An ACK as the sender half sees it (after the glue applied its cumulative and selective
@@ -132,6 +172,8 @@ pub struct AckInfo {
     pub ooo_count: u16,
     /// Answer to a probe (does not acknowledge `seq`).
     pub probe: bool,
+    /// The packet that triggered the ACK was a retransmission (Karn's rule).
+    pub retransmitted: bool,
     /// Round-trip sample.
     pub rtt: Time,
 }
@@ -186,15 +228,17 @@ impl SenderCtx<'_> {
         &self.board[(seq - self.snd_una) as usize]
     }
 
-    /// Marks in-flight packet `seq` lost and queues it for retransmission; returns its wire
-    /// bytes. No path feedback (the caller chooses which).
+    /// Marks in-flight packet `seq` lost and, if `requeue`, queues it for retransmission;
+    /// returns its wire bytes. No path feedback (the caller chooses which).
     #[inline]
-    fn mark_lost(&mut self, seq: u32) -> u64 {
+    fn mark_lost(&mut self, seq: u32, requeue: bool) -> u64 {
         let slot = &mut self.board[(seq - self.snd_una) as usize];
         slot.state = SeqState::Lost;
         let wire = slot.wire as u64;
         *self.in_flight -= wire;
-        self.retx.push_back(seq);
+        if requeue {
+            self.retx.push_back(seq);
+        }
         wire
     }
 
@@ -202,29 +246,47 @@ impl SenderCtx<'_> {
     /// and queues it for retransmission, oldest first, telling the path selector each one
     /// timed out. Returns the number of packets declared lost.
     pub fn declare_lost(&mut self, from: u32, end: u32) -> u32 {
+        self.declare_lost_detail(from, end).pkts
+    }
+
+    /// [`SenderCtx::declare_lost`], returning the packets' count, wire bytes and latest send
+    /// time (what a timeout reports).
+    pub fn declare_lost_detail(&mut self, from: u32, end: u32) -> Lost {
         let from = from.max(self.snd_una);
         let end = end.min(self.next_seq);
-        let mut n = 0;
+        let mut lost = Lost::default();
         for seq in from..end {
-            if self.slot(seq).state != SeqState::InFlight {
+            let Slot { state, entropy, sent_at, .. } = *self.slot(seq);
+            if state != SeqState::InFlight {
                 continue;
             }
-            let entropy = self.slot(seq).entropy;
-            self.mark_lost(seq);
+            lost.bytes += self.mark_lost(seq, true);
             self.lb.on_feedback(entropy, Feedback::Timeout, self.now);
-            n += 1;
+            lost.pkts += 1;
+            lost.latest_sent_at = lost.latest_sent_at.max(sent_at);
         }
-        n
+        lost
     }
 
     /// Requeues `seq` if its current transmission (sent at `sent_at`) is in flight; returns
     /// its wire bytes, or `None` for stale feedback about an older transmission.
     pub fn requeue_if_current(&mut self, seq: u32, sent_at: Time) -> Option<u64> {
+        self.lost_if_current(seq, sent_at, true)
+    }
+
+    /// Takes `seq` out of flight without queueing it for retransmission, if its current
+    /// transmission (sent at `sent_at`) is in flight; returns its wire bytes, or `None` for
+    /// stale feedback. For modes that never resend (erasure coding).
+    pub fn write_off_if_current(&mut self, seq: u32, sent_at: Time) -> Option<u64> {
+        self.lost_if_current(seq, sent_at, false)
+    }
+
+    fn lost_if_current(&mut self, seq: u32, sent_at: Time, requeue: bool) -> Option<u64> {
         let slot = self.slot(seq);
         if slot.state != SeqState::InFlight || slot.sent_at != sent_at {
             return None;
         }
-        Some(self.mark_lost(seq))
+        Some(self.mark_lost(seq, requeue))
     }
 
     /// Today's transmission order: the oldest packet awaiting retransmission, else the next
@@ -295,6 +357,12 @@ pub trait SenderRecovery {
     fn on_timer(&mut self, _ctx: &mut SenderCtx) -> Actions {
         Actions::NONE
     }
+    /// Whether the shared retransmission timer (`transport.rto_us`, `sender.rs`) runs for this
+    /// connection. A mode with its own RTO on the mode timer, or one that needs none, says no.
+    #[inline]
+    fn uses_shared_rto(&self) -> bool {
+        true
+    }
 }
 
 impl SenderRecovery for AnyRecovery {
@@ -331,6 +399,10 @@ impl SenderRecovery for AnyRecovery {
     #[inline]
     fn on_timer(&mut self, ctx: &mut SenderCtx) -> Actions {
         dispatch_tx!(self, m => m.on_timer(ctx))
+    }
+    #[inline]
+    fn uses_shared_rto(&self) -> bool {
+        dispatch_tx!(self, m => m.uses_shared_rto())
     }
 }
 
@@ -426,9 +498,16 @@ pub trait ReceiverRecovery {
         ack_if_due(rx, a)
     }
     /// One past the last packet delivered to the application: messages ending at or below it
-    /// are complete (default: the cumulative point).
+    /// are complete (default: the cumulative point). Asked after each first arrival (`seq`,
+    /// already recorded) while message `msg`, the oldest undelivered one, is open.
     #[inline]
-    fn delivered_end(&self, rx: &RxView) -> u32 {
+    fn delivered_end(&mut self, rx: &RxView, _seq: u32, _msg: &OpenMsg) -> u32 {
+        rx.cum
+    }
+    /// The cumulative point ACKs carry: every packet below it counts as received (default:
+    /// the reorder window's).
+    #[inline]
+    fn ack_cum(&self, rx: &RxView) -> u32 {
         rx.cum
     }
 }
@@ -474,8 +553,12 @@ impl ReceiverRecovery for AnyReceiverRecovery {
         dispatch_rx!(self, m => m.on_data(rx, a))
     }
     #[inline]
-    fn delivered_end(&self, rx: &RxView) -> u32 {
-        dispatch_rx!(self, m => m.delivered_end(rx))
+    fn delivered_end(&mut self, rx: &RxView, seq: u32, msg: &OpenMsg) -> u32 {
+        dispatch_rx!(self, m => m.delivered_end(rx, seq, msg))
+    }
+    #[inline]
+    fn ack_cum(&self, rx: &RxView) -> u32 {
+        dispatch_rx!(self, m => m.ack_cum(rx))
     }
 }
 

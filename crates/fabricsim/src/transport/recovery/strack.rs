@@ -187,7 +187,7 @@ impl SenderRecovery for Strack {
         ld.acks_since_probe = 0;
         ld.sent_end_at_probe = ctx.next_seq;
         ld.probe_deadline = ctx.now + self.probe_interval;
-        Actions { timer: Some(ld.probe_deadline), probe: true, episode: None }
+        Actions { timer: Some(ld.probe_deadline), probe: true, ..Actions::NONE }
     }
 }
 
@@ -239,7 +239,7 @@ mod tests {
         Strack::new(&StrackLossParams::default(), &path)
     }
 
-    const ACK: AckInfo = AckInfo { prev_una: 0, newly_acked: 1000, cum_ack: 0, sack_base: 1, sack_bits: 0, seq: 20, ooo_count: 0, probe: false, rtt: 100 };
+    const ACK: AckInfo = AckInfo { prev_una: 0, newly_acked: 1000, cum_ack: 0, sack_base: 1, sack_bits: 0, seq: 20, ooo_count: 0, probe: false, retransmitted: false, rtt: 100 };
 
     //= type=test; strack spec §2.5.8: recovery when OOO count > max(cwnd, 5)
     #[test]
@@ -272,7 +272,7 @@ mod tests {
         assert_eq!(m.on_send(&mut b.ctx(0), 0).timer, Some(300));
         assert_eq!(m.on_send(&mut b.ctx(1), 1), Actions::NONE);
         let a = m.on_timer(&mut b.ctx(300));
-        assert_eq!(a, Actions { timer: Some(600), probe: true, episode: None });
+        assert_eq!(a, Actions { timer: Some(600), probe: true, ..Actions::NONE });
         // Probe answer with 150 of queueing (< 2 × 100): fast; extended range covers all 10.
         let a = m.on_ack(&mut b.ctx(450), &AckInfo { probe: true, rtt: 250, seq: u32::MAX, ..ACK });
         assert_eq!(a.episode, Some(Episode::Probe));

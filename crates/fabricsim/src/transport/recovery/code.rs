@@ -1,0 +1,294 @@
+//! `code`: ideal rateless erasure coding with overhead ε (lb-ai-training spec §2.3 LR-CODE0,
+//! ε = 0, and LR-CODE5, ε = 0.05; paper §4 "Loss Recovery Schemes: Erasure Coding", §5 on
+//! the zero-overhead code, §6.1: "sources send packets until 105% of the message size has been
+//! received").
+//!
+//! Sender: every packet is a new symbol. It sends new packets, past the message's own `n`
+//! packets if need be (the glue extends the message, `Connection::extend_last_msg`), until the
+//! receiver reports the message done; it never retransmits. A trimmed header's NACK and an
+//! expiry of the shared RTO take the symbols out of flight and requeue nothing. (LR-CODE0 says
+//! no RTO is needed because the paced sender never stops until done; the RTO only matters to a
+//! window-based congestion control, whose window lost symbols would otherwise hold for good.)
+//!
+//! Receiver: counts the distinct packets that arrived from the oldest undelivered message's
+//! first packet on; the message is delivered once ⌈(1+ε)·n⌉ did (n = the packets it was posted
+//! as), whatever their sequence numbers. Its ACKs carry the end of the last delivered message
+//! as their cumulative point (the spec's `done` flag); the sender then settles the whole
+//! message ([`Actions::settle`]), lost symbols included. Symbols sent after the last needed one
+//! and before that ACK returns are wasted, as in the paper (§5 footnote 3).
+//!
+//! Modelling choices (ASSUMPTIONS, beyond spec and paper, which both model one message per
+//! flow): a connection carrying several messages codes them as one stream: packets of later
+//! messages also count toward an earlier, still undelivered one (extra symbols are appended to
+//! the last posted message, so an earlier message could otherwise never finish). Encoding and
+//! decoding take no time (spec LR-CODE5, paper §6). Extra symbols are full-sized packets and
+//! count in the acknowledged-bytes figures (progress, ACK traces). Spec and paper agree on
+//! everything this file models.
+
+use super::{Actions, AckInfo, LossReport, ReceiverRecovery, RxView, SenderCtx, SenderRecovery};
+use crate::scheme::Limit;
+use crate::transport::cc::PathInfo;
+use crate::transport::connection::OpenMsg;
+use serde::{Deserialize, Serialize};
+
+/// Registry name.
+pub const NAME: &str = "code";
+/// Registry summary.
+pub const SUMMARY: &str =
+    "ideal rateless erasure code: new symbols until (1+epsilon)*n distinct packets arrived; never retransmits, losses requeue nothing (lb-ai-training LR-CODE0/5)";
+
+/// Parameters of `code`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CodeParams {
+    /// Decoding overhead ε: the receiver needs ⌈(1+ε)·n⌉ distinct packets of an n-packet
+    /// message (LR-CODE0: 0; LR-CODE5: 0.05).
+    pub epsilon: f64,
+}
+
+impl Default for CodeParams {
+    fn default() -> Self {
+        //= spec lb-ai-training.md LR-CODE0 (ε = 0)
+        CodeParams { epsilon: 0.0 }
+    }
+}
+
+/// Distinct packets the receiver needs to decode an `n`-packet message: ⌈(1+ε)·n⌉, where a
+/// product within 1e-9 of a whole number counts as that number (1.05 · 500 is 525, not 526).
+pub fn needed(n: u32, epsilon: f64) -> u32 {
+    let x = n as f64 * (1.0 + epsilon);
+    let r = x.round();
+    if (x - r).abs() < 1e-9 {
+        r as u32
+    } else {
+        x.ceil() as u32
+    }
+}
+
+/// Sender half.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Code {
+    /// Highest cumulative point the receiver reported: messages up to it are settled.
+    settled: u32,
+}
+
+impl SenderRecovery for Code {
+    //= spec lb-ai-training.md LR-CODE0 next_packet (new symbol until done)
+    #[inline]
+    fn next_to_send(&mut self, ctx: &mut SenderCtx) -> Option<(u32, bool)> {
+        (!ctx.idle()).then_some((ctx.next_seq, false))
+    }
+
+    //= spec lb-ai-training.md LR-CODE0 sender.on_ack (a.done: flow complete)
+    fn on_ack(&mut self, _ctx: &mut SenderCtx, ack: &AckInfo) -> Actions {
+        if ack.cum_ack > self.settled {
+            self.settled = ack.cum_ack;
+            return Actions { settle: Some(ack.cum_ack - 1), ..Actions::NONE };
+        }
+        Actions::NONE
+    }
+
+    /// A trimmed symbol is simply lost: out of flight, never requeued.
+    fn on_nack(&mut self, ctx: &mut SenderCtx, nack: &LossReport) -> Option<u64> {
+        ctx.write_off_if_current(nack.seq, nack.sent_at)
+    }
+
+    /// The shared RTO declared symbols lost and queued them: write them off instead.
+    fn on_timeout(&mut self, ctx: &mut SenderCtx) -> Actions {
+        ctx.retx.clear();
+        Actions::NONE
+    }
+}
+
+/// Receiver half.
+#[derive(Clone, Copy, Debug)]
+pub struct CodeRx {
+    epsilon: f64,
+    /// First packet of the message being counted (`u32::MAX` = none yet).
+    from: u32,
+    /// Distinct packets arrived from `from` on.
+    count: u32,
+    /// End of the last delivered message: the cumulative point ACKs carry.
+    delivered: u32,
+}
+
+impl CodeRx {
+    /// A receiver needing ⌈(1+ε)·n⌉ distinct packets per n-packet message.
+    pub fn new(epsilon: f64) -> CodeRx {
+        CodeRx { epsilon, from: u32::MAX, count: 0, delivered: 0 }
+    }
+}
+
+/// Distinct packets at or above `from` that have arrived, read off the reorder window.
+fn arrived_from(rx: &RxView, from: u32) -> u32 {
+    let below_cum = rx.cum.saturating_sub(from);
+    let skip = from.saturating_sub(rx.cum) as usize;
+    below_cum + rx.window.iter().skip(skip).filter(|&&got| got).count() as u32
+}
+
+impl ReceiverRecovery for CodeRx {
+    //= spec lb-ai-training.md LR-CODE0 receiver.on_data (done = rx ≥ (1+ε)·M)
+    fn delivered_end(&mut self, rx: &RxView, seq: u32, msg: &OpenMsg) -> u32 {
+        if self.from != msg.first_pkt {
+            // A new message: count what already arrived for it (the arriving packet included).
+            self.from = msg.first_pkt;
+            self.count = arrived_from(rx, self.from);
+        } else if seq >= self.from {
+            self.count += 1;
+        }
+        if self.count >= needed(msg.pkts, self.epsilon) {
+            self.delivered = msg.end_pkt;
+        }
+        self.delivered
+    }
+
+    fn ack_cum(&self, _rx: &RxView) -> u32 {
+        self.delivered
+    }
+}
+
+impl crate::scheme::Scheme<PathInfo> for Code {
+    const NAME: &'static str = NAME;
+    const SUMMARY: &'static str = SUMMARY;
+    type Params = CodeParams;
+    const LIMITS: &'static [Limit] = &[Limit::new("epsilon", 0.0, 10.0)];
+    fn build(_p: &CodeParams, _path: &mut PathInfo) -> Self {
+        Code::default()
+    }
+}
+
+impl crate::scheme::Companion<PathInfo> for Code {
+    type Half = CodeRx;
+    fn build_half(p: &CodeParams) -> CodeRx {
+        CodeRx::new(p.epsilon)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::Board;
+    use super::super::*;
+    use super::*;
+
+    /// A receiver's reorder window (a fixture connection's).
+    fn window() -> crate::transport::Connection {
+        Board::new(0, 10).conn
+    }
+
+    fn msg(first: u32, pkts: u32, end: u32) -> OpenMsg {
+        OpenMsg { task: 0, first_pkt: first, pkts, end_pkt: end, last_payload: 1000, posted_at: 0, first_tx: 0, delivered_at: Time::MAX, rtt_max: 0, rtt_sum: 0, rtt_samples: 0 }
+    }
+
+    /// Feeds `arrivals` (first copies only reach the hook, as in the glue) to a receiver for
+    /// one n-packet message; returns the number of fresh arrivals when it was delivered.
+    fn delivered_after(epsilon: f64, n: u32, arrivals: impl Iterator<Item = u32>) -> Option<u32> {
+        let mut r = CodeRx::new(epsilon);
+        let mut win = window();
+        let mut fresh = 0;
+        for seq in arrivals {
+            if !win.receive(seq) {
+                continue;
+            }
+            fresh += 1;
+            // The sender may have extended the message past n by now.
+            let m = msg(0, n, n.max(seq + 1));
+            let rx = win.rx_view();
+            if r.delivered_end(&rx, seq, &m) >= m.end_pkt {
+                assert_eq!(r.ack_cum(&rx), m.end_pkt);
+                return Some(fresh);
+            }
+            assert_eq!(r.ack_cum(&rx), 0, "no message delivered yet");
+        }
+        None
+    }
+
+    //= type=test; LR-CODE0/5: delivered at exactly ⌈(1+ε)·n⌉ distinct packets
+    #[test]
+    fn delivered_at_exactly_the_needed_number_of_distinct_packets() {
+        assert_eq!(needed(500, 0.0), 500);
+        assert_eq!(needed(500, 0.05), 525);
+        assert_eq!(needed(10, 0.05), 11);
+        // Every third packet lost: symbols past n keep coming; sequence numbers do not matter.
+        let lossy = || (0..2000).filter(|s| s % 3 != 1);
+        assert_eq!(delivered_after(0.0, 500, lossy()), Some(500));
+        assert_eq!(delivered_after(0.05, 500, lossy()), Some(525));
+        // In order and lossless: ε = 0 needs exactly the message's own packets.
+        assert_eq!(delivered_after(0.0, 500, 0..500), Some(500));
+        assert_eq!(delivered_after(0.05, 500, 0..524), None);
+    }
+
+    #[test]
+    fn duplicates_do_not_count() {
+        // Each packet arrives twice: still 500 distinct ones are needed, i.e. packets 0..500.
+        let twice = (0..600).flat_map(|s| [s, s]);
+        let mut r = CodeRx::new(0.0);
+        let mut win = window();
+        let m = msg(0, 500, 600);
+        let mut last = None;
+        for seq in twice {
+            let fresh = win.receive(seq);
+            if fresh {
+                let rx = win.rx_view();
+                if r.delivered_end(&rx, seq, &m) >= m.end_pkt {
+                    last = Some(seq);
+                    break;
+                }
+            }
+        }
+        assert_eq!(last, Some(499));
+        assert_eq!(delivered_after(0.0, 500, (0..499).flat_map(|s| [s, s, s])), None);
+    }
+
+    #[test]
+    fn a_later_message_counts_what_already_arrived_for_it() {
+        // Message 1 is packets 10..20 (n = 10); 4 of them arrived before message 0 finished.
+        let mut win = window();
+        for s in [12, 13, 15, 19] {
+            win.receive(s);
+        }
+        let rx = win.rx_view();
+        let mut r = CodeRx { delivered: 10, ..CodeRx::new(0.0) };
+        let m1 = msg(10, 10, 20);
+        assert_eq!(r.delivered_end(&rx, 19, &m1), 10);
+        assert_eq!(r.count, 4);
+        for s in [10, 11, 14, 16, 17] {
+            win.receive(s);
+            let rx = win.rx_view();
+            assert_eq!(r.delivered_end(&rx, s, &m1), 10);
+        }
+        win.receive(30);
+        let rx = win.rx_view();
+        assert_eq!(r.delivered_end(&rx, 30, &m1), 20);
+    }
+
+    //= type=test; LR-CODE0: the sender never retransmits; losses requeue nothing
+    #[test]
+    fn sender_never_retransmits_and_sends_past_the_message() {
+        // 4 packets in flight of a 104-packet posting (the fixture posts n + 100).
+        let mut b = Board::new(4, 10);
+        let mut m = Code::default();
+        assert_eq!(m.on_nack(&mut b.ctx(10), &LossReport { seq: 2, sent_at: 2 }), Some(1000));
+        assert!(b.lost().is_empty(), "a trimmed symbol is not requeued");
+        assert_eq!(b.conn.board[2].state, SeqState::Lost);
+        assert_eq!(b.conn.in_flight, 3000);
+        assert_eq!(m.next_to_send(&mut b.ctx(10)), Some((4, false)));
+        // Past the posted data: still a new packet, never a retransmission.
+        b.conn.next_seq = b.conn.n_pkts;
+        assert_eq!(m.next_to_send(&mut b.ctx(10)), Some((b.conn.n_pkts, false)));
+        // Symbols the shared RTO declared lost are written off, not resent.
+        let _ = b.ctx(10).declare_lost(0, 2);
+        assert_eq!(b.lost(), [0, 1]);
+        assert_eq!(m.on_timeout(&mut b.ctx(10)), Actions::NONE);
+        assert!(b.lost().is_empty());
+        assert_eq!(m.next_to_send(&mut b.ctx(10)), Some((b.conn.n_pkts, false)));
+        // A duplicate ACK asks for nothing; a higher cumulative point settles its message once.
+        let ack = AckInfo { cum_ack: 0, seq: 3, ..AckInfo::default() };
+        assert_eq!(m.on_ack(&mut b.ctx(11), &ack), Actions::NONE);
+        assert_eq!(m.on_ack(&mut b.ctx(12), &AckInfo { cum_ack: 104, ..ack }).settle, Some(103));
+        assert_eq!(m.on_ack(&mut b.ctx(13), &AckInfo { cum_ack: 104, ..ack }), Actions::NONE);
+        assert!(b.lost().is_empty());
+        // Idle: nothing more to send.
+        b.conn.acked_pkts = b.conn.n_pkts;
+        assert_eq!(m.next_to_send(&mut b.ctx(14)), None);
+    }
+}

@@ -1,0 +1,55 @@
+//! TCP loss recovery (lb-ai-training spec §2.3 LR-TCP): a lone loss is repaired by fast
+//! retransmit after 3 duplicate ACKs, or by the mode's own RTO when fast retransmit is off;
+//! the shared retransmission timer never runs beside it; bad settings name their key.
+mod common;
+
+/// One 2080-packet flow host 0 → host 127 of an idle k = 8 fat tree with `tcp` recovery.
+fn one_flow(reliability: &str, extra: &str) -> fabricsim::Results {
+    common::run(&common::one_flow(&format!(
+        "[transport.reliability]\nname = \"tcp\"\n{reliability}\n[run]\ndrop_packets = [{{ flow = 0, seq = 100 }}]\n{extra}"
+    )))
+}
+
+//= type=test; LR-TCP: the 3rd duplicate ACK resends the lost packet once
+#[test]
+fn a_lone_loss_is_fast_retransmitted() {
+    let r = one_flow("", "");
+    let s = &r.summary;
+    assert_eq!((s.packets.dropped, s.packets.retransmitted, s.packets.timeouts), (1, 1, 0));
+    assert_eq!(s.duplicate_data_packets, 0);
+    let f = &r.flows[0];
+    assert!(f.fct().unwrap() < f.ideal_fct + 20_000_000, "{:?} vs ideal {}", f.fct(), f.ideal_fct);
+}
+
+//= type=test; LR-TCP variant d = ∞: only the RTO repairs the loss
+#[test]
+fn without_fast_retransmit_the_rto_repairs_the_loss() {
+    let r = one_flow("fast_retransmit = false\nrto_min_us = 50", "");
+    let s = &r.summary;
+    assert_eq!((s.packets.dropped, s.packets.retransmitted), (1, 1));
+    assert_eq!(s.packets.timeouts, 1);
+    assert_eq!(r.flows[0].timeouts, 1);
+    // Go-back-N resends everything outstanding after the hole instead.
+    let g = one_flow("fast_retransmit = false\non_rto = \"go_back_n\"", "");
+    assert_eq!(g.summary.packets.timeouts, 1);
+    assert!(g.summary.packets.retransmitted > 10, "{}", g.summary.packets.retransmitted);
+}
+
+#[test]
+fn the_shared_retransmission_timer_does_not_run_beside_the_modes_own() {
+    // A 1 µs shared RTO would declare every packet lost (as it does for `sack`); `tcp` ignores it.
+    let sack = common::run(&common::one_flow("[transport]\nrto_us = 1"));
+    assert!(sack.summary.packets.retransmitted > 0);
+    let r = one_flow("", "[transport]\nrto_us = 1");
+    assert_eq!((r.summary.packets.retransmitted, r.summary.packets.timeouts), (1, 0));
+}
+
+#[test]
+fn bad_settings_are_rejected_naming_the_key() {
+    let e = common::rejection("[transport.reliability]\nname = \"tcp\"\nd = 0\n");
+    assert!(e.contains("transport.reliability.d"), "{e}");
+    let e = common::rejection("[transport.reliability]\nname = \"tcp\"\nrto_min_us = 200\nrto_max_us = 100\n");
+    assert!(e.contains("transport.reliability.rto_min_us"), "{e}");
+    let e = common::rejection("[transport.reliability]\nname = \"tcp\"\non_rto = \"go_back\"\n");
+    assert!(e.contains("transport.reliability"), "{e}");
+}
