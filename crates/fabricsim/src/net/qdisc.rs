@@ -102,6 +102,9 @@ pub struct QdiscTable {
     /// MTU/header (≈ 65) times the link rate; a weight bounds that (smartt-reps spec §4.1,
     /// "WRR 20:1 as in htsim's composite queue").
     pub control_wrr_weight: u32,
+    /// Whether any profile bounds its control class (not [`ControlLane::Unbounded`]): when not,
+    /// forwarding queues control packets without asking ([`QdiscConfig::on_control_arrival`]).
+    pub control_bounded: bool,
 }
 
 impl QdiscTable {

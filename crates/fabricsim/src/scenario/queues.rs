@@ -244,6 +244,7 @@ pub fn resolve(sw: &SwitchConfig, cx: &Context) -> Result<QdiscTable> {
         profile_buffers: Vec::new(),
         header_bytes: cx.header_bytes,
         control_wrr_weight: sw.control_wrr_weight,
+        control_bounded: sw.control_lane != super::ControlLaneConfig::Unbounded,
     };
     let default = profile(&[(&global, "switch".into())], sw, cx, "")?;
     table.add(default, String::new())?;

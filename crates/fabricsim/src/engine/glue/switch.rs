@@ -79,7 +79,18 @@ impl Sim {
     /// Queues control packet `pkt` (or a trimmed header) on switch port `out` as its control
     /// lane allows: at once, after evicting and trimming the newest queued data packets (a
     /// lane shared with data), or not at all (dropped).
+    #[inline]
     fn switch_enqueue_ctrl(&mut self, out: PortId, pkt: PktId) {
+        if self.net.qdisc.control_bounded {
+            self.bounded_enqueue_ctrl(out, pkt)
+        } else {
+            self.enqueue_ctrl(out, pkt)
+        }
+    }
+
+    /// [`Sim::switch_enqueue_ctrl`] where some control lane is bounded.
+    #[inline(never)]
+    fn bounded_enqueue_ctrl(&mut self, out: PortId, pkt: PktId) {
         let size = self.pool.get(pkt).size as u64;
         loop {
             let ps = &self.net.ports[out as usize];
