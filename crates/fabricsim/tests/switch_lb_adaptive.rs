@@ -84,7 +84,11 @@ fn degraded(lb: &str) -> String {
 
 /// The share of the degraded ToR's upward bytes that its degraded uplink carried, and the run.
 fn degraded_share(lb: &str) -> (f64, fabricsim::Results) {
-    let base = degraded(lb);
+    degraded_share_of(degraded(lb), lb)
+}
+
+/// [`degraded_share`] of scenario text `base` (`what` names it in messages).
+fn degraded_share_of(base: String, lb: &str) -> (f64, fabricsim::Results) {
     let s = setup(&base);
     let f = &s.fabric;
     let bad = f.failures[0].up;
@@ -120,6 +124,20 @@ fn adaptive_schemes_put_fewer_bytes_on_a_degraded_uplink_than_ecmp() {
         assert!(share < below && share < ecmp, "{lb}: share {share} (ecmp {ecmp})");
         assert!(r.summary.completion_time_us < 0.7 * 286.4, "{lb}: {} us", r.summary.completion_time_us);
     }
+}
+
+//= lb-ai-training spec §2.1 LB-HFLOWLET: the host re-paths away from marked paths
+#[test]
+fn host_flowlets_leave_a_degraded_uplink() {
+    // ECMP switches, host_flowlet hosts, ECN step at 60 % of the buffer at dequeue (the
+    // paper's setting): flows hashed onto the quarter-rate uplink see >= 40 % of their ACKs
+    // marked and move; ECMP keeps 3 of 8 flows there (share 0.382).
+    let base = degraded("name = \"ecmp\"").replace("lb = \"ecmp\"", "lb = \"host_flowlet\"")
+        + "[switch]\necn_kmin = 0.6\necn_kmax = 0.6\necn_pmax = 1.0\n";
+    let (share, r) = degraded_share_of(base, "host_flowlet");
+    println!("host_flowlet: degraded uplink share {share:.3}, completion {:.1} us", r.summary.completion_time_us);
+    assert!(share < 0.25, "share {share}");
+    assert!(r.summary.completion_time_us < 0.7 * 286.4, "{} us", r.summary.completion_time_us);
 }
 
 #[test]

@@ -7,6 +7,7 @@
 //! [`crate::scheme::Scheme`]`<LbBuild>`, and one row in the `scheme_family!` list below.
 
 pub mod ecmp;
+pub mod host_flowlet;
 pub mod plb;
 pub mod reps;
 pub mod spray;
@@ -78,6 +79,8 @@ crate::scheme_family! {
         Spray => spray::Spray,
         /// See [`reps`].
         Reps => reps::Reps,
+        /// See [`host_flowlet`].
+        HostFlowlet => host_flowlet::HostFlowlet,
         /// See [`plb`].
         Plb => plb::Plb,
         /// See [`strack`].
