@@ -21,6 +21,12 @@ pub const MS: Time = 1_000_000_000;
 /// One second in picoseconds.
 pub const SEC: Time = 1_000_000_000_000;
 
+/// A duration given in µs (a scenario's `*_us` key, already range-checked) as whole
+/// picoseconds, rounded to the nearest.
+pub fn us_to_ps(us: f64) -> Time {
+    (us * US as f64).round() as Time
+}
+
 /// A link or pacing rate in bits per second.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct BitsPerSec(pub u64);

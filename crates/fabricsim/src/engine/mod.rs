@@ -65,7 +65,7 @@ pub struct Counters {
     pub ooo_recoveries: u64,
     /// Recoveries started by a probe answer (STrack).
     pub probe_recoveries: u64,
-    /// Packets re-routed by a switch-side selector (see `SwitchCtx::rerouted`).
+    /// Data packets re-routed by a switch-side selector, per switch hop (see `SwitchCtx::rerouted`).
     pub reroutes: u64,
     /// Packets (any kind) lost on the wire by flaky links; also counted in `dropped`.
     pub wire_losses: u64,

@@ -49,8 +49,9 @@ pub struct PacketCounts {
     pub ooo_recoveries: u64,
     /// Recoveries started by a probe answer (STrack).
     pub probe_recoveries: u64,
-    /// Packets a switch-side selector re-routed: sent to another port than their flow's hashed
-    /// or remembered one (`adaptive_ecmp`, `flowlet`, `letflow`, `drill`); left out when 0.
+    /// Data packets a switch-side selector re-routed, per switch hop: sent to another port than
+    /// their flow's hashed or remembered one (`adaptive_packet`: than the ECMP hash;
+    /// `adaptive_ecmp`, `flowlet`, `letflow`, `drill`); left out when 0.
     #[serde(skip_serializing_if = "is_zero")]
     pub reroutes: u64,
     /// Every packet kind of the kind table (`net/packet.rs`), in its order: packets hosts sent,

@@ -33,7 +33,7 @@ use super::{Fabric, Tier};
 use crate::error::{Error, Result};
 use crate::ids::PortId;
 use crate::rng::Rng;
-use crate::units::{BitsPerSec, Time, US};
+use crate::units::{BitsPerSec, Time};
 use serde::{Deserialize, Serialize};
 
 /// Default rate factor of a degraded cable (strack spec §4: 1/10 speed).
@@ -346,7 +346,7 @@ fn burst_mean(key: &str, us: f64) -> Result<Time> {
     if !(us.is_finite() && us > 0.0) {
         return Err(Error::invalid(key, format!("{us}: must be a positive number of microseconds")));
     }
-    let t = (us * US as f64).round() as Time;
+    let t = crate::units::us_to_ps(us);
     if t == 0 {
         return Err(Error::invalid(key, format!("{us}: below one picosecond")));
     }
@@ -365,6 +365,7 @@ fn partial_shuffle<T>(rng: &mut Rng, v: &mut [T], k: usize) {
 mod tests {
     use super::*;
     use crate::topo::{leaf_spine, TierLinks};
+    use crate::units::US;
 
     fn t8k_like(k: u32) -> Fabric {
         let l = (BitsPerSec::from_gbps(400.0), US);

@@ -15,7 +15,8 @@
 //! **State:** [`super::flow_table`], keyed by (connection, entropy).
 
 use super::flow_table::{flow_key, FlowTable};
-use super::levels::{lowest_of, us_to_ps, Compare, Levels, DEFAULT_REFRESH_US, REFRESH_LIMIT};
+use crate::units::us_to_ps;
+use super::levels::{lowest_of, Compare, Levels, DEFAULT_REFRESH_US, REFRESH_LIMIT};
 use super::{Candidates, SwitchCtx, SwitchLb};
 use crate::error::{Error, Result};
 use crate::net::packet::Packet;

@@ -18,7 +18,7 @@
 
 use super::ecmp::{Ecmp, EcmpParams};
 use super::flow_table::{flow_key, FlowTable};
-use super::levels::us_to_ps;
+use crate::units::us_to_ps;
 use super::{Candidates, SwitchCtx, SwitchLb};
 use crate::ids::PortId;
 use crate::net::packet::Packet;

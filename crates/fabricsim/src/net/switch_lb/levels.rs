@@ -19,7 +19,7 @@ use super::{Candidates, PortView};
 use crate::ids::PortId;
 use crate::rng::Rng;
 use crate::scheme::Limit;
-use crate::units::{Time, US};
+use crate::units::{us_to_ps, Time};
 use serde::{Deserialize, Serialize};
 
 /// What the adaptive schemes compare.
@@ -40,11 +40,6 @@ pub const DEFAULT_REFRESH_US: f64 = 0.1;
 
 /// Range of `level_refresh_us` (0 = always fresh; at most 1 s).
 pub const REFRESH_LIMIT: Limit = Limit::new("level_refresh_us", 0.0, 1e6);
-
-/// `µs` as integer picoseconds.
-pub fn us_to_ps(us: f64) -> Time {
-    (us * US as f64).round() as Time
-}
 
 /// The queue comparison of one switch: the rule and the cached levels of its ports.
 #[derive(Clone, Debug)]

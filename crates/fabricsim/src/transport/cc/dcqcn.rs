@@ -94,7 +94,7 @@
 
 use super::{AckEvent, CongestionControl, NackEvent, PathInfo, TimeoutEvent};
 use crate::error::{Error, Result};
-use crate::units::{BitsPerSec, Time, US};
+use crate::units::{us_to_ps, BitsPerSec, Time, US};
 use serde::{Deserialize, Serialize};
 
 /// Registry name.
@@ -187,9 +187,6 @@ fn mbps_to_bps(mbps: f64) -> u64 {
     (mbps * 1e6).round() as u64
 }
 
-fn us_to_ps(us: f64) -> Time {
-    (us * US as f64).round() as Time
-}
 
 impl DcqcnParams {
     pub(super) fn validate(&self) -> Result<()> {

@@ -38,7 +38,7 @@ use super::{Actions, AckInfo, Arrival, Episode, ReceiverRecovery, Reply, RxView,
 use crate::error::{Error, Result};
 use crate::scheme::Limit;
 use crate::transport::cc::PathInfo;
-use crate::units::{Time, US};
+use crate::units::{us_to_ps, Time};
 use serde::{Deserialize, Serialize};
 
 /// Registry name.
@@ -83,9 +83,6 @@ impl Default for TcpParams {
     }
 }
 
-fn us(v: f64) -> Time {
-    (v * US as f64).round() as Time
-}
 
 /// Sender half.
 #[derive(Clone, Debug)]
@@ -118,7 +115,7 @@ pub struct Tcp {
 impl Tcp {
     /// A sender with nothing sent yet.
     pub fn new(p: &TcpParams) -> Tcp {
-        let (rto_min, rto_max) = (us(p.rto_min_us), us(p.rto_max_us));
+        let (rto_min, rto_max) = (us_to_ps(p.rto_min_us), us_to_ps(p.rto_max_us));
         Tcp {
             d: p.fast_retransmit.then_some(p.d),
             go_back_n: p.on_rto == OnRto::GoBackN,
@@ -130,7 +127,7 @@ impl Tcp {
             recover_guard: 0,
             srtt: None,
             rttvar: 0,
-            base_rto: us(p.rto_initial_us).clamp(rto_min, rto_max),
+            base_rto: us_to_ps(p.rto_initial_us).clamp(rto_min, rto_max),
             backoff: 0,
             deadline: None,
             wake: None,
@@ -320,6 +317,7 @@ mod tests {
     use super::super::testing::{window, Board};
     use super::super::*;
     use super::*;
+    use crate::units::US;
 
     fn tcp(p: TcpParams) -> Tcp {
         Tcp::new(&p)
