@@ -82,7 +82,9 @@ pub(super) fn hosts(setup: &Setup, fabric: &Fabric) -> Hosts {
         let mut lb_ctx = LbBuild { path, rng: Rng::stream(seed, "conn", i as u64) };
         let lb = tr.lb.build(&mut lb_ctx);
         let (tx_recovery, rx_recovery) = (tr.reliability.build(&mut path.clone()), tr.reliability.build_receiver());
-        conns.push(Connection::new(f.src, f.dst, cc, lb, lb_ctx.rng, tx_recovery, rx_recovery));
+        let mut conn = Connection::new(f.src, f.dst, cc, lb, lb_ctx.rng, tx_recovery, rx_recovery);
+        conn.rcv_base_rtt = rtt;
+        conns.push(conn);
         let credit_policy = tr.credit.build(&mut CreditBuild { bdp_bytes: path.bdp_bytes, mtu_bytes: mtu });
         credit.push(CreditState::new(credit_policy.unsolicited_packets()));
         path_rtt.push(rtt);

@@ -63,6 +63,8 @@ pub struct Counters {
     pub buffer_drops: u64,
     /// Recoveries started by the out-of-order count (STrack).
     pub ooo_recoveries: u64,
+    /// Fast retransmits ([`crate::transport::recovery::Episode::FastRetransmit`]).
+    pub fast_retransmits: u64,
     /// Recoveries started by a probe answer (STrack).
     pub probe_recoveries: u64,
     /// Data packets re-routed by a switch-side selector, per switch hop (see `SwitchCtx::rerouted`).

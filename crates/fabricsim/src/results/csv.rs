@@ -27,7 +27,7 @@ impl Results {
         // The `reroutes` column only in runs whose switches count re-routes (adaptive schemes),
         // so ECMP runs keep their columns.
         let reroutes = self.flows.first().is_some_and(|f| f.reroutes.is_some());
-        let mut s = String::from("flow,src,dst,bytes,start_us,finish_us,fct_us,ideal_fct_us,slowdown,retransmits,trims,drops,ecn_acks,timeouts");
+        let mut s = String::from("flow,src,dst,bytes,start_us,finish_us,fct_us,ideal_fct_us,slowdown,retransmits,trims,drops,ecn_acks,timeouts,data_sent,data_lost,duplicates,fast_retransmits");
         s.push_str(if reroutes { ",reroutes\n" } else { "\n" });
         for f in &self.flows {
             let _ = write!(s, "{},{},{},{},", f.id, f.src, f.dst, f.bytes);
@@ -36,6 +36,7 @@ impl Results {
                 let _ = write!(s, "{x:.6}");
             }
             let _ = write!(s, ",{},{},{},{},{}", f.retransmits, f.trims, f.drops, f.ecn_acks, f.timeouts);
+            let _ = write!(s, ",{},{},{},{}", f.data_sent, f.data_lost, f.duplicates, f.fast_retransmits);
             if let Some(r) = f.reroutes {
                 let _ = write!(s, ",{r}");
             }
@@ -203,11 +204,11 @@ mod tests {
         r.flows = vec![row(7, 1_000_000, Some(4_000_001), 1_500_000), row(8, 0, None, 1)];
         let csv = r.flows_csv();
         let lines: Vec<&str> = csv.lines().collect();
-        assert_eq!(lines[0], "flow,src,dst,bytes,start_us,finish_us,fct_us,ideal_fct_us,slowdown,retransmits,trims,drops,ecn_acks,timeouts");
+        assert_eq!(lines[0], "flow,src,dst,bytes,start_us,finish_us,fct_us,ideal_fct_us,slowdown,retransmits,trims,drops,ecn_acks,timeouts,data_sent,data_lost,duplicates,fast_retransmits");
         // FCT 3 000 001 ps; slowdown 3 000 001 / 1 500 000 = 2.0000007 -> 6 decimals.
-        assert_eq!(lines[1], "7,0,1,10000,1.000000,4.000001,3.000001,1.500000,2.000001,1,2,3,4,5");
+        assert_eq!(lines[1], "7,0,1,10000,1.000000,4.000001,3.000001,1.500000,2.000001,1,2,3,4,5,6,7,8,9");
         // Unfinished: finish, FCT and slowdown empty.
-        assert_eq!(lines[2], "8,0,1,10000,0.000000,,,0.000001,,1,2,3,4,5");
+        assert_eq!(lines[2], "8,0,1,10000,0.000000,,,0.000001,,1,2,3,4,5,6,7,8,9");
         assert_eq!(lines.len(), 3);
         assert!(csv.ends_with('\n'));
         // A run whose switches count re-routes gains the last column.
@@ -216,8 +217,8 @@ mod tests {
         }
         let csv = r.flows_csv();
         let lines: Vec<&str> = csv.lines().collect();
-        assert!(lines[0].ends_with(",timeouts,reroutes"));
-        assert_eq!(lines[2], "8,0,1,10000,0.000000,,,0.000001,,1,2,3,4,5,9");
+        assert!(lines[0].ends_with(",fast_retransmits,reroutes"));
+        assert_eq!(lines[2], "8,0,1,10000,0.000000,,,0.000001,,1,2,3,4,5,6,7,8,9,9");
     }
 
     #[test]

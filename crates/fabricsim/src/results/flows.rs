@@ -34,6 +34,17 @@ pub struct FlowResult {
     pub ecn_acks: u32,
     /// Retransmission timeouts.
     pub timeouts: u32,
+    /// Data packets sent: first transmissions (coded symbols beyond the message included) plus
+    /// retransmissions.
+    pub data_sent: u32,
+    /// Data packets that did not arrive whole: dropped anywhere or trimmed (lb-ai-training
+    /// §5.5 loss rate numerator).
+    pub data_lost: u32,
+    /// Data packets that reached the receiver again after it already held them: spurious
+    /// retransmissions (lb-ai-training §5.5).
+    pub duplicates: u32,
+    /// Fast retransmits (recoveries started by duplicate ACKs; `tcp` modes).
+    pub fast_retransmits: u32,
     /// Data packets of the flow that a switch re-routed (sent elsewhere than the flow's hashed
     /// or remembered port), counted per switch hop; `None` unless some switch runs a scheme that
     /// counts re-routes (`SwitchLb::counts_reroutes`).
@@ -42,6 +53,11 @@ pub struct FlowResult {
 }
 
 impl FlowResult {
+    /// Lost data packets over data packets sent (0 for a flow that sent none).
+    pub fn loss_rate(&self) -> f64 {
+        self.data_lost as f64 / self.data_sent.max(1) as f64
+    }
+
     /// Flow completion time (ps).
     pub fn fct(&self) -> Option<Time> {
         self.finish.map(|f| f - self.start)
@@ -116,6 +132,10 @@ pub(super) fn rows(sim: &Sim, plan: &[ConnPlan]) -> Vec<FlowResult> {
             drops: c.drops,
             ecn_acks: c.ecn_acks,
             timeouts: c.timeouts,
+            data_sent: c.next_seq + c.retransmits,
+            data_lost: c.data_drops + c.trims,
+            duplicates: c.rcv_duplicates,
+            fast_retransmits: c.fast_retransmits,
             reroutes: reroutes_counted.then_some(c.reroutes),
         });
     }
@@ -141,7 +161,7 @@ pub(super) mod tests {
 
     /// A flow row with the given times (ps) and counters 1..=5.
     pub fn row(id: u32, start: u64, finish: Option<u64>, ideal_fct: u64) -> FlowResult {
-        FlowResult { id, src: 0, dst: 1, bytes: 10_000, start, finish, ideal_fct, retransmits: 1, trims: 2, drops: 3, ecn_acks: 4, timeouts: 5, reroutes: None }
+        FlowResult { id, src: 0, dst: 1, bytes: 10_000, start, finish, ideal_fct, retransmits: 1, trims: 2, drops: 3, ecn_acks: 4, timeouts: 5, data_sent: 6, data_lost: 7, duplicates: 8, fast_retransmits: 9, reroutes: None }
     }
 
     #[test]

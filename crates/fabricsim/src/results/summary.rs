@@ -49,6 +49,9 @@ pub struct PacketCounts {
     pub ooo_recoveries: u64,
     /// Recoveries started by a probe answer (STrack).
     pub probe_recoveries: u64,
+    /// Fast retransmits: recoveries started by duplicate ACKs (`tcp` modes); compare with
+    /// `timeouts` (lb-ai-training §5.5, "RTOs vs fast retransmits").
+    pub fast_retransmits: u64,
     /// Data packets a switch-side selector re-routed, per switch hop: sent to another port than
     /// their flow's hashed or remembered one (`adaptive_packet`: than the ECMP hash;
     /// `adaptive_ecmp`, `flowlet`, `letflow`, `drill`); left out when 0.
@@ -117,6 +120,7 @@ impl From<&Counters> for PacketCounts {
             probes: c.sent[Probe],
             ooo_recoveries: c.ooo_recoveries,
             probe_recoveries: c.probe_recoveries,
+            fast_retransmits: c.fast_retransmits,
             reroutes: c.reroutes,
             by_kind: ByKind(
                 PktKind::ALL
@@ -125,6 +129,41 @@ impl From<&Counters> for PacketCounts {
                     .collect(),
             ),
             wire_losses: None,
+        }
+    }
+}
+
+/// Loss figures of a run (lb-ai-training §5.5).
+#[derive(Clone, Debug, Serialize)]
+pub struct LossFigures {
+    /// Data packets lost (dropped whole or trimmed) over data packets sent, over all flows.
+    pub data_loss_rate: f64,
+    /// Per flow, its lost data packets over its data packets sent.
+    pub flow_loss_rate: Stats,
+    /// The flow with the highest loss rate (lowest id on ties): the study's "worst-hit flow".
+    pub worst_flow: u32,
+    /// Retransmitted data packets over data packets sent.
+    pub retransmitted_fraction: f64,
+    /// Per flow, data packets its receiver got more than once (spurious retransmissions).
+    pub spurious_retransmissions_per_flow: Stats,
+}
+
+impl LossFigures {
+    /// The figures of `flows`, with the run's counters `p`.
+    pub fn of(flows: &[FlowResult], p: &PacketCounts) -> LossFigures {
+        let mut rates: Vec<f64> = flows.iter().map(FlowResult::loss_rate).collect();
+        let worst = flows.iter().fold(None::<&FlowResult>, |w, f| match w {
+            Some(w) if w.loss_rate() >= f.loss_rate() => Some(w),
+            _ => Some(f),
+        });
+        let mut dup: Vec<f64> = flows.iter().map(|f| f64::from(f.duplicates)).collect();
+        let sent = p.data_sent.max(1) as f64;
+        LossFigures {
+            data_loss_rate: (p.dropped + p.trimmed) as f64 / sent,
+            flow_loss_rate: Stats::of(&mut rates),
+            worst_flow: worst.map_or(0, |f| f.id),
+            retransmitted_fraction: p.retransmitted as f64 / sent,
+            spurious_retransmissions_per_flow: Stats::of(&mut dup),
         }
     }
 }
@@ -184,6 +223,8 @@ pub struct Summary {
     pub fct_us: Stats,
     /// Slowdown (FCT / ideal FCT) distribution.
     pub slowdown: Stats,
+    /// Loss rate, worst-flow loss, retransmitted fraction and spurious retransmissions.
+    pub loss: LossFigures,
     /// Per flow, data-packet re-routes by switches divided by the flow's data packets (a packet
     /// re-routed at two hops counts twice, so it may exceed 1): near 1 is the study's "re-routes
     /// on almost every packet" (lb-ai-training §5). Only in runs whose switches count
@@ -402,6 +443,7 @@ pub(super) fn assemble(sim: &Sim, setup: &Setup, flows: &[FlowResult], plan: &[C
         ideal_completion_time_us: us(ideal_completion),
         fct_us: Stats::of(&mut fct),
         slowdown: Stats::of(&mut slow),
+        loss: LossFigures::of(flows, &packets),
         reroutes_per_packet: reroutes_per_packet(flows, plan),
         collectives: collectives::summary(ccts),
         packets,

@@ -158,6 +158,10 @@ pub struct Connection {
     pub rcv_unacked_ce: u32,
     /// Lowest sequence number that arrived since the last ACK (`u32::MAX` = none).
     pub rcv_lowest_unacked: u32,
+    /// Arrival time of the latest data packet (the receiver half's clock, [`RxView::now`]).
+    pub rcv_now: Time,
+    /// Base RTT of the connection's path ([`RxView::base_rtt`]).
+    pub rcv_base_rtt: Time,
     /// Loss recovery, receiver half (the mode's per-connection state).
     pub rcv_recovery: AnyReceiverRecovery,
     /// Out-of-order packets discarded (go-back-N).
@@ -181,6 +185,12 @@ pub struct Connection {
     pub ecn_acks: u32,
     /// Retransmission timeouts.
     pub timeouts: u32,
+    /// Fast retransmits: recovery episodes a loss-recovery mode started from duplicate ACKs
+    /// ([`crate::transport::recovery::Episode::FastRetransmit`]).
+    pub fast_retransmits: u32,
+    /// Data packets of this flow dropped anywhere (whole packets: trimmed headers and ACKs
+    /// are not counted).
+    pub data_drops: u32,
     /// CNPs received (DCQCN).
     pub cnps: u32,
 }
@@ -230,6 +240,8 @@ impl Connection {
             rcv_unacked: 0,
             rcv_unacked_ce: 0,
             rcv_lowest_unacked: u32::MAX,
+            rcv_now: 0,
+            rcv_base_rtt: 0,
             rcv_recovery,
             rcv_discarded: 0,
             rcv_last_cnp: Time::MAX,
@@ -240,6 +252,8 @@ impl Connection {
             reroutes: 0,
             ecn_acks: 0,
             timeouts: 0,
+            fast_retransmits: 0,
+            data_drops: 0,
             cnps: 0,
         }
     }
@@ -303,7 +317,7 @@ impl Connection {
     pub fn newly_delivered_end(&mut self, seq: u32) -> Option<u32> {
         use super::recovery::ReceiverRecovery;
         let m = self.msgs.get(self.msgs_delivered)?;
-        let rx = RxView { cum: self.rcv_cum, window: &self.rcv_window, lowest_unacked: self.rcv_lowest_unacked };
+        let rx = RxView { cum: self.rcv_cum, window: &self.rcv_window, lowest_unacked: self.rcv_lowest_unacked, now: self.rcv_now, base_rtt: self.rcv_base_rtt };
         let end = self.rcv_recovery.delivered_end(&rx, seq, m);
         (m.end_pkt <= end).then_some(end)
     }
@@ -440,13 +454,14 @@ impl Connection {
     /// The receiver's loss-recovery half and its view of the reorder window.
     #[inline]
     pub fn rx_parts(&mut self) -> (&mut AnyReceiverRecovery, RxView<'_>) {
-        (&mut self.rcv_recovery, RxView { cum: self.rcv_cum, window: &self.rcv_window, lowest_unacked: self.rcv_lowest_unacked })
+        let rx = RxView { cum: self.rcv_cum, window: &self.rcv_window, lowest_unacked: self.rcv_lowest_unacked, now: self.rcv_now, base_rtt: self.rcv_base_rtt };
+        (&mut self.rcv_recovery, rx)
     }
 
     /// The receiver's reorder window as its loss-recovery half sees it.
     #[inline]
     pub fn rx_view(&self) -> RxView<'_> {
-        RxView { cum: self.rcv_cum, window: &self.rcv_window, lowest_unacked: self.rcv_lowest_unacked }
+        RxView { cum: self.rcv_cum, window: &self.rcv_window, lowest_unacked: self.rcv_lowest_unacked, now: self.rcv_now, base_rtt: self.rcv_base_rtt }
     }
 
     /// Base of the 64-packet SACK segment holding packet `lowest`, segments aligned to the

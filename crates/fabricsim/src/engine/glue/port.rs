@@ -11,7 +11,7 @@
 use crate::engine::queue::EventKind;
 use crate::engine::Sim;
 use crate::ids::{PktId, PortId};
-use crate::net::packet::{Class, F_CE, F_ECT, F_TRIMMED};
+use crate::net::packet::{Class, PktKind, F_CE, F_ECT, F_TRIMMED};
 
 impl Sim {
     /// Puts a control-class packet (ACK, NACK, trimmed header) on `port` and starts it if idle.
@@ -154,10 +154,13 @@ impl Sim {
         if self.tracer.log_drops {
             self.tracer.drops.push((self.now, p.port, p.conn));
         }
-        self.hosts.conns[p.conn as usize].drops += 1;
+        let conn = &mut self.hosts.conns[p.conn as usize];
+        conn.drops += 1;
         self.c.dropped[p.kind] += 1;
         if p.flags & F_TRIMMED != 0 {
             self.c.headers_dropped += 1;
+        } else if p.kind == PktKind::Data {
+            conn.data_drops += 1;
         }
         self.pool.free(pkt);
     }

@@ -51,6 +51,7 @@ impl Sim {
             self.maybe_send_cnp(p.conn, &p);
         }
         let conn = &mut self.hosts.conns[p.conn as usize];
+        conn.rcv_now = self.now;
         let (recovery, rx) = conn.rx_parts();
         if let Admit::Discard(reply) = recovery.admit(&rx, p.seq) {
             // E.g. go-back-N: an out-of-order packet is discarded; the first one of a gap asks

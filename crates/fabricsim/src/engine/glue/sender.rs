@@ -476,6 +476,10 @@ impl Sim {
         match a.episode {
             Some(Episode::OutOfOrder) => self.c.ooo_recoveries += 1,
             Some(Episode::Probe) => self.c.probe_recoveries += 1,
+            Some(Episode::FastRetransmit) => {
+                self.c.fast_retransmits += 1;
+                self.hosts.conns[c as usize].fast_retransmits += 1;
+            }
             Some(Episode::Timeout(lost)) => self.account_timeout(c, lost),
             None => {}
         }

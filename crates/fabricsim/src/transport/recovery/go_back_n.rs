@@ -4,16 +4,41 @@
 //! goes back to the oldest unacknowledged packet.
 //!
 //! Follows: strack spec §1, §3.3; seqbalance spec §2.3.2–2.3.3; lb-ai-training spec LR-ROCE.
-//! Differences: one NACK per expected PSN, never repeated (LR-ROCE assumes at most one per
-//! base RTT, i.e. a repeat after a lost NACK); a lost NACK is recovered by the RTO.
+//!
+//! How often the receiver NACKs one gap is the option `nack_repeat`: `"never"` (default, a
+//! RoCEv2 responder: one NACK per expected PSN; a lost NACK is recovered by the RTO),
+//! `"base_rtt"` (LR-ROCE's assumption: again for the same PSN once a base RTT passed since the
+//! last NACK) or `"every"` (htsim: a NACK for every out-of-order arrival).
 
-use super::{Actions, Admit, NackOnce, ReceiverRecovery, RxView, SenderCtx, SenderRecovery};
+use super::{Actions, Admit, NackOnce, ReceiverRecovery, Reply, RxView, SenderCtx, SenderRecovery};
 use crate::units::Time;
+use serde::{Deserialize, Serialize};
 
 /// Registry name.
 pub const NAME: &str = "go_back_n";
 /// Registry summary.
 pub const SUMMARY: &str = "RoCEv2: in-order receiver, one NACK per gap, sender resends from the NACKed PSN";
+
+/// When the receiver NACKs a gap it already NACKed.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum NackRepeat {
+    /// Never: one NACK per expected PSN (RoCEv2 responders).
+    #[default]
+    Never,
+    /// Once a base RTT passed since the last NACK (lb-ai-training LR-ROCE assumption).
+    BaseRtt,
+    /// On every out-of-order arrival (htsim).
+    Every,
+}
+
+/// Parameters of `go_back_n`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct GoBackNParams {
+    /// How often one gap is NACKed.
+    pub nack_repeat: NackRepeat,
+}
 
 /// Sender half.
 #[derive(Clone, Copy, Debug, Default)]
@@ -53,32 +78,43 @@ impl SenderRecovery for GoBackN {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct GoBackNRx {
     nack: NackOnce,
+    repeat: NackRepeat,
+    /// When the last NACK left.
+    last_nack: Time,
 }
 
 impl ReceiverRecovery for GoBackNRx {
-    //= spec lb-ai-training.md LR-ROCE receiver.on_data (s > e: discard; NACK(e) once)
+    //= spec lb-ai-training.md LR-ROCE receiver.on_data (s > e: discard; NACK(e) unless nack_sent_for == e and now - last_nack < base_RTT)
     fn admit(&mut self, rx: &RxView, seq: u32) -> Admit {
-        if seq > rx.cum {
-            Admit::Discard(self.nack.nack(rx.cum))
-        } else {
-            Admit::Keep
+        if seq <= rx.cum {
+            return Admit::Keep;
         }
+        let again = match self.repeat {
+            NackRepeat::Never => false,
+            NackRepeat::BaseRtt => rx.now >= self.last_nack.saturating_add(rx.base_rtt),
+            NackRepeat::Every => true,
+        };
+        let reply = if again || self.nack.pending(rx.cum) { self.nack.nack_again(rx.cum) } else { Reply::None };
+        if reply == Reply::SeqNack {
+            self.last_nack = rx.now;
+        }
+        Admit::Discard(reply)
     }
 }
 
 impl crate::scheme::Scheme<crate::transport::cc::PathInfo> for GoBackN {
     const NAME: &'static str = NAME;
     const SUMMARY: &'static str = SUMMARY;
-    type Params = crate::scheme::NoParams;
-    fn build(_p: &crate::scheme::NoParams, _path: &mut crate::transport::cc::PathInfo) -> Self {
+    type Params = GoBackNParams;
+    fn build(_p: &GoBackNParams, _path: &mut crate::transport::cc::PathInfo) -> Self {
         GoBackN::default()
     }
 }
 
 impl crate::scheme::Companion<crate::transport::cc::PathInfo> for GoBackN {
     type Half = GoBackNRx;
-    fn build_half(_p: &crate::scheme::NoParams) -> GoBackNRx {
-        GoBackNRx::default()
+    fn build_half(p: &GoBackNParams) -> GoBackNRx {
+        GoBackNRx { repeat: p.nack_repeat, ..GoBackNRx::default() }
     }
 }
 
@@ -115,7 +151,7 @@ mod tests {
     #[test]
     fn receiver_discards_out_of_order_and_nacks_once_per_gap() {
         let w = window(4, &[]);
-        let rx = RxView { cum: 4, window: &w, lowest_unacked: u32::MAX };
+        let rx = RxView { cum: 4, window: &w, lowest_unacked: u32::MAX, now: 0, base_rtt: 0 };
         let mut r = GoBackNRx::default();
         assert_eq!(r.admit(&rx, 6), Admit::Discard(Reply::SeqNack));
         assert_eq!(r.admit(&rx, 7), Admit::Discard(Reply::None));
@@ -127,5 +163,21 @@ mod tests {
         // Kept packets are ACKed by the common rules.
         let a = Arrival { seq: 4, fresh: true, ce: false, cum_before: 4, ack_due: true };
         assert_eq!(r.on_data(&rx5, &a), Reply::Ack { sack_base: 6 });
+    }
+
+    //= type=test; LR-ROCE: a gap is NACKed again only after a base RTT (or always, htsim)
+    #[test]
+    fn repeats_follow_the_option() {
+        let w = window(4, &[]);
+        let at = |now| RxView { cum: 4, window: &w, lowest_unacked: u32::MAX, now, base_rtt: 10 };
+        let nacks = |repeat, times: &[u64]| {
+            let mut r = GoBackNRx { repeat, ..GoBackNRx::default() };
+            times.iter().map(|&t| r.admit(&at(t), 6) == Admit::Discard(Reply::SeqNack)).collect::<Vec<_>>()
+        };
+        let times = [100, 105, 109, 110, 115, 121];
+        assert_eq!(nacks(NackRepeat::Never, &times), [true, false, false, false, false, false]);
+        // Again at 110 (100 + base RTT), then not before 120.
+        assert_eq!(nacks(NackRepeat::BaseRtt, &times), [true, false, false, true, false, true]);
+        assert_eq!(nacks(NackRepeat::Every, &times), [true; 6]);
     }
 }

@@ -135,6 +135,10 @@ pub enum Episode {
     OutOfOrder,
     /// A probe came back fast with no other ACK since.
     Probe,
+    /// Duplicate ACKs reached the mode's threshold and it resent the hole (TCP's fast
+    /// retransmit, lb-ai-training §2.3 LR-TCP): counted per flow and in the summary beside the
+    /// timeouts.
+    FastRetransmit,
     /// The mode's own retransmission timer expired and declared these packets lost: counted
     /// and reported to the congestion controller as an expiry of the shared RTO is.
     Timeout(Lost),
@@ -420,6 +424,10 @@ pub struct RxView<'a> {
     /// Lowest sequence number that arrived since the last ACK (`u32::MAX` = none), not
     /// counting the arriving packet.
     pub lowest_unacked: u32,
+    /// Arrival time of the latest data packet (the current one in `admit` and `on_data`).
+    pub now: Time,
+    /// Base RTT of the connection's path (idle fabric, full-sized packet and its ACK).
+    pub base_rtt: Time,
 }
 
 impl RxView<'_> {
@@ -535,11 +543,16 @@ impl NackOnce {
     #[inline]
     pub fn nack(&mut self, cum: u32) -> Reply {
         if self.pending(cum) {
-            self.nacked_for = cum;
-            Reply::SeqNack
+            self.nack_again(cum)
         } else {
             Reply::None
         }
+    }
+    /// A NACK for the gap at `cum` whether or not one went out (and remembers it).
+    #[inline]
+    pub fn nack_again(&mut self, cum: u32) -> Reply {
+        self.nacked_for = cum;
+        Reply::SeqNack
     }
 }
 

@@ -62,7 +62,7 @@ mod tests {
     #[test]
     fn receiver_acks_when_due_with_the_bitmap_above_the_cumulative_point() {
         let w = window(3, &[5]);
-        let rx = RxView { cum: 3, window: &w, lowest_unacked: u32::MAX };
+        let rx = RxView { cum: 3, window: &w, lowest_unacked: u32::MAX, now: 0, base_rtt: 0 };
         let mut r = SackRx;
         assert_eq!(r.admit(&rx, 5), Admit::Keep);
         let a = Arrival { seq: 5, fresh: true, ce: false, cum_before: 3, ack_due: true };

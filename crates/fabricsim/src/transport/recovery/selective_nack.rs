@@ -82,7 +82,7 @@ mod tests {
     #[test]
     fn receiver_keeps_out_of_order_data_and_nacks_once() {
         let w = window(2, &[4, 5]);
-        let rx = RxView { cum: 2, window: &w, lowest_unacked: u32::MAX };
+        let rx = RxView { cum: 2, window: &w, lowest_unacked: u32::MAX, now: 0, base_rtt: 0 };
         let mut r = SelectiveNackRx::default();
         assert_eq!(r.admit(&rx, 4), Admit::Keep);
         let a = Arrival { seq: 4, fresh: true, ce: false, cum_before: 2, ack_due: true };

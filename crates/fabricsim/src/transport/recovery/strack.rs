@@ -282,7 +282,7 @@ mod tests {
     #[test]
     fn receiver_acks_cumulative_progress_at_once_with_segment_bitmap() {
         let w = window(64, &[130]);
-        let rx = RxView { cum: 64, window: &w, lowest_unacked: u32::MAX };
+        let rx = RxView { cum: 64, window: &w, lowest_unacked: u32::MAX, now: 0, base_rtt: 0 };
         let mut r = StrackRx { ack_on_ce: true };
         let a = Arrival { seq: 130, fresh: true, ce: false, cum_before: 64, ack_due: false };
         assert_eq!(r.on_data(&rx, &a), Reply::None);

@@ -498,7 +498,7 @@ mod tests {
     #[test]
     fn receiver_acks_the_cumulative_point_without_selective_bits() {
         let w = window(3, &[5]);
-        let rx = RxView { cum: 3, window: &w, lowest_unacked: u32::MAX };
+        let rx = RxView { cum: 3, window: &w, lowest_unacked: u32::MAX, now: 0, base_rtt: 0 };
         let a = Arrival { seq: 5, fresh: true, ce: false, cum_before: 3, ack_due: true };
         assert_eq!(TcpRx.on_data(&rx, &a), Reply::Ack { sack_base: u32::MAX });
         assert_eq!(TcpRx.on_data(&rx, &Arrival { ack_due: false, ..a }), Reply::None);
