@@ -1,0 +1,278 @@
+#!/usr/bin/env python3
+"""Reproduction runs of "Load Balancing for AI Training Workloads" (McClure et al., arXiv 2507.21372).
+
+Usage:
+    experiments/lb-ai-training/run.py [TARGET ...] [--seeds N] [--first-seed S] [--jobs N] [--quick] [--only REGEX]
+
+Targets E1-E15 follow the paper's experiments (Fig. 1-12, §3.1, §5, §6, §7) as the
+reproduction plan numbers them; T0 runs the single-flow sanity check of every load-balancing ×
+loss-recovery pair. Each run is one scenario and one seed; its summary becomes a row of
+results/<TARGET>.json as soon as it finishes, so an interrupted sweep keeps what it did and a
+rerun (e.g. with more seeds) only does what is missing. `report.py` turns the rows into the
+mean ± std / min / max tables, plots and the numbers RESULTS.md quotes.
+
+Fabric (paper §4, §5): 3-tier fat tree, k = 8 (128 hosts, 8 pods, 16 cores), 100 Gb/s links of
+1 µs, no switch latency, 4096 B packets (64 B headers, 64 B ACKs), Q = 32 KiB per port
+(8 packets), ECN step at 0.6·Q at dequeue (only host flowlets read it). Workloads (paper §5):
+all-to-all and m concurrent permutations (m relabelled shifts), 500-packet messages
+(2,016,000 B of payload = 500 × 4096 B on the wire), all starting together. Hosts pace each
+flow at c·B_link/F (`cc = "pacer"`), start U(0, P/r).
+"""
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import runner  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+OUT = os.path.join(HERE, "out")
+RESULTS = os.path.join(HERE, "results")
+
+PKTS, MTU, HEADER = 500, 4096, 64
+MSG_BYTES = PKTS * (MTU - HEADER)  # 2,016,000 B of payload per flow
+HOSTS = 128
+
+
+def cct_opt_us(flows_per_host, gbps=100):
+    """The paper's normalisation constant (§5.3): a host's messages at line rate."""
+    return flows_per_host * PKTS * MTU * 8 / (gbps * 1e3)
+
+
+# Load-balancing schemes (paper §2.1, Fig. 3): name -> (host path selection, switch path selection).
+LB = {
+    "ecmp": ('"ecmp"', "ecmp"),
+    "ecmp_sub2": ('{ name = "ecmp_subflows", subflows = 2 }', "ecmp"),
+    "spray": ('"spray"', "ecmp"),
+    "srr": ('"ecmp"', "round_robin"),
+    "sar_pkt": ('"ecmp"', "adaptive_packet"),
+    "sar_flowlet": ('"ecmp"', "flowlet"),
+    "sar_ecmp": ('"ecmp"', "adaptive_ecmp"),
+    "hflowlet": ('"host_flowlet"', "ecmp"),
+}
+# LB-HADAPT is the paper's alias of host spraying (§2.1): its runs are the `spray` runs.
+ALL_LB = list(LB)
+
+# Loss recovery (paper §2.3, §6, §7): name -> ([transport.reliability] lines, [switch] lines, [switch.pfc] lines).
+NO_TRIM = ["trimming = false", 'control_lane = "separate"', "control_lane_factor = 1.0"]
+TRIM = ["trimming = true", 'control_lane = "shared"']
+PFC = ["enabled = true", 'threshold = "static"', 'xoff_bytes = "32KiB"', 'resume_offset_bytes = "4KiB"']
+LR = {
+    "code0": (['name = "code"', "epsilon = 0.0"], NO_TRIM, []),
+    "code5": (['name = "code"', "epsilon = 0.05"], NO_TRIM, []),
+    "tcp": (['name = "tcp"'], NO_TRIM, []),
+    "tcp_dinf": (['name = "tcp"', "fast_retransmit = false"], NO_TRIM, []),
+    "trim": (['name = "trim"'], TRIM, []),
+    "trim_rts": (['name = "trim"'], TRIM + ['trimmed_headers = "to_sender"'], []),
+    "roce": (['name = "go_back_n"', 'nack_repeat = "base_rtt"'], NO_TRIM, PFC),
+    "subtcp3": (['name = "subflow_tcp"', "d = 3"], NO_TRIM, []),
+    "subtcp6": (['name = "subflow_tcp"', "d = 6"], NO_TRIM, []),
+}
+FIVE_LR = ["tcp", "roce", "trim", "trim_rts", "code5"]
+SUB_LR = ["subtcp3", "subtcp6", "tcp", "trim", "trim_rts", "code5"]
+C_GRID = [0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 1.0]
+C_BEST = [0.7, 0.85, 1.0]  # the grid around the best c for the runs with a second swept axis
+FAILURES = [(2, 0.9), (3, 0.6), (4, 0.45), (6, 0.3), (9, 0.2)]  # f·p = 1.8, f maximal (paper Fig. 4)
+
+# Swift as the paper's comparison runs it (htsim's constants, spec §2.2 CC-SWIFT).
+SWIFT = ['name = "swift"', "base_target_us = 20.0", "h_us = 3.05", "flow_scaling = true", "min_cwnd_pkts = 0.001", "max_cwnd_pkts = 1000.0", "retx_reset_threshold = 5"]
+
+
+def ata():
+    return f'kind = "all_to_all"\nflow_bytes = {MSG_BYTES}', HOSTS - 1
+
+
+def perm(m):
+    if m == HOSTS - 1:
+        return ata()
+    return f'kind = "permutation"\nmethod = "shifts"\npermutations = {m}\nflow_bytes = {MSG_BYTES}', m
+
+
+def scenario(name, seed, lb="spray", lr="code0", c=1.0, workload=None, q="32KiB", gbps=100, failure=None, cc=None):
+    """One run's TOML. `failure` is (f, p) partial LAG loss, or "flaky"."""
+    host_lb, switch_lb = LB[lb]
+    rel, switch_lines, pfc = LR[lr]
+    wl, _ = workload or ata()
+    cc_lines = cc or ['name = "pacer"', f"rate_coefficient = {c}"]
+    fail = ""
+    if failure == "flaky":
+        fail = '\n[topology.failures]\nkind = "flaky"\nf = 2\nburst_gap_us = 100\nburst_len_us = 10'
+    elif failure:
+        fail = f'\n[topology.failures]\nkind = "partial_lag"\nf = {failure[0]}\np = {failure[1]}'
+    pfc_table = ("\n[switch.pfc]\n" + "\n".join(pfc)) if pfc else ""
+    # Under PFC the ingress thresholds keep the fabric lossless; the egress queue is not the limit.
+    buffer = '"1MiB"' if pfc else f'"{q}"'
+    return f"""name = "lb-ai-training {name}"
+seed = {seed}
+
+[topology]
+kind = "fat_tree"
+k = 8
+link_rate_gbps = {gbps}
+link_latency_ns = 1000
+switch_latency_ns = 0{fail}
+
+[switch]
+buffer_bytes = {buffer}
+ecn_kmin = 0.6
+ecn_kmax = 0.6
+ecn_pmax = 1.0
+ecn_mark_at = "dequeue"
+lb = "{switch_lb}"
+{chr(10).join(switch_lines)}{pfc_table}
+
+[transport]
+mtu_bytes = {MTU}
+header_bytes = {HEADER}
+ack_bytes = 64
+lb = {host_lb}
+
+[transport.reliability]
+{chr(10).join(rel)}
+
+[transport.cc]
+{chr(10).join(cc_lines)}
+
+[workload]
+{wl}
+"""
+
+
+def targets(seeds, first_seed=1):
+    """Target -> [(run id, TOML, meta)]: meta holds the configuration and CCT_opt."""
+    t = {}
+    ss = range(first_seed, first_seed + seeds)
+
+    def add(target, cfg, seed, **kw):
+        workload = kw.get("workload") or ata()
+        meta = dict(cfg, seed=seed, cct_opt_us=cct_opt_us(workload[1], kw.get("gbps", 100)))
+        rid = "-".join(f"{v}" for v in cfg.values()) + f"-s{seed}"
+        t.setdefault(target, []).append((rid, scenario(f"{target} {rid}", seed, **kw), meta))
+
+    # T0: one flow (host 0 -> host 127) on an idle fabric, every LB x LR pair, norm. CCT -> 1.
+    one = (f'kind = "incast"\nsender_hosts = [0]\nreceiver = {HOSTS - 1}\nflow_bytes = {MSG_BYTES}', 1)
+    for lb in ALL_LB:
+        for lr in LR:
+            add("T0", {"lb": lb, "lr": lr}, 1, lb=lb, lr=lr, workload=one, c=1.0)
+    for s in ss:
+        # E1 (Fig. 1/2): host rate swept, ECMP vs spraying, ideal coding. c = 1 is E3's run.
+        for lb in ["ecmp", "spray"]:
+            for c in [0.5, 0.6, 0.7, 0.8, 0.9, 0.95]:
+                add("E1", {"lb": lb, "c": c}, s, lb=lb, c=c)
+        # E3 + E4 (Fig. 3): every LB scheme, all-to-all, no failures, c = 1.
+        for lb in ALL_LB:
+            add("E3", {"lb": lb}, s, lb=lb)
+        # E5 (Fig. 4): static partial LAG loss, f·p = 1.8 (not the bottleneck, Eq. 2).
+        for f in FAILURES:
+            for lb in ALL_LB:
+                add("E5", {"f": f[0], "p": f[1], "lb": lb}, s, lb=lb, failure=f)
+        # E6 (Fig. 5): (3, 0.9), the damaged uplinks are the bottleneck.
+        for lb in ALL_LB:
+            add("E6", {"lb": lb}, s, lb=lb, failure=(3, 0.9))
+        # E7 (Fig. 6): m concurrent permutations (m = 127 is the all-to-all of E3).
+        for m in [1, 2, 4, 8, 16, 32, 64]:
+            for lb in ALL_LB:
+                add("E7", {"m": m, "lb": lb}, s, lb=lb, workload=perm(m))
+        # E8 (Fig. 7, Table 2): 400 KB buffers, all-to-all and one permutation.
+        for wl, w in [("ata", ata()), ("perm1", perm(1))]:
+            for lb in ALL_LB:
+                add("E8", {"wl": wl, "lb": lb}, s, lb=lb, workload=w, q="400KB")
+        # E2 (§3.1): Swift (TCP-like recovery) vs the fixed-rate pacer, spraying.
+        for wl, w in [("ata", ata()), ("perm1", perm(1))]:
+            for q in ["32KiB", "400KB"]:
+                init = 1.0 / w[1]
+                add("E2", {"wl": wl, "q": q, "cc": "swift"}, s, lb="spray", lr="tcp", workload=w, q=q, cc=SWIFT + [f"init_cwnd_bdp = {init}"])
+                add("E2", {"wl": wl, "q": q, "cc": "fixed"}, s, lb="spray", lr="code0", workload=w, q=q)
+        # E9 (Fig. 8): loss recovery vs c, all-to-all.
+        for lr in FIVE_LR:
+            for c in C_GRID:
+                add("E9", {"lr": lr, "c": c}, s, lr=lr, c=c)
+        # E10 (Fig. 9): loss recovery vs flows per host (m = 127 is E9).
+        for m in [1, 2, 4, 8, 16, 32, 64]:
+            for lr in FIVE_LR + ["tcp_dinf"]:
+                for c in C_BEST:
+                    add("E10", {"m": m, "lr": lr, "c": c}, s, lr=lr, c=c, workload=perm(m))
+        # E11 (Fig. 10): loss recovery under a static failure and under flaky links.
+        for fail in [(2, 0.9), "flaky"]:
+            for lr in FIVE_LR:
+                for c in C_BEST:
+                    fname = "flaky" if fail == "flaky" else "lag2x0.9"
+                    add("E11", {"fail": fname, "lr": lr, "c": c}, s, lr=lr, c=c, failure=fail)
+        # E12 (§6): loss recovery with 400 KB buffers.
+        for lr in FIVE_LR:
+            for c in [0.9, 0.95, 1.0]:
+                add("E12", {"lr": lr, "c": c}, s, lr=lr, c=c, q="400KB")
+        # E13 (Fig. 11): subflow TCP vs the others, few flows per host.
+        for m in [1, 2, 4, 8, 16]:
+            for lr in SUB_LR:
+                for c in C_BEST:
+                    add("E13", {"m": m, "lr": lr, "c": c}, s, lr=lr, c=c, workload=perm(m))
+        # E14 (Fig. 12): the same under the (2, 0.9) failure, one permutation.
+        for lr in SUB_LR:
+            for c in C_BEST:
+                add("E14", {"lr": lr, "c": c}, s, lr=lr, c=c, workload=perm(1), failure=(2, 0.9))
+        # E15 (§7): 400 Gb/s links, one permutation.
+        for lr in SUB_LR:
+            for c in C_BEST:
+                add("E15", {"lr": lr, "c": c}, s, lr=lr, c=c, workload=perm(1), gbps=400)
+    return t
+
+
+def row_of(meta):
+    """The results row of one run's summary (with its configuration from `meta`)."""
+
+    def row(s, run_id, wall, run_dir):
+        pk = s["packets"]
+        r = dict(meta)
+        r.update({
+            "run": run_id,
+            "wall_s": round(wall, 2),
+            "completion_us": s["completion_time_us"],
+            "norm_cct": s["completion_time_us"] / meta["cct_opt_us"],
+            "ideal_us": s["ideal_completion_time_us"],
+            "flows": s["flows"],
+            "flows_finished": s["flows_finished"],
+            "stalled_since_us": s.get("stalled_since_us"),
+            "loss": s["loss"],
+            "data_sent": pk["data_sent"],
+            "retransmitted": pk["retransmitted"],
+            "dropped": pk["dropped"],
+            "trimmed": pk["trimmed"],
+            "nacks": pk["nacks"],
+            "seq_nacks": pk["seq_nacks"],
+            "timeouts": pk["timeouts"],
+            "fast_retransmits": pk["fast_retransmits"],
+            "duplicates": s["duplicate_data_packets"],
+            "wire_losses": pk.get("wire_losses"),
+            "reroutes_per_packet": (s.get("reroutes_per_packet") or {}).get("mean"),
+            "pfc_paused_us": (s.get("pfc") or {}).get("paused_time_us"),
+            "queues_by_tier": s.get("queues_by_tier"),
+            "fct_us": s["fct_us"],
+            "invariants": s["invariant_violations"],
+            "events": s["events"],
+        })
+        return r
+
+    return row
+
+
+def main():
+    ap = runner.arguments(__doc__.splitlines()[1], jobs=1)
+    ap.add_argument("--seeds", type=int, default=10, help="seeds per configuration (paper: 10)")
+    ap.add_argument("--first-seed", type=int, default=1)
+    a = ap.parse_args()
+    all_t = targets(1 if a.quick else a.seeds, a.first_seed)
+    if a.quick:
+        # Smoke test: one seed of a few small runs of each target.
+        all_t = {k: [r for r in v if "ata" not in r[1] and "all_to_all" not in r[1]][:3] or v[:0] for k, v in all_t.items()}
+    metas = {(name, rid): meta for name, runs in all_t.items() for rid, _, meta in runs}
+    runs = {name: [(rid, toml) for rid, toml, _ in rs] for name, rs in all_t.items()}
+
+    def row(s, rid, wall, d):
+        name = os.path.basename(os.path.dirname(d))
+        return row_of(metas[(name, rid)])(s, rid, wall, d)
+
+    runner.drive(a, runs, OUT, RESULTS, row, describe=lambda r: f"norm CCT {r['norm_cct']:.3f}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
