@@ -299,6 +299,11 @@ pub struct TierQueues {
     pub max_port_mean_bytes: f64,
     /// Packets its ports lost on the wire (flaky links).
     pub wire_losses: u64,
+    /// Packets (any kind) its ports dropped: no buffer, port down, or headers with nothing to
+    /// evict — where the loss happens (lb-ai-training §5 diagnostics).
+    pub drops: u64,
+    /// Data packets its ports trimmed.
+    pub trims: u64,
 }
 
 /// Per port class, in the order ToR-up, agg-up, agg-down, core-down, ToR-down (then a
@@ -310,7 +315,7 @@ fn tier_queues(sim: &Sim) -> Vec<TierQueues> {
     let mut out: Vec<TierQueues> = Vec::new();
     for name in ["tor_up", "agg_up", "agg_down", "core_down", "tor_down", "spine_down"] {
         let c = PORT_CLASSES.iter().position(|&n| n == name).expect("a port class");
-        let mut t = TierQueues { class: name, ports: 0, max_bytes: 0, mean_bytes: 0.0, max_port_mean_bytes: 0.0, wire_losses: 0 };
+        let mut t = TierQueues { class: name, ports: 0, max_bytes: 0, mean_bytes: 0.0, max_port_mean_bytes: 0.0, wire_losses: 0, drops: 0, trims: 0 };
         let mut area: u128 = 0;
         for (_, ps) in sim.net.ports.iter().enumerate().filter(|&(i, _)| port_class(f, i) == Some(c)) {
             let a = ps.occupancy_area(sim.now);
@@ -318,6 +323,8 @@ fn tier_queues(sim: &Sim) -> Vec<TierQueues> {
             t.max_bytes = t.max_bytes.max(ps.max_data_bytes);
             t.max_port_mean_bytes = t.max_port_mean_bytes.max(a as f64 / run);
             t.wire_losses += ps.flaky.as_ref().map_or(0, |f| f.wire_losses);
+            t.drops += ps.drops;
+            t.trims += ps.trims;
             area += a;
         }
         if t.ports > 0 {
