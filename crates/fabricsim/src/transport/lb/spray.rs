@@ -4,6 +4,9 @@
 //! Two orders:
 //! - `random` (default): a fresh uniformly random 16-bit entropy for every packet (the spec's
 //!   "acceptable alternative", and the LB study's host spraying);
+//! - `increment`: the LB study's literal rule (LB-HSPRAY: "the host increments the flow label
+//!   on every packet"): a random 16-bit start, then +1 per packet; switches hash the label with
+//!   their own salt, so consecutive labels land on effectively random ports, as with `random`;
 //! - `permutation`: cycle through a random permutation of `entropies` (N_ev = 256) entropies,
 //!   re-shuffled after every pass (smartt-reps spec §2.13 ASSUMPTION), so that every entropy is
 //!   used exactly once per N_ev packets.
@@ -28,6 +31,8 @@ pub enum SprayOrder {
     Random,
     /// Passes over a re-shuffled permutation of `entropies`.
     Permutation,
+    /// A random start, then the previous entropy + 1 (mod 2^16).
+    Increment,
 }
 
 /// Parameters of `spray`.
@@ -62,23 +67,32 @@ pub struct Spray {
     perm: Box<[Entropy]>,
     /// Next position in `perm`.
     next: usize,
+    /// `increment`: the last label sent (`None` before the first packet).
+    label: Option<Entropy>,
+    increment: bool,
 }
 
 impl Spray {
     /// A sprayer.
     pub fn new(p: &SprayParams) -> Self {
         let perm: Box<[Entropy]> = match p.order {
-            SprayOrder::Random => Box::new([]),
+            SprayOrder::Random | SprayOrder::Increment => Box::new([]),
             SprayOrder::Permutation => (0..p.entropies).map(|e| e as Entropy).collect(),
         };
         // Start "at the end of a pass" so the first packet shuffles with the connection's rng.
         let next = perm.len();
-        Spray { perm, next }
+        Spray { perm, next, label: None, increment: p.order == SprayOrder::Increment }
     }
 }
 
 impl PathSelector for Spray {
     fn next_entropy(&mut self, _ctx: &EntropyCtx, rng: &mut Rng) -> Entropy {
+        if self.increment {
+            //= spec lb-ai-training.md LB-HSPRAY (p.flow_label := label; label := (label + 1) mod 2^16)
+            let l = self.label.map_or_else(|| rng.next_u64() as Entropy, |l| l.wrapping_add(1));
+            self.label = Some(l);
+            return l;
+        }
         if self.perm.is_empty() {
             return rng.next_u64() as Entropy;
         }
@@ -127,6 +141,17 @@ mod tests {
             passes.push(order);
         }
         assert!(passes[0] != passes[1] && passes[1] != passes[2]);
+    }
+
+    //= type=test; lb-ai-training LB-HSPRAY: a random start, then +1 per packet, wrapping at 2^16
+    #[test]
+    fn increment_adds_one_per_packet() {
+        let mut s = Spray::new(&SprayParams { order: SprayOrder::Increment, ..Default::default() });
+        let mut rng = Rng::stream(1, "spray-test", 2);
+        let e: Vec<Entropy> = (0..70_000).map(|_| s.next_entropy(&CTX, &mut rng)).collect();
+        assert!(e.windows(2).all(|w| w[1] == w[0].wrapping_add(1)));
+        let mut other = Spray::new(&SprayParams { order: SprayOrder::Increment, ..Default::default() });
+        assert_ne!(other.next_entropy(&CTX, &mut Rng::stream(1, "spray-test", 3)), e[0], "the start is random");
     }
 
     #[test]
