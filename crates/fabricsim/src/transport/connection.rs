@@ -383,6 +383,7 @@ impl Connection {
             in_flight: &mut self.in_flight,
             lb: &mut self.lb,
             cc: &self.cc,
+            rng: &mut self.rng,
         };
         (&mut self.recovery, ctx)
     }
