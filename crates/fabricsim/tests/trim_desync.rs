@@ -48,6 +48,10 @@ fn retransmits(r: &Results) -> (u32, u32) {
 /// repetition: with fixed pacing phases the same flows are trimmed again and again. Pushing the
 /// phase back on each NACK breaks that: about 30 % fewer trims (seeds 1-3: 24821 → 17714,
 /// 23343 → 17484, 24456 → 17310) and the unluckiest flow resent 5-7 packets instead of 11-12.
+/// The gap grows with the message: at 64 packets per flow the collective takes 1.65 × its
+/// ideal without desync and 1.33 × with (most resent by one flow: 42 vs 14), at 256 packets
+/// 1.62 × vs 1.20 × (160 vs 36); `eligibility` changes nothing there (the lock is in the
+/// pacing phase, which it leaves alone). Those runs take 9-30 s, too long for this suite.
 #[test]
 fn phase_desync_breaks_repeated_trimming_in_a_paced_all_to_all() {
     for seed in [1, 2] {
