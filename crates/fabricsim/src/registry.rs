@@ -83,7 +83,7 @@ fn fault_rows(keys: &[(&str, &str, Option<&str>)]) -> Vec<ParamRow> {
 /// `[[switch.by_link_rate]]`). One discipline exists so far; its behaviour is set by the keys.
 const QUEUE_DISCIPLINES: &[SchemeRow] = &[SchemeRow {
     name: "red_ecn",
-    summary: "drop-tail data queue with RED/ECN marking between Kmin and Kmax (at enqueue or dequeue), optional trimming to headers; control class first (strict or WRR), unbounded (default), in a lane of its own, or sharing the buffer (headers evict the newest data)",
+    summary: "drop-tail data queue with RED/ECN marking between Kmin and Kmax (at enqueue or dequeue), optional trimming to headers; control class first (strict or WRR), unbounded (default), in a lane of its own, or sharing the buffer (headers evict the newest data); trimmed headers on to the receiver (default) or back to the sender (return-to-sender: always, or when the control lane is full)",
     params: || {
         keyed_rows::<crate::scenario::SwitchConfig>(
             [
@@ -100,6 +100,7 @@ const QUEUE_DISCIPLINES: &[SchemeRow] = &[SchemeRow {
                 "control_wrr_weight",
                 "control_lane",
                 "control_lane_factor",
+                "trimmed_headers",
             ]
             .iter(),
         )

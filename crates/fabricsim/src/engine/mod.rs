@@ -55,6 +55,11 @@ pub struct Counters {
     pub data_trimmed: u64,
     /// Of the dropped data packets, those that were trimmed headers.
     pub headers_dropped: u64,
+    /// Trimmed headers a switch returned to their sender (`switch.trimmed_headers`,
+    /// lb-ai-training spec LR-TRIM-RTS).
+    pub headers_bounced: u64,
+    /// Of those, the ones that reached their sender (counted as arrived data there).
+    pub bounces_returned: u64,
     /// Data packets marked CE.
     pub ecn_marked: u64,
     /// Retransmission timeouts that declared packets lost.

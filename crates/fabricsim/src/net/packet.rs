@@ -99,22 +99,26 @@ impl std::ops::IndexMut<PktKind> for PerKind {
 }
 
 /// Flag: the sender marks the packet ECN-capable.
-pub const F_ECT: u8 = 1;
+pub const F_ECT: u16 = 1;
 /// Flag: a switch marked Congestion Experienced.
-pub const F_CE: u8 = 2;
+pub const F_CE: u16 = 2;
 /// Flag: the payload was trimmed away by a switch; only the header travels on.
-pub const F_TRIMMED: u8 = 4;
+pub const F_TRIMMED: u16 = 4;
 /// Flag: this data packet is a retransmission.
-pub const F_RETX: u8 = 8;
+pub const F_RETX: u16 = 8;
 /// Flag (ACK): echoes a CE mark of the acknowledged data packet.
-pub const F_ECE: u8 = 16;
+pub const F_ECE: u16 = 16;
 /// Flag (data): the sender asks for an immediate ACK (its window is full or this is the last
 /// packet), so ACK coalescing never stalls a window-limited sender.
-pub const F_ACK_NOW: u8 = 32;
+pub const F_ACK_NOW: u16 = 32;
 /// Flag (ACK): answers a probe.
-pub const F_PROBE_ACK: u8 = 64;
+pub const F_PROBE_ACK: u16 = 64;
 /// Flag (data): chosen by `run.drop_packets`; the first switch discards it.
-pub const F_DOOMED: u8 = 128;
+pub const F_DOOMED: u16 = 128;
+/// Flag (trimmed data): a switch returned this header to its sender (return-to-sender,
+/// lb-ai-training spec LR-TRIM-RTS and §3 `bounced` flag): source and destination are swapped,
+/// so it travels back to the sending host, which treats it as a NACK. Never bounced twice.
+pub const F_BOUNCED: u16 = 256;
 
 /// One packet. Field meaning depends on `kind`; see each field.
 #[derive(Clone, Copy, Debug, Default)]
@@ -133,8 +137,8 @@ pub struct Packet {
     pub entropy: Entropy,
     /// Data, ACK or NACK.
     pub kind: PktKind,
-    /// `F_*` bit flags.
-    pub flags: u8,
+    /// `F_*` bit flags (u16 since return-to-sender's `F_BOUNCED`: the packet stays 64 bytes).
+    pub flags: u16,
     /// Data: when the sender started transmitting it. ACK/NACK: echo of the data packet's value.
     pub sent_at: Time,
     /// The port the packet is crossing or last crossed.

@@ -69,6 +69,29 @@ pub enum ControlLane {
     Shared,
 }
 
+/// Where a switch sends the header of a packet it trimmed (`[switch] trimmed_headers`;
+/// lb-ai-training spec LR-TRIM, LR-TRIM-RTS and §4.2; paper §4 "Packet Trimming").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TrimmedHeaders {
+    /// On to the receiver, which NACKs it (LR-TRIM, default).
+    #[default]
+    ToReceiver,
+    /// Every header straight back to the sender from the trimming switch (return-to-sender, the
+    /// paper's description of LR-TRIM-RTS).
+    ToSender,
+    /// On to the receiver, but back to the sender when the control class cannot take it (the
+    /// header queue is full: htsim's return-to-sender, spec LR-TRIM-RTS option).
+    ToSenderOnOverflow,
+}
+
+impl TrimmedHeaders {
+    /// Whether this is the default (left out of resolved scenarios).
+    pub fn is_default(&self) -> bool {
+        *self == TrimmedHeaders::ToReceiver
+    }
+}
+
 /// What to do with a control packet arriving at a switch port.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ControlVerdict {
@@ -102,6 +125,9 @@ pub struct QdiscTable {
     /// MTU/header (≈ 65) times the link rate; a weight bounds that (smartt-reps spec §4.1,
     /// "WRR 20:1 as in htsim's composite queue").
     pub control_wrr_weight: u32,
+    /// Where trimmed headers go (global: the transport's packet format decides what a header
+    /// may carry back).
+    pub trimmed_headers: TrimmedHeaders,
     /// Whether any profile bounds its control class (not [`ControlLane::Unbounded`]): when not,
     /// forwarding queues control packets without asking ([`QdiscConfig::on_control_arrival`]).
     pub control_bounded: bool,

@@ -45,6 +45,10 @@ pub struct FlowResult {
     pub duplicates: u32,
     /// Fast retransmits (recoveries started by duplicate ACKs; `tcp` modes).
     pub fast_retransmits: u32,
+    /// NACKs (trimming and sequence) and returned headers (return-to-sender) the sender acted
+    /// on; not written to flows.csv.
+    #[serde(skip)]
+    pub nacks: u32,
     /// Data packets of the flow that a switch re-routed (sent elsewhere than the flow's hashed
     /// or remembered port), counted per switch hop; `None` unless some switch runs a scheme that
     /// counts re-routes (`SwitchLb::counts_reroutes`).
@@ -136,6 +140,7 @@ pub(super) fn rows(sim: &Sim, plan: &[ConnPlan]) -> Vec<FlowResult> {
             data_lost: c.data_drops + c.trims,
             duplicates: c.rcv_duplicates,
             fast_retransmits: c.fast_retransmits,
+            nacks: c.nacks,
             reroutes: reroutes_counted.then_some(c.reroutes),
         });
     }
@@ -161,7 +166,7 @@ pub(super) mod tests {
 
     /// A flow row with the given times (ps) and counters 1..=5.
     pub fn row(id: u32, start: u64, finish: Option<u64>, ideal_fct: u64) -> FlowResult {
-        FlowResult { id, src: 0, dst: 1, bytes: 10_000, start, finish, ideal_fct, retransmits: 1, trims: 2, drops: 3, ecn_acks: 4, timeouts: 5, data_sent: 6, data_lost: 7, duplicates: 8, fast_retransmits: 9, reroutes: None }
+        FlowResult { id, src: 0, dst: 1, bytes: 10_000, start, finish, ideal_fct, retransmits: 1, trims: 2, drops: 3, ecn_acks: 4, timeouts: 5, data_sent: 6, data_lost: 7, duplicates: 8, fast_retransmits: 9, nacks: 0, reroutes: None }
     }
 
     #[test]

@@ -81,10 +81,14 @@ pub fn check(sim: &Sim, setup: &Setup) -> Vec<String> {
         // Conservation, per packet kind (the kind table in net/packet.rs): every packet a host
         // sent reached its destination host (whole or trimmed) or was dropped on the way.
         v.extend(unconserved_kinds(c));
-        // Every trimmed header reached its receiver, which NACKed it, or was dropped.
+        // Every trimmed header reached its receiver, which NACKed it, or was returned to its
+        // sender and arrived there, or was dropped.
         let nacks = c.sent[PktKind::Nack];
-        if c.data_trimmed != nacks + c.headers_dropped {
-            v.push(format!("trimmed headers not conserved: {} trimmed != {nacks} NACKed + {} dropped", c.data_trimmed, c.headers_dropped));
+        if c.data_trimmed != nacks + c.bounces_returned + c.headers_dropped {
+            v.push(format!(
+                "trimmed headers not conserved: {} trimmed != {nacks} NACKed + {} returned to their sender + {} dropped",
+                c.data_trimmed, c.bounces_returned, c.headers_dropped
+            ));
         }
         if sim.net.pfc.on && sim.net.pfc.charged_bytes() != 0 {
             v.push(format!("PFC accounting holds {} bytes after the network drained", sim.net.pfc.charged_bytes()));

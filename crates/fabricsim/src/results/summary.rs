@@ -29,6 +29,14 @@ pub struct PacketCounts {
     pub acks: u64,
     /// NACKs sent.
     pub nacks: u64,
+    /// Trimmed headers switches returned to their sender (`switch.trimmed_headers`,
+    /// return-to-sender); left out when 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub bounced: u64,
+    /// Of those, the ones that reached their sender (the rest were dropped on the way back);
+    /// left out when 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub bounces_returned: u64,
     /// Control packets (ACK/NACK/header) dropped.
     pub control_dropped: u64,
     /// Retransmission timeouts.
@@ -109,6 +117,8 @@ impl From<&Counters> for PacketCounts {
             ecn_marked: c.ecn_marked,
             acks: c.sent[Ack],
             nacks: c.sent[Nack],
+            bounced: c.headers_bounced,
+            bounces_returned: c.bounces_returned,
             // Everything but whole data: control kinds, probes and trimmed headers.
             control_dropped: c.dropped.sum_where(|k| k != Data) + c.headers_dropped,
             timeouts: c.timeouts,

@@ -180,6 +180,12 @@ pub struct SwitchConfig {
     /// the study's non-trimming runs; htsim's header queue is 2).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub control_lane_factor: Option<f64>,
+    /// Where trimmed headers go: `"to_receiver"` (default: the receiver NACKs them),
+    /// `"to_sender"` (every one returned by the trimming switch) or `"to_sender_on_overflow"`
+    /// (returned only when the control class is full); needs trimming. Left out of resolved
+    /// scenarios while default.
+    #[serde(skip_serializing_if = "crate::net::qdisc::TrimmedHeaders::is_default")]
+    pub trimmed_headers: crate::net::qdisc::TrimmedHeaders,
     /// Priority flow control on a shared buffer (lossless data class; `[switch.pfc]`).
     pub pfc: crate::net::pfc::PfcConfig,
     /// Path selection among equal-cost next hops (`lb = "random"`, or `[switch.lb]` with `name`
@@ -241,6 +247,7 @@ impl Default for SwitchConfig {
             control_wrr_weight: 0,
             control_lane: ControlLaneConfig::Unbounded,
             control_lane_factor: None,
+            trimmed_headers: Default::default(),
             pfc: Default::default(),
             lb: Default::default(),
             ports: Default::default(),

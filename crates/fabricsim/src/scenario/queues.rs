@@ -244,6 +244,7 @@ pub fn resolve(sw: &SwitchConfig, cx: &Context) -> Result<QdiscTable> {
         profile_buffers: Vec::new(),
         header_bytes: cx.header_bytes,
         control_wrr_weight: sw.control_wrr_weight,
+        trimmed_headers: sw.trimmed_headers,
         control_bounded: sw.control_lane != super::ControlLaneConfig::Unbounded,
     };
     let default = profile(&[(&global, "switch".into())], sw, cx, "")?;
@@ -300,6 +301,14 @@ pub fn resolve(sw: &SwitchConfig, cx: &Context) -> Result<QdiscTable> {
         return Err(Error::invalid(
             format!("switch.ports.{}", PORT_CLASSES[c]),
             format!("this fabric has no such ports; its port classes: {}", present.join(", ")),
+        ));
+    }
+    //= spec lb-ai-training.md LR-TRIM-RTS (the trimming switch returns the header)
+    let trims = table.profiles.iter().zip(&table.switch_ports).any(|(q, &n)| q.trimming && n > 0);
+    if !sw.trimmed_headers.is_default() && !trims {
+        return Err(Error::invalid(
+            "switch.trimmed_headers",
+            "returns trimmed headers to their sender, but no switch port trims: it needs switch.trimming = true",
         ));
     }
     table.profile_buffers = table.profiles.iter().map(|q| q.buffer_bytes).collect();

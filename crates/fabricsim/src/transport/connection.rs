@@ -397,6 +397,7 @@ impl Connection {
             in_flight: &mut self.in_flight,
             lb: &mut self.lb,
             cc: &self.cc,
+            rng: &mut self.rng,
         };
         (&mut self.recovery, ctx)
     }

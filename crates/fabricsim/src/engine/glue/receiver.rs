@@ -5,7 +5,7 @@
 
 use crate::engine::Sim;
 use crate::ids::{NodeId, PktId};
-use crate::net::packet::{Packet, PktKind, F_ACK_NOW, F_CE, F_ECE, F_PROBE_ACK, F_RETX, F_TRIMMED};
+use crate::net::packet::{Packet, PktKind, F_ACK_NOW, F_BOUNCED, F_CE, F_ECE, F_PROBE_ACK, F_RETX, F_TRIMMED};
 use crate::transport::cc::CongestionControl;
 use crate::transport::recovery::{Admit, Arrival, ReceiverRecovery, Reply};
 use crate::units::Time;
@@ -32,6 +32,11 @@ impl Sim {
         debug_assert_eq!(p.dst, host);
         let (header, ack_bytes, ack_every) = (self.hosts.tp.header, self.hosts.tp.ack_bytes, self.hosts.tp.ack_every);
         let port = self.hosts.nics[host as usize].port;
+        if p.flags & F_BOUNCED != 0 {
+            // A header a switch returned: this host is its sender (spec LR-TRIM-RTS).
+            self.c.bounces_returned += 1;
+            return self.on_bounce(pkt);
+        }
         if self.hosts.credit_on {
             self.credit_on_data(p.conn, p.flags & F_TRIMMED != 0);
         }
@@ -109,7 +114,7 @@ impl Sim {
 
     /// Turns the arrived packet `pkt` (a copy of which is `p`) into this receiver's ACK, with a
     /// selective bitmap starting at `sack_base`, and sends it.
-    fn answer_with_ack(&mut self, pkt: PktId, p: &Packet, sack_base: u32, flags: u8) {
+    fn answer_with_ack(&mut self, pkt: PktId, p: &Packet, sack_base: u32, flags: u16) {
         let ack_bytes = self.hosts.tp.ack_bytes;
         let port = self.hosts.nics[p.dst as usize].port;
         let conn = &mut self.hosts.conns[p.conn as usize];

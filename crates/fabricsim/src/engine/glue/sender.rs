@@ -332,6 +332,18 @@ impl Sim {
 
     /// A NACK (trimmed packet) reached its sender: queue the packet for retransmission.
     pub(crate) fn on_nack(&mut self, pkt: PktId) {
+        self.on_loss_report(pkt, false)
+    }
+
+    /// A trimmed header a switch returned (return-to-sender, lb-ai-training spec LR-TRIM-RTS)
+    /// reached its sender: as a NACK, through [`SenderRecovery::on_bounce`].
+    pub(crate) fn on_bounce(&mut self, pkt: PktId) {
+        self.on_loss_report(pkt, true)
+    }
+
+    /// A NACK or a bounced header about one transmission: the mode requeues the packet (or
+    /// finds the report stale), then the congestion controller and path selector hear of it.
+    fn on_loss_report(&mut self, pkt: PktId, bounced: bool) {
         let p = *self.pool.get(pkt);
         self.pool.free(pkt);
         let (now, mtu) = (self.now, self.mtu());
@@ -342,7 +354,10 @@ impl Sim {
         }
         // The mode requeues the packet, or finds the NACK stale (an older transmission).
         let (recovery, mut ctx) = conn.sender_parts(now, mtu);
-        let Some(wire) = recovery.on_nack(&mut ctx, &LossReport { seq: p.seq, sent_at: p.sent_at }) else { return };
+        let report = LossReport { seq: p.seq, sent_at: p.sent_at };
+        let requeued = if bounced { recovery.on_bounce(&mut ctx, &report) } else { recovery.on_nack(&mut ctx, &report) };
+        let Some(wire) = requeued else { return };
+        let a = recovery.after_loss_report(&mut ctx);
         conn.nacks += 1;
         let ev = NackEvent {
             now,
@@ -354,6 +369,7 @@ impl Sim {
         };
         conn.cc.on_nack(&ev);
         conn.lb.on_feedback(p.entropy, Feedback::Nack, now);
+        self.apply_recovery(c, a);
         self.conn_wake(c);
     }
 

@@ -13,8 +13,8 @@
 
 use crate::engine::Sim;
 use crate::ids::{NodeId, PktId, PortId};
-use crate::net::packet::{Class, Packet, PktKind, F_CE, F_DOOMED, F_ECT, F_TRIMMED};
-use crate::net::qdisc::{ControlVerdict, Verdict};
+use crate::net::packet::{Class, Packet, PktKind, F_BOUNCED, F_CE, F_DOOMED, F_ECT, F_TRIMMED};
+use crate::net::qdisc::{ControlVerdict, TrimmedHeaders, Verdict};
 use crate::net::switch_lb::{Candidates, SwitchCtx, SwitchLb};
 
 impl Sim {
@@ -97,21 +97,60 @@ impl Sim {
             match self.net.qdisc.profiles[ps.qdisc as usize].on_control_arrival(ps.data_bytes, ps.ctrl_bytes, size) {
                 ControlVerdict::Enqueue => return self.enqueue_ctrl(out, pkt),
                 ControlVerdict::Drop => {
+                    //= spec lb-ai-training.md §4.2 (a header that finds no room: "In RTS mode it
+                    //= is bounced instead, if it has not already been bounced")
+                    let flags = self.pool.get(pkt).flags;
+                    if self.net.qdisc.trimmed_headers != TrimmedHeaders::ToReceiver && flags & (F_TRIMMED | F_BOUNCED) == F_TRIMMED {
+                        return self.bounce(out, pkt);
+                    }
                     self.net.ports[out as usize].drops += 1;
                     return self.drop_packet(pkt);
                 }
                 ControlVerdict::EvictNewestData => {
                     // The newest data packet leaves the data class; its header is kept, ahead
-                    // of the arrival (lb-ai-training spec §4.2).
+                    // of the arrival (lb-ai-training spec §4.2), or returned to its sender.
                     let ps = &mut self.net.ports[out as usize];
                     let victim = ps.data.pop_back().expect("eviction only with queued data");
                     ps.occupancy_to(self.now);
                     ps.data_bytes -= self.pool.get(victim).size as u64;
                     self.trim(out, victim);
-                    self.enqueue_ctrl(out, victim);
+                    if self.returns_at_once(victim) {
+                        self.bounce(out, victim);
+                    } else {
+                        self.enqueue_ctrl(out, victim);
+                    }
                 }
             }
         }
+    }
+
+    /// Whether the header `pkt` was just trimmed to goes straight back to its sender
+    /// (`trimmed_headers = "to_sender"`; a probe, which is never trimmed, goes on).
+    #[inline]
+    fn returns_at_once(&self, pkt: PktId) -> bool {
+        self.net.qdisc.trimmed_headers == TrimmedHeaders::ToSender && self.pool.get(pkt).flags & F_TRIMMED != 0
+    }
+
+    /// Return-to-sender (lb-ai-training spec LR-TRIM-RTS; paper §4 "Packet Trimming": the
+    /// trimmed packet "may be sent to ... the original sender"): turns trimmed header `pkt`,
+    /// which port `out` could not take, around at `out`'s switch. Source and destination swap,
+    /// `F_BOUNCED` is set, and the header is forwarded toward its sender as any packet
+    /// (the switch's selector among equal-cost hops) in the control class. It stays a data
+    /// packet, so per-kind conservation holds: it arrives at its (new) destination host, the
+    /// sender, or is dropped on the way.
+    fn bounce(&mut self, out: PortId, pkt: PktId) {
+        let sw = self.net.ports[out as usize].owner;
+        let p = self.pool.get_mut(pkt);
+        std::mem::swap(&mut p.src, &mut p.dst);
+        p.flags |= F_BOUNCED;
+        p.route_hint = 0;
+        self.c.headers_bounced += 1;
+        let back = self.route_out(sw, pkt);
+        if !self.net.ports[back as usize].up {
+            self.net.ports[back as usize].drops += 1;
+            return self.drop_packet(pkt);
+        }
+        self.switch_enqueue_ctrl(back, pkt);
     }
 
     /// Forwards packet `pkt` that arrived at switch `sw`.
@@ -156,7 +195,11 @@ impl Sim {
             }
             Verdict::Trim => {
                 self.trim(out, pkt);
-                self.switch_enqueue_ctrl(out, pkt);
+                if self.returns_at_once(pkt) {
+                    self.bounce(out, pkt);
+                } else {
+                    self.switch_enqueue_ctrl(out, pkt);
+                }
             }
             Verdict::Drop => {
                 ps.drops += 1;

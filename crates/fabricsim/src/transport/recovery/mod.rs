@@ -16,7 +16,8 @@
 //! a parallel engine. The glue (`sender.rs`, `receiver.rs`) never tests which mode runs: it
 //! allocates packets, schedules events and updates counters from what the hooks return.
 //!
-//! Modes: [`sack`] (default), [`go_back_n`], [`selective_nack`], [`strack`], [`code`], [`tcp`].
+//! Modes: [`sack`] (default), [`go_back_n`], [`selective_nack`], [`strack`], [`code`], [`tcp`],
+//! [`trim`].
 //! A sequence NACK is
 //! a gap report, not a congestion signal: it is not passed to the congestion controller
 //! (trimming NACKs are).
@@ -54,9 +55,13 @@
 //!   duplicates included ([`AckInfo::prev_una`], [`AckInfo::newly_acked`]), counts dupACKs,
 //!   requeues `snd_una` with [`SenderCtx::declare_lost`] on the 3rd and on partial ACKs, and
 //!   runs its own RTO on the mode timer ([`Actions::timer`]).
-//! - *Trimming with return-to-sender* (LR-TRIM-RTS): a header bounced by a switch reaches
-//!   [`SenderRecovery::on_bounce`] (default: treat as a receiver's NACK); the desync rule moves
-//!   the pacer's phase through [`SenderCtx::next_send`].
+//! - *Trimming* (LR-TRIM, [`trim`]): `sack`'s NACK recovery plus a desync rule: on each NACK
+//!   the pacer's phase moves back by U(0, gap) through [`SenderCtx::next_send`] (gap:
+//!   [`SenderCtx::pacing_gap`], random draws from [`SenderCtx::rng`]), or the packet waits
+//!   U(0, base RTT) on the mode timer before it may be resent.
+//! - *Trimming with return-to-sender* (LR-TRIM-RTS, `[switch] trimmed_headers`): a header a
+//!   switch returns reaches [`SenderRecovery::on_bounce`] (default: treat as a receiver's
+//!   NACK); every mode handles it, [`trim`] with its desync rule.
 //! - *Subflow TCP* (LR-SUBTCP): the sender half maps each sequence number to its subflow
 //!   (contiguous chunks) and keeps S cumulative points and dupACK counters in its own struct,
 //!   fed by [`AckInfo::seq`]; `next_to_send` interleaves the subflows.
@@ -69,10 +74,12 @@ pub mod sack;
 pub mod selective_nack;
 pub mod strack;
 pub mod tcp;
+pub mod trim;
 
 use super::cc::{AnyCc, CongestionControl, PathInfo};
 use super::connection::{OpenMsg, SeqState, Slot};
 use super::lb::{AnyLb, Feedback, PathSelector};
+use crate::rng::Rng;
 use crate::units::Time;
 use std::collections::VecDeque;
 
@@ -100,6 +107,9 @@ crate::scheme_family! {
         Code => code::Code,
         /// TCP dupACK + NewReno + own RTO, cumulative ACKs only (LR-TCP). See [`tcp`].
         Tcp => Box<tcp::Tcp>,
+        /// `sack` plus a desynchronisation rule for NACKed / bounced packets (LR-TRIM,
+        /// LR-TRIM-RTS). See [`trim`].
+        Trim => Box<trim::Trim>,
     }
 }
 
@@ -205,6 +215,9 @@ pub struct SenderCtx<'a> {
     pub(crate) in_flight: &'a mut u64,
     pub(crate) lb: &'a mut AnyLb,
     pub(crate) cc: &'a AnyCc,
+    /// The connection's random stream (the one its path selector draws entropies from), for
+    /// modes that randomise timing (the desync rules of [`trim`]): seeded, so runs repeat.
+    pub rng: &'a mut Rng,
 }
 
 impl SenderCtx<'_> {
@@ -218,6 +231,13 @@ impl SenderCtx<'_> {
     #[inline]
     pub fn in_flight(&self) -> u64 {
         *self.in_flight
+    }
+
+    /// The pacer's gap after a full-sized packet at the current pacing rate (`None` for a
+    /// congestion control that does not pace, e.g. a pure window).
+    #[inline]
+    pub fn pacing_gap(&self) -> Option<Time> {
+        self.cc.pacing_rate().map(|r| r.tx_time(self.mtu))
     }
 
     /// Congestion window in full-sized packets (`u32::MAX` for window-less senders).
@@ -280,7 +300,8 @@ impl SenderCtx<'_> {
 
     /// Takes `seq` out of flight without queueing it for retransmission, if its current
     /// transmission (sent at `sent_at`) is in flight; returns its wire bytes, or `None` for
-    /// stale feedback. For modes that never resend (erasure coding).
+    /// stale feedback. For modes that never resend (erasure coding) or queue it later
+    /// themselves (`trim`'s eligibility delay).
     pub fn write_off_if_current(&mut self, seq: u32, sent_at: Time) -> Option<u64> {
         self.lost_if_current(seq, sent_at, false)
     }
@@ -345,6 +366,12 @@ pub trait SenderRecovery {
     fn on_bounce(&mut self, ctx: &mut SenderCtx, nack: &LossReport) -> Option<u64> {
         self.on_nack(ctx, nack)
     }
+    /// After [`SenderRecovery::on_nack`] or [`SenderRecovery::on_bounce`] took a packet out of
+    /// flight: what the glue should do, e.g. arm the mode's timer for a delayed resend.
+    #[inline]
+    fn after_loss_report(&mut self, _ctx: &mut SenderCtx) -> Actions {
+        Actions::NONE
+    }
     /// A sequence NACK asks for `expected` (in `snd_una..next_seq`; everything below is
     /// already acknowledged). `sent_at` is the send time of the packet that revealed the gap.
     #[inline]
@@ -391,6 +418,10 @@ impl SenderRecovery for AnyRecovery {
     #[inline]
     fn on_bounce(&mut self, ctx: &mut SenderCtx, nack: &LossReport) -> Option<u64> {
         dispatch_tx!(self, m => m.on_bounce(ctx, nack))
+    }
+    #[inline]
+    fn after_loss_report(&mut self, ctx: &mut SenderCtx) -> Actions {
+        dispatch_tx!(self, m => m.after_loss_report(ctx))
     }
     #[inline]
     fn on_seq_nack(&mut self, ctx: &mut SenderCtx, expected: u32, sent_at: Time) -> Actions {

@@ -1,0 +1,300 @@
+//! `trim`: trimming loss recovery with desynchronised retransmissions (lb-ai-training spec §2.3
+//! LR-TRIM and LR-TRIM-RTS; paper §6.2: senders "had to have desynchronization mechanisms when
+//! receiving NACKs or trimmed packets as bursts of loss could continually occur, causing the
+//! collective to never complete").
+//!
+//! Recovery itself is [`sack`]'s, by delegation: the receiver ACKs each data packet (cumulative
+//! and selective) and NACKs each trimmed header; a NACK, or a header a switch returned to the
+//! sender (`[switch] trimmed_headers`, reaching [`SenderRecovery::on_bounce`]), requeues the
+//! current transmission; the shared RTO finds anything else; lost packets go before new data.
+//! What this mode adds is the desynchronisation rule `desync`, applied on every trimming NACK
+//! and every bounce:
+//!
+//! - `"phase"` (default, spec's pseudo-code `next_tick := next_tick + U(0, T_pace)`): the
+//!   connection's next pacing slot moves back by U(0, T_pace), T_pace being the pacing gap of a
+//!   full-sized packet at the current rate ([`SenderCtx::pacing_gap`]). A congestion control
+//!   that does not pace (a pure window) has no gap: T_pace is then one full packet's
+//!   serialisation time on the host link. A slot already in the past (an idle pacer, whose
+//!   `policy_wakeup` would otherwise send at once, or a NIC running late) is first brought to
+//!   now, so the push always delays the next transmission (ASSUMPTION: the spec leaves the
+//!   idle case open).
+//! - `"eligibility"` (spec's alternative): a NACKed packet may be resent only after a random
+//!   delay U(0, base RTT) (the connection's base round trip); until then it is out of flight
+//!   and new data may go. The mode's own timer releases it.
+//! - `"none"`: plain [`sack`] (the regression baseline of spec §7 T9: "without desync,
+//!   trimming runs can fail to finish").
+//!
+//! Every draw comes from the connection's seeded random stream ([`SenderCtx::rng`]), so runs
+//! repeat exactly. The rate never changes (spec §2.3: detecting a loss never changes it).
+
+use super::{sack, Actions, LossReport, SenderCtx, SenderRecovery};
+use crate::transport::cc::PathInfo;
+use crate::transport::connection::SeqState;
+use crate::units::Time;
+use serde::{Deserialize, Serialize};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// Registry name.
+pub const NAME: &str = "trim";
+/// Registry summary.
+pub const SUMMARY: &str =
+    "sack's NACK recovery (trimmed headers NACKed by the receiver or returned by the switch) + desync: each NACK pushes the pacing phase back U(0, gap), or delays the resend U(0, base RTT) (lb-ai-training LR-TRIM, LR-TRIM-RTS)";
+
+/// The desynchronisation rule.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Desync {
+    /// Push the next pacing slot back by U(0, T_pace) on each NACK or bounce.
+    Phase,
+    /// A NACKed packet becomes eligible for retransmission after U(0, base RTT).
+    Eligibility,
+    /// No desynchronisation (plain `sack`).
+    None,
+}
+
+/// Parameters of `trim`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TrimParams {
+    /// The desynchronisation rule: `"phase"`, `"eligibility"` or `"none"`.
+    pub desync: Desync,
+}
+
+impl Default for TrimParams {
+    fn default() -> Self {
+        //= spec lb-ai-training.md LR-TRIM (ASSUMPTION desync: push the pacing phase back)
+        TrimParams { desync: Desync::Phase }
+    }
+}
+
+/// Sender half.
+#[derive(Clone, Debug)]
+pub struct Trim {
+    desync: Desync,
+    /// T_pace of a sender that does not pace: a full packet's serialisation time on the host
+    /// link.
+    host_gap: Time,
+    /// Upper bound of the eligibility delay: the connection's base RTT.
+    base_rtt: Time,
+    /// `eligibility`: NACKed packets and the time each may be resent, earliest first.
+    waiting: BinaryHeap<Reverse<(Time, u32)>>,
+    /// Earliest mode-timer event scheduled and not yet fired (`Time::MAX` = none).
+    armed: Time,
+}
+
+impl Trim {
+    /// A sender on a path with full-packet host serialisation time `host_gap` and base round
+    /// trip `base_rtt`.
+    pub fn new(p: &TrimParams, host_gap: Time, base_rtt: Time) -> Trim {
+        Trim { desync: p.desync, host_gap, base_rtt, waiting: BinaryHeap::new(), armed: Time::MAX }
+    }
+
+    /// The timer the mode needs: the earliest waiting packet's time, unless an event at or
+    /// before it is already scheduled.
+    fn arm(&mut self) -> Actions {
+        match self.waiting.peek() {
+            Some(&Reverse((t, _))) if t < self.armed => {
+                self.armed = t;
+                Actions { timer: Some(t), ..Actions::NONE }
+            }
+            _ => Actions::NONE,
+        }
+    }
+}
+
+impl SenderRecovery for Trim {
+    //= spec lb-ai-training.md LR-TRIM sender.on_nack / on_bounce
+    fn on_nack(&mut self, ctx: &mut SenderCtx, nack: &LossReport) -> Option<u64> {
+        match self.desync {
+            Desync::None => sack::Sack.on_nack(ctx, nack),
+            Desync::Phase => {
+                // next_tick := next_tick + U(0, T_pace), on every NACK (stale ones too).
+                let gap = ctx.pacing_gap().unwrap_or(self.host_gap);
+                let push = ctx.rng.below(gap);
+                *ctx.next_send = (*ctx.next_send).max(ctx.now) + push;
+                sack::Sack.on_nack(ctx, nack)
+            }
+            Desync::Eligibility => {
+                //= spec lb-ai-training.md LR-TRIM (alternative desync: U(0, base_RTT) before
+                //= a NACKed packet becomes eligible)
+                let wire = ctx.write_off_if_current(nack.seq, nack.sent_at)?;
+                let at = ctx.now + ctx.rng.below(self.base_rtt);
+                self.waiting.push(Reverse((at, nack.seq)));
+                Some(wire)
+            }
+        }
+    }
+
+    fn after_loss_report(&mut self, _ctx: &mut SenderCtx) -> Actions {
+        self.arm()
+    }
+
+    /// Releases the packets whose delay is over into the retransmission queue.
+    fn on_timer(&mut self, ctx: &mut SenderCtx) -> Actions {
+        if ctx.now >= self.armed {
+            self.armed = Time::MAX;
+        }
+        while let Some(&Reverse((t, seq))) = self.waiting.peek() {
+            if t > ctx.now {
+                break;
+            }
+            self.waiting.pop();
+            // Skip packets acknowledged since (a late copy arrived) or already resent.
+            if seq >= ctx.snd_una && ctx.slot(seq).state == SeqState::Lost {
+                ctx.retx.push_back(seq);
+            }
+        }
+        self.arm()
+    }
+}
+
+impl crate::scheme::Scheme<PathInfo> for Trim {
+    const NAME: &'static str = NAME;
+    const SUMMARY: &'static str = SUMMARY;
+    type Params = TrimParams;
+    fn build(p: &TrimParams, path: &mut PathInfo) -> Self {
+        Trim::new(p, path.host_rate.tx_time(path.mtu_bytes), path.base_rtt)
+    }
+}
+
+impl crate::scheme::Companion<PathInfo> for Trim {
+    type Half = sack::SackRx;
+    fn build_half(_p: &TrimParams) -> sack::SackRx {
+        sack::SackRx
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{Board, MTU};
+    use super::super::*;
+    use super::*;
+    use crate::rng::Rng;
+    use crate::transport::cc::{pacer, AnyCc};
+
+    const HOST_GAP: Time = 80;
+    const BASE_RTT: Time = 10_000;
+
+    fn trim(desync: Desync) -> Trim {
+        Trim::new(&TrimParams { desync }, HOST_GAP, BASE_RTT)
+    }
+
+    /// NACKs packet `seq` (sent at `seq`, the fixture's time) at `now` with `next_send` set
+    /// before; returns `next_send` after.
+    fn nack_moves_phase(m: &mut Trim, b: &mut Board, now: Time, next_send: Time, seq: u32) -> Time {
+        b.conn.next_send = next_send;
+        let _ = m.on_nack(&mut b.ctx(now), &LossReport { seq, sent_at: seq as Time });
+        b.conn.next_send
+    }
+
+    //= type=test; LR-TRIM desync phase: next_tick + U(0, T_pace)
+    #[test]
+    fn phase_push_is_below_one_gap_and_spans_it() {
+        // A window-based sender (the fixture's fixed window) has no pacing gap: T_pace is one
+        // packet's host serialisation time.
+        let mut m = trim(Desync::Phase);
+        let mut b = Board::new(400, 1000);
+        let (mut lo, mut hi) = (Time::MAX, 0);
+        for seq in 0..400 {
+            let push = nack_moves_phase(&mut m, &mut b, 50, 100, seq) - 100;
+            assert!(push < HOST_GAP, "push {push} >= T_pace {HOST_GAP}");
+            (lo, hi) = (lo.min(push), hi.max(push));
+        }
+        assert!(lo < HOST_GAP / 10 && hi >= HOST_GAP * 9 / 10, "pushes span [{lo}, {hi}] of [0, {HOST_GAP})");
+        // Every NACK still requeued its packet, as sack does.
+        assert_eq!(b.lost(), (0..400).collect::<Vec<_>>());
+        assert_eq!(b.conn.in_flight, 0);
+        // A slot in the past (idle pacer, late NIC) is brought to now first.
+        let mut b = Board::new(4, 10);
+        let after = nack_moves_phase(&mut m, &mut b, 500, 100, 1);
+        assert!((500..500 + HOST_GAP).contains(&after), "{after}");
+    }
+
+    #[test]
+    fn phase_gap_of_a_pacer_is_its_packet_gap() {
+        // A pacer at 1000 bit/s: T_pace = MTU · 8 / 1000 s.
+        let mut m = trim(Desync::Phase);
+        let mut b = Board::new(300, 10);
+        let path = PathInfo { mtu_bytes: MTU, host_rate: crate::units::BitsPerSec(1000), base_rtt: 1, bdp_bytes: MTU, hops: 2, net_base_rtt: 1, src_conns: 1 };
+        b.conn.cc = AnyCc::Pacer(pacer::Pacer::new(&pacer::PacerParams::default(), &path));
+        let gap = b.ctx(0).pacing_gap().unwrap();
+        assert_eq!(gap, crate::units::BitsPerSec(1000).tx_time(MTU));
+        let pushes: Vec<Time> = (0..300).map(|s| nack_moves_phase(&mut m, &mut b, 0, 7, s) - 7).collect();
+        assert!(pushes.iter().all(|&p| p < gap));
+        assert!(pushes.iter().any(|&p| p >= HOST_GAP), "the pacer's gap, not the host's, bounds the push");
+    }
+
+    //= type=test; LR-TRIM desync none: timing untouched (sack)
+    #[test]
+    fn none_leaves_timing_unchanged_and_matches_sack() {
+        let mut m = trim(Desync::None);
+        let mut b = Board::new(4, 10);
+        let rng_before = format!("{:?}", b.conn.rng);
+        assert_eq!(nack_moves_phase(&mut m, &mut b, 50, 100, 2), 100);
+        assert_eq!(nack_moves_phase(&mut m, &mut b, 500, 100, 3), 100);
+        assert_eq!(format!("{:?}", b.conn.rng), rng_before, "no random draw");
+        assert_eq!(b.lost(), [2, 3]);
+        assert_eq!(m.after_loss_report(&mut b.ctx(500)), Actions::NONE);
+        assert_eq!(m.next_to_send(&mut b.ctx(500)), Some((2, true)));
+        // A stale NACK (older transmission) is ignored, as in sack.
+        assert_eq!(m.on_nack(&mut b.ctx(500), &LossReport { seq: 1, sent_at: 0 }), None);
+    }
+
+    //= type=test; LR-TRIM desync eligibility: resend after U(0, base_RTT)
+    #[test]
+    fn eligibility_delays_the_resend_below_one_base_rtt() {
+        let mut m = trim(Desync::Eligibility);
+        let mut b = Board::new(6, 10);
+        let now = 1_000;
+        assert_eq!(m.on_nack(&mut b.ctx(now), &LossReport { seq: 2, sent_at: 2 }), Some(MTU));
+        // Out of flight, not yet eligible: new data goes first.
+        assert_eq!(b.conn.board[2].state, SeqState::Lost);
+        assert!(b.lost().is_empty());
+        assert_eq!(m.next_to_send(&mut b.ctx(now)), Some((6, false)));
+        let at = m.after_loss_report(&mut b.ctx(now)).timer.expect("a timer for the release");
+        assert!((now..now + BASE_RTT).contains(&at), "eligible at {at}");
+        // A second NACK eligible later needs no earlier timer.
+        assert_eq!(m.on_nack(&mut b.ctx(now), &LossReport { seq: 4, sent_at: 4 }), Some(MTU));
+        let a2 = m.after_loss_report(&mut b.ctx(now));
+        let second = m.waiting.iter().map(|r| r.0).find(|&(_, s)| s == 4).unwrap().0;
+        assert_eq!(a2.timer, (second < at).then_some(second));
+        // Before its time nothing is released; at its time it is resent before new data.
+        if at > now {
+            let _ = m.on_timer(&mut b.ctx(at - 1));
+            assert!(!b.lost().contains(&2));
+        }
+        let again = m.on_timer(&mut b.ctx(at.max(second)));
+        assert_eq!(again, Actions::NONE, "nothing left waiting");
+        let mut lost = b.lost();
+        lost.sort_unstable();
+        assert_eq!(lost, [2, 4]);
+        assert!(matches!(m.next_to_send(&mut b.ctx(at.max(second))), Some((2 | 4, true))));
+        // Timing of the pacer is untouched.
+        assert_eq!(b.conn.next_send, 0);
+    }
+
+    #[test]
+    fn eligibility_delays_span_the_base_rtt() {
+        let mut m = trim(Desync::Eligibility);
+        let mut b = Board::new(500, 1000);
+        for seq in 0..500 {
+            let _ = m.on_nack(&mut b.ctx(0), &LossReport { seq, sent_at: seq as Time });
+        }
+        let ts: Vec<Time> = m.waiting.iter().map(|r| r.0 .0).collect();
+        assert!(ts.iter().all(|&t| t < BASE_RTT));
+        assert!(*ts.iter().min().unwrap() < BASE_RTT / 10 && *ts.iter().max().unwrap() >= BASE_RTT * 9 / 10);
+    }
+
+    #[test]
+    fn draws_repeat_for_a_fixed_seed() {
+        let run = |seed: u64| {
+            let mut m = trim(Desync::Phase);
+            let mut b = Board::new(50, 100);
+            b.conn.rng = Rng::stream(seed, "conn", 3);
+            (0..50).map(|s| nack_moves_phase(&mut m, &mut b, 0, 0, s)).collect::<Vec<_>>()
+        };
+        assert_eq!(run(1), run(1));
+        assert_ne!(run(1), run(2));
+    }
+}
