@@ -31,7 +31,8 @@ const LR: &[(&str, &str, &str, &str)] = &[
         "trimming = false\ncontrol_lane = \"separate\"",
         "enabled = true\nthreshold = \"static\"\nxoff_bytes = \"32KiB\"\nresume_offset_bytes = \"4KiB\"",
     ),
-    ("sack_trim", "name = \"sack\"", "trimming = true\ncontrol_lane = \"shared\"", ""),
+    ("trim", "name = \"trim\"", "trimming = true\ncontrol_lane = \"shared\"", ""),
+    ("trim_rts", "name = \"trim\"", "trimming = true\ncontrol_lane = \"shared\"\ntrimmed_headers = \"to_sender\"", ""),
 ];
 
 /// The study's fabric (k = 8, 100 Gb/s, 1 µs links, Q = 32 KiB, 4096 B packets, ECN step at
