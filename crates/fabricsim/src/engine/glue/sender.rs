@@ -156,7 +156,12 @@ impl Sim {
             // A scheduled pacer's gap runs from this packet's slot (which the NIC may have
             // reached late), any other pacer's from the departure.
             let slot = if conn.pace_on_schedule { conn.next_send.min(now) } else { now };
-            conn.next_send = slot + rate.tx_time(wire);
+            let mut gap = rate.tx_time(wire);
+            let j = conn.cc.gap_jitter();
+            if j > 0.0 {
+                gap = (gap as f64 * (1.0 + j * (2.0 * conn.rng.unit() - 1.0))).round() as Time;
+            }
+            conn.next_send = slot + gap;
             conn.last_tx = slot;
             conn.last_wire = wire as u32;
         }

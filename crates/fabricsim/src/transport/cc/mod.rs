@@ -138,6 +138,12 @@ pub trait CongestionControl {
     fn start_jitter(&self) -> Time {
         0
     }
+    /// Relative jitter `j` of each pacing gap: the gap after a packet is its serialization at
+    /// the pacing rate times `1 + U(−j, j)`, drawn from the connection's random stream (0 =
+    /// exact gaps, and nothing is drawn). The mean rate is unchanged.
+    fn gap_jitter(&self) -> f64 {
+        0.0
+    }
 }
 
 /// What a paced connection measures its next send time from.
@@ -262,5 +268,9 @@ impl CongestionControl for AnyCc {
     #[inline]
     fn start_jitter(&self) -> Time {
         dispatch!(self, c => c.start_jitter())
+    }
+    #[inline]
+    fn gap_jitter(&self) -> f64 {
+        dispatch!(self, c => c.gap_jitter())
     }
 }

@@ -22,6 +22,11 @@
 //!   packet wire bytes), drawn from the connection's random stream (spec §2.0.1; paper §4: "we
 //!   randomize the start time of flows by up to the calculated time between packet sends
 //!   (inverse pacing rate)"); `start_jitter = false` starts every flow at once.
+//! - **Gap jitter** (`gap_jitter`, default 0): each gap is multiplied by `1 + U(−j, j)`. The
+//!   spec's pacing is deterministic after the random start (§2.0.2), so every flow of a run has
+//!   the same period and queue patterns repeat exactly: a flow whose packets meet a recurring
+//!   burst loses every packet for as long as the burst recurs. The option measures how much of
+//!   a result hinges on that exactness (spec §8); it is not the paper's model.
 //! - **No window, no reaction.** Loss, ECN, delay, NACKs and timeouts never change the rate:
 //!   loss recovery only chooses which packet goes next (paper §6: "these events do not change
 //!   the pacing rate but only determine which packet must be (re)transmitted next").
@@ -53,11 +58,13 @@ pub struct PacerParams {
     pub flows_per_host: Option<u32>,
     /// Start each flow after a random delay of at most one pacing gap.
     pub start_jitter: bool,
+    /// Relative jitter of every pacing gap, in [0, 1): the gap is scaled by `1 + U(−j, j)`.
+    pub gap_jitter: f64,
 }
 
 impl Default for PacerParams {
     fn default() -> Self {
-        PacerParams { rate_coefficient: 1.0, flows_per_host: None, start_jitter: true }
+        PacerParams { rate_coefficient: 1.0, flows_per_host: None, start_jitter: true, gap_jitter: 0.0 }
     }
 }
 
@@ -66,6 +73,7 @@ impl Default for PacerParams {
 pub struct Pacer {
     rate: BitsPerSec,
     jitter: Time,
+    gap_jitter: f64,
 }
 
 impl Pacer {
@@ -75,7 +83,7 @@ impl Pacer {
         let bps = p.rate_coefficient * path.host_rate.0 as f64 / flows as f64;
         let rate = BitsPerSec(bps.round().max(1.0) as u64);
         let jitter = if p.start_jitter { rate.tx_time(path.mtu_bytes) } else { 0 };
-        Pacer { rate, jitter }
+        Pacer { rate, jitter, gap_jitter: p.gap_jitter }
     }
 }
 
@@ -92,13 +100,16 @@ impl CongestionControl for Pacer {
     fn start_jitter(&self) -> Time {
         self.jitter
     }
+    fn gap_jitter(&self) -> f64 {
+        self.gap_jitter
+    }
 }
 
 impl crate::scheme::Scheme<PathInfo> for Pacer {
     const NAME: &'static str = NAME;
     const SUMMARY: &'static str = SUMMARY;
     type Params = PacerParams;
-    const LIMITS: &'static [Limit] = &[Limit::new("flows_per_host", 1.0, 1e9)];
+    const LIMITS: &'static [Limit] = &[Limit::new("flows_per_host", 1.0, 1e9), Limit::new("gap_jitter", 0.0, 0.999)];
     fn check(p: &PacerParams, key: &str) -> Result<()> {
         let c = p.rate_coefficient;
         if !(c > 0.0 && c <= 1.0) {
