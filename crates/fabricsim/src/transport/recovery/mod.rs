@@ -16,7 +16,8 @@
 //! a parallel engine. The glue (`sender.rs`, `receiver.rs`) never tests which mode runs: it
 //! allocates packets, schedules events and updates counters from what the hooks return.
 //!
-//! Modes: [`sack`] (default), [`go_back_n`], [`selective_nack`], [`strack`], [`code`], [`tcp`].
+//! Modes: [`sack`] (default), [`go_back_n`], [`selective_nack`], [`strack`], [`code`], [`tcp`],
+//! [`subflow_tcp`].
 //! A sequence NACK is
 //! a gap report, not a congestion signal: it is not passed to the congestion controller
 //! (trimming NACKs are).
@@ -57,9 +58,11 @@
 //! - *Trimming with return-to-sender* (LR-TRIM-RTS): a header bounced by a switch reaches
 //!   [`SenderRecovery::on_bounce`] (default: treat as a receiver's NACK); the desync rule moves
 //!   the pacer's phase through [`SenderCtx::next_send`].
-//! - *Subflow TCP* (LR-SUBTCP): the sender half maps each sequence number to its subflow
-//!   (contiguous chunks) and keeps S cumulative points and dupACK counters in its own struct,
-//!   fed by [`AckInfo::seq`]; `next_to_send` interleaves the subflows.
+//! - *Subflow TCP* (LR-SUBTCP, [`subflow_tcp`]): the sender half gives each subflow a share
+//!   of every message (contiguous chunks, bound to sequence numbers when first sent, as the
+//!   glue sends new packets in order), keeps S [`tcp`] state machines (cumulative points,
+//!   dupACK counters, RTOs) fed by [`AckInfo::seq`]; `next_to_send` hands the pacing slots to
+//!   the subflows round robin and moves [`SenderCtx::next_send`] past unused ones.
 //! - *Mode-chosen pacing*: [`SenderRecovery::next_to_send`] picks the next packet (default:
 //!   oldest lost first, then the next new one) and may move [`SenderCtx::next_send`].
 
@@ -68,6 +71,7 @@ pub mod go_back_n;
 pub mod sack;
 pub mod selective_nack;
 pub mod strack;
+pub mod subflow_tcp;
 pub mod tcp;
 
 use super::cc::{AnyCc, CongestionControl, PathInfo};
@@ -100,6 +104,9 @@ crate::scheme_family! {
         Code => code::Code,
         /// TCP dupACK + NewReno + own RTO, cumulative ACKs only (LR-TCP). See [`tcp`].
         Tcp => Box<tcp::Tcp>,
+        /// S subflows, each an LR-TCP sender; round-robin pacing slots (LR-SUBTCP). See
+        /// [`subflow_tcp`].
+        SubflowTcp => Box<subflow_tcp::SubflowTcp>,
     }
 }
 
@@ -201,6 +208,8 @@ pub struct SenderCtx<'a> {
     pub(crate) in_flight: &'a mut u64,
     pub(crate) lb: &'a mut AnyLb,
     pub(crate) cc: &'a AnyCc,
+    /// Posted messages not yet fully acknowledged, oldest first.
+    pub(crate) msgs: &'a VecDeque<OpenMsg>,
 }
 
 impl SenderCtx<'_> {
@@ -584,7 +593,7 @@ pub(crate) mod testing {
     impl Board {
         /// `n` packets in flight; the controller's fixed window is `cwnd_pkts` packets.
         pub fn new(n: u32, cwnd_pkts: u64) -> Board {
-            let path = PathInfo { mtu_bytes: MTU, host_rate: crate::units::BitsPerSec(1), base_rtt: 1, bdp_bytes: cwnd_pkts * MTU, hops: 2, net_base_rtt: 1, src_conns: 1 };
+            let path = PathInfo { mtu_bytes: MTU, host_rate: crate::units::BitsPerSec(1), base_rtt: 1, bdp_bytes: cwnd_pkts * MTU, hops: 2, net_base_rtt: 1, src_conns: 1, queue_bytes: 0, flows_per_host: 1 };
             let cc = AnyCc::Fixed(fixed::Fixed::new(&fixed::FixedParams::default(), &path));
             let lb = AnyLb::Spray(spray::Spray::new(&Default::default()));
             let (tx, rx) = (AnyRecovery::Sack(sack::Sack), AnyReceiverRecovery::Sack(sack::SackRx));
