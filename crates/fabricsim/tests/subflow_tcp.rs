@@ -116,3 +116,43 @@ fn bad_settings_are_rejected_naming_the_key() {
         assert!(e.contains(key), "{extra}: {e}");
     }
 }
+
+/// Collectives on a k = 4 fat tree with 3-packet drop-tail buffers: many messages per
+/// connection, some open at once, under congestion control `cc` and `[transport.reliability]`
+/// lines `reliability`.
+fn collectives(cc: &str, reliability: &str) -> Results {
+    common::run(&format!(
+        r#"
+        seed = 5
+        [topology]
+        k = 4
+        [switch]
+        buffer_bytes = "12KiB"
+        trimming = false
+        [transport]
+        lb = "spray"
+        cc = {cc}
+        [transport.reliability]
+        {reliability}
+        [workload]
+        kind = "collectives"
+        chunk = "128KiB"
+        [[workload.jobs]]
+        ranks = 8
+        placement = "random"
+        collectives = [ {{ op = "allreduce", algorithm = "ring", bytes = "4MiB" }}, {{ op = "alltoall", bytes = "4MiB" }} ]
+    "#
+    ))
+}
+
+#[test]
+fn many_messages_per_connection_complete_and_one_subflow_stays_tcp() {
+    for cc in ["{ name = \"pacer\", flows_per_host = 1 }", "{ name = \"fixed\", window_bdp = 2.0 }"] {
+        let r = collectives(cc, "name = \"subflow_tcp\"\nsubflows = 4");
+        assert!(r.ccts.iter().all(|c| c.cct().is_some()), "{cc}: unfinished collectives");
+        // Measured: ≈ 400 drops, each repaired by one retransmission.
+        assert!(r.summary.packets.dropped > 100, "{cc}: a run with losses");
+        let one = collectives(cc, "name = \"subflow_tcp\"\nsubflows = 1");
+        assert_eq!(one.flows_csv(), collectives(cc, "name = \"tcp\"").flows_csv(), "{cc}");
+    }
+}

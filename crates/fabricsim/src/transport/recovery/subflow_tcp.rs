@@ -47,7 +47,11 @@
 //! from the ACKs received, which equals the receiver's per-subflow point whenever ACKs arrive
 //! in order (ACKs are sprayed too, so rarely not); a subflow waiting for its turn sends a
 //! packet that became ready while it idled at its next slot, not at once (at most `S` slots,
-//! the subflow's own pacing gap, later), so the connection never exceeds `r`.
+//! the subflow's own pacing gap, later), so the connection never exceeds `r`. It assumes an
+//! ACK per data packet (`transport.ack_every = 1`, the spec's): with coalesced ACKs the
+//! sender learns of a packet's arrival only once the connection's cumulative point passes
+//! it, and subflows stall into timeouts. Under a pacer not on a fixed schedule a long gap is
+//! re-read from the rate by the glue, which may hand an unused slot's time back.
 
 use super::tcp::{ensure_wake, OnRto, Seqs, Tcp, TcpFlow, TcpParams, TcpRx, TCP_LIMITS};
 use super::{Actions, AckInfo, Episode, LossReport, Lost, SenderCtx, SenderRecovery};
