@@ -17,7 +17,10 @@ fn a_lone_loss_is_fast_retransmitted() {
     let s = &r.summary;
     assert_eq!((s.packets.dropped, s.packets.retransmitted, s.packets.timeouts), (1, 1, 0));
     assert_eq!(s.duplicate_data_packets, 0);
+    // Counted as one fast retransmit, per flow and in the summary; the flow lost one packet.
+    assert_eq!(s.packets.fast_retransmits, 1);
     let f = &r.flows[0];
+    assert_eq!((f.fast_retransmits, f.data_lost, f.data_sent), (1, 1, 2081));
     assert!(f.fct().unwrap() < f.ideal_fct + 20_000_000, "{:?} vs ideal {}", f.fct(), f.ideal_fct);
 }
 
@@ -28,7 +31,7 @@ fn without_fast_retransmit_the_rto_repairs_the_loss() {
     let s = &r.summary;
     assert_eq!((s.packets.dropped, s.packets.retransmitted), (1, 1));
     assert_eq!(s.packets.timeouts, 1);
-    assert_eq!(r.flows[0].timeouts, 1);
+    assert_eq!((r.flows[0].timeouts, r.flows[0].fast_retransmits), (1, 0));
     // Go-back-N resends everything outstanding after the hole instead.
     let g = one_flow("fast_retransmit = false\non_rto = \"go_back_n\"", "");
     assert_eq!(g.summary.packets.timeouts, 1);

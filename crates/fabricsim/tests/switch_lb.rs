@@ -3,8 +3,6 @@
 //! flow over all uplinks, per tier as configured.
 mod common;
 
-use std::collections::BTreeMap;
-
 /// A k=8 permutation of 2 MiB flows, one entropy per connection, with switch path selection `lb`.
 fn permutation(lb: &str, seed: u64) -> fabricsim::Results {
     common::switch_lb_permutation(lb, "ecmp", seed)
@@ -36,9 +34,7 @@ fn switch_random_is_deterministic_per_seed() {
     assert_ne!(a.flows_csv(), c.flows_csv());
 }
 
-/// Upward ports of host 0 -> host 15 on a k=4 fat tree: tor0's two uplinks, then each pod-0
-/// aggregation switch's two core uplinks (agg0 -> core0/1, agg1 -> core2/3).
-const UP: [&str; 6] = ["tor0-agg0", "tor0-agg1", "agg0-core0", "agg0-core1", "agg1-core2", "agg1-core3"];
+use common::K4_UP as UP;
 
 /// One 4 MiB flow host 0 -> host 15 with one entropy (host `ecmp`) and `[switch.lb]` `lb`;
 /// the share of the flow's data bytes each of [`UP`] carried.
@@ -60,15 +56,7 @@ fn one_flow_shares(lb: &str) -> Vec<f64> {
     "#
     ));
     assert_eq!(r.summary.flows_finished, 1);
-    // Each sampling tick records the traced ports in the order given (= UP).
-    let order: Vec<u32> = r.port_trace.iter().take(UP.len()).map(|s| s.port).collect();
-    let mut tx: BTreeMap<u32, u64> = BTreeMap::new();
-    for s in &r.port_trace {
-        let e = tx.entry(s.port).or_default();
-        *e = (*e).max(s.tx_bytes);
-    }
-    let total = tx[&order[0]] + tx[&order[1]];
-    order.iter().map(|p| tx[p] as f64 / total as f64).collect()
+    common::port_shares(&r, UP.len())
 }
 
 fn used(shares: &[f64]) -> Vec<bool> {

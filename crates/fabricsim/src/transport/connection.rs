@@ -398,6 +398,7 @@ impl Connection {
             lb: &mut self.lb,
             cc: &self.cc,
             rng: &mut self.rng,
+            msgs: &self.msgs,
         };
         (&mut self.recovery, ctx)
     }
@@ -482,7 +483,7 @@ mod tests {
     fn conn(size: u64) -> Connection {
         let cc = AnyCc::Fixed(fixed::Fixed::new(
             &fixed::FixedParams::default(),
-            &crate::transport::cc::PathInfo { mtu_bytes: 4096, host_rate: crate::units::BitsPerSec(1), base_rtt: 1, bdp_bytes: 1, hops: 2, net_base_rtt: 1, src_conns: 1 },
+            &crate::transport::cc::PathInfo { mtu_bytes: 4096, host_rate: crate::units::BitsPerSec(1), base_rtt: 1, bdp_bytes: 1, hops: 2, net_base_rtt: 1, src_conns: 1, queue_bytes: 0, flows_per_host: 1 },
         ));
         let (tx, rx) = (AnyRecovery::Sack(Default::default()), AnyReceiverRecovery::Sack(Default::default()));
         let mut c = Connection::new(0, 1, cc, AnyLb::Spray(spray::Spray::new(&Default::default())), Rng::stream(0, "t", 0), tx, rx);

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 use fabricsim::{Results, Scenario};
+use std::collections::BTreeMap;
 use std::path::Path;
 
 /// Runs a scenario given as TOML text and asserts its invariants held.
@@ -107,4 +108,22 @@ pub fn one_flow(extra: &str) -> String {
         {extra}
     "#
     )
+}
+
+/// Upward ports of host 0 -> host 15 on a k=4 fat tree: tor0's two uplinks, then each pod-0
+/// aggregation switch's two core uplinks (agg0 -> core0/1, agg1 -> core2/3).
+pub const K4_UP: [&str; 6] = ["tor0-agg0", "tor0-agg1", "agg0-core0", "agg0-core1", "agg1-core2", "agg1-core3"];
+
+/// The bytes each traced port sent (`run.trace_ports`, in the order given) over a whole run,
+/// as shares of what the first two sent together (a ToR's two uplinks, say).
+pub fn port_shares(r: &Results, ports: usize) -> Vec<f64> {
+    // Each sampling tick records the traced ports in the order given.
+    let order: Vec<u32> = r.port_trace.iter().take(ports).map(|s| s.port).collect();
+    let mut tx: BTreeMap<u32, u64> = BTreeMap::new();
+    for s in &r.port_trace {
+        let e = tx.entry(s.port).or_default();
+        *e = (*e).max(s.tx_bytes);
+    }
+    let total = tx[&order[0]] + tx[&order[1]];
+    order.iter().map(|p| tx[p] as f64 / total as f64).collect()
 }

@@ -43,6 +43,13 @@ pub struct PathInfo {
     /// included): the host's concurrent flows when they all run at once (a fixed-rate pacer's
     /// fair share of the host link is `host_rate / src_conns`).
     pub src_conns: u32,
+    /// Data buffer of a switch port, bytes (the largest bounded one; 0 when PFC leaves every
+    /// port unbounded): the `Q` of the LB study's reordering bound (Eq. 1,
+    /// [`crate::transport::subflows`]).
+    pub queue_bytes: u64,
+    /// Concurrent flows of the source host, `F`: the `pacer`'s `flows_per_host` when set, else
+    /// [`PathInfo::src_conns`].
+    pub flows_per_host: u32,
 }
 
 /// An acknowledgement reaching the sender.
@@ -209,7 +216,7 @@ pub(crate) mod testing {
     /// A path at `host_rate_bps` with a BDP of `bdp_bytes` (given separately, so tests can pick
     /// round numbers).
     pub const fn path(host_rate_bps: u64, bdp_bytes: u64) -> PathInfo {
-        PathInfo { mtu_bytes: MTU, host_rate: BitsPerSec(host_rate_bps), base_rtt: 10 * US, bdp_bytes, hops: 6, net_base_rtt: 10 * US, src_conns: 1 }
+        PathInfo { mtu_bytes: MTU, host_rate: BitsPerSec(host_rate_bps), base_rtt: 10 * US, bdp_bytes, hops: 6, net_base_rtt: 10 * US, src_conns: 1, queue_bytes: 0, flows_per_host: 1 }
     }
 
     /// An unmarked ACK of one full packet at the base RTT.

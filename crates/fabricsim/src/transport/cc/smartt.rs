@@ -579,7 +579,7 @@ mod tests {
     const TRTT_US: f64 = 15.0;
 
     fn path() -> PathInfo {
-        PathInfo { mtu_bytes: 4096, host_rate: BitsPerSec::from_gbps(400.0), base_rtt: 10 * US, bdp_bytes: 500_000, hops: 6, net_base_rtt: 10 * US, src_conns: 1 }
+        PathInfo { mtu_bytes: 4096, host_rate: BitsPerSec::from_gbps(400.0), base_rtt: 10 * US, bdp_bytes: 500_000, hops: 6, net_base_rtt: 10 * US, src_conns: 1, queue_bytes: 0, flows_per_host: 1 }
     }
 
     /// One full packet acknowledged, unmarked, RTT between base and target.

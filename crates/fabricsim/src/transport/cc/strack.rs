@@ -460,7 +460,7 @@ mod tests {
 
     fn path(gbps: f64) -> PathInfo {
         let host_rate = BitsPerSec::from_gbps(gbps);
-        PathInfo { mtu_bytes: 4096, host_rate, base_rtt: 8 * US, bdp_bytes: host_rate.bytes_in(8 * US), hops: 4, net_base_rtt: 8 * US, src_conns: 1 }
+        PathInfo { mtu_bytes: 4096, host_rate, base_rtt: 8 * US, bdp_bytes: host_rate.bytes_in(8 * US), hops: 4, net_base_rtt: 8 * US, src_conns: 1, queue_bytes: 0, flows_per_host: 1 }
     }
 
     /// One full packet acknowledged, unmarked, at the base RTT.

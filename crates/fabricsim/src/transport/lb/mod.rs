@@ -7,6 +7,7 @@
 //! [`crate::scheme::Scheme`]`<LbBuild>`, and one row in the `scheme_family!` list below.
 
 pub mod ecmp;
+pub mod ecmp_subflows;
 pub mod host_flowlet;
 pub mod plb;
 pub mod reps;
@@ -75,6 +76,8 @@ crate::scheme_family! {
     schemes {
         /// See [`ecmp`].
         Ecmp => ecmp::Ecmp,
+        /// See [`ecmp_subflows`].
+        EcmpSubflows => ecmp_subflows::EcmpSubflows,
         /// See [`spray`].
         Spray => spray::Spray,
         /// See [`reps`].

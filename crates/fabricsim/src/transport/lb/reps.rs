@@ -278,7 +278,7 @@ mod tests {
 
     /// A path whose BDP is exactly `bdp_pkts` full packets of 4096 B.
     fn path(bdp_pkts: u64) -> PathInfo {
-        PathInfo { mtu_bytes: 4096, host_rate: BitsPerSec::from_gbps(400.0), base_rtt: 10 * US, bdp_bytes: bdp_pkts * 4096, hops: 6, net_base_rtt: 10 * US, src_conns: 1 }
+        PathInfo { mtu_bytes: 4096, host_rate: BitsPerSec::from_gbps(400.0), base_rtt: 10 * US, bdp_bytes: bdp_pkts * 4096, hops: 6, net_base_rtt: 10 * US, src_conns: 1, queue_bytes: 0, flows_per_host: 1 }
     }
 
     const CTX: EntropyCtx = EntropyCtx { now: 0, seq: 0, retransmit: false, window_pkts: None, in_flight: 0 };

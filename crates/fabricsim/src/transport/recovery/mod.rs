@@ -17,7 +17,7 @@
 //! allocates packets, schedules events and updates counters from what the hooks return.
 //!
 //! Modes: [`sack`] (default), [`go_back_n`], [`selective_nack`], [`strack`], [`code`], [`tcp`],
-//! [`trim`].
+//! [`trim`], [`subflow_tcp`].
 //! A sequence NACK is
 //! a gap report, not a congestion signal: it is not passed to the congestion controller
 //! (trimming NACKs are).
@@ -62,9 +62,11 @@
 //! - *Trimming with return-to-sender* (LR-TRIM-RTS, `[switch] trimmed_headers`): a header a
 //!   switch returns reaches [`SenderRecovery::on_bounce`] (default: treat as a receiver's
 //!   NACK); every mode handles it, [`trim`] with its desync rule.
-//! - *Subflow TCP* (LR-SUBTCP): the sender half maps each sequence number to its subflow
-//!   (contiguous chunks) and keeps S cumulative points and dupACK counters in its own struct,
-//!   fed by [`AckInfo::seq`]; `next_to_send` interleaves the subflows.
+//! - *Subflow TCP* (LR-SUBTCP, [`subflow_tcp`]): the sender half gives each subflow a share
+//!   of every message (contiguous chunks, bound to sequence numbers when first sent, as the
+//!   glue sends new packets in order), keeps S [`tcp`] state machines (cumulative points,
+//!   dupACK counters, RTOs) fed by [`AckInfo::seq`]; `next_to_send` hands the pacing slots to
+//!   the subflows round robin and moves [`SenderCtx::next_send`] past unused ones.
 //! - *Mode-chosen pacing*: [`SenderRecovery::next_to_send`] picks the next packet (default:
 //!   oldest lost first, then the next new one) and may move [`SenderCtx::next_send`].
 
@@ -73,6 +75,7 @@ pub mod go_back_n;
 pub mod sack;
 pub mod selective_nack;
 pub mod strack;
+pub mod subflow_tcp;
 pub mod tcp;
 pub mod trim;
 
@@ -110,6 +113,9 @@ crate::scheme_family! {
         /// `sack` plus a desynchronisation rule for NACKed / bounced packets (LR-TRIM,
         /// LR-TRIM-RTS). See [`trim`].
         Trim => Box<trim::Trim>,
+        /// S subflows, each an LR-TCP sender; round-robin pacing slots (LR-SUBTCP). See
+        /// [`subflow_tcp`].
+        SubflowTcp => Box<subflow_tcp::SubflowTcp>,
     }
 }
 
@@ -218,6 +224,8 @@ pub struct SenderCtx<'a> {
     /// The connection's random stream (the one its path selector draws entropies from), for
     /// modes that randomise timing (the desync rules of [`trim`]): seeded, so runs repeat.
     pub rng: &'a mut Rng,
+    /// Posted messages not yet fully acknowledged, oldest first.
+    pub(crate) msgs: &'a VecDeque<OpenMsg>,
 }
 
 impl SenderCtx<'_> {
@@ -628,7 +636,7 @@ pub(crate) mod testing {
     impl Board {
         /// `n` packets in flight; the controller's fixed window is `cwnd_pkts` packets.
         pub fn new(n: u32, cwnd_pkts: u64) -> Board {
-            let path = PathInfo { mtu_bytes: MTU, host_rate: crate::units::BitsPerSec(1), base_rtt: 1, bdp_bytes: cwnd_pkts * MTU, hops: 2, net_base_rtt: 1, src_conns: 1 };
+            let path = PathInfo { mtu_bytes: MTU, host_rate: crate::units::BitsPerSec(1), base_rtt: 1, bdp_bytes: cwnd_pkts * MTU, hops: 2, net_base_rtt: 1, src_conns: 1, queue_bytes: 0, flows_per_host: 1 };
             let cc = AnyCc::Fixed(fixed::Fixed::new(&fixed::FixedParams::default(), &path));
             let lb = AnyLb::Spray(spray::Spray::new(&Default::default()));
             let (tx, rx) = (AnyRecovery::Sack(sack::Sack), AnyReceiverRecovery::Sack(sack::SackRx));

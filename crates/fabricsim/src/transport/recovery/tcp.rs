@@ -34,7 +34,7 @@
 //! are unambiguous; Karn's rule still skips retransmissions); go-back-N skips packets the
 //! scoreboard already knows arrived (each ACK acknowledges the packet that triggered it).
 
-use super::{Actions, AckInfo, Arrival, Episode, ReceiverRecovery, Reply, RxView, SenderCtx, SenderRecovery};
+use super::{Actions, AckInfo, Arrival, Episode, Lost, ReceiverRecovery, Reply, RxView, SenderCtx, SenderRecovery};
 use crate::error::{Error, Result};
 use crate::scheme::Limit;
 use crate::transport::cc::PathInfo;
@@ -84,43 +84,75 @@ impl Default for TcpParams {
 }
 
 
-/// Sender half.
+/// One TCP sender's sequence space as the per-flow state machine ([`TcpFlow`]) sees it, in its
+/// own numbering: the whole connection's for `tcp`, one subflow's for `subflow_tcp`.
+pub(super) trait Seqs {
+    /// Lowest unacknowledged sequence number.
+    fn una(&self) -> u32;
+    /// Next never-sent sequence number.
+    fn nxt(&self) -> u32;
+    /// Whether everything posted on it has been acknowledged.
+    fn done(&self) -> bool;
+    /// Declares its in-flight packets in `[from, end)` (clipped to `una..nxt`) lost and queues
+    /// them for retransmission, oldest first.
+    fn lose(&mut self, from: u32, end: u32) -> Lost;
+}
+
+impl Seqs for SenderCtx<'_> {
+    fn una(&self) -> u32 {
+        self.snd_una
+    }
+    fn nxt(&self) -> u32 {
+        self.next_seq
+    }
+    fn done(&self) -> bool {
+        self.idle()
+    }
+    fn lose(&mut self, from: u32, end: u32) -> Lost {
+        self.declare_lost_detail(from, end)
+    }
+}
+
+/// The LR-TCP state machine of one sequence space (a connection, or one subflow of
+/// `subflow_tcp`): dupACK counter, NewReno recovery, RTT estimator and RTO deadline. The
+/// owner keeps the mode timer's schedule ([`ensure_wake`]).
 #[derive(Clone, Debug)]
-pub struct Tcp {
+pub(super) struct TcpFlow {
+    /// Fast retransmits so far (recoveries entered on the `d`-th duplicate ACK).
+    pub(super) fast_retransmits: u32,
     /// Duplicate-ACK threshold (`None` = never).
     d: Option<u32>,
     go_back_n: bool,
     rto_min: Time,
     rto_max: Time,
     /// Duplicate ACKs in a row.
-    dupacks: u32,
-    in_recovery: bool,
+    pub(super) dupacks: u32,
+    pub(super) in_recovery: bool,
     /// Recovery ends when `snd_una` reaches this.
-    recover: u32,
+    pub(super) recover: u32,
     /// No fast retransmit below this (`snd_nxt` at the last RTO).
     recover_guard: u32,
     /// Smoothed RTT and its variation (`None` before the first sample).
-    srtt: Option<Time>,
-    rttvar: Time,
+    pub(super) srtt: Option<Time>,
+    pub(super) rttvar: Time,
     /// RTO before backoff.
     base_rto: Time,
     /// Expiries since the last ACK of new data.
-    backoff: u32,
+    pub(super) backoff: u32,
     /// When the RTO expires (`None` = stopped).
-    deadline: Option<Time>,
-    /// Earliest mode-timer event scheduled and not yet fired.
-    wake: Option<Time>,
+    pub(super) deadline: Option<Time>,
 }
 
-impl Tcp {
+impl TcpFlow {
     /// A sender with nothing sent yet.
-    pub fn new(p: &TcpParams) -> Tcp {
+    pub(super) fn new(p: &TcpParams) -> TcpFlow {
         let (rto_min, rto_max) = (us_to_ps(p.rto_min_us), us_to_ps(p.rto_max_us));
-        Tcp {
+        TcpFlow {
             d: p.fast_retransmit.then_some(p.d),
             go_back_n: p.on_rto == OnRto::GoBackN,
             rto_min,
             rto_max,
+            fast_retransmits: 0,
             dupacks: 0,
             in_recovery: false,
             recover: 0,
@@ -130,20 +162,19 @@ impl Tcp {
             base_rto: us_to_ps(p.rto_initial_us).clamp(rto_min, rto_max),
             backoff: 0,
             deadline: None,
-            wake: None,
         }
     }
 
     /// The current RTO: the estimate doubled per expiry since the last new ACK, at most
     /// `rto_max`.
-    pub fn rto(&self) -> Time {
+    pub(super) fn rto(&self) -> Time {
         self.base_rto.saturating_mul(1 << self.backoff.min(40)).min(self.rto_max)
     }
 
     //= spec lb-ai-training.md LR-TCP RTO (clamp(srtt + 4·rttvar, RTO_min, RTO_max))
     /// RFC 6298 §2: first sample R: srtt = R, rttvar = R/2; then rttvar = ¾·rttvar + ¼·|srtt −
     /// R|, srtt = ⅞·srtt + ⅛·R.
-    fn sample(&mut self, r: Time) {
+    pub(super) fn sample(&mut self, r: Time) {
         let srtt = match self.srtt {
             None => {
                 self.rttvar = r / 2;
@@ -158,108 +189,163 @@ impl Tcp {
         self.base_rto = (srtt + 4 * self.rttvar).clamp(self.rto_min, self.rto_max);
     }
 
-    /// Runs the RTO from now (or stops it when nothing is outstanding); returns the timer
-    /// event to schedule, if the ones already scheduled fire too late.
-    fn restart(&mut self, ctx: &SenderCtx) -> Option<Time> {
-        self.deadline = (ctx.snd_una < ctx.next_seq).then(|| ctx.now + self.rto());
-        self.ensure_wake()
-    }
-
-    fn ensure_wake(&mut self) -> Option<Time> {
-        let d = self.deadline?;
-        if self.wake.is_some_and(|w| w <= d) {
-            return None;
-        }
-        self.wake = Some(d);
-        Some(d)
+    /// Runs the RTO from `now` (or stops it when nothing is outstanding).
+    fn restart(&mut self, v: &impl Seqs, now: Time) {
+        self.deadline = (v.una() < v.nxt()).then(|| now + self.rto());
     }
 
     /// Resends `snd_una` (if it is in flight).
-    fn retransmit_una(ctx: &mut SenderCtx) -> super::Lost {
-        ctx.declare_lost_detail(ctx.snd_una, ctx.snd_una + 1)
+    fn retransmit_una(v: &mut impl Seqs) -> Lost {
+        let una = v.una();
+        v.lose(una, una + 1)
     }
 
     /// Resends `snd_una` and enters recovery up to `snd_nxt`.
-    fn enter_recovery(&mut self, ctx: &mut SenderCtx) -> super::Lost {
+    fn enter_recovery(&mut self, v: &mut impl Seqs) -> Lost {
         self.in_recovery = true;
-        self.recover = ctx.next_seq;
-        Self::retransmit_una(ctx)
+        self.recover = v.nxt();
+        Self::retransmit_una(v)
     }
 
-    //= spec lb-ai-training.md LR-TCP on RTO
-    fn expire(&mut self, ctx: &mut SenderCtx) -> Actions {
-        self.backoff += 1;
-        self.recover_guard = ctx.next_seq;
-        self.dupacks = 0;
-        let lost = if self.go_back_n {
-            self.in_recovery = false;
-            ctx.declare_lost_detail(ctx.snd_una, u32::MAX)
-        } else {
-            self.enter_recovery(ctx)
-        };
-        self.deadline = Some(ctx.now + self.rto());
-        Actions { timer: self.ensure_wake(), episode: (lost.pkts > 0).then_some(Episode::Timeout(lost)), ..Actions::NONE }
-    }
-}
-
-impl SenderRecovery for Tcp {
     //= spec lb-ai-training.md LR-TCP next_packet (arm RTO timer if not armed)
-    fn on_send(&mut self, ctx: &mut SenderCtx, _seq: u32) -> Actions {
+    /// A packet left: arms the RTO if it is stopped; returns whether it did.
+    pub(super) fn on_send(&mut self, now: Time) -> bool {
         if self.deadline.is_some() {
-            return Actions::NONE;
+            return false;
         }
-        self.deadline = Some(ctx.now + self.rto());
-        Actions { timer: self.ensure_wake(), ..Actions::NONE }
+        self.deadline = Some(now + self.rto());
+        true
     }
 
     //= spec lb-ai-training.md LR-TCP sender.on_ack
-    fn on_ack(&mut self, ctx: &mut SenderCtx, ack: &AckInfo) -> Actions {
-        if ack.probe {
-            return Actions::NONE;
-        }
+    /// An ACK (no probe answer) arrived; `prev_una` is `snd_una` before it (`v.una()` after),
+    /// `may_dup` whether it can count as a duplicate (its cumulative point is not stale).
+    /// Returns whether the RTO was restarted.
+    pub(super) fn on_ack(&mut self, v: &mut impl Seqs, now: Time, ack: &AckInfo, prev_una: u32, may_dup: bool) -> bool {
         if !ack.retransmitted && ack.seq != u32::MAX {
             // Karn's rule: only original transmissions give RTT samples.
             self.sample(ack.rtt);
         }
-        // The glue acknowledged everything below the cumulative point, so `snd_una` moved iff
-        // the cumulative point passed the old one.
-        let una = ctx.snd_una;
-        if una > ack.prev_una {
+        let una = v.una();
+        if una > prev_una {
             if self.in_recovery {
                 if una >= self.recover {
                     self.in_recovery = false;
                     self.dupacks = 0;
                 } else {
                     // NewReno partial ACK: the next hole (`recover` stays).
-                    Self::retransmit_una(ctx);
+                    Self::retransmit_una(v);
                 }
             } else {
                 self.dupacks = 0;
             }
             self.backoff = 0;
-            return Actions { timer: self.restart(ctx), ..Actions::NONE };
+            self.restart(v, now);
+            return true;
         }
-        if ack.cum_ack == ack.prev_una && una < ctx.next_seq && !self.in_recovery {
+        if may_dup && una < v.nxt() && !self.in_recovery {
             self.dupacks += 1;
             if Some(self.dupacks) == self.d && una >= self.recover_guard {
-                self.enter_recovery(ctx);
+                self.enter_recovery(v);
+                self.fast_retransmits += 1;
             }
         }
-        Actions::NONE
+        false
+    }
+
+    //= spec lb-ai-training.md LR-TCP on RTO
+    /// The mode timer fired at `now`: stops the RTO when everything is acknowledged, else
+    /// expires it if due; returns what an expiry declared lost.
+    pub(super) fn on_timer(&mut self, v: &mut impl Seqs, now: Time) -> Option<Lost> {
+        if v.done() {
+            self.deadline = None;
+            return None;
+        }
+        if !matches!(self.deadline, Some(d) if d <= now) {
+            return None;
+        }
+        self.backoff += 1;
+        self.recover_guard = v.nxt();
+        self.dupacks = 0;
+        let lost = if self.go_back_n {
+            self.in_recovery = false;
+            v.lose(v.una(), u32::MAX)
+        } else {
+            self.enter_recovery(v)
+        };
+        self.deadline = Some(now + self.rto());
+        Some(lost)
+    }
+}
+
+/// Keeps a mode-timer event scheduled at or before `deadline`: `wake` is the earliest one
+/// scheduled and not yet fired; returns the event to schedule, if those fire too late.
+pub(super) fn ensure_wake(wake: &mut Option<Time>, deadline: Option<Time>) -> Option<Time> {
+    let d = deadline?;
+    if wake.is_some_and(|w| w <= d) {
+        return None;
+    }
+    *wake = Some(d);
+    Some(d)
+}
+
+/// Ranges of LR-TCP's numeric parameters (also `subflow_tcp`'s).
+pub(super) const TCP_LIMITS: [Limit; 4] =
+    [Limit::new("d", 1.0, 1e6), Limit::new("rto_min_us", 0.001, 1e7), Limit::new("rto_max_us", 0.001, 1e7), Limit::new("rto_initial_us", 0.001, 1e7)];
+
+/// Sender half: one [`TcpFlow`] over the whole connection.
+#[derive(Clone, Debug)]
+pub struct Tcp {
+    flow: TcpFlow,
+    /// Earliest mode-timer event scheduled and not yet fired.
+    wake: Option<Time>,
+}
+
+impl Tcp {
+    /// A sender with nothing sent yet.
+    pub fn new(p: &TcpParams) -> Tcp {
+        Tcp { flow: TcpFlow::new(p), wake: None }
+    }
+
+    /// The current RTO.
+    pub fn rto(&self) -> Time {
+        self.flow.rto()
+    }
+}
+
+impl SenderRecovery for Tcp {
+    fn on_send(&mut self, ctx: &mut SenderCtx, _seq: u32) -> Actions {
+        if !self.flow.on_send(ctx.now) {
+            return Actions::NONE;
+        }
+        Actions { timer: ensure_wake(&mut self.wake, self.flow.deadline), ..Actions::NONE }
+    }
+
+    fn on_ack(&mut self, ctx: &mut SenderCtx, ack: &AckInfo) -> Actions {
+        if ack.probe {
+            return Actions::NONE;
+        }
+        // The glue acknowledged everything below the cumulative point, so `snd_una` moved iff
+        // the cumulative point passed the old one; one below it is stale, no duplicate.
+        let now = ctx.now;
+        let fast = self.flow.fast_retransmits;
+        let restarted = self.flow.on_ack(ctx, now, ack, ack.prev_una, ack.cum_ack == ack.prev_una);
+        let episode = (self.flow.fast_retransmits > fast).then_some(Episode::FastRetransmit);
+        let timer = if restarted { ensure_wake(&mut self.wake, self.flow.deadline) } else { None };
+        Actions { timer, episode, ..Actions::NONE }
     }
 
     fn on_timer(&mut self, ctx: &mut SenderCtx) -> Actions {
         if self.wake == Some(ctx.now) {
             self.wake = None;
         }
-        if ctx.idle() {
-            self.deadline = None;
+        let now = ctx.now;
+        let lost = self.flow.on_timer(ctx, now);
+        if self.flow.deadline.is_none() {
             return Actions::NONE;
         }
-        match self.deadline {
-            Some(d) if d <= ctx.now => self.expire(ctx),
-            _ => Actions { timer: self.ensure_wake(), ..Actions::NONE },
-        }
+        let episode = lost.filter(|l| l.pkts > 0).map(Episode::Timeout);
+        Actions { timer: ensure_wake(&mut self.wake, self.flow.deadline), episode, ..Actions::NONE }
     }
 
     fn uses_shared_rto(&self) -> bool {
@@ -288,12 +374,7 @@ impl crate::scheme::Scheme<PathInfo> for Tcp {
     const NAME: &'static str = NAME;
     const SUMMARY: &'static str = SUMMARY;
     type Params = TcpParams;
-    const LIMITS: &'static [Limit] = &[
-        Limit::new("d", 1.0, 1e6),
-        Limit::new("rto_min_us", 0.001, 1e7),
-        Limit::new("rto_max_us", 0.001, 1e7),
-        Limit::new("rto_initial_us", 0.001, 1e7),
-    ];
+    const LIMITS: &'static [Limit] = &TCP_LIMITS;
     fn check(p: &TcpParams, key: &str) -> Result<()> {
         if p.rto_min_us > p.rto_max_us {
             return Err(Error::invalid(format!("{key}.rto_min_us"), format!("{} µs: above rto_max_us ({} µs)", p.rto_min_us, p.rto_max_us)));
@@ -400,11 +481,11 @@ mod tests {
         b.conn.next_seq = 15;
         let _ = m.on_ack(&mut b.ctx(200), &a);
         assert_eq!(b.lost(), [4]);
-        assert!(m.in_recovery && m.recover == 10);
+        assert!(m.flow.in_recovery && m.flow.recover == 10);
         // An ACK at recover ends recovery; later duplicates count from zero again.
         let a = ack_to(&mut b, 10, 4);
         let _ = m.on_ack(&mut b.ctx(300), &a);
-        assert!(!m.in_recovery && m.dupacks == 0);
+        assert!(!m.flow.in_recovery && m.flow.dupacks == 0);
         assert_eq!(b.lost(), [4], "a full ACK resends nothing");
     }
 
@@ -412,17 +493,17 @@ mod tests {
     #[test]
     fn rto_follows_the_clamp_doubles_on_expiry_and_resets_on_new_ack() {
         let mut m = tcp(TcpParams::default());
-        assert_eq!(m.rto(), 100 * US);
+        assert_eq!(m.flow.rto(), 100 * US);
         // First sample 8 µs: srtt 8, rttvar 4 → 24 µs, clamped up to 50.
-        m.sample(8 * US);
-        assert_eq!((m.srtt, m.rttvar, m.rto()), (Some(8 * US), 4 * US, 50 * US));
+        m.flow.sample(8 * US);
+        assert_eq!((m.flow.srtt, m.flow.rttvar, m.flow.rto()), (Some(8 * US), 4 * US, 50 * US));
         // 40 µs: rttvar = (3·4 + 32)/4 = 11, srtt = (7·8 + 40)/8 = 12 → 12 + 44 = 56 µs.
-        m.sample(40 * US);
-        assert_eq!((m.srtt, m.rttvar, m.rto()), (Some(12 * US), 11 * US, 56 * US));
+        m.flow.sample(40 * US);
+        assert_eq!((m.flow.srtt, m.flow.rttvar, m.flow.rto()), (Some(12 * US), 11 * US, 56 * US));
         // A huge sample is clamped at the maximum.
         let mut big = tcp(TcpParams::default());
-        big.sample(9_000 * US);
-        assert_eq!(big.rto(), 10_000 * US);
+        big.flow.sample(9_000 * US);
+        assert_eq!(big.flow.rto(), 10_000 * US);
         // Expiries: 56 → 112 → 224 µs, at most rto_max; the first expiry resends snd_una.
         let mut b = Board::new(5, 100);
         let a = m.on_send(&mut b.ctx(0), 0);
@@ -436,19 +517,19 @@ mod tests {
         assert_eq!(a.timer, Some(168 * US + 224 * US));
         assert_eq!(a.episode, None, "snd_una is already queued: nothing new is lost");
         let mut small = tcp(TcpParams { rto_max_us: 150.0, ..TcpParams::default() });
-        small.backoff = 5;
-        assert_eq!(small.rto(), 150 * US);
+        small.flow.backoff = 5;
+        assert_eq!(small.flow.rto(), 150 * US);
         // A new ACK resets the backoff and restarts the timer from now with the estimate.
         let a = ack_to(&mut b, 1, 0);
         let act = m.on_ack(&mut b.ctx(400 * US), &AckInfo { retransmitted: true, ..a });
-        assert_eq!(m.backoff, 0);
-        assert_eq!(m.deadline, Some(456 * US));
+        assert_eq!(m.flow.backoff, 0);
+        assert_eq!(m.flow.deadline, Some(456 * US));
         assert_eq!(act.timer, None, "the event at 392 µs re-arms for 456 µs when it fires");
         assert_eq!(m.on_timer(&mut b.ctx(392 * US)).timer, Some(456 * US));
         // Everything acknowledged: the timer stops.
         let a = ack_to(&mut b, 5, 4);
         let _ = m.on_ack(&mut b.ctx(500 * US), &a);
-        assert_eq!(m.deadline, None);
+        assert_eq!(m.flow.deadline, None);
     }
 
     //= type=test; LR-TCP: Karn's rule — no RTT sample from a retransmission's ACK
@@ -457,12 +538,12 @@ mod tests {
         let mut b = Board::new(5, 100);
         let mut m = tcp(TcpParams::default());
         let _ = m.on_ack(&mut b.ctx(100), &AckInfo { retransmitted: true, rtt: 30 * US, ..dup(1) });
-        assert_eq!(m.srtt, None);
+        assert_eq!(m.flow.srtt, None);
         let _ = m.on_ack(&mut b.ctx(100), &AckInfo { rtt: 30 * US, ..dup(1) });
-        assert_eq!(m.srtt, Some(30 * US));
+        assert_eq!(m.flow.srtt, Some(30 * US));
         // Probe answers are no samples either (and never duplicates).
         let _ = m.on_ack(&mut b.ctx(100), &AckInfo { probe: true, rtt: 1, ..dup(u32::MAX) });
-        assert_eq!(m.srtt, Some(30 * US));
+        assert_eq!(m.flow.srtt, Some(30 * US));
     }
 
     #[test]
@@ -475,7 +556,7 @@ mod tests {
         let a = m.on_timer(&mut b.ctx(100 * US));
         assert_eq!(b.lost(), [0, 1, 3, 4, 5]);
         assert_eq!(a.episode.map(|e| matches!(e, Episode::Timeout(l) if l.pkts == 5)), Some(true));
-        assert!(!m.in_recovery);
+        assert!(!m.flow.in_recovery);
         b.conn.retx.clear();
         for s in [0, 1] {
             b.conn.board[s].state = SeqState::InFlight;

@@ -216,7 +216,7 @@ mod tests {
         // A pacer at 1000 bit/s: T_pace = MTU · 8 / 1000 s.
         let mut m = trim(Desync::Phase);
         let mut b = Board::new(300, 10);
-        let path = PathInfo { mtu_bytes: MTU, host_rate: crate::units::BitsPerSec(1000), base_rtt: 1, bdp_bytes: MTU, hops: 2, net_base_rtt: 1, src_conns: 1 };
+        let path = PathInfo { mtu_bytes: MTU, host_rate: crate::units::BitsPerSec(1000), base_rtt: 1, bdp_bytes: MTU, hops: 2, net_base_rtt: 1, src_conns: 1, queue_bytes: 0, flows_per_host: 1 };
         b.conn.cc = AnyCc::Pacer(pacer::Pacer::new(&pacer::PacerParams::default(), &path));
         let gap = b.ctx(0).pacing_gap().unwrap();
         assert_eq!(gap, crate::units::BitsPerSec(1000).tx_time(MTU));
