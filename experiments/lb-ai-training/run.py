@@ -87,12 +87,12 @@ def perm(m):
     return f'kind = "permutation"\nmethod = "shifts"\npermutations = {m}\nflow_bytes = {MSG_BYTES}', m
 
 
-def scenario(name, seed, lb="spray", lr="code0", c=1.0, workload=None, q="32KiB", gbps=100, failure=None, cc=None):
+def scenario(name, seed, lb="spray", lr="code0", c=1.0, workload=None, q="32KiB", gbps=100, failure=None, cc=None, jitter=0.0):
     """One run's TOML. `failure` is (f, p) partial LAG loss, or "flaky"."""
     host_lb, switch_lb = LB[lb]
     rel, switch_lines, pfc = LR[lr]
     wl, _ = workload or ata()
-    cc_lines = cc or ['name = "pacer"', f"rate_coefficient = {c}"]
+    cc_lines = cc or ['name = "pacer"', f"rate_coefficient = {c}"] + ([f"gap_jitter = {jitter}"] if jitter else [])
     fail = ""
     if failure == "flaky":
         fail = '\n[topology.failures]\nkind = "flaky"\nf = 2\nburst_gap_us = 100\nburst_len_us = 10'
@@ -210,6 +210,14 @@ def targets(seeds, first_seed=1):
         for lr in SUB_LR:
             for c in C_BEST:
                 add("E14", {"lr": lr, "c": c}, s, lr=lr, c=c, workload=perm(1), failure=(2, 0.9))
+        # S1 (ours, spec §8): how much hinges on exactly periodic pacing (gap jitter) and on
+        # the buffer size the paper's copy lost (Q).
+        for lb in ["ecmp", "spray", "srr", "sar_pkt"]:
+            for c in [0.5, 0.8, 1.0]:
+                # Without jitter these are E1's and E3's runs.
+                if c == 1.0 or lb in ("ecmp", "spray"):
+                    add("S1", {"lb": lb, "c": c, "jitter": 0.1, "q": "32KiB"}, s, lb=lb, c=c, jitter=0.1)
+            add("S1", {"lb": lb, "c": 1.0, "jitter": 0.0, "q": "64KiB"}, s, lb=lb, q="64KiB")
         # E15 (§7): 400 Gb/s links, one permutation.
         for lr in SUB_LR:
             for c in C_BEST:

@@ -137,6 +137,8 @@ fn bad_pacer_values_are_input_errors_naming_the_key() {
     }
     let e = common::rejection("[transport.cc]\nname = \"pacer\"\nflows_per_host = 0\n");
     assert!(e.contains("transport.cc.flows_per_host"), "{e}");
+    let e = common::rejection("[transport.cc]\nname = \"pacer\"\ngap_jitter = 1.0\n");
+    assert!(e.contains("transport.cc.gap_jitter"), "{e}");
     let e = common::rejection("[transport.cc]\nname = \"pacer\"\nrate = 3\n");
     assert!(e.contains("unknown field `rate`") && e.contains("rate_coefficient"), "{e}");
 }
@@ -181,4 +183,23 @@ fn after_an_idle_spell_the_schedule_resumes_without_a_burst() {
     assert_eq!(took[0], took[1], "the second message is paced like the first");
     // 99 gaps of 4 T: the paced part dominates the time.
     assert!(took[0] > 99 * 4 * T && took[0] < 100 * 4 * T + 20_000_000, "{took:?}");
+}
+
+#[test]
+fn gap_jitter_moves_each_departure_but_keeps_the_rate() {
+    // Four flows of 64 packets from one host, no start jitter: exact gaps finish each flow on
+    // its schedule (`extra` = 0, T, 2T, 3T). With every gap scaled by 1 + U(-0.5, 0.5) the
+    // 63 gaps of a flow still sum to about 63 exact ones: within 8 % (≈ 5 gaps, 2.3 of them
+    // being one standard deviation), yet no flow ends exactly on schedule.
+    let exact = fan_out(1.0, false, 1);
+    let jittered = flows(1, 4, 100, "rate_coefficient = 1.0\nstart_jitter = false\ngap_jitter = 0.5", "fan_out_4.csv");
+    let gap = 4 * T;
+    for (e, j) in exact.flows.iter().zip(&jittered.flows) {
+        let (e, j) = (e.fct().unwrap(), j.fct().unwrap());
+        assert_ne!(e, j, "a jittered flow leaves off its exact schedule");
+        assert!(e.abs_diff(j) < 5 * gap + 4 * T, "{e} ps exact vs {j} ps jittered");
+    }
+    // Same seed, same draws.
+    let again = flows(1, 4, 100, "rate_coefficient = 1.0\nstart_jitter = false\ngap_jitter = 0.5", "fan_out_4.csv");
+    assert_eq!(jittered.flows_csv(), again.flows_csv());
 }
