@@ -93,7 +93,7 @@ fn with_five_percent_coding_overhead_a_single_flow_sends_five_percent_more() {
     let f = &r.flows[0];
     assert!((525..=570).contains(&f.data_sent), "{}", f.data_sent);
     let extra = f.fct().unwrap() - f.ideal_fct;
-    assert!(extra >= 25 * P && extra <= 26 * P, "{extra} ps past the 500-packet ideal");
+    assert!((25 * P..=26 * P).contains(&extra), "{extra} ps past the 500-packet ideal");
 }
 
 //= spec lb-ai-training.md T7 (spraying is best for every m; ECMP dramatically worse at m = 1)
