@@ -220,7 +220,7 @@ def report(t):
 
 
 def main():
-    ts = sys.argv[1:] or ["T0"] + [f"E{i}" for i in range(1, 16)] + ["S1"]
+    ts = sys.argv[1:] or ["T0"] + [f"E{i}" for i in range(1, 16)] + ["S1", "S2"]
     for t in ts:
         text = report(t)
         if text:

@@ -66,6 +66,9 @@ LR = {
     "roce": (['name = "go_back_n"', 'nack_repeat = "base_rtt"'], NO_TRIM, PFC),
     "subtcp3": (['name = "subflow_tcp"', "d = 3"], NO_TRIM, []),
     "subtcp6": (['name = "subflow_tcp"', "d = 6"], NO_TRIM, []),
+    # Sensitivity (S2): htsim's header lane of 2·Q of its own; trimming without desync.
+    "trim_lane2q": (['name = "trim"'], ["trimming = true", 'control_lane = "separate"', "control_lane_factor = 2.0"], []),
+    "trim_nodesync": (['name = "trim"', 'desync = "none"'], TRIM, []),
 }
 FIVE_LR = ["tcp", "roce", "trim", "trim_rts", "code5"]
 SUB_LR = ["subtcp3", "subtcp6", "tcp", "trim", "trim_rts", "code5"]
@@ -218,6 +221,10 @@ def targets(seeds, first_seed=1):
                 if c == 1.0 or lb in ("ecmp", "spray"):
                     add("S1", {"lb": lb, "c": c, "jitter": 0.1, "q": "32KiB"}, s, lb=lb, c=c, jitter=0.1)
             add("S1", {"lb": lb, "c": 1.0, "jitter": 0.0, "q": "64KiB"}, s, lb=lb, q="64KiB")
+        # S2 (ours, spec §8.5): the trimming buffer model and the desync rule at full scale.
+        for lr in ["trim_lane2q", "trim_nodesync"]:
+            for c in [0.85, 1.0]:
+                add("S2", {"lr": lr, "c": c}, s, lr=lr, c=c)
         # E15 (§7): 400 Gb/s links, one permutation.
         for lr in SUB_LR:
             for c in C_BEST:
