@@ -78,13 +78,16 @@ def groups(rows):
 
 
 def figures(rs):
-    cct = [r["norm_cct"] for r in rs]
+    # A run with unfinished flows has no CCT (its completion time counts only the finished
+    # ones): it is counted as unfinished and left out of the CCT figures.
+    done = [r for r in rs if r["flows_finished"] == r["flows"]]
+    cct = [r["norm_cct"] for r in done] or [float("nan")]
     per_flow = lambda r, k: r["loss"][k]
     return {
         "n": len(rs),
         "unfinished": sum(1 for r in rs if r["flows_finished"] < r["flows"]),
         "mean": mean(cct), "std": std(cct), "min": min(cct), "max": max(cct),
-        "cct_ms": mean([r["completion_us"] / 1e3 for r in rs]),
+        "cct_ms": mean([r["completion_us"] / 1e3 for r in done]),
         "loss": mean([per_flow(r, "data_loss_rate") for r in rs]),
         "worst": mean([per_flow(r, "flow_loss_rate")["max"] for r in rs]),
         "spurious": mean([per_flow(r, "spurious_retransmissions_per_flow")["mean"] for r in rs]),
@@ -138,6 +141,8 @@ def best_c(fields, g):
     for key, rs in g.items():
         k = key[:ci] + key[ci + 1:]
         f = figures(rs)
+        if f["mean"] != f["mean"]:
+            continue  # no finished run
         if k not in best or f["mean"] < best[k][1]["mean"]:
             best[k] = (key[ci], f, rs)
     return rest, best
