@@ -100,14 +100,9 @@ fn many_messages_per_connection_complete_with_coding() {
             lb = "spray"
             cc = {{ name = "fixed", window_bdp = 2.0 }}
             reliability = {{ name = "code", epsilon = 0.05 }}
-            [workload]
-            kind = "collectives"
-            chunk = "128KiB"
-            [[workload.jobs]]
-            ranks = 8
-            placement = "random"
-            collectives = [ {{ op = "allreduce", algorithm = "ring", bytes = "4MiB" }}, {{ op = "alltoall", bytes = "4MiB" }} ]
-        "#
+            {}
+        "#,
+            common::TWO_COLLECTIVES
         ));
         let s = &r.summary;
         assert!(r.ccts.iter().all(|c| c.cct().is_some()), "trimming {trimming}: unfinished collectives");

@@ -134,14 +134,9 @@ fn collectives(cc: &str, reliability: &str) -> Results {
         cc = {cc}
         [transport.reliability]
         {reliability}
-        [workload]
-        kind = "collectives"
-        chunk = "128KiB"
-        [[workload.jobs]]
-        ranks = 8
-        placement = "random"
-        collectives = [ {{ op = "allreduce", algorithm = "ring", bytes = "4MiB" }}, {{ op = "alltoall", bytes = "4MiB" }} ]
-    "#
+        {}
+    "#,
+        common::TWO_COLLECTIVES
     ))
 }
 

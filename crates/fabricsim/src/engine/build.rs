@@ -67,7 +67,7 @@ pub(super) fn hosts(setup: &Setup, fabric: &Fabric) -> Hosts {
     // symmetric fabric: compute once per hop count.
     let mut rtt_by_hops: HashMap<usize, Time> = HashMap::new();
     let n = setup.traffic.conns.len();
-    let (mut conns, mut path_rtt, mut credit) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+    let (mut conns, mut credit) = (Vec::with_capacity(n), Vec::with_capacity(n));
     let mtu = (tp.mss + tp.header) as u64;
     let mut src_conns = vec![0u32; fabric.hosts as usize];
     for f in &setup.traffic.conns {
@@ -90,11 +90,10 @@ pub(super) fn hosts(setup: &Setup, fabric: &Fabric) -> Hosts {
         let lb = tr.lb.build(&mut lb_ctx);
         let (tx_recovery, rx_recovery) = (tr.reliability.build(&mut path.clone()), tr.reliability.build_receiver());
         let mut conn = Connection::new(f.src, f.dst, cc, lb, lb_ctx.rng, tx_recovery, rx_recovery);
-        conn.rcv_base_rtt = rtt;
+        conn.base_rtt = rtt;
         conns.push(conn);
         let credit_policy = tr.credit.build(&mut CreditBuild { bdp_bytes: path.bdp_bytes, mtu_bytes: mtu });
         credit.push(CreditState::new(credit_policy.unsolicited_packets()));
-        path_rtt.push(rtt);
     }
     Hosts {
         nics: (0..fabric.hosts).map(|h| HostState::new(fabric.host_port[h as usize])).collect(),
@@ -103,7 +102,6 @@ pub(super) fn hosts(setup: &Setup, fabric: &Fabric) -> Hosts {
         credit_on: tr.credit.enabled(),
         credit,
         pacers: (0..fabric.hosts).map(|_| Default::default()).collect(),
-        path_rtt,
         tp,
         drop_plan: setup.scenario.run.drop_packets.iter().map(|d| (d.flow, d.seq, d.transmission, 0)).collect(),
     }

@@ -130,7 +130,7 @@ pub(super) fn rows(sim: &Sim, plan: &[ConnPlan]) -> Vec<FlowResult> {
             bytes: p.bytes,
             start: if c.started { c.start } else { p.due },
             finish: if finished { c.finish } else { None },
-            ideal_fct: ideal_fct(p, host_rate, tp.mss, tp.header, sim.hosts.path_rtt[i], hops),
+            ideal_fct: ideal_fct(p, host_rate, tp.mss, tp.header, c.base_rtt, hops),
             retransmits: c.retransmits,
             trims: c.trims,
             drops: c.drops,

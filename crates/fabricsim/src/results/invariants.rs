@@ -29,12 +29,13 @@ pub fn check(sim: &Sim, setup: &Setup) -> Vec<String> {
         }
     }
     // Per-flow data counts add up to the run's (flows.csv `data_sent`, `data_lost`).
+    let data = crate::net::packet::PktKind::Data;
     let flow_sent: u64 = sim.hosts.conns.iter().map(|c| c.next_seq as u64 + c.retransmits as u64).sum();
-    if flow_sent != c.sent[crate::net::packet::PktKind::Data] {
-        v.push(format!("flows sent {flow_sent} data packets in all, the hosts {}", c.sent[crate::net::packet::PktKind::Data]));
+    if flow_sent != c.sent[data] {
+        v.push(format!("flows sent {flow_sent} data packets in all, the hosts {}", c.sent[data]));
     }
     let flow_lost: u64 = sim.hosts.conns.iter().map(|c| c.data_drops as u64 + c.trims as u64).sum();
-    let lost = c.dropped[crate::net::packet::PktKind::Data] - c.headers_dropped + c.data_trimmed;
+    let lost = c.dropped[data] - c.headers_dropped + c.data_trimmed;
     if flow_lost != lost {
         v.push(format!("flows lost {flow_lost} data packets in all, the fabric {lost}"));
     }

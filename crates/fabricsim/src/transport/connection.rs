@@ -160,8 +160,9 @@ pub struct Connection {
     pub rcv_lowest_unacked: u32,
     /// Arrival time of the latest data packet (the receiver half's clock, [`RxView::now`]).
     pub rcv_now: Time,
-    /// Base RTT of the connection's path ([`RxView::base_rtt`]).
-    pub rcv_base_rtt: Time,
+    /// Base RTT of the connection's path (full-sized packet and its ACK on an idle fabric):
+    /// the ideal FCT's latency term and the receiver half's [`RxView::base_rtt`].
+    pub base_rtt: Time,
     /// Loss recovery, receiver half (the mode's per-connection state).
     pub rcv_recovery: AnyReceiverRecovery,
     /// Out-of-order packets discarded (go-back-N).
@@ -241,7 +242,7 @@ impl Connection {
             rcv_unacked_ce: 0,
             rcv_lowest_unacked: u32::MAX,
             rcv_now: 0,
-            rcv_base_rtt: 0,
+            base_rtt: 0,
             rcv_recovery,
             rcv_discarded: 0,
             rcv_last_cnp: Time::MAX,
@@ -317,7 +318,7 @@ impl Connection {
     pub fn newly_delivered_end(&mut self, seq: u32) -> Option<u32> {
         use super::recovery::ReceiverRecovery;
         let m = self.msgs.get(self.msgs_delivered)?;
-        let rx = RxView { cum: self.rcv_cum, window: &self.rcv_window, lowest_unacked: self.rcv_lowest_unacked, now: self.rcv_now, base_rtt: self.rcv_base_rtt };
+        let rx = RxView { cum: self.rcv_cum, window: &self.rcv_window, lowest_unacked: self.rcv_lowest_unacked, now: self.rcv_now, base_rtt: self.base_rtt };
         let end = self.rcv_recovery.delivered_end(&rx, seq, m);
         (m.end_pkt <= end).then_some(end)
     }
@@ -456,14 +457,14 @@ impl Connection {
     /// The receiver's loss-recovery half and its view of the reorder window.
     #[inline]
     pub fn rx_parts(&mut self) -> (&mut AnyReceiverRecovery, RxView<'_>) {
-        let rx = RxView { cum: self.rcv_cum, window: &self.rcv_window, lowest_unacked: self.rcv_lowest_unacked, now: self.rcv_now, base_rtt: self.rcv_base_rtt };
+        let rx = RxView { cum: self.rcv_cum, window: &self.rcv_window, lowest_unacked: self.rcv_lowest_unacked, now: self.rcv_now, base_rtt: self.base_rtt };
         (&mut self.rcv_recovery, rx)
     }
 
     /// The receiver's reorder window as its loss-recovery half sees it.
     #[inline]
     pub fn rx_view(&self) -> RxView<'_> {
-        RxView { cum: self.rcv_cum, window: &self.rcv_window, lowest_unacked: self.rcv_lowest_unacked, now: self.rcv_now, base_rtt: self.rcv_base_rtt }
+        RxView { cum: self.rcv_cum, window: &self.rcv_window, lowest_unacked: self.rcv_lowest_unacked, now: self.rcv_now, base_rtt: self.base_rtt }
     }
 
     /// Base of the 64-packet SACK segment holding packet `lowest`, segments aligned to the

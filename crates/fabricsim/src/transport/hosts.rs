@@ -59,8 +59,6 @@ pub struct Hosts {
     pub credit: Vec<CreditState>,
     /// Per-host pull pacers.
     pub pacers: Vec<PullPacer>,
-    /// Base RTT of each connection's path.
-    pub path_rtt: Vec<Time>,
     /// Transport constants.
     pub tp: TransportParams,
     /// `run.drop_packets`: (flow, seq, transmission to lose, transmissions seen so far).

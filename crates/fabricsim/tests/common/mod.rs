@@ -127,3 +127,15 @@ pub fn port_shares(r: &Results, ports: usize) -> Vec<f64> {
     let total = tx[&order[0]] + tx[&order[1]];
     order.iter().map(|p| tx[p] as f64 / total as f64).collect()
 }
+
+/// An 8-rank job (random placement) running a 4 MiB ring AllReduce and a 4 MiB AlltoAll in
+/// 128 KiB chunks: many messages per connection, some open at once (a `[workload]` table).
+pub const TWO_COLLECTIVES: &str = r#"
+    [workload]
+    kind = "collectives"
+    chunk = "128KiB"
+    [[workload.jobs]]
+    ranks = 8
+    placement = "random"
+    collectives = [ { op = "allreduce", algorithm = "ring", bytes = "4MiB" }, { op = "alltoall", bytes = "4MiB" } ]
+"#;

@@ -94,7 +94,7 @@ impl ReceiverRecovery for GoBackNRx {
             NackRepeat::BaseRtt => rx.now >= self.last_nack.saturating_add(rx.base_rtt),
             NackRepeat::Every => true,
         };
-        let reply = if again || self.nack.pending(rx.cum) { self.nack.nack_again(rx.cum) } else { Reply::None };
+        let reply = if again { self.nack.nack_again(rx.cum) } else { self.nack.nack(rx.cum) };
         if reply == Reply::SeqNack {
             self.last_nack = rx.now;
         }

@@ -123,6 +123,35 @@ crate::scheme_family! {
 // Sender half
 // ------------------------------------------------------------------------------------------
 
+/// The schedule of a mode's own timer ([`Actions::timer`], [`SenderRecovery::on_timer`]):
+/// the earliest timer event scheduled and not yet fired, so that a mode asks for a new event
+/// only when the ones already scheduled fire too late. Used by [`tcp`], [`subflow_tcp`] and
+/// [`trim`].
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct ModeTimer(Option<Time>);
+
+impl ModeTimer {
+    /// The event to schedule so that a timer fires at or before `deadline` (`None` when one
+    /// already will, or there is no deadline).
+    #[inline]
+    pub fn arm(&mut self, deadline: Option<Time>) -> Option<Time> {
+        let d = deadline?;
+        if self.0.is_some_and(|w| w <= d) {
+            return None;
+        }
+        self.0 = Some(d);
+        Some(d)
+    }
+
+    /// A timer event fired at `now`: the earliest one scheduled is gone if it was this one.
+    #[inline]
+    pub fn fired(&mut self, now: Time) {
+        if self.0.is_some_and(|w| w <= now) {
+            self.0 = None;
+        }
+    }
+}
+
 /// What the sender glue should do after a hook (all fields default to "nothing").
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[must_use]

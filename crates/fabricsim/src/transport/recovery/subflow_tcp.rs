@@ -53,8 +53,8 @@
 //! it, and subflows stall into timeouts. Under a pacer not on a fixed schedule a long gap is
 //! re-read from the rate by the glue, which may hand an unused slot's time back.
 
-use super::tcp::{ensure_wake, OnRto, Seqs, Tcp, TcpFlow, TcpParams, TcpRx, TCP_LIMITS};
-use super::{Actions, AckInfo, Episode, LossReport, Lost, SenderCtx, SenderRecovery};
+use super::tcp::{OnRto, Seqs, Tcp, TcpFlow, TcpParams, TcpRx, TCP_LIMITS};
+use super::{Actions, AckInfo, Episode, LossReport, Lost, ModeTimer, SenderCtx, SenderRecovery};
 use crate::error::Result;
 use crate::scheme::Limit;
 use crate::transport::cc::{CongestionControl, PathInfo};
@@ -228,7 +228,7 @@ pub struct SubflowTcp {
     /// Last choice, committed once the glue sent it.
     pick: Option<Pick>,
     /// Earliest mode-timer event scheduled and not yet fired.
-    wake: Option<Time>,
+    wake: ModeTimer,
 }
 
 impl SubflowTcp {
@@ -236,7 +236,7 @@ impl SubflowTcp {
     pub fn new(p: &SubflowTcpParams, s: u32) -> SubflowTcp {
         let tcp = p.tcp();
         let sub = Sub { flow: TcpFlow::new(&tcp), una: 0, sent: VecDeque::new(), quota: 0 };
-        SubflowTcp { subs: vec![sub; s.max(1) as usize], reuse_slots: p.reuse_slots, turn: 0, owner: Vec::new(), posted_end: 0, pick: None, wake: None }
+        SubflowTcp { subs: vec![sub; s.max(1) as usize], reuse_slots: p.reuse_slots, turn: 0, owner: Vec::new(), posted_end: 0, pick: None, wake: ModeTimer::default() }
     }
 
     /// Number of subflows.
@@ -373,7 +373,7 @@ impl SenderRecovery for SubflowTcp {
         if !flow.on_send(ctx.now) {
             return Actions::NONE;
         }
-        Actions { timer: ensure_wake(&mut self.wake, flow.deadline), ..Actions::NONE }
+        Actions { timer: self.wake.arm(flow.deadline), ..Actions::NONE }
     }
 
     //= spec lb-ai-training.md LR-SUBTCP (each subflow: own cumulative ACKs, dupACK counter and RTO, as LR-TCP)
@@ -393,7 +393,7 @@ impl SenderRecovery for SubflowTcp {
         let fast = flow.fast_retransmits;
         let restarted = flow.on_ack(&mut v, now, ack, prev, ack.cum_ack >= ack.prev_una);
         let episode = (flow.fast_retransmits > fast).then_some(Episode::FastRetransmit);
-        let timer = if restarted { ensure_wake(&mut self.wake, flow.deadline) } else { None };
+        let timer = if restarted { self.wake.arm(flow.deadline) } else { None };
         Actions { timer, episode, ..Actions::NONE }
     }
 
@@ -403,9 +403,7 @@ impl SenderRecovery for SubflowTcp {
     }
 
     fn on_timer(&mut self, ctx: &mut SenderCtx) -> Actions {
-        if self.wake == Some(ctx.now) {
-            self.wake = None;
-        }
+        self.wake.fired(ctx.now);
         self.catch_up(ctx);
         let now = ctx.now;
         let mut lost = Lost::default();
@@ -427,7 +425,7 @@ impl SenderRecovery for SubflowTcp {
             return Actions::NONE;
         }
         let episode = (lost.pkts > 0).then_some(Episode::Timeout(lost));
-        Actions { timer: ensure_wake(&mut self.wake, next), episode, ..Actions::NONE }
+        Actions { timer: self.wake.arm(next), episode, ..Actions::NONE }
     }
 
     fn uses_shared_rto(&self) -> bool {

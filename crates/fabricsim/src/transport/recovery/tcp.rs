@@ -34,7 +34,7 @@
 //! are unambiguous; Karn's rule still skips retransmissions); go-back-N skips packets the
 //! scoreboard already knows arrived (each ACK acknowledges the packet that triggered it).
 
-use super::{Actions, AckInfo, Arrival, Episode, Lost, ReceiverRecovery, Reply, RxView, SenderCtx, SenderRecovery};
+use super::{Actions, AckInfo, Arrival, Episode, Lost, ModeTimer, ReceiverRecovery, Reply, RxView, SenderCtx, SenderRecovery};
 use crate::error::{Error, Result};
 use crate::scheme::Limit;
 use crate::transport::cc::PathInfo;
@@ -115,7 +115,7 @@ impl Seqs for SenderCtx<'_> {
 
 /// The LR-TCP state machine of one sequence space (a connection, or one subflow of
 /// `subflow_tcp`): dupACK counter, NewReno recovery, RTT estimator and RTO deadline. The
-/// owner keeps the mode timer's schedule ([`ensure_wake`]).
+/// owner keeps the mode timer's schedule ([`ModeTimer`]).
 #[derive(Clone, Debug)]
 pub(super) struct TcpFlow {
     /// Fast retransmits so far (recoveries entered on the `d`-th duplicate ACK).
@@ -278,17 +278,6 @@ impl TcpFlow {
     }
 }
 
-/// Keeps a mode-timer event scheduled at or before `deadline`: `wake` is the earliest one
-/// scheduled and not yet fired; returns the event to schedule, if those fire too late.
-pub(super) fn ensure_wake(wake: &mut Option<Time>, deadline: Option<Time>) -> Option<Time> {
-    let d = deadline?;
-    if wake.is_some_and(|w| w <= d) {
-        return None;
-    }
-    *wake = Some(d);
-    Some(d)
-}
-
 /// Ranges of LR-TCP's numeric parameters (also `subflow_tcp`'s).
 pub(super) const TCP_LIMITS: [Limit; 4] =
     [Limit::new("d", 1.0, 1e6), Limit::new("rto_min_us", 0.001, 1e7), Limit::new("rto_max_us", 0.001, 1e7), Limit::new("rto_initial_us", 0.001, 1e7)];
@@ -298,13 +287,13 @@ pub(super) const TCP_LIMITS: [Limit; 4] =
 pub struct Tcp {
     flow: TcpFlow,
     /// Earliest mode-timer event scheduled and not yet fired.
-    wake: Option<Time>,
+    wake: ModeTimer,
 }
 
 impl Tcp {
     /// A sender with nothing sent yet.
     pub fn new(p: &TcpParams) -> Tcp {
-        Tcp { flow: TcpFlow::new(p), wake: None }
+        Tcp { flow: TcpFlow::new(p), wake: ModeTimer::default() }
     }
 
     /// The current RTO.
@@ -318,7 +307,7 @@ impl SenderRecovery for Tcp {
         if !self.flow.on_send(ctx.now) {
             return Actions::NONE;
         }
-        Actions { timer: ensure_wake(&mut self.wake, self.flow.deadline), ..Actions::NONE }
+        Actions { timer: self.wake.arm(self.flow.deadline), ..Actions::NONE }
     }
 
     fn on_ack(&mut self, ctx: &mut SenderCtx, ack: &AckInfo) -> Actions {
@@ -331,21 +320,19 @@ impl SenderRecovery for Tcp {
         let fast = self.flow.fast_retransmits;
         let restarted = self.flow.on_ack(ctx, now, ack, ack.prev_una, ack.cum_ack == ack.prev_una);
         let episode = (self.flow.fast_retransmits > fast).then_some(Episode::FastRetransmit);
-        let timer = if restarted { ensure_wake(&mut self.wake, self.flow.deadline) } else { None };
+        let timer = if restarted { self.wake.arm(self.flow.deadline) } else { None };
         Actions { timer, episode, ..Actions::NONE }
     }
 
     fn on_timer(&mut self, ctx: &mut SenderCtx) -> Actions {
-        if self.wake == Some(ctx.now) {
-            self.wake = None;
-        }
+        self.wake.fired(ctx.now);
         let now = ctx.now;
         let lost = self.flow.on_timer(ctx, now);
         if self.flow.deadline.is_none() {
             return Actions::NONE;
         }
         let episode = lost.filter(|l| l.pkts > 0).map(Episode::Timeout);
-        Actions { timer: ensure_wake(&mut self.wake, self.flow.deadline), episode, ..Actions::NONE }
+        Actions { timer: self.wake.arm(self.flow.deadline), episode, ..Actions::NONE }
     }
 
     fn uses_shared_rto(&self) -> bool {

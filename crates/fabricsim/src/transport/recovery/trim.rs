@@ -27,7 +27,7 @@
 //! Every draw comes from the connection's seeded random stream ([`SenderCtx::rng`]), so runs
 //! repeat exactly. The rate never changes (spec §2.3: detecting a loss never changes it).
 
-use super::{sack, Actions, LossReport, SenderCtx, SenderRecovery};
+use super::{sack, Actions, LossReport, ModeTimer, SenderCtx, SenderRecovery};
 use crate::transport::cc::PathInfo;
 use crate::transport::connection::SeqState;
 use crate::units::Time;
@@ -79,27 +79,21 @@ pub struct Trim {
     base_rtt: Time,
     /// `eligibility`: NACKed packets and the time each may be resent, earliest first.
     waiting: BinaryHeap<Reverse<(Time, u32)>>,
-    /// Earliest mode-timer event scheduled and not yet fired (`Time::MAX` = none).
-    armed: Time,
+    /// The mode timer's schedule.
+    wake: ModeTimer,
 }
 
 impl Trim {
     /// A sender on a path with full-packet host serialisation time `host_gap` and base round
     /// trip `base_rtt`.
     pub fn new(p: &TrimParams, host_gap: Time, base_rtt: Time) -> Trim {
-        Trim { desync: p.desync, host_gap, base_rtt, waiting: BinaryHeap::new(), armed: Time::MAX }
+        Trim { desync: p.desync, host_gap, base_rtt, waiting: BinaryHeap::new(), wake: ModeTimer::default() }
     }
 
     /// The timer the mode needs: the earliest waiting packet's time, unless an event at or
     /// before it is already scheduled.
     fn arm(&mut self) -> Actions {
-        match self.waiting.peek() {
-            Some(&Reverse((t, _))) if t < self.armed => {
-                self.armed = t;
-                Actions { timer: Some(t), ..Actions::NONE }
-            }
-            _ => Actions::NONE,
-        }
+        Actions { timer: self.wake.arm(self.waiting.peek().map(|&Reverse((t, _))| t)), ..Actions::NONE }
     }
 }
 
@@ -132,9 +126,7 @@ impl SenderRecovery for Trim {
 
     /// Releases the packets whose delay is over into the retransmission queue.
     fn on_timer(&mut self, ctx: &mut SenderCtx) -> Actions {
-        if ctx.now >= self.armed {
-            self.armed = Time::MAX;
-        }
+        self.wake.fired(ctx.now);
         while let Some(&Reverse((t, seq))) = self.waiting.peek() {
             if t > ctx.now {
                 break;
