@@ -7,6 +7,7 @@ use super::trace::Tracer;
 use crate::error::Result;
 use crate::net::nic::HostState;
 use crate::net::port::PortState;
+use crate::net::switch_lb::SwitchLb;
 use crate::net::Network;
 use crate::rng::Rng;
 use crate::scenario::Setup;
@@ -38,9 +39,16 @@ pub(super) fn network(setup: &Setup) -> Result<Network> {
     for (ps, &q) in ports.iter_mut().zip(&setup.qdisc.port_profile) {
         ps.qdisc = q;
     }
+    let switch_lb = setup.scenario.switch.lb.build(&fabric, seed)?;
+    let switch_observes: Vec<bool> = switch_lb.iter().map(|s| s.observes_all()).collect();
+    let mut route_tor = fabric.tor_of_host.clone();
+    route_tor.extend((fabric.hosts..fabric.hosts + fabric.switches()).map(|n| if fabric.tier[n as usize] == crate::topo::Tier::Tor { n } else { crate::ids::NodeId::MAX }));
     Ok(Network {
         port_peer: fabric.ports.iter().map(|p| p.peer).collect(),
-        switch_lb: setup.scenario.switch.lb.build(&fabric, seed)?,
+        any_observer: switch_observes.iter().any(|&o| o),
+        switch_observes,
+        route_tor,
+        switch_lb,
         switch_rng: (0..fabric.switches()).map(|s| Rng::stream(seed, "switch_lb", s as u64)).collect(),
         ports,
         pfc: setup.pfc.clone(),

@@ -273,7 +273,7 @@ impl Sim {
                     let p = self.pool.get(e.id);
                     let node = self.net.port_peer[p.port as usize];
                     if node >= self.net.fabric.hosts {
-                        self.net.fabric.routes.prefetch_next_hops(&self.net.fabric, node, self.net.fabric.tor_of_host[p.dst as usize]);
+                        self.net.fabric.routes.prefetch_next_hops(&self.net.fabric, node, self.net.route_tor[p.dst as usize]);
                     }
                 }
                 _ => {}

@@ -30,6 +30,15 @@ pub struct Network {
     pub switch_lb: Vec<switch_lb::AnySwitchLb>,
     /// Random stream of each switch's selector (`"switch_lb"`).
     pub switch_rng: Vec<Rng>,
+    /// Whether switch `s`'s selector sees every packet it forwards
+    /// ([`switch_lb::SwitchLb::observes_all`], asked once at build).
+    pub switch_observes: Vec<bool>,
+    /// Whether any switch does (one test per hop keeps the common case free).
+    pub any_observer: bool,
+    /// The ToR a packet addressed to node `n` is routed toward: a host's ToR; a ToR switch
+    /// itself (switch-made control packets, `switch_lb` module docs); `NodeId::MAX` for other
+    /// switches, which nothing addresses.
+    pub route_tor: Vec<NodeId>,
     /// PFC buffer accounting (off unless `switch.pfc.enabled`).
     pub pfc: pfc::PfcState,
     /// Queue profiles; each port holds its index (`PortState::qdisc`).

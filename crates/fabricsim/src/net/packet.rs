@@ -70,6 +70,19 @@ packet_kinds! {
     /// Header-only loss probe in the data class: the receiver answers with an immediate ACK
     /// (STrack §3.3.2).
     Probe = "probe", Data;
+    /// A switch's congestion feedback to another switch (SeqBalance's Congestion Packet,
+    /// seqbalance §2.4.5: a destination ToR mirrors a CE-marked data packet's header back to
+    /// the source ToR). Made and consumed by switches, never by hosts; reported only when a
+    /// run has some.
+    Congestion = "congestion", Control;
+}
+
+impl PktKind {
+    /// Whether only switches make and consume this kind: reports list it only when nonzero,
+    /// so runs without such a scheme keep their outputs.
+    pub const fn switch_made(self) -> bool {
+        matches!(self, PktKind::Congestion)
+    }
 }
 
 /// One counter per packet kind, indexed by [`PktKind`].

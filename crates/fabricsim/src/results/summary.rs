@@ -79,9 +79,9 @@ pub struct PacketCounts {
 /// Sent / arrived / dropped counts of one packet kind.
 #[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
 pub struct KindCounts {
-    /// Put on a link by a host.
+    /// Put on a link by a host (or made by a switch, for switch-made kinds).
     pub sent: u64,
-    /// Reached the host it was addressed to.
+    /// Reached the host (or switch) it was addressed to.
     pub arrived: u64,
     /// Discarded in the network.
     pub dropped: u64,
@@ -135,6 +135,7 @@ impl From<&Counters> for PacketCounts {
             by_kind: ByKind(
                 PktKind::ALL
                     .iter()
+                    .filter(|&&k| !k.switch_made() || c.sent[k] + c.arrived[k] + c.dropped[k] > 0)
                     .map(|&k| (k.name(), KindCounts { sent: c.sent[k], arrived: c.arrived[k], dropped: c.dropped[k] }))
                     .collect(),
             ),

@@ -24,6 +24,8 @@ impl Sim {
             PktKind::Cnp => self.on_cnp(pkt),
             PktKind::SeqNack => self.on_seq_nack(pkt),
             PktKind::Probe => self.on_probe(host, pkt),
+            // Addressed to switches only; a host never sees one.
+            PktKind::Congestion => unreachable!("switch-made packet at host {host}"),
         }
     }
 

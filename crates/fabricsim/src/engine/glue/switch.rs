@@ -15,7 +15,7 @@ use crate::engine::Sim;
 use crate::ids::{NodeId, PktId, PortId};
 use crate::net::packet::{Class, Packet, PktKind, F_BOUNCED, F_CE, F_DOOMED, F_ECT, F_TRIMMED};
 use crate::net::qdisc::{ControlVerdict, TrimmedHeaders, Verdict};
-use crate::net::switch_lb::{Candidates, SwitchCtx, SwitchLb};
+use crate::net::switch_lb::{Candidates, PortView, SwitchCtx, SwitchLb};
 
 impl Sim {
     /// The output port switch `sw` sends packet `p` to, if it follows from the header and the
@@ -23,9 +23,10 @@ impl Sim {
     /// [`SwitchLb::peek`] (ECMP). The look-ahead caches it in `route_hint`.
     #[inline]
     pub(crate) fn route_peek(&self, sw: NodeId, p: &Packet) -> Option<PortId> {
-        let dst_tor = self.net.fabric.tor_of_host[p.dst as usize];
+        let dst_tor = self.net.route_tor[p.dst as usize];
         if sw == dst_tor {
-            return Some(self.net.fabric.host_downlink[p.dst as usize]);
+            // `None` for a packet addressed to this switch: `switch_receive` consumes it.
+            return self.net.fabric.host_downlink.get(p.dst as usize).copied();
         }
         let hops = self.net.fabric.routes.next_hops(&self.net.fabric, sw, dst_tor);
         if hops.len() == 1 {
@@ -49,10 +50,10 @@ impl Sim {
     fn route_choose(&mut self, sw: NodeId, pkt: PktId) -> PortId {
         let s = (sw - self.net.fabric.hosts) as usize;
         let p = self.pool.get_mut(pkt);
-        let dst_tor = self.net.fabric.tor_of_host[p.dst as usize];
+        let (src_tor, dst_tor) = (self.net.route_tor[p.src as usize], self.net.route_tor[p.dst as usize]);
         let hops = self.net.fabric.routes.next_hops(&self.net.fabric, sw, dst_tor);
         let cands = Candidates::new(hops, &self.net.ports, &self.net.qdisc.profile_buffers);
-        let mut ctx = SwitchCtx::new(self.now, &mut self.net.switch_rng[s], dst_tor);
+        let mut ctx = SwitchCtx::between(self.now, &mut self.net.switch_rng[s], src_tor, dst_tor);
         let out = hops[self.net.switch_lb[s].choose(&mut ctx, p, &cands)];
         if ctx.rerouted && p.kind == PktKind::Data {
             self.hosts.conns[p.conn as usize].reroutes += 1;
@@ -153,12 +154,64 @@ impl Sim {
         self.switch_enqueue_ctrl(back, pkt);
     }
 
+    /// Shows packet `pkt`, bound for port `out` of switch `sw`, to the switch's selector
+    /// ([`SwitchLb::on_packet`]) and sends the control packet it may emit.
+    #[inline(never)]
+    fn switch_observe(&mut self, sw: NodeId, pkt: PktId, out: PortId) {
+        let s = (sw - self.net.fabric.hosts) as usize;
+        let p = self.pool.get_mut(pkt);
+        let (src_tor, dst_tor) = (self.net.route_tor[p.src as usize], self.net.route_tor[p.dst as usize]);
+        let mut ctx = SwitchCtx::between(self.now, &mut self.net.switch_rng[s], src_tor, dst_tor);
+        let view = PortView::of(out, &self.net.ports, &self.net.qdisc.profile_buffers);
+        self.net.switch_lb[s].on_packet(&mut ctx, p, &view);
+        if let Some(made) = ctx.emit {
+            self.switch_emit(sw, made);
+        }
+    }
+
+    /// Sends control packet `made`, created by switch `sw`, toward its destination (a host or
+    /// a ToR switch) in the control class; it counts as sent of its kind.
+    fn switch_emit(&mut self, sw: NodeId, mut made: Packet) {
+        debug_assert_eq!(made.kind.class(), Class::Control, "switches make control packets only");
+        made.route_hint = 0;
+        self.c.sent[made.kind] += 1;
+        let pkt = self.pool.alloc(made);
+        if made.dst == sw {
+            return self.switch_consume(sw, pkt);
+        }
+        let out = self.route_out(sw, pkt);
+        self.pool.get_mut(pkt).port = out;
+        if !self.net.ports[out as usize].up {
+            self.net.ports[out as usize].drops += 1;
+            return self.drop_packet(pkt);
+        }
+        self.switch_enqueue_ctrl(out, pkt);
+    }
+
+    /// Hands control packet `pkt`, addressed to switch `sw`, to the switch's selector
+    /// ([`SwitchLb::on_control`]); it has arrived, and is freed.
+    #[inline(never)]
+    fn switch_consume(&mut self, sw: NodeId, pkt: PktId) {
+        let s = (sw - self.net.fabric.hosts) as usize;
+        let p = *self.pool.get(pkt);
+        let mut ctx = SwitchCtx::between(self.now, &mut self.net.switch_rng[s], self.net.route_tor[p.src as usize], sw);
+        self.net.switch_lb[s].on_control(&mut ctx, &p);
+        self.c.arrived[p.kind] += 1;
+        self.pool.free(pkt);
+    }
+
     /// Forwards packet `pkt` that arrived at switch `sw`.
     pub(crate) fn switch_receive(&mut self, sw: NodeId, pkt: PktId) {
+        if self.pool.get(pkt).dst == sw {
+            return self.switch_consume(sw, pkt);
+        }
         let out = match self.pool.get(pkt).route_hint {
             0 => self.route_out(sw, pkt),
             hint => hint - 1,
         };
+        if self.net.any_observer && self.net.switch_observes[(sw - self.net.fabric.hosts) as usize] {
+            self.switch_observe(sw, pkt, out);
+        }
         let p = *self.pool.get(pkt);
         if p.flags & F_DOOMED != 0 {
             self.drop_packet(pkt);

@@ -36,17 +36,20 @@
 //! keeps state or draws random numbers returns `None` (the default) and is asked at the
 //! packet's own arrival event, in event order, so its draws and state follow the simulation.
 //!
-//! # Planned hooks (designed, not wired: no scheme needs them yet)
-//! - **Control packets a switch creates** (SeqBalance's Congestion Packets, seqbalance spec
-//!   §2.4.5; CONGA feedback): [`SwitchCtx`] gains an `outbox: &mut Vec<Packet>` that the glue
-//!   drains after each call, allocating, routing and enqueueing each packet in the control
-//!   class. Addressing a switch needs `dst` to name a switch node and the route lookup to use
-//!   `dst` itself as the destination ToR when `dst >= hosts` (routes to every ToR exist).
-//! - **Control packets addressed to a switch** (SeqBalance's source ToR): the glue checks
-//!   `dst == sw` before routing and hands the packet to [`SwitchLb::on_control`], then frees it.
+//! # Hooks for schemes that keep fabric-wide state (SeqBalance, CONGA)
 //! - **Every packet, also without a choice** (SeqBalance's destination ToR mirrors CE-marked
-//!   data that it delivers to a host): [`SwitchLb::on_packet`], called for every packet only at
-//!   switches whose selector says [`SwitchLb::observes_all`], so ECMP pays nothing.
+//!   data that arrives from the fabric, seqbalance §2.4.5; CONGA's per-hop congestion field,
+//!   §2.5.3): [`SwitchLb::on_packet`], called for every packet a switch forwards, after the
+//!   output port is known and before the packet is queued (so before this switch's own ECN
+//!   mark), only at switches whose selector says [`SwitchLb::observes_all`] — ECMP pays one
+//!   flag test per hop.
+//! - **Control packets a switch creates** (SeqBalance's Congestion Packets): `on_packet` may
+//!   leave one packet in [`SwitchCtx::emit`]; the glue allocates it, routes it from this
+//!   switch like any packet (the selector's `choose` sees it; its `kind` is control) and queues
+//!   it in the control class. It counts as *sent* of its kind (`packets.by_kind`).
+//! - **Control packets addressed to a switch**: a packet whose `dst` is a switch node (a ToR;
+//!   routes to every ToR exist) is routed toward that ToR, handed to its selector's
+//!   [`SwitchLb::on_control`] on arrival, counted as *arrived* and freed.
 //!
 //! # Wired since
 //! - **Source routing** (seqbalance §2.4.6): the source ToR's `choose` writes
@@ -85,8 +88,16 @@ pub struct SwitchCtx<'a> {
     /// The switch's own random stream (`"switch_lb"`, switch index).
     pub rng: &'a mut Rng,
     /// The ToR of the packet's destination host (the key of per-destination state, e.g.
-    /// DRILL's memory or a future CONGA/SeqBalance path table).
+    /// DRILL's memory or SeqBalance's congestion table), or the destination switch itself for a
+    /// packet addressed to a switch.
     pub dst_tor: crate::ids::NodeId,
+    /// The ToR of the packet's source host, or the source switch for a switch-made packet
+    /// (`NodeId::MAX` where the caller does not know it, e.g. in unit tests built with
+    /// [`SwitchCtx::new`]).
+    pub src_tor: crate::ids::NodeId,
+    /// A control packet the selector wants sent from this switch (at most one per call; only
+    /// read after [`SwitchLb::on_packet`]). Its `dst` is a host, or a ToR switch's node id.
+    pub emit: Option<Packet>,
     /// Set by `choose` when it re-routes: sends the packet to another port than the flow's
     /// hashed or remembered one at this switch. The glue counts it per connection, for data
     /// packets only (the "re-routes on almost every packet" diagnostic, lb-ai-training §5).
@@ -96,7 +107,12 @@ pub struct SwitchCtx<'a> {
 impl<'a> SwitchCtx<'a> {
     /// A context at `now` with `rng`, for destination ToR `dst_tor`, nothing re-routed yet.
     pub fn new(now: Time, rng: &'a mut Rng, dst_tor: crate::ids::NodeId) -> Self {
-        SwitchCtx { now, rng, dst_tor, rerouted: false }
+        Self::between(now, rng, crate::ids::NodeId::MAX, dst_tor)
+    }
+
+    /// A context at `now` with `rng`, for a packet from ToR `src_tor` to ToR `dst_tor`.
+    pub fn between(now: Time, rng: &'a mut Rng, src_tor: crate::ids::NodeId, dst_tor: crate::ids::NodeId) -> Self {
+        SwitchCtx { now, rng, dst_tor, src_tor, rerouted: false, emit: None }
     }
 }
 
@@ -142,6 +158,14 @@ impl<'a> Candidates<'a> {
     /// Every candidate's state, in order.
     pub fn iter(&self) -> impl Iterator<Item = PortView<'a>> + '_ {
         (0..self.len()).map(|i| self.view(i))
+    }
+}
+
+impl<'a> PortView<'a> {
+    /// The view of port `id`, whose state is `state[id]` (buffers as for [`Candidates::new`]).
+    pub fn of(id: PortId, state: &'a [PortState], profile_buffers: &[u64]) -> Self {
+        let st = &state[id as usize];
+        PortView { id, st, buffer_bytes: profile_buffers[st.qdisc as usize] }
     }
 }
 
@@ -234,18 +258,20 @@ pub trait SwitchLb {
         false
     }
 
-    /// Planned (not called yet, see the module docs): whether [`SwitchLb::on_packet`] must see
-    /// every packet the switch forwards.
+    /// Whether [`SwitchLb::on_packet`] must see every packet the switch forwards (asked once,
+    /// when the network is built). Default: no.
     fn observes_all(&self) -> bool {
         false
     }
 
-    /// Planned (not called yet): every packet the switch forwards to `out`, with or without a
-    /// choice (e.g. a destination ToR noticing CE marks).
-    fn on_packet(&mut self, _ctx: &mut SwitchCtx<'_>, _pkt: &mut Packet, _out: PortId) {}
+    /// Every packet the switch forwards to port `out`, with or without a choice, before it is
+    /// queued there (e.g. a destination ToR noticing CE marks, a hop raising CONGA's
+    /// congestion field). `out_view` is the output port's state. The selector may set
+    /// [`SwitchCtx::emit`].
+    fn on_packet(&mut self, _ctx: &mut SwitchCtx<'_>, _pkt: &mut Packet, _out: &PortView<'_>) {}
 
-    /// Planned (not called yet): a control packet addressed to this switch (e.g. a SeqBalance
-    /// Congestion Packet at the source ToR); the glue frees it afterwards.
+    /// A control packet addressed to this switch (e.g. a SeqBalance Congestion Packet at the
+    /// source ToR); the glue frees it afterwards.
     fn on_control(&mut self, _ctx: &mut SwitchCtx<'_>, _pkt: &Packet) {}
 }
 
@@ -259,6 +285,9 @@ pub struct SwitchBuild {
     pub switch: u32,
     /// The switch's tier (a leaf-spine's spine is `Agg`).
     pub tier: Tier,
+    /// The switch's node id (`hosts + switch`): what `SwitchCtx::dst_tor` / `src_tor` say
+    /// when this switch is the packet's destination or source ToR.
+    pub node: crate::ids::NodeId,
 }
 
 crate::scheme_family! {
@@ -304,7 +333,7 @@ impl SwitchLb for AnySwitchLb {
     fn observes_all(&self) -> bool {
         dispatch!(self, c => c.observes_all())
     }
-    fn on_packet(&mut self, ctx: &mut SwitchCtx<'_>, pkt: &mut Packet, out: PortId) {
+    fn on_packet(&mut self, ctx: &mut SwitchCtx<'_>, pkt: &mut Packet, out: &PortView<'_>) {
         dispatch!(self, c => c.on_packet(ctx, pkt, out))
     }
     fn on_control(&mut self, ctx: &mut SwitchCtx<'_>, pkt: &Packet) {
@@ -381,7 +410,7 @@ impl SwitchLbSelection {
                     Tier::Agg => per_tier[1],
                     Tier::Core => per_tier[2],
                 };
-                cfg.build(&mut SwitchBuild { seed, switch: s, tier })
+                cfg.build(&mut SwitchBuild { seed, switch: s, tier, node: fabric.hosts + s })
             })
             .collect())
     }
