@@ -53,7 +53,7 @@ impl Sim {
         let (src_tor, dst_tor) = (self.net.route_tor[p.src as usize], self.net.route_tor[p.dst as usize]);
         let hops = self.net.fabric.routes.next_hops(&self.net.fabric, sw, dst_tor);
         let cands = Candidates::new(hops, &self.net.ports, &self.net.qdisc.profile_buffers);
-        let mut ctx = SwitchCtx::between(self.now, &mut self.net.switch_rng[s], src_tor, dst_tor);
+        let mut ctx = SwitchCtx::between(self.now, &mut self.net.switch_rng[s], &self.net.fabric, src_tor, dst_tor);
         let out = hops[self.net.switch_lb[s].choose(&mut ctx, p, &cands)];
         if ctx.rerouted && p.kind == PktKind::Data {
             self.hosts.conns[p.conn as usize].reroutes += 1;
@@ -161,7 +161,7 @@ impl Sim {
         let s = (sw - self.net.fabric.hosts) as usize;
         let p = self.pool.get_mut(pkt);
         let (src_tor, dst_tor) = (self.net.route_tor[p.src as usize], self.net.route_tor[p.dst as usize]);
-        let mut ctx = SwitchCtx::between(self.now, &mut self.net.switch_rng[s], src_tor, dst_tor);
+        let mut ctx = SwitchCtx::between(self.now, &mut self.net.switch_rng[s], &self.net.fabric, src_tor, dst_tor);
         let view = PortView::of(out, &self.net.ports, &self.net.qdisc.profile_buffers);
         self.net.switch_lb[s].on_packet(&mut ctx, p, &view);
         if let Some(made) = ctx.emit {
@@ -194,7 +194,7 @@ impl Sim {
     fn switch_consume(&mut self, sw: NodeId, pkt: PktId) {
         let s = (sw - self.net.fabric.hosts) as usize;
         let p = *self.pool.get(pkt);
-        let mut ctx = SwitchCtx::between(self.now, &mut self.net.switch_rng[s], self.net.route_tor[p.src as usize], sw);
+        let mut ctx = SwitchCtx::between(self.now, &mut self.net.switch_rng[s], &self.net.fabric, self.net.route_tor[p.src as usize], sw);
         self.net.switch_lb[s].on_control(&mut ctx, &p);
         self.c.arrived[p.kind] += 1;
         self.pool.free(pkt);

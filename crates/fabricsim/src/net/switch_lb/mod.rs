@@ -70,6 +70,7 @@ pub mod letflow;
 pub mod levels;
 pub mod random;
 pub mod round_robin;
+pub mod seqbalance;
 
 use crate::error::{Error, Result};
 use crate::ids::PortId;
@@ -95,6 +96,9 @@ pub struct SwitchCtx<'a> {
     /// (`NodeId::MAX` where the caller does not know it, e.g. in unit tests built with
     /// [`SwitchCtx::new`]).
     pub src_tor: crate::ids::NodeId,
+    /// The fabric (routes, tiers, hop distances), for schemes that choose whole paths at the
+    /// source ToR (seqbalance §2.4.6); `None` in unit tests built with [`SwitchCtx::new`].
+    pub fabric: Option<&'a Fabric>,
     /// A control packet the selector wants sent from this switch (at most one per call; only
     /// read after [`SwitchLb::on_packet`]). Its `dst` is a host, or a ToR switch's node id.
     pub emit: Option<Packet>,
@@ -107,12 +111,13 @@ pub struct SwitchCtx<'a> {
 impl<'a> SwitchCtx<'a> {
     /// A context at `now` with `rng`, for destination ToR `dst_tor`, nothing re-routed yet.
     pub fn new(now: Time, rng: &'a mut Rng, dst_tor: crate::ids::NodeId) -> Self {
-        Self::between(now, rng, crate::ids::NodeId::MAX, dst_tor)
+        SwitchCtx { now, rng, dst_tor, src_tor: crate::ids::NodeId::MAX, rerouted: false, fabric: None, emit: None }
     }
 
-    /// A context at `now` with `rng`, for a packet from ToR `src_tor` to ToR `dst_tor`.
-    pub fn between(now: Time, rng: &'a mut Rng, src_tor: crate::ids::NodeId, dst_tor: crate::ids::NodeId) -> Self {
-        SwitchCtx { now, rng, dst_tor, src_tor, rerouted: false, emit: None }
+    /// A context at `now` with `rng` in `fabric`, for a packet from ToR `src_tor` to ToR
+    /// `dst_tor`.
+    pub fn between(now: Time, rng: &'a mut Rng, fabric: &'a Fabric, src_tor: crate::ids::NodeId, dst_tor: crate::ids::NodeId) -> Self {
+        SwitchCtx { now, rng, dst_tor, src_tor, rerouted: false, fabric: Some(fabric), emit: None }
     }
 }
 
@@ -315,6 +320,8 @@ crate::scheme_family! {
         Letflow => letflow::Letflow,
         /// See [`drill`].
         Drill => drill::Drill,
+        /// See [`seqbalance`].
+        Seqbalance => seqbalance::Seqbalance,
     }
 }
 
