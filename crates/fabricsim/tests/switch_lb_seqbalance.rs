@@ -35,6 +35,9 @@ fn roce(topology: &str, lb: &str) -> String {
         kind = "permutation"
         flow_bytes = "4MB"
         locality = "cross_tor"
+        [run]
+        trace_interval_us = 100
+        trace_ports = ["tor_up"]
     "#
     )
 }
@@ -66,6 +69,11 @@ fn pinning_avoids_marked_paths_without_reordering() {
     let (t_sb, t_ecmp) = (sb.summary.completion_time_us, ecmp.summary.completion_time_us);
     println!("seqbalance {t_sb:.1} us, ecmp {t_ecmp:.1} us");
     assert!(t_sb < 0.6 * t_ecmp, "seqbalance {t_sb} us vs ecmp {t_ecmp} us");
+    // Uplink imbalance per (ToR, 100 µs), the paper's Fig. 13 measure: pinning around marked
+    // paths evens the uplinks out.
+    let imb = |r: &fabricsim::Results| r.summary.uplink_imbalance.as_ref().expect("every uplink traced").imbalance.p50;
+    println!("median uplink imbalance: seqbalance {:.3}, ecmp {:.3}", imb(&sb), imb(&ecmp));
+    assert!(imb(&sb) < imb(&ecmp));
     // Deterministic.
     assert_eq!(common::run(&roce(LEAF_SPINE, "seqbalance")).flows_csv(), sb.flows_csv());
 }

@@ -6,6 +6,7 @@ mod bounds;
 mod collectives;
 mod csv;
 mod flows;
+mod imbalance;
 mod invariants;
 mod logs;
 mod stats;

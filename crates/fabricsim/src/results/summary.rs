@@ -242,6 +242,11 @@ pub struct Summary {
     /// re-routes (`adaptive_packet`, `adaptive_ecmp`, `flowlet`, `letflow`, `drill`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reroutes_per_packet: Option<Stats>,
+    /// Per (ToR, sampling interval), (max − min) / mean of the bytes its uplinks sent
+    /// (seqbalance Fig. 7, 13); only when the port trace holds every uplink of some ToR
+    /// (`run.trace_ports = ["tor_up"]`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub uplink_imbalance: Option<super::imbalance::UplinkImbalance>,
     /// Collective completion times (collective workloads only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub collectives: Option<CollectiveSummary>,
@@ -463,6 +468,7 @@ pub(super) fn assemble(sim: &Sim, setup: &Setup, flows: &[FlowResult], plan: &[C
         slowdown: Stats::of(&mut slow),
         loss: LossFigures::of(flows, &packets),
         reroutes_per_packet: reroutes_per_packet(flows, plan),
+        uplink_imbalance: super::imbalance::figure(&sim.net.fabric, &sim.tracer.port_samples),
         collectives: collectives::summary(ccts),
         packets,
         events: sim.c.events,

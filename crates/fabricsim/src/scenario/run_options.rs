@@ -54,8 +54,22 @@ impl Tracing {
         };
         let mut ports = Vec::new();
         for (i, name) in run.trace_ports.iter().enumerate() {
-            ports.push(port_named(fabric, &format!("run.trace_ports[{i}]"), name, name, "tor0-host3")?.0);
+            let key = format!("run.trace_ports[{i}]");
+            match super::queues::PORT_CLASSES.iter().position(|c| c == name) {
+                // A port class: every switch port of it, in port order.
+                Some(class) => {
+                    let before = ports.len();
+                    ports.extend((0..fabric.ports.len()).filter(|&p| super::queues::port_class(fabric, p) == Some(class)).map(|p| p as u32));
+                    if ports.len() == before {
+                        return Err(Error::invalid(key, format!("`{name}`: this fabric has no such ports")));
+                    }
+                }
+                None => ports.push(port_named(fabric, &key, name, name, "tor0-host3")?.0),
+            }
         }
+        // A port named twice (or by a class and by name) is sampled once.
+        let mut seen = std::collections::HashSet::new();
+        ports.retain(|p| seen.insert(*p));
         check_flows("run.ack_log_conns", &run.ack_log_conns, n_conns)?;
         for (i, d) in run.drop_packets.iter().enumerate() {
             check_flows(&format!("run.drop_packets[{i}].flow"), &[d.flow], n_conns)?;
