@@ -131,6 +131,33 @@ fn go_back_n_resends_everything_from_the_lost_packet() {
     assert_eq!(s.packets.timeouts, 0);
 }
 
+//= type=test; seqbalance spec §7 T1 (Table I's instrument): one packet held at the first switch
+#[test]
+fn a_held_packet_arrives_out_of_order_and_go_back_n_resends_what_overtook_it() {
+    let run = |hold: &str| {
+        common::run(&roce(
+            "cc = \"line_rate\"\nlb = \"ecmp\"\nreliability = \"go_back_n\"",
+            "kind = \"incast\"\nsender_hosts = [8]\nreceiver = 0\nflow_bytes = \"1MiB\"",
+            &format!("[run]\ndrop_packets = [{{ flow = 0, seq = 50{hold} }}]"),
+        ))
+    };
+    let base = common::run(&roce("cc = \"line_rate\"\nlb = \"ecmp\"\nreliability = \"go_back_n\"", "kind = \"incast\"\nsender_hosts = [8]\nreceiver = 0\nflow_bytes = \"1MiB\"", ""));
+    let held = run(", hold_us = 20");
+    let s = &held.summary;
+    // Nothing is lost: packet 50 arrives 20 µs late, after its successors, which the receiver
+    // discards (one NACK), so the sender goes back to 50 and resends them.
+    assert_eq!((s.packets.dropped, s.packets.timeouts, s.flows_finished), (0, 0, 1));
+    assert!(s.packets.seq_nacks >= 1);
+    let rtx = s.packets.retransmitted;
+    assert!((10..60).contains(&rtx), "retransmitted {rtx}");
+    // The late original duplicates the resent copy, or the resent copy duplicates it.
+    assert!(s.duplicate_data_packets <= 1, "{}", s.duplicate_data_packets);
+    let (t0, t1) = (base.summary.completion_time_us, s.completion_time_us);
+    assert!(t1 > t0 && t1 < t0 + 20.0 + 10.0, "held {t1} us vs {t0} us");
+    let e = common::rejection(&format!("{}\n[run]\ndrop_packets = [{{ flow = 0, seq = 1, hold_us = 0 }}]", roce("cc = \"line_rate\"", "kind = \"incast\"\nsenders = 2", "")));
+    assert!(e.contains("run.drop_packets[0].hold_us"), "{e}");
+}
+
 //= type=test; lb-ai-training spec LR-ROCE variant: NACK at the given packet number
 #[test]
 fn selective_nack_resends_only_the_lost_packet() {

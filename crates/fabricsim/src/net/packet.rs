@@ -132,6 +132,9 @@ pub const F_DOOMED: u16 = 128;
 /// lb-ai-training spec LR-TRIM-RTS and §3 `bounced` flag): source and destination are swapped,
 /// so it travels back to the sending host, which treats it as a NACK. Never bounced twice.
 pub const F_BOUNCED: u16 = 256;
+/// Flag (data): chosen by `run.drop_packets` with `hold_us`; the first switch holds it that
+/// long before forwarding it (an out-of-order arrival on purpose).
+pub const F_HELD: u16 = 512;
 
 /// One packet. Field meaning depends on `kind`; see each field.
 #[derive(Clone, Copy, Debug, Default)]

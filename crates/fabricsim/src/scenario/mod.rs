@@ -391,7 +391,7 @@ pub struct RunConfig {
 }
 
 /// One `run.drop_packets` entry: the `transmission`-th transmission (1 = the original) of
-/// packet `seq` of flow (connection) `flow` is lost.
+/// packet `seq` of flow (connection) `flow` is lost (or held, with `hold_us`).
 #[derive(Clone, Copy, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DropPacket {
@@ -402,6 +402,11 @@ pub struct DropPacket {
     /// Which transmission of it: 1 = the first, 2 = the first retransmission, ...
     #[serde(default = "first_transmission")]
     pub transmission: u32,
+    /// Instead of losing it, the first switch holds it this long (µs) before forwarding it, so
+    /// later packets overtake it: one out-of-order arrival (seqbalance spec §7 T1, the paper's
+    /// Table I).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hold_us: Option<f64>,
 }
 
 fn first_transmission() -> u32 {

@@ -76,6 +76,9 @@ impl Tracing {
             if d.transmission == 0 {
                 return Err(Error::invalid(format!("run.drop_packets[{i}].transmission"), "0: transmissions count from 1 (the original)"));
             }
+            if let Some(h) = d.hold_us {
+                positive_time(&format!("run.drop_packets[{i}].hold_us"), h, "how long the first switch holds the packet")?;
+            }
         }
         if !ports.is_empty() && interval == 0 {
             return Err(Error::invalid("run.trace_ports", "tracing ports needs run.trace_interval_us (the sampling period)"));

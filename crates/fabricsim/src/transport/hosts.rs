@@ -61,6 +61,7 @@ pub struct Hosts {
     pub pacers: Vec<PullPacer>,
     /// Transport constants.
     pub tp: TransportParams,
-    /// `run.drop_packets`: (flow, seq, transmission to lose, transmissions seen so far).
-    pub drop_plan: Vec<(u32, u32, u32, u32)>,
+    /// `run.drop_packets`: (flow, seq, transmission to lose, transmissions seen so far, hold
+    /// time: 0 = lose it, else the first switch holds it that long).
+    pub drop_plan: Vec<(u32, u32, u32, u32, Time)>,
 }

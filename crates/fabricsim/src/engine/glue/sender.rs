@@ -8,7 +8,7 @@ use crate::transport::lb::{EntropyCtx, Feedback, PathSelector};
 use crate::engine::queue::EventKind;
 use crate::engine::Sim;
 use crate::ids::{ConnId, PktId};
-use crate::net::packet::{Packet, PktKind, F_ACK_NOW, F_DOOMED, F_ECE, F_ECT, F_PROBE_ACK, F_RETX};
+use crate::net::packet::{Packet, PktKind, F_ACK_NOW, F_DOOMED, F_HELD, F_ECE, F_ECT, F_PROBE_ACK, F_RETX};
 use crate::transport::recovery::{AckInfo, Actions, Episode, Lost, LossReport, SenderRecovery};
 use crate::units::Time;
 
@@ -170,7 +170,7 @@ impl Sim {
             for d in self.hosts.drop_plan.iter_mut().filter(|d| d.0 == c && d.1 == seq) {
                 d.3 += 1;
                 if d.3 == d.2 {
-                    flags |= F_DOOMED;
+                    flags |= if d.4 == 0 { F_DOOMED } else { F_HELD };
                 }
             }
         }

@@ -13,7 +13,7 @@
 
 use crate::engine::Sim;
 use crate::ids::{NodeId, PktId, PortId};
-use crate::net::packet::{Class, Packet, PktKind, F_BOUNCED, F_CE, F_DOOMED, F_ECT, F_TRIMMED};
+use crate::net::packet::{Class, Packet, PktKind, F_BOUNCED, F_CE, F_DOOMED, F_ECT, F_HELD, F_TRIMMED};
 use crate::net::qdisc::{ControlVerdict, TrimmedHeaders, Verdict};
 use crate::net::switch_lb::{Candidates, PortView, SwitchCtx, SwitchLb};
 
@@ -200,6 +200,21 @@ impl Sim {
         self.pool.free(pkt);
     }
 
+    /// A packet `run.drop_packets` chose, at its first switch: lost, or held for its `hold_us`
+    /// and then handed to this switch again (it arrives anew, unflagged).
+    #[inline(never)]
+    fn drop_or_hold(&mut self, pkt: PktId) {
+        let p = self.pool.get_mut(pkt);
+        if p.flags & F_DOOMED != 0 {
+            return self.drop_packet(pkt);
+        }
+        p.flags &= !F_HELD;
+        p.route_hint = 0;
+        let (conn, seq) = (p.conn, p.seq);
+        let hold = self.hosts.drop_plan.iter().find(|d| d.0 == conn && d.1 == seq && d.4 > 0).map_or(0, |d| d.4);
+        self.q.push(self.now + hold, crate::engine::queue::EventKind::Arrive, pkt);
+    }
+
     /// Forwards packet `pkt` that arrived at switch `sw`.
     pub(crate) fn switch_receive(&mut self, sw: NodeId, pkt: PktId) {
         if self.pool.get(pkt).dst == sw {
@@ -213,9 +228,8 @@ impl Sim {
             self.switch_observe(sw, pkt, out);
         }
         let p = *self.pool.get(pkt);
-        if p.flags & F_DOOMED != 0 {
-            self.drop_packet(pkt);
-            return;
+        if p.flags & (F_DOOMED | F_HELD) != 0 {
+            return self.drop_or_hold(pkt);
         }
         if !self.net.ports[out as usize].up {
             self.net.ports[out as usize].drops += 1;
