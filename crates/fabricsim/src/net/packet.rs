@@ -135,6 +135,9 @@ pub const F_BOUNCED: u16 = 256;
 /// Flag (data): chosen by `run.drop_packets` with `hold_us`; the first switch holds it that
 /// long before forwarding it (an out-of-order arrival on purpose).
 pub const F_HELD: u16 = 512;
+/// Flag (data): the first transmission of a message's first packet (RoCE's WRITE_FIRST /
+/// WRITE_ONLY opcode), which SeqBalance's message-pinned mode re-pins on.
+pub const F_MSG_FIRST: u16 = 1024;
 
 /// One packet. Field meaning depends on `kind`; see each field.
 #[derive(Clone, Copy, Debug, Default)]

@@ -8,7 +8,7 @@ use crate::transport::lb::{EntropyCtx, Feedback, PathSelector};
 use crate::engine::queue::EventKind;
 use crate::engine::Sim;
 use crate::ids::{ConnId, PktId};
-use crate::net::packet::{Packet, PktKind, F_ACK_NOW, F_DOOMED, F_HELD, F_ECE, F_ECT, F_PROBE_ACK, F_RETX};
+use crate::net::packet::{Packet, PktKind, F_ACK_NOW, F_DOOMED, F_HELD, F_MSG_FIRST, F_ECE, F_ECT, F_PROBE_ACK, F_RETX};
 use crate::transport::recovery::{AckInfo, Actions, Episode, Lost, LossReport, SenderRecovery};
 use crate::units::Time;
 
@@ -116,6 +116,7 @@ impl Sim {
         let mtu = self.mtu();
         let conn = &mut self.hosts.conns[c as usize];
         let (seq, retx) = conn.next_to_send(now, mtu)?;
+        let mut msg_first = false;
         let wire = conn.wire_of(seq, retx, mss, header) as u64;
         let ctx = EntropyCtx {
             now,
@@ -141,6 +142,7 @@ impl Sim {
             let m = &mut conn.msgs[conn.msgs_sent];
             if m.first_tx == Time::MAX {
                 m.first_tx = now;
+                msg_first = true;
             }
             if conn.next_seq == m.end_pkt {
                 conn.msgs_sent += 1;
@@ -165,7 +167,7 @@ impl Sim {
             conn.last_tx = slot;
             conn.last_wire = wire as u32;
         }
-        let mut flags = if ect { F_ECT } else { 0 } | if retx { F_RETX } else { 0 };
+        let mut flags = if ect { F_ECT } else { 0 } | if retx { F_RETX } else { 0 } | if msg_first { F_MSG_FIRST } else { 0 };
         if !self.hosts.drop_plan.is_empty() {
             for d in self.hosts.drop_plan.iter_mut().filter(|d| d.0 == c && d.1 == seq) {
                 d.3 += 1;

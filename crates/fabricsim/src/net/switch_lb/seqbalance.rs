@@ -27,15 +27,18 @@
 //!
 //! **Parameters:** `phi_us` (32, paper §III-B: the time to drain K_min at line rate),
 //! `idle_us` (1000, flow-table idle expiry, spec assumption), `probes` (0 = every path; 2 = the
-//! literal "double hashing" ablation SB-2H), `cp_bytes` (64).
+//! literal "double hashing" ablation SB-2H), `cp_bytes` (64), `pinning` (`"qp"`: Mode A;
+//! `"message"`: Mode B re-pins at each message's first packet — the sender flags the first
+//! transmission of a message's first packet, RoCE's WRITE_FIRST/ONLY — and may reorder at
+//! message boundaries; spec §2.4.3, item A9).
 //! **Differences:** the hashes are SplitMix64 rounds salted per switch, not CRC32 (both
-//! uniform); Mode B (re-pinning at every message start) is not modelled.
+//! uniform).
 
 use super::ecmp::{Ecmp, EcmpParams};
 use super::flow_table::{flow_key, FlowTable};
 use super::{Candidates, PortView, SwitchCtx, SwitchLb};
 use crate::ids::{NodeId, PortId};
-use crate::net::packet::{Packet, PktKind, F_CE, F_TRIMMED};
+use crate::net::packet::{Packet, PktKind, F_CE, F_MSG_FIRST, F_TRIMMED};
 use crate::rng::{mix64, Rng};
 use crate::scheme::Limit;
 use crate::topo::Tier;
@@ -60,13 +63,28 @@ pub struct SeqbalanceParams {
     pub probes: u32,
     /// Wire size of a Congestion Packet (bytes).
     pub cp_bytes: u32,
+    /// When a sub-flow chooses its path: `"qp"` (Mode A, only on a flow-table miss) or
+    /// `"message"` (Mode B, also at every message's first packet, which may reorder at message
+    /// boundaries).
+    pub pinning: Pinning,
+}
+
+/// SeqBalance's pinning granularity (spec §2.4.3, item A9: the paper does not settle it).
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Pinning {
+    /// Mode A, "QP-pinned": a path decision only on a flow-table miss; never reorders.
+    #[default]
+    Qp,
+    /// Mode B, "message-pinned": also at each message's first packet (WRITE_FIRST/ONLY).
+    Message,
 }
 
 impl Default for SeqbalanceParams {
     fn default() -> Self {
         //= seqbalance §2.4.2 (constants); type=paper (φ), assumption (the rest)
         //# φ = 32 µs; T_idle = 1 ms; K_max = P (probe every path); CP 64 B on the wire.
-        SeqbalanceParams { phi_us: 32.0, idle_us: 1000.0, probes: 0, cp_bytes: 64 }
+        SeqbalanceParams { phi_us: 32.0, idle_us: 1000.0, probes: 0, cp_bytes: 64, pinning: Pinning::Qp }
     }
 }
 
@@ -117,6 +135,7 @@ pub struct Seqbalance {
     phi: Time,
     probes: usize,
     cp_bytes: u32,
+    per_message: bool,
     flows: FlowTable,
     paths: HashMap<NodeId, PathSet>,
     salt: (u64, u64),
@@ -137,6 +156,7 @@ impl Seqbalance {
             phi: us_to_ps(p.phi_us),
             probes: p.probes as usize,
             cp_bytes: p.cp_bytes,
+            per_message: p.pinning == Pinning::Message,
             flows: FlowTable::new(us_to_ps(p.idle_us)),
             paths: HashMap::new(),
             salt: (rng.next_u64(), rng.next_u64()),
@@ -214,7 +234,8 @@ impl SwitchLb for Seqbalance {
             return self.hash.index(pkt, n);
         }
         let (now, key) = (ctx.now, flow_key(pkt));
-        let tag = match self.flows.get(key, now) {
+        let live = self.flows.get(key, now).filter(|_| !(self.per_message && pkt.flags & F_MSG_FIRST != 0));
+        let tag = match live {
             Some(e) => e.choice as u16,
             None => {
                 let q = self.select(key, now, ctx, cands);
@@ -456,5 +477,36 @@ mod tests {
         ctx.src_tor = SRC;
         assert_eq!(sb.choose(&mut ctx, &mut ack, &c), Ecmp::new(&EcmpParams {}, 1, 0).index(&ack, 4));
         assert_eq!(ack.path_tag, 0);
+    }
+}
+
+#[cfg(test)]
+mod pinning_tests {
+    use super::*;
+    use crate::net::switch_lb::tests::idle_ports;
+    use crate::units::US;
+
+    #[test]
+    fn message_pinning_chooses_again_at_each_message_start_and_qp_pinning_does_not() {
+        let (ports, state) = idle_ports(4);
+        let c = Candidates::new(&ports, &state, &[100_000]);
+        let mut rng = Rng::stream(1, "switch_lb", 0);
+        for (pinning, moves) in [(Pinning::Qp, false), (Pinning::Message, true)] {
+            let mut sb = Seqbalance::new(&SeqbalanceParams { pinning, ..Default::default() }, 1, 0, Tier::Tor, 100);
+            let send = |sb: &mut Seqbalance, rng: &mut Rng, flags: u16, now: Time| {
+                let mut p = Packet { conn: 1, flags, ..Default::default() };
+                let mut ctx = SwitchCtx::new(now, rng, 200);
+                ctx.src_tor = 100;
+                sb.choose(&mut ctx, &mut p, &c)
+            };
+            let first = send(&mut sb, &mut rng, F_MSG_FIRST, 0);
+            assert_eq!(send(&mut sb, &mut rng, 0, US), first);
+            // The path of the first message is marked inactive; the next message starts.
+            let cp = Packet { kind: PktKind::Congestion, src: 200, dst: 100, path_tag: tag_of(first, 0), ..Default::default() };
+            sb.on_control(&mut SwitchCtx::new(2 * US, &mut rng, 100), &cp);
+            let next = send(&mut sb, &mut rng, F_MSG_FIRST, 3 * US);
+            assert_eq!(next != first, moves, "{pinning:?}");
+            assert_eq!(send(&mut sb, &mut rng, 0, 4 * US), next);
+        }
     }
 }
