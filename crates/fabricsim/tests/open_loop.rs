@@ -17,18 +17,15 @@ fn roce_leaf_spine(workload: &str, extra: &str) -> String {
         hosts_per_tor = 4
         spines = 4
         link_rate_gbps = 100
-        {}
-        [transport]
+        {switch}{transport}
         mtu_bytes = 1048
         header_bytes = 48
-        cc = "dcqcn"
-        lb = "ecmp"
-        reliability = "go_back_n"
         [workload]
         {workload}
         {extra}
     "#,
-        common::ROCE_SWITCH
+        switch = common::ROCE_SWITCH,
+        transport = common::ROCE_TRANSPORT,
     )
 }
 
@@ -101,4 +98,16 @@ fn backlogged_writes_keep_the_nic_at_line_rate_until_the_end_and_clients_start_s
         let first_post = three.messages.iter().filter(|m| m.conn == conn as u32).filter_map(|m| m.posted).min();
         assert_eq!(first_post, Some(client as u64 * 200 * 1_000_000), "connection {conn}");
     }
+}
+
+#[test]
+fn the_bundled_seqbalance_scenarios_load_with_the_traffic_they_describe() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/seqbalance");
+    let ali = fabricsim::scenario::load(&dir.join("alistorage_2tier.toml"), &[]).expect("alistorage_2tier.toml");
+    // 128 hosts × 2 ms / 6.54 µs (spec §5.2: AliStorage at 100 Gb/s and 50 % load) ≈ 39 150 flows.
+    assert_eq!(ali.fabric.hosts, 128);
+    let flows = ali.traffic.conns.len() as f64;
+    assert!((flows / 39_150.0 - 1.0).abs() < 0.02, "{flows}");
+    let testbed = fabricsim::scenario::load(&dir.join("testbed_writes.toml"), &[]).expect("testbed_writes.toml");
+    assert_eq!((testbed.fabric.hosts, testbed.traffic.conns.len(), testbed.end_time), (6, 12, Some(60_000_000_000)));
 }
