@@ -154,8 +154,12 @@ pub fn generate(p: &OpenLoopParams, fabric: &Fabric, rng: &mut Rng, base_dir: &P
     let groups: Vec<u32> = if p.exclude_intra_rack { fabric.tor_of_host.clone() } else { (0..hosts).collect() };
     let others = OtherHosts::new(&groups);
     if let Some(h) = (0..hosts).find(|&h| others.choices(h) == 0) {
-        let why = if p.exclude_intra_rack { "exclude_intra_rack = true needs at least 2 ToRs" } else { "an open-loop workload needs at least 2 hosts" };
-        return Err(Error::invalid("workload.kind", format!("host {h} has no destination: {why}")));
+        let (key, why) = if p.exclude_intra_rack {
+            ("workload.exclude_intra_rack", "true needs at least 2 ToRs")
+        } else {
+            ("workload.kind", "an open-loop workload needs at least 2 hosts")
+        };
+        return Err(Error::invalid(key, format!("host {h} has no destination: {why}")));
     }
     //= seqbalance §5.2 (Flow generation); type=assumption
     //# Each host runs an independent Poisson arrival process. Mean inter-arrival =
@@ -292,6 +296,6 @@ mod tests {
         let one_rack = build_shape(Shape { tors: 1, hosts_per_tor: 4, spines: 1, links_per_spine: 1 }, TierLinks { host: slow, tor_up: slow, agg_up: slow }, 0).unwrap();
         let p = OpenLoopParams { exclude_intra_rack: true, ..params("websearch", 0.5, Some(10.0), None) };
         let e = generate(&p, &one_rack, &mut Rng::stream(1, "workload", 0), Path::new(".")).unwrap_err().to_string();
-        assert!(e.contains("at least 2 ToRs"), "{e}");
+        assert!(e.contains("workload.exclude_intra_rack") && e.contains("at least 2 ToRs"), "{e}");
     }
 }
