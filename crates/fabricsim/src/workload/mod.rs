@@ -12,7 +12,10 @@ pub mod collective;
 pub mod flow_list;
 pub mod graph;
 pub mod incast;
+pub mod open_loop;
 pub mod permutation;
+pub mod rdma_writes;
+pub mod size_cdf;
 
 use crate::error::{Error, Result};
 use graph::{GraphBuilder, Traffic, Trigger};
@@ -53,6 +56,10 @@ pub enum WorkloadConfig {
     FlowList(flow_list::FlowListParams),
     /// See [`collective`].
     Collectives(collective::CollectivesParams),
+    /// See [`open_loop`].
+    OpenLoop(open_loop::OpenLoopParams),
+    /// See [`rdma_writes`].
+    RdmaWrites(rdma_writes::RdmaWritesParams),
 }
 
 crate::tagged_config!(WorkloadConfig, "kind", "workload", {
@@ -61,6 +68,8 @@ crate::tagged_config!(WorkloadConfig, "kind", "workload", {
     "all_to_all" => AllToAll(all_to_all::AllToAllParams),
     "flow_list" => FlowList(flow_list::FlowListParams),
     "collectives" => Collectives(collective::CollectivesParams),
+    "open_loop" => OpenLoop(open_loop::OpenLoopParams),
+    "rdma_writes" => RdmaWrites(rdma_writes::RdmaWritesParams),
 });
 
 impl Default for WorkloadConfig {
@@ -76,6 +85,8 @@ pub const REGISTRY: &[crate::scheme::SchemeRow] = &[
     crate::scheme::plain_row::<all_to_all::AllToAllParams>(all_to_all::NAME, all_to_all::SUMMARY),
     crate::scheme::plain_row::<flow_list::FlowListParams>(flow_list::NAME, flow_list::SUMMARY),
     crate::scheme::plain_row::<collective::CollectivesParams>(collective::NAME, collective::SUMMARY),
+    open_loop::ROW,
+    crate::scheme::plain_row::<rdma_writes::RdmaWritesParams>(rdma_writes::NAME, rdma_writes::SUMMARY),
 ];
 
 impl WorkloadConfig {
@@ -86,6 +97,8 @@ impl WorkloadConfig {
         let mut rng = Rng::stream(seed, "workload", 0);
         let (mut flows, jitter_us) = match self {
             WorkloadConfig::Collectives(p) => return collective::generate(p, hosts, &mut rng, base_dir),
+            WorkloadConfig::RdmaWrites(p) => return rdma_writes::generate(p, fabric),
+            WorkloadConfig::OpenLoop(p) => (open_loop::generate(p, fabric, &mut rng, base_dir)?, 0.0),
             WorkloadConfig::Permutation(p) => (permutation::generate(p, &fabric.pod_of_host(), &fabric.tor_of_host, &mut rng)?, p.start_jitter_us),
             WorkloadConfig::Incast(p) => (incast::generate(p, hosts, &mut rng)?, p.start_jitter_us),
             WorkloadConfig::AllToAll(p) => (all_to_all::generate(p, hosts)?, p.start_jitter_us),
