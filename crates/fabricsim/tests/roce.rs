@@ -131,6 +131,50 @@ fn go_back_n_resends_everything_from_the_lost_packet() {
     assert_eq!(s.packets.timeouts, 0);
 }
 
+/// `lose_packet_50` under DCQCN with `[transport.cc]` and `[transport.reliability]` extra lines.
+fn lose_packet_50_dcqcn(cc: &str, reliability: &str) -> fabricsim::Results {
+    common::run(&roce(
+        &format!("lb = \"ecmp\"\n[transport.cc]\nname = \"dcqcn\"\n{cc}\n[transport.reliability]\nname = \"go_back_n\"\n{reliability}"),
+        r#"kind = "incast"
+        sender_hosts = [8]
+        receiver = 0
+        flow_bytes = "1MiB""#,
+        "[run]\ndrop_packets = [{ flow = 0, seq = 50 }]",
+    ))
+}
+
+//= type=test
+//= seqbalance spec §2.3.3; type=assumption
+//# T_NACK: a gap is NACKed again only once the interval passed; the repeats ask for what the
+//# sender already resends, so they change nothing else.
+#[test]
+fn nack_interval_repeats_a_gap_without_extra_retransmissions() {
+    let once = lose_packet_50_dcqcn("", "");
+    let every_us = lose_packet_50_dcqcn("", "nack_repeat = \"interval\"\nnack_interval_us = 1");
+    let every_4us = lose_packet_50_dcqcn("", "nack_repeat = \"interval\"\nnack_interval_us = 4");
+    let (a, b, c) = (&once.summary.packets, &every_us.summary.packets, &every_4us.summary.packets);
+    assert_eq!(a.seq_nacks, 1);
+    // Out-of-order packets arrive for about one RTT (≈ 8.5 µs here) after the gap: one NACK per
+    // µs of it, or one per 4 µs.
+    assert!((7..=10).contains(&b.seq_nacks), "{b:?}");
+    assert!((2..=3).contains(&c.seq_nacks), "{c:?}");
+    assert_eq!((a.retransmitted, a.cnps), (b.retransmitted, 0));
+    assert_eq!(once.summary.completion_time_us, every_us.summary.completion_time_us);
+}
+
+//= type=test
+//= seqbalance spec §2.3.3; type=assumption
+//# ooo_triggers_cnp: the ConWeave NACK carries a CNP (one rate cut per NACK); default off.
+#[test]
+fn ooo_triggers_cnp_cuts_the_rate_once_per_nack() {
+    let quiet = lose_packet_50_dcqcn("preset = \"seqbalance\"", "");
+    let cut = lose_packet_50_dcqcn("preset = \"seqbalance\"\nooo_triggers_cnp = true", "");
+    assert_eq!((quiet.summary.packets.cnps, quiet.summary.packets.seq_nacks), (0, 1));
+    assert_eq!((cut.summary.packets.cnps, cut.summary.packets.seq_nacks), (1, 1));
+    // Half rate from the cut on (α = 1): the flow finishes later.
+    assert!(cut.summary.completion_time_us > quiet.summary.completion_time_us + 10.0, "{} vs {}", cut.summary.completion_time_us, quiet.summary.completion_time_us);
+}
+
 //= type=test; lb-ai-training spec LR-ROCE variant: NACK at the given packet number
 #[test]
 fn selective_nack_resends_only_the_lost_packet() {
