@@ -122,13 +122,12 @@ impl crate::scheme::Scheme<crate::transport::cc::PathInfo> for GoBackN {
     const NAME: &'static str = NAME;
     const SUMMARY: &'static str = SUMMARY;
     type Params = GoBackNParams;
+    // From 1 ps (so that it rounds to a positive interval) to 1000 s.
+    const LIMITS: &'static [crate::scheme::Limit] = &[crate::scheme::Limit::new("nack_interval_us", 0.000001, MAX_INTERVAL_US)];
     fn check(p: &GoBackNParams, key: &str) -> Result<()> {
         let field = format!("{key}.nack_interval_us");
         match (p.nack_repeat, p.nack_interval_us) {
             (NackRepeat::Interval, None) => Err(Error::invalid(field, "missing: nack_repeat = \"interval\" needs nack_interval_us (µs, e.g. 4)")),
-            (NackRepeat::Interval, Some(us)) if !(us.is_finite() && us_to_ps(us) >= 1 && us <= MAX_INTERVAL_US) => {
-                Err(Error::invalid(field, format!("{us}: must be an interval in µs, from 0.000001 (1 ps) to {MAX_INTERVAL_US}")))
-            }
             (NackRepeat::Interval, Some(_)) => Ok(()),
             (_, Some(_)) => Err(Error::invalid(field, "only with nack_repeat = \"interval\"")),
             (_, None) => Ok(()),
@@ -233,16 +232,12 @@ mod tests {
 
     #[test]
     fn interval_needs_its_key_and_only_it() {
-        use crate::scheme::Scheme;
-        let check = |t: &str| {
-            let p: GoBackNParams = toml::from_str(t).unwrap();
-            <GoBackN as Scheme<crate::transport::cc::PathInfo>>::check(&p, "transport.reliability").map_err(|e| e.to_string())
-        };
+        let check = |t: &str| toml::from_str::<RecoveryConfig>(&format!("name = \"go_back_n\"\n{t}")).unwrap().validate().map_err(|e| e.to_string());
         assert!(check("nack_repeat = \"interval\"\nnack_interval_us = 4.0").is_ok());
         let e = check("nack_repeat = \"interval\"").unwrap_err();
         assert!(e.contains("transport.reliability.nack_interval_us") && e.contains("missing"), "{e}");
         let e = check("nack_repeat = \"interval\"\nnack_interval_us = 0").unwrap_err();
-        assert!(e.contains("nack_interval_us") && e.contains("0.000001"), "{e}");
+        assert!(e.contains("transport.reliability.nack_interval_us") && e.contains("0.000001"), "{e}");
         let e = check("nack_repeat = \"base_rtt\"\nnack_interval_us = 4").unwrap_err();
         assert!(e.contains("only with nack_repeat = \"interval\""), "{e}");
     }
