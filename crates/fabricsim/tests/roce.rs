@@ -104,16 +104,21 @@ fn dcqcn_flows_converge_to_fair_share() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
-/// One 1 MiB flow host0 → host8 whose 50th packet is lost once.
-fn lose_packet_50(reliability: &str) -> fabricsim::Results {
+/// One 1 MiB flow host0 → host8 whose 50th packet is lost once, with the `[transport]` lines.
+fn lose_packet_50_with(transport: &str) -> fabricsim::Results {
     common::run(&roce(
-        &format!("cc = \"line_rate\"\nlb = \"ecmp\"\nreliability = \"{reliability}\""),
+        transport,
         r#"kind = "incast"
         sender_hosts = [8]
         receiver = 0
         flow_bytes = "1MiB""#,
         "[run]\ndrop_packets = [{ flow = 0, seq = 50 }]",
     ))
+}
+
+/// `lose_packet_50_with` at line rate, recovering with `reliability`.
+fn lose_packet_50(reliability: &str) -> fabricsim::Results {
+    lose_packet_50_with(&format!("cc = \"line_rate\"\nlb = \"ecmp\"\nreliability = \"{reliability}\""))
 }
 
 //= type=test; strack spec §3.3 / seqbalance spec §2.3.2: go-back-N resends from the NACKed PSN
@@ -131,16 +136,10 @@ fn go_back_n_resends_everything_from_the_lost_packet() {
     assert_eq!(s.packets.timeouts, 0);
 }
 
-/// `lose_packet_50` under DCQCN with `[transport.cc]` and `[transport.reliability]` extra lines.
+/// `lose_packet_50_with` under DCQCN and go-back-N, with extra `[transport.cc]` and
+/// `[transport.reliability]` lines.
 fn lose_packet_50_dcqcn(cc: &str, reliability: &str) -> fabricsim::Results {
-    common::run(&roce(
-        &format!("lb = \"ecmp\"\n[transport.cc]\nname = \"dcqcn\"\n{cc}\n[transport.reliability]\nname = \"go_back_n\"\n{reliability}"),
-        r#"kind = "incast"
-        sender_hosts = [8]
-        receiver = 0
-        flow_bytes = "1MiB""#,
-        "[run]\ndrop_packets = [{ flow = 0, seq = 50 }]",
-    ))
+    lose_packet_50_with(&format!("lb = \"ecmp\"\n[transport.cc]\nname = \"dcqcn\"\n{cc}\n[transport.reliability]\nname = \"go_back_n\"\n{reliability}"))
 }
 
 //= type=test
