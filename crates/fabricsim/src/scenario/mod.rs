@@ -115,14 +115,19 @@ pub struct TopologyConfig {
     pub links_per_spine: Option<u32>,
     /// Explicit leaf-spine only: the rate of every cable of spine `s` (both directions), one
     /// entry per spine, instead of `tor_uplink_rate_gbps` (the seqbalance testbed's 80/40/40).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub spine_link_rates_gbps: Option<Vec<f64>>,
     /// Fat tree only, instead of `k`/`hosts`/`oversubscription`: number of pods.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub pods: Option<u32>,
     /// Fat tree only: ToRs in each pod.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub tors_per_pod: Option<u32>,
     /// Fat tree only: aggregation switches in each pod (each linked to every ToR of the pod).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub aggs_per_pod: Option<u32>,
     /// Fat tree only: core switches, a multiple of `aggs_per_pod`.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub cores: Option<u32>,
     /// Uplinks failed at build time (`[topology.failures]`); kept last so that it serializes
     /// as a sub-table after the plain keys.
