@@ -11,13 +11,13 @@ use crate::topo::failures as f;
 const TOPOLOGIES: &[SchemeRow] = &[
     SchemeRow {
         name: "fat_tree",
-        summary: "3-tier k-ary fat tree: k³/4 hosts; oversubscription at the ToR or aggregation tier",
-        params: || topology_params(&["k", "hosts", "oversubscription", "oversubscribed_tier", "agg_uplink_rate_gbps"]),
+        summary: "3-tier k-ary fat tree: k³/4 hosts; oversubscription at the ToR or aggregation tier; or explicit pods/tors_per_pod/aggs_per_pod/hosts_per_tor/cores (HPCC's 5-pod wiring)",
+        params: || topology_params(&["k", "hosts", "oversubscription", "oversubscribed_tier", "pods", "tors_per_pod", "aggs_per_pod", "hosts_per_tor", "cores", "agg_uplink_rate_gbps"]),
     },
     SchemeRow {
         name: "leaf_spine",
-        summary: "2-tier leaf-spine of radix K: K ToRs × K/2 hosts, K/(2r) spines; or explicit tors/hosts_per_tor/spines",
-        params: || topology_params(&["k", "hosts", "oversubscription", "tors", "hosts_per_tor", "spines", "links_per_spine"]),
+        summary: "2-tier leaf-spine of radix K: K ToRs × K/2 hosts, K/(2r) spines; or explicit tors/hosts_per_tor/spines, optionally a cable rate per spine",
+        params: || topology_params(&["k", "hosts", "oversubscription", "tors", "hosts_per_tor", "spines", "links_per_spine", "spine_link_rates_gbps"]),
     },
 ];
 

@@ -104,16 +104,21 @@ fn dcqcn_flows_converge_to_fair_share() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
-/// One 1 MiB flow host0 → host8 whose 50th packet is lost once.
-fn lose_packet_50(reliability: &str) -> fabricsim::Results {
+/// One 1 MiB flow host0 → host8 whose 50th packet is lost once, with the `[transport]` lines.
+fn lose_packet_50_with(transport: &str) -> fabricsim::Results {
     common::run(&roce(
-        &format!("cc = \"line_rate\"\nlb = \"ecmp\"\nreliability = \"{reliability}\""),
+        transport,
         r#"kind = "incast"
         sender_hosts = [8]
         receiver = 0
         flow_bytes = "1MiB""#,
         "[run]\ndrop_packets = [{ flow = 0, seq = 50 }]",
     ))
+}
+
+/// `lose_packet_50_with` at line rate, recovering with `reliability`.
+fn lose_packet_50(reliability: &str) -> fabricsim::Results {
+    lose_packet_50_with(&format!("cc = \"line_rate\"\nlb = \"ecmp\"\nreliability = \"{reliability}\""))
 }
 
 //= type=test; strack spec §3.3 / seqbalance spec §2.3.2: go-back-N resends from the NACKed PSN
@@ -156,6 +161,44 @@ fn a_held_packet_arrives_out_of_order_and_go_back_n_resends_what_overtook_it() {
     assert!(t1 > t0 && t1 < t0 + 20.0 + 10.0, "held {t1} us vs {t0} us");
     let e = common::rejection(&format!("{}\n[run]\ndrop_packets = [{{ flow = 0, seq = 1, hold_us = 0 }}]", roce("cc = \"line_rate\"", "kind = \"incast\"\nsenders = 2", "")));
     assert!(e.contains("run.drop_packets[0].hold_us"), "{e}");
+}
+
+/// `lose_packet_50_with` under DCQCN and go-back-N, with extra `[transport.cc]` and
+/// `[transport.reliability]` lines.
+fn lose_packet_50_dcqcn(cc: &str, reliability: &str) -> fabricsim::Results {
+    lose_packet_50_with(&format!("lb = \"ecmp\"\n[transport.cc]\nname = \"dcqcn\"\n{cc}\n[transport.reliability]\nname = \"go_back_n\"\n{reliability}"))
+}
+
+//= type=test
+//= seqbalance spec §2.3.3; type=assumption
+//# T_NACK: a gap is NACKed again only once the interval passed; the repeats ask for what the
+//# sender already resends, so they change nothing else.
+#[test]
+fn nack_interval_repeats_a_gap_without_extra_retransmissions() {
+    let once = lose_packet_50_dcqcn("", "");
+    let every_us = lose_packet_50_dcqcn("", "nack_repeat = \"interval\"\nnack_interval_us = 1");
+    let every_4us = lose_packet_50_dcqcn("", "nack_repeat = \"interval\"\nnack_interval_us = 4");
+    let (a, b, c) = (&once.summary.packets, &every_us.summary.packets, &every_4us.summary.packets);
+    assert_eq!(a.seq_nacks, 1);
+    // Out-of-order packets arrive for about one RTT (≈ 8.5 µs here) after the gap: one NACK per
+    // µs of it, or one per 4 µs.
+    assert!((7..=10).contains(&b.seq_nacks), "{b:?}");
+    assert!((2..=3).contains(&c.seq_nacks), "{c:?}");
+    assert_eq!((a.retransmitted, a.cnps), (b.retransmitted, 0));
+    assert_eq!(once.summary.completion_time_us, every_us.summary.completion_time_us);
+}
+
+//= type=test
+//= seqbalance spec §2.3.3; type=assumption
+//# ooo_triggers_cnp: the ConWeave NACK carries a CNP (one rate cut per NACK); default off.
+#[test]
+fn ooo_triggers_cnp_cuts_the_rate_once_per_nack() {
+    let quiet = lose_packet_50_dcqcn("preset = \"seqbalance\"", "");
+    let cut = lose_packet_50_dcqcn("preset = \"seqbalance\"\nooo_triggers_cnp = true", "");
+    assert_eq!((quiet.summary.packets.cnps, quiet.summary.packets.seq_nacks), (0, 1));
+    assert_eq!((cut.summary.packets.cnps, cut.summary.packets.seq_nacks), (1, 1));
+    // Half rate from the cut on (α = 1): the flow finishes later.
+    assert!(cut.summary.completion_time_us > quiet.summary.completion_time_us + 10.0, "{} vs {}", cut.summary.completion_time_us, quiet.summary.completion_time_us);
 }
 
 //= type=test; lb-ai-training spec LR-ROCE variant: NACK at the given packet number

@@ -70,6 +70,7 @@ pub(super) fn hosts(setup: &Setup, fabric: &Fabric) -> Hosts {
         rto: setup.rto,
         ect: tr.ecn_capable,
         cnp_interval: tr.cc.cnp_interval(),
+        ooo_cnp: tr.cc.ooo_triggers_cnp(),
     };
     // Base RTT per (hop count, last-packet size) is the same for every path of a tier-
     // symmetric fabric: compute once per hop count.

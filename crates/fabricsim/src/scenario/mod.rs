@@ -107,12 +107,28 @@ pub struct TopologyConfig {
     pub switch_latency_ns: f64,
     /// Leaf-spine only, instead of `k`/`hosts`/`oversubscription`: number of ToRs.
     pub tors: Option<u32>,
-    /// Leaf-spine only: hosts under each ToR.
+    /// Explicit shapes (leaf-spine and fat tree): hosts under each ToR.
     pub hosts_per_tor: Option<u32>,
     /// Leaf-spine only: number of spines.
     pub spines: Option<u32>,
     /// Leaf-spine only: parallel cables between each ToR and each spine (default 1).
     pub links_per_spine: Option<u32>,
+    /// Explicit leaf-spine only: the rate of every cable of spine `s` (both directions), one
+    /// entry per spine, instead of `tor_uplink_rate_gbps` (the seqbalance testbed's 80/40/40).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spine_link_rates_gbps: Option<Vec<f64>>,
+    /// Fat tree only, instead of `k`/`hosts`/`oversubscription`: number of pods.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pods: Option<u32>,
+    /// Fat tree only: ToRs in each pod.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tors_per_pod: Option<u32>,
+    /// Fat tree only: aggregation switches in each pod (each linked to every ToR of the pod).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub aggs_per_pod: Option<u32>,
+    /// Fat tree only: core switches, a multiple of `aggs_per_pod`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cores: Option<u32>,
     /// Uplinks failed at build time (`[topology.failures]`); kept last so that it serializes
     /// as a sub-table after the plain keys.
     pub failures: Option<FailuresConfig>,
@@ -137,6 +153,11 @@ impl Default for TopologyConfig {
             hosts_per_tor: None,
             spines: None,
             links_per_spine: None,
+            spine_link_rates_gbps: None,
+            pods: None,
+            tors_per_pod: None,
+            aggs_per_pod: None,
+            cores: None,
             failures: None,
         }
     }

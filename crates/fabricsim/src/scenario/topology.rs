@@ -1,8 +1,10 @@
 //! `[topology]` into a [`Fabric`]: the family and its size, link rates and latencies per tier,
-//! the explicit leaf-spine shape, and the cables failed at build time.
+//! the explicit leaf-spine shape (with per-spine cable rates) or 3-tier shape, and the cables
+//! failed at build time.
 
 use super::{nanos, rate, OversubTier, Scenario, TopologyConfig, TopologyKind};
 use crate::error::{Error, Result};
+use crate::topo::fat_tree::PodShape;
 use crate::topo::leaf_spine::Shape;
 use crate::topo::{fat_tree, leaf_spine, Fabric, TierLinks};
 use crate::units::BitsPerSec;
@@ -21,6 +23,7 @@ impl Scenario {
     fn build_topology(&self) -> Result<Fabric> {
         let t = &self.topology;
         let shape = leaf_spine_shape(t)?;
+        let pods = pod_shape(t)?;
         let base = rate("topology.link_rate_gbps", t.link_rate_gbps)?;
         let pick = |key: &str, v: Option<f64>| -> Result<BitsPerSec> { v.map(|g| rate(key, g)).unwrap_or(Ok(base)) };
         let lat = nanos("topology.link_latency_ns", t.link_latency_ns)?;
@@ -37,6 +40,18 @@ impl Scenario {
         let ratio = t.oversubscription.0;
         match t.kind {
             TopologyKind::FatTree => {
+                if t.spine_link_rates_gbps.is_some() {
+                    return Err(Error::invalid("topology.spine_link_rates_gbps", "only for kind = \"leaf_spine\" with explicit `tors`, `hosts_per_tor`, `spines`"));
+                }
+                if let Some(shape) = pods {
+                    if t.oversubscribed_tier != OversubTier::Tor {
+                        return Err(Error::invalid(
+                            "topology.oversubscribed_tier",
+                            "not allowed with explicit `pods`/`tors_per_pod`/`aggs_per_pod`/`hosts_per_tor`/`cores`: the ratios follow from those counts and the link rates",
+                        ));
+                    }
+                    return fat_tree::build_pods(shape, links, sw_lat);
+                }
                 let k = radix(t, fat_tree::radix_for_hosts, 8)?;
                 if k > 128 {
                     return Err(Error::invalid("topology.k", format!("{k}: fat trees up to k=128 (524288 hosts) are supported")));
@@ -55,7 +70,10 @@ impl Scenario {
                     return Err(Error::invalid("topology.oversubscribed_tier", "a leaf-spine is oversubscribed at the ToR only; allowed: \"tor\""));
                 }
                 if let Some(shape) = shape {
-                    return leaf_spine::build_shape(shape, links, sw_lat);
+                    return leaf_spine::build_shape(shape, links, &spine_rates(t)?, sw_lat);
+                }
+                if t.spine_link_rates_gbps.is_some() {
+                    return Err(Error::invalid("topology.spine_link_rates_gbps", "only with the explicit counts `tors`, `hosts_per_tor`, `spines`"));
                 }
                 let k = radix(t, leaf_spine::radix_for_hosts, 16)?;
                 if k > 1024 {
@@ -77,32 +95,90 @@ fn radix(t: &TopologyConfig, for_hosts: fn(u32) -> Result<u32>, default: u32) ->
     }
 }
 
-/// The explicit shape given in `[topology]`, if any: `tors`, `hosts_per_tor` and `spines` (and
-/// optionally `links_per_spine`, default 1), for a leaf-spine only and instead of `k`, `hosts` and
-/// `oversubscription`.
+/// The explicit leaf-spine shape given in `[topology]`, if any: `tors`, `hosts_per_tor` and
+/// `spines` (and optionally `links_per_spine`, default 1), for a leaf-spine only and instead of
+/// `k`, `hosts` and `oversubscription`.
 fn leaf_spine_shape(t: &TopologyConfig) -> Result<Option<Shape>> {
-    let given = [("tors", t.tors), ("hosts_per_tor", t.hosts_per_tor), ("spines", t.spines), ("links_per_spine", t.links_per_spine)];
+    let given = [("tors", t.tors), ("spines", t.spines), ("links_per_spine", t.links_per_spine), ("hosts_per_tor", t.hosts_per_tor)];
+    // `hosts_per_tor` belongs to a fat tree's explicit shape too.
+    let own = if t.kind == TopologyKind::LeafSpine { &given[..] } else { &given[..3] };
+    let Some(c) = explicit_counts(t, TopologyKind::LeafSpine, own, "`tors`, `hosts_per_tor`, `spines`")? else {
+        return Ok(None);
+    };
+    Ok(Some(Shape { tors: c.need("tors", t.tors)?, hosts_per_tor: c.need("hosts_per_tor", t.hosts_per_tor)?, spines: c.need("spines", t.spines)?, links_per_spine: t.links_per_spine.unwrap_or(1) }))
+}
+
+//= seqbalance §5.3, §8 A22; type=assumption
+//# The 16-core, 20-agg, 20-ToR "FatTree" is HPCC's 5-pod wiring, given by per-tier counts.
+/// The explicit 3-tier shape given in `[topology]`, if any: `pods`, `tors_per_pod`,
+/// `aggs_per_pod`, `hosts_per_tor` and `cores`, all required together, for a fat tree only and
+/// instead of `k`, `hosts` and `oversubscription`.
+fn pod_shape(t: &TopologyConfig) -> Result<Option<PodShape>> {
+    let given = [("pods", t.pods), ("tors_per_pod", t.tors_per_pod), ("aggs_per_pod", t.aggs_per_pod), ("cores", t.cores), ("hosts_per_tor", t.hosts_per_tor)];
+    let own = if t.kind == TopologyKind::FatTree { &given[..] } else { &given[..4] };
+    let all = "`pods`, `tors_per_pod`, `aggs_per_pod`, `hosts_per_tor`, `cores`";
+    let Some(c) = explicit_counts(t, TopologyKind::FatTree, own, all)? else {
+        return Ok(None);
+    };
+    Ok(Some(PodShape {
+        pods: c.need("pods", t.pods)?,
+        tors_per_pod: c.need("tors_per_pod", t.tors_per_pod)?,
+        aggs_per_pod: c.need("aggs_per_pod", t.aggs_per_pod)?,
+        hosts_per_tor: c.need("hosts_per_tor", t.hosts_per_tor)?,
+        cores: c.need("cores", t.cores)?,
+    }))
+}
+
+/// What an explicit shape needs, for the message naming a missing count.
+struct Needs {
+    kind: &'static str,
+    keys: &'static str,
+}
+
+impl Needs {
+    fn need(&self, key: &str, v: Option<u32>) -> Result<u32> {
+        v.ok_or_else(|| Error::invalid(format!("topology.{key}"), format!("missing: an explicit {} needs {}", self.kind, self.keys)))
+    }
+}
+
+/// Whether any of the shape keys `given` of topology `kind` is set (`None` when none is); errors
+/// when the scenario's kind is another, or `k`, `hosts` or `oversubscription` are given too.
+fn explicit_counts(t: &TopologyConfig, kind: TopologyKind, given: &[(&str, Option<u32>)], keys: &'static str) -> Result<Option<Needs>> {
     let Some(&(first, _)) = given.iter().find(|(_, v)| v.is_some()) else {
         return Ok(None);
     };
-    if t.kind != TopologyKind::LeafSpine {
-        return Err(Error::invalid(format!("topology.{first}"), "only for kind = \"leaf_spine\" (a fat tree is sized by `k` or `hosts`)"));
+    let (name, other) = match kind {
+        TopologyKind::LeafSpine => ("leaf-spine", "leaf_spine"),
+        TopologyKind::FatTree => ("fat tree", "fat_tree"),
+    };
+    if t.kind != kind {
+        let sized = match t.kind {
+            TopologyKind::FatTree => "a fat tree is sized by `k` or `hosts`, or by `pods`, `tors_per_pod`, `aggs_per_pod`, `hosts_per_tor`, `cores`",
+            TopologyKind::LeafSpine => "a leaf-spine is sized by `k` or `hosts`, or by `tors`, `hosts_per_tor`, `spines`",
+        };
+        return Err(Error::invalid(format!("topology.{first}"), format!("only for kind = \"{other}\" ({sized})")));
     }
     if t.k.is_some() || t.hosts.is_some() {
         let key = if t.k.is_some() { "topology.k" } else { "topology.hosts" };
-        return Err(Error::invalid(key, "give either `k`/`hosts` or the explicit counts `tors`, `hosts_per_tor`, `spines`, not both"));
+        return Err(Error::invalid(key, format!("give either `k`/`hosts` or the explicit counts {keys}, not both")));
     }
     if t.oversubscription.0 != 1 {
         return Err(Error::invalid(
             "topology.oversubscription",
-            "not allowed with explicit `tors`/`hosts_per_tor`/`spines`: the ratio follows from those counts, `links_per_spine` and the link rates",
+            format!("not allowed with explicit {keys}: the ratio follows from those counts and the link rates"),
         ));
     }
-    let need = |key: &str, v: Option<u32>| v.ok_or_else(|| Error::invalid(format!("topology.{key}"), "missing: an explicit leaf-spine needs `tors`, `hosts_per_tor` and `spines`"));
-    Ok(Some(Shape {
-        tors: need("tors", t.tors)?,
-        hosts_per_tor: need("hosts_per_tor", t.hosts_per_tor)?,
-        spines: need("spines", t.spines)?,
-        links_per_spine: t.links_per_spine.unwrap_or(1),
-    }))
+    Ok(Some(Needs { kind: name, keys }))
+}
+
+//= seqbalance §5.1 (Fig. 8b); type=paper
+//# One of the ToR's three uplinks runs at 80 Gbps, the others at 40 Gbps.
+/// `spine_link_rates_gbps` as rates (empty when not given); refused together with
+/// `tor_uplink_rate_gbps`, which it replaces.
+fn spine_rates(t: &TopologyConfig) -> Result<Vec<BitsPerSec>> {
+    let Some(list) = &t.spine_link_rates_gbps else { return Ok(Vec::new()) };
+    if t.tor_uplink_rate_gbps.is_some() {
+        return Err(Error::invalid("topology.spine_link_rates_gbps", "give either `tor_uplink_rate_gbps` (every spine) or `spine_link_rates_gbps` (one rate per spine), not both"));
+    }
+    list.iter().enumerate().map(|(i, &g)| rate(&format!("topology.spine_link_rates_gbps[{i}]"), g)).collect()
 }

@@ -8,10 +8,14 @@
 //! [`build_shape`] builds any other leaf-spine from explicit counts (ToRs, hosts per ToR, spines,
 //! parallel cables per ToR-spine pair): the smartt-reps testbeds TB16 (2 ToRs × 8 hosts, 2
 //! spines) and TB128 (2 ToRs × 64 hosts, 8 spines, 2 cables each; smartt-reps spec §5.1).
+//! Such a shape may give each spine's cables a rate of their own (`spine_link_rates_gbps`):
+//! the SeqBalance testbed's asymmetric fabric, where one spine's cables were moved onto
+//! another, leaving each ToR one 80 G and two 40 G uplinks (seqbalance spec §5.1, Fig. 8b).
+//! ECMP then sees one next hop per spine, whatever its rate.
 
 use super::{Fabric, FabricBuilder, Tier, TierLinks};
 use crate::error::{Error, Result};
-use crate::units::Time;
+use crate::units::{BitsPerSec, Time};
 
 /// Builds a leaf-spine of radix `k` with `ratio`:1 oversubscription at the ToRs.
 pub fn build(k: u32, ratio: u32, links: TierLinks, switch_latency: Time) -> Result<Fabric> {
@@ -31,11 +35,12 @@ pub fn build(k: u32, ratio: u32, links: TierLinks, switch_latency: Time) -> Resu
     }
     let shape = Shape { tors: k, hosts_per_tor: half, spines: half / ratio, links_per_spine: 1 };
     let hosts = k * half;
-    Ok(wire(shape, links).build(format!("2-tier leaf-spine K={k}, {hosts} hosts, {ratio}:1 at the ToR tier"), switch_latency))
+    Ok(wire(shape, links, &[]).build(format!("2-tier leaf-spine K={k}, {hosts} hosts, {ratio}:1 at the ToR tier"), switch_latency))
 }
 
-/// Hosts under their ToRs, and `links_per_spine` cables from every ToR to every spine.
-fn wire(shape: Shape, links: TierLinks) -> FabricBuilder {
+/// Hosts under their ToRs, and `links_per_spine` cables from every ToR to every spine, at
+/// `spine_rates[s]` for spine `s` (all at the ToR uplink rate when `spine_rates` is empty).
+fn wire(shape: Shape, links: TierLinks, spine_rates: &[BitsPerSec]) -> FabricBuilder {
     let Shape { tors, hosts_per_tor, spines, links_per_spine } = shape;
     let hosts = tors * hosts_per_tor;
     let mut b = FabricBuilder::new(hosts);
@@ -46,8 +51,9 @@ fn wire(shape: Shape, links: TierLinks) -> FabricBuilder {
     }
     for t in 0..tors {
         for s in 0..spines {
+            let rate = spine_rates.get(s as usize).copied().unwrap_or(links.tor_up.0);
             for _ in 0..links_per_spine {
-                b.link(tor0 + t, spine0 + s, links.tor_up.0, links.tor_up.1);
+                b.link(tor0 + t, spine0 + s, rate, links.tor_up.1);
             }
         }
     }
@@ -71,8 +77,9 @@ pub struct Shape {
 /// Largest fabric [`build_shape`] accepts (hosts, and ToR-spine cables).
 const MAX_SHAPE: u64 = 1 << 20;
 
-/// Builds a leaf-spine of the given shape: every ToR has `links_per_spine` cables to every spine.
-pub fn build_shape(shape: Shape, links: TierLinks, switch_latency: Time) -> Result<Fabric> {
+/// Builds a leaf-spine of the given shape: every ToR has `links_per_spine` cables to every spine,
+/// those of spine `s` at `spine_rates[s]` (empty: all at the ToR uplink rate of `links`).
+pub fn build_shape(shape: Shape, links: TierLinks, spine_rates: &[BitsPerSec], switch_latency: Time) -> Result<Fabric> {
     let Shape { tors, hosts_per_tor, spines, links_per_spine } = shape;
     for (key, v) in [("tors", tors), ("hosts_per_tor", hosts_per_tor), ("spines", spines), ("links_per_spine", links_per_spine)] {
         if v == 0 {
@@ -87,14 +94,26 @@ pub fn build_shape(shape: Shape, links: TierLinks, switch_latency: Time) -> Resu
             format!("{hosts} hosts and {cables} ToR-spine cables: at most {MAX_SHAPE} of each (tors × hosts_per_tor, tors × spines × links_per_spine)"),
         ));
     }
-    let b = wire(shape, links);
+    if !spine_rates.is_empty() && spine_rates.len() != spines as usize {
+        return Err(Error::invalid(
+            "topology.spine_link_rates_gbps",
+            format!("{} rates for {spines} spines: give one rate per spine (a list of length `spines`)", spine_rates.len()),
+        ));
+    }
+    let b = wire(shape, links, spine_rates);
     // Host capacity over uplink capacity of a ToR, e.g. 1:1 or 2:1.
     let down = hosts_per_tor as f64 * links.host.0.gbps();
-    let up = (spines * links_per_spine) as f64 * links.tor_up.0.gbps();
+    let spine_gbps: Vec<f64> = (0..spines as usize).map(|s| spine_rates.get(s).unwrap_or(&links.tor_up.0).gbps()).collect();
+    let up = links_per_spine as f64 * spine_gbps.iter().sum::<f64>();
     let parallel = if links_per_spine > 1 { format!(" × {links_per_spine} cables") } else { String::new() };
+    let rates = if spine_rates.is_empty() {
+        String::new()
+    } else {
+        format!(" at {} Gb/s", spine_gbps.iter().map(|g| g.to_string()).collect::<Vec<_>>().join("/"))
+    };
     Ok(b.build(
         format!(
-            "2-tier leaf-spine, {tors} ToRs × {hosts_per_tor} hosts, {spines} spines{parallel}; {hosts} hosts, {}:1 at the ToR tier",
+            "2-tier leaf-spine, {tors} ToRs × {hosts_per_tor} hosts, {spines} spines{parallel}{rates}; {hosts} hosts, {}:1 at the ToR tier",
             (down / up * 100.0).round() / 100.0
         ),
         switch_latency,
@@ -145,7 +164,7 @@ mod tests {
     #[test]
     fn tb128_shape() {
         let links = TierLinks { host: (BitsPerSec::from_gbps(100.0), US), tor_up: (BitsPerSec::from_gbps(400.0), US), agg_up: (BitsPerSec(1), 0) };
-        let f = build_shape(Shape { tors: 2, hosts_per_tor: 64, spines: 8, links_per_spine: 2 }, links, 0).unwrap();
+        let f = build_shape(Shape { tors: 2, hosts_per_tor: 64, spines: 8, links_per_spine: 2 }, links, &[], 0).unwrap();
         assert_eq!(f.tier_counts(), vec![(Tier::Host, 128), (Tier::Tor, 2), (Tier::Agg, 8)]);
         // 128 host cables + 2 × 8 × 2 uplink cables.
         assert_eq!(f.ports.len(), 2 * (128 + 32));
@@ -156,7 +175,42 @@ mod tests {
         assert_eq!(f.routes.next_hops(&f, spine, t1).len(), 2);
         assert!(f.description.contains("1:1"), "{}", f.description);
         assert_eq!(f.link_name(f.routes.next_hops(&f, t0, t1)[1]), "tor0-spine0#1");
-        let e = build_shape(Shape { tors: 2, hosts_per_tor: 0, spines: 8, links_per_spine: 2 }, links, 0).unwrap_err().to_string();
+        let e = build_shape(Shape { tors: 2, hosts_per_tor: 0, spines: 8, links_per_spine: 2 }, links, &[], 0).unwrap_err().to_string();
         assert!(e.contains("topology.hosts_per_tor"), "{e}");
+    }
+
+    /// The SeqBalance testbed: 2 leaves × 3 hosts at 40 G, `spines` spines at `spine_gbps`.
+    fn testbed(spines: u32, spine_gbps: &[f64]) -> Result<Fabric> {
+        let l = (BitsPerSec::from_gbps(40.0), US);
+        let rates: Vec<BitsPerSec> = spine_gbps.iter().map(|&g| BitsPerSec::from_gbps(g)).collect();
+        let shape = Shape { tors: 2, hosts_per_tor: 3, spines, links_per_spine: 1 };
+        build_shape(shape, TierLinks { host: l, tor_up: l, agg_up: l }, &rates, 0)
+    }
+
+    //= type=test
+    //= seqbalance §5.1 (Fig. 8b); type=paper
+    //# One of the three uplinks of each ToR runs at 80 Gbps, the other links at 40 Gbps; ECMP
+    //# treats the 80G bundle as one next hop: 3 equal next hops.
+    #[test]
+    fn asymmetric_testbed_has_one_80g_spine_and_three_next_hops() {
+        let f = testbed(3, &[80.0, 40.0, 40.0]).unwrap();
+        assert!(f.description.contains("3 spines at 80/40/40 Gb/s") && f.description.contains("0.75:1"), "{}", f.description);
+        let (t0, t1) = (f.tor_of_host[0], f.tor_of_host[5]);
+        for (a, b) in [(t0, t1), (t1, t0)] {
+            let hops = f.routes.next_hops(&f, a, b);
+            let gbps: Vec<f64> = hops.iter().map(|&p| f.ports[p as usize].rate.gbps()).collect();
+            assert_eq!(gbps, [80.0, 40.0, 40.0]);
+            // Both directions of each cable run at the spine's rate.
+            for &p in hops {
+                let down = f.routes.next_hops(&f, f.ports[p as usize].peer, b)[0];
+                assert_eq!(f.ports[down as usize].rate, f.ports[p as usize].rate);
+                assert_eq!(f.ports[f.ports[p as usize].reverse as usize].rate, f.ports[p as usize].rate);
+            }
+        }
+        // Host links stay at 40 G. The base RTT follows the slowest equal-cost path (40 G).
+        assert_eq!(f.ports[f.host_port[0] as usize].rate.gbps(), 40.0);
+        assert_eq!(f.base_rtt(0, 5, 1048, 64), testbed(3, &[]).unwrap().base_rtt(0, 5, 1048, 64));
+        let e = testbed(3, &[80.0]).map(|_| ()).unwrap_err().to_string();
+        assert!(e.contains("topology.spine_link_rates_gbps") && e.contains("1 rates for 3 spines"), "{e}");
     }
 }

@@ -219,15 +219,18 @@ impl Fabric {
         removed
     }
 
-    /// The links (host-to-host) path taken by default hashing from `src` to `dst`: output ports
-    /// in order, following the first equal-cost choice at every switch. All equal-cost paths of
-    /// the supported topologies cross the same tiers, so this is the path shape of every path.
+    /// The links (host-to-host) of one shortest path from `src` to `dst`: output ports in
+    /// order, taking at every switch the slowest equal-cost next hop (the first of equally slow
+    /// ones). All equal-cost paths of the supported topologies cross the same tiers, so this is
+    /// the path shape of every path; where next hops differ in rate (a leaf-spine with
+    /// `spine_link_rates_gbps`) it is the slowest path, whose RTT bounds every other's.
     pub fn representative_path(&self, src: NodeId, dst: NodeId) -> Vec<PortId> {
         let mut path = vec![self.host_port[src as usize]];
         let mut node = self.tor_of_host[src as usize];
         let dst_tor = self.tor_of_host[dst as usize];
         while node != dst_tor {
-            let p = self.routes.next_hops(self, node, dst_tor)[0];
+            let hops = self.routes.next_hops(self, node, dst_tor);
+            let p = hops.iter().copied().fold(hops[0], |slow, q| if self.ports[q as usize].rate < self.ports[slow as usize].rate { q } else { slow });
             path.push(p);
             node = self.ports[p as usize].peer;
         }

@@ -30,6 +30,8 @@ pub struct TransportParams {
     /// DCQCN notification point: at most one CNP per connection per this interval (`None` =
     /// receivers send no CNPs).
     pub cnp_interval: Option<Time>,
+    /// DCQCN notification point: a sequence NACK also sends a CNP (under the same interval).
+    pub ooo_cnp: bool,
 }
 
 /// Per-connection message state kept outside the hot connection record.

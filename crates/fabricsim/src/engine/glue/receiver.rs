@@ -64,6 +64,11 @@ impl Sim {
             // E.g. go-back-N: an out-of-order packet is discarded; the first one of a gap asks
             // for the expected packet.
             conn.rcv_discarded += 1;
+            //= seqbalance §2.3.3; type=assumption
+            //# The ConWeave ns-3 NACK carries a CNP: `ooo_triggers_cnp` (default false).
+            if reply == Reply::SeqNack && self.hosts.tp.ooo_cnp && !ce {
+                self.maybe_send_cnp(p.conn, &p);
+            }
             self.reply(host, pkt, &p, reply);
             return;
         }

@@ -54,6 +54,10 @@
 //!   HPCC `dcqcn`, spec `mcc.md` §2.10.1 and `seqbalance.md` §2.3.5: 300).
 //! - `byte_counter_bytes` = 10,000,000: bytes sent per byte-counter event (DCQCN "10 MB" via
 //!   strack §5.4; htsim: 10^7; HPCC and the mcc/seqbalance specs run without a byte counter).
+//!   0 disables the byte counter. Hyper increase, which needs both counts past `F`, could then
+//!   never happen, so the timer count alone picks the step, as the ns-3 Mellanox RP's stage
+//!   does (seqbalance spec §2.3.5): `T ≤ F` fast recovery, `T = F + 1` additive increase by
+//!   `R_AI`, `T > F + 1` hyper increase by a fixed `R_HAI`.
 //! - `fast_recovery_steps` = 5: `F` (DCQCN §3.1, strack §5.4; HPCC, mcc, seqbalance: 1).
 //! - `rate_ai_mbps` = unset: `R_AI` in Mb/s; unset means 40 Mb/s at 40 Gb/s scaled linearly by
 //!   the host link rate (host rate / 1000: 400 Mb/s at 400 G; DCQCN's 40 Mb/s at 40 G, scaled per
@@ -71,6 +75,22 @@
 //!   packet).
 //! - `window_bdp` = unset: no window (purely rate-based, HPCC `HAS_WIN 0`); set, a fixed window
 //!   of that many path BDPs caps the bytes in flight.
+//! - `ooo_triggers_cnp` = false: the receiver NIC also sends a CNP (through the same
+//!   `cnp_interval_us` limit) with every go-back-N sequence NACK, as the ConWeave ns-3 code's
+//!   NACK carries one (seqbalance spec §2.3.3; real RoCE NICs do not: default off).
+//!
+//! **Presets** (`preset = "..."`): the lineage constants of seqbalance spec §2.3.5 as a starting
+//! point; keys given next to `preset` override it, and the resolved scenario lists every value.
+//! - `"seqbalance"` (the spec's default column, the ConWeave ns-3 DCQCN config): `g` = 1/256,
+//!   `alpha_timer_us` = 1, `rate_timer_us` = 300, `fast_recovery_steps` = 1, `R_AI` = 10 Mb/s
+//!   and `R_HAI` = 25 Mb/s per 25 Gb/s of host link rate (40 / 100 Mb/s at 100 G, 16 / 40 at
+//!   40 G) when `rate_ai_mbps` / `rate_hai_mbps` are not given, `min_rate_mbps` = 100,
+//!   `clamp_target_rate` = false, no byte counter, and `cnp_interval_us` = 4 for the spec's
+//!   4 µs rate-decrease check period `T_dec`: this model has no decrease timer, and limiting the
+//!   notification point to one CNP per 4 µs is the nearest mechanism (at most one cut per QP per
+//!   `T_dec`, each one when congestion was seen).
+//! - `"hpcc"` (the spec's alternative column, HPCC ns-3): as `"seqbalance"` but `R_AI` = 5 and
+//!   `R_HAI` = 50 Mb/s per 25 G (20 / 200 Mb/s at 100 G) and `min_rate_mbps` = 1000.
 //!
 //! **Not modelled:**
 //! - The "Mellanox-style" RP of the HPCC/ConWeave ns-3 code that specs `mcc.md` §2.10.1 and
@@ -78,7 +98,10 @@
 //!   timer (adding `g` there, not at the CNP), does not cut on the first CNP
 //!   (`RateOnFirstCNP` = 1.0), has no byte counter, and moves through one stage count with a
 //!   fixed `R_HAI`. Its periods, `F`, `R_AI`, `R_HAI`, minimum rate and `clamp_target_rate` map
-//!   onto the parameters above, but the state machine is this paper's.
+//!   onto the parameters above (the presets), the decrease timer onto the CNP interval and its
+//!   stage onto the timer count of a disabled byte counter, but the cut and α updates are this
+//!   paper's: the first CNP cuts (by half, with `alpha_init` = 1), and α rises by `g` per CNP
+//!   rather than per α period with a notification.
 //! - A rate change between two packets applies from the next packet: the gap already scheduled
 //!   after a send is not shortened or stretched.
 //! - Loss (NACK, timeout) does not change the rate: RoCEv2 recovers with go-back-N and
@@ -95,7 +118,7 @@
 use super::{AckEvent, CongestionControl, NackEvent, PathInfo, TimeoutEvent};
 use crate::error::{Error, Result};
 use crate::units::{us_to_ps, BitsPerSec, Time, US};
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// Registry name.
 pub const NAME: &str = "dcqcn";
@@ -109,10 +132,15 @@ const ONE: u64 = 1 << 32;
 /// Largest time parameter, µs (1000 s): keeps picosecond arithmetic far from overflow.
 const MAX_US: f64 = 1e9;
 
-/// Parameters of `dcqcn`.
+/// Parameters of `dcqcn`. (De)serialized through [`DcqcnParams::with_preset`]: the derive
+/// below (`remote = "Self"`) gives the plain field-by-field form it builds on.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
+#[serde(remote = "Self", default, deny_unknown_fields)]
 pub struct DcqcnParams {
+    /// Lineage constants the other keys start from (`"seqbalance"`, `"hpcc"`); unset = the
+    /// DCQCN paper's defaults.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub preset: Option<DcqcnPreset>,
     /// α gain `g`.
     pub g: f64,
     /// α before the first CNP.
@@ -121,7 +149,7 @@ pub struct DcqcnParams {
     pub alpha_timer_us: f64,
     /// Rate-increase timer period, µs.
     pub rate_timer_us: f64,
-    /// Bytes sent per byte-counter event.
+    /// Bytes sent per byte-counter event; 0 = no byte counter.
     pub byte_counter_bytes: u64,
     /// `F`: fast-recovery steps after a cut.
     pub fast_recovery_steps: u32,
@@ -137,6 +165,101 @@ pub struct DcqcnParams {
     pub cnp_interval_us: f64,
     /// Optional fixed window, in path BDPs; unset = no window.
     pub window_bdp: Option<f64>,
+    /// Notification point: a go-back-N sequence NACK also sends a CNP (ConWeave ns-3).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub ooo_triggers_cnp: bool,
+}
+
+/// Named lineage constants for `dcqcn` (seqbalance spec §2.3.5).
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum DcqcnPreset {
+    /// The ConWeave ns-3 DCQCN config (the spec's default column).
+    Seqbalance,
+    /// The HPCC ns-3 DCQCN config (the spec's alternative column).
+    Hpcc,
+}
+
+impl DcqcnPreset {
+    /// The preset's parameters.
+    pub fn params(self) -> DcqcnParams {
+        //= seqbalance §2.3.5; type=assumption
+        //# g 1/256, T_α 1 µs, T_dec 4 µs, T_inc 300 µs, F = 1, R_min 100 Mb/s (HPCC: 1000), no
+        //# target clamp, byte counter disabled.
+        let min_rate_mbps = match self {
+            DcqcnPreset::Seqbalance => 100.0,
+            DcqcnPreset::Hpcc => 1000.0,
+        };
+        DcqcnParams {
+            preset: Some(self),
+            g: 1.0 / 256.0,
+            alpha_init: 1.0,
+            alpha_timer_us: 1.0,
+            rate_timer_us: 300.0,
+            byte_counter_bytes: 0,
+            fast_recovery_steps: 1,
+            rate_ai_mbps: None,
+            rate_hai_mbps: None,
+            min_rate_mbps,
+            clamp_target_rate: false,
+            // T_dec: at most one cut per QP per 4 µs (see the module doc).
+            cnp_interval_us: 4.0,
+            window_bdp: None,
+            ooo_triggers_cnp: false,
+        }
+    }
+
+    /// `(R_AI, R_HAI)` when not given: the line rate divided by these.
+    fn increase_divisors(self) -> (u64, u64) {
+        //= seqbalance §2.3.5; type=assumption
+        //# R_AI scales as 10·C/25G Mb/s, R_HAI as 25·C/25G (HPCC ns-3: 5·C/25G and 50·C/25G).
+        match self {
+            DcqcnPreset::Seqbalance => (2500, 1000),
+            DcqcnPreset::Hpcc => (5000, 500),
+        }
+    }
+}
+
+/// The derived field-by-field deserializer of [`DcqcnParams`], as a type.
+struct PlainParams(DcqcnParams);
+
+impl<'de> Deserialize<'de> for PlainParams {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        DcqcnParams::deserialize(d).map(PlainParams)
+    }
+}
+
+impl Serialize for DcqcnParams {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        DcqcnParams::serialize(self, s)
+    }
+}
+
+impl<'de> Deserialize<'de> for DcqcnParams {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let table = toml::Table::deserialize(d)?;
+        Self::with_preset(table)
+    }
+}
+
+impl DcqcnParams {
+    /// The parameters of a `[transport.cc]` table: those of its `preset` (or the defaults)
+    /// with every key given in the table overriding them.
+    fn with_preset<E: serde::de::Error>(table: toml::Table) -> std::result::Result<Self, E> {
+        let Some(preset) = table.get("preset") else {
+            return crate::scheme::deserialize_params::<PlainParams, E>(table).map(|p| p.0);
+        };
+        let preset: DcqcnPreset = preset
+            .clone()
+            .try_into()
+            .map_err(|_| E::custom(format!("`preset`: unknown preset {preset}; allowed: \"seqbalance\", \"hpcc\"")))?;
+        let mut merged = match toml::Value::try_from(preset.params()) {
+            Ok(toml::Value::Table(t)) => t,
+            _ => toml::Table::new(),
+        };
+        merged.extend(table);
+        crate::scheme::deserialize_params::<PlainParams, E>(merged).map(|p| p.0)
+    }
 }
 
 impl Default for DcqcnParams {
@@ -145,6 +268,7 @@ impl Default for DcqcnParams {
         //# g 1/256, α and rate timers 55 µs, byte counter 10 MB, F = 5, R_AI 40 Mb/s per 40 G,
         //# R_HAI = 10 R_AI, min rate 1 Mb/s, one CNP per 50 µs.
         DcqcnParams {
+            preset: None,
             g: 1.0 / 256.0,
             alpha_init: 1.0,
             alpha_timer_us: 55.0,
@@ -157,6 +281,7 @@ impl Default for DcqcnParams {
             clamp_target_rate: true,
             cnp_interval_us: 50.0,
             window_bdp: None,
+            ooo_triggers_cnp: false,
         }
     }
 }
@@ -198,9 +323,6 @@ impl DcqcnParams {
         }
         period("alpha_timer_us", self.alpha_timer_us)?;
         period("rate_timer_us", self.rate_timer_us)?;
-        if self.byte_counter_bytes == 0 {
-            return Err(Error::invalid(key("byte_counter_bytes"), "0: must be at least 1 byte"));
-        }
         if let Some(r) = self.rate_ai_mbps {
             rate("rate_ai_mbps", r)?;
         }
@@ -243,7 +365,7 @@ pub struct Dcqcn {
     g: u64,
     alpha_period: Time,
     rate_period: Time,
-    /// Byte-counter threshold `B`.
+    /// Byte-counter threshold `B`; 0 = no byte counter.
     b: u64,
     /// `F`.
     f: u64,
@@ -281,10 +403,11 @@ impl Dcqcn {
         let line = path.host_rate.0.max(1);
         //= DCQCN §5 (R_AI = 40 Mb/s at 40 Gb/s); spec strack.md §5.4 (scaled by link speed/40 G)
         //# 40 Mb/s per 40 Gb/s is one thousandth of the line rate.
-        let r_ai = p.rate_ai_mbps.map_or(line / 1000, mbps_to_bps).max(1);
         //= spec strack.md §5.4 type=assumption
         //# R_HAI = 10 × R_AI.
-        let r_hai = p.rate_hai_mbps.map_or(r_ai.saturating_mul(10), mbps_to_bps).max(1);
+        let divisors = p.preset.map(DcqcnPreset::increase_divisors);
+        let r_ai = p.rate_ai_mbps.map_or(line / divisors.map_or(1000, |d| d.0), mbps_to_bps).max(1);
+        let r_hai = p.rate_hai_mbps.map_or(divisors.map_or(r_ai.saturating_mul(10), |d| line / d.1), mbps_to_bps).max(1);
         let window = p.window_bdp.map(|w| ((w * path.bdp_bytes as f64).ceil() as u64).max(path.mtu_bytes.max(1)));
         Dcqcn {
             line,
@@ -294,7 +417,7 @@ impl Dcqcn {
             g: ((p.g * ONE as f64).round() as u64).clamp(1, ONE),
             alpha_period: us_to_ps(p.alpha_timer_us).max(1),
             rate_period: us_to_ps(p.rate_timer_us).max(1),
-            b: p.byte_counter_bytes.max(1),
+            b: p.byte_counter_bytes,
             f: p.fast_recovery_steps as u64,
             clamp_target_rate: p.clamp_target_rate,
             window,
@@ -387,6 +510,18 @@ impl Dcqcn {
         //# Both counts ≤ F: fast recovery. Both > F: hyper increase by (min − F)·R_HAI. Else
         //# additive increase by R_AI.
         //= type=assumption (counts include this event, so ≤ F gives exactly F fast-recovery steps, as htsim)
+        if self.b == 0 {
+            //= seqbalance §2.3.5 (rate increase); type=assumption
+            //# Without a byte counter the stage alone decides: stage < F fast recovery, stage = F
+            //# additive (R_AI), stage > F hyper (R_HAI); our T is the stage + 1.
+            return if t <= self.f {
+                0
+            } else if t == self.f + 1 {
+                self.r_ai
+            } else {
+                self.r_hai
+            };
+        }
         if t.max(bc) <= self.f {
             0
         } else if t.min(bc) > self.f {
@@ -400,6 +535,17 @@ impl Dcqcn {
     /// amount as the step just taken (count `T`).
     fn same_inc_steps(&self) -> u64 {
         let (t, bc, f) = (self.t, self.bc, self.f);
+        if self.b == 0 {
+            // The stage rule of `inc_for`: fast recovery until T = F, one additive step, then
+            // hyper increase by the same R_HAI for good.
+            return if t <= f {
+                f - t
+            } else if t == f + 1 {
+                0
+            } else {
+                u64::MAX
+            };
+        }
         if t.max(bc) <= f {
             f - t // fast recovery until T = F
         } else if t.min(bc) > f {
@@ -457,7 +603,7 @@ impl CongestionControl for Dcqcn {
 
     fn on_send(&mut self, now: Time, bytes: u64) {
         self.advance(now);
-        if !self.active {
+        if !self.active || self.b == 0 {
             return;
         }
         //= DCQCN §3.1 (byte counter)
@@ -850,6 +996,92 @@ mod tests {
         assert!(err.to_string().contains("rai_mbps"), "{err}");
     }
 
+    /// The `[transport.cc]` table `text` as `dcqcn` parameters (or the error message).
+    fn parse(text: &str) -> std::result::Result<DcqcnParams, String> {
+        use super::super::CcConfig;
+        match toml::from_str::<CcConfig>(&format!("name = \"dcqcn\"\n{text}")) {
+            Ok(CcConfig::Dcqcn(p)) => Ok(p),
+            Ok(other) => panic!("{other:?}"),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
+    //= type=test
+    //= seqbalance §2.3.5; type=assumption
+    //# The lineage preset: g 1/256, T_α 1 µs, T_dec 4 µs (as the CNP interval), T_inc 300 µs,
+    //# F = 1, R_AI 40 / R_HAI 100 Mb/s at 100 G (16 / 40 at 40 G), R_min 100 Mb/s, no clamp,
+    //# no byte counter; explicit keys override it.
+    #[test]
+    fn seqbalance_preset_resolves_to_the_lineage_constants() {
+        use super::super::CcConfig;
+        let p = parse("preset = \"seqbalance\"").unwrap();
+        assert!(p.validate().is_ok());
+        assert_eq!(p.preset, Some(DcqcnPreset::Seqbalance));
+        assert_eq!((p.g, p.alpha_timer_us, p.cnp_interval_us, p.rate_timer_us), (1.0 / 256.0, 1.0, 4.0, 300.0));
+        assert_eq!((p.fast_recovery_steps, p.min_rate_mbps, p.clamp_target_rate, p.byte_counter_bytes), (1, 100.0, false, 0));
+        assert_eq!((p.rate_ai_mbps, p.rate_hai_mbps, p.window_bdp, p.ooo_triggers_cnp), (None, None, None, false));
+        let rates = |p: &DcqcnParams, gbps: u64| {
+            let c = Dcqcn::new(p, &testing::path(gbps * 1_000_000_000, 100 * MTU));
+            (c.r_ai, c.r_hai, c.min_rate, c.alpha_period, c.rate_period)
+        };
+        assert_eq!(rates(&p, 100), (40_000_000, 100_000_000, 100_000_000, US, 300 * US));
+        assert_eq!(rates(&p, 40), (16_000_000, 40_000_000, 100_000_000, US, 300 * US));
+        assert_eq!(CcConfig::Dcqcn(p.clone()).cnp_interval(), Some(4 * US));
+        // The HPCC column: 20 / 200 Mb/s at 100 G, 8 / 80 at 40 G, R_min 1 Gb/s.
+        let h = parse("preset = \"hpcc\"").unwrap();
+        assert_eq!(rates(&h, 100), (20_000_000, 200_000_000, 1_000_000_000, US, 300 * US));
+        assert_eq!(rates(&h, 40).0, 8_000_000);
+        // Explicit keys win; the rest stays the preset's. The resolved table lists every value
+        // and reads back to the same parameters.
+        let o = parse("preset = \"seqbalance\"\nrate_ai_mbps = 20.0\nfast_recovery_steps = 5\nooo_triggers_cnp = true").unwrap();
+        assert_eq!((o.rate_ai_mbps, o.fast_recovery_steps, o.rate_timer_us, o.ooo_triggers_cnp), (Some(20.0), 5, 300.0, true));
+        assert_eq!(rates(&o, 100).0..rates(&o, 100).2, 20_000_000..100_000_000);
+        assert!(CcConfig::Dcqcn(o.clone()).ooo_triggers_cnp());
+        let resolved = toml::to_string(&o).unwrap();
+        assert!(resolved.contains("preset = \"seqbalance\"") && resolved.contains("byte_counter_bytes = 0"), "{resolved}");
+        assert_eq!(format!("{:?}", parse(&resolved).unwrap()), format!("{o:?}"));
+        // Without a preset nothing changes, and the new keys stay out of the resolved table.
+        let plain = toml::to_string(&DcqcnParams::default()).unwrap();
+        assert!(!plain.contains("preset") && !plain.contains("ooo_triggers_cnp"), "{plain}");
+        let e = parse("preset = \"mellanox\"").unwrap_err();
+        assert!(e.contains("preset") && e.contains("\"seqbalance\", \"hpcc\""), "{e}");
+        let e = parse("preset = \"seqbalance\"\nrai_mbps = 5.0").unwrap_err();
+        assert!(e.contains("rai_mbps"), "{e}");
+        let e = parse("preset = \"seqbalance\"\ng = \"x\"").unwrap_err();
+        assert!(e.contains("`g`"), "{e}");
+    }
+
+    //= type=test
+    //= seqbalance §2.3.5; type=assumption
+    //# No byte counter (F = 1): one fast-recovery step, one additive step (Rt += R_AI), then
+    //# hyper increase by a fixed R_HAI per timer event.
+    #[test]
+    fn without_a_byte_counter_the_timer_count_is_the_stage() {
+        let p = DcqcnParams { byte_counter_bytes: 0, fast_recovery_steps: 1, clamp_target_rate: true, ..DcqcnParams::default() };
+        let mut c = cc(p.clone());
+        // Two cuts at once: Rc = 100 G, Rt = 200 G. R_AI = 400 Mb/s, R_HAI = 4 Gb/s at 400 G.
+        c.on_cnp(0);
+        c.on_cnp(0);
+        assert_eq!((c.rc().0, c.rt().0), (100_000_000_000, 200_000_000_000));
+        // Sends never count.
+        c.on_send(US, 1 << 40);
+        assert_eq!(c.counters(), (0, 0));
+        at(&mut c, P);
+        assert_eq!((c.rc().0, c.rt().0), (150_000_000_000, 200_000_000_000));
+        at(&mut c, 2 * P);
+        assert_eq!((c.rc().0, c.rt().0), (175_200_000_000, 200_400_000_000));
+        at(&mut c, 3 * P);
+        assert_eq!((c.rc().0, c.rt().0), (189_800_000_000, 204_400_000_000));
+        at(&mut c, 4 * P);
+        assert_eq!((c.rc().0, c.rt().0), (199_100_000_000, 208_400_000_000));
+        // A long quiet stretch replays to what step-by-step calls give.
+        let cnp = Some(0);
+        let deep: Vec<_> = (0..12).map(|i| (i * US, cnp)).collect();
+        catch_up_matches_step_by_step(p, &deep, 100 * 1000 * US);
+        let lineage = DcqcnParams { rate_timer_us: 3.0, alpha_timer_us: 1.0, ..DcqcnPreset::Seqbalance.params() };
+        catch_up_matches_step_by_step(lineage, &deep, 50 * 1000 * US);
+    }
+
     #[test]
     fn bad_parameters_name_their_key() {
         let key = |p: DcqcnParams| match p.validate() {
@@ -863,7 +1095,6 @@ mod tests {
         assert_eq!(key(DcqcnParams { alpha_init: -0.1, ..d() }), "transport.cc.alpha_init");
         assert_eq!(key(DcqcnParams { alpha_timer_us: 0.0, ..d() }), "transport.cc.alpha_timer_us");
         assert_eq!(key(DcqcnParams { rate_timer_us: f64::INFINITY, ..d() }), "transport.cc.rate_timer_us");
-        assert_eq!(key(DcqcnParams { byte_counter_bytes: 0, ..d() }), "transport.cc.byte_counter_bytes");
         assert_eq!(key(DcqcnParams { rate_ai_mbps: Some(0.0), ..d() }), "transport.cc.rate_ai_mbps");
         assert_eq!(key(DcqcnParams { rate_hai_mbps: Some(-1.0), ..d() }), "transport.cc.rate_hai_mbps");
         assert_eq!(key(DcqcnParams { min_rate_mbps: 0.0, ..d() }), "transport.cc.min_rate_mbps");

@@ -233,6 +233,12 @@ impl CcConfig {
             _ => None,
         }
     }
+
+    /// Whether the notification point also sends a CNP with every sequence NACK (`dcqcn`'s
+    /// `ooo_triggers_cnp`, the ConWeave ns-3 receiver; seqbalance spec §2.3.3).
+    pub fn ooo_triggers_cnp(&self) -> bool {
+        matches!(self, CcConfig::Dcqcn(p) if p.ooo_triggers_cnp)
+    }
 }
 
 impl CongestionControl for AnyCc {

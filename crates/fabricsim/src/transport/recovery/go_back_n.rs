@@ -8,10 +8,13 @@
 //! How often the receiver NACKs one gap is the option `nack_repeat`: `"never"` (default, a
 //! RoCEv2 responder: one NACK per expected PSN; a lost NACK is recovered by the RTO),
 //! `"base_rtt"` (LR-ROCE's assumption: again for the same PSN once a base RTT passed since the
-//! last NACK) or `"every"` (htsim: a NACK for every out-of-order arrival).
+//! last NACK), `"interval"` (again for the same PSN once `nack_interval_us` passed since the
+//! last NACK: the lineage's T_NACK = 4 µs of seqbalance spec §2.3.3) or `"every"` (htsim: a
+//! NACK for every out-of-order arrival).
 
 use super::{Actions, Admit, NackOnce, ReceiverRecovery, Reply, RxView, SenderCtx, SenderRecovery};
-use crate::units::Time;
+use crate::error::{Error, Result};
+use crate::units::{us_to_ps, Time};
 use serde::{Deserialize, Serialize};
 
 /// Registry name.
@@ -28,6 +31,8 @@ pub enum NackRepeat {
     Never,
     /// Once a base RTT passed since the last NACK (lb-ai-training LR-ROCE assumption).
     BaseRtt,
+    /// Once `nack_interval_us` passed since the last NACK (seqbalance spec §2.3.3, T_NACK).
+    Interval,
     /// On every out-of-order arrival (htsim).
     Every,
 }
@@ -38,7 +43,13 @@ pub enum NackRepeat {
 pub struct GoBackNParams {
     /// How often one gap is NACKed.
     pub nack_repeat: NackRepeat,
+    /// `nack_repeat = "interval"` only: the time after which a gap is NACKed again, µs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nack_interval_us: Option<f64>,
 }
+
+/// Longest `nack_interval_us` (1000 s): keeps picosecond sums far from overflow.
+const MAX_INTERVAL_US: f64 = 1e9;
 
 /// Sender half.
 #[derive(Clone, Copy, Debug, Default)]
@@ -79,6 +90,8 @@ impl SenderRecovery for GoBackN {
 pub struct GoBackNRx {
     nack: NackOnce,
     repeat: NackRepeat,
+    /// `NackRepeat::Interval`: the repeat interval.
+    interval: Time,
     /// When the last NACK left.
     last_nack: Time,
 }
@@ -92,6 +105,9 @@ impl ReceiverRecovery for GoBackNRx {
         let again = match self.repeat {
             NackRepeat::Never => false,
             NackRepeat::BaseRtt => rx.now >= self.last_nack.saturating_add(rx.base_rtt),
+            //= seqbalance §2.3.3; type=assumption
+            //# NACK(epsn) if now − last_nack_time ≥ T_NACK or last_nacked ≠ epsn.
+            NackRepeat::Interval => rx.now >= self.last_nack.saturating_add(self.interval),
             NackRepeat::Every => true,
         };
         let reply = if again { self.nack.nack_again(rx.cum) } else { self.nack.nack(rx.cum) };
@@ -106,6 +122,17 @@ impl crate::scheme::Scheme<crate::transport::cc::PathInfo> for GoBackN {
     const NAME: &'static str = NAME;
     const SUMMARY: &'static str = SUMMARY;
     type Params = GoBackNParams;
+    // From 1 ps (so that it rounds to a positive interval) to 1000 s.
+    const LIMITS: &'static [crate::scheme::Limit] = &[crate::scheme::Limit::new("nack_interval_us", 0.000001, MAX_INTERVAL_US)];
+    fn check(p: &GoBackNParams, key: &str) -> Result<()> {
+        let field = format!("{key}.nack_interval_us");
+        match (p.nack_repeat, p.nack_interval_us) {
+            (NackRepeat::Interval, None) => Err(Error::invalid(field, "missing: nack_repeat = \"interval\" needs nack_interval_us (µs, e.g. 4)")),
+            (NackRepeat::Interval, Some(_)) => Ok(()),
+            (_, Some(_)) => Err(Error::invalid(field, "only with nack_repeat = \"interval\"")),
+            (_, None) => Ok(()),
+        }
+    }
     fn build(_p: &GoBackNParams, _path: &mut crate::transport::cc::PathInfo) -> Self {
         GoBackN::default()
     }
@@ -114,7 +141,7 @@ impl crate::scheme::Scheme<crate::transport::cc::PathInfo> for GoBackN {
 impl crate::scheme::Companion<crate::transport::cc::PathInfo> for GoBackN {
     type Half = GoBackNRx;
     fn build_half(p: &GoBackNParams) -> GoBackNRx {
-        GoBackNRx { repeat: p.nack_repeat, ..GoBackNRx::default() }
+        GoBackNRx { repeat: p.nack_repeat, interval: p.nack_interval_us.map_or(0, us_to_ps), ..GoBackNRx::default() }
     }
 }
 
@@ -179,5 +206,39 @@ mod tests {
         // Again at 110 (100 + base RTT), then not before 120.
         assert_eq!(nacks(NackRepeat::BaseRtt, &times), [true, false, false, true, false, true]);
         assert_eq!(nacks(NackRepeat::Every, &times), [true; 6]);
+    }
+
+    //= type=test
+    //= seqbalance §2.3.3; type=assumption
+    //# T_NACK = 4 µs: a NACK for the same expected PSN is repeated only after 4 µs; a new
+    //# expected PSN is NACKed at once (and restarts the interval).
+    #[test]
+    fn interval_repeats_a_gap_after_four_microseconds() {
+        use crate::units::US;
+        let p: GoBackNParams = toml::from_str("nack_repeat = \"interval\"\nnack_interval_us = 4").unwrap();
+        let mut r = <GoBackN as crate::scheme::Companion<crate::transport::cc::PathInfo>>::build_half(&p);
+        let w = window(4, &[]);
+        let mut at = |cum, now, seq| r.admit(&RxView { cum, window: &w, lowest_unacked: u32::MAX, now, base_rtt: 100 * US }, seq) == Admit::Discard(Reply::SeqNack);
+        // Expected 4: NACKed at 10 µs, not again at 11 and 13.999 µs, again at 14 µs.
+        assert!(at(4, 10 * US, 6));
+        assert!(!at(4, 11 * US, 7));
+        assert!(!at(4, 14 * US - 1, 8));
+        assert!(at(4, 14 * US, 9));
+        // A new gap (expected 5) is NACKed at once, 1 µs later; its repeat waits 4 µs from there.
+        assert!(at(5, 15 * US, 7));
+        assert!(!at(5, 18 * US, 8));
+        assert!(at(5, 19 * US, 9));
+    }
+
+    #[test]
+    fn interval_needs_its_key_and_only_it() {
+        let check = |t: &str| toml::from_str::<RecoveryConfig>(&format!("name = \"go_back_n\"\n{t}")).unwrap().validate().map_err(|e| e.to_string());
+        assert!(check("nack_repeat = \"interval\"\nnack_interval_us = 4.0").is_ok());
+        let e = check("nack_repeat = \"interval\"").unwrap_err();
+        assert!(e.contains("transport.reliability.nack_interval_us") && e.contains("missing"), "{e}");
+        let e = check("nack_repeat = \"interval\"\nnack_interval_us = 0").unwrap_err();
+        assert!(e.contains("transport.reliability.nack_interval_us") && e.contains("0.000001"), "{e}");
+        let e = check("nack_repeat = \"base_rtt\"\nnack_interval_us = 4").unwrap_err();
+        assert!(e.contains("only with nack_repeat = \"interval\""), "{e}");
     }
 }
