@@ -151,3 +151,28 @@ fn bad_shaper_and_results_values_name_the_key() {
     let e = results("buckets = [1]");
     assert!(e.contains("unknown field `buckets`") && e.contains("size_buckets"), "{e}");
 }
+
+//= type=test; seqbalance §2.1 (sub-QP: a distinct 5-tuple), §2.7 item 3
+#[test]
+fn sub_qps_hash_onto_paths_of_their_own() {
+    // ECMP pins a connection to one spine; the flow's four sub-QPs use both uplinks of tor0.
+    let trace = "[run]\ntrace_interval_us = 5\ntrace_ports = [\"tor0-spine0\", \"tor0-spine1\"]";
+    let shaped = common::run(&roce_pair(&one_flow(999_500), &format!("[transport.shaper]\nname = \"seqbalance\"\n{trace}")));
+    let plain = common::run(&roce_pair(&one_flow(999_500), trace));
+    let (s, p) = (common::port_shares(&shaped, 2), common::port_shares(&plain, 2));
+    assert!(s.iter().all(|&x| x > 0.2), "shaped shares {s:?}");
+    assert!(p.contains(&0.0), "unsplit shares {p:?}");
+}
+
+#[test]
+fn same_scenario_and_seed_give_identical_shaped_outputs() {
+    let scenario = roce_pair("kind = \"permutation\"\nflow_bytes = 33333", "[transport.shaper]\nname = \"seqbalance\"\nqps = 5\n[results]\nsize_buckets = [20000]");
+    let (a, b) = (common::run(&scenario), common::run(&scenario));
+    assert_eq!(a.flows_csv(), b.flows_csv());
+    let strip = |r: &fabricsim::Results| {
+        let mut v = serde_json::to_value(&r.summary).unwrap();
+        v.as_object_mut().unwrap().remove("performance");
+        v
+    };
+    assert_eq!(strip(&a), strip(&b));
+}
