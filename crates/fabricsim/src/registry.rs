@@ -117,7 +117,7 @@ fn keyed_rows<'a, T: Default + serde::Serialize>(keys: impl Iterator<Item = &'a 
 
 /// Every family, in the order `fabricsim list` prints them.
 pub fn families() -> Vec<Family> {
-    use crate::transport::{cc, credit, gate, lb, recovery};
+    use crate::transport::{cc, credit, gate, lb, recovery, shaper};
     vec![
         Family { title: "topologies", key: "topology.kind", schemes: TOPOLOGIES },
         Family { title: "link faults", key: "topology.failures.kind", schemes: LINK_FAULTS },
@@ -129,6 +129,7 @@ pub fn families() -> Vec<Family> {
         Family { title: "message gates", key: "transport.gate", schemes: gate::GateConfig::REGISTRY },
         Family { title: "receiver credits", key: "transport.credit", schemes: credit::CreditConfig::REGISTRY },
         Family { title: "loss recovery", key: "transport.reliability", schemes: recovery::RecoveryConfig::REGISTRY },
+        Family { title: "message shapers", key: "transport.shaper", schemes: shaper::ShaperConfig::REGISTRY },
     ]
 }
 

@@ -85,7 +85,7 @@ pub struct Progress {
     pub now: Time,
     /// Events so far.
     pub events: u64,
-    /// Messages completed (a flow is one message).
+    /// Messages completed (a flow is one message; under a message shaper, one per sub-QP).
     pub messages_done: u32,
     /// All messages.
     pub messages: u32,

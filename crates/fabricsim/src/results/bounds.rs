@@ -6,10 +6,11 @@ use crate::engine::Sim;
 use crate::scenario::Setup;
 use crate::units::Time;
 
-/// The ideal completion time of `flows` (planned as `plan`), counted from `first_start`.
-pub(super) fn ideal_completion(sim: &Sim, setup: &Setup, flows: &[FlowResult], plan: &[ConnPlan], first_start: Time) -> Time {
+/// The ideal completion time of `flows` (planned as `flow_plan`; their connections as `plan`),
+/// counted from `first_start`.
+pub(super) fn ideal_completion(sim: &Sim, setup: &Setup, flows: &[FlowResult], flow_plan: &[ConnPlan], plan: &[ConnPlan], first_start: Time) -> Time {
     let tp = sim.hosts.tp;
-    let flow_bound = flows.iter().map(|f| plan[f.id as usize].due + f.ideal_fct).max().unwrap_or(0);
+    let flow_bound = flows.iter().map(|f| flow_plan[f.id as usize].due + f.ideal_fct).max().unwrap_or(0);
     let mut host_load = vec![(0u64, 0u64); sim.net.fabric.hosts as usize];
     for (c, p) in sim.hosts.conns.iter().zip(plan) {
         let wire = p.wire_bytes(tp.header);

@@ -26,9 +26,12 @@ impl Results {
     pub fn flows_csv(&self) -> String {
         // The `reroutes` column only in runs whose switches count re-routes (adaptive schemes),
         // so ECMP runs keep their columns.
+        // Likewise `subflows` only under a message shaper, whose rows are application flows.
         let reroutes = self.flows.first().is_some_and(|f| f.reroutes.is_some());
+        let subflows = self.flows.first().is_some_and(|f| f.subflows.is_some());
         let mut s = String::from("flow,src,dst,bytes,start_us,finish_us,fct_us,ideal_fct_us,slowdown,retransmits,trims,drops,ecn_acks,timeouts,data_sent,data_lost,duplicates,fast_retransmits");
-        s.push_str(if reroutes { ",reroutes\n" } else { "\n" });
+        s.push_str(if reroutes { ",reroutes" } else { "" });
+        s.push_str(if subflows { ",subflows\n" } else { "\n" });
         for f in &self.flows {
             let _ = write!(s, "{},{},{},{},", f.id, f.src, f.dst, f.bytes);
             push_times(&mut s, &[Some(f.start), f.finish, f.fct(), Some(f.ideal_fct)]);
@@ -37,8 +40,8 @@ impl Results {
             }
             let _ = write!(s, ",{},{},{},{},{}", f.retransmits, f.trims, f.drops, f.ecn_acks, f.timeouts);
             let _ = write!(s, ",{},{},{},{}", f.data_sent, f.data_lost, f.duplicates, f.fast_retransmits);
-            if let Some(r) = f.reroutes {
-                let _ = write!(s, ",{r}");
+            for extra in [f.reroutes, f.subflows].into_iter().flatten() {
+                let _ = write!(s, ",{extra}");
             }
             s.push('\n');
         }

@@ -1,5 +1,7 @@
 //! Per-flow rows (`flows.csv`): what the workload puts on each connection, when it started and
-//! finished, and its ideal completion time on an idle fabric.
+//! finished, and its ideal completion time on an idle fabric. Under a message shaper a row is
+//! an application flow instead, over the sub-QPs (connections) that carried it
+//! (seqbalance §2.2.4, §5.2 "Metrics").
 
 use crate::engine::Sim;
 use crate::units::{BitsPerSec, Time};
@@ -54,6 +56,10 @@ pub struct FlowResult {
     /// counts re-routes (`SwitchLb::counts_reroutes`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reroutes: Option<u32>,
+    /// Connections (sub-QPs) that carried the flow; `None` unless a message shaper is active
+    /// (`[transport.shaper]`), whose rows are application flows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subflows: Option<u32>,
 }
 
 impl FlowResult {
@@ -91,6 +97,12 @@ impl ConnPlan {
     pub fn wire_bytes(&self, header: u32) -> u64 {
         self.bytes + self.pkts * header as u64
     }
+
+    /// One message of `bytes` in `mss`-byte packets, due at `due`.
+    fn unsplit(bytes: u64, mss: u64, due: Time) -> ConnPlan {
+        let pkts = bytes.div_ceil(mss).max(1);
+        ConnPlan { bytes, pkts, tail: bytes - (pkts - 1) * mss, due }
+    }
 }
 
 /// The plan of every connection of `sim`'s workload.
@@ -102,11 +114,11 @@ pub(super) fn plan(sim: &Sim) -> Vec<ConnPlan> {
         let task = &traffic.tasks[t as usize];
         if let TaskKind::Send { conn, bytes } = task.kind {
             let p = &mut plan[conn as usize];
-            let pkts = bytes.div_ceil(mss).max(1);
-            p.bytes += bytes;
-            p.pkts += pkts;
-            p.tail = bytes - (pkts - 1) * mss;
-            p.due = p.due.min(task.not_before);
+            let m = ConnPlan::unsplit(bytes, mss, task.not_before);
+            p.bytes += m.bytes;
+            p.pkts += m.pkts;
+            p.tail = m.tail;
+            p.due = p.due.min(m.due);
         }
     }
     plan
@@ -115,13 +127,10 @@ pub(super) fn plan(sim: &Sim) -> Vec<ConnPlan> {
 /// One row per connection of `sim`.
 pub(super) fn rows(sim: &Sim, plan: &[ConnPlan]) -> Vec<FlowResult> {
     use crate::net::switch_lb::SwitchLb;
-    let tp = sim.hosts.tp;
     let reroutes_counted = sim.net.switch_lb.iter().any(|s| s.counts_reroutes());
     let mut flows = Vec::with_capacity(sim.hosts.conns.len());
     for (i, c) in sim.hosts.conns.iter().enumerate() {
         let p = &plan[i];
-        let host_rate = sim.net.ports[sim.net.fabric.host_port[c.src as usize] as usize].rate;
-        let hops = crate::engine::hop_count(&sim.net.fabric, c.src, c.dst) as u64;
         let finished = c.idle() && c.size == p.bytes;
         flows.push(FlowResult {
             id: i as u32,
@@ -130,7 +139,7 @@ pub(super) fn rows(sim: &Sim, plan: &[ConnPlan]) -> Vec<FlowResult> {
             bytes: p.bytes,
             start: if c.started { c.start } else { p.due },
             finish: if finished { c.finish } else { None },
-            ideal_fct: ideal_fct(p, host_rate, tp.mss, tp.header, c.base_rtt, hops),
+            ideal_fct: conn_ideal_fct(sim, i, p),
             retransmits: c.retransmits,
             trims: c.trims,
             drops: c.drops,
@@ -142,9 +151,67 @@ pub(super) fn rows(sim: &Sim, plan: &[ConnPlan]) -> Vec<FlowResult> {
             fast_retransmits: c.fast_retransmits,
             nacks: c.nacks,
             reroutes: reroutes_counted.then_some(c.reroutes),
+            subflows: None,
         });
     }
     flows
+}
+
+/// The ideal FCT of connection `i` of `sim` carrying `p`.
+fn conn_ideal_fct(sim: &Sim, i: usize, p: &ConnPlan) -> Time {
+    let (tp, c) = (sim.hosts.tp, &sim.hosts.conns[i]);
+    let host_rate = sim.net.ports[sim.net.fabric.host_port[c.src as usize] as usize].rate;
+    let hops = crate::engine::hop_count(&sim.net.fabric, c.src, c.dst) as u64;
+    ideal_fct(p, host_rate, tp.mss, tp.header, c.base_rtt, hops)
+}
+
+/// Under a message shaper, one row per application flow out of the per-connection `conns`
+/// rows (planned as `plan`), and each app flow's plan (its sub-QPs' packets added up); without
+/// one, the rows and plan as they are.
+pub(super) fn app_flows(sim: &Sim, conns: Vec<FlowResult>, plan: &[ConnPlan]) -> (Vec<FlowResult>, Vec<ConnPlan>) {
+    let traffic = &sim.traffic;
+    if traffic.app_flows.is_empty() {
+        return (conns, plan.to_vec());
+    }
+    let mss = sim.hosts.tp.mss as u64;
+    let flows = traffic.app_flows.len() - 1;
+    let (mut rows, mut plans) = (Vec::with_capacity(flows), Vec::with_capacity(flows));
+    for f in 0..flows {
+        let range = traffic.conns_of_app_flow(f);
+        let (first, parts) = (range.start, &conns[range.clone()]);
+        let mut p = plan[first];
+        for q in &plan[first + 1..range.end] {
+            (p.bytes, p.pkts, p.tail, p.due) = (p.bytes + q.bytes, p.pkts + q.pkts, q.tail, p.due.min(q.due));
+        }
+        let sum = |field: fn(&FlowResult) -> u32| parts.iter().map(field).sum::<u32>();
+        rows.push(FlowResult {
+            id: f as u32,
+            src: parts[0].src,
+            dst: parts[0].dst,
+            bytes: p.bytes,
+            start: parts.iter().map(|r| r.start).min().unwrap_or(p.due),
+            //= seqbalance §2.2.4; type=assumption
+            //# FCT = t(last sub-WQE ACK received at sender) − w.t_post
+            finish: parts.iter().map(|r| r.finish).collect::<Option<Vec<Time>>>().and_then(|t| t.into_iter().max()),
+            //= seqbalance §5.2 (Metrics); type=assumption
+            //# For SeqBalance, use the same ideal as the unsplit flow.
+            ideal_fct: conn_ideal_fct(sim, first, &ConnPlan::unsplit(p.bytes, mss, p.due)),
+            retransmits: sum(|r| r.retransmits),
+            trims: sum(|r| r.trims),
+            drops: sum(|r| r.drops),
+            ecn_acks: sum(|r| r.ecn_acks),
+            timeouts: sum(|r| r.timeouts),
+            data_sent: sum(|r| r.data_sent),
+            data_lost: sum(|r| r.data_lost),
+            duplicates: sum(|r| r.duplicates),
+            fast_retransmits: sum(|r| r.fast_retransmits),
+            nacks: sum(|r| r.nacks),
+            reroutes: parts[0].reroutes.map(|_| sum(|r| r.reroutes.unwrap_or(0))),
+            subflows: Some(parts.len() as u32),
+        });
+        plans.push(p);
+    }
+    (rows, plans)
 }
 
 /// Completion time on an idle fabric of a connection carrying `p`, sent at `host_rate` with
@@ -166,7 +233,7 @@ pub(super) mod tests {
 
     /// A flow row with the given times (ps) and counters 1..=5.
     pub fn row(id: u32, start: u64, finish: Option<u64>, ideal_fct: u64) -> FlowResult {
-        FlowResult { id, src: 0, dst: 1, bytes: 10_000, start, finish, ideal_fct, retransmits: 1, trims: 2, drops: 3, ecn_acks: 4, timeouts: 5, data_sent: 6, data_lost: 7, duplicates: 8, fast_retransmits: 9, nacks: 0, reroutes: None }
+        FlowResult { id, src: 0, dst: 1, bytes: 10_000, start, finish, ideal_fct, retransmits: 1, trims: 2, drops: 3, ecn_acks: 4, timeouts: 5, data_sent: 6, data_lost: 7, duplicates: 8, fast_retransmits: 9, nacks: 0, reroutes: None, subflows: None }
     }
 
     #[test]

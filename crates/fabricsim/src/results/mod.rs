@@ -1,8 +1,11 @@
 //! Results of a run: one row per connection (`flows.csv`; a flow workload has one connection
-//! per flow), one row per collective instance (`ccts.csv`, collective workloads only), a summary
-//! (`summary.json`), and the end-of-run invariant checks.
+//! per flow, and under a message shaper one row per flow over its sub-QPs), one row per
+//! collective instance (`ccts.csv`, collective workloads only), a summary (`summary.json`, with
+//! FCT slowdown by flow size over a stationary window when `[results]` asks), and the
+//! end-of-run invariant checks.
 
 mod bounds;
+mod by_size;
 mod collectives;
 mod csv;
 mod flows;
@@ -12,6 +15,7 @@ mod logs;
 mod stats;
 mod summary;
 
+pub use by_size::{SizeBucket, WindowFigures};
 pub use collectives::{CctResult, CollectiveSummary};
 pub use flows::FlowResult;
 pub use logs::{EventRow, MessageRow};
@@ -25,7 +29,7 @@ use crate::units::{Time, US};
 /// Everything a run produced.
 #[derive(Clone, Debug)]
 pub struct Results {
-    /// Per-flow (per-connection) rows.
+    /// Per-flow rows (per connection; per application flow under a message shaper).
     pub flows: Vec<FlowResult>,
     /// Per-collective-instance rows (empty for flow workloads).
     pub ccts: Vec<CctResult>,
@@ -57,9 +61,9 @@ fn known(t: Time) -> Option<Time> {
 /// Gathers results after [`Sim::run`].
 pub fn collect(sim: &Sim, setup: &Setup, wall_seconds: f64) -> Results {
     let plan = flows::plan(sim);
-    let flows = flows::rows(sim, &plan);
+    let (flows, flow_plan) = flows::app_flows(sim, flows::rows(sim, &plan), &plan);
     let ccts = collectives::rows(sim, setup);
-    let summary = summary::assemble(sim, setup, &flows, &plan, &ccts, wall_seconds);
+    let summary = summary::assemble(sim, setup, &flows, summary::Plans { flows: &flow_plan, conns: &plan }, &ccts, wall_seconds);
     Results {
         flows,
         ccts,

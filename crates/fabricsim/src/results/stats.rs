@@ -1,5 +1,5 @@
 //! Distribution figures (min, mean, nearest-rank p50 and p99, max) of a sample, and of the ACK
-//! RTT histogram.
+//! RTT histogram; the nearest-rank rule itself (also used by the size buckets).
 
 use super::us;
 use serde::Serialize;
@@ -26,9 +26,19 @@ impl Stats {
             return Stats::default();
         }
         v.sort_by(|a, b| a.total_cmp(b));
-        let rank = |q: f64| v[(((q * v.len() as f64).ceil() as usize).max(1) - 1).min(v.len() - 1)];
-        Stats { min: v[0], mean: v.iter().sum::<f64>() / v.len() as f64, p50: rank(0.5), p99: rank(0.99), max: v[v.len() - 1] }
+        let rank = |q: f64| nearest_rank(v, q);
+        Stats { min: v[0], mean: mean(v), p50: rank(0.5), p99: rank(0.99), max: v[v.len() - 1] }
     }
+}
+
+/// The nearest-rank `q` quantile of the sorted, non-empty `v`: its ⌈q·n⌉-th smallest value.
+pub(super) fn nearest_rank(v: &[f64], q: f64) -> f64 {
+    v[(((q * v.len() as f64).ceil() as usize).max(1) - 1).min(v.len() - 1)]
+}
+
+/// The mean of the non-empty `v`.
+pub(super) fn mean(v: &[f64]) -> f64 {
+    v.iter().sum::<f64>() / v.len() as f64
 }
 
 /// Figures of the ACK RTT histogram.

@@ -2,6 +2,7 @@
 //! counters, queue profiles, PFC figures, invariant violations, wall-clock performance) and
 //! its assembly.
 
+use super::by_size::{self, SizeBucket, WindowFigures};
 use super::collectives::{self, CctResult, CollectiveSummary};
 use super::flows::{ConnPlan, FlowResult};
 use super::stats::{rtt_stats, Stats};
@@ -230,10 +231,18 @@ pub struct Summary {
     /// Lower bound of that: the latest per-flow ideal finish, or the busiest host link's bytes at
     /// line rate plus the longest base RTT, whichever is later (µs).
     pub ideal_completion_time_us: f64,
-    /// FCT distribution (µs).
+    /// `[results] window_start_us` / `window_end_us` only: the stationary window and how many
+    /// flows started in it (those `fct_us`, `slowdown` and `slowdown_by_size` count).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stationary_window: Option<WindowFigures>,
+    /// FCT distribution (µs) of the finished flows (that started in the stationary window).
     pub fct_us: Stats,
-    /// Slowdown (FCT / ideal FCT) distribution.
+    /// Slowdown (FCT / ideal FCT) distribution, over the same flows.
     pub slowdown: Stats,
+    /// `[results] size_buckets` only: slowdown figures per flow-size bucket, over the same
+    /// flows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slowdown_by_size: Option<Vec<SizeBucket>>,
     /// Loss rate, worst-flow loss, retransmitted fraction and spurious retransmissions.
     pub loss: LossFigures,
     /// Per flow, data-packet re-routes by switches divided by the flow's data packets (a packet
@@ -434,14 +443,26 @@ fn reroutes_per_packet(flows: &[FlowResult], plan: &[ConnPlan]) -> Option<Stats>
     Some(Stats::of(&mut v))
 }
 
+/// What the workload puts on each flow row and on each connection (the same unless a message
+/// shaper splits flows over several connections).
+#[derive(Clone, Copy)]
+pub(super) struct Plans<'a> {
+    /// Per flow row.
+    pub flows: &'a [ConnPlan],
+    /// Per connection.
+    pub conns: &'a [ConnPlan],
+}
+
 /// The summary of `sim`'s run (set up as `setup`, which took `wall_seconds`), with `flows`
-/// (planned as `plan`) and `ccts` already collected.
-pub(super) fn assemble(sim: &Sim, setup: &Setup, flows: &[FlowResult], plan: &[ConnPlan], ccts: &[CctResult], wall_seconds: f64) -> Summary {
-    let mut fct: Vec<f64> = flows.iter().filter_map(|f| f.fct()).map(us).collect();
-    let mut slow: Vec<f64> = flows.iter().filter_map(|f| f.slowdown()).collect();
+/// (planned as `plans`) and `ccts` already collected.
+pub(super) fn assemble(sim: &Sim, setup: &Setup, flows: &[FlowResult], plans: Plans, ccts: &[CctResult], wall_seconds: f64) -> Summary {
+    let window = setup.results.window;
+    let counted = || flows.iter().filter(|f| window.is_none_or(|w| w.contains(f.start)));
+    let mut fct: Vec<f64> = counted().filter_map(|f| f.fct()).map(us).collect();
+    let mut slow: Vec<f64> = counted().filter_map(|f| f.slowdown()).collect();
     let first_start = flows.iter().map(|f| f.start).min().unwrap_or(0);
     let last_finish = flows.iter().filter_map(|f| f.finish).max().unwrap_or(first_start);
-    let ideal_completion = bounds::ideal_completion(sim, setup, flows, plan, first_start);
+    let ideal_completion = bounds::ideal_completion(sim, setup, flows, plans.flows, plans.conns, first_start);
     let mut packets = PacketCounts::from(&sim.c);
     packets.discarded_out_of_order = sim.hosts.conns.iter().map(|c| c.rcv_discarded as u64).sum();
     let flaky = sim.net.ports.iter().any(|p| p.flaky.is_some());
@@ -464,10 +485,12 @@ pub(super) fn assemble(sim: &Sim, setup: &Setup, flows: &[FlowResult], plan: &[C
         stalled_since_us: sim.stalled.map(|(since, _)| us(since)),
         completion_time_us: us(last_finish - first_start),
         ideal_completion_time_us: us(ideal_completion),
+        stationary_window: window.map(|w| WindowFigures::of(&w, flows)),
         fct_us: Stats::of(&mut fct),
         slowdown: Stats::of(&mut slow),
+        slowdown_by_size: (!setup.results.size_buckets.is_empty()).then(|| by_size::buckets(&setup.results.size_buckets, window, flows)),
         loss: LossFigures::of(flows, &packets),
-        reroutes_per_packet: reroutes_per_packet(flows, plan),
+        reroutes_per_packet: reroutes_per_packet(flows, plans.flows),
         uplink_imbalance: super::imbalance::figure(&sim.net.fabric, &sim.tracer.port_samples),
         collectives: collectives::summary(ccts),
         packets,

@@ -6,6 +6,7 @@
 
 mod link_events;
 mod queues;
+mod results_options;
 mod run_options;
 #[cfg(test)]
 mod tests;
@@ -15,6 +16,7 @@ mod transport;
 mod values;
 
 pub use queues::{port_class, PortRules, QueueRule, PORT_CLASSES};
+pub use results_options::{ResultsOptions, StationaryWindow};
 pub use values::{deserialize_params, ByteSize, NoParams, Ratio};
 
 use crate::error::{Error, Result};
@@ -24,6 +26,7 @@ use crate::topo::failures::FailuresConfig;
 use crate::topo::Fabric;
 use crate::transport::cc::CcConfig;
 use crate::transport::lb::LbConfig;
+use crate::transport::shaper::ShaperCtx;
 use crate::units::{BitsPerSec, Time, NS};
 use crate::transport::credit::CreditConfig;
 use crate::transport::gate::GateConfig;
@@ -53,6 +56,10 @@ pub struct Scenario {
     pub link_events: Vec<LinkEventConfig>,
     /// Run limits.
     pub run: RunConfig,
+    /// What the summary counts (stationary window, flow-size buckets); left out of resolved
+    /// scenarios while empty.
+    #[serde(skip_serializing_if = "ResultsConfig::is_empty")]
+    pub results: ResultsConfig,
 }
 
 /// Topology family.
@@ -304,6 +311,11 @@ pub struct TransportConfig {
     pub credit: CreditConfig,
     /// Loss recovery (`reliability = "sack"`, `"go_back_n"`, `"selective_nack"`, `"strack"`).
     pub reliability: crate::transport::recovery::RecoveryConfig,
+    /// Message shaper (`shaper = "none"`, or `[transport.shaper] name = "seqbalance"`, `qps`,
+    /// `split`): splits each flow of a flow workload over sub-QPs. Left out of resolved
+    /// scenarios while `none`.
+    #[serde(skip_serializing_if = "crate::transport::shaper::ShaperConfig::is_none")]
+    pub shaper: crate::transport::shaper::ShaperConfig,
 }
 
 impl Default for TransportConfig {
@@ -320,6 +332,7 @@ impl Default for TransportConfig {
             gate: GateConfig::default(),
             credit: CreditConfig::default(),
             reliability: Default::default(),
+            shaper: Default::default(),
         }
     }
 }
@@ -411,6 +424,30 @@ pub struct RunConfig {
     pub tier_queue_stats: bool,
 }
 
+/// `[results]`: which flows the summary's FCT figures count, and how they are bucketed.
+#[derive(Clone, Debug, Serialize, Deserialize, Default, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct ResultsConfig {
+    /// Upper bounds of the flow-size buckets of `summary.json` `slowdown_by_size` (bytes or
+    /// sizes like `"100KB"`, increasing; flows above the last fall in one more bucket); unset:
+    /// no such figures.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub size_buckets: Vec<ByteSize>,
+    /// Flows that start before this (µs) are left out of the FCT figures (warm-up).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window_start_us: Option<f64>,
+    /// Flows that start at or after this (µs) are left out of the FCT figures (drain); must be
+    /// later than `window_start_us`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window_end_us: Option<f64>,
+}
+
+impl ResultsConfig {
+    fn is_empty(&self) -> bool {
+        *self == ResultsConfig::default()
+    }
+}
+
 /// One `run.drop_packets` entry: the `transmission`-th transmission (1 = the original) of
 /// packet `seq` of flow (connection) `flow` is lost (or held, with `hold_us`).
 #[derive(Clone, Copy, Debug, Serialize, Deserialize)]
@@ -481,6 +518,8 @@ pub struct Setup {
     pub trace_ports: Vec<u32>,
     /// PFC state to start from (off unless enabled).
     pub pfc: PfcState,
+    /// `[results]` resolved.
+    pub results: ResultsOptions,
 }
 
 fn rate(key: &str, gbps: f64) -> Result<BitsPerSec> {
@@ -554,8 +593,10 @@ impl Scenario {
         let rto = timing::rto(&self.transport, self.switch.pfc.enabled, &fabric, &qdisc, &base)?;
         let link_events = link_events::resolve(&self.link_events, &fabric, &mut qdisc, self.transport.mtu_bytes as u64)?;
         let limits = run_options::Limits::of(&self.run)?;
+        let results = ResultsOptions::of(&self.results)?;
         self.transport.gate.validate()?;
-        let traffic = Arc::new(self.workload.generate(&fabric, self.seed, base_dir)?);
+        let shaper = self.transport.shaper.build(&mut ShaperCtx { mss: (self.transport.mtu_bytes - self.transport.header_bytes) as u64 });
+        let traffic = Arc::new(self.workload.generate(&fabric, self.seed, base_dir, &shaper)?);
         let tracing = run_options::Tracing::of(&self.run, &fabric, traffic.conns.len() as u32)?;
         Ok(Setup {
             scenario: self,
@@ -572,6 +613,7 @@ impl Scenario {
             trace_conns: tracing.conns,
             trace_ports: tracing.ports,
             pfc,
+            results,
         })
     }
 

@@ -1,5 +1,5 @@
 //! `[transport]` checks that need no fabric: packet and ACK sizes, and the parameters of the
-//! congestion control, path selection, credit and loss-recovery schemes.
+//! congestion control, path selection, credit, shaper and loss-recovery schemes.
 
 use super::TransportConfig;
 use crate::error::{Error, Result};
@@ -25,5 +25,6 @@ pub(super) fn check(tr: &TransportConfig) -> Result<()> {
     tr.cc.validate()?;
     tr.lb.validate()?;
     tr.credit.validate()?;
+    tr.shaper.validate()?;
     tr.reliability.validate()
 }

@@ -107,7 +107,7 @@ pub fn expand_shorthands(root: &mut toml::Value) {
         top.insert("workload".into(), toml::Value::Table(t));
     }
     if let Some(toml::Value::Table(tr)) = top.get_mut("transport") {
-        for key in ["cc", "lb", "gate", "credit", "reliability"] {
+        for key in ["cc", "lb", "gate", "credit", "reliability", "shaper"] {
             if let Some(toml::Value::String(name)) = tr.get(key).cloned() {
                 let mut t = toml::Table::new();
                 t.insert("name".into(), toml::Value::String(name));

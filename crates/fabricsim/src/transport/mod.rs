@@ -1,6 +1,7 @@
 //! Transport: connections with sender and receiver state, on top of which congestion control
 //! ([`cc`]) and path selection ([`lb`]) plug in; message gates ([`gate`]) decide when a ready
-//! message is posted to a connection.
+//! message is posted to a connection; a shaper ([`shaper`]) may split a flow's message over
+//! several connections when the workload is compiled.
 //!
 //! Reliability: the receiver acknowledges every `ack_every` data packets with a cumulative ACK
 //! plus a 64-packet selective bitmap and an ECN count, and NACKs every trimmed header at once;
@@ -19,6 +20,7 @@ pub mod gate;
 pub mod hosts;
 pub mod lb;
 pub mod recovery;
+pub mod shaper;
 pub mod subflows;
 
 pub use connection::Connection;

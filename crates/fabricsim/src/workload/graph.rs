@@ -123,6 +123,11 @@ pub struct Traffic {
     pub instances: Vec<Instance>,
     /// Task ids that are messages, in creation order (their index is the message id).
     pub sends: Vec<u32>,
+    /// Flow workloads under a message shaper (`[transport.shaper]`): application flow `f` is
+    /// carried by connections `app_flows[f]..app_flows[f + 1]` (its sub-QPs, one sub-message
+    /// each), so the list has one entry more than there are app flows. Empty without a shaper:
+    /// every connection is then a flow of its own.
+    pub app_flows: Vec<u32>,
 }
 
 impl Traffic {
@@ -130,6 +135,11 @@ impl Traffic {
     #[inline]
     pub fn edges_of(&self, t: u32) -> &[Edge] {
         &self.edges[self.edge_start[t as usize] as usize..self.edge_start[t as usize + 1] as usize]
+    }
+
+    /// Connections of app flow `f` (see [`Traffic::app_flows`]; only when it is not empty).
+    pub fn conns_of_app_flow(&self, f: usize) -> std::ops::Range<usize> {
+        self.app_flows[f] as usize..self.app_flows[f + 1] as usize
     }
 
     /// Total payload bytes of all messages.
@@ -161,6 +171,11 @@ impl GraphBuilder {
     pub fn conn(&mut self, src: NodeId, dst: NodeId) -> u32 {
         self.t.conns.push(ConnSpec { src, dst });
         (self.t.conns.len() - 1) as u32
+    }
+
+    /// Tasks so far (the id the next one gets).
+    pub fn tasks(&self) -> usize {
+        self.t.tasks.len()
     }
 
     fn task(&mut self, kind: TaskKind, not_before: Time) -> u32 {

@@ -1,8 +1,9 @@
 //! Workloads: what the hosts exchange and when. Every workload compiles to a [`graph::Traffic`]:
 //! connections, messages posted on them, and dependencies between messages. Flow workloads
-//! produce a list of [`FlowSpec`]s first (one connection and one message per flow; a flow may wait
-//! for another flow to finish, `after`, which is how all-to-all limits concurrent flows per host);
-//! collective workloads ([`collective`]) build the graph directly.
+//! produce a list of [`FlowSpec`]s first (one connection and one message per flow, or under a
+//! message shaper one per sub-QP, see [`flows_to_traffic`]; a flow may wait for another flow to
+//! finish, `after`, which is how all-to-all limits concurrent flows per host); collective
+//! workloads ([`collective`]) build the graph directly.
 //!
 //! Adding a workload: one file with a params struct and a `generate` function, one variant in
 //! [`WorkloadConfig`], one row in [`REGISTRY`].
@@ -22,6 +23,7 @@ use graph::{GraphBuilder, Traffic, Trigger};
 use crate::ids::NodeId;
 use crate::topo::Fabric;
 use crate::rng::Rng;
+use crate::transport::shaper::AnyShaper;
 use crate::units::{Time, US};
 use serde::Serialize;
 use std::path::Path;
@@ -90,9 +92,24 @@ pub const REGISTRY: &[crate::scheme::SchemeRow] = &[
 ];
 
 impl WorkloadConfig {
-    /// Generates the traffic for `fabric`. `base_dir` resolves relative file names; `seed` is
-    /// the scenario's master seed.
-    pub fn generate(&self, fabric: &Fabric, seed: u64, base_dir: &Path) -> Result<Traffic> {
+    /// Whether the workload is a list of flows compiled by [`flows_to_traffic`] (the only kind
+    /// a message shaper applies to). Every variant is named, so that a new workload must say.
+    pub fn compiles_flows(&self) -> bool {
+        match self {
+            WorkloadConfig::Permutation(_) | WorkloadConfig::Incast(_) | WorkloadConfig::AllToAll(_) | WorkloadConfig::FlowList(_) => true,
+            WorkloadConfig::Collectives(_) => false,
+        }
+    }
+
+    /// Generates the traffic for `fabric`, flows split by `shaper`. `base_dir` resolves
+    /// relative file names; `seed` is the scenario's master seed.
+    pub fn generate(&self, fabric: &Fabric, seed: u64, base_dir: &Path, shaper: &AnyShaper) -> Result<Traffic> {
+        if shaper.is_active() && !self.compiles_flows() {
+            return Err(Error::invalid(
+                "transport.shaper",
+                "a message shaper splits flow workloads only (permutation, incast, all_to_all, flow_list); collectives spread each chunk over queue pairs themselves: use workload.qps (1..=16) and shaper = \"none\"",
+            ));
+        }
         let hosts = fabric.hosts;
         let mut rng = Rng::stream(seed, "workload", 0);
         let (mut flows, jitter_us) = match self {
@@ -114,23 +131,65 @@ impl WorkloadConfig {
         if flows.is_empty() {
             return Err(Error::invalid("workload", "the workload generates no flows"));
         }
-        Ok(flows_to_traffic(&flows))
+        Ok(flows_to_traffic(&flows, shaper))
     }
 }
 
-/// One connection and one message per flow; `after` becomes a completion dependency.
-pub fn flows_to_traffic(flows: &[FlowSpec]) -> Traffic {
+/// One connection and one message per flow, or, as `shaper` splits it, one connection (sub-QP)
+/// and one message (sub-WQE) per piece, all posted at the flow's start; `after` becomes a
+/// completion dependency, on a flow split in several pieces through a join over their
+/// completions. Under an active shaper the graph records which connections carry each flow
+/// ([`Traffic::app_flows`]), even for flows left whole.
+pub fn flows_to_traffic(flows: &[FlowSpec], shaper: &AnyShaper) -> Traffic {
     let mut g = GraphBuilder::new();
+    // Send tasks of flow f: first_send[f]..first_send[f + 1] (connections are numbered alike).
+    let mut first_send = Vec::with_capacity(flows.len() + 1);
+    let mut pieces = Vec::new();
     for f in flows {
-        let c = g.conn(f.src, f.dst);
-        g.send(c, f.bytes, f.start);
+        shaper.split(f.bytes, &mut pieces);
+        first_send.push(g.tasks() as u32);
+        for &bytes in &pieces {
+            //= seqbalance §2.2.3 (simulator model for flow-level workloads); type=assumption
+            //# creates a fresh app QP with N fresh sub-QPs (unique sports); all n sub-WQEs are
+            //# posted at the flow's start time.
+            let c = g.conn(f.src, f.dst);
+            g.send(c, bytes, f.start);
+        }
+    }
+    first_send.push(g.tasks() as u32);
+    let parts = |f: usize| first_send[f]..first_send[f + 1];
+    // What a flow's dependents wait for: its message, or a join over its sub-WQEs' completions
+    // (made only for flows something waits on).
+    let mut done: Vec<u32> = (0..flows.len()).map(|f| first_send[f]).collect();
+    let mut waited = vec![false; flows.len()];
+    for f in flows {
+        if let Some(a) = f.after {
+            waited[a as usize] = true;
+        }
+    }
+    for (a, d) in done.iter_mut().enumerate() {
+        if waited[a] && parts(a).len() > 1 {
+            //= seqbalance §2.2.4; type=paper
+            //# The app CQE is generated only when all bits are set.
+            *d = g.join();
+            for t in parts(a) {
+                g.edge(t, *d, Trigger::Completed, 0);
+            }
+        }
     }
     for (j, f) in flows.iter().enumerate() {
         if let Some(a) = f.after {
-            g.edge(a, j as u32, Trigger::Completed, 0);
+            for t in parts(j) {
+                g.edge(done[a as usize], t, Trigger::Completed, 0);
+            }
         }
     }
-    g.finish()
+    let mut t = g.finish();
+    if shaper.is_active() {
+        // One send per connection, so the send ranges are the connection ranges.
+        t.app_flows = first_send;
+    }
+    t
 }
 
 /// Converts a non-negative microsecond value of scenario key `key` to picoseconds.
@@ -155,4 +214,53 @@ pub fn check_endpoints(key: &str, src: u64, dst: u64, hosts: u32) -> Result<()> 
 
 fn default_flow_bytes() -> crate::units::ByteSize {
     crate::units::ByteSize(2 << 20)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transport::shaper::{ShaperConfig, ShaperCtx};
+    use graph::TaskKind;
+
+    fn shaper(toml: &str) -> AnyShaper {
+        toml::from_str::<ShaperConfig>(toml).unwrap().build(&mut ShaperCtx { mss: 1000 })
+    }
+
+    fn flow(bytes: u64, after: Option<u32>) -> FlowSpec {
+        FlowSpec { src: 0, dst: 1, bytes, start: 5, after }
+    }
+
+    #[test]
+    fn a_split_flow_is_one_connection_and_message_per_piece_and_dependents_wait_for_all() {
+        // Flow 0: 10 packets over 4 sub-QPs; flow 1: one packet, whole; flow 2 waits for flow 0.
+        let flows = [flow(10_000, None), flow(700, None), flow(2_500, Some(0))];
+        let t = flows_to_traffic(&flows, &shaper("name = \"seqbalance\"\nqps = 4"));
+        assert_eq!(t.app_flows, vec![0, 4, 5, 8]);
+        let sizes: Vec<u64> = t.sends.iter().map(|&s| match t.tasks[s as usize].kind { TaskKind::Send { bytes, .. } => bytes, _ => 0 }).collect();
+        assert_eq!(sizes, vec![3000, 3000, 2000, 2000, 700, 1000, 1000, 500]);
+        assert!(t.sends.iter().all(|&s| t.tasks[s as usize].not_before == 5));
+        assert_eq!(t.conns_of_app_flow(2), 5..8);
+        // One join (task 8) waits for the four completions of flow 0 and releases each of the
+        // three sub-WQEs of flow 2.
+        assert_eq!(t.tasks.len(), 9);
+        assert_eq!((t.tasks[8].kind, t.tasks[8].deps), (TaskKind::Join, 4));
+        for s in 0..4 {
+            assert_eq!(t.edges_of(s).iter().map(|e| (e.to, e.on)).collect::<Vec<_>>(), vec![(8, Trigger::Completed)]);
+        }
+        assert_eq!(t.edges_of(8).iter().map(|e| e.to).collect::<Vec<_>>(), vec![5, 6, 7]);
+        assert!((5..8).all(|s| t.tasks[s].deps == 1));
+    }
+
+    #[test]
+    fn without_a_shaper_the_graph_is_one_connection_per_flow() {
+        let flows = [flow(10_000, None), flow(2_500, Some(0))];
+        let none = shaper("name = \"none\"");
+        let t = flows_to_traffic(&flows, &none);
+        assert!(t.app_flows.is_empty() && !none.is_active());
+        assert_eq!((t.conns.len(), t.tasks.len()), (2, 2));
+        assert_eq!(t.edges_of(0).iter().map(|e| (e.to, e.on)).collect::<Vec<_>>(), vec![(1, Trigger::Completed)]);
+        // qps = 1 splits nothing but still reports per app flow.
+        let t = flows_to_traffic(&flows, &shaper("name = \"seqbalance\"\nqps = 1"));
+        assert_eq!((t.conns.len(), t.tasks.len(), t.app_flows.clone()), (2, 2, vec![0, 1, 2]));
+    }
 }
