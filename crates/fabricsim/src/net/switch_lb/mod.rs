@@ -62,6 +62,7 @@
 
 pub mod adaptive_ecmp;
 pub mod adaptive_packet;
+pub mod conga;
 pub mod drill;
 pub mod ecmp;
 pub mod flow_table;
@@ -315,6 +316,8 @@ crate::scheme_family! {
         Letflow => letflow::Letflow,
         /// See [`drill`].
         Drill => drill::Drill,
+        /// See [`conga`].
+        Conga => conga::Conga,
     }
 }
 
@@ -396,7 +399,31 @@ impl SwitchLbSelection {
         }
         let upper = if three_tier { &self.agg } else { &self.spine };
         let d = &self.default;
-        Ok([self.tor.as_ref().unwrap_or(d), upper.as_ref().unwrap_or(d), self.core.as_ref().unwrap_or(d)])
+        let per_tier = [self.tor.as_ref().unwrap_or(d), upper.as_ref().unwrap_or(d), self.core.as_ref().unwrap_or(d)];
+        self.check_conga(fabric, three_tier, &per_tier)?;
+        Ok(per_tier)
+    }
+
+    /// `conga` models a 2-tier leaf-spine whose spines raise CE (seqbalance §2.5.3: the paper
+    /// leaves CONGA out of its 3-tier runs, as CONGA targets 2-tier fabrics).
+    fn check_conga(&self, fabric: &Fabric, three_tier: bool, per_tier: &[&SwitchLbConfig; 3]) -> Result<()> {
+        let is_conga = |c: &SwitchLbConfig| matches!(c, SwitchLbConfig::Conga(_));
+        if three_tier && per_tier.iter().any(|c| is_conga(c)) {
+            let key = match self.tiers().iter().find(|(_, c)| c.as_ref().is_some_and(is_conga)) {
+                Some((tier, _)) if !is_conga(&self.default) => format!("switch.lb.{tier}"),
+                _ => "switch.lb".to_string(),
+            };
+            let others = SwitchLbConfig::REGISTRY.iter().filter(|r| r.name != conga::NAME).map(|r| format!("`{}`", r.name)).collect::<Vec<_>>().join(", ");
+            return Err(Error::invalid(key, format!("`conga` models a 2-tier leaf-spine only (this is a fat tree); allowed here: {others}")));
+        }
+        if is_conga(per_tier[0]) && !is_conga(per_tier[1]) {
+            return Err(Error::invalid("switch.lb.spine", format!("`{}` while the ToRs run `conga`, whose spines raise its congestion field; allowed: `conga`", per_tier[1].name())));
+        }
+        let spines = fabric.tier.iter().filter(|t| **t == Tier::Agg).count();
+        if is_conga(per_tier[0]) && spines > conga::MAX_UPLINKS {
+            return Err(Error::invalid("switch.lb", format!("`conga` tags at most {} uplinks per leaf; this leaf-spine has {spines} spines", conga::MAX_UPLINKS)));
+        }
+        Ok(())
     }
 
     /// Builds one selector per switch of `fabric` (switch `s` is node `fabric.hosts + s`).
@@ -512,8 +539,8 @@ pub(crate) mod tests {
         // Round trip through the resolved form.
         let back: toml::Table = toml::to_string(&s).unwrap().parse().unwrap();
         assert_eq!(SwitchLbSelection::deserialize(toml::Value::Table(back)).unwrap(), s);
-        let e = parse("name = \"conga\"").unwrap_err();
-        assert!(e.contains("unknown switch path selection `conga`") && e.contains("`ecmp`, `random`, `round_robin`"), "{e}");
+        let e = parse("name = \"presto\"").unwrap_err();
+        assert!(e.contains("unknown switch path selection `presto`") && e.contains("`ecmp`, `random`, `round_robin`"), "{e}");
         let e = parse("tor = \"rr\"").unwrap_err();
         assert!(e.contains("`tor`") && e.contains("allowed: `ecmp`, `random`"), "{e}");
         let e = parse("tor = 3").unwrap_err();
