@@ -56,6 +56,21 @@ fn bad_input_exits_2_and_writes_nothing() {
 }
 
 #[test]
+fn conga_on_a_fat_tree_exits_2_naming_switch_lb() {
+    let out = tmp("conga");
+    let o = bin()
+        .args(["run", "--quiet", "--set", "topology.k=4", "--set", "switch.lb=conga", "--out"])
+        .arg(&out)
+        .arg(repo().join("scenarios/example.toml"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("switch.lb") && err.contains("2-tier leaf-spine only") && err.contains("allowed here: `ecmp`"), "{err}");
+    assert!(!out.exists(), "no partial results on bad input");
+}
+
+#[test]
 fn check_and_list_describe_the_simulator() {
     let o = bin().arg("check").arg(repo().join("scenarios/example.toml")).output().unwrap();
     assert!(o.status.success());
