@@ -77,11 +77,12 @@ fn conga_runs_on_two_tier_fabrics_only() {
     let e = common::rejection("[topology]\nk = 4\n[switch.lb]\nagg = \"conga\"\n");
     assert!(e.contains("switch.lb.agg") && e.contains("2-tier"), "{e}");
     // A leaf-spine whose spines would not raise CE.
-    let e = common::rejection("[topology]\nkind = \"leaf_spine\"\nk = 8\n[switch.lb]\ntor = \"conga\"\n");
+    let leaf_spine = |lb: &str| common::rejection(&format!("[topology]\nkind = \"leaf_spine\"\nk = 8\n[switch.lb]\n{lb}\n"));
+    let e = leaf_spine("tor = \"conga\"");
     assert!(e.contains("switch.lb.spine") && e.contains("allowed: `conga`"), "{e}");
     // Parameter ranges name the key.
-    let e = common::rejection("[topology]\nkind = \"leaf_spine\"\nk = 8\n[switch.lb]\nname = \"conga\"\nquant_bits = 8\n");
+    let e = leaf_spine("name = \"conga\"\nquant_bits = 8");
     assert!(e.contains("switch.lb.quant_bits") && e.contains("1..=7"), "{e}");
-    let e = common::rejection("[topology]\nkind = \"leaf_spine\"\nk = 8\n[switch.lb]\nname = \"conga\"\ndre_alpha = 0\n");
+    let e = leaf_spine("name = \"conga\"\ndre_alpha = 0");
     assert!(e.contains("switch.lb.dre_alpha") && e.contains("0.001..=1"), "{e}");
 }
