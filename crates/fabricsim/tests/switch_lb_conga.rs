@@ -81,6 +81,9 @@ fn conga_runs_on_two_tier_fabrics_only() {
     let leaf_spine = |lb: &str| common::rejection(&format!("[topology]\nkind = \"leaf_spine\"\nk = 8\n[switch.lb]\n{lb}\n"));
     let e = leaf_spine("tor = \"conga\"");
     assert!(e.contains("switch.lb.spine") && e.contains("allowed: `conga`"), "{e}");
+    // LBTag has 8 bits: 130 spines × 2 cables are too many uplinks.
+    let e = common::rejection("[topology]\nkind = \"leaf_spine\"\ntors = 2\nhosts_per_tor = 1\nspines = 130\nlinks_per_spine = 2\n[switch.lb]\nname = \"conga\"\n");
+    assert!(e.contains("switch.lb") && e.contains("at most 256 uplinks per leaf; this leaf-spine has 260"), "{e}");
     // Parameter ranges name the key.
     let e = leaf_spine("name = \"conga\"\nquant_bits = 8");
     assert!(e.contains("switch.lb.quant_bits") && e.contains("1..=7"), "{e}");

@@ -314,6 +314,8 @@ impl SwitchLb for Conga {
 
     fn choose(&mut self, ctx: &mut SwitchCtx<'_>, pkt: &mut Packet, cands: &Candidates<'_>) -> usize {
         let n = cands.len();
+        // More uplinks than LBTag can name are rejected when the fabric is built
+        // (`SwitchLbSelection::per_tier`); the hash keeps this total regardless.
         if !self.is_source(ctx) || n > MAX_UPLINKS {
             return self.hash.index(pkt, n);
         }

@@ -73,7 +73,7 @@ pub mod random;
 pub mod round_robin;
 
 use crate::error::{Error, Result};
-use crate::ids::PortId;
+use crate::ids::{NodeId, PortId};
 use crate::net::packet::Packet;
 use crate::net::port::PortState;
 use crate::rng::Rng;
@@ -419,9 +419,10 @@ impl SwitchLbSelection {
         if is_conga(per_tier[0]) && !is_conga(per_tier[1]) {
             return Err(Error::invalid("switch.lb.spine", format!("`{}` while the ToRs run `conga`, whose spines raise its congestion field; allowed: `conga`", per_tier[1].name())));
         }
-        let spines = fabric.tier.iter().filter(|t| **t == Tier::Agg).count();
-        if is_conga(per_tier[0]) && spines > conga::MAX_UPLINKS {
-            return Err(Error::invalid("switch.lb", format!("`conga` tags at most {} uplinks per leaf; this leaf-spine has {spines} spines", conga::MAX_UPLINKS)));
+        let uplinks = |node: usize| fabric.ports_of(node as NodeId).iter().filter(|&&p| fabric.tier[fabric.ports[p as usize].peer as usize] == Tier::Agg).count();
+        let most = (0..fabric.tier.len()).filter(|&n| fabric.tier[n] == Tier::Tor).map(uplinks).max().unwrap_or(0);
+        if is_conga(per_tier[0]) && most > conga::MAX_UPLINKS {
+            return Err(Error::invalid("switch.lb", format!("`conga` tags at most {} uplinks per leaf; this leaf-spine has {most}", conga::MAX_UPLINKS)));
         }
         Ok(())
     }
