@@ -77,10 +77,12 @@ fn conga_runs_on_two_tier_fabrics_only() {
     assert!(e.contains("switch.lb") && e.contains("2-tier leaf-spine only") && e.contains("`ecmp`") && !e.contains("`conga`,"), "{e}");
     let e = common::rejection("[topology]\nk = 4\n[switch.lb]\nagg = \"conga\"\n");
     assert!(e.contains("switch.lb.agg") && e.contains("2-tier"), "{e}");
-    // A leaf-spine whose spines would not raise CE.
+    // A leaf-spine with CONGA on one tier only.
     let leaf_spine = |lb: &str| common::rejection(&format!("[topology]\nkind = \"leaf_spine\"\nk = 8\n[switch.lb]\n{lb}\n"));
     let e = leaf_spine("tor = \"conga\"");
-    assert!(e.contains("switch.lb.spine") && e.contains("allowed: `conga`"), "{e}");
+    assert!(e.contains("switch.lb.spine") && e.contains("both tiers") && e.contains("allowed: `conga`"), "{e}");
+    let e = leaf_spine("spine = \"conga\"");
+    assert!(e.contains("switch.lb.tor") && e.contains("`ecmp`: `conga` runs on both tiers"), "{e}");
     // LBTag has 8 bits: 130 spines × 2 cables are too many uplinks.
     let e = common::rejection("[topology]\nkind = \"leaf_spine\"\ntors = 2\nhosts_per_tor = 1\nspines = 130\nlinks_per_spine = 2\n[switch.lb]\nname = \"conga\"\n");
     assert!(e.contains("switch.lb") && e.contains("at most 256 uplinks per leaf; this leaf-spine has 260"), "{e}");

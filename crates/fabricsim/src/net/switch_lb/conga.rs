@@ -37,8 +37,8 @@
 //! counts a packet when the switch forwards it to the port (before the queue admits it); all
 //! uplinks are examined at each decision (no random window of 4). At most 256 uplinks and
 //! `quant_bits` ≤ 7 (the word's widths). Selecting `conga` on a fat tree is an error
-//! (`SwitchLbSelection::per_tier`), and so is a leaf-spine whose ToRs run `conga` while its
-//! spines do not (nothing would raise CE there).
+//! (`SwitchLbSelection::per_tier`), and so is `conga` on one tier of a leaf-spine only (spines
+//! must raise CE; a CONGA spine would misread another ToR scheme's `path_tag`).
 //! **Re-routes:** a new flowlet of a live flow put on another uplink than its previous one.
 
 use super::ecmp::{Ecmp, EcmpParams};
@@ -390,6 +390,11 @@ mod tests {
     const A: NodeId = 100;
     const B: NodeId = 101;
 
+    /// A context for a packet from ToR `from` to ToR `to` (no fabric: CONGA needs none).
+    fn ctx_between(now: Time, rng: &mut Rng, from: NodeId, to: NodeId) -> SwitchCtx<'_> {
+        SwitchCtx { src_tor: from, ..SwitchCtx::new(now, rng, to) }
+    }
+
     fn leaf(node: NodeId) -> Conga {
         Conga::new(&CongaParams::default(), 1, node - A, Tier::Tor, node)
     }
@@ -401,7 +406,7 @@ mod tests {
     /// A data packet of `conn` from A to B through leaf `lb`: its choice among `c`, then
     /// `on_packet` on the chosen port.
     fn send(lb: &mut Conga, rng: &mut Rng, now: Time, p: &mut Packet, c: &Candidates<'_>, from: NodeId, to: NodeId) -> usize {
-        let mut ctx = SwitchCtx::between(now, rng, from, to);
+        let mut ctx = ctx_between(now, rng, from, to);
         let u = lb.choose(&mut ctx, p, c);
         lb.on_packet(&mut ctx, p, &c.view(u));
         u
@@ -479,14 +484,14 @@ mod tests {
         assert_eq!(p.conga_forward().map(|w| w.uplink), Some(3));
         // After a gap (three decays later: local metrics 6 and 1) it moves to uplink 1, the
         // least of max(local, remote) = 6, 1, 5, 6: a re-route.
-        let mut ctx = SwitchCtx::between(151 * US, &mut rng, A, B);
+        let mut ctx = ctx_between(151 * US, &mut rng, A, B);
         assert_eq!(a.choose(&mut ctx, &mut data(0), &c), 1);
         assert!(ctx.rerouted);
         // All idle: the flow's current uplink wins the tie, without a draw.
         let mut fresh = leaf(A);
         for current in 0..4 {
             let before = rng.clone().next_u64();
-            assert_eq!(fresh.least_congested(&mut SwitchCtx::between(0, &mut rng, A, B), &c, Some(current)), current);
+            assert_eq!(fresh.least_congested(&mut ctx_between(0, &mut rng, A, B), &c, Some(current)), current);
             assert_eq!(rng.clone().next_u64(), before);
         }
     }
@@ -508,17 +513,17 @@ mod tests {
         let mut p = data(1);
         let u = send(&mut a, &mut rng, US, &mut p, &ca, A, B);
         assert_eq!((p.conga_forward(), p.conga_feedback()), (Some(CongaWord { uplink: u as u8, metric: 0 }), None));
-        spine.on_packet(&mut SwitchCtx::between(2 * US, &mut rng, A, B), &mut p, &down);
+        spine.on_packet(&mut ctx_between(2 * US, &mut rng, A, B), &mut p, &down);
         assert_eq!(p.conga_forward(), Some(CongaWord { uplink: u as u8, metric: 6 }));
         // B stores FromLeaf[A][u] = 6 and strips the words.
-        b.on_packet(&mut SwitchCtx::between(3 * US, &mut rng, A, B), &mut p, &PortView::of(4, &state, &[100_000]));
+        b.on_packet(&mut ctx_between(3 * US, &mut rng, A, B), &mut p, &PortView::of(4, &state, &[100_000]));
         assert_eq!((p.path_tag, p.ecn_count), (0, 0));
         assert_eq!(b.from_leaf.metric(A, u, 3 * US, b.age), 6);
         // B's ACK back to A carries the feedback in `path_tag`; A stores ToLeaf[B][u] = 6.
         let mut ack = Packet { kind: PktKind::Ack, ecn_count: 9, ..data(1) };
         send(&mut b, &mut rng, 4 * US, &mut ack, &cb, B, A);
         assert_eq!((ack.conga_feedback(), ack.conga_forward(), ack.ecn_count), (Some(CongaWord { uplink: u as u8, metric: 6 }), None, 9));
-        a.on_packet(&mut SwitchCtx::between(5 * US, &mut rng, B, A), &mut ack, &PortView::of(4, &state, &[100_000]));
+        a.on_packet(&mut ctx_between(5 * US, &mut rng, B, A), &mut ack, &PortView::of(4, &state, &[100_000]));
         assert_eq!((ack.path_tag, ack.ecn_count), (0, 9));
         assert_eq!(a.to_leaf.metric(B, u, 5 * US, a.age), 6);
         // Reverse data carries feedback in `ecn_count`, beside its own LBTag + CE.

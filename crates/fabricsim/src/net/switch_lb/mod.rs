@@ -416,8 +416,11 @@ impl SwitchLbSelection {
             let others = SwitchLbConfig::REGISTRY.iter().filter(|r| r.name != conga::NAME).map(|r| format!("`{}`", r.name)).collect::<Vec<_>>().join(", ");
             return Err(Error::invalid(key, format!("`conga` models a 2-tier leaf-spine only (this is a fat tree); allowed here: {others}")));
         }
-        if is_conga(per_tier[0]) && !is_conga(per_tier[1]) {
-            return Err(Error::invalid("switch.lb.spine", format!("`{}` while the ToRs run `conga`, whose spines raise its congestion field; allowed: `conga`", per_tier[1].name())));
+        // Both tiers or neither: CONGA's spines raise CE, and a CONGA spine under another
+        // scheme's ToRs would read their path tags as CONGA words.
+        if is_conga(per_tier[0]) != is_conga(per_tier[1]) {
+            let (key, other) = if is_conga(per_tier[0]) { ("spine", per_tier[1]) } else { ("tor", per_tier[0]) };
+            return Err(Error::invalid(format!("switch.lb.{key}"), format!("`{}`: `conga` runs on both tiers of a leaf-spine or neither; allowed: `conga`", other.name())));
         }
         let uplinks = |node: usize| fabric.ports_of(node as NodeId).iter().filter(|&&p| fabric.tier[fabric.ports[p as usize].peer as usize] == Tier::Agg).count();
         let most = (0..fabric.tier.len()).filter(|&n| fabric.tier[n] == Tier::Tor).map(uplinks).max().unwrap_or(0);
