@@ -17,15 +17,17 @@ fn tmp(name: &str) -> PathBuf {
     d
 }
 
+/// `fabricsim run --quiet ARGS --out OUT scenarios/example.toml`, OUT a fresh folder named
+/// after `name`; the output and OUT.
+fn run_example(name: &str, args: &[&str]) -> (std::process::Output, PathBuf) {
+    let out = tmp(name);
+    let o = bin().args(["run", "--quiet"]).args(args).arg("--out").arg(&out).arg(repo().join("scenarios/example.toml")).output().unwrap();
+    (o, out)
+}
+
 #[test]
 fn run_writes_flows_and_summary() {
-    let out = tmp("run");
-    let o = bin()
-        .args(["run", "--quiet", "--seed", "7", "--set", "topology.k=4", "--out"])
-        .arg(&out)
-        .arg(repo().join("scenarios/example.toml"))
-        .output()
-        .unwrap();
+    let (o, out) = run_example("run", &["--seed", "7", "--set", "topology.k=4"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let csv = std::fs::read_to_string(out.join("flows.csv")).unwrap();
     assert_eq!(csv.lines().count(), 1 + 16, "header + one row per host of a k=4 fat tree");
@@ -40,19 +42,22 @@ fn run_writes_flows_and_summary() {
 
 #[test]
 fn bad_input_exits_2_and_writes_nothing() {
-    let out = tmp("bad");
-    let o = bin()
-        .args(["run", "--quiet", "--set", "topology.oversubscription=8:1", "--out"])
-        .arg(&out)
-        .arg(repo().join("scenarios/example.toml"))
-        .output()
-        .unwrap();
+    let (o, out) = run_example("bad", &["--set", "topology.oversubscription=8:1"]);
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("topology.oversubscription") && err.contains("allowed"), "{err}");
     assert!(!out.exists(), "no partial results on bad input");
     let o = bin().args(["run", "no/such/scenario.toml"]).output().unwrap();
     assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn conga_on_a_fat_tree_exits_2_naming_switch_lb() {
+    let (o, out) = run_example("conga", &["--set", "topology.k=4", "--set", "switch.lb=conga"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("switch.lb") && err.contains("2-tier leaf-spine only") && err.contains("allowed here: `ecmp`"), "{err}");
+    assert!(!out.exists(), "no partial results on bad input");
 }
 
 #[test]

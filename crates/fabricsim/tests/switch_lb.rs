@@ -102,8 +102,8 @@ fn selection_syntax_shorthand_and_errors() {
     // The default stays out of resolved scenarios.
     assert!(!Scenario::from_toml("", &[]).unwrap().to_toml().contains("switch.lb"));
 
-    let e = common::rejection("[switch]\nlb = \"conga\"\n");
-    assert!(e.contains("switch.lb") && e.contains("unknown switch path selection `conga`; allowed: `ecmp`, `random`, `round_robin`"), "{e}");
+    let e = common::rejection("[switch]\nlb = \"presto\"\n");
+    assert!(e.contains("switch.lb") && e.contains("unknown switch path selection `presto`; allowed: `ecmp`, `random`, `round_robin`"), "{e}");
     let e = common::rejection("[topology]\nkind = \"leaf_spine\"\nk = 8\n[switch.lb]\ncore = \"random\"\n");
     assert!(e.contains("switch.lb.core") && e.contains("allowed tier keys: `tor`, `spine`"), "{e}");
     let e = common::rejection("[topology]\nk = 4\n[switch.lb]\nspine = \"random\"\n");

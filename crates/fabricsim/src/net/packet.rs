@@ -170,15 +170,105 @@ pub struct Packet {
     pub sack_base: u32,
     /// ACK: data packets the receiver holds above `cum_ack` (saturating; STrack's OOO count).
     pub ooo_count: u16,
-    /// ACK: data packets newly covered by this ACK that carried a CE mark.
+    /// ACK: data packets newly covered by this ACK that carried a CE mark. Data: CONGA's
+    /// feedback word between leaves (see [`CongaWord`]), 0 at hosts.
     pub ecn_count: u16,
     /// Source-routing tag (any kind): a uniform 16-bit path number that a source ToR's
     /// switch-side selector writes (`letflow`) and the aggregation tier reads to pick its next
-    /// hop, so only the ToR keeps per-flow state. 0 when no ToR wrote one.
+    /// hop, so only the ToR keeps per-flow state. 0 when no ToR wrote one. Under `conga` it
+    /// holds a [`CongaWord`] between leaves instead (data: LBTag and CE; other kinds:
+    /// feedback), 0 at hosts.
     pub path_tag: u16,
     /// Output port + 1 that the next switch will choose, if the event loop's look-ahead already
     /// computed it (0 = not computed). Reset whenever the packet starts crossing a link.
     pub route_hint: u32,
+}
+
+/// One of CONGA's overlay fields (seqbalance §3.4: LBTag + CE, or FB_LBTag + FB_Metric) packed
+/// into a 16-bit header field that the carrying kind does not otherwise use, so the overlay
+/// costs neither bytes on the wire nor bytes in [`Packet`]: bit 15 says the word is set, bits
+/// 8..15 hold the metric (at most 7 bits), bits 0..8 the uplink index (at most 256 uplinks).
+///
+/// Where each word rides (only between a source and a destination leaf running `conga`; the
+/// destination leaf clears them, so hosts never see them):
+/// - data: LBTag + CE in `path_tag`, feedback in `ecn_count` (an ACK-only field);
+/// - every other host-made kind (ACK, NACK, CNP, ...): feedback in `path_tag`; these carry no
+///   LBTag + CE of their own (their `ecn_count` is in use).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CongaWord {
+    /// The uplink index at the source leaf (LBTag, FB_LBTag).
+    pub uplink: u8,
+    /// The congestion metric (CE, FB_Metric), below 128.
+    pub metric: u8,
+}
+
+impl CongaWord {
+    /// Bit 15: the word is set.
+    const SET: u16 = 0x8000;
+
+    /// The packed form.
+    #[inline]
+    pub fn pack(self) -> u16 {
+        debug_assert!(self.metric < 0x80, "metric {} wider than 7 bits", self.metric);
+        Self::SET | ((self.metric as u16 & 0x7f) << 8) | self.uplink as u16
+    }
+
+    /// The word packed in `w`, if set.
+    #[inline]
+    pub fn unpack(w: u16) -> Option<CongaWord> {
+        (w & Self::SET != 0).then_some(CongaWord { uplink: w as u8, metric: ((w >> 8) & 0x7f) as u8 })
+    }
+}
+
+impl Packet {
+    /// CONGA's forward word (LBTag + CE) of a data packet, if a source leaf wrote one.
+    #[inline]
+    pub fn conga_forward(&self) -> Option<CongaWord> {
+        if self.kind == PktKind::Data {
+            CongaWord::unpack(self.path_tag)
+        } else {
+            None
+        }
+    }
+
+    /// Writes CONGA's forward word; only data packets carry one (other kinds are unchanged).
+    #[inline]
+    pub fn set_conga_forward(&mut self, w: CongaWord) {
+        if self.kind == PktKind::Data {
+            self.path_tag = w.pack();
+        }
+    }
+
+    /// The field that carries CONGA's feedback word for this packet's kind.
+    #[inline]
+    fn conga_feedback_field(&mut self) -> &mut u16 {
+        if self.kind == PktKind::Data {
+            &mut self.ecn_count
+        } else {
+            &mut self.path_tag
+        }
+    }
+
+    /// CONGA's feedback word (FB_LBTag + FB_Metric), if a source leaf wrote one.
+    #[inline]
+    pub fn conga_feedback(&self) -> Option<CongaWord> {
+        CongaWord::unpack(if self.kind == PktKind::Data { self.ecn_count } else { self.path_tag })
+    }
+
+    /// Writes CONGA's feedback word.
+    #[inline]
+    pub fn set_conga_feedback(&mut self, w: CongaWord) {
+        *self.conga_feedback_field() = w.pack();
+    }
+
+    /// Strips every CONGA word (the destination leaf does, before the packet reaches a host).
+    #[inline]
+    pub fn clear_conga(&mut self) {
+        if self.kind == PktKind::Data {
+            self.ecn_count = 0;
+        }
+        self.path_tag = 0;
+    }
 }
 
 /// Free-list pool of packets.

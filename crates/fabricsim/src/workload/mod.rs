@@ -96,8 +96,10 @@ impl WorkloadConfig {
     /// a message shaper applies to). Every variant is named, so that a new workload must say.
     pub fn compiles_flows(&self) -> bool {
         match self {
-            WorkloadConfig::Permutation(_) | WorkloadConfig::Incast(_) | WorkloadConfig::AllToAll(_) | WorkloadConfig::FlowList(_) => true,
-            WorkloadConfig::Collectives(_) => false,
+            WorkloadConfig::Permutation(_) | WorkloadConfig::Incast(_) | WorkloadConfig::AllToAll(_) | WorkloadConfig::FlowList(_) | WorkloadConfig::OpenLoop(_) => true,
+            // Back-to-back WRITE streams: N sub-QPs carrying sub-WQE i of every message are
+            // N× the queue pairs with 1/N-size messages (`qps_per_client`, `message_bytes`).
+            WorkloadConfig::Collectives(_) | WorkloadConfig::RdmaWrites(_) => false,
         }
     }
 
@@ -107,7 +109,7 @@ impl WorkloadConfig {
         if shaper.is_active() && !self.compiles_flows() {
             return Err(Error::invalid(
                 "transport.shaper",
-                "a message shaper splits flow workloads only (permutation, incast, all_to_all, flow_list); collectives spread each chunk over queue pairs themselves: use workload.qps (1..=16) and shaper = \"none\"",
+                "a message shaper splits flow workloads only (permutation, incast, all_to_all, flow_list, open_loop); collectives spread each chunk over queue pairs themselves: use workload.qps (1..=16); rdma_writes streams: N x qps_per_client with message_bytes / N; and shaper = \"none\"",
             ));
         }
         let hosts = fabric.hosts;

@@ -62,6 +62,7 @@
 
 pub mod adaptive_ecmp;
 pub mod adaptive_packet;
+pub mod conga;
 pub mod drill;
 pub mod ecmp;
 pub mod flow_table;
@@ -73,7 +74,7 @@ pub mod round_robin;
 pub mod seqbalance;
 
 use crate::error::{Error, Result};
-use crate::ids::PortId;
+use crate::ids::{NodeId, PortId};
 use crate::net::packet::Packet;
 use crate::net::port::PortState;
 use crate::rng::Rng;
@@ -322,6 +323,8 @@ crate::scheme_family! {
         Drill => drill::Drill,
         /// See [`seqbalance`].
         Seqbalance => seqbalance::Seqbalance,
+        /// See [`conga`].
+        Conga => conga::Conga,
     }
 }
 
@@ -403,7 +406,35 @@ impl SwitchLbSelection {
         }
         let upper = if three_tier { &self.agg } else { &self.spine };
         let d = &self.default;
-        Ok([self.tor.as_ref().unwrap_or(d), upper.as_ref().unwrap_or(d), self.core.as_ref().unwrap_or(d)])
+        let per_tier = [self.tor.as_ref().unwrap_or(d), upper.as_ref().unwrap_or(d), self.core.as_ref().unwrap_or(d)];
+        self.check_conga(fabric, three_tier, &per_tier)?;
+        Ok(per_tier)
+    }
+
+    /// `conga` models a 2-tier leaf-spine whose spines raise CE (seqbalance §2.5.3: the paper
+    /// leaves CONGA out of its 3-tier runs, as CONGA targets 2-tier fabrics).
+    fn check_conga(&self, fabric: &Fabric, three_tier: bool, per_tier: &[&SwitchLbConfig; 3]) -> Result<()> {
+        let is_conga = |c: &SwitchLbConfig| matches!(c, SwitchLbConfig::Conga(_));
+        if three_tier && per_tier.iter().any(|c| is_conga(c)) {
+            let key = match self.tiers().iter().find(|(_, c)| c.as_ref().is_some_and(is_conga)) {
+                Some((tier, _)) if !is_conga(&self.default) => format!("switch.lb.{tier}"),
+                _ => "switch.lb".to_string(),
+            };
+            let others = SwitchLbConfig::REGISTRY.iter().filter(|r| r.name != conga::NAME).map(|r| format!("`{}`", r.name)).collect::<Vec<_>>().join(", ");
+            return Err(Error::invalid(key, format!("`conga` models a 2-tier leaf-spine only (this is a fat tree); allowed here: {others}")));
+        }
+        // Both tiers or neither: CONGA's spines raise CE, and a CONGA spine under another
+        // scheme's ToRs would read their path tags as CONGA words.
+        if is_conga(per_tier[0]) != is_conga(per_tier[1]) {
+            let (key, other) = if is_conga(per_tier[0]) { ("spine", per_tier[1]) } else { ("tor", per_tier[0]) };
+            return Err(Error::invalid(format!("switch.lb.{key}"), format!("`{}`: `conga` runs on both tiers of a leaf-spine or neither; allowed: `conga`", other.name())));
+        }
+        let uplinks = |node: usize| fabric.ports_of(node as NodeId).iter().filter(|&&p| fabric.tier[fabric.ports[p as usize].peer as usize] == Tier::Agg).count();
+        let most = (0..fabric.tier.len()).filter(|&n| fabric.tier[n] == Tier::Tor).map(uplinks).max().unwrap_or(0);
+        if is_conga(per_tier[0]) && most > conga::MAX_UPLINKS {
+            return Err(Error::invalid("switch.lb", format!("`conga` tags at most {} uplinks per leaf; this leaf-spine has {most}", conga::MAX_UPLINKS)));
+        }
+        Ok(())
     }
 
     /// Builds one selector per switch of `fabric` (switch `s` is node `fabric.hosts + s`).
@@ -519,8 +550,8 @@ pub(crate) mod tests {
         // Round trip through the resolved form.
         let back: toml::Table = toml::to_string(&s).unwrap().parse().unwrap();
         assert_eq!(SwitchLbSelection::deserialize(toml::Value::Table(back)).unwrap(), s);
-        let e = parse("name = \"conga\"").unwrap_err();
-        assert!(e.contains("unknown switch path selection `conga`") && e.contains("`ecmp`, `random`, `round_robin`"), "{e}");
+        let e = parse("name = \"presto\"").unwrap_err();
+        assert!(e.contains("unknown switch path selection `presto`") && e.contains("`ecmp`, `random`, `round_robin`"), "{e}");
         let e = parse("tor = \"rr\"").unwrap_err();
         assert!(e.contains("`tor`") && e.contains("allowed: `ecmp`, `random`"), "{e}");
         let e = parse("tor = 3").unwrap_err();
