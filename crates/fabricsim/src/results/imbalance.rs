@@ -82,6 +82,7 @@ mod tests {
                 let l = (crate::units::BitsPerSec::from_gbps(100.0), 1_000_000);
                 crate::topo::TierLinks { host: l, tor_up: l, agg_up: l }
             },
+            &[],
             0,
         )
         .unwrap();

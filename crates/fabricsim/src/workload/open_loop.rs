@@ -208,7 +208,7 @@ mod tests {
     /// The spec's 2-tier fabric (§5.2): 8 ToRs × 16 hosts, 12 spines, 100 Gb/s.
     fn fabric() -> Fabric {
         let l = (BitsPerSec::from_gbps(100.0), US);
-        build_shape(Shape { tors: 8, hosts_per_tor: 16, spines: 12, links_per_spine: 1 }, TierLinks { host: l, tor_up: l, agg_up: l }, 0).unwrap()
+        build_shape(Shape { tors: 8, hosts_per_tor: 16, spines: 12, links_per_spine: 1 }, TierLinks { host: l, tor_up: l, agg_up: l }, &[], 0).unwrap()
     }
 
     fn params(cdf: &str, load: f64, duration_us: Option<f64>, flows: Option<u64>) -> OpenLoopParams {
@@ -293,7 +293,7 @@ mod tests {
         let e = err(params("nowhere.cdf", 0.5, Some(100.0), None));
         assert!(e.contains("workload.cdf") && e.contains("cannot read"), "{e}");
         let slow = (BitsPerSec::from_gbps(1.0), US);
-        let one_rack = build_shape(Shape { tors: 1, hosts_per_tor: 4, spines: 1, links_per_spine: 1 }, TierLinks { host: slow, tor_up: slow, agg_up: slow }, 0).unwrap();
+        let one_rack = build_shape(Shape { tors: 1, hosts_per_tor: 4, spines: 1, links_per_spine: 1 }, TierLinks { host: slow, tor_up: slow, agg_up: slow }, &[], 0).unwrap();
         let p = OpenLoopParams { exclude_intra_rack: true, ..params("websearch", 0.5, Some(10.0), None) };
         let e = generate(&p, &one_rack, &mut Rng::stream(1, "workload", 0), Path::new(".")).unwrap_err().to_string();
         assert!(e.contains("workload.exclude_intra_rack") && e.contains("at least 2 ToRs"), "{e}");

@@ -146,7 +146,7 @@ mod tests {
     /// The testbed (spec §5.1): 2 leaves × 4 spines, 3 + 3 hosts, 40 Gb/s.
     fn testbed() -> Fabric {
         let l = (BitsPerSec::from_gbps(40.0), US);
-        build_shape(Shape { tors: 2, hosts_per_tor: 3, spines: 4, links_per_spine: 1 }, TierLinks { host: l, tor_up: l, agg_up: l }, 0).unwrap()
+        build_shape(Shape { tors: 2, hosts_per_tor: 3, spines: 4, links_per_spine: 1 }, TierLinks { host: l, tor_up: l, agg_up: l }, &[], 0).unwrap()
     }
 
     /// Per connection: (src, dst, first post time, bytes posted).
