@@ -8,25 +8,8 @@ mod common;
 /// A 4 × 4-host leaf-spine with 4 spines at 100 Gb/s, lossless RoCEv2 (DCQCN, ECMP, go-back-N,
 /// PFC), 1000 B payload + 48 B header packets, and the given workload lines.
 fn roce_leaf_spine(workload: &str, extra: &str) -> String {
-    format!(
-        r#"
-        seed = 4
-        [topology]
-        kind = "leaf_spine"
-        tors = 4
-        hosts_per_tor = 4
-        spines = 4
-        link_rate_gbps = 100
-        {switch}{transport}
-        mtu_bytes = 1048
-        header_bytes = 48
-        [workload]
-        {workload}
-        {extra}
-    "#,
-        switch = common::ROCE_SWITCH,
-        transport = common::ROCE_TRANSPORT,
-    )
+    let fabric = common::roce_leaf_spine(4, (4, 4, 4), "", "mtu_bytes = 1048\nheader_bytes = 48");
+    format!("{fabric}[workload]\n{workload}\n{extra}\n")
 }
 
 //= seqbalance §5.2 (Flow generation); type=test

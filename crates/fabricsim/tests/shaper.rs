@@ -8,26 +8,8 @@ use common::rejection;
 /// Two ToRs of two hosts and two spines at 100 Gb/s, 1 µs links, the spec's packets (1000 B
 /// payload + 48 B header, §2.6), RoCEv2 (DCQCN, ECMP, go-back-N, PFC); `extra` adds tables.
 fn roce_pair(workload: &str, extra: &str) -> String {
-    format!(
-        r#"
-        seed = 2
-        [topology]
-        kind = "leaf_spine"
-        tors = 2
-        hosts_per_tor = 2
-        spines = 2
-        link_rate_gbps = 100
-        {}
-        {}
-        mtu_bytes = 1048
-        header_bytes = 48
-        [workload]
-        {workload}
-        {extra}
-    "#,
-        common::ROCE_SWITCH,
-        common::ROCE_TRANSPORT
-    )
+    let fabric = common::roce_leaf_spine(2, (2, 2, 2), "", "mtu_bytes = 1048\nheader_bytes = 48");
+    format!("{fabric}[workload]\n{workload}\n{extra}\n")
 }
 
 /// One flow of `bytes` from host 0 to host 3 (the other ToR).

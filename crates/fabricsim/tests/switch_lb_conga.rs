@@ -8,30 +8,15 @@ mod common;
 /// starting 100 µs after the first) on a 2-leaf, 2-spine, 100 Gb/s RoCE leaf-spine, with
 /// `[switch.lb]` `lb` and `seed`; tracing leaf 0's two uplinks.
 fn two_flows(lb: &str, seed: u64) -> fabricsim::Results {
-    common::run(&format!(
-        r#"
-        seed = {seed}
-        [topology]
-        kind = "leaf_spine"
-        tors = 2
-        hosts_per_tor = 2
-        spines = 2
-        link_rate_gbps = 100
-        link_latency_ns = 1000
-        {switch}
-        [switch.lb]
-        {lb}
-        {transport}
-        [workload]
-        kind = "flow_list"
-        file = "tests/data/two_flows_one_leaf.csv"
-        [run]
-        trace_interval_us = 10.0
-        trace_ports = ["tor0-spine0", "tor0-spine1"]
-    "#,
-        switch = common::ROCE_SWITCH,
-        transport = common::ROCE_TRANSPORT,
-    ))
+    let run = "[run]\ntrace_interval_us = 10.0\ntrace_ports = [\"tor0-spine0\", \"tor0-spine1\"]";
+    flow_list_run(2, "two_flows_one_leaf.csv", lb, seed, run)
+}
+
+/// A RoCE leaf-spine of `tors` 2-host leaves and 2 spines with `[switch.lb]` `lb`, running
+/// `tests/data/FILE`, with `extra` tables.
+fn flow_list_run(tors: u32, file: &str, lb: &str, seed: u64, extra: &str) -> fabricsim::Results {
+    let fabric = common::roce_leaf_spine(seed, (tors, 2, 2), &format!("[switch.lb]\n{lb}"), "");
+    common::run(&format!("{fabric}[workload]\nkind = \"flow_list\"\nfile = \"tests/data/{file}\"\n{extra}\n"))
 }
 
 /// The bytes leaf 0's two uplinks carried, as shares.
@@ -97,27 +82,7 @@ fn conga_runs_on_two_tier_fabrics_only() {
 /// a 4 MiB flow leaf 1 → leaf 2 from 0 µs, eight 8 kB flows leaf 0 → leaf 2 every 10 µs from
 /// 50 µs, and a 4 MiB flow leaf 0 → leaf 2 (another host) at 200 µs.
 fn feedback_run(lb: &str, seed: u64) -> fabricsim::Results {
-    common::run(&format!(
-        r#"
-        seed = {seed}
-        [topology]
-        kind = "leaf_spine"
-        tors = 3
-        hosts_per_tor = 2
-        spines = 2
-        link_rate_gbps = 100
-        link_latency_ns = 1000
-        {switch}
-        [switch.lb]
-        {lb}
-        {transport}
-        [workload]
-        kind = "flow_list"
-        file = "tests/data/conga_feedback.csv"
-    "#,
-        switch = common::ROCE_SWITCH,
-        transport = common::ROCE_TRANSPORT,
-    ))
+    flow_list_run(3, "conga_feedback.csv", lb, seed, "")
 }
 
 /// Slowdown (FCT / ideal FCT) of the run's last flow.

@@ -44,6 +44,17 @@ pub const ROCE_TRANSPORT: &str = r#"
     reliability = "go_back_n"
 "#;
 
+/// A lossless RoCEv2 leaf-spine ([`ROCE_SWITCH`], [`ROCE_TRANSPORT`]) with master seed `seed`,
+/// `tors` ToRs of `hosts_per_tor` hosts and `spines` spines, every link 100 Gb/s and 1 µs;
+/// `switch` adds lines after the switch tables (e.g. a `[switch.lb]` table), `transport` lines
+/// to `[transport]`. The caller appends `[workload]` and what follows.
+pub fn roce_leaf_spine(seed: u64, (tors, hosts_per_tor, spines): (u32, u32, u32), switch: &str, transport: &str) -> String {
+    format!(
+        "seed = {seed}\n[topology]\nkind = \"leaf_spine\"\ntors = {tors}\nhosts_per_tor = {hosts_per_tor}\nspines = {spines}\n\
+         link_rate_gbps = 100\nlink_latency_ns = 1000\n{ROCE_SWITCH}\n{switch}\n{ROCE_TRANSPORT}\n{transport}\n"
+    )
+}
+
 /// Serialization time of `bytes` at `gbps`, in ps.
 pub fn tx_ps(bytes: u64, gbps: u64) -> u64 {
     (bytes * 8 * 1000).div_ceil(gbps)

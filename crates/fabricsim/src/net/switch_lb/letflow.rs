@@ -18,6 +18,7 @@
 
 use super::ecmp::{Ecmp, EcmpParams};
 use super::flow_table::{flow_key, FlowTable};
+use super::path_tag;
 use crate::units::us_to_ps;
 use super::{Candidates, SwitchCtx, SwitchLb};
 use crate::ids::PortId;
@@ -48,9 +49,6 @@ impl Default for LetflowParams {
     }
 }
 
-/// Bit 15 of a path tag: a ToR wrote it.
-const TAG_SET: u16 = 0x8000;
-
 /// The selector: at a ToR the flowlet table, elsewhere the tag reader (with `ecmp`'s hash for
 /// untagged packets).
 #[derive(Clone, Debug)]
@@ -72,17 +70,7 @@ impl Letflow {
 
     /// A new tag with ToR uplink index `tor_index`.
     fn new_tag(tor_index: usize, rng: &mut crate::rng::Rng) -> u16 {
-        TAG_SET | (rng.below(128) as u16) << 8 | tor_index as u16
-    }
-
-    /// Index among `n` candidates that an upper-tier switch reads from `tag`.
-    #[inline]
-    fn upper_index(&self, p: &Packet, n: usize) -> usize {
-        if p.path_tag & TAG_SET == 0 {
-            self.hash.index(p, n)
-        } else {
-            ((p.path_tag >> 8) & 0x7f) as usize % n
-        }
+        path_tag::new(tor_index, rng.below(128) as usize)
     }
 }
 
@@ -94,27 +82,27 @@ impl SwitchLb for Letflow {
     fn choose(&mut self, ctx: &mut SwitchCtx<'_>, pkt: &mut Packet, cands: &Candidates<'_>) -> usize {
         let n = cands.len();
         if !self.source {
-            return self.upper_index(pkt, n);
+            return path_tag::follow(pkt, n, &self.hash);
         }
         let (now, key) = (ctx.now, flow_key(pkt));
         let prev = self.table.get(key, now);
         let tag = match prev {
-            Some(e) if now - e.last_seen <= self.gap && ((e.choice & 0xff) as usize) < n => e.choice as u16,
+            Some(e) if now - e.last_seen <= self.gap && path_tag::tor_uplink(e.choice as u16) < n => e.choice as u16,
             _ => {
                 let t = Self::new_tag(ctx.rng.below(n as u64) as usize, ctx.rng);
-                ctx.rerouted = prev.is_some_and(|e| (e.choice & 0xff) != (t & 0xff) as u32);
+                ctx.rerouted = prev.is_some_and(|e| path_tag::tor_uplink(e.choice as u16) != path_tag::tor_uplink(t));
                 t
             }
         };
         self.table.set(key, tag as u32, now);
         pkt.path_tag = tag;
-        (tag & 0xff) as usize
+        path_tag::tor_uplink(tag)
     }
 
     /// Upper tiers follow the tag (or the hash): a function of the header.
     #[inline]
     fn peek(&self, pkt: &Packet, cands: &[PortId]) -> Option<usize> {
-        (!self.source).then(|| self.upper_index(pkt, cands.len()))
+        (!self.source).then(|| path_tag::follow(pkt, cands.len(), &self.hash))
     }
 }
 
@@ -148,7 +136,7 @@ mod tests {
         for conn in 0..2000u32 {
             let mut first = Packet { conn, ..Default::default() };
             let i = tor.choose(&mut SwitchCtx::new(0, &mut rng, 0), &mut first, &c);
-            assert_ne!(first.path_tag & TAG_SET, 0);
+            assert_ne!(first.path_tag & path_tag::SET, 0);
             agg_picks[agg.peek(&first, &ports).unwrap()] += 1;
             // Packets 100 µs apart (not more than the gap) keep the path and the tag.
             for t in 1..=3 {

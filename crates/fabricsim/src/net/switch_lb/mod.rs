@@ -68,6 +68,7 @@ pub mod ecmp;
 pub mod flow_table;
 pub mod flowlet;
 pub mod letflow;
+pub mod path_tag;
 pub mod levels;
 pub mod random;
 pub mod round_robin;

@@ -36,6 +36,7 @@
 
 use super::ecmp::{Ecmp, EcmpParams};
 use super::flow_table::{flow_key, FlowTable};
+use super::path_tag;
 use super::{Candidates, PortView, SwitchCtx, SwitchLb};
 use crate::ids::{NodeId, PortId};
 use crate::net::packet::{Packet, PktKind, F_CE, F_MSG_FIRST, F_TRIMMED};
@@ -88,15 +89,6 @@ impl Default for SeqbalanceParams {
     }
 }
 
-/// Bit 15 of a path tag: a source ToR wrote it.
-const TAG_SET: u16 = 0x8000;
-
-/// The tag of path (`u`, `v`): ToR uplink `u`, upper-tier uplink `v`.
-#[inline]
-fn tag_of(u: usize, v: usize) -> u16 {
-    TAG_SET | (v as u16) << 8 | u as u16
-}
-
 /// The strides in `1..p` coprime to `p` (just `[1]` for `p` ≤ 2), so that probing from any
 /// start visits every path once.
 fn coprime_strides(p: usize) -> Vec<usize> {
@@ -140,10 +132,8 @@ pub struct Seqbalance {
     paths: HashMap<NodeId, PathSet>,
     salt: (u64, u64),
     hash: Ecmp,
-    /// Congestion Packets this switch sent (destination role) and received (source role).
+    /// Congestion Packets this switch sent (destination role).
     pub cps_sent: u64,
-    /// See `cps_sent`.
-    pub cps_received: u64,
 }
 
 impl Seqbalance {
@@ -162,17 +152,6 @@ impl Seqbalance {
             salt: (rng.next_u64(), rng.next_u64()),
             hash: Ecmp::new(&EcmpParams {}, seed, switch),
             cps_sent: 0,
-            cps_received: 0,
-        }
-    }
-
-    /// Index among `n` candidates that a non-ToR switch reads from the tag (or the hash).
-    #[inline]
-    fn upper_index(&self, p: &Packet, n: usize) -> usize {
-        if p.path_tag & TAG_SET == 0 {
-            self.hash.index(p, n)
-        } else {
-            ((p.path_tag >> 8) & 0x7f) as usize % n
         }
     }
 
@@ -212,8 +191,8 @@ impl Seqbalance {
 
     /// Path index `u + n·v` of `tag` in `set`, if it names one.
     fn path_of(set: &PathSet, tag: u16) -> Option<usize> {
-        let (u, v) = ((tag & 0xff) as usize, ((tag >> 8) & 0x7f) as usize);
-        (tag & TAG_SET != 0 && u < set.n && u + set.n * v < set.p).then(|| u + set.n * v)
+        let (u, v) = (path_tag::tor_uplink(tag), path_tag::upper(tag));
+        (path_tag::is_set(tag) && u < set.n && u + set.n * v < set.p).then(|| u + set.n * v)
     }
 
     /// Whether (destination ToR `dst`, path `tag`) is inactive at `now` (for tests and
@@ -227,7 +206,7 @@ impl SwitchLb for Seqbalance {
     fn choose(&mut self, ctx: &mut SwitchCtx<'_>, pkt: &mut Packet, cands: &Candidates<'_>) -> usize {
         let n = cands.len();
         if !self.tor {
-            return self.upper_index(pkt, n);
+            return path_tag::follow(pkt, n, &self.hash);
         }
         if pkt.kind != PktKind::Data || ctx.src_tor != self.node {
             // Control packets, and anything not entering the fabric here, take the hash.
@@ -240,18 +219,18 @@ impl SwitchLb for Seqbalance {
             None => {
                 let q = self.select(key, now, ctx, cands);
                 let set = &self.paths[&ctx.dst_tor];
-                tag_of(q % set.n, q / set.n)
+                path_tag::new(q % set.n, q / set.n)
             }
         };
         self.flows.set(key, tag as u32, now);
         pkt.path_tag = tag;
-        (tag & 0xff) as usize % n
+        path_tag::tor_uplink(tag) % n
     }
 
     /// Upper tiers follow the tag (or the hash): a function of the header.
     #[inline]
     fn peek(&self, pkt: &Packet, cands: &[PortId]) -> Option<usize> {
-        (!self.tor).then(|| self.upper_index(pkt, cands.len()))
+        (!self.tor).then(|| path_tag::follow(pkt, cands.len(), &self.hash))
     }
 
     fn observes_all(&self) -> bool {
@@ -262,7 +241,7 @@ impl SwitchLb for Seqbalance {
     //= ToR), assumption (64 B, control class, ECMP-routed, CE read at the destination ToR's ingress)
     fn on_packet(&mut self, ctx: &mut SwitchCtx<'_>, pkt: &mut Packet, _out: &PortView<'_>) {
         let from_fabric = ctx.dst_tor == self.node && ctx.src_tor != self.node;
-        if !from_fabric || pkt.kind != PktKind::Data || pkt.flags & (F_CE | F_TRIMMED) != F_CE || pkt.path_tag & TAG_SET == 0 {
+        if !from_fabric || pkt.kind != PktKind::Data || pkt.flags & (F_CE | F_TRIMMED) != F_CE || !path_tag::is_set(pkt.path_tag) {
             return;
         }
         self.cps_sent += 1;
@@ -286,7 +265,6 @@ impl SwitchLb for Seqbalance {
         if pkt.kind != PktKind::Congestion {
             return;
         }
-        self.cps_received += 1;
         let until = ctx.now + self.phi;
         if let Some(set) = self.paths.get_mut(&pkt.src) {
             if let Some(q) = Self::path_of(set, pkt.path_tag) {
@@ -408,7 +386,7 @@ mod tests {
         let mut sb = tor(&SeqbalanceParams::default());
         first(&mut sb, &mut rng, 0, 0, &c);
         for u in 0..4 {
-            congestion(&mut sb, &mut rng, tag_of(u, 0), 0);
+            congestion(&mut sb, &mut rng, path_tag::new(u, 0), 0);
         }
         for conn in 1..200 {
             assert_eq!(first(&mut sb, &mut rng, conn, US, &c).0, first(&mut plain, &mut rng, conn, US, &c).0);
@@ -417,13 +395,13 @@ mod tests {
         // them takes its first hash.
         let mut two = tor(&SeqbalanceParams { probes: 2, ..Default::default() });
         first(&mut two, &mut rng, 0, 0, &c);
-        congestion(&mut two, &mut rng, tag_of(0, 0), 0);
-        congestion(&mut two, &mut rng, tag_of(1, 0), 0);
+        congestion(&mut two, &mut rng, path_tag::new(0, 0), 0);
+        congestion(&mut two, &mut rng, path_tag::new(1, 0), 0);
         let on_inactive = (1..2_000).filter(|&conn| first(&mut two, &mut rng, conn, US, &c).0 < 2).count();
         let mut full = tor(&SeqbalanceParams::default());
         first(&mut full, &mut rng, 0, 0, &c);
-        congestion(&mut full, &mut rng, tag_of(0, 0), 0);
-        congestion(&mut full, &mut rng, tag_of(1, 0), 0);
+        congestion(&mut full, &mut rng, path_tag::new(0, 0), 0);
+        congestion(&mut full, &mut rng, path_tag::new(1, 0), 0);
         assert_eq!((1..2_000).filter(|&conn| first(&mut full, &mut rng, conn, US, &c).0 < 2).count(), 0);
         assert!(on_inactive > 100, "{on_inactive}");
     }
@@ -435,7 +413,7 @@ mod tests {
         let _ = ports;
         let mut rng = Rng::stream(1, "switch_lb", 0);
         let mut dst = Seqbalance::new(&SeqbalanceParams::default(), 1, 1, Tier::Tor, DST);
-        let tag = tag_of(2, 0);
+        let tag = path_tag::new(2, 0);
         let mut cases = Vec::new();
         for (src_tor, kind, flags, path_tag) in [
             (SRC, PktKind::Data, F_ECT | F_CE, tag), // marked, from the fabric: mirrored
@@ -464,7 +442,7 @@ mod tests {
         let mut rng = Rng::stream(1, "switch_lb", 0);
         let agg = Seqbalance::new(&SeqbalanceParams::default(), 1, 5, Tier::Agg, 300);
         for v in 0..4 {
-            assert_eq!(agg.peek(&Packet { path_tag: tag_of(1, v), ..Default::default() }, &ports), Some(v));
+            assert_eq!(agg.peek(&Packet { path_tag: path_tag::new(1, v), ..Default::default() }, &ports), Some(v));
         }
         let hash = Ecmp::new(&EcmpParams {}, 1, 5);
         let untagged = Packet { conn: 3, ..Default::default() };
@@ -478,13 +456,6 @@ mod tests {
         assert_eq!(sb.choose(&mut ctx, &mut ack, &c), Ecmp::new(&EcmpParams {}, 1, 0).index(&ack, 4));
         assert_eq!(ack.path_tag, 0);
     }
-}
-
-#[cfg(test)]
-mod pinning_tests {
-    use super::*;
-    use crate::net::switch_lb::tests::idle_ports;
-    use crate::units::US;
 
     #[test]
     fn message_pinning_chooses_again_at_each_message_start_and_qp_pinning_does_not() {
@@ -502,7 +473,7 @@ mod pinning_tests {
             let first = send(&mut sb, &mut rng, F_MSG_FIRST, 0);
             assert_eq!(send(&mut sb, &mut rng, 0, US), first);
             // The path of the first message is marked inactive; the next message starts.
-            let cp = Packet { kind: PktKind::Congestion, src: 200, dst: 100, path_tag: tag_of(first, 0), ..Default::default() };
+            let cp = Packet { kind: PktKind::Congestion, src: 200, dst: 100, path_tag: path_tag::new(first, 0), ..Default::default() };
             sb.on_control(&mut SwitchCtx::new(2 * US, &mut rng, 100), &cp);
             let next = send(&mut sb, &mut rng, F_MSG_FIRST, 3 * US);
             assert_eq!(next != first, moves, "{pinning:?}");
