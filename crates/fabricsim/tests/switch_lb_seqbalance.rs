@@ -89,3 +89,19 @@ fn a_fat_tree_is_source_routed_and_stays_in_order() {
     let (sent, arrived, dropped) = congestion_packets(&sb);
     assert_eq!((sent, arrived, dropped), (sb.summary.packets.ecn_marked, sent, 0));
 }
+
+#[test]
+fn bad_seqbalance_parameters_are_refused_naming_the_key() {
+    for (bad, key) in [
+        ("phi_us = -1", "switch.lb.phi_us"),
+        ("idle_us = 0", "switch.lb.idle_us"),
+        ("probes = 5000", "switch.lb.probes"),
+        ("cp_bytes = 0", "switch.lb.cp_bytes"),
+        ("pinning = \"flowlet\"", "qp"),
+    ] {
+        let e = common::rejection(&roce(LEAF_SPINE, "seqbalance").replace("name = \"seqbalance\"", &format!("name = \"seqbalance\"\n{bad}")));
+        assert!(e.contains(key), "{bad}: {e}");
+    }
+    let e = common::rejection(&roce(LEAF_SPINE, "ecmp").replace("trace_ports = [\"tor_up\"]", "trace_ports = [\"tor_upp\"]"));
+    assert!(e.contains("run.trace_ports[0]"), "{e}");
+}
