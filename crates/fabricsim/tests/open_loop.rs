@@ -83,6 +83,25 @@ fn backlogged_writes_keep_the_nic_at_line_rate_until_the_end_and_clients_start_s
     }
 }
 
+//= seqbalance §2.1 (Fig. 1: flowlet sizes); type=test
+//# RDMA traffic is rate-paced by the NIC, so flowlets are huge even at small gaps.
+#[test]
+fn a_backlogged_qp_at_line_rate_is_one_flowlet_at_every_gap() {
+    // One QP alone at 100 Gb/s for 1 ms never pauses: one flowlet of everything it sent
+    // (12.5 MB on the wire) at θ = 10 and 100 µs; flowlets.csv holds both CDFs.
+    let r = common::run(&roce_leaf_spine(
+        "kind = \"rdma_writes\"\nclients = 1\nqps_per_client = 1\nduration_us = 1000",
+        "[run]\nend_time_us = 1000\nflowlet_gaps_us = [10, 100]",
+    ));
+    let f = r.summary.flowlets.as_ref().expect("flowlets in the summary");
+    assert_eq!(f.iter().map(|g| (g.gap_us, g.flowlets)).collect::<Vec<_>>(), [(10.0, 1), (100.0, 1)]);
+    let bytes = f[0].max_bytes.unwrap() as f64;
+    assert!(bytes > 0.99 * 12.5e6 && bytes <= 12.5e6 + 1048.0, "{bytes}");
+    assert_eq!(r.flowlets_csv().lines().count(), 1 + 2 * 100);
+    let e = common::rejection(&roce_leaf_spine("kind = \"rdma_writes\"\nclients = 1\nduration_us = 100", "[run]\nend_time_us = 100\nflowlet_gaps_us = [10, 0]"));
+    assert!(e.contains("run.flowlet_gaps_us[1]") && e.contains("positive"), "{e}");
+}
+
 #[test]
 fn the_bundled_seqbalance_scenarios_load_with_the_traffic_they_describe() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/seqbalance");

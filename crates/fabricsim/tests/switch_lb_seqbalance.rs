@@ -78,6 +78,24 @@ fn pinning_avoids_marked_paths_without_reordering() {
     assert_eq!(common::run(&roce(LEAF_SPINE, "seqbalance")).flows_csv(), sb.flows_csv());
 }
 
+//= seqbalance §2.5.4 (DRILL); type=test
+//# Issue 17 "Done when": a single elephant under DRILL reorders and go-back-N retransmits,
+//# under SeqBalance it does not.
+#[test]
+fn drill_reorders_an_elephant_and_go_back_n_resends_it_seqbalance_does_not() {
+    // Every 4 MB flow of the cross-rack permutation is an elephant. DRILL picks a port per
+    // packet by queue length, so a flow's packets overtake each other across spines: the
+    // receiver NACKs the gaps and the sender goes back. SeqBalance keeps each QP on one path.
+    let drill = common::run(&roce(LEAF_SPINE, "drill"));
+    let sb = common::run(&roce(LEAF_SPINE, "seqbalance"));
+    let (d, q) = (&drill.flows[0], &sb.flows[0]);
+    println!("flow 0: drill {} NACKs, {} retransmitted; seqbalance {} / {}", d.nacks, d.retransmits, q.nacks, q.retransmits);
+    assert!(d.nacks > 0 && d.retransmits > 0, "{d:?}");
+    assert_eq!((q.nacks, q.retransmits), (0, 0));
+    assert!(drill.summary.packets.seq_nacks > 0 && drill.summary.packets.dropped == 0, "reordering, not loss");
+    assert_eq!(drill.summary.flows_finished, 16);
+}
+
 #[test]
 fn a_fat_tree_is_source_routed_and_stays_in_order() {
     // k = 4 fat tree: between pods 2 aggs × 2 cores = 4 paths chosen at the source ToR; the

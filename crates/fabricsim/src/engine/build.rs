@@ -126,6 +126,7 @@ pub(super) fn tracer(setup: &Setup) -> Tracer {
         ports: setup.trace_ports.clone(),
         log_drops: setup.scenario.run.event_log,
         ack_conns,
+        flowlets: (!setup.flowlet_gaps.is_empty()).then(|| Box::new(super::flowlets::FlowletMeter::new(setup.flowlet_gaps.clone()))),
         ..Default::default()
     }
 }

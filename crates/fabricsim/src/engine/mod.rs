@@ -15,6 +15,7 @@ mod build;
 pub mod queue;
 mod reroute;
 pub mod tasks;
+pub mod flowlets;
 pub mod trace;
 
 pub use crate::hint::prefetch;

@@ -64,6 +64,8 @@ pub struct Tracer {
     pub ack_conns: Vec<u32>,
     /// Logged ACKs: (arrival time, connection, RTT sample, ECN echo).
     pub acks: Vec<(Time, u32, Time, bool)>,
+    /// Flowlet sizes per gap (`run.flowlet_gaps_us`); `None`: off.
+    pub flowlets: Option<Box<super::flowlets::FlowletMeter>>,
 }
 
 /// Width of an RTT histogram bin: 2^17 ps ≈ 131 ns.

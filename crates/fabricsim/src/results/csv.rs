@@ -130,6 +130,11 @@ impl Results {
         s
     }
 
+    /// `flowlets.csv` text: the flowlet-size CDF per gap (`run.flowlet_gaps_us`).
+    pub fn flowlets_csv(&self) -> String {
+        super::flowlets::cdf_csv(&self.flowlets)
+    }
+
     /// `summary.json` text.
     pub fn summary_json(&self) -> String {
         serde_json::to_string_pretty(&self.summary).unwrap_or_default() + "\n"
@@ -145,13 +150,13 @@ impl Results {
     }
 
     /// Writes `flows.csv`, `summary.json` and, where they have rows, `ccts.csv` (collective
-    /// workloads), `trace.csv`, `port_trace.csv`, `pfc_ports.csv`, `acks.csv`, `events.csv` and
-    /// `messages.csv` into `dir` (created if needed).
+    /// workloads), `trace.csv`, `port_trace.csv`, `pfc_ports.csv`, `acks.csv`, `events.csv`,
+    /// `messages.csv` and `flowlets.csv` into `dir` (created if needed).
     pub fn write(&self, dir: &Path) -> Result<()> {
         let io = |e: std::io::Error, p: &Path| Error::Io { path: p.display().to_string(), message: e.to_string() };
         std::fs::create_dir_all(dir).map_err(|e| io(e, dir))?;
         let has_pfc_ports = self.summary.pfc.as_ref().is_some_and(|p| !p.ports.is_empty());
-        let files: [(&str, bool, fn(&Results) -> String); 9] = [
+        let files: [(&str, bool, fn(&Results) -> String); 10] = [
             ("flows.csv", true, Results::flows_csv),
             ("ccts.csv", !self.ccts.is_empty(), Results::ccts_csv),
             ("trace.csv", !self.trace.is_empty(), Results::trace_csv),
@@ -160,6 +165,7 @@ impl Results {
             ("acks.csv", !self.acks.is_empty(), Results::acks_csv),
             ("events.csv", !self.events.is_empty(), Results::events_csv),
             ("messages.csv", !self.messages.is_empty(), Results::messages_csv),
+            ("flowlets.csv", !self.flowlets.is_empty(), Results::flowlets_csv),
             ("summary.json", true, Results::summary_json),
         ];
         for (name, has_rows, text) in files {

@@ -8,6 +8,7 @@ mod bounds;
 mod by_size;
 mod collectives;
 mod csv;
+mod flowlets;
 mod flows;
 mod imbalance;
 mod invariants;
@@ -16,6 +17,7 @@ mod stats;
 mod summary;
 
 pub use by_size::{SizeBucket, WindowFigures};
+pub use flowlets::FlowletSizes;
 pub use collectives::{CctResult, CollectiveSummary};
 pub use flows::FlowResult;
 pub use logs::{EventRow, MessageRow};
@@ -43,6 +45,8 @@ pub struct Results {
     pub events: Vec<EventRow>,
     /// Logged ACKs (`run.ack_log_conns`): (time, connection, RTT, ECN echo).
     pub acks: Vec<(Time, u32, Time, bool)>,
+    /// Per flowlet gap θ (`run.flowlet_gaps_us`), the sorted flowlet sizes (wire bytes).
+    pub flowlets: Vec<(Time, Vec<u64>)>,
     /// Names (`"NODE-NODE"`) of the traced ports.
     pub port_names: std::collections::BTreeMap<u32, String>,
     /// Summary.
@@ -63,7 +67,9 @@ pub fn collect(sim: &Sim, setup: &Setup, wall_seconds: f64) -> Results {
     let plan = flows::plan(sim);
     let (flows, flow_plan) = flows::app_flows(sim, flows::rows(sim, &plan), &plan);
     let ccts = collectives::rows(sim, setup);
-    let summary = summary::assemble(sim, setup, &flows, summary::Plans { flows: &flow_plan, conns: &plan }, &ccts, wall_seconds);
+    let flowlets = sim.tracer.flowlets.as_ref().map(|m| m.sizes()).unwrap_or_default();
+    let mut summary = summary::assemble(sim, setup, &flows, summary::Plans { flows: &flow_plan, conns: &plan }, &ccts, wall_seconds);
+    summary.flowlets = sim.tracer.flowlets.is_some().then(|| flowlets::figures(&flowlets));
     Results {
         flows,
         ccts,
@@ -72,6 +78,7 @@ pub fn collect(sim: &Sim, setup: &Setup, wall_seconds: f64) -> Results {
         port_trace: sim.tracer.port_samples.clone(),
         events: logs::events(sim),
         acks: sim.tracer.acks.clone(),
+        flowlets,
         port_names: sim.tracer.ports.iter().map(|&p| (p, sim.net.fabric.link_name(p))).collect(),
         summary,
     }

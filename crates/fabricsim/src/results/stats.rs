@@ -32,7 +32,7 @@ impl Stats {
 }
 
 /// The nearest-rank `q` quantile of the sorted, non-empty `v`: its ⌈q·n⌉-th smallest value.
-pub(super) fn nearest_rank(v: &[f64], q: f64) -> f64 {
+pub(super) fn nearest_rank<T: Copy>(v: &[T], q: f64) -> T {
     v[(((q * v.len() as f64).ceil() as usize).max(1) - 1).min(v.len() - 1)]
 }
 

@@ -256,6 +256,9 @@ pub struct Summary {
     /// (`run.trace_ports = ["tor_up"]`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub uplink_imbalance: Option<super::imbalance::UplinkImbalance>,
+    /// Flowlet sizes per gap θ (`run.flowlet_gaps_us` only; seqbalance Fig. 1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flowlets: Option<Vec<super::FlowletSizes>>,
     /// Collective completion times (collective workloads only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub collectives: Option<CollectiveSummary>,
@@ -492,6 +495,7 @@ pub(super) fn assemble(sim: &Sim, setup: &Setup, flows: &[FlowResult], plans: Pl
         loss: LossFigures::of(flows, &packets),
         reroutes_per_packet: reroutes_per_packet(flows, plans.flows),
         uplink_imbalance: super::imbalance::figure(&sim.net.fabric, &sim.tracer.port_samples),
+        flowlets: None,
         collectives: collectives::summary(ccts),
         packets,
         events: sim.c.events,

@@ -422,6 +422,11 @@ pub struct RunConfig {
     /// on by itself with pod–core failures (`[topology.failures] kind = "partial_lag"/"flaky"`).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub tier_queue_stats: bool,
+    /// Record flowlet sizes, cutting each connection's packets at gaps longer than each of
+    /// these (µs; SeqBalance Fig. 1 uses 10, 50, 100, 500): `flowlets` in `summary.json` and
+    /// `flowlets.csv`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub flowlet_gaps_us: Vec<f64>,
 }
 
 /// `[results]`: which flows the summary's FCT figures count, and how they are bucketed.
@@ -516,6 +521,8 @@ pub struct Setup {
     pub trace_conns: Vec<u32>,
     /// Traced ports.
     pub trace_ports: Vec<u32>,
+    /// Flowlet gaps θ of `run.flowlet_gaps_us` (empty: off).
+    pub flowlet_gaps: Vec<Time>,
     /// PFC state to start from (off unless enabled).
     pub pfc: PfcState,
     /// `[results]` resolved.
@@ -612,6 +619,7 @@ impl Scenario {
             trace_interval: tracing.interval,
             trace_conns: tracing.conns,
             trace_ports: tracing.ports,
+            flowlet_gaps: tracing.flowlet_gaps,
             pfc,
             results,
         })

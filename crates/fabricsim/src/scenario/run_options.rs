@@ -35,6 +35,8 @@ pub(super) struct Tracing {
     pub conns: Vec<u32>,
     /// Traced ports.
     pub ports: Vec<u32>,
+    /// Flowlet gaps θ (empty: off).
+    pub flowlet_gaps: Vec<Time>,
 }
 
 impl Tracing {
@@ -83,7 +85,10 @@ impl Tracing {
         if !ports.is_empty() && interval == 0 {
             return Err(Error::invalid("run.trace_ports", "tracing ports needs run.trace_interval_us (the sampling period)"));
         }
-        Ok(Tracing { interval, conns, ports })
+        let flowlet_gaps = (run.flowlet_gaps_us.iter().enumerate())
+            .map(|(i, &us)| positive_time(&format!("run.flowlet_gaps_us[{i}]"), us, "a flowlet gap θ"))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Tracing { interval, conns, ports, flowlet_gaps })
     }
 }
 

@@ -122,7 +122,11 @@ impl Sim {
         ps.tx_bytes += size;
         self.c.packet_hops += 1;
         if owner_is_host {
-            self.c.sent[self.pool.get(pkt).kind] += 1;
+            let p = self.pool.get(pkt);
+            self.c.sent[p.kind] += 1;
+            if let Some(m) = self.tracer.flowlets.as_deref_mut().filter(|_| p.kind == PktKind::Data) {
+                m.packet(p.conn, now, size);
+            }
         }
         // A flaky link loses what it starts sending during a loss burst (paper §5.4), after
         // the packet has taken its serialization time.
