@@ -25,8 +25,10 @@ HPCC/ConWeave lineage simulator it builds on): 2-tier leaf-spine 8 leaves × 16 
 (α = 1/8); ECN K_min 400 KB / K_max 1600 KB / P_max 0.2 at 100G (1600 / 6400 KB at 400G); DCQCN
 with the lineage constants (`preset = "seqbalance"`), go-back-N with a 4 µs NACK interval.
 SeqBalance: N = 4 sub-QPs split by packets, φ = 32 µs, Mode A pinning; LetFlow and CONGA with
-a 100 µs flowlet gap; DRILL(2, 1). Loads are offered load on the host NICs (Poisson arrivals,
-random pairs, intra-rack pairs excluded).
+a 100 µs flowlet gap; DRILL(2, 1). Loads are offered load on the host NICs (Poisson arrivals
+per host, destination uniform over the other 127 hosts, as the paper's §V-A "random client and
+server" and HPCC's generator). Intra-rack pairs stay in: without them 80 % host load would
+offer 107 % of a leaf's 1200G of uplinks (16 × 100G down, 4:3), an overloaded open loop.
 """
 import os
 import sys
@@ -142,7 +144,6 @@ kind = "open_loop"
 cdf = "{cdf}"
 load = {load}
 duration_us = {duration_us}
-exclude_intra_rack = true
 
 [results]
 window_start_us = {w0}

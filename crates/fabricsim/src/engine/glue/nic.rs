@@ -18,6 +18,10 @@ impl Sim {
         while let Some(c) = self.hosts.nics[host as usize].ready.pop_front() {
             self.hosts.conns[c as usize].in_ready = false;
             if let Some(pkt) = self.conn_emit(c) {
+                if let Some(m) = self.tracer.flowlets.as_deref_mut() {
+                    // `run.flowlet_gaps_us`: the packet starts onto the host link now.
+                    m.packet(c, self.now, self.pool.get(pkt).size as u64);
+                }
                 if self.conn_may_send(c) {
                     self.hosts.conns[c as usize].in_ready = true;
                     self.hosts.nics[host as usize].ready.push_back(c);

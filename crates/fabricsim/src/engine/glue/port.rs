@@ -122,11 +122,7 @@ impl Sim {
         ps.tx_bytes += size;
         self.c.packet_hops += 1;
         if owner_is_host {
-            let p = self.pool.get(pkt);
-            self.c.sent[p.kind] += 1;
-            if let Some(m) = self.tracer.flowlets.as_deref_mut().filter(|_| p.kind == PktKind::Data) {
-                m.packet(p.conn, now, size);
-            }
+            self.c.sent[self.pool.get(pkt).kind] += 1;
         }
         // A flaky link loses what it starts sending during a loss burst (paper §5.4), after
         // the packet has taken its serialization time.
