@@ -185,7 +185,7 @@ def fct_table(rows, schemes, label):
             cells.append(f"{st.mean(by[k]['ecmp']['fct_us']['mean'] for k in keys):.0f} / {st.mean(by[k]['ecmp']['fct_us']['p99'] for k in keys):.0f}" if keys else "–")
         print(f"| ECMP avg / p99 FCT (µs) | | " + " | ".join(cells) + " | |")
     # T7: uplink imbalance at 80 %.
-    print(f"\n{label}: median and p90-free summary of the uplink imbalance ((max − min) / mean per ToR per 100 µs) at 80 % load")
+    print(f"\n{label}: median uplink imbalance ((max − min) / mean per ToR per 100 µs) at 80 % load")
     print("| workload | " + " | ".join(schemes) + " |\n|---|" + "---|" * len(schemes))
     for cdf in ["alistorage2019", "websearch"]:
         cells = []

@@ -345,9 +345,9 @@ def row(s, rid, wall, run_dir):
         r["uplink_imbalance"] = s["uplink_imbalance"]
     if s.get("flowlets"):
         r["flowlets"] = s["flowlets"]
-    trace = os.path.join(run_dir, "port_trace.csv")
-    if rid.split("-")[0] in ("ecmp", "sb") and os.path.exists(trace):
-        r["uplink_bytes"] = uplink_bytes(trace)
+    # The testbed targets (T4, T5) plot per-spine rates over time from the port trace.
+    if s["scenario"]["workload"]["kind"] == "rdma_writes" and "tor_up" in s["scenario"]["run"].get("trace_ports", []):
+        r["uplink_bytes"] = uplink_bytes(os.path.join(run_dir, "port_trace.csv"))
     return r
 
 

@@ -56,7 +56,7 @@ impl FlowletMeter {
         (0..g)
             .map(|i| {
                 let mut v = self.closed[i].clone();
-                v.extend(self.open.iter().skip(i).step_by(g.max(1)).copied().filter(|&b| b > 0));
+                v.extend(self.open.iter().skip(i).step_by(g).copied().filter(|&b| b > 0));
                 v.sort_unstable();
                 (self.gaps[i], v)
             })

@@ -34,14 +34,14 @@ pub(super) fn figures(per_gap: &[(Time, Vec<u64>)]) -> Vec<FlowletSizes> {
         .iter()
         .map(|(gap, v)| {
             let total: u64 = v.iter().sum();
-            let some = |f: &dyn Fn() -> u64| (!v.is_empty()).then(f);
+            let quantile = |q: f64| (!v.is_empty()).then(|| rank(v, q));
             FlowletSizes {
                 gap_us: super::us(*gap),
                 flowlets: v.len() as u64,
                 mean_bytes: (!v.is_empty()).then(|| total as f64 / v.len() as f64),
-                p50_bytes: some(&|| rank(v, 0.5)),
-                p90_bytes: some(&|| rank(v, 0.9)),
-                p99_bytes: some(&|| rank(v, 0.99)),
+                p50_bytes: quantile(0.5),
+                p90_bytes: quantile(0.9),
+                p99_bytes: quantile(0.99),
                 max_bytes: v.last().copied(),
                 bytes_in_flowlets_above_10mb: (total > 0).then(|| v.iter().filter(|&&b| b > 10_000_000).sum::<u64>() as f64 / total as f64),
             }
