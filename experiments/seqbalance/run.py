@@ -357,7 +357,8 @@ def uplink_bytes(path):
     with open(path) as f:
         next(f)
         for line in f:
-            t, _, link, _, tx, _ = line.rstrip("\n").split(",")
+            cols = line.rstrip("\n").split(",")
+            link, tx = cols[2], cols[4]
             if link.startswith("tor0-"):
                 series.setdefault(link, []).append(int(tx))
     return {k: [b - a for a, b in zip(v, v[1:])] for k, v in series.items()}

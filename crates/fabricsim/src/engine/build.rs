@@ -14,6 +14,7 @@ use crate::scenario::Setup;
 use crate::topo::Fabric;
 use crate::transport::cc::PathInfo;
 use crate::transport::credit::{CreditBuild, CreditState};
+use crate::transport::gate::{GateBuild, MessageGate};
 use crate::transport::hosts::{Hosts, Lane, TransportParams};
 use crate::transport::lb::LbBuild;
 use crate::transport::Connection;
@@ -62,7 +63,7 @@ pub(super) fn network(setup: &Setup) -> Result<Network> {
 pub(super) fn hosts(setup: &Setup, fabric: &Fabric) -> Hosts {
     let seed = setup.scenario.seed;
     let tr = &setup.scenario.transport;
-    let tp = TransportParams {
+    let mut tp = TransportParams {
         mss: tr.mtu_bytes - tr.header_bytes,
         header: tr.header_bytes,
         ack_bytes: tr.ack_bytes,
@@ -71,12 +72,15 @@ pub(super) fn hosts(setup: &Setup, fabric: &Fabric) -> Hosts {
         ect: tr.ecn_capable,
         cnp_interval: tr.cc.cnp_interval(),
         ooo_cnp: tr.cc.ooo_triggers_cnp(),
+        rtt_sample_stride: 0,
     };
     // Base RTT per (hop count, last-packet size) is the same for every path of a tier-
     // symmetric fabric: compute once per hop count.
     let mut rtt_by_hops: HashMap<usize, Time> = HashMap::new();
+    // The gates' oversubscription ratio depends on the two ToRs only.
+    let mut ratio_by_tors: HashMap<(u32, u32), f64> = HashMap::new();
     let n = setup.traffic.conns.len();
-    let (mut conns, mut credit) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    let (mut conns, mut credit, mut lanes) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::<Lane>::with_capacity(n));
     let mtu = (tp.mss + tp.header) as u64;
     let mut src_conns = vec![0u32; fabric.hosts as usize];
     for f in &setup.traffic.conns {
@@ -98,16 +102,20 @@ pub(super) fn hosts(setup: &Setup, fabric: &Fabric) -> Hosts {
         let mut lb_ctx = LbBuild { path, rng: Rng::stream(seed, "conn", i as u64) };
         let lb = tr.lb.build(&mut lb_ctx);
         let (tx_recovery, rx_recovery) = (tr.reliability.build(&mut path.clone()), tr.reliability.build_receiver());
+        let tors = (fabric.tor_of_host[f.src as usize], fabric.tor_of_host[f.dst as usize]);
+        let oversubscription = *ratio_by_tors.entry(tors).or_insert_with(|| fabric.oversubscription_on_path(f.src, f.dst));
+        lanes.push(Lane { pending: Default::default(), gate: tr.gate.build(&mut GateBuild { path, oversubscription }), in_flight_msgs: 0, in_flight_bytes: 0 });
         let mut conn = Connection::new(f.src, f.dst, cc, lb, lb_ctx.rng, tx_recovery, rx_recovery);
         conn.base_rtt = rtt;
         conns.push(conn);
         let credit_policy = tr.credit.build(&mut CreditBuild { bdp_bytes: path.bdp_bytes, mtu_bytes: mtu });
         credit.push(CreditState::new(credit_policy.unsolicited_packets()));
     }
+    tp.rtt_sample_stride = lanes.first().map_or(0, |l| l.gate.rtt_sample_stride());
     Hosts {
         nics: (0..fabric.hosts).map(|h| HostState::new(fabric.host_port[h as usize])).collect(),
         conns,
-        lanes: (0..n).map(|_| Lane { pending: Default::default(), gate: tr.gate.build(&mut ()), in_flight_msgs: 0, in_flight_bytes: 0 }).collect(),
+        lanes,
         credit_on: tr.credit.enabled(),
         credit,
         pacers: (0..fabric.hosts).map(|_| Default::default()).collect(),
@@ -126,6 +134,7 @@ pub(super) fn tracer(setup: &Setup) -> Tracer {
         ports: setup.trace_ports.clone(),
         log_drops: setup.scenario.run.event_log,
         ack_conns,
+        log_gates: setup.scenario.run.gate_log,
         flowlets: (!setup.flowlet_gaps.is_empty()).then(|| Box::new(super::flowlets::FlowletMeter::new(setup.flowlet_gaps.clone()))),
         ..Default::default()
     }

@@ -187,7 +187,11 @@ impl Sim {
                 rtt_mean: m.rtt_sum.checked_div(m.rtt_samples as u64).unwrap_or(0),
                 in_flight_msgs: lane.in_flight_msgs,
             };
-            lane.gate.on_complete(&fb);
+            if let Some(u) = lane.gate.on_complete(&fb) {
+                if self.tracer.log_gates {
+                    self.tracer.gate_updates.push((now, c, u));
+                }
+            }
             self.tasks.completed_at[m.task as usize] = now;
             self.tasks.sends_completed += 1;
             self.propagate(m.task, Some(Trigger::Completed));

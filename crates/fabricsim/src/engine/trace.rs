@@ -41,6 +41,8 @@ pub struct PortSample {
     pub tx_bytes: u64,
     /// Whether PFC holds its data class.
     pub paused: bool,
+    /// Packets this port has marked CE so far.
+    pub marks: u64,
 }
 
 /// What to sample and what was sampled.
@@ -64,6 +66,10 @@ pub struct Tracer {
     pub ack_conns: Vec<u32>,
     /// Logged ACKs: (arrival time, connection, RTT sample, ECN echo).
     pub acks: Vec<(Time, u32, Time, bool)>,
+    /// Whether to log the gates' window decisions (`run.gate_log`).
+    pub log_gates: bool,
+    /// Logged window decisions: (time, connection, decision).
+    pub gate_updates: Vec<(Time, u32, crate::transport::gate::WindowUpdate)>,
     /// Flowlet sizes per gap (`run.flowlet_gaps_us`); `None`: off.
     pub flowlets: Option<Box<super::flowlets::FlowletMeter>>,
 }
@@ -133,7 +139,7 @@ impl Sim {
         }
         for &p in &self.tracer.ports {
             let ps = &self.net.ports[p as usize];
-            self.tracer.port_samples.push(PortSample { at: now, port: p, data_bytes: ps.data_bytes, tx_bytes: ps.tx_bytes, paused: ps.paused });
+            self.tracer.port_samples.push(PortSample { at: now, port: p, data_bytes: ps.data_bytes, tx_bytes: ps.tx_bytes, paused: ps.paused, marks: ps.marks });
         }
         if !self.q.is_empty() {
             self.q.push(now + self.tracer.interval, EventKind::Sample, 0);

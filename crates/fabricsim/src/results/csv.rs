@@ -95,11 +95,11 @@ impl Results {
 
     /// `port_trace.csv` text: one row per sample of a traced port.
     pub fn port_trace_csv(&self) -> String {
-        let mut s = String::from("time_us,port,link,queue_bytes,tx_bytes,paused\n");
+        let mut s = String::from("time_us,port,link,queue_bytes,tx_bytes,paused,ecn_marks\n");
         for t in &self.port_trace {
             fmt_us(&mut s, Some(t.at));
             let link = self.port_names.get(&t.port).map_or("", String::as_str);
-            let _ = writeln!(s, ",{},{link},{},{},{}", t.port, t.data_bytes, t.tx_bytes, t.paused as u8);
+            let _ = writeln!(s, ",{},{link},{},{},{},{}", t.port, t.data_bytes, t.tx_bytes, t.paused as u8, t.marks);
         }
         s
     }
@@ -112,6 +112,16 @@ impl Results {
             let _ = write!(s, ",{c},");
             fmt_us(&mut s, Some(rtt));
             let _ = writeln!(s, ",{}", ecn as u8);
+        }
+        s
+    }
+
+    /// `gate_log.csv` text: every window decision of the message gates, in time order.
+    pub fn gate_log_csv(&self) -> String {
+        let mut s = String::from("time_us,flow,state,window_bytes\n");
+        for (at, c, u) in &self.gate_log {
+            fmt_us(&mut s, Some(*at));
+            let _ = writeln!(s, ",{c},{},{}", u.state, u.window_bytes);
         }
         s
     }
@@ -150,19 +160,20 @@ impl Results {
     }
 
     /// Writes `flows.csv`, `summary.json` and, where they have rows, `ccts.csv` (collective
-    /// workloads), `trace.csv`, `port_trace.csv`, `pfc_ports.csv`, `acks.csv`, `events.csv`,
+    /// workloads), `trace.csv`, `port_trace.csv`, `pfc_ports.csv`, `acks.csv`, `gate_log.csv`, `events.csv`,
     /// `messages.csv` and `flowlets.csv` into `dir` (created if needed).
     pub fn write(&self, dir: &Path) -> Result<()> {
         let io = |e: std::io::Error, p: &Path| Error::Io { path: p.display().to_string(), message: e.to_string() };
         std::fs::create_dir_all(dir).map_err(|e| io(e, dir))?;
         let has_pfc_ports = self.summary.pfc.as_ref().is_some_and(|p| !p.ports.is_empty());
-        let files: [(&str, bool, fn(&Results) -> String); 10] = [
+        let files: [(&str, bool, fn(&Results) -> String); 11] = [
             ("flows.csv", true, Results::flows_csv),
             ("ccts.csv", !self.ccts.is_empty(), Results::ccts_csv),
             ("trace.csv", !self.trace.is_empty(), Results::trace_csv),
             ("port_trace.csv", !self.port_trace.is_empty(), Results::port_trace_csv),
             ("pfc_ports.csv", has_pfc_ports, Results::pfc_ports_csv),
             ("acks.csv", !self.acks.is_empty(), Results::acks_csv),
+            ("gate_log.csv", !self.gate_log.is_empty(), Results::gate_log_csv),
             ("events.csv", !self.events.is_empty(), Results::events_csv),
             ("messages.csv", !self.messages.is_empty(), Results::messages_csv),
             ("flowlets.csv", !self.flowlets.is_empty(), Results::flowlets_csv),

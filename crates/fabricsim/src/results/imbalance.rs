@@ -70,7 +70,7 @@ mod tests {
     use super::*;
 
     fn sample(at: u64, port: u32, tx_bytes: u64) -> PortSample {
-        PortSample { at, port, data_bytes: 0, tx_bytes, paused: false }
+        PortSample { at, port, data_bytes: 0, tx_bytes, paused: false, marks: 0 }
     }
 
     #[test]

@@ -45,6 +45,8 @@ pub struct Results {
     pub events: Vec<EventRow>,
     /// Logged ACKs (`run.ack_log_conns`): (time, connection, RTT, ECN echo).
     pub acks: Vec<(Time, u32, Time, bool)>,
+    /// Logged gate window decisions (`run.gate_log`): (time, connection, decision).
+    pub gate_log: Vec<(Time, u32, crate::transport::gate::WindowUpdate)>,
     /// Per flowlet gap θ (`run.flowlet_gaps_us`), the sorted flowlet sizes (wire bytes).
     pub flowlets: Vec<(Time, Vec<u64>)>,
     /// Names (`"NODE-NODE"`) of the traced ports.
@@ -78,6 +80,7 @@ pub fn collect(sim: &Sim, setup: &Setup, wall_seconds: f64) -> Results {
         port_trace: sim.tracer.port_samples.clone(),
         events: logs::events(sim),
         acks: sim.tracer.acks.clone(),
+        gate_log: sim.tracer.gate_updates.clone(),
         flowlets,
         port_names: sim.tracer.ports.iter().map(|&p| (p, sim.net.fabric.link_name(p))).collect(),
         summary,

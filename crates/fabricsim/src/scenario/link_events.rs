@@ -4,7 +4,6 @@
 use super::{queues, rate, EventDirection, LinkAction, LinkEvent, LinkEventConfig};
 use crate::net::qdisc::QdiscTable;
 use crate::error::{Error, Result};
-use crate::ids::PortId;
 use crate::topo::Fabric;
 use crate::units::BitsPerSec;
 use crate::workload::time_from_us;
@@ -33,7 +32,7 @@ pub(super) fn resolve(configs: &[LinkEventConfig], fabric: &Fabric, qdisc: &mut 
 /// Appends the event `ev` (at `key`) and, with `reroute_after_us`, its reroute.
 fn resolve_one(key: &str, ev: &LinkEventConfig, fabric: &Fabric, events: &mut Vec<LinkEvent>) -> Result<()> {
     let at = time_from_us(&format!("{key}.at_us"), ev.at_us)?;
-    let mut ports = cable(key, &ev.link, fabric)?;
+    let mut ports = fabric.cable_named(&format!("{key}.link"), &ev.link, "tor0-agg1")?;
     if ev.action != LinkAction::Rate {
         for (set, name) in [(ev.direction.is_some(), "direction"), (ev.scale_queue.is_some(), "scale_queue")] {
             if set {
@@ -63,30 +62,3 @@ fn resolve_one(key: &str, ev: &LinkEventConfig, fabric: &Fabric, events: &mut Ve
     Ok(())
 }
 
-/// Both ports of the cable named `name` (`"NODE-NODE"`, `#i` for the i-th of parallel cables,
-/// as `check` names them); errors name `<key>.link`.
-fn cable(key: &str, name: &str, fabric: &Fabric) -> Result<[PortId; 2]> {
-    let key = format!("{key}.link");
-    let (link, nth) = match name.split_once('#') {
-        Some((l, i)) => (l, i.parse::<usize>().map_err(|_| Error::invalid(&key, format!("`{name}`: `#` must be followed by a cable index")))?),
-        None => (name, 0),
-    };
-    let (pa, x, y) = port_named(fabric, &key, link, name, "tor0-agg1")?;
-    let pa = fabric.parallel_ports(pa).get(nth).copied().ok_or_else(|| Error::invalid(&key, format!("`{name}`: no cable #{nth} between `{x}` and `{y}`")))?;
-    Ok([pa, fabric.ports[pa as usize].reverse])
-}
-
-/// The port of the first node of `link` (`"NODE-NODE"`) towards the second, with the two node
-/// names as written. Errors name `key`, quote `shown` when `link` is not two names, and give
-/// `example` as a well-formed one.
-pub(super) fn port_named<'a>(fabric: &Fabric, key: &str, link: &'a str, shown: &str, example: &str) -> Result<(PortId, &'a str, &'a str)> {
-    let (x, y) = link.split_once('-').ok_or_else(|| Error::invalid(key, format!("`{shown}`: expected NODE-NODE, e.g. \"{example}\"")))?;
-    let node = |n: &str| {
-        fabric
-            .node_by_name(n.trim())
-            .ok_or_else(|| Error::invalid(key, format!("no node named `{n}` (names: host<i>, tor<i>, agg<i>, core<i>, spine<i>)")))
-    };
-    let (na, nb) = (node(x)?, node(y)?);
-    let p = fabric.port_between(na, nb).ok_or_else(|| Error::invalid(key, format!("`{x}` and `{y}` are not linked")))?;
-    Ok((p, x, y))
-}

@@ -418,6 +418,10 @@ pub struct RunConfig {
     pub drop_packets: Vec<DropPacket>,
     /// Log every ACK of these flows (arrival time, RTT, ECN echo) into `acks.csv`.
     pub ack_log_conns: Vec<u32>,
+    /// Log every window decision of the message gates (`mcc`: time, flow, grow / hold /
+    /// shrink, window) into `gate_log.csv`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub gate_log: bool,
     /// Report data-queue occupancy per switch port class (`queues_by_tier` in `summary.json`);
     /// on by itself with pod–core failures (`[topology.failures] kind = "partial_lag"/"flaky"`).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
@@ -602,6 +606,13 @@ impl Scenario {
         let limits = run_options::Limits::of(&self.run)?;
         let results = ResultsOptions::of(&self.results)?;
         self.transport.gate.validate()?;
+        //= mcc §2.1 (Fig. 5): the NIC is unmodified with its hardware congestion control off
+        if matches!(self.transport.gate, GateConfig::Mcc(_)) && !matches!(self.transport.cc, crate::transport::cc::CcConfig::LineRate(_)) {
+            return Err(Error::invalid(
+                "transport.cc",
+                format!("\"{}\": gate \"mcc\" runs with the NIC's congestion control off; set transport.cc = \"line_rate\"", self.transport.cc.name()),
+            ));
+        }
         let shaper = self.transport.shaper.build(&mut ShaperCtx { mss: (self.transport.mtu_bytes - self.transport.header_bytes) as u64 });
         let traffic = Arc::new(self.workload.generate(&fabric, self.seed, base_dir, &shaper)?);
         let tracing = run_options::Tracing::of(&self.run, &fabric, traffic.conns.len() as u32)?;

@@ -1,7 +1,7 @@
 //! `[run]` options: the stop time and stall guard, and what to trace and log (sampling period,
 //! traced connections and ports, logged ACKs) and which packets to drop on purpose.
 
-use super::{link_events::port_named, positive_time, RunConfig};
+use super::{positive_time, RunConfig};
 use crate::error::{Error, Result};
 use crate::topo::Fabric;
 use crate::units::Time;
@@ -66,7 +66,7 @@ impl Tracing {
                         return Err(Error::invalid(key, format!("`{name}`: this fabric has no such ports")));
                     }
                 }
-                None => ports.push(port_named(fabric, &key, name, name, "tor0-host3")?.0),
+                None => ports.push(fabric.port_named(&key, name, name, "tor0-host3")?.0),
             }
         }
         // A port named twice (or by a class and by name) is sampled once.

@@ -101,6 +101,10 @@ pub struct FailuresConfig {
     /// `tor_uplinks`: uplinks each of those ToRs loses.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub uplinks_per_tor: Option<u32>,
+    /// `tor_uplinks`: the failed cables by name (`"tor0-spine1"`, `"tor3-agg0#1"` for the
+    /// second of parallel cables) instead of `tors` and `uplinks_per_tor` drawn at random.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub links: Option<Vec<String>>,
     /// `tor_uplinks`: `"removed"` or `"degraded"`.
     #[serde(default)]
     pub model: FailureModel,
@@ -205,6 +209,7 @@ impl FailuresConfig {
         };
         let k = self.kind;
         only(k != FailureKind::TorUplinks && (self.tors.is_some() || self.uplinks_per_tor.is_some()), if self.tors.is_some() { "tors" } else { "uplinks_per_tor" }, "\"tor_uplinks\"")?;
+        only(k != FailureKind::TorUplinks && self.links.is_some(), "links", "\"tor_uplinks\"")?;
         only(k != FailureKind::TorUplinks && (self.model != FailureModel::Removed || self.degraded_rate_factor.is_some()), if self.degraded_rate_factor.is_some() { "degraded_rate_factor" } else { "model" }, "\"tor_uplinks\"")?;
         only(k == FailureKind::TorUplinks && self.f.is_some(), "f", "\"partial_lag\" or \"flaky\"")?;
         only(k == FailureKind::TorUplinks && self.placement.is_some(), "placement", "\"partial_lag\" or \"flaky\"")?;
@@ -267,11 +272,9 @@ impl FailuresConfig {
         Ok(Chosen { links, bottleneck })
     }
 
-    /// `tor_uplinks`: the strack spec's ToR uplink failures.
-    fn choose_tor_uplinks(&self, fabric: &Fabric, seed: u64) -> Result<Vec<FailedLink>> {
-        let need = |v: Option<u32>, name: &str| v.ok_or_else(|| Error::invalid(format!("{KEY}.{name}"), "missing: kind = \"tor_uplinks\" (the default) needs `tors` and `uplinks_per_tor`"));
-        let (n_tors, per_tor) = (need(self.tors, "tors")?, need(self.uplinks_per_tor, "uplinks_per_tor")?);
-        let factor = match (self.model, self.degraded_rate_factor) {
+    /// The rate factor of a slowed cable (`None`: removed).
+    fn rate_factor(&self) -> Result<Option<f64>> {
+        Ok(match (self.model, self.degraded_rate_factor) {
             (FailureModel::Removed, Some(_)) => {
                 return Err(Error::invalid(format!("{KEY}.degraded_rate_factor"), "only allowed with model = \"degraded\""))
             }
@@ -283,7 +286,53 @@ impl FailuresConfig {
                 }
                 Some(f)
             }
-        };
+        })
+    }
+
+    /// `tor_uplinks` with `links`: the named cables.
+    fn named_links(&self, fabric: &Fabric, names: &[String], factor: Option<f64>) -> Result<Vec<FailedLink>> {
+        if let Some(k) = [("tors", self.tors.is_some()), ("uplinks_per_tor", self.uplinks_per_tor.is_some())].iter().find(|k| k.1) {
+            return Err(Error::invalid(format!("{KEY}.{}", k.0), "not allowed with `links` (the cables are named, not drawn)"));
+        }
+        if names.is_empty() {
+            return Err(Error::invalid(format!("{KEY}.links"), "empty: name at least one cable, e.g. \"tor0-spine1\" (or remove [topology.failures])"));
+        }
+        let mut out: Vec<FailedLink> = Vec::with_capacity(names.len());
+        for (i, name) in names.iter().enumerate() {
+            let key = format!("{KEY}.links[{i}]");
+            let [a, b] = fabric.cable_named(&key, name, "tor0-spine1")?;
+            // The uplink direction is the lower node's port.
+            let lower = |p: PortId| fabric.tier[fabric.ports[p as usize].owner as usize];
+            let (up, down) = if lower(a) <= lower(b) { (a, b) } else { (b, a) };
+            if fabric.tier[fabric.ports[up as usize].owner as usize] == Tier::Host && factor.is_none() {
+                return Err(Error::invalid(key, format!("`{name}`: removing a host's only cable cuts it off the fabric; use model = \"degraded\"")));
+            }
+            if out.iter().any(|l| l.up == up) {
+                return Err(Error::invalid(key, format!("`{name}`: listed twice")));
+            }
+            out.push(FailedLink { up, down, rate: factor.map(|f| scaled(fabric.ports[up as usize].rate, f)), direction: self.direction.unwrap_or_default(), scale_queue: self.scale_queue.unwrap_or(false), flaky: None });
+        }
+        if factor.is_none() {
+            // A switch whose every uplink is removed is cut off from the rest of the fabric.
+            for l in &out {
+                let owner = fabric.ports[l.up as usize].owner;
+                let up_ports = fabric.ports_of(owner).iter().filter(|&&p| fabric.tier[fabric.ports[p as usize].peer as usize] > fabric.tier[owner as usize]);
+                if up_ports.clone().all(|&p| out.iter().any(|m| m.up == p)) {
+                    return Err(Error::invalid(format!("{KEY}.links"), format!("removing every uplink of `{}` would cut it off the fabric (a partition)", fabric.node_name(owner))));
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// `tor_uplinks`: the strack spec's ToR uplink failures.
+    fn choose_tor_uplinks(&self, fabric: &Fabric, seed: u64) -> Result<Vec<FailedLink>> {
+        let factor = self.rate_factor()?;
+        if let Some(names) = &self.links {
+            return self.named_links(fabric, names, factor);
+        }
+        let need = |v: Option<u32>, name: &str| v.ok_or_else(|| Error::invalid(format!("{KEY}.{name}"), "missing: kind = \"tor_uplinks\" (the default) needs `tors` and `uplinks_per_tor`, or `links`"));
+        let (n_tors, per_tor) = (need(self.tors, "tors")?, need(self.uplinks_per_tor, "uplinks_per_tor")?);
         let tors: Vec<u32> = (fabric.hosts..fabric.tier.len() as u32).filter(|&n| fabric.tier[n as usize] == Tier::Tor).collect();
         if n_tors == 0 || n_tors as usize > tors.len() {
             return Err(Error::invalid(format!("{KEY}.tors"), format!("{}: the fabric has {} ToRs; allowed: 1..={}", n_tors, tors.len(), tors.len())));
@@ -377,6 +426,7 @@ mod tests {
             kind: FailureKind::TorUplinks,
             tors: Some(tors),
             uplinks_per_tor: Some(uplinks),
+            links: None,
             model,
             degraded_rate_factor: None,
             f: None,
@@ -404,6 +454,59 @@ mod tests {
         ups.dedup();
         assert_eq!(ups.len(), 64);
         assert!(links.iter().all(|l| f.tier[f.ports[l.up as usize].peer as usize] == Tier::Agg && l.rate.is_none()));
+    }
+
+    /// MCC's fabric (mcc spec §5.1): 2 leaves × 4 hosts, 2 spines, 100 G.
+    fn mcc_fabric() -> Fabric {
+        let l = (BitsPerSec::from_gbps(100.0), US);
+        let shape = leaf_spine::Shape { tors: 2, hosts_per_tor: 4, spines: 2, links_per_spine: 1 };
+        leaf_spine::build_shape(shape, TierLinks { host: l, tor_up: l, agg_up: l }, &[], 0).unwrap()
+    }
+
+    fn named(links: &[&str], model: FailureModel) -> FailuresConfig {
+        let mut c = cfg(1, 1, model);
+        (c.tors, c.uplinks_per_tor) = (None, None);
+        c.links = Some(links.iter().map(|s| s.to_string()).collect());
+        c
+    }
+
+    //= mcc §2.2 Fig. 1: l2 (leaf0 to spine1) runs at 50 G; spec A-9: r = 400 / 150
+    #[test]
+    fn named_links_fail_exactly_those_cables() {
+        let mut f = mcc_fabric();
+        let mut c = named(&["spine1-tor0"], FailureModel::Degraded);
+        c.degraded_rate_factor = Some(0.5);
+        let chosen = c.choose(&f, 1).unwrap();
+        assert_eq!(chosen.links.len(), 1);
+        let l = chosen.links[0];
+        // Named from either end, the uplink is the ToR's port.
+        assert_eq!(f.link_name(l.up), "tor0-spine1");
+        assert_eq!(l.rate, Some(BitsPerSec::from_gbps(50.0)));
+        assert_eq!(f.oversubscription_on_path(0, 4), 2.0, "before the failure: 400 / 200");
+        f.apply_failures(chosen);
+        assert_eq!(f.available_rate(l.up), BitsPerSec::from_gbps(50.0));
+        assert!((f.oversubscription_on_path(0, 4) - 400.0 / 150.0).abs() < 1e-12);
+        assert!((f.oversubscription_on_path(5, 1) - 400.0 / 150.0).abs() < 1e-12, "coming down into tor0 as well");
+        assert_eq!(f.oversubscription_on_path(0, 1), 1.0, "within a rack");
+    }
+
+    #[test]
+    fn bad_named_links_name_the_entry() {
+        let f = mcc_fabric();
+        let err = |c: FailuresConfig| c.choose(&f, 1).unwrap_err().to_string();
+        let e = err(named(&["tor0-spine1", "tor0-spine9"], FailureModel::Removed));
+        assert!(e.contains("topology.failures.links[1]") && e.contains("spine9"), "{e}");
+        let e = err(named(&["tor0-spine1", "spine1-tor0"], FailureModel::Removed));
+        assert!(e.contains("topology.failures.links[1]") && e.contains("twice"), "{e}");
+        let e = err(named(&["tor0-spine1", "tor0-spine0"], FailureModel::Removed));
+        assert!(e.contains("topology.failures.links") && e.contains("tor0") && e.contains("partition"), "{e}");
+        let e = err(named(&["host0-tor0"], FailureModel::Removed));
+        assert!(e.contains("topology.failures.links[0]") && e.contains("cuts it off"), "{e}");
+        let e = err(named(&[], FailureModel::Removed));
+        assert!(e.contains("topology.failures.links") && e.contains("empty"), "{e}");
+        let mut both = named(&["tor0-spine1"], FailureModel::Removed);
+        both.tors = Some(1);
+        assert!(err(both).contains("topology.failures.tors"));
     }
 
     #[test]

@@ -12,6 +12,7 @@ pub mod leaf_spine;
 pub mod pod_faults;
 pub mod routing;
 
+use crate::error::{Error, Result};
 use crate::ids::{NodeId, PortId};
 use crate::units::{BitsPerSec, Time};
 
@@ -87,6 +88,65 @@ impl Fabric {
     /// Number of switches.
     pub fn switches(&self) -> u32 {
         self.tier.len() as u32 - self.hosts
+    }
+
+    /// The rate port `p` runs at after `[topology.failures]` (0 for a removed cable).
+    pub fn available_rate(&self, p: PortId) -> BitsPerSec {
+        for l in &self.failures {
+            if l.rate.is_none() && (l.up == p || l.down == p) {
+                return BitsPerSec(0);
+            }
+            if let (Some(r), None) = (l.rate, l.flaky) {
+                if l.ports().any(|q| q == p) {
+                    return r;
+                }
+            }
+        }
+        self.ports[p as usize].rate
+    }
+
+    /// The oversubscription ratio of switch `s` on the way up (`inbound = false`: capacity
+    /// from the tier below over the available capacity of its uplinks) or on the way down
+    /// (`inbound = true`: capacity towards the tier below over the available capacity of the
+    /// links arriving from above). 1 for a switch without uplinks; infinite when every uplink
+    /// is down.
+    pub fn oversubscription_of(&self, s: NodeId, inbound: bool) -> f64 {
+        let (mut below, mut above) = (0u64, 0u64);
+        for &p in self.ports_of(s) {
+            let spec = &self.ports[p as usize];
+            if self.tier[spec.peer as usize] < self.tier[s as usize] {
+                below += spec.rate.0;
+            } else {
+                above += self.available_rate(if inbound { spec.reverse } else { p }).0;
+            }
+        }
+        if below == 0 || !self.ports_of(s).iter().any(|&p| self.tier[self.ports[p as usize].peer as usize] > self.tier[s as usize]) {
+            return 1.0;
+        }
+        below as f64 / above as f64
+    }
+
+    /// The worst oversubscription ratio on the way from host `src` to host `dst` (MCC spec
+    /// A-9, "the hot spot with the highest oversubscription ratio", paper §4): the source ToR
+    /// going up, the destination ToR coming down, and, when the route climbs above them, the
+    /// switches their uplinks reach (a fat tree's aggregation switches). 1 within a rack.
+    pub fn oversubscription_on_path(&self, src: NodeId, dst: NodeId) -> f64 {
+        let (ts, td) = (self.tor_of_host[src as usize], self.tor_of_host[dst as usize]);
+        if ts == td {
+            return 1.0;
+        }
+        let mut r = self.oversubscription_of(ts, false).max(self.oversubscription_of(td, true));
+        if self.routes.distance(self, ts, td) > 2 {
+            for (t, inbound) in [(ts, false), (td, true)] {
+                for &p in self.ports_of(t) {
+                    let up = self.ports[p as usize].peer;
+                    if self.tier[up as usize] > self.tier[t as usize] {
+                        r = r.max(self.oversubscription_of(up, inbound));
+                    }
+                }
+            }
+        }
+        r.max(1.0)
     }
 
     /// Pod of every host: hosts whose ToRs share aggregation switches (a fat tree's pod); in a
@@ -174,6 +234,32 @@ impl Fabric {
             Some(i) if parallel.len() > 1 => format!("{name}#{i}"),
             _ => name,
         }
+    }
+
+    /// The port of the first node of `link` (`"NODE-NODE"`) towards the second, with the two
+    /// node names as written. Errors name `key`, quote `shown` when `link` is not two names,
+    /// and give `example` as a well-formed one.
+    pub fn port_named<'a>(&self, key: &str, link: &'a str, shown: &str, example: &str) -> Result<(PortId, &'a str, &'a str)> {
+        let (x, y) = link.split_once('-').ok_or_else(|| Error::invalid(key, format!("`{shown}`: expected NODE-NODE, e.g. \"{example}\"")))?;
+        let node = |n: &str| {
+            self.node_by_name(n.trim())
+                .ok_or_else(|| Error::invalid(key, format!("no node named `{n}` (names: host<i>, tor<i>, agg<i>, core<i>, spine<i>)")))
+        };
+        let (na, nb) = (node(x)?, node(y)?);
+        let p = self.port_between(na, nb).ok_or_else(|| Error::invalid(key, format!("`{x}` and `{y}` are not linked")))?;
+        Ok((p, x, y))
+    }
+
+    /// The cable called `name` (`"NODE-NODE"`, or `"NODE-NODE#i"` for the i-th of parallel
+    /// cables): the first node's port onto it and the second's. Errors name `key`.
+    pub fn cable_named(&self, key: &str, name: &str, example: &str) -> Result<[PortId; 2]> {
+        let (link, nth) = match name.split_once('#') {
+            Some((l, i)) => (l, i.parse::<usize>().map_err(|_| Error::invalid(key, format!("`{name}`: `#` must be followed by a cable index")))?),
+            None => (name, 0),
+        };
+        let (pa, x, y) = self.port_named(key, link, name, example)?;
+        let pa = self.parallel_ports(pa).get(nth).copied().ok_or_else(|| Error::invalid(key, format!("`{name}`: no cable #{nth} between `{x}` and `{y}`")))?;
+        Ok([pa, self.ports[pa as usize].reverse])
     }
 
     /// Records static failures and, for removed cables, rebuilds the routes without them; the

@@ -32,6 +32,17 @@ pub struct TransportParams {
     pub cnp_interval: Option<Time>,
     /// DCQCN notification point: a sequence NACK also sends a CNP (under the same interval).
     pub ooo_cnp: bool,
+    /// The gates' RTT sampling stride (`MessageGate::rtt_sample_stride`; 0 = none).
+    pub rtt_sample_stride: u32,
+}
+
+impl TransportParams {
+    /// Whether the ACK of packet `seq` of message `m` is an RTT sample for the gate.
+    #[inline]
+    pub fn rtt_sampled(&self, seq: u32, m: &crate::transport::connection::OpenMsg) -> bool {
+        let s = self.rtt_sample_stride;
+        s > 0 && ((seq - m.first_pkt) % s == 0 || seq + 1 == m.end_pkt)
+    }
 }
 
 /// Per-connection message state kept outside the hot connection record.

@@ -3,7 +3,6 @@
 
 use crate::transport::cc::{AckEvent, CongestionControl, LossCause, NackEvent, TimeoutEvent};
 use crate::transport::connection::{SeqState, Slot};
-use crate::transport::gate::MessageGate;
 use crate::transport::lb::{EntropyCtx, Feedback, PathSelector};
 use crate::engine::queue::EventKind;
 use crate::engine::Sim;
@@ -117,6 +116,7 @@ impl Sim {
         let conn = &mut self.hosts.conns[c as usize];
         let (seq, retx) = conn.next_to_send(now, mtu)?;
         let mut msg_first = false;
+        let mut ack_now = false;
         let wire = conn.wire_of(seq, retx, mss, header) as u64;
         let ctx = EntropyCtx {
             now,
@@ -144,6 +144,8 @@ impl Sim {
                 m.first_tx = now;
                 msg_first = true;
             }
+            // MCC spec A-17: a packet the gate samples asks for its ACK at once.
+            ack_now = ack_every > 1 && self.hosts.tp.rtt_sampled(seq, m);
             if conn.next_seq == m.end_pkt {
                 conn.msgs_sent += 1;
             }
@@ -178,7 +180,7 @@ impl Sim {
         }
         if ack_every > 1 {
             let full = conn.cc.window().is_some_and(|w| conn.in_flight + (mss + header) as u64 > w);
-            if full || conn.next_to_send(now, mtu).is_none() {
+            if ack_now || full || conn.next_to_send(now, mtu).is_none() {
                 flags |= F_ACK_NOW;
             }
         }
@@ -297,8 +299,9 @@ impl Sim {
         conn.cc.on_ack(&ev);
         conn.lb.on_feedback(p.entropy, Feedback::Ack { ecn }, now);
         // The cheap test first: only a gate that reads RTT samples needs the message lookup.
-        let wants_rtt = !probe_ack && self.hosts.lanes[c as usize].gate.wants_rtt_samples();
-        if let Some(i) = conn.msg_of(p.seq).filter(|_| wants_rtt) {
+        let tp = &self.hosts.tp;
+        let wants_rtt = !probe_ack && tp.rtt_sample_stride > 0;
+        if let Some(i) = conn.msg_of(p.seq).filter(|&i| wants_rtt && tp.rtt_sampled(p.seq, &conn.msgs[i])) {
             let m = &mut conn.msgs[i];
             let rtt = now - p.sent_at;
             m.rtt_max = m.rtt_max.max(rtt);

@@ -20,6 +20,7 @@ pub mod pacer;
 pub mod smartt;
 pub mod strack;
 pub mod swift;
+pub mod timely;
 
 use crate::units::{BitsPerSec, Time};
 
@@ -200,6 +201,8 @@ crate::scheme_family! {
         Dcqcn => Box<dcqcn::Dcqcn>,
         /// See [`dctcp`].
         Dctcp => dctcp::Dctcp,
+        /// See [`timely`]. Boxed: about 130 bytes of constants and state.
+        Timely => Box<timely::Timely>,
     }
 }
 

@@ -16,8 +16,8 @@
 //! a parallel engine. The glue (`sender.rs`, `receiver.rs`) never tests which mode runs: it
 //! allocates packets, schedules events and updates counters from what the hooks return.
 //!
-//! Modes: [`sack`] (default), [`go_back_n`], [`selective_nack`], [`strack`], [`code`], [`tcp`],
-//! [`trim`], [`subflow_tcp`].
+//! Modes: [`sack`] (default), [`go_back_n`], [`selective_nack`], [`rc_ooo`], [`strack`],
+//! [`code`], [`tcp`], [`trim`], [`subflow_tcp`].
 //! A sequence NACK is
 //! a gap report, not a congestion signal: it is not passed to the congestion controller
 //! (trimming NACKs are).
@@ -72,6 +72,7 @@
 
 pub mod code;
 pub mod go_back_n;
+pub mod rc_ooo;
 pub mod sack;
 pub mod selective_nack;
 pub mod strack;
@@ -104,6 +105,9 @@ crate::scheme_family! {
         GoBackN => go_back_n::GoBackN,
         /// RoCE selective-repeat NACK at the expected packet number. See [`selective_nack`].
         SelectiveNack => selective_nack::SelectiveNack,
+        /// RoCE with out-of-order placement: no NACKs, cumulative ACKs, RTO resends all
+        /// unacknowledged. See [`rc_ooo`].
+        RcOoo => rc_ooo::RcOoo,
         /// STrack's SACK with out-of-order, probe and timeout loss detection. See [`strack`].
         Strack => strack::Strack,
         /// Ideal rateless erasure coding with overhead ε (LR-CODE0/5). See [`code`].

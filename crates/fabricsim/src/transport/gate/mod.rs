@@ -7,12 +7,35 @@
 //! per-message completion feedback. Every connection has one gate; ready messages wait in the
 //! connection's pending queue, in order, until the gate lets the first one through.
 //!
-//! Adding a gate: one file implementing [`MessageGate`] and [`crate::scheme::Scheme`]`<()>`,
+//! Adding a gate: one file implementing [`MessageGate`] and [`crate::scheme::Scheme`]`<GateBuild>`,
 //! and one row in the `scheme_family!` list below.
 
+pub mod mcc;
+
 use crate::scheme::NoParams;
+use crate::transport::cc::PathInfo;
 use crate::units::Time;
 use serde::{Deserialize, Serialize};
+
+/// What a gate may know about its connection when it is built.
+#[derive(Clone, Copy, Debug)]
+pub struct GateBuild {
+    /// The connection's path, as its congestion controller sees it.
+    pub path: PathInfo,
+    /// The worst oversubscription ratio on the connection's path: over the ToRs of both ends
+    /// and the switches above them that have uplinks, (capacity towards the hosts) / (uplink
+    /// capacity still available after `[topology.failures]`); 1 on a fabric without uplinks.
+    pub oversubscription: f64,
+}
+
+/// A window decision of a gate, for the gate log (`run.gate_log`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WindowUpdate {
+    /// What the gate concluded (`mcc`: `"grow"`, `"hold"` or `"shrink"`).
+    pub state: &'static str,
+    /// The window after the decision, payload bytes.
+    pub window_bytes: u64,
+}
 
 /// What the gate sees when deciding on the next message of its connection.
 #[derive(Clone, Copy, Debug)]
@@ -40,8 +63,8 @@ pub struct MessageFeedback {
     pub first_tx: Time,
     /// When its last byte was delivered in order at the receiver.
     pub delivered_at: Time,
-    /// Largest round-trip sample of its packets' ACKs (0 if none, or if the gate does not
-    /// want RTT samples).
+    /// Largest round-trip sample of its sampled packets' ACKs (0 if none, or if the gate does
+    /// not want RTT samples; see [`MessageGate::rtt_sample_stride`]).
     pub rtt_max: Time,
     /// Mean of those samples (0 if none).
     pub rtt_mean: Time,
@@ -54,12 +77,18 @@ pub trait MessageGate {
     /// Whether the next ready message may be posted now. A gate that says no is asked again
     /// after the next completion on its connection.
     fn may_post(&mut self, st: &GateState) -> bool;
-    /// A message of this connection completed.
-    fn on_complete(&mut self, _fb: &MessageFeedback) {}
-    /// Whether the gate reads per-packet RTT samples (`rtt_max`, `rtt_mean` of the feedback);
-    /// the sender skips attributing ACKs to messages otherwise.
-    fn wants_rtt_samples(&self) -> bool {
-        false
+    /// A message of this connection completed (completions come in posting order). A gate
+    /// that decided its window returns the decision, for the gate log.
+    fn on_complete(&mut self, _fb: &MessageFeedback) -> Option<WindowUpdate> {
+        None
+    }
+    /// Which packets' RTT samples the gate reads (`rtt_max`, `rtt_mean` of the feedback):
+    /// 0 = none (the sender then skips attributing ACKs to messages), `n` = the first packet of
+    /// every `n` of a message and its last packet (1 = all). Read once, when the fabric is
+    /// built; with coalesced ACKs (`transport.ack_every` > 1) sampled packets ask for an
+    /// immediate ACK.
+    fn rtt_sample_stride(&self) -> u32 {
+        0
     }
 }
 
@@ -68,7 +97,7 @@ crate::scheme_family! {
     config GateConfig;
     /// A built gate (static dispatch).
     any AnyGate;
-    ctx (); what "message gate"; key "transport.gate"; default None;
+    ctx GateBuild; what "message gate"; key "transport.gate"; default None;
     dispatch dispatch;
     schemes {
         /// Post every message as soon as it is ready.
@@ -76,6 +105,8 @@ crate::scheme_family! {
         /// At most `messages` outstanding messages per connection (as NCCL_STEPS bounds the
         /// chunks in flight per channel; the MCC spec's A-2 sensitivity uses 8).
         MaxOutstanding => MaxOutstanding,
+        /// See [`mcc`]. Boxed: about 150 bytes of state.
+        Mcc => Box<mcc::Mcc>,
     }
 }
 
@@ -83,11 +114,11 @@ crate::scheme_family! {
 #[derive(Clone, Copy, Debug)]
 pub struct Open;
 
-impl crate::scheme::Scheme<()> for Open {
+impl crate::scheme::Scheme<GateBuild> for Open {
     const NAME: &'static str = "none";
     const SUMMARY: &'static str = "post each message as soon as its dependencies are met (the transport alone paces)";
     type Params = NoParams;
-    fn build(_p: &NoParams, _ctx: &mut ()) -> Self {
+    fn build(_p: &NoParams, _ctx: &mut GateBuild) -> Self {
         Open
     }
 }
@@ -119,12 +150,12 @@ pub struct MaxOutstanding {
     messages: u32,
 }
 
-impl crate::scheme::Scheme<()> for MaxOutstanding {
+impl crate::scheme::Scheme<GateBuild> for MaxOutstanding {
     const NAME: &'static str = "max_outstanding";
     const SUMMARY: &'static str = "at most `messages` posted, uncompleted messages per connection (NCCL_STEPS-like)";
     type Params = MaxOutstandingParams;
     const LIMITS: &'static [crate::scheme::Limit] = &[crate::scheme::Limit::new("messages", 1.0, 1e6)];
-    fn build(p: &MaxOutstandingParams, _ctx: &mut ()) -> Self {
+    fn build(p: &MaxOutstandingParams, _ctx: &mut GateBuild) -> Self {
         MaxOutstanding { messages: p.messages }
     }
 }
@@ -142,11 +173,11 @@ impl MessageGate for AnyGate {
         dispatch!(self, g => g.may_post(st))
     }
     #[inline]
-    fn on_complete(&mut self, fb: &MessageFeedback) {
+    fn on_complete(&mut self, fb: &MessageFeedback) -> Option<WindowUpdate> {
         dispatch!(self, g => g.on_complete(fb))
     }
     #[inline]
-    fn wants_rtt_samples(&self) -> bool {
-        dispatch!(self, g => g.wants_rtt_samples())
+    fn rtt_sample_stride(&self) -> u32 {
+        dispatch!(self, g => g.rtt_sample_stride())
     }
 }
