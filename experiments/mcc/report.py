@@ -106,7 +106,7 @@ def gains(g, base, others):
 
 def print_gains(g, base, others):
     for o, (red, thr, link_thr) in gains(g, base, others).items():
-        print(f"- {base} vs {o}: CCT {100 * red:+.1f} % lower (goodput {100 * thr:+.1f} %; l1 + l2 bytes per second in the steady interval {100 * link_thr:+.1f} %)")
+        print(f"- {base} against {o}: CCT reduction {100 * red:+.1f} % (goodput gain {100 * thr:+.1f} %; l1 + l2 bytes per second in the steady interval {100 * link_thr:+.1f} %)")
 
 
 def mcc_states(rs):

@@ -138,8 +138,19 @@ fn coalesced_acks_still_return_every_sample() {
 fn mcc_needs_the_nic_congestion_control_off() {
     let e = common::rejection(&mode_f(None, "cc = \"dcqcn\"\ngate = \"mcc\"", "1MB", ""));
     assert!(e.contains("transport.cc") && e.contains("line_rate"), "{e}");
-    let e = common::rejection(&mode_f(None, "cc = \"line_rate\"\ngate = { name = \"mcc\", sample_every = 0 }", "1MB", ""));
-    assert!(e.contains("transport.gate.sample_every"), "{e}");
+    // Bad MCC and TIMELY parameters name their key (exit 2 on the CLI).
+    for (transport, key) in [
+        ("cc = \"line_rate\"\ngate = { name = \"mcc\", sample_every = 0 }", "transport.gate.sample_every"),
+        ("cc = \"line_rate\"\ngate = { name = \"mcc\", oversubscription = 0.0 }", "transport.gate.oversubscription"),
+        ("cc = \"line_rate\"\ngate = { name = \"mcc\", beta = 1.5 }", "transport.gate.beta"),
+        ("cc = \"line_rate\"\ngate = { name = \"mcc\", t_msg_us = 0.0 }", "transport.gate.t_msg_us"),
+        ("cc = { name = \"timely\", beta = 0.0 }", "transport.cc.beta"),
+        ("cc = { name = \"timely\", t_low_us = 600.0 }", "transport.cc.t_low_us"),
+        ("cc = { name = \"timely\", min_rtt_us = -1.0 }", "transport.cc.min_rtt_us"),
+    ] {
+        let e = common::rejection(&mode_f(None, transport, "1MB", ""));
+        assert!(e.contains(key), "{transport}: {e}");
+    }
 }
 
 #[test]
