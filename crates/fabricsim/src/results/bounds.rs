@@ -1,5 +1,12 @@
-//! Lower bound of a run's completion time: the latest per-flow ideal finish, or the busiest
-//! host link's (or ToR's or pod's uplinks') bytes at line rate plus the longest base RTT.
+//! Lower bounds of a run's completion time and of its collectives' CCTs, and the check that
+//! no flow, collective or run finished below its own.
+//!
+//! A run cannot finish before (i) any flow's ideal finish (its planned start plus its ideal
+//! FCT, exact on an idle fabric), (ii) any collective instance's start plus its ideal CCT, or
+//! (iii) the busiest host link's (or ToR's or pod's uplinks') wire bytes at their rate plus the
+//! shortest one-way propagation of any connection ([`min_propagation`]: after the last byte
+//! crosses the busy link, its ACK still has at least that far to travel back, wherever on the
+//! path the busy link lies).
 
 use super::flows::{ConnPlan, FlowResult};
 use crate::engine::Sim;
@@ -8,7 +15,15 @@ use crate::units::Time;
 
 /// The ideal completion time of `flows` (planned as `flow_plan`; their connections as `plan`),
 /// counted from `first_start`.
-pub(super) fn ideal_completion(sim: &Sim, setup: &Setup, flows: &[FlowResult], flow_plan: &[ConnPlan], plan: &[ConnPlan], first_start: Time) -> Time {
+pub(super) fn ideal_completion(
+    sim: &Sim,
+    setup: &Setup,
+    flows: &[FlowResult],
+    flow_plan: &[ConnPlan],
+    plan: &[ConnPlan],
+    ccts: &[super::collectives::CctResult],
+    first_start: Time,
+) -> Time {
     let tp = sim.hosts.tp;
     let flow_bound = flows.iter().map(|f| flow_plan[f.id as usize].due + f.ideal_fct).max().unwrap_or(0);
     let mut host_load = vec![(0u64, 0u64); sim.net.fabric.hosts as usize];
@@ -19,15 +34,69 @@ pub(super) fn ideal_completion(sim: &Sim, setup: &Setup, flows: &[FlowResult], f
     }
     let busiest = host_load.iter().map(|&(o, i)| o.max(i)).max().unwrap_or(0);
     let host_rate = sim.net.ports[sim.net.fabric.host_port[0] as usize].rate;
-    let cut = cut_bound(sim, plan);
-    let link_bound = first_start + host_rate.tx_time(busiest).max(cut) + setup.base_rtt;
-    flow_bound.max(link_bound) - first_start
+    let (tor_cut, pod_cut) = cut_bound(sim, plan);
+    // After the last byte crosses a bottleneck its ACK still has a connection's one-way
+    // propagation to travel; for a ToR's or pod's uplinks only connections leaving it count.
+    let (pods, f) = (sim.net.fabric.pod_of_host(), &sim.net.fabric);
+    let cross_tor = |c: &crate::transport::Connection| f.tor_of_host[c.src as usize] != f.tor_of_host[c.dst as usize];
+    let cross_pod = |c: &crate::transport::Connection| pods[c.src as usize] != pods[c.dst as usize];
+    let link_bound = first_start
+        + (host_rate.tx_time(busiest) + min_propagation(sim, |_| true))
+            .max(tor_cut + min_propagation(sim, cross_tor))
+            .max(pod_cut + min_propagation(sim, cross_pod));
+    let collective_bound = ccts.iter().filter_map(|c| c.start.map(|s| s + c.ideal)).max().unwrap_or(0);
+    let _ = setup;
+    flow_bound.max(link_bound).max(collective_bound) - first_start
+}
+
+/// The shortest one-way propagation (switch latencies included) of the run's connections that
+/// `which` picks (0 if none):
+/// half of (base RTT − hops × (a full packet's and an ACK's host-rate serialization)). Links
+/// faster than the host rate serialize in less than what is subtracted, so this only errs low;
+/// every packet of a connection, and every ACK, spends at least this long on the wire.
+pub(super) fn min_propagation(sim: &Sim, which: impl Fn(&crate::transport::Connection) -> bool) -> Time {
+    let tp = sim.hosts.tp;
+    let (mtu, ack) = ((tp.mss + tp.header) as u64, tp.ack_bytes as u64);
+    let f = &sim.net.fabric;
+    sim.hosts
+        .conns
+        .iter()
+        .filter(|c| which(c))
+        .map(|c| {
+            let hops = crate::engine::hop_count(f, c.src, c.dst) as u64;
+            let rate = sim.net.ports[f.host_port[c.src as usize] as usize].rate;
+            c.base_rtt.saturating_sub(hops * (rate.tx_time(mtu) + rate.tx_time(ack))) / 2
+        })
+        .min()
+        .unwrap_or(0)
+}
+
+/// Every flow, collective instance and the run itself that finished below its ideal: one
+/// message each (at most 20 flows named), for the invariant check.
+pub(super) fn below_ideal(flows: &[FlowResult], ccts: &[super::collectives::CctResult], completion: Time, ideal: Time, all_finished: bool) -> Vec<String> {
+    let mut v = Vec::new();
+    for f in flows {
+        if let Some(fct) = f.fct().filter(|&t| t < f.ideal_fct) {
+            if v.len() < 20 {
+                v.push(format!("flow {} finished in {fct} ps, below its ideal FCT of {} ps", f.id, f.ideal_fct));
+            }
+        }
+    }
+    for (i, c) in ccts.iter().enumerate() {
+        if let Some(cct) = c.cct().filter(|&t| t < c.ideal) {
+            v.push(format!("collective instance {i} completed in {cct} ps, below its ideal CCT of {} ps", c.ideal));
+        }
+    }
+    if all_finished && completion < ideal {
+        v.push(format!("the run completed in {completion} ps, below its ideal completion of {ideal} ps"));
+    }
+    v
 }
 
 /// Time to push the traffic that must leave (or enter) each ToR and each pod through its
-/// uplinks at their full rate, for the busiest one: oversubscribed fabrics are bound by this
+/// uplinks at their full rate, for the busiest ToR and the busiest pod: oversubscribed fabrics are bound by this
 /// rather than by host links.
-fn cut_bound(sim: &Sim, plan: &[ConnPlan]) -> Time {
+fn cut_bound(sim: &Sim, plan: &[ConnPlan]) -> (Time, Time) {
     use crate::topo::Tier;
     let f = &sim.net.fabric;
     let pods = f.pod_of_host();
@@ -72,7 +141,7 @@ fn cut_bound(sim: &Sim, plan: &[ConnPlan]) -> Time {
         }
     }
     let time = |bytes: u64, bps: u64| if bps == 0 { 0 } else { crate::units::BitsPerSec(bps).tx_time(bytes) };
-    let tors = tor_load.iter().zip(&tor_cap).map(|(&(o, i), &c)| time(o.max(i), c));
-    let pods = pod_load.iter().zip(&pod_cap).map(|(&(o, i), &c)| time(o.max(i), c));
-    tors.chain(pods).max().unwrap_or(0)
+    let tors = tor_load.iter().zip(&tor_cap).map(|(&(o, i), &c)| time(o.max(i), c)).max().unwrap_or(0);
+    let pods = pod_load.iter().zip(&pod_cap).map(|(&(o, i), &c)| time(o.max(i), c)).max().unwrap_or(0);
+    (tors, pods)
 }

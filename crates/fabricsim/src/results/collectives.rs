@@ -53,7 +53,10 @@ pub struct CollectiveSummary {
 pub(super) fn rows(sim: &Sim, setup: &Setup) -> Vec<CctResult> {
     let tp = sim.hosts.tp;
     let host_rate = sim.net.ports[sim.net.fabric.host_port[0] as usize].rate;
-    let one_way = setup.base_rtt / 2;
+    // The shortest one-way trip of the run's connections, so that ranks in one rack do not
+    // get the fabric's longest path charged (the ideal must stay a lower bound).
+    let _ = setup;
+    let one_way = super::bounds::min_propagation(sim, |_| true);
     sim.traffic
         .instances
         .iter()

@@ -220,7 +220,9 @@ pub(super) fn app_flows(sim: &Sim, conns: Vec<FlowResult>, plan: &[ConnPlan]) ->
 pub(super) fn ideal_fct(p: &ConnPlan, host_rate: BitsPerSec, mss: u32, header: u32, path_rtt: Time, hops: u64) -> Time {
     let last = p.tail + header as u64;
     let mtu = (mss + header) as u64;
-    let wire = (p.pkts - 1) * mtu + last;
+    // Every message's own last packet may be short: count the real wire bytes, not full
+    // packets (a lower bound must not charge a connection of many messages for padding).
+    let wire = p.wire_bytes(header);
     // The path RTT counts one host-link serialization of a full packet; swap it for the
     // whole flow's serialization, and count the last packet's size on the other hops.
     host_rate.tx_time(wire) + path_rtt - hops * host_rate.tx_time(mtu) + (hops - 1) * host_rate.tx_time(last)

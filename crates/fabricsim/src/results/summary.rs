@@ -465,7 +465,7 @@ pub(super) fn assemble(sim: &Sim, setup: &Setup, flows: &[FlowResult], plans: Pl
     let mut slow: Vec<f64> = counted().filter_map(|f| f.slowdown()).collect();
     let first_start = flows.iter().map(|f| f.start).min().unwrap_or(0);
     let last_finish = flows.iter().filter_map(|f| f.finish).max().unwrap_or(first_start);
-    let ideal_completion = bounds::ideal_completion(sim, setup, flows, plans.flows, plans.conns, first_start);
+    let ideal_completion = bounds::ideal_completion(sim, setup, flows, plans.flows, plans.conns, ccts, first_start);
     let mut packets = PacketCounts::from(&sim.c);
     packets.discarded_out_of_order = sim.hosts.conns.iter().map(|c| c.rcv_discarded as u64).sum();
     let flaky = sim.net.ports.iter().any(|p| p.flaky.is_some());
@@ -515,7 +515,12 @@ pub(super) fn assemble(sim: &Sim, setup: &Setup, flows: &[FlowResult], plans: Pl
             .collect(),
         queues_by_tier: (pod_faults || setup.scenario.run.tier_queue_stats).then(|| tier_queues(sim)),
         queue_profiles: (setup.qdisc.profiles.len() > 1).then(|| (0..setup.qdisc.profiles.len()).map(|i| QueueProfile::of(&setup.qdisc, i)).collect()),
-        invariant_violations: invariants::check(sim, setup),
+        invariant_violations: {
+            let mut v = invariants::check(sim, setup);
+            let all_finished = flows.iter().all(|f| f.finish.is_some());
+            v.extend(bounds::below_ideal(flows, ccts, last_finish - first_start, ideal_completion, all_finished));
+            v
+        },
         performance: Performance {
             wall_seconds,
             events_per_second: sim.c.events as f64 / wall_seconds.max(1e-9),
