@@ -29,7 +29,9 @@ enum Cmd {
     Run {
         /// Scenario file (TOML).
         scenario: PathBuf,
-        /// Output folder (default: out/<scenario file name>).
+        /// Output folder (default: out/<scenario file name>). A folder an earlier run wrote is
+        /// cleared of that run's files (listed in its manifest.json); one holding result files
+        /// fabricsim did not write is refused. Other files stay.
         #[arg(long)]
         out: Option<PathBuf>,
         /// Master seed (overrides the scenario's `seed`).

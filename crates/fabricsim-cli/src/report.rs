@@ -171,22 +171,22 @@ pub fn pfc_lines(setup: &Setup) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fabricsim::Scenario;
     use std::path::Path;
 
-    /// The setup of a 2-ToR leaf-spine, one 64 KiB flow each way between its two hosts, with
-    /// `extra` TOML appended.
-    fn setup(extra: &str) -> Setup {
-        let text = format!(
-            "[topology]\nkind = \"leaf_spine\"\ntors = 2\nhosts_per_tor = 1\nspines = 1\nlink_rate_gbps = 100\n\
-             [workload]\nkind = \"permutation\"\nflow_bytes = \"64KiB\"\n{extra}"
-        );
-        Scenario::from_toml(&text, &[]).unwrap().setup(Path::new(".")).unwrap()
+    /// The bundled example on a k = 4 fat tree (16 hosts, one 2 MiB flow each, lossless), with
+    /// `sets` as `--set` overrides.
+    fn setup(sets: &[&str]) -> Setup {
+        let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/example.toml");
+        let sets: Vec<String> = ["topology.k=4"].iter().chain(sets).map(|s| s.to_string()).collect();
+        fabricsim::scenario::load(&example, &sets).unwrap()
     }
 
-    fn summary(extra: &str) -> Summary {
-        fabricsim::run(&setup(extra), &mut |_| {}).unwrap().summary
+    fn summary(sets: &[&str]) -> Summary {
+        fabricsim::run(&setup(sets), &mut |_| {}).unwrap().summary
     }
+
+    /// PFC on (trimming off, as PFC requires).
+    const PFC: [&str; 2] = ["switch.trimming=false", "switch.pfc.enabled=true"];
 
     fn find<'a>(lines: &'a [String], label: &str) -> Option<&'a String> {
         lines.iter().find(|l| l.split_whitespace().next() == Some(label))
@@ -194,18 +194,18 @@ mod tests {
 
     #[test]
     fn a_lossless_run_prints_no_drop_trim_timeout_or_pfc_lines() {
-        let lines = summary_lines(&summary(""));
+        let lines = summary_lines(&summary(&[]));
         for label in ["drops", "trims", "timeouts", "pfc", "stalled"] {
             assert!(find(&lines, label).is_none(), "{label}: {lines:#?}");
         }
-        assert_eq!(find(&lines, "flows").unwrap(), "flows       2 finished of 2");
+        assert_eq!(find(&lines, "flows").unwrap(), "flows       16 finished of 16");
         assert!(find(&lines, "completion").unwrap().contains(" us (ideal "), "{lines:#?}");
         assert!(find(&lines, "packets").unwrap().ends_with("0 retransmitted, 0 ECN-marked"), "{lines:#?}");
     }
 
     #[test]
     fn losses_print_by_kind_and_cause_only_when_nonzero() {
-        let mut s = summary("");
+        let mut s = summary(&[]);
         let p = &mut s.packets;
         (p.dropped, p.buffer_drops, p.control_dropped, p.wire_losses, p.trimmed, p.timeouts) = (12, 9, 4, Some(5), 7, 3);
         (p.bounced, p.bounces_returned) = (2, 1);
@@ -226,9 +226,9 @@ mod tests {
 
     #[test]
     fn pfc_runs_print_pauses_the_worst_port_and_headroom_overflows() {
-        let mut s = summary("[switch]\ntrimming = false\n[switch.pfc]\nenabled = true\n");
+        let mut s = summary(&PFC);
         let pfc = s.pfc.as_mut().expect("a PFC summary");
-        // Two hosts, one flow each way at line rate: nothing pauses.
+        // A permutation on a full-bisection fabric: nothing pauses.
         assert_eq!(pfc.pause_frames, 0);
         let lines = summary_lines(&s);
         assert!(find(&lines, "pfc").unwrap().starts_with("pfc         0 pause frames, 0 ports paused for 0.000 us in total; deepest switch buffer "), "{lines:#?}");
@@ -244,40 +244,38 @@ mod tests {
 
     #[test]
     fn a_run_stopped_at_end_time_says_so_and_shows_no_zero_figures() {
-        // 64 KiB at 100 Gb/s take about 5 µs: at 1 µs nothing has finished.
-        let s = summary("[run]\nend_time_us = 1\n");
+        // 2 MiB at 400 Gb/s take over 40 µs: at 1 µs nothing has finished.
+        let s = summary(&["run.end_time_us=1"]);
         assert!(s.stopped_at_end_time && s.flows_finished == 0);
         let lines = summary_lines(&s);
-        assert_eq!(find(&lines, "flows").unwrap(), "flows       stopped at end_time: 0 of 2 flows finished (run.end_time_us)");
+        assert_eq!(find(&lines, "flows").unwrap(), "flows       stopped at end_time: 0 of 16 flows finished (run.end_time_us)");
         let completion = find(&lines, "completion").unwrap();
-        assert!(completion.starts_with("completion  – (2 of 2 flows unfinished; ideal "), "{completion}");
+        assert!(completion.starts_with("completion  – (16 of 16 flows unfinished; ideal "), "{completion}");
         assert_eq!(find(&lines, "fct").unwrap(), "fct         – (no flow finished)");
         assert_eq!(find(&lines, "slowdown").unwrap(), "slowdown    – (no flow finished)");
         assert!(!lines[..5].iter().any(|l| l.contains("0.000")), "{lines:#?}");
-        // One of two finished: figures over that one, said so.
+        // One finished: figures over that one, said so.
         let mut s = s;
         s.flows_finished = 1;
         let lines = summary_lines(&s);
         assert!(find(&lines, "fct").unwrap().ends_with("(over the 1 finished flows)"), "{lines:#?}");
-        assert!(find(&lines, "completion").unwrap().contains("1 of 2 flows unfinished"), "{lines:#?}");
+        assert!(find(&lines, "completion").unwrap().contains("15 of 16 flows unfinished"), "{lines:#?}");
     }
 
     #[test]
     fn check_prints_the_pfc_buffer_model() {
-        assert!(pfc_lines(&setup("")).is_empty());
-        let lines = pfc_lines(&setup(
-            "[switch]\ntrimming = false\n[switch.pfc]\nenabled = true\nbuffer_bytes = 1000000\nheadroom_bytes = 20000\nresume_offset_bytes = 4096\n",
-        ));
+        assert!(pfc_lines(&setup(&[])).is_empty());
+        let lines = pfc_lines(&setup(&[PFC.as_slice(), &["switch.pfc.buffer_bytes=1000000", "switch.pfc.headroom_bytes=20000", "switch.pfc.resume_offset_bytes=4096"]].concat()));
         assert_eq!(
             lines,
             [
-                "PFC           lossless data class; shared buffer per switch 1000000 B (switch.pfc.buffer_bytes), shared pool 960000 B after headroom",
+                "PFC           lossless data class; shared buffer per switch 1000000 B (switch.pfc.buffer_bytes), shared pool 920000 B after headroom",
                 "              XOFF when an ingress port's shared bytes reach alpha = 0.125 × the free shared pool (dynamic threshold), or it spills into its headroom",
                 "              XON when its headroom is empty and its shared bytes are 4096 B (resume offset) below the threshold",
                 "              headroom 20000 B per ingress port (switch.pfc.headroom_bytes)",
             ]
         );
-        let lines = pfc_lines(&setup("[switch]\ntrimming = false\n[switch.pfc]\nenabled = true\nthreshold = \"static\"\nxoff_bytes = 50000\n"));
+        let lines = pfc_lines(&setup(&[PFC.as_slice(), &["switch.pfc.threshold=static", "switch.pfc.xoff_bytes=50000"]].concat()));
         assert!(lines[0].contains("(5 MB per Tb/s of switch capacity)"), "{lines:#?}");
         assert!(lines[1].contains("reach 50000 B (static threshold)"), "{lines:#?}");
         assert!(lines[3].contains("(2 × link delay × rate + 2 MTU + 2 PFC frames)"), "{lines:#?}");

@@ -335,44 +335,39 @@ impl PfcState {
 #[cfg(test)]
 mod tests {
     use super::{PfcModel, XoffRule};
-    use crate::scenario::Scenario;
-    use std::path::Path;
 
-    /// The PFC model of a 2-ToR, 1-spine leaf-spine with one host per ToR at 100 Gb/s (every
-    /// switch has two 100 G ports: 0.2 Tb/s of capacity) and `pfc` as `[switch.pfc]`.
-    fn model(pfc: &str) -> Option<PfcModel> {
-        model_and_mtu(pfc).0
-    }
-
-    /// [`model`] and the scenario's packet size.
-    fn model_and_mtu(pfc: &str) -> (Option<PfcModel>, u64) {
-        let text = format!(
-            "[topology]\nkind = \"leaf_spine\"\ntors = 2\nhosts_per_tor = 1\nspines = 1\nlink_rate_gbps = 100\n\
-             [workload]\nkind = \"permutation\"\nflow_bytes = \"64KiB\"\n[switch]\ntrimming = false\n[switch.pfc]\n{pfc}"
-        );
-        let setup = Scenario::from_toml(&text, &[]).unwrap().setup(Path::new(".")).unwrap();
-        (setup.pfc.model(), setup.scenario.transport.mtu_bytes as u64)
+    /// The PFC model of the scenario tests' tiny leaf-spine (2 ToRs, 1 spine, one host per ToR,
+    /// 100 G: every switch has two 100 G ports, 0.2 Tb/s of capacity) with PFC on and the
+    /// `switch.pfc.*` overrides `sets`, and the scenario's packet size.
+    fn model(sets: &[&str]) -> (PfcModel, u64) {
+        let sets = [&["switch.trimming=false", "switch.pfc.enabled=true"], sets].concat();
+        let setup = crate::scenario::tests::setup("", &sets).unwrap();
+        (setup.pfc.model().expect("PFC is on"), setup.scenario.transport.mtu_bytes as u64)
     }
 
     #[test]
     fn model_reports_the_configured_buffer_rule_and_headroom() {
-        assert_eq!(model("enabled = false"), None);
-        let m = model("enabled = true\nbuffer_bytes = 1000000\nheadroom_bytes = 20000\nthreshold = \"static\"\nxoff_bytes = 50000\nresume_offset_bytes = 4096").unwrap();
+        assert_eq!(crate::scenario::tests::setup("", &[]).unwrap().pfc.model(), None);
+        let (m, _) = model(&[
+            "switch.pfc.buffer_bytes=1000000",
+            "switch.pfc.headroom_bytes=20000",
+            "switch.pfc.threshold=static",
+            "switch.pfc.xoff_bytes=50000",
+            "switch.pfc.resume_offset_bytes=4096",
+        ]);
         // Two ingress ports per switch, 20 000 B of headroom each.
         assert_eq!(m, PfcModel { switch_buffer: (1_000_000, 1_000_000), shared_pool: (960_000, 960_000), headroom: (20_000, 20_000), xoff: XoffRule::Static { xoff_bytes: 50_000 }, resume_offset: 4096 });
     }
 
     #[test]
     fn model_defaults_scale_the_buffer_with_capacity() {
-        let (m, mtu) = model_and_mtu("enabled = true");
-        let m = m.unwrap();
+        let (m, mtu) = model(&[]);
         // 5 MB per Tb/s × 0.2 Tb/s; α = 1/8; XON 2 MTU below the threshold.
         assert_eq!(m.switch_buffer, (1_000_000, 1_000_000));
         assert_eq!(m.xoff, XoffRule::Dynamic { alpha: 0.125 });
         assert_eq!(m.resume_offset, 2 * mtu);
-        // Every cable alike: one headroom, 2 × delay × rate + 2 MTU + 2 frames.
-        let (lo, hi) = m.headroom;
-        assert!(lo == hi && lo > 2 * mtu + 2 * super::FRAME_BYTES, "{m:?}");
-        assert_eq!(m.shared_pool.0, 1_000_000 - 2 * lo);
+        // Every cable alike (100 G, 1 µs): one headroom, 2 × delay × rate + 2 MTU + 2 frames.
+        assert_eq!(m.headroom, (2 * 12_500 + 2 * mtu + 2 * super::FRAME_BYTES, 2 * 12_500 + 2 * mtu + 2 * super::FRAME_BYTES));
+        assert_eq!(m.shared_pool.0, 1_000_000 - 2 * m.headroom.0);
     }
 }
