@@ -159,6 +159,16 @@ mod tests {
         d
     }
 
+    /// A fresh folder holding `files` as (name, text).
+    fn folder_with(name: &str, files: &[(&str, &str)]) -> PathBuf {
+        let d = temp_dir(name);
+        std::fs::create_dir_all(&d).unwrap();
+        for (f, text) in files {
+            std::fs::write(d.join(f), text).unwrap();
+        }
+        d
+    }
+
     fn files_in(d: &Path) -> BTreeSet<String> {
         std::fs::read_dir(d).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect()
     }
@@ -197,10 +207,7 @@ mod tests {
 
     #[test]
     fn a_folder_with_foreign_results_is_refused_untouched() {
-        let d = temp_dir("foreign");
-        std::fs::create_dir_all(&d).unwrap();
-        std::fs::write(d.join("flows.csv"), "theirs").unwrap();
-        std::fs::write(d.join("scenario.toml"), "x").unwrap();
+        let d = folder_with("foreign", &[("flows.csv", "theirs"), ("scenario.toml", "x")]);
         let e = OutDir::prepare(&d, "--out").unwrap_err();
         let msg = e.to_string();
         assert!(e.is_input_error());
@@ -218,10 +225,7 @@ mod tests {
 
     #[test]
     fn unrelated_files_alone_are_no_reason_to_refuse() {
-        let d = temp_dir("inputs");
-        std::fs::create_dir_all(&d).unwrap();
-        std::fs::write(d.join("scenario.toml"), "x").unwrap();
-        std::fs::write(d.join("cdf.txt"), "x").unwrap();
+        let d = folder_with("inputs", &[("scenario.toml", "x"), ("cdf.txt", "x")]);
         OutDir::prepare(&d, "--out").unwrap();
         assert_eq!(files_in(&d), set(&[MANIFEST, "scenario.toml", "cdf.txt"]));
         let _ = std::fs::remove_dir_all(&d);
