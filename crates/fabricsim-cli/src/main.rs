@@ -5,6 +5,7 @@
 //! violations in summary.json); 2 bad input (nothing is written).
 
 use clap::{Parser, Subcommand};
+use fabricsim::results::OutDir;
 use fabricsim::scenario;
 use fabricsim::units::ShowTime;
 use fabricsim::{Error, Progress};
@@ -12,6 +13,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
+
+mod report;
 
 #[derive(Parser)]
 #[command(name = "fabricsim", version, about = "Packet-level simulator of AI/ML training cluster networks")]
@@ -26,7 +29,9 @@ enum Cmd {
     Run {
         /// Scenario file (TOML).
         scenario: PathBuf,
-        /// Output folder (default: out/<scenario file name>).
+        /// Output folder (default: out/<scenario file name>). A folder an earlier run wrote is
+        /// cleared of that run's files (listed in its manifest.json); one holding result files
+        /// fabricsim did not write is refused. Other files stay.
         #[arg(long)]
         out: Option<PathBuf>,
         /// Master seed (overrides the scenario's `seed`).
@@ -122,39 +127,19 @@ impl ProgressBar {
 fn run(path: &Path, out: Option<PathBuf>, set: &[String], quiet: bool) -> Result<(), Error> {
     let setup = scenario::load(path, set)?;
     let out = out.unwrap_or_else(|| Path::new("out").join(path.file_stem().unwrap_or_default()));
+    // Checked, cleared of the previous run's files and claimed before simulating, so that a
+    // refused or unwritable folder fails at once rather than after a long run.
+    let out_dir = OutDir::prepare(&out, "--out")?;
     let start = Instant::now();
     let mut bar = ProgressBar { start, last: start, shown: false, quiet };
     let results = fabricsim::run(&setup, &mut |p| bar.update(p))?;
     if bar.shown {
         eprintln!();
     }
-    results.write(&out)?;
-    let s = &results.summary;
-    println!("fabric      {}", s.fabric);
-    println!("flows       {} finished of {}", s.flows_finished, s.flows);
-    println!("completion  {:.3} us (ideal {:.3} us)", s.completion_time_us, s.ideal_completion_time_us);
-    println!("fct         p50 {:.3} us  p99 {:.3} us  max {:.3} us", s.fct_us.p50, s.fct_us.p99, s.fct_us.max);
-    println!("slowdown    p50 {:.3}  p99 {:.3}  max {:.3}", s.slowdown.p50, s.slowdown.p99, s.slowdown.max);
-    if let Some(c) = &s.collectives {
-        println!(
-            "collectives {} of {} finished ({} jobs); CCT p50 {:.3} us  max {:.3} us; normalized p50 {:.3}  max {:.3}",
-            c.finished, c.instances, c.jobs, c.cct_us.p50, c.cct_us.max, c.normalized_cct.p50, c.normalized_cct.max
-        );
+    results.write_to(&out_dir)?;
+    for l in report::summary_lines(&results.summary) {
+        println!("{l}");
     }
-    println!(
-        "packets     {} data sent, {} retransmitted, {} trimmed, {} dropped, {} ECN-marked",
-        s.packets.data_sent, s.packets.retransmitted, s.packets.trimmed, s.packets.dropped, s.packets.ecn_marked
-    );
-    let perf = &s.performance;
-    println!(
-        "speed       {:.3} s wall, {} events ({:.2} M/s), {} packet-hops ({:.2} M/s), peak RSS {}",
-        perf.wall_seconds,
-        s.events,
-        perf.events_per_second / 1e6,
-        s.packets.packet_hops,
-        perf.packet_hops_per_second / 1e6,
-        perf.peak_rss_bytes.map(|b| format!("{:.1} MB", b as f64 / 1e6)).unwrap_or_else(|| "n/a".into())
-    );
     println!("results     {}", out.display());
     fabricsim::check_invariants(&results)
 }
@@ -174,9 +159,11 @@ fn check(path: &Path, set: &[String]) -> Result<(), Error> {
     let table = &setup.qdisc;
     for (i, q) in table.profiles.iter().enumerate() {
         let head = if i == 0 { "switch port  " } else { "             " };
+        // Under PFC a port's queue has no limit of its own (the switch's shared buffer, below,
+        // bounds it): show that, not the internal "unbounded" value.
+        let buffer = if setup.pfc.on { "unbounded (PFC shared buffer)".to_string() } else { format!("{} B", q.buffer_bytes) };
         println!(
-            "{head} #{i} buffer {} B, ECN {} (Kmin {} B, Kmax {} B, Pmax {}, at {:?}), trimming {}: {} ports{}",
-            q.buffer_bytes,
+            "{head} #{i} buffer {buffer}, ECN {} (Kmin {} B, Kmax {} B, Pmax {}, at {:?}), trimming {}: {} ports{}",
             if q.ecn { "on" } else { "off" },
             q.kmin_bytes,
             q.kmax_bytes,
@@ -186,6 +173,9 @@ fn check(path: &Path, set: &[String]) -> Result<(), Error> {
             table.switch_ports[i],
             if table.labels[i].is_empty() { String::new() } else { format!(" ({})", table.labels[i]) }
         );
+    }
+    for l in report::pfc_lines(&setup) {
+        println!("{l}");
     }
     println!("RTO           {}", ShowTime(setup.rto));
     let t = &setup.traffic;

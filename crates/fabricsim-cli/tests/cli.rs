@@ -96,3 +96,101 @@ fn check_reports_eq2_for_partial_lag() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("topology.failures.f") && err.contains("1..=16"), "{err}");
 }
+
+/// The files in `d`, sorted.
+fn files_in(d: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(d).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    v.sort();
+    v
+}
+
+/// `fabricsim run --quiet --out OUT ARGS scenarios/example.toml` on a k = 4 fat tree.
+fn run_into(out: &Path, args: &[&str]) -> std::process::Output {
+    bin().args(["run", "--quiet", "--set", "topology.k=4"]).args(args).arg("--out").arg(out).arg(repo().join("scenarios/example.toml")).output().unwrap()
+}
+
+#[test]
+fn a_second_scenario_into_the_same_folder_leaves_only_its_files() {
+    let out = tmp("twice");
+    // The first traces ports and connections and logs events (drops: shallow buffers, no trims).
+    let traced = ["--set", "run.trace_interval_us=2", "--set", "run.trace_ports=[\"tor0-host0\"]", "--set", "run.event_log=true", "--set", "switch.buffer_bdp=0.3", "--set", "switch.trimming=false", "--set", "topology.oversubscription=\"2:1\""];
+    let o = run_into(&out, &traced);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(files_in(&out), ["events.csv", "flows.csv", "manifest.json", "port_trace.csv", "summary.json", "trace.csv"]);
+    // An input kept in the folder, as experiments/runner.py keeps scenario.toml.
+    std::fs::write(out.join("scenario.toml"), "# input").unwrap();
+    let o = run_into(&out, &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(files_in(&out), ["flows.csv", "manifest.json", "scenario.toml", "summary.json"]);
+    assert_eq!(std::fs::read_to_string(out.join("scenario.toml")).unwrap(), "# input");
+    let manifest: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(manifest["files"], serde_json::json!(["flows.csv", "summary.json"]));
+    assert_eq!(manifest["written_by"], "fabricsim");
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn a_folder_with_foreign_results_is_refused_with_exit_2_and_untouched() {
+    let out = tmp("foreign");
+    std::fs::create_dir_all(&out).unwrap();
+    std::fs::write(out.join("flows.csv"), "not ours").unwrap();
+    std::fs::write(out.join("notes.txt"), "mine").unwrap();
+    let o = run_into(&out, &[]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("--out") && err.contains(&out.display().to_string()) && err.contains("`flows.csv`") && err.contains("give a new or empty folder"), "{err}");
+    assert!(o.stdout.is_empty(), "nothing simulated");
+    assert_eq!(files_in(&out), ["flows.csv", "notes.txt"]);
+    assert_eq!(std::fs::read_to_string(out.join("flows.csv")).unwrap(), "not ours");
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn an_unwritable_out_fails_before_simulating() {
+    // A folder below a plain file cannot be created. The run would take tens of seconds
+    // (1 GiB per flow); failing within a few proves the folder is checked first.
+    let file = tmp("plain-file");
+    std::fs::write(&file, "x").unwrap();
+    let t0 = std::time::Instant::now();
+    let o = run_into(&file.join("sub"), &["--set", "workload.flow_bytes=\"1GiB\""]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("--out") && err.contains("cannot be created"), "{err}");
+    assert!(o.stdout.is_empty());
+    assert!(t0.elapsed().as_secs() < 10, "took {:?}: the run simulated before checking --out", t0.elapsed());
+    let _ = std::fs::remove_file(&file);
+}
+
+#[test]
+fn a_run_stopped_at_end_time_says_so_and_prints_no_zero_figures() {
+    let out = tmp("stopped");
+    let o = run_into(&out, &["--set", "run.end_time_us=5"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("stopped at end_time: 0 of 16 flows finished"), "{text}");
+    assert!(text.contains("fct         – (no flow finished)") && text.contains("completion  – (16 of 16 flows unfinished"), "{text}");
+    assert!(!text.contains("0.000 us"), "{text}");
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+const PFC: &[&str] = &["--set", "switch.trimming=false", "--set", "switch.pfc.enabled=true", "--set", "transport.cc=dcqcn", "--set", "transport.reliability=go_back_n"];
+
+#[test]
+fn pfc_runs_print_pauses_and_check_prints_the_buffer_model() {
+    let out = tmp("pfc");
+    let o = run_into(&out, &[PFC, &["--set", "workload.kind=incast", "--set", "workload.senders=8"]].concat());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout);
+    let pfc = text.lines().find(|l| l.starts_with("pfc ")).unwrap_or_else(|| panic!("no pfc line:\n{text}"));
+    assert!(pfc.contains("pause frames") && pfc.contains("worst port") && pfc.contains("paused"), "{pfc}");
+    assert!(!text.lines().any(|l| l.starts_with("drops ") || l.starts_with("trims ")), "lossless: {text}");
+    let _ = std::fs::remove_dir_all(&out);
+
+    let o = bin().arg("check").args(PFC).arg(repo().join("scenarios/example.toml")).output().unwrap();
+    assert!(o.status.success());
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(!text.contains(&(u64::MAX / 4).to_string()) && text.contains("buffer unbounded (PFC shared buffer)"), "{text}");
+    for want in ["shared buffer per switch", "alpha = 0.125", "XON when its headroom is empty", "headroom 108320 B per ingress port"] {
+        assert!(text.contains(want), "check lacks {want}:\n{text}");
+    }
+}

@@ -25,6 +25,17 @@ pub enum Error {
         /// The operating system's complaint.
         message: String,
     },
+    /// The results folder cannot be used: refused (it holds result files fabricsim did not
+    /// write), not a folder, or not writable.
+    #[error("{name} `{dir}`: {message}")]
+    OutDir {
+        /// How the user gave the folder (`--out`, `results folder`).
+        name: String,
+        /// The folder.
+        dir: String,
+        /// What is wrong and what to do.
+        message: String,
+    },
     /// The simulation broke one of its own invariants (a simulator bug or a scheme bug).
     #[error("invariant violated:\n  {}", .0.join("\n  "))]
     Invariant(Vec<String>),
@@ -38,7 +49,7 @@ impl Error {
 
     /// Whether the error is the user's input (exit code 2) rather than the run's.
     pub fn is_input_error(&self) -> bool {
-        matches!(self, Error::Invalid { .. } | Error::Syntax(_) | Error::Io { .. })
+        matches!(self, Error::Invalid { .. } | Error::Syntax(_) | Error::Io { .. } | Error::OutDir { .. })
     }
 }
 

@@ -137,6 +137,40 @@ pub struct PfcState {
     pub log: Vec<(Time, PortId, bool)>,
     /// Whether to record `log`.
     pub log_on: bool,
+    /// Smallest and largest headroom of a switch ingress port (for [`PfcState::model`]).
+    headroom_range: (u64, u64),
+}
+
+/// The XOFF rule of a PFC run.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum XoffRule {
+    /// XOFF when an ingress port's shared bytes reach α × the free shared pool.
+    Dynamic {
+        /// α.
+        alpha: f64,
+    },
+    /// XOFF when an ingress port's shared bytes reach a fixed number.
+    Static {
+        /// The threshold in bytes.
+        xoff_bytes: u64,
+    },
+}
+
+/// The buffer model of a PFC run, as `fabricsim check` shows it: ranges are (smallest,
+/// largest) over the switches or their ingress ports, since buffers scale with capacity and
+/// headroom with each cable's delay and rate.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PfcModel {
+    /// Whole buffer of a switch (shared pool + headroom reserves), bytes.
+    pub switch_buffer: (u64, u64),
+    /// Shared pool of a switch (its buffer less every ingress port's headroom), bytes.
+    pub shared_pool: (u64, u64),
+    /// Headroom reserved per ingress port, bytes.
+    pub headroom: (u64, u64),
+    /// When a PAUSE is sent.
+    pub xoff: XoffRule,
+    /// RESUME once the headroom is empty and the shared bytes are this far below the threshold.
+    pub resume_offset: u64,
 }
 
 /// One PFC frame's time on the wire.
@@ -169,6 +203,7 @@ impl PfcConfig {
         let hosts = fabric.hosts;
         let mut ingress = vec![Ingress::default(); fabric.ports.len()];
         let mut switches = Vec::with_capacity(fabric.switches() as usize);
+        let mut headroom_range = (u64::MAX, 0);
         for sw in hosts..fabric.tier.len() as NodeId {
             let mut capacity_bps = 0u128;
             let mut headroom_total = 0u64;
@@ -188,6 +223,7 @@ impl PfcConfig {
                 };
                 ingress[up as usize].headroom_size = h;
                 headroom_total += h;
+                headroom_range = (headroom_range.0.min(h), headroom_range.1.max(h));
             }
             let buffer = match self.buffer_bytes {
                 Some(b) => b.0,
@@ -212,11 +248,24 @@ impl PfcConfig {
             overflow_drops: 0,
             log: Vec::new(),
             log_on: false,
+            headroom_range,
         })
     }
 }
 
 impl PfcState {
+    /// The buffer model (None when PFC is off).
+    pub fn model(&self) -> Option<PfcModel> {
+        let range = |f: fn(&SwitchBuffer) -> u64| self.switches.iter().map(f).fold((u64::MAX, 0), |(lo, hi), x| (lo.min(x), hi.max(x)));
+        self.on.then(|| PfcModel {
+            switch_buffer: range(|b| b.size),
+            shared_pool: range(|b| b.shared_size),
+            headroom: self.headroom_range,
+            xoff: if self.dynamic { XoffRule::Dynamic { alpha: self.alpha } } else { XoffRule::Static { xoff_bytes: self.xoff_static } },
+            resume_offset: self.resume_offset,
+        })
+    }
+
     #[inline]
     fn threshold(&self, b: &SwitchBuffer) -> u64 {
         if self.dynamic {
@@ -282,3 +331,43 @@ impl PfcState {
     }
 }
 
+
+#[cfg(test)]
+mod tests {
+    use super::{PfcModel, XoffRule};
+
+    /// The PFC model of the scenario tests' tiny leaf-spine (2 ToRs, 1 spine, one host per ToR,
+    /// 100 G: every switch has two 100 G ports, 0.2 Tb/s of capacity) with PFC on and the
+    /// `switch.pfc.*` overrides `sets`, and the scenario's packet size.
+    fn model(sets: &[&str]) -> (PfcModel, u64) {
+        let sets = [&["switch.trimming=false", "switch.pfc.enabled=true"], sets].concat();
+        let setup = crate::scenario::tests::setup("", &sets).unwrap();
+        (setup.pfc.model().expect("PFC is on"), setup.scenario.transport.mtu_bytes as u64)
+    }
+
+    #[test]
+    fn model_reports_the_configured_buffer_rule_and_headroom() {
+        assert_eq!(crate::scenario::tests::setup("", &[]).unwrap().pfc.model(), None);
+        let (m, _) = model(&[
+            "switch.pfc.buffer_bytes=1000000",
+            "switch.pfc.headroom_bytes=20000",
+            "switch.pfc.threshold=static",
+            "switch.pfc.xoff_bytes=50000",
+            "switch.pfc.resume_offset_bytes=4096",
+        ]);
+        // Two ingress ports per switch, 20 000 B of headroom each.
+        assert_eq!(m, PfcModel { switch_buffer: (1_000_000, 1_000_000), shared_pool: (960_000, 960_000), headroom: (20_000, 20_000), xoff: XoffRule::Static { xoff_bytes: 50_000 }, resume_offset: 4096 });
+    }
+
+    #[test]
+    fn model_defaults_scale_the_buffer_with_capacity() {
+        let (m, mtu) = model(&[]);
+        // 5 MB per Tb/s × 0.2 Tb/s; α = 1/8; XON 2 MTU below the threshold.
+        assert_eq!(m.switch_buffer, (1_000_000, 1_000_000));
+        assert_eq!(m.xoff, XoffRule::Dynamic { alpha: 0.125 });
+        assert_eq!(m.resume_offset, 2 * mtu);
+        // Every cable alike (100 G, 1 µs): one headroom, 2 × delay × rate + 2 MTU + 2 frames.
+        assert_eq!(m.headroom, (2 * 12_500 + 2 * mtu + 2 * super::FRAME_BYTES, 2 * 12_500 + 2 * mtu + 2 * super::FRAME_BYTES));
+        assert_eq!(m.shared_pool.0, 1_000_000 - 2 * m.headroom.0);
+    }
+}

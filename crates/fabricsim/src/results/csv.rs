@@ -1,8 +1,10 @@
 //! The output files: `flows.csv`, `ccts.csv`, `messages.csv`, `trace.csv`, `port_trace.csv`,
-//! `acks.csv`, `events.csv`, `pfc_ports.csv` and `summary.json` as text, and [`Results::write`].
+//! `acks.csv`, `events.csv`, `pfc_ports.csv` and `summary.json` as text, the table of them, and
+//! [`Results::write`].
 
 use super::Results;
-use crate::error::{Error, Result};
+use super::out_dir::OutDir;
+use crate::error::Result;
 use crate::units::{Time, US};
 use std::fmt::Write as _;
 use std::path::Path;
@@ -159,39 +161,60 @@ impl Results {
         s
     }
 
-    /// Writes `flows.csv`, `summary.json` and, where they have rows, `ccts.csv` (collective
-    /// workloads), `trace.csv`, `port_trace.csv`, `pfc_ports.csv`, `acks.csv`, `gate_log.csv`, `events.csv`,
-    /// `messages.csv` and `flowlets.csv` into `dir` (created if needed).
+    /// Writes the results into `dir` (created if needed) under the rules of a results folder
+    /// ([`super::out_dir`]): a folder with result files fabricsim did not write is refused, the
+    /// files of the run that wrote it before are removed, and a manifest lists the new ones.
+    /// The files: `flows.csv`, `summary.json` and, where they have rows, `ccts.csv` (collective
+    /// workloads), `trace.csv`, `port_trace.csv`, `pfc_ports.csv`, `acks.csv`, `gate_log.csv`,
+    /// `events.csv`, `messages.csv` and `flowlets.csv`.
+    ///
+    /// A caller that simulates for long should call [`OutDir::prepare`] before the run and
+    /// [`Results::write_to`] after it, so that an unusable folder fails at once.
     pub fn write(&self, dir: &Path) -> Result<()> {
-        let io = |e: std::io::Error, p: &Path| Error::Io { path: p.display().to_string(), message: e.to_string() };
-        std::fs::create_dir_all(dir).map_err(|e| io(e, dir))?;
-        let has_pfc_ports = self.summary.pfc.as_ref().is_some_and(|p| !p.ports.is_empty());
-        let files: [(&str, bool, fn(&Results) -> String); 11] = [
-            ("flows.csv", true, Results::flows_csv),
-            ("ccts.csv", !self.ccts.is_empty(), Results::ccts_csv),
-            ("trace.csv", !self.trace.is_empty(), Results::trace_csv),
-            ("port_trace.csv", !self.port_trace.is_empty(), Results::port_trace_csv),
-            ("pfc_ports.csv", has_pfc_ports, Results::pfc_ports_csv),
-            ("acks.csv", !self.acks.is_empty(), Results::acks_csv),
-            ("gate_log.csv", !self.gate_log.is_empty(), Results::gate_log_csv),
-            ("events.csv", !self.events.is_empty(), Results::events_csv),
-            ("messages.csv", !self.messages.is_empty(), Results::messages_csv),
-            ("flowlets.csv", !self.flowlets.is_empty(), Results::flowlets_csv),
-            ("summary.json", true, Results::summary_json),
-        ];
-        for (name, has_rows, text) in files {
-            if has_rows {
-                let p = dir.join(name);
-                std::fs::write(&p, text(self)).map_err(|e| io(e, &p))?;
-            }
+        self.write_to(&OutDir::prepare(dir, "results folder")?)
+    }
+
+    /// Writes the results into a prepared folder: first the manifest naming every file about to
+    /// be written (so a write cut short still leaves them listed for the next run to remove),
+    /// then the files.
+    pub fn write_to(&self, out: &OutDir) -> Result<()> {
+        let files: Vec<&OutputFile> = OUTPUT_FILES.iter().filter(|f| (f.has_rows)(self)).collect();
+        out.write_manifest(&files.iter().map(|f| f.name).collect::<Vec<_>>())?;
+        for f in files {
+            out.write(f.name, &(f.text)(self))?;
         }
         Ok(())
     }
 }
 
+/// One output file: its name, whether a run has rows for it, its text.
+pub(super) struct OutputFile {
+    pub name: &'static str,
+    has_rows: fn(&Results) -> bool,
+    text: fn(&Results) -> String,
+}
+
+/// Every file a run may write besides the manifest, in the order written; the only list of
+/// output names (the results-folder rules recognise them from here).
+pub(super) const OUTPUT_FILES: &[OutputFile] = &[
+    OutputFile { name: "flows.csv", has_rows: |_| true, text: Results::flows_csv },
+    OutputFile { name: "ccts.csv", has_rows: |r| !r.ccts.is_empty(), text: Results::ccts_csv },
+    OutputFile { name: "trace.csv", has_rows: |r| !r.trace.is_empty(), text: Results::trace_csv },
+    OutputFile { name: "port_trace.csv", has_rows: |r| !r.port_trace.is_empty(), text: Results::port_trace_csv },
+    OutputFile { name: "pfc_ports.csv", has_rows: |r| r.summary.pfc.as_ref().is_some_and(|p| !p.ports.is_empty()), text: Results::pfc_ports_csv },
+    OutputFile { name: "acks.csv", has_rows: |r| !r.acks.is_empty(), text: Results::acks_csv },
+    OutputFile { name: "gate_log.csv", has_rows: |r| !r.gate_log.is_empty(), text: Results::gate_log_csv },
+    OutputFile { name: "events.csv", has_rows: |r| !r.events.is_empty(), text: Results::events_csv },
+    OutputFile { name: "messages.csv", has_rows: |r| !r.messages.is_empty(), text: Results::messages_csv },
+    OutputFile { name: "flowlets.csv", has_rows: |r| !r.flowlets.is_empty(), text: Results::flowlets_csv },
+    OutputFile { name: "summary.json", has_rows: |_| true, text: Results::summary_json },
+];
+
 #[cfg(test)]
 mod tests {
+    use super::OUTPUT_FILES;
     use crate::results::flows::tests::row;
+    use crate::results::out_dir::{is_output_file, Manifest, MANIFEST};
     use crate::results::Results;
     use crate::scenario::Scenario;
     use std::collections::BTreeSet;
@@ -212,6 +235,10 @@ mod tests {
         let d = std::env::temp_dir().join(format!("fabricsim-results-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&d);
         d
+    }
+
+    fn names(n: &[&str]) -> BTreeSet<String> {
+        n.iter().map(|s| s.to_string()).collect()
     }
 
     fn files_in(d: &Path) -> BTreeSet<String> {
@@ -246,7 +273,7 @@ mod tests {
         let d = temp_dir("plain");
         let r = run("");
         r.write(&d).unwrap();
-        assert_eq!(files_in(&d), BTreeSet::from(["flows.csv".to_string(), "summary.json".to_string()]));
+        assert_eq!(files_in(&d), names(&["flows.csv", "manifest.json", "summary.json"]));
         assert_eq!(std::fs::read_to_string(d.join("flows.csv")).unwrap(), r.flows_csv());
         assert_eq!(std::fs::read_to_string(d.join("summary.json")).unwrap(), r.summary_json());
         let _ = std::fs::remove_dir_all(&d);
@@ -254,9 +281,35 @@ mod tests {
         let d = temp_dir("logs");
         let r = run("[run]\nmessage_log = true\nevent_log = true\ntrace_interval_us = 1\ntrace_ports = [\"tor1-host1\"]\nack_log_conns = [0]\n");
         r.write(&d).unwrap();
-        let want = ["acks.csv", "flows.csv", "messages.csv", "port_trace.csv", "summary.json", "trace.csv"];
-        assert_eq!(files_in(&d), want.iter().map(|s| s.to_string()).collect());
+        let want = ["acks.csv", "flows.csv", "manifest.json", "messages.csv", "port_trace.csv", "summary.json", "trace.csv"];
+        assert_eq!(files_in(&d), names(&want));
         assert_eq!(std::fs::read_to_string(d.join("messages.csv")).unwrap(), r.messages_csv());
+        // The manifest lists the files in the order written, without itself.
+        let m = Manifest::parse(&std::fs::read_to_string(d.join(MANIFEST)).unwrap()).unwrap();
+        assert_eq!(m.files, ["flows.csv", "trace.csv", "port_trace.csv", "acks.csv", "messages.csv", "summary.json"]);
+        assert_eq!(m.version, env!("CARGO_PKG_VERSION"));
         let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn a_second_run_into_the_same_folder_leaves_only_its_files() {
+        let d = temp_dir("twice");
+        run("[run]\nmessage_log = true\ntrace_interval_us = 1\ntrace_ports = [\"tor1-host1\"]\n").write(&d).unwrap();
+        assert_eq!(files_in(&d), names(&["flows.csv", "manifest.json", "messages.csv", "port_trace.csv", "summary.json", "trace.csv"]));
+        std::fs::write(d.join("scenario.toml"), "kept").unwrap();
+        let second = run("");
+        second.write(&d).unwrap();
+        assert_eq!(files_in(&d), names(&["flows.csv", "manifest.json", "scenario.toml", "summary.json"]));
+        assert_eq!(std::fs::read_to_string(d.join("flows.csv")).unwrap(), second.flows_csv());
+        assert_eq!(std::fs::read_to_string(d.join("scenario.toml")).unwrap(), "kept");
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn every_output_file_is_recognised_by_the_folder_rules() {
+        for f in OUTPUT_FILES {
+            assert!(is_output_file(f.name), "{}", f.name);
+        }
+        assert!(!is_output_file("scenario.toml") && !is_output_file(MANIFEST));
     }
 }

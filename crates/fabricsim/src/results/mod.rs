@@ -13,6 +13,7 @@ mod flows;
 mod imbalance;
 mod invariants;
 mod logs;
+pub mod out_dir;
 mod stats;
 mod summary;
 
@@ -21,6 +22,7 @@ pub use flowlets::FlowletSizes;
 pub use collectives::{CctResult, CollectiveSummary};
 pub use flows::FlowResult;
 pub use logs::{EventRow, MessageRow};
+pub use out_dir::OutDir;
 pub use stats::Stats;
 pub use summary::{peak_rss_bytes, PacketCounts, Performance, PfcSummary, QueueProfile, Summary};
 

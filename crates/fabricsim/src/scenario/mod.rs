@@ -9,7 +9,7 @@ mod queues;
 mod results_options;
 mod run_options;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 mod timing;
 mod topology;
 mod transport;

@@ -10,7 +10,9 @@ use std::path::Path;
 const TINY: &str = "[topology]\nkind = \"leaf_spine\"\ntors = 2\nhosts_per_tor = 1\nspines = 1\nlink_rate_gbps = 100\nlink_latency_ns = 1000\n\
                     [switch]\nbuffer_bytes = 100000\n[workload]\nkind = \"permutation\"\nflow_bytes = \"64KiB\"\n";
 
-fn setup(extra: &str, overrides: &[&str]) -> Result<Setup, Error> {
+/// [`TINY`] with `extra` TOML appended and `overrides` as `--set`s (other modules' tests use it
+/// too).
+pub(crate) fn setup(extra: &str, overrides: &[&str]) -> Result<Setup, Error> {
     let overrides: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
     Scenario::from_toml(&format!("{TINY}{extra}"), &overrides)?.setup(Path::new("."))
 }

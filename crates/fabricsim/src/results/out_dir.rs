@@ -1,0 +1,244 @@
+//! The results folder a run owns: checked and cleared before the simulation starts, so that
+//! an unusable folder fails at once and files of an earlier run never sit beside this one's.
+//!
+//! Rules (README "Outputs", "The results folder"):
+//! - Every run writes [`MANIFEST`] into its folder: the fabricsim version and the files it
+//!   wrote. The manifest is what makes a folder "ours".
+//! - Before a run writes anything, the files the previous manifest lists are removed: only
+//!   those, so inputs kept in the folder (the `scenario.toml` that `experiments/runner.py`
+//!   writes there, CDF or trace files) survive.
+//! - A folder holding any file with a fabricsim output name ([`is_output_file`], or the
+//!   manifest name) but no readable fabricsim manifest was not written by a run of ours (or by a version
+//!   before manifests): it is refused, untouched, with an input error naming the folder.
+//!   Files with other names never cause a refusal.
+//!
+//! [`OutDir::prepare`] applies the rules and claims the folder by writing a manifest that lists
+//! no files yet; [`crate::Results::write_to`] then rewrites the manifest with the files it is
+//! about to write before writing them, so a run cut off while writing still leaves a manifest
+//! that covers everything it wrote.
+
+use crate::error::{Error, Result};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// Name of the manifest file in a results folder.
+pub const MANIFEST: &str = "manifest.json";
+
+/// Whether `name` is a file a run may write (the manifest aside): a row of the output table in
+/// `csv.rs`, so that a new output file is recognised here without a second list.
+pub fn is_output_file(name: &str) -> bool {
+    super::csv::OUTPUT_FILES.iter().any(|f| f.name == name)
+}
+
+/// Written into [`Manifest::written_by`]; a manifest without it is not ours.
+const WRITER: &str = "fabricsim";
+
+/// `manifest.json`: who wrote the folder and which of its files are results.
+#[derive(Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct Manifest {
+    /// Always `"fabricsim"`.
+    pub written_by: String,
+    /// The version of the fabricsim library that wrote the folder.
+    pub version: String,
+    /// The result files of the run, in the order written (empty while the run is simulating).
+    pub files: Vec<String>,
+}
+
+impl Manifest {
+    /// A manifest of this version listing `files`.
+    pub fn of(files: &[&str]) -> Manifest {
+        Manifest { written_by: WRITER.into(), version: env!("CARGO_PKG_VERSION").into(), files: files.iter().map(|f| f.to_string()).collect() }
+    }
+
+    /// The manifest as written: pretty JSON, newline-terminated, no time stamps (so two identical
+    /// runs leave identical folders).
+    pub fn text(&self) -> String {
+        serde_json::to_string_pretty(self).unwrap_or_default() + "\n"
+    }
+
+    /// Parses a manifest; `None` when the text is not a fabricsim manifest, or lists anything but
+    /// plain file names (a manifest must never make us delete outside its folder).
+    pub fn parse(text: &str) -> Option<Manifest> {
+        let m: Manifest = serde_json::from_str(text).ok()?;
+        let plain = |f: &String| !f.is_empty() && f != "." && f != ".." && !f.contains(['/', '\\']) && f != MANIFEST;
+        (m.written_by == WRITER && m.files.iter().all(plain)).then_some(m)
+    }
+}
+
+/// A results folder that passed the rules and is claimed for one run.
+#[derive(Debug)]
+pub struct OutDir {
+    path: PathBuf,
+    /// How the user named the folder (`--out` for the CLI), for error messages.
+    name: String,
+}
+
+impl OutDir {
+    /// Checks `dir` (creating it if needed), removes the files its manifest lists and claims it
+    /// with an empty manifest. `name` says how the user gave the folder (`"--out"`, `"results
+    /// folder"`) and starts every error message. Refusals and I/O failures are input errors
+    /// ([`Error::OutDir`]) and leave a refused folder as it was.
+    pub fn prepare(dir: &Path, name: &str) -> Result<OutDir> {
+        let out = OutDir { path: dir.to_path_buf(), name: name.to_string() };
+        if dir.exists() && !dir.is_dir() {
+            return Err(out.error("exists and is not a folder; give a folder (new, or one an earlier run wrote)"));
+        }
+        std::fs::create_dir_all(dir).map_err(|e| out.error(format!("cannot be created: {e}")))?;
+        let previous = out.previous()?;
+        for f in previous.files {
+            match std::fs::remove_file(dir.join(&f)) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(out.error(format!("cannot remove `{f}` of the previous run: {e}"))),
+            }
+        }
+        out.write_manifest(&[])?;
+        Ok(out)
+    }
+
+    /// The folder.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Writes the manifest listing `files`.
+    pub(crate) fn write_manifest(&self, files: &[&str]) -> Result<()> {
+        self.write(MANIFEST, &Manifest::of(files).text())
+    }
+
+    /// Writes one file of the folder.
+    pub(crate) fn write(&self, file: &str, text: &str) -> Result<()> {
+        std::fs::write(self.path.join(file), text).map_err(|e| self.error(format!("cannot write `{file}`: {e}")))
+    }
+
+    /// The manifest of the run that wrote the folder before (an empty one for a folder without
+    /// fabricsim files); an error when the folder holds fabricsim file names we did not write.
+    fn previous(&self) -> Result<Manifest> {
+        let manifest = self.path.join(MANIFEST);
+        if manifest.exists() {
+            let text = std::fs::read_to_string(&manifest).map_err(|e| self.error(format!("cannot read `{MANIFEST}`: {e}")))?;
+            return Manifest::parse(&text).ok_or_else(|| {
+                self.error(format!(
+                    "`{MANIFEST}` is not a fabricsim manifest (or is damaged), so the folder was not written by fabricsim; \
+                     give a new or empty folder, or remove `{MANIFEST}` and the result files beside it"
+                ))
+            });
+        }
+        let entries = std::fs::read_dir(&self.path).map_err(|e| self.error(format!("cannot be read: {e}")))?;
+        let mut ours: Vec<String> = entries
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| is_output_file(n))
+            .collect();
+        if ours.is_empty() {
+            return Ok(Manifest::of(&[]));
+        }
+        ours.sort();
+        Err(self.error(format!(
+            "holds {} but no `{MANIFEST}`, so fabricsim did not write it (or an older version did) and will not overwrite it; \
+             give a new or empty folder, or remove those files (files with other names may stay)",
+            ours.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
+        )))
+    }
+
+    fn error(&self, message: impl Into<String>) -> Error {
+        Error::OutDir { name: self.name.clone(), dir: self.path.display().to_string(), message: message.into() }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeSet;
+
+    /// A fresh, empty-to-be directory under the system's temporary folder.
+    fn temp_dir(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("fabricsim-outdir-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        d
+    }
+
+    /// A fresh folder holding `files` as (name, text).
+    fn folder_with(name: &str, files: &[(&str, &str)]) -> PathBuf {
+        let d = temp_dir(name);
+        std::fs::create_dir_all(&d).unwrap();
+        for (f, text) in files {
+            std::fs::write(d.join(f), text).unwrap();
+        }
+        d
+    }
+
+    fn files_in(d: &Path) -> BTreeSet<String> {
+        std::fs::read_dir(d).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect()
+    }
+
+    fn set(names: &[&str]) -> BTreeSet<String> {
+        names.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn manifest_round_trips_and_rejects_paths() {
+        let m = Manifest::of(&["flows.csv", "summary.json"]);
+        assert_eq!(Manifest::parse(&m.text()), Some(m));
+        assert!(Manifest::parse("{}").is_none());
+        assert!(Manifest::parse(r#"{"written_by":"other","version":"1","files":[]}"#).is_none());
+        for bad in ["../x", "a/b", "..", "", "manifest.json", "a\\b"] {
+            let text = format!(r#"{{"written_by":"fabricsim","version":"0","files":["{}"]}}"#, bad.replace('\\', "\\\\"));
+            assert!(Manifest::parse(&text).is_none(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn prepare_claims_a_new_folder_and_clears_only_listed_files() {
+        let d = temp_dir("claim");
+        OutDir::prepare(&d, "--out").unwrap();
+        assert_eq!(files_in(&d), set(&[MANIFEST]));
+        assert_eq!(Manifest::parse(&std::fs::read_to_string(d.join(MANIFEST)).unwrap()), Some(Manifest::of(&[])));
+        // An earlier run's files, an input beside them, and an output name the manifest misses.
+        for f in ["flows.csv", "trace.csv", "scenario.toml", "notes.txt"] {
+            std::fs::write(d.join(f), "x").unwrap();
+        }
+        std::fs::write(d.join(MANIFEST), Manifest::of(&["flows.csv", "trace.csv", "events.csv"]).text()).unwrap();
+        OutDir::prepare(&d, "--out").unwrap();
+        assert_eq!(files_in(&d), set(&[MANIFEST, "scenario.toml", "notes.txt"]));
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn a_folder_with_foreign_results_is_refused_untouched() {
+        let d = folder_with("foreign", &[("flows.csv", "theirs"), ("scenario.toml", "x")]);
+        let e = OutDir::prepare(&d, "--out").unwrap_err();
+        let msg = e.to_string();
+        assert!(e.is_input_error());
+        assert!(msg.starts_with("--out `") && msg.contains(&d.display().to_string()) && msg.contains("`flows.csv`") && msg.contains("no `manifest.json`"), "{msg}");
+        assert_eq!(files_in(&d), set(&["flows.csv", "scenario.toml"]));
+        assert_eq!(std::fs::read_to_string(d.join("flows.csv")).unwrap(), "theirs");
+        // A manifest that is not ours is refused too, and kept.
+        std::fs::remove_file(d.join("flows.csv")).unwrap();
+        std::fs::write(d.join(MANIFEST), "{\"files\": [\"scenario.toml\"]}").unwrap();
+        let msg = OutDir::prepare(&d, "results folder").unwrap_err().to_string();
+        assert!(msg.starts_with("results folder `") && msg.contains("not a fabricsim manifest"), "{msg}");
+        assert_eq!(files_in(&d), set(&[MANIFEST, "scenario.toml"]));
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn unrelated_files_alone_are_no_reason_to_refuse() {
+        let d = folder_with("inputs", &[("scenario.toml", "x"), ("cdf.txt", "x")]);
+        OutDir::prepare(&d, "--out").unwrap();
+        assert_eq!(files_in(&d), set(&[MANIFEST, "scenario.toml", "cdf.txt"]));
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn a_file_or_an_uncreatable_path_is_refused() {
+        let d = temp_dir("file");
+        std::fs::write(&d, "x").unwrap();
+        let msg = OutDir::prepare(&d, "--out").unwrap_err().to_string();
+        assert!(msg.contains("is not a folder"), "{msg}");
+        let msg = OutDir::prepare(&d.join("sub"), "--out").unwrap_err().to_string();
+        assert!(msg.contains("cannot be created"), "{msg}");
+        let _ = std::fs::remove_file(&d);
+    }
+}
