@@ -25,7 +25,7 @@ impl Scenario {
         let shape = leaf_spine_shape(t)?;
         let pods = pod_shape(t)?;
         let base = rate("topology.link_rate_gbps", t.link_rate_gbps)?;
-        let pick = |key: &str, v: Option<f64>| -> Result<BitsPerSec> { v.map(|g| rate(key, g)).unwrap_or(Ok(base)) };
+        let pick = |key: &str, v: Option<crate::units::Gbps>| -> Result<BitsPerSec> { v.map(|g| rate(key, g)).unwrap_or(Ok(base)) };
         let lat = nanos("topology.link_latency_ns", t.link_latency_ns)?;
         let host_lat = match t.host_link_latency_ns {
             Some(v) => nanos("topology.host_link_latency_ns", v)?,
