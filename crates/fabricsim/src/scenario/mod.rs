@@ -573,13 +573,19 @@ impl Scenario {
         }
         values::expand_shorthands(&mut value);
         let de = value;
-        serde_path_to_error::deserialize(de).map_err(|e| {
+        let mut scenario: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
             let path = e.path().to_string();
             // toml appends "in `key`" lines that repeat the path we already report.
             let inner: String = e.into_inner().to_string().lines().filter(|l| !l.starts_with("in `")).collect::<Vec<_>>().join(" ");
             let key = if path == "." { "(top level)".to_string() } else { path };
             Error::invalid(key, inner.trim_end().to_string())
-        })
+        })?;
+        // A switched-off failure section is dropped here, so that the run and its resolved
+        // scenario are exactly those of a scenario without it.
+        if scenario.topology.active_failures().is_none() {
+            scenario.topology.failures = None;
+        }
+        Ok(scenario)
     }
 
     /// Reads and parses a scenario file.
