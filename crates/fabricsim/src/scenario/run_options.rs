@@ -61,24 +61,22 @@ impl Tracing {
         let mut ports = Vec::new();
         for (i, name) in run.trace_ports.iter().enumerate() {
             let key = format!("run.trace_ports[{i}]");
-            match super::queues::PORT_CLASSES.iter().position(|c| c == name) {
-                // A port class: every switch port of it, in port order.
+            let class = super::queues::PORT_CLASSES.iter().position(|c| c == name);
+            // A class or a pattern names a set of ports, in port order, which must not be empty.
+            let (set, none): (Vec<u32>, _) = match class {
                 Some(class) => {
-                    let before = ports.len();
-                    ports.extend((0..fabric.ports.len()).filter(|&p| super::queues::port_class(fabric, p) == Some(class)).map(|p| p as u32));
-                    if ports.len() == before {
-                        return Err(Error::invalid(key, format!("`{name}`: this fabric has no such ports")));
-                    }
+                    let set = (0..fabric.ports.len()).filter(|&p| super::queues::port_class(fabric, p) == Some(class)).map(|p| p as u32).collect();
+                    (set, "this fabric has no such ports".to_string())
                 }
                 None if is_glob(name) => {
-                    let before = ports.len();
-                    ports.extend(ports_matching(fabric, name));
-                    if ports.len() == before {
-                        return Err(Error::invalid(key, format!("`{name}`: the pattern matches no port of this fabric (links are named NODE-NODE, e.g. \"{}\")", example_link(fabric))));
-                    }
+                    (ports_matching(fabric, name).collect(), format!("the pattern matches no port of this fabric (links are named NODE-NODE, e.g. \"{}\")", example_link(fabric)))
                 }
-                None => ports.push(fabric.port_named(&key, name, name, "tor0-host3")?.0),
+                None => (vec![fabric.port_named(&key, name, name, "tor0-host3")?.0], String::new()),
+            };
+            if set.is_empty() {
+                return Err(Error::invalid(key, format!("`{name}`: {none}")));
             }
+            ports.extend(set);
         }
         // A port named twice (or by a class and by name) is sampled once.
         let mut seen = std::collections::HashSet::new();
