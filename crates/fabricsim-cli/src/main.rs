@@ -192,7 +192,11 @@ fn check(path: &Path, set: &[String]) -> Result<(), Error> {
             (None, _) => "removed".to_string(),
             (Some(r), _) => format!("degraded to {} Gb/s", r.gbps()),
         };
-        println!("failed links  {} {how}: {}", names.len(), names.join(" "));
+        let seed = match setup.scenario.topology.active_failures().and_then(|c| c.seed) {
+            Some(s) => format!(" (failure seed {s})"),
+            None => String::new(),
+        };
+        println!("failed links  {} {how}{seed}: {}", names.len(), names.join(" "));
     }
     if let Some(b) = &f.pod_bottleneck {
         println!("Eq. 2         {}", b.describe());

@@ -74,9 +74,13 @@ const LINK_FAULTS: &[SchemeRow] = &[
     },
 ];
 
-/// Rows of `[topology.failures]` keys: (key, default, allowed values).
+/// Keys of `[topology.failures]` that every kind takes (its own seed, the switch).
+const FAULT_COMMON: &[(&str, &str, Option<&str>)] = &[("seed", "master seed", None), ("enabled", "true", None)];
+
+/// Rows of `[topology.failures]` keys: (key, default, allowed values), the kind's own then the
+/// common ones.
 fn fault_rows(keys: &[(&str, &str, Option<&str>)]) -> Vec<ParamRow> {
-    keys.iter().map(|&(k, d, a)| ParamRow { key: k.to_string(), default: d.to_string(), allowed: a.map(str::to_string) }).collect()
+    keys.iter().chain(FAULT_COMMON).map(|&(k, d, a)| ParamRow { key: k.to_string(), default: d.to_string(), allowed: a.map(str::to_string) }).collect()
 }
 
 /// Queue disciplines of switch ports (`[switch]`, per-port overrides in `[switch.ports.*]` and
@@ -212,7 +216,7 @@ mod tests {
             for p in (s.params)() {
                 let v = match (p.default.as_str(), p.key.as_str()) {
                     ("-", "p") => "0.5",
-                    ("-", _) => "1",
+                    ("-", _) | ("master seed", _) => "1",
                     (d, _) => d,
                 };
                 let t = format!("kind = \"{}\"\n{} = {v}", s.name, p.key);

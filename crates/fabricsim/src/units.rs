@@ -1,5 +1,5 @@
 //! Units of the simulation: integer picosecond time, bytes (and byte counts as scenarios write
-//! them, `"2MiB"`) and bit rates.
+//! them, `"2MiB"`, `"2M"`) and bit rates (and rates as scenarios write them, `400` or `"400G"`).
 //!
 //! Everything that decides *when* an event happens is an integer so that runs are exactly
 //! reproducible on every platform. Serialization times are computed with 128-bit intermediates
@@ -72,28 +72,57 @@ impl fmt::Display for ShowTime {
     }
 }
 
-/// A byte count: an integer, or a string with a unit (`"64KiB"`, `"2MiB"`, `"1MB"`, `"4096B"`).
+/// A byte count: an integer, or a string with a unit (`"64KiB"`, `"2M"`, `"1.5MB"`, `"4096B"`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ByteSize(pub u64);
 
-/// Parses `"2MiB"`-style sizes.
-pub fn parse_bytes(s: &str) -> Option<u64> {
-    let s = s.trim();
-    let split = s.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(s.len());
-    let (num, unit) = s.split_at(split);
-    let n: f64 = num.parse().ok()?;
-    let mult: u64 = match unit.trim() {
-        "" | "B" => 1,
-        "KB" | "kB" => 1_000,
-        "MB" => 1_000_000,
-        "GB" => 1_000_000_000,
-        "KiB" => 1 << 10,
-        "MiB" => 1 << 20,
-        "GiB" => 1 << 30,
-        _ => return None,
+/// The byte-count spellings, for error messages (the README's scenario section says the same).
+pub const BYTE_SPELLINGS: &str = "a byte count: a non-negative integer, or a string of a number and a unit: \
+B; K or KB = 1000 B; Ki or KiB = 1024 B; M/MB = 10^6 B, Mi/MiB = 2^20 B; G/GB = 10^9 B, Gi/GiB = 2^30 B \
+(letters in any case, spaces allowed, e.g. \"2MiB\", \"64kb\", \"1.5 MB\")";
+
+/// Parses a byte count as scenarios write it: `"2M"` / `"2MB"` (decimal: 2,000,000 B, as the
+/// papers' KB = 1000 B), `"2Mi"` / `"2MiB"` (binary: 2,097,152 B), likewise K and G, `"B"` or no
+/// unit; unit letters in any case, spaces allowed, fractions where they give whole bytes
+/// (`"1.5MB"`). The error says what is wrong with `s` (the caller adds the key).
+pub fn parse_bytes(s: &str) -> Result<u64, String> {
+    let (int, frac, unit) = split_number(s).ok_or_else(|| format!("`{s}` does not start with a number"))?;
+    let mult: u64 = match unit.to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" => 1_000,
+        "m" | "mb" => 1_000_000,
+        "g" | "gb" => 1_000_000_000,
+        "ki" | "kib" => 1 << 10,
+        "mi" | "mib" => 1 << 20,
+        "gi" | "gib" => 1 << 30,
+        _ => return Err(format!("`{s}`: unknown unit `{unit}`")),
     };
-    let v = n * mult as f64;
-    (v.fract() == 0.0 && v >= 0.0).then_some(v as u64)
+    // Exact decimal arithmetic: "1.1KB" is 1100 B, which f64 would miss by a rounding error.
+    let digits = |d: &str| -> Option<u128> { if d.is_empty() { Some(0) } else { d.parse::<u128>().ok() } };
+    let too_big = || format!("`{s}`: larger than {} B", u64::MAX);
+    if frac.len() > 30 {
+        return Err(too_big());
+    }
+    let scale = 10u128.pow(frac.len() as u32);
+    let (i, f) = (digits(int).ok_or_else(too_big)?, digits(frac).ok_or_else(too_big)?);
+    let total = i.checked_mul(scale).and_then(|v| v.checked_add(f)).and_then(|v| v.checked_mul(mult as u128)).ok_or_else(too_big)?;
+    if total % scale != 0 {
+        return Err(format!("`{s}` is not a whole number of bytes"));
+    }
+    u64::try_from(total / scale).map_err(|_| too_big())
+}
+
+/// Splits `"1.5 MiB"` into the integer digits, the fraction digits and the trimmed unit; `None`
+/// when it does not start with a number (`""`, `"."`, `"-3"`, `"MB"`, `"1.2.3"`).
+fn split_number(s: &str) -> Option<(&str, &str, &str)> {
+    let s = s.trim();
+    let end = s.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(s.len());
+    let (num, unit) = s.split_at(end);
+    let (int, frac) = num.split_once('.').unwrap_or((num, ""));
+    if (int.is_empty() && frac.is_empty()) || frac.contains('.') {
+        return None;
+    }
+    Some((int, frac, unit.trim()))
 }
 
 impl Serialize for ByteSize {
@@ -108,7 +137,7 @@ impl<'de> Deserialize<'de> for ByteSize {
         impl Visitor<'_> for V {
             type Value = ByteSize;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a byte count: a non-negative integer or a string like \"64KiB\", \"2MiB\", \"1MB\"")
+                f.write_str(BYTE_SPELLINGS)
             }
             fn visit_u64<E: de::Error>(self, v: u64) -> std::result::Result<ByteSize, E> {
                 Ok(ByteSize(v))
@@ -117,7 +146,77 @@ impl<'de> Deserialize<'de> for ByteSize {
                 u64::try_from(v).map(ByteSize).map_err(|_| E::invalid_value(de::Unexpected::Signed(v), &self))
             }
             fn visit_str<E: de::Error>(self, v: &str) -> std::result::Result<ByteSize, E> {
-                parse_bytes(v).map(ByteSize).ok_or_else(|| E::invalid_value(de::Unexpected::Str(v), &self))
+                parse_bytes(v).map(ByteSize).map_err(|why| E::custom(format!("{why}; expected {BYTE_SPELLINGS}")))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A rate as a scenario's `*_gbps` key gives it, in Gb/s: a number (`400`, `12.5`) or a string
+/// with a unit (`"400G"`, `"400Gbps"`, `"100 Gb/s"`, `"25g"`, `"800M"` = 0.8). Written back as a
+/// plain number, so resolved scenarios read the same whichever spelling was used. Range checks
+/// (positive, finite) are the caller's, which knows the key.
+#[derive(Clone, Copy, Debug, PartialEq, PartialOrd)]
+pub struct Gbps(pub f64);
+
+/// What a rate key accepts, for error messages.
+pub const RATE_SPELLINGS: &str = "a number in Gb/s, or a string such as \"400G\", \"400Gbps\", \"100 Gb/s\", \"800M\" (= 0.8)";
+
+/// Parses `"400G"`-style rates into Gb/s: units G, Gbps, Gb/s, Gbit/s (and M, T alike), letters in
+/// any case except a capital `B`, which means bytes and is refused rather than silently read
+/// as bits.
+pub fn parse_gbps(s: &str) -> Result<f64, String> {
+    let (int, frac, unit) = split_number(s).ok_or_else(|| format!("`{s}` does not start with a number"))?;
+    if unit.contains('B') {
+        return Err(format!("`{s}`: a capital B means bytes; rates are in bits per second (\"400Gbps\", \"400 Gb/s\")"));
+    }
+    let n: f64 = format!("{}.{}", if int.is_empty() { "0" } else { int }, if frac.is_empty() { "0" } else { frac })
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number"))?;
+    let unit = unit.to_ascii_lowercase();
+    let prefix = ["bps", "b/s", "bit/s", "bits/s", ""].iter().find_map(|suffix| unit.strip_suffix(suffix).filter(|p| p.len() <= 1));
+    match prefix {
+        // A bare number in a string ("400") is Gb/s, as the unquoted number would be.
+        Some("") | Some("g") => Ok(n),
+        // Division, not × 0.001, so that "800M" is exactly the f64 nearest 0.8.
+        Some("m") => Ok(n / 1000.0),
+        Some("t") => Ok(n * 1000.0),
+        _ => Err(format!("`{s}`: unknown unit `{unit}`")),
+    }
+}
+
+impl fmt::Display for Gbps {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl Serialize for Gbps {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_f64(self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for Gbps {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Gbps;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str(RATE_SPELLINGS)
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> std::result::Result<Gbps, E> {
+                Ok(Gbps(v))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> std::result::Result<Gbps, E> {
+                Ok(Gbps(v as f64))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> std::result::Result<Gbps, E> {
+                Ok(Gbps(v as f64))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> std::result::Result<Gbps, E> {
+                parse_gbps(v).map(Gbps).map_err(|why| E::custom(format!("{why}; expected {RATE_SPELLINGS}")))
             }
         }
         d.deserialize_any(V)
@@ -137,5 +236,98 @@ mod tests {
         // 1 B at 3 Gb/s is 2.666.. ns, rounded up.
         assert_eq!(BitsPerSec(3_000_000_000).tx_time(1), 2_667);
         assert_eq!(BitsPerSec::from_gbps(400.0).bytes_in(12 * US), 600_000);
+    }
+
+    #[test]
+    fn byte_spellings() {
+        let ok = |s: &str| parse_bytes(s).unwrap_or_else(|e| panic!("{s}: {e}"));
+        for (s, v) in [
+            ("12", 12),
+            ("12B", 12),
+            ("12 b", 12),
+            ("2M", 2_000_000),
+            ("2MB", 2_000_000),
+            ("2mb", 2_000_000),
+            ("2Mi", 2_097_152),
+            ("2MiB", 2_097_152),
+            ("2mib", 2_097_152),
+            ("2 MiB", 2_097_152),
+            (" 2 MIB ", 2_097_152),
+            ("64K", 64_000),
+            ("64kb", 64_000),
+            ("64kB", 64_000),
+            ("64Ki", 65_536),
+            ("64KiB", 65_536),
+            ("1G", 1_000_000_000),
+            ("1GB", 1_000_000_000),
+            ("1Gi", 1 << 30),
+            ("1gib", 1 << 30),
+            ("1.5MB", 1_500_000),
+            ("1.1KB", 1_100),
+            ("1.5KiB", 1_536),
+            (".5K", 500),
+            ("3.", 3),
+            ("16GiB", 16 << 30),
+        ] {
+            assert_eq!(ok(s), v, "{s}");
+        }
+    }
+
+    #[test]
+    fn bad_byte_spellings_say_why() {
+        let err = |s: &str| parse_bytes(s).unwrap_err();
+        assert!(err("3 parsecs").contains("unknown unit `parsecs`"));
+        assert!(err("2MiBs").contains("unknown unit"));
+        assert!(err("1.5B").contains("not a whole number of bytes"));
+        assert!(err("0.3KiB").contains("not a whole number of bytes"));
+        for s in ["", ".", "MB", "-3", "1.2.3MB", "+5"] {
+            assert!(err(s).contains("does not start with a number"), "{s}: {}", err(s));
+        }
+        // Too large wraps nowhere: an error, not a clamp.
+        assert!(err("20000000000GB").contains("larger than"));
+        assert!(err("99999999999999999999999999999999999999999").contains("larger than"));
+    }
+
+    #[test]
+    fn rate_spellings() {
+        let ok = |s: &str| parse_gbps(s).unwrap_or_else(|e| panic!("{s}: {e}"));
+        for (s, v) in [
+            ("400", 400.0),
+            ("400G", 400.0),
+            ("400g", 400.0),
+            ("400Gbps", 400.0),
+            ("400 gbps", 400.0),
+            ("100 Gb/s", 100.0),
+            ("100Gbit/s", 100.0),
+            ("25g", 25.0),
+            ("12.5G", 12.5),
+            ("800M", 0.8),
+            ("800Mbps", 0.8),
+            ("1.6T", 1600.0),
+        ] {
+            assert_eq!(ok(s), v, "{s}");
+        }
+        assert!(parse_gbps("400GB/s").unwrap_err().contains("bytes"));
+        assert!(parse_gbps("400GBps").unwrap_err().contains("bytes"));
+        assert!(parse_gbps("400 furlongs").unwrap_err().contains("unknown unit"));
+        assert!(parse_gbps("400Gbpss").unwrap_err().contains("unknown unit"));
+        assert!(parse_gbps("fast").unwrap_err().contains("does not start with a number"));
+    }
+
+    #[test]
+    fn rates_deserialize_from_numbers_and_strings_and_write_back_as_numbers() {
+        #[derive(Deserialize, Serialize)]
+        struct T {
+            r: Gbps,
+        }
+        let get = |text: &str| toml::from_str::<T>(text).map(|t| t.r.0).map_err(|e| e.to_string());
+        assert_eq!(get("r = 400"), Ok(400.0));
+        assert_eq!(get("r = 12.5"), Ok(12.5));
+        assert_eq!(get("r = \"400G\""), Ok(400.0));
+        let e = get("r = true").unwrap_err();
+        assert!(e.contains("a number in Gb/s, or a string such as \"400G\""), "{e}");
+        let e = get("r = \"4 parsecs\"").unwrap_err();
+        assert!(e.contains("unknown unit") && e.contains("a number in Gb/s"), "{e}");
+        assert_eq!(toml::to_string(&T { r: Gbps(400.0) }).unwrap().trim(), "r = 400.0");
     }
 }

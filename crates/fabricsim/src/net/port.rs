@@ -128,7 +128,8 @@ impl PortState {
 
 /// Applies a fabric's static failures to the engine's port state: removed cables go down,
 /// degraded cables slow down (the affected directions), flaky ones get their burst process
-/// (each direction its own stream, `Rng::stream(seed, "flaky", port)`).
+/// (each direction its own stream, `Rng::stream(seed, "flaky", port)`, `seed` being the failures'
+/// own seed where the scenario gives one).
 pub(crate) fn apply_failures(fabric: &Fabric, ports: &mut [PortState], seed: u64) {
     for l in &fabric.failures {
         if l.rate.is_none() {

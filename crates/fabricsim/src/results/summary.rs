@@ -209,6 +209,10 @@ pub struct Summary {
     /// Cables failed at build time (`[topology.failures]`), e.g. `"tor3-spine7"`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub failed_links: Vec<String>,
+    /// `[topology.failures] seed`, when given: the seed the failed links were drawn from (else
+    /// the master seed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failure_seed: Option<u64>,
     /// `partial_lag` failures: Eq. 2 of the paper, whether the damaged pod uplinks are the
     /// bottleneck of an all-to-all (information, not an error).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -470,7 +474,7 @@ pub(super) fn assemble(sim: &Sim, setup: &Setup, flows: &[FlowResult], plans: Pl
     packets.discarded_out_of_order = sim.hosts.conns.iter().map(|c| c.rcv_discarded as u64).sum();
     let flaky = sim.net.ports.iter().any(|p| p.flaky.is_some());
     packets.wire_losses = flaky.then_some(sim.c.wire_losses);
-    let pod_faults = setup.scenario.topology.failures.as_ref().is_some_and(|f| f.kind != crate::topo::failures::FailureKind::TorUplinks);
+    let pod_faults = setup.scenario.topology.active_failures().is_some_and(|f| f.kind != crate::topo::failures::FailureKind::TorUplinks);
     let hops = sim.c.packet_hops;
     Summary {
         name: setup.scenario.name.clone(),
@@ -479,6 +483,7 @@ pub(super) fn assemble(sim: &Sim, setup: &Setup, flows: &[FlowResult], plans: Pl
         hosts: sim.net.fabric.hosts,
         switches: sim.net.fabric.switches(),
         failed_links: sim.net.fabric.failures.iter().map(|l| sim.net.fabric.link_name(l.up)).collect(),
+        failure_seed: setup.scenario.topology.active_failures().and_then(|f| f.seed),
         pod_uplink_bottleneck: sim.net.fabric.pod_bottleneck.clone(),
         base_rtt_us: us(setup.base_rtt),
         bdp_bytes: setup.bdp_bytes,

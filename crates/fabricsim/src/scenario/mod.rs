@@ -27,7 +27,7 @@ use crate::topo::Fabric;
 use crate::transport::cc::CcConfig;
 use crate::transport::lb::LbConfig;
 use crate::transport::shaper::ShaperCtx;
-use crate::units::{BitsPerSec, Time, NS};
+use crate::units::{BitsPerSec, Gbps, Time, NS};
 use crate::transport::credit::CreditConfig;
 use crate::transport::gate::GateConfig;
 use crate::workload::graph::Traffic;
@@ -99,13 +99,13 @@ pub struct TopologyConfig {
     /// Fat tree only: which tier's uplinks are thinned.
     pub oversubscribed_tier: OversubTier,
     /// Rate of every link unless overridden per tier.
-    pub link_rate_gbps: f64,
+    pub link_rate_gbps: Gbps,
     /// Host-to-ToR links.
-    pub host_link_rate_gbps: Option<f64>,
+    pub host_link_rate_gbps: Option<Gbps>,
     /// ToR-to-aggregation (spine) links.
-    pub tor_uplink_rate_gbps: Option<f64>,
+    pub tor_uplink_rate_gbps: Option<Gbps>,
     /// Aggregation-to-core links.
-    pub agg_uplink_rate_gbps: Option<f64>,
+    pub agg_uplink_rate_gbps: Option<Gbps>,
     /// Propagation delay of every link unless overridden.
     pub link_latency_ns: f64,
     /// Propagation delay of host links.
@@ -123,7 +123,7 @@ pub struct TopologyConfig {
     /// Explicit leaf-spine only: the rate of every cable of spine `s` (both directions), one
     /// entry per spine, instead of `tor_uplink_rate_gbps` (the seqbalance testbed's 80/40/40).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub spine_link_rates_gbps: Option<Vec<f64>>,
+    pub spine_link_rates_gbps: Option<Vec<Gbps>>,
     /// Fat tree only, instead of `k`/`hosts`/`oversubscription`: number of pods.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pods: Option<u32>,
@@ -149,7 +149,7 @@ impl Default for TopologyConfig {
             hosts: None,
             oversubscription: Ratio(1),
             oversubscribed_tier: OversubTier::Tor,
-            link_rate_gbps: 400.0,
+            link_rate_gbps: Gbps(400.0),
             host_link_rate_gbps: None,
             tor_uplink_rate_gbps: None,
             agg_uplink_rate_gbps: None,
@@ -365,7 +365,7 @@ pub struct LinkEventConfig {
     /// `down`, `up` or `rate`.
     pub action: LinkAction,
     /// New rate for `rate`.
-    pub rate_gbps: Option<f64>,
+    pub rate_gbps: Option<Gbps>,
     /// `down`/`up` only: routing re-converges this long after the event, excluding the links
     /// down at that moment; unset: routes never change (the papers' testbeds).
     pub reroute_after_us: Option<f64>,
@@ -533,7 +533,8 @@ pub struct Setup {
     pub results: ResultsOptions,
 }
 
-fn rate(key: &str, gbps: f64) -> Result<BitsPerSec> {
+fn rate(key: &str, gbps: Gbps) -> Result<BitsPerSec> {
+    let gbps = gbps.0;
     if !(gbps.is_finite() && gbps > 0.0) {
         return Err(Error::invalid(key, format!("{gbps}: must be a positive rate in Gb/s")));
     }
@@ -572,13 +573,19 @@ impl Scenario {
         }
         values::expand_shorthands(&mut value);
         let de = value;
-        serde_path_to_error::deserialize(de).map_err(|e| {
+        let mut scenario: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
             let path = e.path().to_string();
             // toml appends "in `key`" lines that repeat the path we already report.
             let inner: String = e.into_inner().to_string().lines().filter(|l| !l.starts_with("in `")).collect::<Vec<_>>().join(" ");
             let key = if path == "." { "(top level)".to_string() } else { path };
             Error::invalid(key, inner.trim_end().to_string())
-        })
+        })?;
+        // A switched-off failure section is dropped here, so that the run and its resolved
+        // scenario are exactly those of a scenario without it.
+        if scenario.topology.active_failures().is_none() {
+            scenario.topology.failures = None;
+        }
+        Ok(scenario)
     }
 
     /// Reads and parses a scenario file.

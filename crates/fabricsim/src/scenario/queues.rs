@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 pub struct QueueRule {
     /// `[[switch.by_link_rate]]` only: the (build-time) rate of the ports this rule applies to.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub rate_gbps: Option<f64>,
+    pub rate_gbps: Option<crate::units::Gbps>,
     /// Data-queue buffer in bytes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub buffer_bytes: Option<ByteSize>,

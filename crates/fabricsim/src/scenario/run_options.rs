@@ -1,5 +1,9 @@
 //! `[run]` options: the stop time and stall guard, and what to trace and log (sampling period,
 //! traced connections and ports, logged ACKs) and which packets to drop on purpose.
+//!
+//! Traced ports are named as links, `"NODE-NODE"` (the first node's port towards the second), by
+//! port class (`"tor_up"`), or by a glob pattern on either node name (`"tor0-*"`, `"*-spine1"`,
+//! `"tor?-agg*"`: `*` any run of characters, `?` one character).
 
 use super::{positive_time, RunConfig};
 use crate::error::{Error, Result};
@@ -57,17 +61,22 @@ impl Tracing {
         let mut ports = Vec::new();
         for (i, name) in run.trace_ports.iter().enumerate() {
             let key = format!("run.trace_ports[{i}]");
-            match super::queues::PORT_CLASSES.iter().position(|c| c == name) {
-                // A port class: every switch port of it, in port order.
+            let class = super::queues::PORT_CLASSES.iter().position(|c| c == name);
+            // A class or a pattern names a set of ports, in port order, which must not be empty.
+            let (set, none): (Vec<u32>, _) = match class {
                 Some(class) => {
-                    let before = ports.len();
-                    ports.extend((0..fabric.ports.len()).filter(|&p| super::queues::port_class(fabric, p) == Some(class)).map(|p| p as u32));
-                    if ports.len() == before {
-                        return Err(Error::invalid(key, format!("`{name}`: this fabric has no such ports")));
-                    }
+                    let set = (0..fabric.ports.len()).filter(|&p| super::queues::port_class(fabric, p) == Some(class)).map(|p| p as u32).collect();
+                    (set, "this fabric has no such ports".to_string())
                 }
-                None => ports.push(fabric.port_named(&key, name, name, "tor0-host3")?.0),
+                None if is_glob(name) => {
+                    (ports_matching(fabric, name).collect(), format!("the pattern matches no port of this fabric (links are named NODE-NODE, e.g. \"{}\")", example_link(fabric)))
+                }
+                None => (vec![fabric.port_named(&key, name, name, "tor0-host3")?.0], String::new()),
+            };
+            if set.is_empty() {
+                return Err(Error::invalid(key, format!("`{name}`: {none}")));
             }
+            ports.extend(set);
         }
         // A port named twice (or by a class and by name) is sampled once.
         let mut seen = std::collections::HashSet::new();
@@ -92,10 +101,103 @@ impl Tracing {
     }
 }
 
+/// Whether a `trace_ports` entry is a pattern rather than a name.
+fn is_glob(name: &str) -> bool {
+    name.contains(['*', '?'])
+}
+
+/// Every port (in port order) whose link `"OWNER-PEER"` matches `pattern` node by node: the
+/// pattern's part before its first `-` against the owner's name, the rest against the peer's, so
+/// that a `*` never reaches across the dash (`"*-host1"` is not `"tor0-host1"` and `"host10-tor2"`
+/// alike by accident of spelling). A pattern without a dash matches nothing.
+fn ports_matching<'a>(fabric: &'a Fabric, pattern: &'a str) -> impl Iterator<Item = u32> + 'a {
+    let parts = pattern.split_once('-');
+    (0..fabric.ports.len() as u32).filter(move |&p| {
+        let spec = &fabric.ports[p as usize];
+        parts.is_some_and(|(a, b)| glob_match(a.trim(), &fabric.node_name(spec.owner)) && glob_match(b.trim(), &fabric.node_name(spec.peer)))
+    })
+}
+
+/// A link name of `fabric` to show in errors: its first switch-to-switch port's, else its first
+/// port's (a fabric always has a ToR-to-host port).
+fn example_link(fabric: &Fabric) -> String {
+    let switch = |n: u32| n >= fabric.hosts;
+    let p = fabric.ports.iter().position(|s| switch(s.owner) && switch(s.peer)).unwrap_or(0);
+    let spec = &fabric.ports[p];
+    format!("{}-{}", fabric.node_name(spec.owner), fabric.node_name(spec.peer))
+}
+
+/// Glob matching of a whole `text`: `*` matches any run of characters (also none), `?` exactly
+/// one, anything else itself. Backtracks only to the last `*` (a later `*` subsumes every
+/// earlier choice), so the work is at most |pattern| × |text|.
+fn glob_match(pattern: &str, text: &str) -> bool {
+    let (p, t): (Vec<char>, Vec<char>) = (pattern.chars().collect(), text.chars().collect());
+    let (mut i, mut j) = (0, 0);
+    // Position after the last `*` seen, and the text position it currently stands for.
+    let mut star: Option<(usize, usize)> = None;
+    while j < t.len() {
+        if i < p.len() && (p[i] == '?' || p[i] == t[j]) {
+            i += 1;
+            j += 1;
+        } else if i < p.len() && p[i] == '*' {
+            star = Some((i + 1, j));
+            i += 1;
+        } else if let Some((si, sj)) = star {
+            // Let the last `*` swallow one more character and retry from there.
+            star = Some((si, sj + 1));
+            i = si;
+            j = sj + 1;
+        } else {
+            return false;
+        }
+    }
+    p[i..].iter().all(|&c| c == '*')
+}
+
 /// Refuses the first of `flows` that the workload (`n_conns` connections) lacks.
 fn check_flows(key: &str, flows: &[u32], n_conns: u32) -> Result<()> {
     match flows.iter().find(|&&c| c >= n_conns) {
         Some(&bad) => Err(Error::invalid(key, format!("flow {bad} does not exist: the workload has flows 0..{}", n_conns.saturating_sub(1)))),
         None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::topo::{leaf_spine, TierLinks};
+    use crate::units::{BitsPerSec, US};
+
+    #[test]
+    fn glob_matches_whole_names() {
+        for (p, t) in [("*", ""), ("*", "tor0"), ("tor*", "tor0"), ("tor*", "tor"), ("tor?", "tor7"), ("t*0", "tor10"), ("*1", "spine1"), ("a*b*c", "aXXbYYc"), ("*a*", "banana"), ("spine1", "spine1"), ("??", "ab")] {
+            assert!(glob_match(p, t), "{p} should match {t}");
+        }
+        for (p, t) in [("tor?", "tor10"), ("tor*", "agg0"), ("*1", "spine10"), ("spine1", "spine10"), ("a*b*c", "aXXbYY"), ("?", ""), ("??", "a"), ("tor0", "tor")] {
+            assert!(!glob_match(p, t), "{p} should not match {t}");
+        }
+    }
+
+    /// 2 ToRs × 2 hosts, 2 spines.
+    fn fabric() -> Fabric {
+        let l = (BitsPerSec::from_gbps(100.0), US);
+        let shape = leaf_spine::Shape { tors: 2, hosts_per_tor: 2, spines: 2, links_per_spine: 1 };
+        leaf_spine::build_shape(shape, TierLinks { host: l, tor_up: l, agg_up: l }, &[], 0).unwrap()
+    }
+
+    fn names(f: &Fabric, pattern: &str) -> Vec<String> {
+        ports_matching(f, pattern).map(|p| f.link_name(p)).collect()
+    }
+
+    #[test]
+    fn patterns_select_ports_node_by_node() {
+        let f = fabric();
+        assert_eq!(names(&f, "tor0-*"), ["tor0-host0", "tor0-host1", "tor0-spine0", "tor0-spine1"]);
+        assert_eq!(names(&f, "*-spine1"), ["tor0-spine1", "tor1-spine1"]);
+        assert_eq!(names(&f, "tor?-spine*"), ["tor0-spine0", "tor0-spine1", "tor1-spine0", "tor1-spine1"]);
+        assert_eq!(names(&f, "spine*-tor1"), ["spine0-tor1", "spine1-tor1"]);
+        assert!(names(&f, "tor9-*").is_empty());
+        assert!(names(&f, "tor*").is_empty(), "no dash: not a link");
+        assert_eq!(example_link(&f), "tor0-spine0");
     }
 }

@@ -7,16 +7,31 @@ use crate::error::{Error, Result};
 use crate::topo::fat_tree::PodShape;
 use crate::topo::leaf_spine::Shape;
 use crate::topo::{fat_tree, leaf_spine, Fabric, TierLinks};
+use crate::topo::failures::FailuresConfig;
 use crate::units::BitsPerSec;
+
+impl TopologyConfig {
+    /// `[topology.failures]` unless absent or switched off (`enabled = false`).
+    pub fn active_failures(&self) -> Option<&FailuresConfig> {
+        self.failures.as_ref().filter(|f| f.is_on())
+    }
+}
 
 impl Scenario {
     /// The fabric as `[topology]` describes it, with `[topology.failures]` applied.
     pub(super) fn build_fabric(&self) -> Result<Fabric> {
         let mut fabric = self.build_topology()?;
-        if let Some(f) = &self.topology.failures {
-            fabric.apply_failures(f.choose(&fabric, self.seed)?);
+        if let Some(f) = self.topology.active_failures() {
+            fabric.apply_failures(f.choose(&fabric, self.failure_seed())?);
         }
         Ok(fabric)
+    }
+
+    /// The seed of the failures' random choices and flaky bursts: `[topology.failures] seed`
+    /// where given, else the master seed (as it was before that key existed, so that outputs of
+    /// older scenarios do not move).
+    pub fn failure_seed(&self) -> u64 {
+        self.topology.active_failures().and_then(|f| f.seed).unwrap_or(self.seed)
     }
 
     /// The intact fabric: the family, its size and the rate and latency of each tier.
@@ -25,7 +40,7 @@ impl Scenario {
         let shape = leaf_spine_shape(t)?;
         let pods = pod_shape(t)?;
         let base = rate("topology.link_rate_gbps", t.link_rate_gbps)?;
-        let pick = |key: &str, v: Option<f64>| -> Result<BitsPerSec> { v.map(|g| rate(key, g)).unwrap_or(Ok(base)) };
+        let pick = |key: &str, v: Option<crate::units::Gbps>| -> Result<BitsPerSec> { v.map(|g| rate(key, g)).unwrap_or(Ok(base)) };
         let lat = nanos("topology.link_latency_ns", t.link_latency_ns)?;
         let host_lat = match t.host_link_latency_ns {
             Some(v) => nanos("topology.host_link_latency_ns", v)?,

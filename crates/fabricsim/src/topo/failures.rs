@@ -25,6 +25,13 @@
 //! `-failed` does; by default both directions slow and the queue is kept (paper §4.2 gives
 //! every port the same `Q`).
 //!
+//! **Seeds:** every random choice here (which ToRs and uplinks, `placement = "random"`) and the
+//! flaky links' burst processes draw from the failures' own `seed` when it is given, so that
+//! `--seed` moves the workload while the failed links stay put; unset, they draw from the master
+//! seed exactly as before the key existed (every earlier output stays as it was).
+//! `enabled = false` switches the section off whatever else it says (`--set
+//! topology.failures.enabled=false`): the scenario then runs, and resolves, as if it were absent.
+//!
 //! The fabric keeps the cables' nominal rates in [`super::PortSpec`] (so base RTTs and buffer
 //! sizes are those of the healthy fabric); the engine applies the failures to its port state (`net::port::apply_failures`).
 
@@ -92,9 +99,17 @@ impl Direction {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FailuresConfig {
+    /// `false`: the section is switched off, as if absent (its other keys are not checked);
+    /// default on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enabled: Option<bool>,
     /// `"tor_uplinks"` (default), `"partial_lag"` or `"flaky"`.
     #[serde(default, skip_serializing_if = "is_default")]
     pub kind: FailureKind,
+    /// The seed of every random choice of the failures (and of flaky links' bursts); unset: the
+    /// scenario's master seed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
     /// `tor_uplinks`: number of ToRs that lose uplinks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tors: Option<u32>,
@@ -198,8 +213,18 @@ pub struct Chosen {
 
 const KEY: &str = "topology.failures";
 
+/// Appended to range errors of the counts, where 0 is what a user trying to switch the failures
+/// off would write.
+const SWITCH_OFF: &str = "to switch the failures off, set topology.failures.enabled = false";
+
 impl FailuresConfig {
-    /// Picks the failed cables of `fabric` (random choices from the `failures` stream of `seed`).
+    /// Whether the section is on (`enabled` unset or true).
+    pub fn is_on(&self) -> bool {
+        self.enabled != Some(false)
+    }
+
+    /// Picks the failed cables of `fabric` (random choices from the `failures` stream of `seed`,
+    /// the failures' own seed where given: see [`crate::scenario::Scenario::failure_seed`]).
     pub fn choose(&self, fabric: &Fabric, seed: u64) -> Result<Chosen> {
         let only = |set: bool, name: &str, kinds: &str| -> Result<()> {
             if set {
@@ -295,7 +320,7 @@ impl FailuresConfig {
             return Err(Error::invalid(format!("{KEY}.{}", k.0), "not allowed with `links` (the cables are named, not drawn)"));
         }
         if names.is_empty() {
-            return Err(Error::invalid(format!("{KEY}.links"), "empty: name at least one cable, e.g. \"tor0-spine1\" (or remove [topology.failures])"));
+            return Err(Error::invalid(format!("{KEY}.links"), format!("empty: name at least one cable, e.g. \"tor0-spine1\" ({SWITCH_OFF})")));
         }
         let mut out: Vec<FailedLink> = Vec::with_capacity(names.len());
         for (i, name) in names.iter().enumerate() {
@@ -335,7 +360,7 @@ impl FailuresConfig {
         let (n_tors, per_tor) = (need(self.tors, "tors")?, need(self.uplinks_per_tor, "uplinks_per_tor")?);
         let tors: Vec<u32> = (fabric.hosts..fabric.tier.len() as u32).filter(|&n| fabric.tier[n as usize] == Tier::Tor).collect();
         if n_tors == 0 || n_tors as usize > tors.len() {
-            return Err(Error::invalid(format!("{KEY}.tors"), format!("{}: the fabric has {} ToRs; allowed: 1..={}", n_tors, tors.len(), tors.len())));
+            return Err(Error::invalid(format!("{KEY}.tors"), format!("{}: the fabric has {} ToRs; allowed: 1..={} ({SWITCH_OFF})", n_tors, tors.len(), tors.len())));
         }
         let uplinks = |t: u32| -> Vec<PortId> {
             fabric.ports_of(t).iter().copied().filter(|&p| fabric.tier[fabric.ports[p as usize].peer as usize] != Tier::Host).collect()
@@ -347,7 +372,9 @@ impl FailuresConfig {
             FailureModel::Degraded => n_up,
         };
         if per_tor == 0 || per_tor > max {
-            let why = if self.model == FailureModel::Removed && per_tor == n_up {
+            let why = if per_tor == 0 {
+                format!("no uplink fails ({SWITCH_OFF})")
+            } else if self.model == FailureModel::Removed && per_tor == n_up {
                 format!("removing all {n_up} uplinks of a ToR would cut its hosts off the fabric (a partition)")
             } else {
                 format!("a ToR has {n_up} uplinks")
@@ -385,7 +412,7 @@ fn scaled(rate: BitsPerSec, factor: f64) -> BitsPerSec {
 
 fn check_f(f: u32, u: u32) -> Result<()> {
     if f == 0 || f > u {
-        return Err(Error::invalid(format!("{KEY}.f"), format!("{f}: a pod has {u} uplinks (aggregation–core links); allowed: 1..={u}")));
+        return Err(Error::invalid(format!("{KEY}.f"), format!("{f}: a pod has {u} uplinks (aggregation–core links); allowed: 1..={u}{}", if f == 0 { format!(" ({SWITCH_OFF})") } else { String::new() })));
     }
     Ok(())
 }
@@ -423,7 +450,9 @@ mod tests {
 
     fn cfg(tors: u32, uplinks: u32, model: FailureModel) -> FailuresConfig {
         FailuresConfig {
+            enabled: None,
             kind: FailureKind::TorUplinks,
+            seed: None,
             tors: Some(tors),
             uplinks_per_tor: Some(uplinks),
             links: None,
@@ -522,6 +551,11 @@ mod tests {
         let f = t8k_like(8);
         let e = cfg(9, 1, FailureModel::Removed).choose(&f, 1).unwrap_err().to_string();
         assert!(e.contains("topology.failures.tors") && e.contains("1..=8"), "{e}");
+        // 0 is what one writes to switch the section off: the error says how.
+        let e = cfg(0, 1, FailureModel::Removed).choose(&f, 1).unwrap_err().to_string();
+        assert!(e.contains("topology.failures.tors") && e.contains("1..=8") && e.contains("topology.failures.enabled = false"), "{e}");
+        let e = cfg(1, 0, FailureModel::Removed).choose(&f, 1).unwrap_err().to_string();
+        assert!(e.contains("topology.failures.uplinks_per_tor") && e.contains("enabled = false"), "{e}");
         let e = cfg(1, 4, FailureModel::Removed).choose(&f, 1).unwrap_err().to_string();
         assert!(e.contains("topology.failures.uplinks_per_tor") && e.contains("partition") && e.contains("1..=3"), "{e}");
         let e = cfg(1, 5, FailureModel::Degraded).choose(&f, 1).unwrap_err().to_string();

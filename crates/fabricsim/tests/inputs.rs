@@ -1,0 +1,156 @@
+//! Inputs as people write them (issue 21): sizes and rates with units, glob patterns in
+//! `run.trace_ports`, and `[topology.failures]` held fixed by a seed of their own or switched off
+//! with `--set`.
+mod common;
+
+use common::{rejection, run};
+use fabricsim::Scenario;
+use std::path::Path;
+
+/// A 32-host leaf-spine (8 ToRs × 4 hosts, 4 spines) running a permutation; `extra` is appended.
+fn leaf_spine(seed: u64, rate: &str, flow_bytes: &str, extra: &str) -> String {
+    format!(
+        "seed = {seed}\n[topology]\nkind = \"leaf_spine\"\nk = 8\nlink_rate_gbps = {rate}\n\
+         [workload]\nkind = \"permutation\"\nflow_bytes = {flow_bytes}\n{extra}\n"
+    )
+}
+
+fn resolved(toml: &str, overrides: &[&str]) -> String {
+    let o: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+    Scenario::from_toml(toml, &o).expect("valid scenario").to_toml()
+}
+
+fn setup_error(toml: &str, overrides: &[&str]) -> String {
+    let o: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+    match Scenario::from_toml(toml, &o).and_then(|s| s.setup(Path::new(".")).map(|_| ())) {
+        Ok(()) => panic!("accepted:\n{toml}\n{overrides:?}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+// ---- sizes and rates ----
+
+#[test]
+fn spelled_sizes_and_rates_run_exactly_as_plain_numbers() {
+    let plain = leaf_spine(1, "100", "64000", "");
+    for (rate, bytes) in [("\"100G\"", "\"64kb\""), ("\"100 Gb/s\"", "\"64 KB\""), ("\"100gbps\"", "\"64K\""), ("100.0", "\"0.064M\"")] {
+        let spelled = leaf_spine(1, rate, bytes, "");
+        assert_eq!(resolved(&spelled, &[]), resolved(&plain, &[]), "{rate} {bytes}");
+        assert_eq!(run(&spelled).flows_csv(), run(&plain).flows_csv(), "{rate} {bytes}");
+    }
+    // Binary units and overrides on the command line.
+    let r = resolved(&plain, &["workload.flow_bytes=2mib", "topology.host_link_rate_gbps=25g", "topology.tor_uplink_rate_gbps=800M"]);
+    assert!(r.contains("flow_bytes = 2097152") && r.contains("host_link_rate_gbps = 25.0") && r.contains("tor_uplink_rate_gbps = 0.8"), "{r}");
+    // Rate lists and the other rate keys take the same spellings.
+    let explicit = "[topology]\nkind = \"leaf_spine\"\ntors = 2\nhosts_per_tor = 2\nspines = 3\nspine_link_rates_gbps = [\"80G\", 40, \"40 Gb/s\"]\n\
+                    [[link_events]]\nat_us = 1\nlink = \"tor0-spine0\"\naction = \"rate\"\nrate_gbps = \"50Gbps\"\n";
+    let r = resolved(explicit, &[]);
+    assert!(r.contains("spine_link_rates_gbps = [80.0, 40.0, 40.0]") && r.contains("rate_gbps = 50.0"), "{r}");
+}
+
+#[test]
+fn bad_sizes_and_rates_name_the_key_and_the_spellings() {
+    let e = rejection("[topology]\nlink_rate_gbps = true\n");
+    assert!(e.contains("topology.link_rate_gbps") && e.contains("a number in Gb/s, or a string such as \"400G\""), "{e}");
+    let e = rejection("[topology]\nlink_rate_gbps = \"400GB/s\"\n");
+    assert!(e.contains("topology.link_rate_gbps") && e.contains("bytes"), "{e}");
+    let e = rejection("[topology]\nhost_link_rate_gbps = \"0G\"\n");
+    assert!(e.contains("topology.host_link_rate_gbps") && e.contains("positive"), "{e}");
+    let e = rejection("[switch]\nbuffer_bytes = \"2 parsecs\"\n");
+    assert!(e.contains("switch.buffer_bytes") && e.contains("unknown unit `parsecs`") && e.contains("Mi/MiB") && e.contains("case"), "{e}");
+    let e = rejection("[switch]\nbuffer_bytes = \"1.5B\"\n");
+    assert!(e.contains("switch.buffer_bytes") && e.contains("whole number of bytes"), "{e}");
+    let e = rejection("[switch]\nbuffer_bytes = -5\n");
+    assert!(e.contains("switch.buffer_bytes") && e.contains("KiB"), "{e}");
+}
+
+// ---- glob patterns in run.trace_ports ----
+
+#[test]
+fn trace_port_patterns_select_every_matching_port_once() {
+    let toml = leaf_spine(1, "100", "\"64KiB\"", "[run]\ntrace_interval_us = 2\ntrace_ports = [\"tor0-*\", \"tor0-spine1\", \"*-spine1\"]");
+    let r = run(&toml);
+    let names: Vec<&str> = r.port_names.values().map(String::as_str).collect();
+    let mut want: Vec<String> = (0..4).map(|h| format!("tor0-host{h}")).chain((0..4).map(|s| format!("tor0-spine{s}"))).collect();
+    want.extend((1..8).map(|t| format!("tor{t}-spine1")));
+    let mut got = names.clone();
+    got.sort_unstable();
+    want.sort_unstable();
+    assert_eq!(got, want, "tor0-spine1 is named three times and traced once");
+    // Every traced port is sampled once per tick.
+    let first_tick = r.port_trace[0].at;
+    assert_eq!(r.port_trace.iter().filter(|s| s.at == first_tick).count(), 15);
+}
+
+#[test]
+fn a_pattern_matching_nothing_names_its_entry_and_a_valid_name() {
+    let toml = leaf_spine(1, "100", "\"64KiB\"", "[run]\ntrace_interval_us = 2\ntrace_ports = [\"tor0-*\", \"agg*-*\"]");
+    let e = rejection(&toml);
+    assert!(e.contains("run.trace_ports[1]") && e.contains("`agg*-*`") && e.contains("matches no port") && e.contains("\"tor0-spine0\""), "{e}");
+}
+
+// ---- failures held fixed, switched off ----
+
+const FAILURES: &str = "[topology.failures]\ntors = 3\nuplinks_per_tor = 1";
+
+fn pairs(r: &fabricsim::Results) -> Vec<(u32, u32)> {
+    r.flows.iter().map(|f| (f.src, f.dst)).collect()
+}
+
+#[test]
+fn a_failure_seed_holds_the_failed_links_while_the_master_seed_moves_the_workload() {
+    let with_seed = |master: u64| run(&leaf_spine(master, "100", "\"64KiB\"", &format!("{FAILURES}\nseed = 11")));
+    let (a, b) = (with_seed(1), with_seed(2));
+    assert_eq!(a.summary.failed_links, b.summary.failed_links);
+    assert_eq!(a.summary.failed_links.len(), 3);
+    assert_ne!(pairs(&a), pairs(&b), "the workload follows the master seed");
+    assert_eq!((a.summary.failure_seed, b.summary.failure_seed), (Some(11), Some(11)));
+    // Without it the failures follow the master seed, as before the key existed...
+    let without = |master: u64| run(&leaf_spine(master, "100", "\"64KiB\"", FAILURES));
+    let (c, d) = (without(1), without(2));
+    assert_ne!(c.summary.failed_links, d.summary.failed_links);
+    assert_eq!(c.summary.failure_seed, None);
+    // ... and giving the master seed as the failure seed changes nothing at all.
+    let same = run(&leaf_spine(2, "100", "\"64KiB\"", &format!("{FAILURES}\nseed = 2")));
+    assert_eq!(same.flows_csv(), d.flows_csv());
+    assert_eq!(same.summary.failed_links, d.summary.failed_links);
+}
+
+#[test]
+fn a_failure_seed_holds_pod_faults_too() {
+    let flaky = |master: u64| {
+        format!(
+            "seed = {master}\n[topology]\nk = 4\n[topology.failures]\nkind = \"flaky\"\nf = 1\nplacement = \"random\"\nseed = 3\n\
+             [workload]\nkind = \"permutation\"\nflow_bytes = \"64KiB\"\n"
+        )
+    };
+    let links = |toml: &str| Scenario::from_toml(toml, &[]).unwrap().setup(Path::new(".")).unwrap().fabric.failures.iter().map(|l| l.up).collect::<Vec<_>>();
+    assert_eq!(links(&flaky(1)), links(&flaky(2)));
+    assert_eq!(links(&flaky(1)), links(&flaky(9)));
+}
+
+#[test]
+fn switched_off_failures_run_exactly_as_absent_ones() {
+    let absent = leaf_spine(1, "100", "\"64KiB\"", "");
+    let present = leaf_spine(1, "100", "\"64KiB\"", &format!("{FAILURES}\nseed = 4\nmodel = \"degraded\""));
+    let off = ["topology.failures.enabled=false"];
+    assert_eq!(resolved(&present, &off), resolved(&absent, &[]));
+    let r = Scenario::from_toml(&present, &off.map(String::from)).unwrap().setup(Path::new(".")).unwrap();
+    assert!(r.fabric.failures.is_empty());
+    let switched_off = fabricsim::run(&r, &mut |_| {}).unwrap();
+    assert_eq!(switched_off.flows_csv(), run(&absent).flows_csv());
+    assert!(switched_off.summary.failed_links.is_empty() && switched_off.summary.failure_seed.is_none());
+    // Switched off, the section's other keys are not checked (they may be for another fabric).
+    assert!(Scenario::from_toml(&present, &["topology.failures.tors=99".into(), off[0].into()]).unwrap().setup(Path::new(".")).is_ok());
+}
+
+#[test]
+fn failure_errors_name_their_keys_and_the_switch() {
+    let present = leaf_spine(1, "100", "\"64KiB\"", FAILURES);
+    let e = setup_error(&present, &["topology.failures.tors=0"]);
+    assert!(e.contains("topology.failures.tors") && e.contains("1..=8") && e.contains("topology.failures.enabled = false"), "{e}");
+    let e = setup_error(&present, &["topology.failures.enabled=no"]);
+    assert!(e.contains("topology.failures.enabled"), "{e}");
+    let e = setup_error(&present, &["topology.failures.seed=-1"]);
+    assert!(e.contains("topology.failures.seed"), "{e}");
+}
