@@ -194,3 +194,34 @@ fn pfc_runs_print_pauses_and_check_prints_the_buffer_model() {
         assert!(text.contains(want), "check lacks {want}:\n{text}");
     }
 }
+
+#[test]
+fn an_htsim_matrix_runs_on_htsim_default_fabric_for_its_node_count() {
+    // `fabricsim run X.cm`: a 3-tier fat tree of the matrix's `Nodes` hosts (16: k = 4) with
+    // the benchmark scenarios' htsim defaults; `check` shows the same fabric.
+    let dir = tmp("cm");
+    std::fs::create_dir_all(&dir).unwrap();
+    let cm = dir.join("perm_16n.cm");
+    let lines: String = (0..16).map(|i| format!("{i}->{} id {} start 0 size 65536\n", (i + 5) % 16, i + 1)).collect();
+    std::fs::write(&cm, format!("Nodes 16\nConnections 16\n{lines}")).unwrap();
+    let out = dir.join("out");
+    let o = bin().args(["run", "--quiet"]).arg(&cm).arg("--out").arg(&out).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let summary: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["hosts"], 16);
+    assert_eq!(summary["flows_finished"], 16);
+    assert_eq!(summary["scenario"]["transport"]["mtu_bytes"], 4096);
+    let o = bin().arg("check").arg(&cm).output().unwrap();
+    assert!(o.status.success() && String::from_utf8_lossy(&o.stdout).contains("fat tree"));
+    // The same matrix on a fabric of another size is refused, naming the key and the fix.
+    let o = bin().args(["run", "--quiet"]).arg(&cm).arg("--set").arg("topology.hosts=128").arg("--out").arg(dir.join("o2")).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains("workload.file") && e.contains("16 nodes") && e.contains("128 hosts"), "{e}");
+    // A matrix without its Nodes header cannot say which fabric it needs.
+    std::fs::write(&cm, lines).unwrap();
+    let o = bin().arg("check").arg(&cm).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("Nodes N"));
+    let _ = std::fs::remove_dir_all(&dir);
+}

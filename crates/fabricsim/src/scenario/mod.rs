@@ -659,8 +659,39 @@ impl Scenario {
 
 /// Loads, overrides and validates a scenario file in one step.
 pub fn load(path: &Path, overrides: &[String]) -> Result<Setup> {
-    let scenario = Scenario::from_file(path, overrides)?;
     let dir: PathBuf = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    let scenario = if path.extension().is_some_and(|e| e == "cm") {
+        Scenario::from_toml(&htsim_matrix_scenario(path)?, overrides)?
+    } else {
+        Scenario::from_file(path, overrides)?
+    };
     scenario.setup(&dir)
+}
+
+/// The scenario `fabricsim run MATRIX.cm` runs: htsim's default fabric for the matrix's
+/// `Nodes` count, as the shared benchmark scenarios (`bench/perm_*.toml`) spell it — a 3-tier
+/// fat tree of that many hosts, 400 Gb/s and 1 µs links, no switch latency, 4096 B packets
+/// with 64 B headers, 1-BDP queues with ECN from 20 % to 80 %, trimming, a fixed 1-BDP window
+/// and oblivious spraying — with the matrix as a `flow_list` workload. `--set` changes any of
+/// it; a scenario file with `workload.kind = "flow_list"` and `file = "MATRIX.cm"` does the same
+/// and can be edited.
+pub fn htsim_matrix_scenario(path: &Path) -> Result<String> {
+    let key = "workload.file";
+    let text = std::fs::read_to_string(path).map_err(|e| Error::invalid(key, format!("cannot read {}: {e}", path.display())))?;
+    let nodes = text
+        .lines()
+        .map(str::trim)
+        .find_map(|l| l.strip_prefix("Nodes").map(str::trim).filter(|n| !n.is_empty()))
+        .ok_or_else(|| Error::invalid(key, format!("{}: an htsim matrix starts with `Nodes N`; without it the fabric's size is unknown", path.display())))?;
+    let nodes: u32 = nodes.parse().map_err(|_| Error::invalid(key, format!("{}: `Nodes {nodes}` is not a host count", path.display())))?;
+    let file = path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+    let quoted = toml::Value::String(file.clone()).to_string();
+    Ok(format!(
+        "name = {}\nseed = 1\n\n[topology]\nkind = \"fat_tree\"\nhosts = {nodes}\nlink_rate_gbps = 400\nlink_latency_ns = 1000\nswitch_latency_ns = 0\n\n\
+         [switch]\nbuffer_bdp = 1.0\necn_kmin = 0.2\necn_kmax = 0.8\ntrimming = true\n\n\
+         [transport]\nmtu_bytes = 4096\nheader_bytes = 64\ncc = \"fixed\"\nlb = \"spray\"\n\n\
+         [workload]\nkind = \"flow_list\"\nfile = {quoted}\n",
+        toml::Value::String(format!("htsim matrix {file}")),
+    ))
 }
 

@@ -144,9 +144,11 @@ pub fn parse_htsim_cm(text: &str, file: &str, hosts: u32) -> Result<Vec<FlowSpec
             _ => return Err(bad(file, n, format!("unrecognised line `{t}` (expected `Nodes N`, `Connections C` or `SRC->DST ... size BYTES`)"))),
         }
     }
+    // htsim runs a matrix on a fabric of exactly its node count: a smaller matrix on a larger
+    // fabric would run, silently, on another fabric than the one it was written for.
     if let Some(nodes) = declared_nodes {
-        if nodes > hosts as u64 {
-            return Err(bad(file, 1, format!("the matrix is for {nodes} nodes but the fabric has {hosts} hosts")));
+        if nodes != hosts as u64 {
+            return Err(bad(file, 1, format!("the matrix is for {nodes} nodes but the fabric has {hosts} hosts: set topology.hosts = {nodes} (or run the .cm file itself: `fabricsim run FILE.cm` uses htsim's default fabric for it)")));
         }
     }
     if let Some(c) = declared_conns {
@@ -169,6 +171,11 @@ mod tests {
         assert_eq!((f[1].src, f[1].dst, f[1].bytes, f[1].start), (2, 1, 100, 1_500_000));
         let err = parse_htsim_cm("0->9 id 1 start 0 size 5\n", "m.cm", 4).unwrap_err().to_string();
         assert!(err.contains("host 9 does not exist"), "{err}");
+        // The Nodes header must match the fabric, in either direction.
+        for hosts in [5, 16] {
+            let err = parse_htsim_cm(cm, "m.cm", hosts).unwrap_err().to_string();
+            assert!(err.contains("workload.file") && err.contains("for 4 nodes") && err.contains("topology.hosts = 4"), "{err}");
+        }
     }
 
     #[test]
