@@ -148,7 +148,7 @@ fn check(path: &Path, set: &[String]) -> Result<(), Error> {
     let setup = scenario::load(path, set)?;
     let f = &setup.fabric;
     println!("fabric        {}", f.description);
-    let tiers: Vec<String> = f.tier_counts().iter().map(|(t, n)| format!("{n} {t:?}")).collect();
+    let tiers: Vec<String> = f.tier_counts().iter().map(|&(t, n)| format!("{n} {}", f.tier_name(t))).collect();
     println!("nodes         {} ({})", f.tier.len(), tiers.join(", "));
     println!("links         {}", f.ports.len() / 2);
     let hp = &f.ports[f.host_port[0] as usize];

@@ -70,7 +70,8 @@ pub fn summary_lines(s: &Summary) -> Vec<String> {
         out.push(line("collectives", format!("{} of {} finished ({} jobs); {cct}", c.finished, c.instances, c.jobs)));
     }
     let p = &s.packets;
-    out.push(line("packets", format!("{} data sent, {} retransmitted, {} ECN-marked", p.data_sent, p.retransmitted, p.ecn_marked)));
+    let marks = if p.ecn_mark_events > p.ecn_marked { format!(" ({} markings over all hops)", p.ecn_mark_events) } else { String::new() };
+    out.push(line("packets", format!("{} data sent, {} retransmitted, {} ECN-marked{marks}", p.data_sent, p.retransmitted, p.ecn_marked)));
     out.extend(drops_line(s));
     out.extend(nonzero(p.trimmed, line("trims", trims_text(s))));
     out.extend(nonzero(p.timeouts, line("timeouts", format!("{} retransmission timer expiries", p.timeouts))));

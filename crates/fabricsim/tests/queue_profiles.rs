@@ -49,7 +49,8 @@ fn marking_off_per_tier_partitions_the_marks() {
     let all = common::run(&incast(""));
     let no_tor_down = common::run(&incast("[switch.ports.tor_down]\necn = false"));
     let only_tor_down = common::run(&incast(NOT_TOR_DOWN));
-    let marks = |r: &fabricsim::Results| r.summary.packets.ecn_marked;
+    // Markings (not marked packets: a packet may be marked at both tiers) partition by tier.
+    let marks = |r: &fabricsim::Results| r.summary.packets.ecn_mark_events;
     assert!(marks(&no_tor_down) > 0 && marks(&only_tor_down) > 0, "both tiers mark: {} / {}", marks(&no_tor_down), marks(&only_tor_down));
     assert_eq!(marks(&no_tor_down) + marks(&only_tor_down), marks(&all));
     // Same packets, same timing: only the CE bits differ.

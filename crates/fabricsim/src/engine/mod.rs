@@ -61,8 +61,10 @@ pub struct Counters {
     pub headers_bounced: u64,
     /// Of those, the ones that reached their sender (counted as arrived data there).
     pub bounces_returned: u64,
-    /// Data packets marked CE.
+    /// Data packets marked CE (each once, however many switches marked it).
     pub ecn_marked: u64,
+    /// CE markings made by switch ports (a packet marked at two hops counts twice).
+    pub ecn_mark_events: u64,
     /// Retransmission timeouts that declared packets lost.
     pub timeouts: u64,
     /// Data packets dropped for lack of buffer (tail drop; PFC headroom overflow).

@@ -24,8 +24,11 @@ pub struct PacketCounts {
     pub dropped: u64,
     /// Data packets trimmed.
     pub trimmed: u64,
-    /// Data packets ECN-marked.
+    /// Data packets that carried a CE mark (each once, however many switches marked it).
     pub ecn_marked: u64,
+    /// CE markings made by switch ports (a packet marked at two hops counts twice; the sum of
+    /// `port_trace.csv`'s `ecn_marks` over every port).
+    pub ecn_mark_events: u64,
     /// ACKs sent.
     pub acks: u64,
     /// NACKs sent.
@@ -116,6 +119,7 @@ impl From<&Counters> for PacketCounts {
             dropped: c.dropped[Data] - c.headers_dropped,
             trimmed: c.data_trimmed,
             ecn_marked: c.ecn_marked,
+            ecn_mark_events: c.ecn_mark_events,
             acks: c.sent[Ack],
             nacks: c.sent[Nack],
             bounced: c.headers_bounced,

@@ -197,14 +197,18 @@ impl Fabric {
 
     /// Human-readable node name: host12, tor3, agg5, core7 (spine for a leaf-spine's upper tier).
     pub fn node_name(&self, n: NodeId) -> String {
-        let i = self.index_in_tier[n as usize];
-        let leaf_spine = !self.tier.contains(&Tier::Core);
-        match self.tier[n as usize] {
-            Tier::Host => format!("host{i}"),
-            Tier::Tor => format!("tor{i}"),
-            Tier::Agg if leaf_spine => format!("spine{i}"),
-            Tier::Agg => format!("agg{i}"),
-            Tier::Core => format!("core{i}"),
+        format!("{}{}", self.tier_name(self.tier[n as usize]), self.index_in_tier[n as usize])
+    }
+
+    /// What this fabric calls the nodes of tier `t`, as its node names spell it: `host`,
+    /// `tor`, `agg`, `core`, and `spine` for a leaf-spine's upper tier.
+    pub fn tier_name(&self, t: Tier) -> &'static str {
+        match t {
+            Tier::Host => "host",
+            Tier::Tor => "tor",
+            Tier::Agg if !self.tier.contains(&Tier::Core) => "spine",
+            Tier::Agg => "agg",
+            Tier::Core => "core",
         }
     }
 

@@ -90,9 +90,11 @@ impl Sim {
                 ps.occupancy_to(self.now);
                 ps.data_bytes -= pk.size as u64;
                 if self.net.qdisc.profiles[ps.qdisc as usize].on_departure(ps.data_bytes, pk.flags & F_ECT != 0, &mut ps.rng) {
+                    // A packet marked at an earlier hop counts once as a marked packet.
+                    self.c.ecn_marked += (pk.flags & F_CE == 0) as u64;
                     pk.flags |= F_CE;
                     ps.marks += 1;
-                    self.c.ecn_marked += 1;
+                    self.c.ecn_mark_events += 1;
                 }
                 if !owner_is_host {
                     // The port the packet arrived over, for the PFC release below.

@@ -250,9 +250,12 @@ impl Sim {
         match self.net.qdisc.profiles[ps.qdisc as usize].on_arrival(ps.data_bytes, ps.ctrl_bytes, p.size as u64, p.flags & F_ECT != 0, &mut ps.rng) {
             Verdict::Enqueue { mark } => {
                 if mark {
-                    self.pool.get_mut(pkt).flags |= F_CE;
+                    let flags = &mut self.pool.get_mut(pkt).flags;
+                    // A packet marked at an earlier hop counts once as a marked packet.
+                    self.c.ecn_marked += (*flags & F_CE == 0) as u64;
+                    *flags |= F_CE;
                     ps.marks += 1;
-                    self.c.ecn_marked += 1;
+                    self.c.ecn_mark_events += 1;
                 }
                 ps.occupancy_to(self.now);
                 ps.data.push_back(pkt);
