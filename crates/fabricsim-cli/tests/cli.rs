@@ -65,7 +65,10 @@ fn check_and_list_describe_the_simulator() {
     let o = bin().arg("check").arg(repo().join("scenarios/example.toml")).output().unwrap();
     assert!(o.status.success());
     let text = String::from_utf8_lossy(&o.stdout);
-    assert!(text.contains("128 Host") && text.contains("base RTT") && text.contains("BDP"), "{text}");
+    assert!(text.contains("128 host, 32 tor, 32 agg, 16 core") && text.contains("base RTT") && text.contains("BDP"), "{text}");
+    // A leaf-spine's upper tier is named as its nodes are: spines.
+    let o = bin().arg("check").arg(repo().join("scenarios/mcc/asymmetric_mode_f.toml")).output().unwrap();
+    assert!(String::from_utf8_lossy(&o.stdout).contains("(8 host, 2 tor, 2 spine)"));
     let o = bin().arg("list").output().unwrap();
     let text = String::from_utf8_lossy(&o.stdout);
     for name in ["fat_tree", "leaf_spine", "fixed", "line_rate", "ecmp", "spray", "permutation", "incast", "all_to_all", "flow_list"] {
