@@ -68,3 +68,32 @@ fn ack_log_records_every_ack_of_chosen_flows() {
     assert!(r.acks.windows(2).all(|w| w[0].0 <= w[1].0));
     assert!(r.acks_csv().starts_with("time_us,flow,rtt_us,ecn\n"));
 }
+
+#[test]
+fn port_stats_add_up_to_the_run_and_find_the_hot_link() {
+    // 32 -> 1 RoCE incast with PFC on a 128-host leaf-spine: the receiver's downlink is the
+    // bottleneck (busy almost all the run), the spines' downlinks into tor0 are the paused
+    // ports, and the per-port counters add up to the run's.
+    let toml = "seed = 1\n[topology]\nkind = \"leaf_spine\"\nhosts = 128\n[switch]\ntrimming = false\n[switch.pfc]\nenabled = true\n\
+                [transport]\ncc = \"dcqcn\"\nlb = \"ecmp\"\nreliability = \"go_back_n\"\n\
+                [workload]\nkind = \"incast\"\nsenders = 32\nreceiver = 0\nflow_bytes = \"1MiB\"\n[run]\nport_stats = true\n";
+    let r = common::run(toml);
+    assert_eq!(r.ports.len(), 2 * (128 + 16 * 8), "both directions of every link (16 ToRs × 8 spines)");
+    let hot = r.ports.iter().max_by(|a, b| a.utilisation.total_cmp(&b.utilisation)).unwrap();
+    assert_eq!((hot.link.as_str(), hot.class), ("tor0-host0", "tor_down"));
+    assert!(hot.utilisation > 0.95 && hot.utilisation <= 1.0, "{}", hot.utilisation);
+    let s = &r.summary;
+    assert_eq!(r.ports.iter().map(|p| p.ecn_marks).sum::<u64>(), s.packets.ecn_mark_events);
+    assert_eq!(r.ports.iter().map(|p| p.drops).sum::<u64>(), s.packets.dropped);
+    let pfc = s.pfc.as_ref().unwrap();
+    assert_eq!(r.ports.iter().map(|p| p.pauses as u64).sum::<u64>(), pfc.ports.iter().map(|p| p.1 as u64).sum::<u64>());
+    let worst = r.ports.iter().max_by(|a, b| a.paused_us.total_cmp(&b.paused_us)).unwrap();
+    assert_eq!(worst.link, pfc.max_paused_port);
+    assert!((worst.paused_us - pfc.max_port_paused_us).abs() < 1e-6);
+    // Off by default: no rows, no file.
+    let off = common::run(&toml.replace("port_stats = true", ""));
+    assert!(off.ports.is_empty());
+    let csv = r.ports_csv();
+    assert!(csv.starts_with("port,link,class,rate_gbps,tx_bytes,utilisation,max_queue_bytes,mean_queue_bytes,drops,wire_losses,trims,ecn_marks,pauses,paused_us\n"));
+    assert_eq!(csv.lines().count(), 1 + r.ports.len());
+}

@@ -118,6 +118,11 @@ impl Results {
         s
     }
 
+    /// `ports.csv` text: one row per port (`run.port_stats`).
+    pub fn ports_csv(&self) -> String {
+        super::ports::csv(&self.ports)
+    }
+
     /// `gate_log.csv` text: every window decision of the message gates, in time order.
     pub fn gate_log_csv(&self) -> String {
         let mut s = String::from("time_us,flow,state,window_bytes\n");
@@ -165,7 +170,7 @@ impl Results {
     /// ([`super::out_dir`]): a folder with result files fabricsim did not write is refused, the
     /// files of the run that wrote it before are removed, and a manifest lists the new ones.
     /// The files: `flows.csv`, `summary.json` and, where they have rows, `ccts.csv` (collective
-    /// workloads), `trace.csv`, `port_trace.csv`, `pfc_ports.csv`, `acks.csv`, `gate_log.csv`,
+    /// workloads), `trace.csv`, `port_trace.csv`, `pfc_ports.csv`, `acks.csv`, `gate_log.csv`, `ports.csv`,
     /// `events.csv`, `messages.csv` and `flowlets.csv`.
     ///
     /// A caller that simulates for long should call [`OutDir::prepare`] before the run and
@@ -204,6 +209,7 @@ pub(super) const OUTPUT_FILES: &[OutputFile] = &[
     OutputFile { name: "pfc_ports.csv", has_rows: |r| r.summary.pfc.as_ref().is_some_and(|p| !p.ports.is_empty()), text: Results::pfc_ports_csv },
     OutputFile { name: "acks.csv", has_rows: |r| !r.acks.is_empty(), text: Results::acks_csv },
     OutputFile { name: "gate_log.csv", has_rows: |r| !r.gate_log.is_empty(), text: Results::gate_log_csv },
+    OutputFile { name: "ports.csv", has_rows: |r| !r.ports.is_empty(), text: Results::ports_csv },
     OutputFile { name: "events.csv", has_rows: |r| !r.events.is_empty(), text: Results::events_csv },
     OutputFile { name: "messages.csv", has_rows: |r| !r.messages.is_empty(), text: Results::messages_csv },
     OutputFile { name: "flowlets.csv", has_rows: |r| !r.flowlets.is_empty(), text: Results::flowlets_csv },

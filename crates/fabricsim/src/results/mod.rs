@@ -14,6 +14,7 @@ mod imbalance;
 mod invariants;
 mod logs;
 pub mod out_dir;
+mod ports;
 mod stats;
 mod summary;
 
@@ -23,6 +24,7 @@ pub use collectives::{CctResult, CollectiveSummary};
 pub use flows::FlowResult;
 pub use logs::{EventRow, MessageRow};
 pub use out_dir::OutDir;
+pub use ports::PortStats;
 pub use stats::Stats;
 pub use summary::{peak_rss_bytes, PacketCounts, Performance, PfcSummary, QueueProfile, Summary};
 
@@ -49,6 +51,8 @@ pub struct Results {
     pub acks: Vec<(Time, u32, Time, bool)>,
     /// Logged gate window decisions (`run.gate_log`): (time, connection, decision).
     pub gate_log: Vec<(Time, u32, crate::transport::gate::WindowUpdate)>,
+    /// Per-port statistics (`run.port_stats`), in port order; empty when off.
+    pub ports: Vec<PortStats>,
     /// Per flowlet gap θ (`run.flowlet_gaps_us`), the sorted flowlet sizes (wire bytes).
     pub flowlets: Vec<(Time, Vec<u64>)>,
     /// Names (`"NODE-NODE"`) of the traced ports.
@@ -83,6 +87,7 @@ pub fn collect(sim: &Sim, setup: &Setup, wall_seconds: f64) -> Results {
         events: logs::events(sim),
         acks: sim.tracer.acks.clone(),
         gate_log: sim.tracer.gate_updates.clone(),
+        ports: if setup.scenario.run.port_stats { ports::rows(sim) } else { Vec::new() },
         flowlets,
         port_names: sim.tracer.ports.iter().map(|&p| (p, sim.net.fabric.link_name(p))).collect(),
         summary,

@@ -422,6 +422,10 @@ pub struct RunConfig {
     /// shrink, window) into `gate_log.csv`.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub gate_log: bool,
+    /// Write `ports.csv`: per direction of every link, bytes sent, utilisation, deepest and
+    /// mean queue, drops, wire losses, trims, CE markings, pauses and paused time.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub port_stats: bool,
     /// Report data-queue occupancy per switch port class (`queues_by_tier` in `summary.json`);
     /// on by itself with pod–core failures (`[topology.failures] kind = "partial_lag"/"flaky"`).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
