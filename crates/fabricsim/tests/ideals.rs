@@ -63,10 +63,7 @@ fn the_issue_incast_finishes_above_its_ideal() {
     // 32 -> 1 incast of 1 MiB on a 128-host leaf-spine, DCQCN, ECMP, go-back-N, PFC: the case
     // that printed "completion 687.866 us (ideal 690.112 us)" while the ideal added the
     // longest base RTT although senders in the receiver's rack have 2-hop paths.
-    let toml = "seed = 1\n[topology]\nkind = \"leaf_spine\"\nhosts = 128\n[switch]\ntrimming = false\n[switch.pfc]\nenabled = true\n\
-                [transport]\ncc = \"dcqcn\"\nlb = \"ecmp\"\nreliability = \"go_back_n\"\n\
-                [workload]\nkind = \"incast\"\nsenders = 32\nreceiver = 0\nflow_bytes = \"1MiB\"\n";
-    let r = common::run(toml);
+    let r = common::run(&common::roce_incast_128(""));
     assert_at_or_above_ideals(&r, "incast");
     // The receiver's link carries 32 MiB plus headers: the bound is at least that.
     let s = &r.summary;

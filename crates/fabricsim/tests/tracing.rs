@@ -74,10 +74,8 @@ fn port_stats_add_up_to_the_run_and_find_the_hot_link() {
     // 32 -> 1 RoCE incast with PFC on a 128-host leaf-spine: the receiver's downlink is the
     // bottleneck (busy almost all the run), the spines' downlinks into tor0 are the paused
     // ports, and the per-port counters add up to the run's.
-    let toml = "seed = 1\n[topology]\nkind = \"leaf_spine\"\nhosts = 128\n[switch]\ntrimming = false\n[switch.pfc]\nenabled = true\n\
-                [transport]\ncc = \"dcqcn\"\nlb = \"ecmp\"\nreliability = \"go_back_n\"\n\
-                [workload]\nkind = \"incast\"\nsenders = 32\nreceiver = 0\nflow_bytes = \"1MiB\"\n[run]\nport_stats = true\n";
-    let r = common::run(toml);
+    let toml = common::roce_incast_128("port_stats = true");
+    let r = common::run(&toml);
     assert_eq!(r.ports.len(), 2 * (128 + 16 * 8), "both directions of every link (16 ToRs × 8 spines)");
     let hot = r.ports.iter().max_by(|a, b| a.utilisation.total_cmp(&b.utilisation)).unwrap();
     assert_eq!((hot.link.as_str(), hot.class), ("tor0-host0", "tor_down"));

@@ -150,3 +150,13 @@ pub const TWO_COLLECTIVES: &str = r#"
     placement = "random"
     collectives = [ { op = "allreduce", algorithm = "ring", bytes = "4MiB" }, { op = "alltoall", bytes = "4MiB" } ]
 "#;
+
+/// The 32 -> 1 RoCE incast of 1 MiB flows on a 128-host leaf-spine (DCQCN, ECMP, go-back-N,
+/// PFC) that issue 21 reported; `run` holds `[run]` keys (a line each), if any.
+pub fn roce_incast_128(run: &str) -> String {
+    format!(
+        "seed = 1\n[topology]\nkind = \"leaf_spine\"\nhosts = 128\n[switch]\ntrimming = false\n[switch.pfc]\nenabled = true\n\
+         [transport]\ncc = \"dcqcn\"\nlb = \"ecmp\"\nreliability = \"go_back_n\"\n\
+         [workload]\nkind = \"incast\"\nsenders = 32\nreceiver = 0\nflow_bytes = \"1MiB\"\n[run]\n{run}\n"
+    )
+}
