@@ -111,8 +111,7 @@ header_bytes = {HEADER}
 ack_bytes = 60
 lb = "ecmp"
 reliability = "rc_ooo"
-{transport if not gate_extra else ""}
-{"" if not gate_extra else transport}
+{transport}
 
 [workload]
 kind = "collectives"
@@ -169,9 +168,8 @@ def t7(args):
     return runs
 
 
-def link_series(path, bin_us=10):
-    """Per traced link: utilisation and marking rate per `bin_us` from port_trace.csv, and its
-    rate in Gb/s (taken from the run's scenario)."""
+def link_series(path):
+    """Per traced link, its port-trace samples: (time µs, bytes sent, CE marks, queue bytes)."""
     raw = {}
     with open(path) as f:
         for r in csv.DictReader(f):

@@ -81,6 +81,17 @@ pub struct Counters {
     pub wire_losses: u64,
 }
 
+impl Counters {
+    /// A switch port marks a data packet CE (at enqueue or dequeue): one marking event, and a
+    /// marked packet unless an earlier hop already marked it.
+    #[inline]
+    pub(crate) fn mark_ce(&mut self, flags: &mut u16) {
+        self.ecn_marked += (*flags & crate::net::packet::F_CE == 0) as u64;
+        *flags |= crate::net::packet::F_CE;
+        self.ecn_mark_events += 1;
+    }
+}
+
 /// Progress of a running simulation, handed to the progress callback.
 #[derive(Clone, Copy, Debug)]
 pub struct Progress {

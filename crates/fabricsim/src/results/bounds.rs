@@ -4,20 +4,19 @@
 //! A run cannot finish before (i) any flow's ideal finish (its planned start plus its ideal
 //! FCT, exact on an idle fabric), (ii) any collective instance's start plus its ideal CCT, or
 //! (iii) the busiest host link's (or ToR's or pod's uplinks') wire bytes at their rate plus the
-//! shortest one-way propagation of any connection ([`min_propagation`]: after the last byte
+//! shortest one-way propagation of the connections crossing it ([`propagation`]: after the last byte
 //! crosses the busy link, its ACK still has at least that far to travel back, wherever on the
 //! path the busy link lies).
 
 use super::flows::{ConnPlan, FlowResult};
 use crate::engine::Sim;
-use crate::scenario::Setup;
+use crate::transport::Connection;
 use crate::units::Time;
 
 /// The ideal completion time of `flows` (planned as `flow_plan`; their connections as `plan`),
 /// counted from `first_start`.
 pub(super) fn ideal_completion(
     sim: &Sim,
-    setup: &Setup,
     flows: &[FlowResult],
     flow_plan: &[ConnPlan],
     plan: &[ConnPlan],
@@ -34,41 +33,44 @@ pub(super) fn ideal_completion(
     }
     let busiest = host_load.iter().map(|&(o, i)| o.max(i)).max().unwrap_or(0);
     let host_rate = sim.net.ports[sim.net.fabric.host_port[0] as usize].rate;
-    let (tor_cut, pod_cut) = cut_bound(sim, plan);
+    let (f, pods) = (&sim.net.fabric, sim.net.fabric.pod_of_host());
+    let (tor_cut, pod_cut) = cut_bound(sim, plan, &pods);
     // After the last byte crosses a bottleneck its ACK still has a connection's one-way
     // propagation to travel; for a ToR's or pod's uplinks only connections leaving it count.
-    let (pods, f) = (sim.net.fabric.pod_of_host(), &sim.net.fabric);
-    let cross_tor = |c: &crate::transport::Connection| f.tor_of_host[c.src as usize] != f.tor_of_host[c.dst as usize];
-    let cross_pod = |c: &crate::transport::Connection| pods[c.src as usize] != pods[c.dst as usize];
+    let (mut any, mut cross_tor, mut cross_pod) = (Time::MAX, Time::MAX, Time::MAX);
+    for c in &sim.hosts.conns {
+        let t = propagation(sim, c);
+        any = any.min(t);
+        if f.tor_of_host[c.src as usize] != f.tor_of_host[c.dst as usize] {
+            cross_tor = cross_tor.min(t);
+        }
+        if pods[c.src as usize] != pods[c.dst as usize] {
+            cross_pod = cross_pod.min(t);
+        }
+    }
+    let after = |t: Time| if t == Time::MAX { 0 } else { t };
     let link_bound = first_start
-        + (host_rate.tx_time(busiest) + min_propagation(sim, |_| true))
-            .max(tor_cut + min_propagation(sim, cross_tor))
-            .max(pod_cut + min_propagation(sim, cross_pod));
+        + (host_rate.tx_time(busiest) + after(any)).max(tor_cut + after(cross_tor)).max(pod_cut + after(cross_pod));
     let collective_bound = ccts.iter().filter_map(|c| c.start.map(|s| s + c.ideal)).max().unwrap_or(0);
-    let _ = setup;
     flow_bound.max(link_bound).max(collective_bound) - first_start
 }
 
-/// The shortest one-way propagation (switch latencies included) of the run's connections that
-/// `which` picks (0 if none):
-/// half of (base RTT − hops × (a full packet's and an ACK's host-rate serialization)). Links
-/// faster than the host rate serialize in less than what is subtracted, so this only errs low;
-/// every packet of a connection, and every ACK, spends at least this long on the wire.
-pub(super) fn min_propagation(sim: &Sim, which: impl Fn(&crate::transport::Connection) -> bool) -> Time {
+/// The one-way propagation (switch latencies included) of connection `c`: half of (base RTT −
+/// hops × (a full packet's and an ACK's host-rate serialization)). Links faster than the host
+/// rate serialize in less than what is subtracted, so this only errs low: every packet of the
+/// connection, and every ACK, spends at least this long on the wire.
+fn propagation(sim: &Sim, c: &Connection) -> Time {
     let tp = sim.hosts.tp;
     let (mtu, ack) = ((tp.mss + tp.header) as u64, tp.ack_bytes as u64);
     let f = &sim.net.fabric;
-    sim.hosts
-        .conns
-        .iter()
-        .filter(|c| which(c))
-        .map(|c| {
-            let hops = crate::engine::hop_count(f, c.src, c.dst) as u64;
-            let rate = sim.net.ports[f.host_port[c.src as usize] as usize].rate;
-            c.base_rtt.saturating_sub(hops * (rate.tx_time(mtu) + rate.tx_time(ack))) / 2
-        })
-        .min()
-        .unwrap_or(0)
+    let hops = crate::engine::hop_count(f, c.src, c.dst) as u64;
+    let rate = sim.net.ports[f.host_port[c.src as usize] as usize].rate;
+    c.base_rtt.saturating_sub(hops * (rate.tx_time(mtu) + rate.tx_time(ack))) / 2
+}
+
+/// The shortest [`propagation`] of the run's connections (0 without any).
+pub(super) fn min_propagation(sim: &Sim) -> Time {
+    sim.hosts.conns.iter().map(|c| propagation(sim, c)).min().unwrap_or(0)
 }
 
 /// Every flow, collective instance and the run itself that finished below its ideal: one
@@ -96,10 +98,9 @@ pub(super) fn below_ideal(flows: &[FlowResult], ccts: &[super::collectives::CctR
 /// Time to push the traffic that must leave (or enter) each ToR and each pod through its
 /// uplinks at their full rate, for the busiest ToR and the busiest pod: oversubscribed fabrics are bound by this
 /// rather than by host links.
-fn cut_bound(sim: &Sim, plan: &[ConnPlan]) -> (Time, Time) {
+fn cut_bound(sim: &Sim, plan: &[ConnPlan], pods: &[u32]) -> (Time, Time) {
     use crate::topo::Tier;
     let f = &sim.net.fabric;
-    let pods = f.pod_of_host();
     let tp = sim.hosts.tp;
     let n = f.tier.len();
     // Uplink capacity (bits/s) of every ToR and of every pod (its aggregation switches' core

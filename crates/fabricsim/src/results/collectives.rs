@@ -3,7 +3,6 @@
 
 use super::{known, us, Stats};
 use crate::engine::Sim;
-use crate::scenario::Setup;
 use crate::units::Time;
 use crate::workload::graph::Instance;
 use serde::Serialize;
@@ -50,13 +49,12 @@ pub struct CollectiveSummary {
 }
 
 /// One row per collective instance.
-pub(super) fn rows(sim: &Sim, setup: &Setup) -> Vec<CctResult> {
+pub(super) fn rows(sim: &Sim) -> Vec<CctResult> {
     let tp = sim.hosts.tp;
     let host_rate = sim.net.ports[sim.net.fabric.host_port[0] as usize].rate;
     // The shortest one-way trip of the run's connections, so that ranks in one rack do not
     // get the fabric's longest path charged (the ideal must stay a lower bound).
-    let _ = setup;
-    let one_way = super::bounds::min_propagation(sim, |_| true);
+    let one_way = super::bounds::min_propagation(sim);
     sim.traffic
         .instances
         .iter()

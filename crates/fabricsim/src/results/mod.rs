@@ -74,7 +74,7 @@ fn known(t: Time) -> Option<Time> {
 pub fn collect(sim: &Sim, setup: &Setup, wall_seconds: f64) -> Results {
     let plan = flows::plan(sim);
     let (flows, flow_plan) = flows::app_flows(sim, flows::rows(sim, &plan), &plan);
-    let ccts = collectives::rows(sim, setup);
+    let ccts = collectives::rows(sim);
     let flowlets = sim.tracer.flowlets.as_ref().map(|m| m.sizes()).unwrap_or_default();
     let mut summary = summary::assemble(sim, setup, &flows, summary::Plans { flows: &flow_plan, conns: &plan }, &ccts, wall_seconds);
     summary.flowlets = sim.tracer.flowlets.is_some().then(|| flowlets::figures(&flowlets));

@@ -50,8 +50,7 @@ pub(super) fn rows(sim: &Sim) -> Vec<PortStats> {
         .iter()
         .enumerate()
         .map(|(i, ps)| {
-            // A port still paused at the end counts its open pause up to the final time.
-            let (pauses, paused) = ingress.get(i).map_or((0, 0), |s| (s.pauses_received, s.paused_total + if ps.paused { sim.now - s.paused_since } else { 0 }));
+            let pauses = ingress.get(i).map_or(0, |s| s.pauses_received);
             PortStats {
                 port: i as u32,
                 link: f.link_name(i as u32),
@@ -66,7 +65,7 @@ pub(super) fn rows(sim: &Sim) -> Vec<PortStats> {
                 trims: ps.trims,
                 ecn_marks: ps.marks,
                 pauses,
-                paused_us: paused as f64 / US as f64,
+                paused_us: super::summary::paused_time(sim, i) as f64 / US as f64,
             }
         })
         .collect()

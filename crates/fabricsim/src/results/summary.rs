@@ -473,7 +473,7 @@ pub(super) fn assemble(sim: &Sim, setup: &Setup, flows: &[FlowResult], plans: Pl
     let mut slow: Vec<f64> = counted().filter_map(|f| f.slowdown()).collect();
     let first_start = flows.iter().map(|f| f.start).min().unwrap_or(0);
     let last_finish = flows.iter().filter_map(|f| f.finish).max().unwrap_or(first_start);
-    let ideal_completion = bounds::ideal_completion(sim, setup, flows, plans.flows, plans.conns, ccts, first_start);
+    let ideal_completion = bounds::ideal_completion(sim, flows, plans.flows, plans.conns, ccts, first_start);
     let mut packets = PacketCounts::from(&sim.c);
     packets.discarded_out_of_order = sim.hosts.conns.iter().map(|c| c.rcv_discarded as u64).sum();
     let flaky = sim.net.ports.iter().any(|p| p.flaky.is_some());
@@ -540,11 +540,16 @@ pub(super) fn assemble(sim: &Sim, setup: &Setup, flows: &[FlowResult], plans: Pl
     }
 }
 
+/// Time port `i` spent paused by PFC over the run: a port still paused at the end counts its
+/// open pause up to the final time (0 without PFC state for it).
+pub(super) fn paused_time(sim: &Sim, i: usize) -> crate::units::Time {
+    sim.net.pfc.ingress.get(i).map_or(0, |s| s.paused_total + if sim.net.ports[i].paused { sim.now - s.paused_since } else { 0 })
+}
+
 /// PFC figures of `sim`.
 fn pfc_summary(sim: &Sim) -> PfcSummary {
-    // A port still paused at the end counts its open pause up to the final time.
     let stats = &sim.net.pfc.ingress;
-    let paused = |i: usize| stats[i].paused_total + if sim.net.ports[i].paused { sim.now - stats[i].paused_since } else { 0 };
+    let paused = |i: usize| paused_time(sim, i);
     let (max_port, max_t) = (0..sim.net.ports.len()).map(|i| (i, paused(i))).max_by_key(|&(i, t)| (t, std::cmp::Reverse(i))).unwrap_or((0, 0));
     PfcSummary {
         pause_frames: sim.net.pfc.ingress.iter().map(|i| i.pauses_sent as u64).sum(),

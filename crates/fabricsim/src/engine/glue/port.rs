@@ -11,7 +11,7 @@
 use crate::engine::queue::EventKind;
 use crate::engine::Sim;
 use crate::ids::{PktId, PortId};
-use crate::net::packet::{Class, PktKind, F_CE, F_ECT, F_TRIMMED};
+use crate::net::packet::{Class, PktKind, F_ECT, F_TRIMMED};
 
 impl Sim {
     /// Puts a control-class packet (ACK, NACK, trimmed header) on `port` and starts it if idle.
@@ -90,11 +90,8 @@ impl Sim {
                 ps.occupancy_to(self.now);
                 ps.data_bytes -= pk.size as u64;
                 if self.net.qdisc.profiles[ps.qdisc as usize].on_departure(ps.data_bytes, pk.flags & F_ECT != 0, &mut ps.rng) {
-                    // A packet marked at an earlier hop counts once as a marked packet.
-                    self.c.ecn_marked += (pk.flags & F_CE == 0) as u64;
-                    pk.flags |= F_CE;
+                    self.c.mark_ce(&mut pk.flags);
                     ps.marks += 1;
-                    self.c.ecn_mark_events += 1;
                 }
                 if !owner_is_host {
                     // The port the packet arrived over, for the PFC release below.

@@ -301,7 +301,7 @@ impl Sim {
         // The cheap test first: only a gate that reads RTT samples needs the message lookup.
         let tp = &self.hosts.tp;
         let wants_rtt = !probe_ack && tp.rtt_sample_stride > 0;
-        if let Some(i) = conn.msg_of(p.seq).filter(|&i| wants_rtt && tp.rtt_sampled(p.seq, &conn.msgs[i])) {
+        if let Some(i) = wants_rtt.then(|| conn.msg_of(p.seq)).flatten().filter(|&i| tp.rtt_sampled(p.seq, &conn.msgs[i])) {
             let m = &mut conn.msgs[i];
             let rtt = now - p.sent_at;
             m.rtt_max = m.rtt_max.max(rtt);

@@ -13,7 +13,7 @@
 
 use crate::engine::Sim;
 use crate::ids::{NodeId, PktId, PortId};
-use crate::net::packet::{Class, Packet, PktKind, F_BOUNCED, F_CE, F_DOOMED, F_ECT, F_HELD, F_TRIMMED};
+use crate::net::packet::{Class, Packet, PktKind, F_BOUNCED, F_DOOMED, F_ECT, F_HELD, F_TRIMMED};
 use crate::net::qdisc::{ControlVerdict, TrimmedHeaders, Verdict};
 use crate::net::switch_lb::{Candidates, PortView, SwitchCtx, SwitchLb};
 
@@ -250,12 +250,8 @@ impl Sim {
         match self.net.qdisc.profiles[ps.qdisc as usize].on_arrival(ps.data_bytes, ps.ctrl_bytes, p.size as u64, p.flags & F_ECT != 0, &mut ps.rng) {
             Verdict::Enqueue { mark } => {
                 if mark {
-                    let flags = &mut self.pool.get_mut(pkt).flags;
-                    // A packet marked at an earlier hop counts once as a marked packet.
-                    self.c.ecn_marked += (*flags & F_CE == 0) as u64;
-                    *flags |= F_CE;
+                    self.c.mark_ce(&mut self.pool.get_mut(pkt).flags);
                     ps.marks += 1;
-                    self.c.ecn_mark_events += 1;
                 }
                 ps.occupancy_to(self.now);
                 ps.data.push_back(pkt);
