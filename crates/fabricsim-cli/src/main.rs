@@ -58,9 +58,14 @@ enum Cmd {
         /// Also list each scheme's parameters with their defaults and allowed ranges.
         #[arg(long)]
         params: bool,
-        /// Print the catalogue as the Markdown tables of README.md's "Scheme catalogue".
+        /// Print the catalogue as the Markdown tables of README.md's "Scheme catalogue" (with
+        /// --outputs: the tables of README.md's "The files").
         #[arg(long, conflicts_with = "params")]
         markdown: bool,
+        /// List the output files instead: every column of every file and every key of
+        /// summary.json, with its unit and meaning.
+        #[arg(long, conflicts_with = "params")]
+        outputs: bool,
     },
 }
 
@@ -74,6 +79,10 @@ fn main() -> ExitCode {
             run(&scenario, out, &set, quiet)
         }
         Cmd::Check { scenario, set } => check(&scenario, &set),
+        Cmd::List { outputs: true, markdown, .. } => {
+            print!("{}", if markdown { fabricsim::results::schema::markdown() } else { fabricsim::results::schema::text() });
+            Ok(())
+        }
         Cmd::List { markdown: true, .. } => {
             print!("{}", fabricsim::registry::markdown());
             Ok(())
@@ -160,8 +169,8 @@ fn check(path: &Path, set: &[String]) -> Result<(), Error> {
     for (i, q) in table.profiles.iter().enumerate() {
         let head = if i == 0 { "switch port  " } else { "             " };
         // Under PFC a port's queue has no limit of its own (the switch's shared buffer, below,
-        // bounds it): show that, not the internal "unbounded" value.
-        let buffer = if setup.pfc.on { "unbounded (PFC shared buffer)".to_string() } else { format!("{} B", q.buffer_bytes) };
+        // bounds it): say so.
+        let buffer = q.bounded_buffer().map_or_else(|| "unbounded (PFC shared buffer)".to_string(), |b| format!("{b} B"));
         println!(
             "{head} #{i} buffer {buffer}, ECN {} (Kmin {} B, Kmax {} B, Pmax {}, at {:?}), trimming {}: {} ports{}",
             if q.ecn { "on" } else { "off" },
@@ -177,7 +186,10 @@ fn check(path: &Path, set: &[String]) -> Result<(), Error> {
     for l in report::pfc_lines(&setup) {
         println!("{l}");
     }
-    println!("RTO           {}", ShowTime(setup.rto));
+    let reliability = setup.scenario.transport.reliability.name();
+    for l in fabricsim::engine::recovery_timers(&setup) {
+        println!("recovery      {reliability}: {l}");
+    }
     let t = &setup.traffic;
     println!("workload      {} connections, {} messages, {} bytes", t.conns.len(), t.sends.len(), t.total_bytes());
     if !t.instances.is_empty() {

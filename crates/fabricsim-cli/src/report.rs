@@ -74,7 +74,7 @@ pub fn summary_lines(s: &Summary) -> Vec<String> {
     out.push(line("packets", format!("{} data sent, {} retransmitted, {} ECN-marked{marks}", p.data_sent, p.retransmitted, p.ecn_marked)));
     out.extend(drops_line(s));
     out.extend(nonzero(p.trimmed, line("trims", trims_text(s))));
-    out.extend(nonzero(p.timeouts, line("timeouts", format!("{} retransmission timer expiries", p.timeouts))));
+    out.extend(nonzero(p.timeouts, line("timeouts", format!("{} retransmission timer expiries declared {} data packets lost", p.timeouts, p.timeout_lost))));
     if let Some(pfc) = &s.pfc {
         let worst = if pfc.max_paused_port.is_empty() {
             String::new()
@@ -208,7 +208,7 @@ mod tests {
     fn losses_print_by_kind_and_cause_only_when_nonzero() {
         let mut s = summary(&[]);
         let p = &mut s.packets;
-        (p.dropped, p.buffer_drops, p.control_dropped, p.wire_losses, p.trimmed, p.timeouts) = (12, 9, 4, Some(5), 7, 3);
+        (p.dropped, p.buffer_drops, p.control_dropped, p.wire_losses, p.trimmed, p.timeouts, p.timeout_lost) = (12, 9, 4, Some(5), 7, 3, 40);
         (p.bounced, p.bounces_returned) = (2, 1);
         let lines = summary_lines(&s);
         assert_eq!(
@@ -216,7 +216,7 @@ mod tests {
             "drops       12 data, 4 control (ACKs, NACKs, headers, ...); 9 data for lack of buffer, 5 lost on the wire (flaky links)"
         );
         assert_eq!(find(&lines, "trims").unwrap(), "trims       7 data packets trimmed, 2 headers returned to their sender (1 arrived)");
-        assert_eq!(find(&lines, "timeouts").unwrap(), "timeouts    3 retransmission timer expiries");
+        assert_eq!(find(&lines, "timeouts").unwrap(), "timeouts    3 retransmission timer expiries declared 40 data packets lost");
         // Only control drops: no cause clause.
         let p = &mut s.packets;
         (p.dropped, p.buffer_drops, p.wire_losses, p.trimmed, p.timeouts) = (0, 0, None, 0, 0);

@@ -74,6 +74,31 @@ fn check_and_list_describe_the_simulator() {
     for name in ["fat_tree", "leaf_spine", "fixed", "line_rate", "ecmp", "spray", "permutation", "incast", "all_to_all", "flow_list"] {
         assert!(text.contains(name), "list lacks {name}:\n{text}");
     }
+    // The output schema: every file, and each column with its unit.
+    let o = bin().args(["list", "--outputs"]).output().unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success());
+    for want in ["flows.csv (always)", "[packets] data packets declared lost by the `timeouts` expiries", "ports.csv (with `run.port_stats`)", "packets.ecn_mark_events", "[µs stats]"] {
+        assert!(text.contains(want), "list --outputs lacks {want}:\n{text}");
+    }
+}
+
+#[test]
+fn check_prints_the_timers_of_the_selected_loss_recovery() {
+    let check = |mode: &str| {
+        let o = bin().arg("check").args(["--set", &format!("transport.reliability={mode}")]).arg(repo().join("scenarios/example.toml")).output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout).lines().filter(|l| l.starts_with("recovery")).map(str::to_string).collect::<Vec<_>>()
+    };
+    // sack runs the shared per-packet RTO (1 BDP queues: base RTT + twice the path's queueing).
+    assert_eq!(check("sack"), ["recovery      sack: RTO 162.904 us (transport.rto_us, shared): a packet unacknowledged this long is declared lost; each expiry that declares packets lost counts as a timeout"]);
+    // tcp turns it off and runs its own, which check shows with its clamp.
+    let tcp = check("tcp");
+    assert_eq!(tcp[0], "recovery      tcp: shared RTO off (transport.rto_us unused)");
+    assert!(tcp[1].contains("own RTO clamp(srtt + 4·rttvar, 50.000 us, 10.000 ms); 100.000 us before the first RTT sample"), "{tcp:?}");
+    // strack adds its probe timer: 3 network base RTTs.
+    let strack = check("strack");
+    assert!(strack[0].contains("RTO 162.904 us") && strack[1].contains("probe after 37.498 us without an ACK"), "{strack:?}");
 }
 
 //= paper §5.4, Eq. 2: `check` reports whether partial LAG loss makes the pod uplinks the

@@ -86,13 +86,7 @@ pub(super) fn hosts(setup: &Setup, fabric: &Fabric) -> Hosts {
     for f in &setup.traffic.conns {
         src_conns[f.src as usize] += 1;
     }
-    // Eq. 1's Q (subflow TCP): the largest bounded switch-port data buffer (PFC: unbounded).
-    let q = &setup.qdisc;
-    let queue_bytes = (0..q.profiles.len()).filter(|&i| q.switch_ports[i] > 0).map(|i| q.profile_buffers[i]).filter(|&b| b < u64::MAX / 8).max().unwrap_or(0);
-    let pacer_flows = match &tr.cc {
-        crate::transport::cc::CcConfig::Pacer(p) => p.flows_per_host,
-        _ => None,
-    };
+    let (queue_bytes, pacer_flows) = (eq1_queue_bytes(setup), pacer_flows(setup));
     for (i, f) in setup.traffic.conns.iter().enumerate() {
         let hops = super::hop_count(fabric, f.src, f.dst);
         let rtt = *rtt_by_hops.entry(hops).or_insert_with(|| fabric.base_rtt(f.src, f.dst, mtu, tp.ack_bytes as u64));
@@ -122,6 +116,56 @@ pub(super) fn hosts(setup: &Setup, fabric: &Fabric) -> Hosts {
         tp,
         drop_plan: setup.scenario.run.drop_packets.iter().map(|d| (d.flow, d.seq, d.transmission, 0, d.hold_us.map_or(0, crate::units::us_to_ps))).collect(),
     }
+}
+
+/// Eq. 1's Q (subflow TCP): the largest bounded switch-port data buffer (PFC: unbounded).
+fn eq1_queue_bytes(setup: &Setup) -> u64 {
+    let q = &setup.qdisc;
+    (0..q.profiles.len()).filter(|&i| q.switch_ports[i] > 0).filter_map(|i| q.profiles[i].bounded_buffer()).max().unwrap_or(0)
+}
+
+/// The `pacer`'s `flows_per_host`, when it is the controller and sets one.
+fn pacer_flows(setup: &Setup) -> Option<u32> {
+    match &setup.scenario.transport.cc {
+        crate::transport::cc::CcConfig::Pacer(p) => p.flows_per_host,
+        _ => None,
+    }
+}
+
+/// The loss-recovery timers of `setup` as `fabricsim check` prints them, with their values on
+/// the fabric's longest path (host 0 to the last host, as many flows on host 0 as the
+/// workload puts there): the shared RTO when the selected mode runs it, then the mode's own
+/// timers.
+pub fn recovery_timers(setup: &Setup) -> Vec<String> {
+    let (fabric, tr) = (&setup.fabric, &setup.scenario.transport);
+    let (src, dst) = (0, fabric.hosts.saturating_sub(1));
+    let host_rate = fabric.ports[fabric.host_port[src as usize] as usize].rate;
+    let mtu = tr.mtu_bytes as u64;
+    let src_conns = (setup.traffic.conns.iter().filter(|c| c.src == src).count() as u32).max(1);
+    let path = PathInfo {
+        mtu_bytes: mtu,
+        host_rate,
+        base_rtt: setup.base_rtt,
+        bdp_bytes: setup.bdp_bytes,
+        hops: super::hop_count(fabric, src, dst) as u32,
+        net_base_rtt: setup.base_rtt,
+        src_conns,
+        queue_bytes: eq1_queue_bytes(setup),
+        flows_per_host: pacer_flows(setup).unwrap_or(src_conns),
+    };
+    use crate::transport::recovery::SenderRecovery;
+    let mode = tr.reliability.build(&mut path.clone());
+    let mut lines = Vec::new();
+    if mode.uses_shared_rto() {
+        lines.push(format!(
+            "RTO {} (transport.rto_us, shared): a packet unacknowledged this long is declared lost; each expiry that declares packets lost counts as a timeout",
+            crate::units::ShowTime(setup.rto)
+        ));
+    } else {
+        lines.push("shared RTO off (transport.rto_us unused)".to_string());
+    }
+    lines.extend(mode.own_timers());
+    lines
 }
 
 /// The sampler of `run.trace_*`, `run.event_log` and `run.ack_log_conns`.

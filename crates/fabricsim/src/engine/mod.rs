@@ -12,6 +12,7 @@
 
 mod glue;
 mod build;
+pub use build::recovery_timers;
 pub mod queue;
 mod reroute;
 pub mod tasks;
@@ -65,8 +66,10 @@ pub struct Counters {
     pub ecn_marked: u64,
     /// CE markings made by switch ports (a packet marked at two hops counts twice).
     pub ecn_mark_events: u64,
-    /// Retransmission timeouts that declared packets lost.
+    /// Retransmission timer expiries that declared packets lost.
     pub timeouts: u64,
+    /// Data packets declared lost by those expiries.
+    pub timeout_lost: u64,
     /// Data packets dropped for lack of buffer (tail drop; PFC headroom overflow).
     pub buffer_drops: u64,
     /// Recoveries started by the out-of-order count (STrack).

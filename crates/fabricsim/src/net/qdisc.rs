@@ -34,6 +34,10 @@ pub enum MarkAt {
     Dequeue,
 }
 
+/// The data buffer of a port with no limit of its own (under PFC the switch's shared buffer
+/// bounds it): large enough never to be reached, small enough that sums of it cannot overflow.
+pub const UNBOUNDED_BUFFER: u64 = u64::MAX / 4;
+
 /// Parameters of one port's discipline, all in bytes of the data class.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct QdiscConfig {
@@ -156,6 +160,11 @@ pub enum Verdict {
 }
 
 impl QdiscConfig {
+    /// The data buffer, or `None` when the port has no limit of its own ([`UNBOUNDED_BUFFER`]).
+    pub fn bounded_buffer(&self) -> Option<u64> {
+        (self.buffer_bytes < UNBOUNDED_BUFFER).then_some(self.buffer_bytes)
+    }
+
     /// RED marking probability for occupancy `q` bytes:
     /// 0 up to Kmin, linear to Pmax at Kmax, 1 above Kmax.
     pub fn mark_probability(&self, q: u64) -> f64 {

@@ -2,6 +2,7 @@
 //! `acks.csv`, `events.csv`, `pfc_ports.csv` and `summary.json` as text, the table of them, and
 //! [`Results::write`].
 
+use super::schema::{self, FileSchema};
 use super::Results;
 use super::out_dir::OutDir;
 use crate::error::Result;
@@ -31,9 +32,11 @@ impl Results {
         // Likewise `subflows` only under a message shaper, whose rows are application flows.
         let reroutes = self.flows.first().is_some_and(|f| f.reroutes.is_some());
         let subflows = self.flows.first().is_some_and(|f| f.subflows.is_some());
-        let mut s = String::from("flow,src,dst,bytes,start_us,finish_us,fct_us,ideal_fct_us,slowdown,retransmits,trims,drops,ecn_acks,timeouts,data_sent,data_lost,duplicates,fast_retransmits");
-        s.push_str(if reroutes { ",reroutes" } else { "" });
-        s.push_str(if subflows { ",subflows\n" } else { "\n" });
+        let mut s = schema::FLOWS.header_where(|c| match c {
+            "reroutes" => reroutes,
+            "subflows" => subflows,
+            _ => true,
+        });
         for f in &self.flows {
             let _ = write!(s, "{},{},{},{},", f.id, f.src, f.dst, f.bytes);
             push_times(&mut s, &[Some(f.start), f.finish, f.fct(), Some(f.ideal_fct)]);
@@ -41,7 +44,7 @@ impl Results {
                 let _ = write!(s, "{x:.6}");
             }
             let _ = write!(s, ",{},{},{},{},{}", f.retransmits, f.trims, f.drops, f.ecn_acks, f.timeouts);
-            let _ = write!(s, ",{},{},{},{}", f.data_sent, f.data_lost, f.duplicates, f.fast_retransmits);
+            let _ = write!(s, ",{},{},{},{},{}", f.data_sent, f.data_lost, f.duplicates, f.fast_retransmits, f.timeout_lost);
             for extra in [f.reroutes, f.subflows].into_iter().flatten() {
                 let _ = write!(s, ",{extra}");
             }
@@ -52,7 +55,7 @@ impl Results {
 
     /// `ccts.csv` text: one row per collective instance.
     pub fn ccts_csv(&self) -> String {
-        let mut s = String::from("job,iteration,step,op,algorithm,ranks,bytes,start_us,end_us,cct_us,ideal_cct_us,normalized_cct\n");
+        let mut s = schema::CCTS.header();
         for c in &self.ccts {
             let i = &c.instance;
             let _ = write!(s, "{},{},{},{},{},{},{},", i.job, i.iteration, i.step, i.op, i.algorithm, i.ranks, i.bytes);
@@ -67,7 +70,7 @@ impl Results {
 
     /// `messages.csv` text: one row per message.
     pub fn messages_csv(&self) -> String {
-        let mut s = String::from("message,conn,src,dst,bytes,posted_us,delivered_us,completed_us\n");
+        let mut s = schema::MESSAGES.header();
         for m in &self.messages {
             let _ = write!(s, "{},{},{},{},{},", m.id, m.conn, m.src, m.dst, m.bytes);
             push_times(&mut s, &[m.posted, m.delivered]);
@@ -79,7 +82,7 @@ impl Results {
 
     /// `trace.csv` text: one row per sample of a traced connection.
     pub fn trace_csv(&self) -> String {
-        let mut s = String::from("time_us,flow,cwnd_bytes,in_flight_bytes,pacing_gbps,acked_bytes\n");
+        let mut s = schema::TRACE.header();
         for t in &self.trace {
             fmt_us(&mut s, Some(t.at));
             let _ = write!(s, ",{},", t.conn);
@@ -97,7 +100,7 @@ impl Results {
 
     /// `port_trace.csv` text: one row per sample of a traced port.
     pub fn port_trace_csv(&self) -> String {
-        let mut s = String::from("time_us,port,link,queue_bytes,tx_bytes,paused,ecn_marks\n");
+        let mut s = schema::PORT_TRACE.header();
         for t in &self.port_trace {
             fmt_us(&mut s, Some(t.at));
             let link = self.port_names.get(&t.port).map_or("", String::as_str);
@@ -108,7 +111,7 @@ impl Results {
 
     /// `acks.csv` text: every ACK of the logged flows.
     pub fn acks_csv(&self) -> String {
-        let mut s = String::from("time_us,flow,rtt_us,ecn\n");
+        let mut s = schema::ACKS.header();
         for &(at, c, rtt, ecn) in &self.acks {
             fmt_us(&mut s, Some(at));
             let _ = write!(s, ",{c},");
@@ -125,7 +128,7 @@ impl Results {
 
     /// `gate_log.csv` text: every window decision of the message gates, in time order.
     pub fn gate_log_csv(&self) -> String {
-        let mut s = String::from("time_us,flow,state,window_bytes\n");
+        let mut s = schema::GATE_LOG.header();
         for (at, c, u) in &self.gate_log {
             fmt_us(&mut s, Some(*at));
             let _ = writeln!(s, ",{c},{},{}", u.state, u.window_bytes);
@@ -135,7 +138,7 @@ impl Results {
 
     /// `events.csv` text: drops and PFC pauses in time order.
     pub fn events_csv(&self) -> String {
-        let mut s = String::from("time_us,event,link,flow\n");
+        let mut s = schema::EVENTS.header();
         for e in &self.events {
             fmt_us(&mut s, Some(e.at));
             let _ = write!(s, ",{},{},", e.kind, e.link);
@@ -159,7 +162,7 @@ impl Results {
 
     /// `pfc_ports.csv` text: every port that was paused (empty without PFC).
     pub fn pfc_ports_csv(&self) -> String {
-        let mut s = String::from("link,pauses,paused_us\n");
+        let mut s = schema::PFC_PORTS.header();
         for (link, n, t) in self.summary.pfc.iter().flat_map(|p| &p.ports) {
             let _ = writeln!(s, "{link},{n},{t:.6}");
         }
@@ -184,36 +187,36 @@ impl Results {
     /// then the files.
     pub fn write_to(&self, out: &OutDir) -> Result<()> {
         let files: Vec<&OutputFile> = OUTPUT_FILES.iter().filter(|f| (f.has_rows)(self)).collect();
-        out.write_manifest(&files.iter().map(|f| f.name).collect::<Vec<_>>())?;
+        out.write_manifest(&files.iter().map(|f| f.schema.name).collect::<Vec<_>>())?;
         for f in files {
-            out.write(f.name, &(f.text)(self))?;
+            out.write(f.schema.name, &(f.text)(self))?;
         }
         Ok(())
     }
 }
 
-/// One output file: its name, whether a run has rows for it, its text.
+/// One output file: its schema (name, columns), whether a run has rows for it, its text.
 pub(super) struct OutputFile {
-    pub name: &'static str,
+    pub schema: &'static FileSchema,
     has_rows: fn(&Results) -> bool,
     text: fn(&Results) -> String,
 }
 
 /// Every file a run may write besides the manifest, in the order written; the only list of
-/// output names (the results-folder rules recognise them from here).
+/// output files (the results-folder rules recognise them from here).
 pub(super) const OUTPUT_FILES: &[OutputFile] = &[
-    OutputFile { name: "flows.csv", has_rows: |_| true, text: Results::flows_csv },
-    OutputFile { name: "ccts.csv", has_rows: |r| !r.ccts.is_empty(), text: Results::ccts_csv },
-    OutputFile { name: "trace.csv", has_rows: |r| !r.trace.is_empty(), text: Results::trace_csv },
-    OutputFile { name: "port_trace.csv", has_rows: |r| !r.port_trace.is_empty(), text: Results::port_trace_csv },
-    OutputFile { name: "pfc_ports.csv", has_rows: |r| r.summary.pfc.as_ref().is_some_and(|p| !p.ports.is_empty()), text: Results::pfc_ports_csv },
-    OutputFile { name: "acks.csv", has_rows: |r| !r.acks.is_empty(), text: Results::acks_csv },
-    OutputFile { name: "gate_log.csv", has_rows: |r| !r.gate_log.is_empty(), text: Results::gate_log_csv },
-    OutputFile { name: "ports.csv", has_rows: |r| !r.ports.is_empty(), text: Results::ports_csv },
-    OutputFile { name: "events.csv", has_rows: |r| !r.events.is_empty(), text: Results::events_csv },
-    OutputFile { name: "messages.csv", has_rows: |r| !r.messages.is_empty(), text: Results::messages_csv },
-    OutputFile { name: "flowlets.csv", has_rows: |r| !r.flowlets.is_empty(), text: Results::flowlets_csv },
-    OutputFile { name: "summary.json", has_rows: |_| true, text: Results::summary_json },
+    OutputFile { schema: &schema::FLOWS, has_rows: |_| true, text: Results::flows_csv },
+    OutputFile { schema: &schema::CCTS, has_rows: |r| !r.ccts.is_empty(), text: Results::ccts_csv },
+    OutputFile { schema: &schema::TRACE, has_rows: |r| !r.trace.is_empty(), text: Results::trace_csv },
+    OutputFile { schema: &schema::PORT_TRACE, has_rows: |r| !r.port_trace.is_empty(), text: Results::port_trace_csv },
+    OutputFile { schema: &schema::PFC_PORTS, has_rows: |r| r.summary.pfc.as_ref().is_some_and(|p| !p.ports.is_empty()), text: Results::pfc_ports_csv },
+    OutputFile { schema: &schema::ACKS, has_rows: |r| !r.acks.is_empty(), text: Results::acks_csv },
+    OutputFile { schema: &schema::GATE_LOG, has_rows: |r| !r.gate_log.is_empty(), text: Results::gate_log_csv },
+    OutputFile { schema: &schema::PORTS, has_rows: |r| !r.ports.is_empty(), text: Results::ports_csv },
+    OutputFile { schema: &schema::EVENTS, has_rows: |r| !r.events.is_empty(), text: Results::events_csv },
+    OutputFile { schema: &schema::MESSAGES, has_rows: |r| !r.messages.is_empty(), text: Results::messages_csv },
+    OutputFile { schema: &schema::FLOWLETS, has_rows: |r| !r.flowlets.is_empty(), text: Results::flowlets_csv },
+    OutputFile { schema: &schema::SUMMARY, has_rows: |_| true, text: Results::summary_json },
 ];
 
 #[cfg(test)]
@@ -257,11 +260,11 @@ mod tests {
         r.flows = vec![row(7, 1_000_000, Some(4_000_001), 1_500_000), row(8, 0, None, 1)];
         let csv = r.flows_csv();
         let lines: Vec<&str> = csv.lines().collect();
-        assert_eq!(lines[0], "flow,src,dst,bytes,start_us,finish_us,fct_us,ideal_fct_us,slowdown,retransmits,trims,drops,ecn_acks,timeouts,data_sent,data_lost,duplicates,fast_retransmits");
+        assert_eq!(lines[0], "flow,src,dst,bytes,start_us,finish_us,fct_us,ideal_fct_us,slowdown,retransmits,trims,drops,ecn_acks,timeouts,data_sent,data_lost,duplicates,fast_retransmits,timeout_lost");
         // FCT 3 000 001 ps; slowdown 3 000 001 / 1 500 000 = 2.0000007 -> 6 decimals.
-        assert_eq!(lines[1], "7,0,1,10000,1.000000,4.000001,3.000001,1.500000,2.000001,1,2,3,4,5,6,7,8,9");
+        assert_eq!(lines[1], "7,0,1,10000,1.000000,4.000001,3.000001,1.500000,2.000001,1,2,3,4,5,6,7,8,9,10");
         // Unfinished: finish, FCT and slowdown empty.
-        assert_eq!(lines[2], "8,0,1,10000,0.000000,,,0.000001,,1,2,3,4,5,6,7,8,9");
+        assert_eq!(lines[2], "8,0,1,10000,0.000000,,,0.000001,,1,2,3,4,5,6,7,8,9,10");
         assert_eq!(lines.len(), 3);
         assert!(csv.ends_with('\n'));
         // A run whose switches count re-routes gains the last column.
@@ -270,8 +273,8 @@ mod tests {
         }
         let csv = r.flows_csv();
         let lines: Vec<&str> = csv.lines().collect();
-        assert!(lines[0].ends_with(",fast_retransmits,reroutes"));
-        assert_eq!(lines[2], "8,0,1,10000,0.000000,,,0.000001,,1,2,3,4,5,6,7,8,9,9");
+        assert!(lines[0].ends_with(",fast_retransmits,timeout_lost,reroutes"));
+        assert_eq!(lines[2], "8,0,1,10000,0.000000,,,0.000001,,1,2,3,4,5,6,7,8,9,10,9");
     }
 
     #[test]
@@ -314,7 +317,7 @@ mod tests {
     #[test]
     fn every_output_file_is_recognised_by_the_folder_rules() {
         for f in OUTPUT_FILES {
-            assert!(is_output_file(f.name), "{}", f.name);
+            assert!(is_output_file(f.schema.name), "{}", f.schema.name);
         }
         assert!(!is_output_file("scenario.toml") && !is_output_file(MANIFEST));
     }

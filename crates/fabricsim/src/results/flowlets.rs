@@ -52,7 +52,7 @@ pub(super) fn figures(per_gap: &[(Time, Vec<u64>)]) -> Vec<FlowletSizes> {
 /// `flowlets.csv` text: per gap, the flowlet size at every percentile 1..=100 (nearest rank).
 pub(super) fn cdf_csv(per_gap: &[(Time, Vec<u64>)]) -> String {
     use std::fmt::Write;
-    let mut s = String::from("gap_us,percentile,flowlet_bytes\n");
+    let mut s = super::schema::FLOWLETS.header();
     for (gap, v) in per_gap.iter().filter(|(_, v)| !v.is_empty()) {
         for pct in 1..=100 {
             let _ = writeln!(s, "{},{pct},{}", super::us(*gap), rank(v, pct as f64 / 100.0));

@@ -34,8 +34,10 @@ pub struct FlowResult {
     pub drops: u32,
     /// ACKs that echoed ECN.
     pub ecn_acks: u32,
-    /// Retransmission timeouts.
+    /// Retransmission timer expiries that declared packets lost.
     pub timeouts: u32,
+    /// Data packets those expiries declared lost.
+    pub timeout_lost: u32,
     /// Data packets sent: first transmissions (coded symbols beyond the message included) plus
     /// retransmissions.
     pub data_sent: u32,
@@ -145,6 +147,7 @@ pub(super) fn rows(sim: &Sim, plan: &[ConnPlan]) -> Vec<FlowResult> {
             drops: c.drops,
             ecn_acks: c.ecn_acks,
             timeouts: c.timeouts,
+            timeout_lost: c.timeout_lost,
             data_sent: c.next_seq + c.retransmits,
             data_lost: c.data_drops + c.trims,
             duplicates: c.rcv_duplicates,
@@ -201,6 +204,7 @@ pub(super) fn app_flows(sim: &Sim, conns: Vec<FlowResult>, plan: &[ConnPlan]) ->
             drops: sum(|r| r.drops),
             ecn_acks: sum(|r| r.ecn_acks),
             timeouts: sum(|r| r.timeouts),
+            timeout_lost: sum(|r| r.timeout_lost),
             data_sent: sum(|r| r.data_sent),
             data_lost: sum(|r| r.data_lost),
             duplicates: sum(|r| r.duplicates),
@@ -235,7 +239,7 @@ pub(super) mod tests {
 
     /// A flow row with the given times (ps) and counters 1..=5.
     pub fn row(id: u32, start: u64, finish: Option<u64>, ideal_fct: u64) -> FlowResult {
-        FlowResult { id, src: 0, dst: 1, bytes: 10_000, start, finish, ideal_fct, retransmits: 1, trims: 2, drops: 3, ecn_acks: 4, timeouts: 5, data_sent: 6, data_lost: 7, duplicates: 8, fast_retransmits: 9, nacks: 0, reroutes: None, subflows: None }
+        FlowResult { id, src: 0, dst: 1, bytes: 10_000, start, finish, ideal_fct, retransmits: 1, trims: 2, drops: 3, ecn_acks: 4, timeouts: 5, timeout_lost: 10, data_sent: 6, data_lost: 7, duplicates: 8, fast_retransmits: 9, nacks: 0, reroutes: None, subflows: None }
     }
 
     #[test]

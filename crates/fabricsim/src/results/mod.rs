@@ -15,6 +15,7 @@ mod invariants;
 mod logs;
 pub mod out_dir;
 mod ports;
+pub mod schema;
 mod stats;
 mod summary;
 

@@ -27,7 +27,7 @@ pub const MANIFEST: &str = "manifest.json";
 /// Whether `name` is a file a run may write (the manifest aside): a row of the output table in
 /// `csv.rs`, so that a new output file is recognised here without a second list.
 pub fn is_output_file(name: &str) -> bool {
-    super::csv::OUTPUT_FILES.iter().any(|f| f.name == name)
+    super::csv::OUTPUT_FILES.iter().any(|f| f.schema.name == name)
 }
 
 /// Written into [`Manifest::written_by`]; a manifest without it is not ours.

@@ -73,7 +73,7 @@ pub(super) fn rows(sim: &Sim) -> Vec<PortStats> {
 
 /// `ports.csv` text.
 pub(super) fn csv(rows: &[PortStats]) -> String {
-    let mut s = String::from("port,link,class,rate_gbps,tx_bytes,utilisation,max_queue_bytes,mean_queue_bytes,drops,wire_losses,trims,ecn_marks,pauses,paused_us\n");
+    let mut s = super::schema::PORTS.header();
     for r in rows {
         let _ = writeln!(
             s,

@@ -43,8 +43,10 @@ pub struct PacketCounts {
     pub bounces_returned: u64,
     /// Control packets (ACK/NACK/header) dropped.
     pub control_dropped: u64,
-    /// Retransmission timeouts.
+    /// Retransmission timer expiries that declared packets lost (shared RTO or the mode's own).
     pub timeouts: u64,
+    /// Data packets declared lost by those expiries.
+    pub timeout_lost: u64,
     /// Packet transmissions on links (all kinds, all hops).
     pub packet_hops: u64,
     /// Data packets dropped for lack of buffer (tail drop or PFC headroom overflow).
@@ -127,6 +129,7 @@ impl From<&Counters> for PacketCounts {
             // Everything but whole data: control kinds, probes and trimmed headers.
             control_dropped: c.dropped.sum_where(|k| k != Data) + c.headers_dropped,
             timeouts: c.timeouts,
+            timeout_lost: c.timeout_lost,
             packet_hops: c.packet_hops,
             buffer_drops: c.buffer_drops,
             cnps: c.sent[Cnp],
@@ -282,8 +285,9 @@ pub struct Summary {
     pub duplicate_data_packets: u64,
     /// Deepest data queue seen at any switch port (bytes) and the buffer limit.
     pub max_queue_bytes: u64,
-    /// Data buffer per switch port (bytes): that of `[switch]`, the default profile.
-    pub buffer_bytes: u64,
+    /// Data buffer per switch port (bytes): that of `[switch]`, the default profile; `None`
+    /// (null) under PFC, where the switch's shared buffer bounds the ports.
+    pub buffer_bytes: Option<u64>,
     /// Data-queue occupancy and wire losses per switch port class (pod–core failure kinds, or
     /// `run.tier_queue_stats = true`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -379,8 +383,8 @@ pub struct QueueProfile {
     pub ports: String,
     /// How many switch ports use it.
     pub port_count: u32,
-    /// Data buffer (bytes).
-    pub buffer_bytes: u64,
+    /// Data buffer (bytes); `None` (null) under PFC.
+    pub buffer_bytes: Option<u64>,
     /// ECN marking on.
     pub ecn: bool,
     /// Kmin (bytes).
@@ -402,7 +406,7 @@ impl QueueProfile {
         QueueProfile {
             ports: t.labels[i].clone(),
             port_count: t.switch_ports[i],
-            buffer_bytes: q.buffer_bytes,
+            buffer_bytes: q.bounded_buffer(),
             ecn: q.ecn,
             kmin_bytes: q.kmin_bytes,
             kmax_bytes: q.kmax_bytes,
@@ -513,7 +517,7 @@ pub(super) fn assemble(sim: &Sim, setup: &Setup, flows: &[FlowResult], plans: Pl
         duplicate_data_packets: sim.hosts.conns.iter().map(|c| c.rcv_duplicates as u64).sum(),
         max_queue_bytes: sim.net.ports.iter().map(|p| p.max_data_bytes).max().unwrap_or(0),
         pfc: sim.net.pfc.on.then(|| pfc_summary(sim)),
-        buffer_bytes: setup.qdisc.profiles[0].buffer_bytes,
+        buffer_bytes: setup.qdisc.profiles[0].bounded_buffer(),
         flaky_ports: sim
             .net
             .ports

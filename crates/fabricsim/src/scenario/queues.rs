@@ -387,7 +387,7 @@ fn profile(layers: &[Layer], sw: &SwitchConfig, cx: &Context, label: &str) -> Re
     Ok(QdiscConfig {
         // Under PFC a port's queue is bounded by the switch's shared buffer, not by a per-port
         // limit; the per-port buffer then only scales fractional thresholds.
-        buffer_bytes: if pfc { u64::MAX / 4 } else { buffer },
+        buffer_bytes: if pfc { crate::net::qdisc::UNBOUNDED_BUFFER } else { buffer },
         kmin_bytes: kmin,
         kmax_bytes: kmax,
         pmax: fraction(&format!("{pk}.ecn_pmax"), pmax)?,

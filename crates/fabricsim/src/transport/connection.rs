@@ -184,8 +184,10 @@ pub struct Connection {
     pub reroutes: u32,
     /// ACKs that echoed a CE mark.
     pub ecn_acks: u32,
-    /// Retransmission timeouts.
+    /// Retransmission timer expiries that declared packets lost (shared RTO or the mode's own).
     pub timeouts: u32,
+    /// Data packets those expiries declared lost.
+    pub timeout_lost: u32,
     /// Fast retransmits: recovery episodes a loss-recovery mode started from duplicate ACKs
     /// ([`crate::transport::recovery::Episode::FastRetransmit`]).
     pub fast_retransmits: u32,
@@ -253,6 +255,7 @@ impl Connection {
             reroutes: 0,
             ecn_acks: 0,
             timeouts: 0,
+            timeout_lost: 0,
             fast_retransmits: 0,
             data_drops: 0,
             cnps: 0,

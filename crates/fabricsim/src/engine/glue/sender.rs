@@ -438,8 +438,10 @@ impl Sim {
         }
         let conn = &mut self.hosts.conns[c as usize];
         conn.timeouts += 1;
+        conn.timeout_lost += lost.pkts;
         conn.consecutive_timeouts += 1;
         self.c.timeouts += 1;
+        self.c.timeout_lost += u64::from(lost.pkts);
         let ev = TimeoutEvent {
             now: self.now,
             lost_bytes: lost.bytes,

@@ -435,6 +435,11 @@ pub trait SenderRecovery {
     fn uses_shared_rto(&self) -> bool {
         true
     }
+    /// The mode's own timers with their effective values on this connection's path, one line
+    /// each, for `fabricsim check` (which adds the shared RTO when [`Self::uses_shared_rto`]).
+    fn own_timers(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 impl SenderRecovery for AnyRecovery {
@@ -479,6 +484,10 @@ impl SenderRecovery for AnyRecovery {
     #[inline]
     fn uses_shared_rto(&self) -> bool {
         dispatch_tx!(self, m => m.uses_shared_rto())
+    }
+
+    fn own_timers(&self) -> Vec<String> {
+        dispatch_tx!(self, m => m.own_timers())
     }
 }
 

@@ -189,6 +189,15 @@ impl SenderRecovery for Strack {
         ld.probe_deadline = ctx.now + self.probe_interval;
         Actions { timer: Some(ld.probe_deadline), probe: true, ..Actions::NONE }
     }
+
+    fn own_timers(&self) -> Vec<String> {
+        use crate::units::ShowTime;
+        vec![format!(
+            "probe after {} without an ACK (probe_interval_rtts × network base RTT); a probe answer under {} of queueing is fast",
+            ShowTime(self.probe_interval),
+            ShowTime(self.probe_small_delay)
+        )]
+    }
 }
 
 /// Receiver half.

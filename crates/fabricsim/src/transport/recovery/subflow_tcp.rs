@@ -431,6 +431,12 @@ impl SenderRecovery for SubflowTcp {
     fn uses_shared_rto(&self) -> bool {
         false
     }
+
+    fn own_timers(&self) -> Vec<String> {
+        let rto = self.subs.first().map_or_else(String::new, |s| s.flow.describe_rto());
+        let n = self.subs.len();
+        vec![format!("{n} subflow{}, each with its {rto}", if n == 1 { "" } else { "s" })]
+    }
 }
 
 impl crate::scheme::Scheme<PathInfo> for SubflowTcp {

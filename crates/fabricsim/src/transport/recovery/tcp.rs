@@ -165,6 +165,18 @@ impl TcpFlow {
         }
     }
 
+    /// The RTO as `fabricsim check` shows it.
+    pub(super) fn describe_rto(&self) -> String {
+        use crate::units::ShowTime;
+        let then = if self.go_back_n { "every unacknowledged packet resent" } else { "snd_una resent" };
+        format!(
+            "own RTO clamp(srtt + 4·rttvar, {}, {}); {} before the first RTT sample; doubled per expiry up to the maximum; {then}",
+            ShowTime(self.rto_min),
+            ShowTime(self.rto_max),
+            ShowTime(self.base_rto)
+        )
+    }
+
     /// The current RTO: the estimate doubled per expiry since the last new ACK, at most
     /// `rto_max`.
     pub(super) fn rto(&self) -> Time {
@@ -337,6 +349,10 @@ impl SenderRecovery for Tcp {
 
     fn uses_shared_rto(&self) -> bool {
         false
+    }
+
+    fn own_timers(&self) -> Vec<String> {
+        vec![self.flow.describe_rto()]
     }
 }
 

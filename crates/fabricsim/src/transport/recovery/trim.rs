@@ -139,6 +139,15 @@ impl SenderRecovery for Trim {
         }
         self.arm()
     }
+
+    fn own_timers(&self) -> Vec<String> {
+        use crate::units::ShowTime;
+        match self.desync {
+            Desync::Eligibility => vec![format!("a NACKed packet waits U(0, {}) (the path's base RTT) before it may be resent", ShowTime(self.base_rtt))],
+            Desync::Phase => vec![format!("each NACK pushes the next send back by U(0, pacing gap); {} when not pacing", ShowTime(self.host_gap))],
+            Desync::None => Vec::new(),
+        }
+    }
 }
 
 impl crate::scheme::Scheme<PathInfo> for Trim {
