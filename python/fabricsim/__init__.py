@@ -10,6 +10,8 @@ Start with :func:`run`::
     r.summary["fct_us"]["p99"]
     r.save("out/example")
 
+:func:`sweep` runs a grid of overrides and seeds in parallel and returns one row per point.
+
 Scenario keys and schemes: the repository's README.md and ``fabricsim list --params``; output
 columns with units and meanings: :meth:`Result.columns_info`.
 """
@@ -26,9 +28,10 @@ from . import _native
 from ._native import ScenarioError, SimulationError
 from ._result import TABLES, Result
 from ._scenario import Overrides, Scenario, override_list, source
+from ._sweep import sweep
 
 __version__: str = _native.__version__
-__all__ = ["run", "Result", "Progress", "ScenarioError", "SimulationError", "TABLES", "__version__"]
+__all__ = ["run", "sweep", "Result", "Progress", "ScenarioError", "SimulationError", "TABLES", "__version__"]
 
 
 class Progress(NamedTuple):

@@ -15,14 +15,14 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 create_exception!(
-    _native,
+    fabricsim._native,
     ScenarioError,
     PyValueError,
     "Bad input: a scenario key with a wrong or unknown value (`.key` names it, the message the allowed values), \
      invalid TOML, an unreadable file, or an unusable results folder (`.key` is \"out\")."
 );
 create_exception!(
-    _native,
+    fabricsim._native,
     SimulationError,
     PyRuntimeError,
     "The simulation failed: it broke one of its own invariants (`.result` then holds the results, \
