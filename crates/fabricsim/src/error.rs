@@ -39,6 +39,9 @@ pub enum Error {
     /// The simulation broke one of its own invariants (a simulator bug or a scheme bug).
     #[error("invariant violated:\n  {}", .0.join("\n  "))]
     Invariant(Vec<String>),
+    /// The caller stopped the run before it finished ([`crate::run_until_stopped`]).
+    #[error("the run was stopped before it finished")]
+    Stopped,
 }
 
 impl Error {

@@ -55,9 +55,19 @@ pub use scenario::{Scenario, Setup};
 /// Invariant violations are reported in the results' summary (see [`Results`]) and by
 /// [`check_invariants`].
 pub fn run(setup: &Setup, progress: &mut dyn FnMut(&Progress)) -> Result<Results> {
+    run_until_stopped(setup, progress, &std::sync::atomic::AtomicBool::new(false))
+}
+
+/// [`run`] that stops early, with [`Error::Stopped`], once `stop` is set: by another thread,
+/// or by `progress` itself (the flag is read right after each periodic call, so a caller that
+/// polls for an interrupt there stops within 65,536 events). A run never stopped gives the
+/// same results as [`run`].
+pub fn run_until_stopped(setup: &Setup, progress: &mut dyn FnMut(&Progress), stop: &std::sync::atomic::AtomicBool) -> Result<Results> {
     let mut sim = engine::Sim::new(setup)?;
     let t0 = std::time::Instant::now();
-    sim.run(progress);
+    if sim.run_until_stopped(progress, stop) {
+        return Err(Error::Stopped);
+    }
     let wall = t0.elapsed().as_secs_f64();
     Ok(results::collect(&sim, setup, wall))
 }

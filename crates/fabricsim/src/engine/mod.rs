@@ -30,6 +30,7 @@ use crate::topo::Fabric;
 use crate::transport::hosts::Hosts;
 use crate::units::Time;
 use crate::workload::graph::Traffic;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use tasks::TaskState;
 use trace::{RttHistogram, Tracer};
@@ -192,6 +193,13 @@ impl Sim {
     /// Runs to completion (every flow finished and every packet drained), to the scenario's
     /// end time, or until nothing is left to do. `progress` is called every 65,536 events.
     pub fn run(&mut self, progress: &mut dyn FnMut(&Progress)) {
+        self.run_until_stopped(progress, &AtomicBool::new(false));
+    }
+
+    /// [`Sim::run`], also stopping when `stop` is set (read right after each periodic
+    /// `progress` call, which may set it); returns whether it stopped for that reason. A
+    /// stopped simulation is incomplete: its results mean nothing.
+    pub fn run_until_stopped(&mut self, progress: &mut dyn FnMut(&Progress), stop: &AtomicBool) -> bool {
         let total = self.total_sends;
         while let Some(ev) = self.q.pop() {
             if let Some(end) = self.end_time {
@@ -225,9 +233,13 @@ impl Sim {
                     break;
                 }
                 progress(&self.progress());
+                if stop.load(Ordering::Relaxed) {
+                    return true;
+                }
             }
         }
         progress(&self.progress());
+        false
     }
 
     /// Whether the network has kept busy without acknowledging a payload byte for longer than

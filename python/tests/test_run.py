@@ -1,0 +1,214 @@
+"""fabricsim.run end to end: frames against the CSV files the same run writes, scenario forms,
+errors, the results folder, determinism, Ctrl-C and the GIL."""
+
+import _thread
+import csv
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import fabricsim
+
+#: Small flows and every optional table on: traced connections and ToR ports, the message log.
+SMALL = {
+    "workload.flow_bytes": "64KiB",
+    "run.message_log": True,
+    "run.trace_interval_us": 0.5,
+    "run.trace_conns": [0, 1, 2],
+    "run.trace_ports": ["tor_up"],
+}
+
+#: A dict scenario: two 4-rank ring AllReduces on a small leaf-spine (ccts.csv has rows).
+COLLECTIVES = {
+    "name": "dict collectives",
+    "topology": {"kind": "leaf_spine", "tors": 2, "hosts_per_tor": 4, "spines": 2, "link_rate_gbps": 100},
+    "workload": {
+        "kind": "collectives",
+        "jobs": [{"ranks": 4, "iterations": 2, "collectives": [{"op": "allreduce", "algorithm": "ring", "bytes": "128KiB"}]}],
+    },
+}
+
+#: Columns the CSV writer rounds (to 6 decimals; pacing to 3): compared within half a unit.
+ROUNDED = {"slowdown": 5e-7, "normalized_cct": 5e-7, "pacing_gbps": 5e-4}
+
+
+def csv_header(path: Path) -> list:
+    with open(path, newline="") as f:
+        return next(csv.reader(f))
+
+
+def assert_frame_matches_csv(frame: pd.DataFrame, path: Path) -> None:
+    """Same header, same rows, same values: text as written, numbers as Python parses the CSV
+    cells (exactly; the rounded columns within the CSV's rounding), empty cells missing."""
+    with open(path, newline="") as f:
+        rows = list(csv.reader(f))
+    assert list(frame.columns) == rows[0]
+    cells = rows[1:]
+    assert len(frame) == len(cells) > 0
+    for j, col in enumerate(frame.columns):
+        got = frame[col]
+        want = [r[j] for r in cells]
+        if pd.api.types.is_bool_dtype(got) or not pd.api.types.is_numeric_dtype(got):
+            as_text = [str(int(x)) if isinstance(x, (bool, np.bool_)) else str(x) for x in got.tolist()]
+            assert as_text == want, col
+            continue
+        g = got.astype("Float64").to_numpy(float, na_value=np.nan)
+        e = np.array([float(w) if w else np.nan for w in want])
+        if col in ROUNDED:
+            assert np.array_equal(np.isnan(g), np.isnan(e)), col
+            np.testing.assert_allclose(g, e, rtol=0, atol=ROUNDED[col], err_msg=col)
+        else:
+            # Exact: times are t / 10^6 µs on both sides, integers are integers.
+            assert np.array_equal(g, e, equal_nan=True), col
+
+
+def test_example_frames_equal_the_csv_files(example, tmp_path):
+    r = fabricsim.run(example, overrides=SMALL, progress=False)
+    saved = r.save(tmp_path / "out")
+    written = {p.name for p in saved.iterdir()}
+    assert {"flows.csv", "summary.json", "manifest.json", "trace.csv", "port_trace.csv", "messages.csv"} <= written
+    assert len(r.flows) == 128 and r.summary["flows_finished"] == 128
+    for name in ("flows", "messages", "trace", "port_trace"):
+        assert_frame_matches_csv(getattr(r, name), saved / f"{name}.csv")
+    # No collectives here: no ccts.csv, and an empty frame with the schema's columns.
+    assert "ccts.csv" not in written and r.ccts.empty
+    assert list(r.ccts.columns) == fabricsim.Result.columns_info("ccts")["column"].tolist()
+    assert r.port_trace["paused"].dtype == bool
+    assert r.summary["name"] == "example: 128-host permutation, spray, fixed window"
+
+
+def test_dict_scenario_and_ccts(tmp_path):
+    r = fabricsim.run(COLLECTIVES, progress=False, out=tmp_path / "coll")
+    assert r.summary["name"] == "dict collectives" and r.summary["hosts"] == 8
+    assert len(r.ccts) == 2 and (r.ccts["normalized_cct"] >= 1).all()
+    assert_frame_matches_csv(r.ccts, tmp_path / "coll" / "ccts.csv")
+    assert_frame_matches_csv(r.flows, tmp_path / "coll" / "flows.csv")
+    assert r.out == tmp_path / "coll"
+
+
+def test_toml_text_and_list_overrides():
+    text = '[topology]\nkind = "leaf_spine"\ntors = 2\nhosts_per_tor = 2\nspines = 1\n[workload]\nkind = "permutation"\n'
+    r = fabricsim.run(text, overrides=["workload.flow_bytes=32KiB", "transport.lb=ecmp"], seed=9, progress=False)
+    assert r.summary["seed"] == 9
+    assert (r.flows["bytes"] == 32 * 1024).all() and len(r.flows) == 4
+
+
+def test_units_and_meanings_come_with_the_frames(example):
+    r = fabricsim.run(example, overrides={"workload.flow_bytes": "16KiB"}, progress=False)
+    assert r.flows.attrs["file"] == "flows.csv"
+    assert r.flows.attrs["units"]["fct_us"] == "µs" and r.flows.attrs["units"]["bytes"] == "bytes"
+    assert set(r.flows.attrs["meanings"]) == set(r.flows.columns)
+    info = fabricsim.Result.columns_info()
+    assert set(info["table"]) == set(fabricsim.TABLES)
+    assert info[(info.table == "trace") & (info.column == "pacing_gbps")]["unit"].item() == "Gb/s"
+    with pytest.raises(ValueError, match="no table 'nope'"):
+        fabricsim.Result.columns_info("nope")
+
+
+def test_unknown_key_raises_scenario_error_naming_it(example):
+    with pytest.raises(fabricsim.ScenarioError) as e:
+        fabricsim.run(example, overrides={"topology.kk": 3}, progress=False)
+    assert isinstance(e.value, ValueError)
+    assert "kk" in str(e.value) and e.value.key.startswith("topology")
+
+
+def test_bad_value_names_key_and_allowed_values(example):
+    with pytest.raises(fabricsim.ScenarioError) as e:
+        fabricsim.run(example, overrides={"transport.lb": "nosuchlb"}, progress=False)
+    assert e.value.key == "transport.lb"
+    assert "nosuchlb" in str(e.value) and "ecmp" in str(e.value) and "reps" in str(e.value)
+
+
+def test_bad_toml_and_missing_file(tmp_path):
+    with pytest.raises(fabricsim.ScenarioError) as e:
+        fabricsim.run("[topology\nk = 4\n", progress=False)
+    assert e.value.key is None
+    with pytest.raises(fabricsim.ScenarioError, match="nope.toml"):
+        fabricsim.run(tmp_path / "nope.toml", progress=False)
+    with pytest.raises(TypeError):
+        fabricsim.run(42)  # type: ignore[arg-type]
+
+
+def test_unusable_out_dir_fails_before_simulating(example, tmp_path):
+    blocker = tmp_path / "a_file"
+    blocker.write_text("not a folder")
+    calls = []
+    t0 = time.monotonic()
+    with pytest.raises(fabricsim.ScenarioError) as e:
+        # 1 GiB flows would simulate for minutes: the error must come before that.
+        fabricsim.run(example, overrides={"workload.flow_bytes": "1GiB"}, progress=calls.append, out=blocker / "sub")
+    assert time.monotonic() - t0 < 20 and calls == []
+    assert e.value.key == "out" and "a_file" in str(e.value)
+
+
+def test_folder_with_foreign_results_is_refused(example, tmp_path):
+    (tmp_path / "flows.csv").write_text("mine\n")
+    with pytest.raises(fabricsim.ScenarioError, match="out") as e:
+        fabricsim.run(example, overrides={"workload.flow_bytes": "16KiB"}, progress=False, out=tmp_path)
+    assert e.value.key == "out" and (tmp_path / "flows.csv").read_text() == "mine\n"
+    r = fabricsim.run(example, overrides={"workload.flow_bytes": "16KiB"}, progress=False)
+    with pytest.raises(fabricsim.ScenarioError):
+        r.save(tmp_path)
+
+
+def test_same_seed_same_frames_other_seed_differs(example):
+    runs = [fabricsim.run(example, overrides=SMALL, seed=s, progress=False) for s in (5, 5, 6)]
+    for name in fabricsim.TABLES:
+        pd.testing.assert_frame_equal(getattr(runs[0], name), getattr(runs[1], name))
+    strip = lambda s: {k: v for k, v in s.items() if k != "performance"}
+    assert strip(runs[0].summary) == strip(runs[1].summary)
+    assert not runs[0].flows["dst"].equals(runs[2].flows["dst"])
+
+
+def test_ctrl_c_stops_the_run_and_the_gil_is_free(example):
+    ticks = []
+    stop = threading.Event()
+
+    def tick():
+        while not stop.is_set():
+            ticks.append(time.monotonic())
+            time.sleep(0.01)
+
+    ticker = threading.Thread(target=tick)
+    ticker.start()
+    timer = threading.Timer(1.5, _thread.interrupt_main)
+    timer.start()
+    t0 = time.monotonic()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            fabricsim.run(example, overrides={"workload.flow_bytes": "1GiB"}, progress=False)
+    finally:
+        timer.cancel()
+        stop.set()
+        ticker.join()
+    elapsed = time.monotonic() - t0
+    assert 1.4 < elapsed < 10
+    # The ticker kept running while the simulation ran: about 100 ticks a second, where a held
+    # GIL would allow at most one per 0.1 s poll.
+    during = [t for t in ticks if t0 + 0.2 < t < t0 + 1.4]
+    assert len(during) > 50
+
+
+def test_progress_callable_gets_progress_and_can_stop(example):
+    seen = []
+
+    def progress(p):
+        seen.append(p)
+        if len(seen) == 3:
+            raise RuntimeError("enough")
+
+    with pytest.raises(RuntimeError, match="enough"):
+        fabricsim.run(example, overrides={"workload.flow_bytes": "1GiB"}, progress=progress)
+    assert len(seen) == 3 and isinstance(seen[0], fabricsim.Progress)
+    assert 0 <= seen[0].fraction <= seen[2].fraction < 1 and seen[2].events > seen[0].events > 0
+    assert seen[0].messages == 128
+
+
+def test_help_tells_enough_to_start():
+    doc = fabricsim.run.__doc__
+    for needed in ("scenario", "overrides", "seed", "progress", "out", "ScenarioError", "DataFrame", "save"):
+        assert needed in doc

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Builds the Python package `fabricsim` (python/, over crates/fabricsim-py) into a virtual
+# environment and runs its tests (python/tests) with pytest. Needs python3 (>= 3.9, with venv)
+# and cargo; maturin, numpy, pandas and pytest come from PyPI.
+#   FABRICSIM_VENV  the environment to use or create (default target/py-venv)
+#   PYTHON          the interpreter that creates it (default python3)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+venv="${FABRICSIM_VENV:-target/py-venv}"
+if [ ! -x "$venv/bin/python" ]; then
+  "${PYTHON:-python3}" -m venv "$venv"
+fi
+venv="$(cd "$venv" && pwd)"
+# maturin's build backend runs the `maturin` command: the environment's own, found on PATH.
+export PATH="$venv/bin:$PATH"
+pip install --quiet --disable-pip-version-check "maturin>=1.5,<2" pandas pytest
+pip install --quiet --disable-pip-version-check --no-build-isolation --force-reinstall --no-deps ./python
+# Run from the repository root with the installed package (python/ itself is not on sys.path).
+pytest -q python/tests
