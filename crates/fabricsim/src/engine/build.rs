@@ -89,16 +89,18 @@ pub(super) fn hosts(setup: &Setup, fabric: &Fabric) -> Hosts {
     // Eq. 1's Q (subflow TCP): the largest bounded switch-port data buffer (PFC: unbounded).
     let q = &setup.qdisc;
     let queue_bytes = (0..q.profiles.len()).filter(|&i| q.switch_ports[i] > 0).map(|i| q.profile_buffers[i]).filter(|&b| b < u64::MAX / 8).max().unwrap_or(0);
-    let pacer_flows = match &tr.cc {
-        crate::transport::cc::CcConfig::Pacer(p) => p.flows_per_host,
-        _ => None,
-    };
+    let cc_of = tr.cc_of_hosts(fabric.hosts);
     for (i, f) in setup.traffic.conns.iter().enumerate() {
         let hops = super::hop_count(fabric, f.src, f.dst);
         let rtt = *rtt_by_hops.entry(hops).or_insert_with(|| fabric.base_rtt(f.src, f.dst, mtu, tp.ack_bytes as u64));
         let host_rate = fabric.ports[fabric.host_port[f.src as usize] as usize].rate;
+        let cc_config = cc_of[f.src as usize];
+        let pacer_flows = match cc_config {
+            crate::transport::cc::CcConfig::Pacer(p) => p.flows_per_host,
+            _ => None,
+        };
         let path = PathInfo { mtu_bytes: mtu, host_rate, base_rtt: rtt, bdp_bytes: host_rate.bytes_in(rtt), hops: hops as u32, net_base_rtt: setup.base_rtt, src_conns: src_conns[f.src as usize], queue_bytes, flows_per_host: pacer_flows.unwrap_or(src_conns[f.src as usize]) };
-        let cc = tr.cc.build(&mut path.clone());
+        let cc = cc_config.build(&mut path.clone());
         let mut lb_ctx = LbBuild { path, rng: Rng::stream(seed, "conn", i as u64) };
         let lb = tr.lb.build(&mut lb_ctx);
         let (tx_recovery, rx_recovery) = (tr.reliability.build(&mut path.clone()), tr.reliability.build_receiver());

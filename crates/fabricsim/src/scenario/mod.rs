@@ -316,6 +316,36 @@ pub struct TransportConfig {
     /// scenarios while `none`.
     #[serde(skip_serializing_if = "crate::transport::shaper::ShaperConfig::is_none")]
     pub shaper: crate::transport::shaper::ShaperConfig,
+    /// Other controllers for the connections of chosen source hosts
+    /// (`[[transport.cc_by_source]]`, `hosts = [4, 8]`, `cc = "bbr"`): two or more congestion
+    /// controls sharing one fabric. Left out of resolved scenarios while empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub cc_by_source: Vec<CcBySource>,
+}
+
+/// One `[[transport.cc_by_source]]` entry: the connections sent by `hosts` use `cc` instead of
+/// `transport.cc`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CcBySource {
+    /// Source hosts (each in at most one entry).
+    pub hosts: Vec<u32>,
+    /// Their congestion control (`cc = "bbr"` or a table with `name` and parameters).
+    pub cc: CcConfig,
+}
+
+impl TransportConfig {
+    /// The congestion control of every source host: `transport.cc` but where
+    /// `transport.cc_by_source` names the host (hosts already checked to exist).
+    pub fn cc_of_hosts(&self, hosts: u32) -> Vec<&CcConfig> {
+        let mut of = vec![&self.cc; hosts as usize];
+        for e in &self.cc_by_source {
+            for &h in &e.hosts {
+                of[h as usize] = &e.cc;
+            }
+        }
+        of
+    }
 }
 
 impl Default for TransportConfig {
@@ -333,6 +363,7 @@ impl Default for TransportConfig {
             credit: CreditConfig::default(),
             reliability: Default::default(),
             shaper: Default::default(),
+            cc_by_source: Vec::new(),
         }
     }
 }
@@ -610,6 +641,7 @@ impl Scenario {
     pub fn setup(self, base_dir: &Path) -> Result<Setup> {
         transport::check(&self.transport)?;
         let fabric = self.build_fabric()?;
+        transport::check_cc_hosts(&self.transport, fabric.hosts)?;
         let base = timing::Base::of(&fabric, &self.transport);
         let (mut qdisc, pfc) = self.switch_ports(&fabric, base.bdp_bytes)?;
         let rto = timing::rto(&self.transport, self.switch.pfc.enabled, &fabric, &qdisc, &base)?;
@@ -618,11 +650,12 @@ impl Scenario {
         let results = ResultsOptions::of(&self.results)?;
         self.transport.gate.validate()?;
         //= mcc §2.1 (Fig. 5): the NIC is unmodified with its hardware congestion control off
-        if matches!(self.transport.gate, GateConfig::Mcc(_)) && !matches!(self.transport.cc, crate::transport::cc::CcConfig::LineRate(_)) {
-            return Err(Error::invalid(
-                "transport.cc",
-                format!("\"{}\": gate \"mcc\" runs with the NIC's congestion control off; set transport.cc = \"line_rate\"", self.transport.cc.name()),
-            ));
+        if matches!(self.transport.gate, GateConfig::Mcc(_)) {
+            let ccs = std::iter::once(("transport.cc".to_string(), &self.transport.cc))
+                .chain(self.transport.cc_by_source.iter().enumerate().map(|(i, e)| (format!("transport.cc_by_source[{i}].cc"), &e.cc)));
+            if let Some((key, cc)) = ccs.into_iter().find(|(_, cc)| !matches!(cc, CcConfig::LineRate(_))) {
+                return Err(Error::invalid(&key, format!("\"{}\": gate \"mcc\" runs with the NIC's congestion control off; set {key} = \"line_rate\"", cc.name())));
+            }
         }
         let shaper = self.transport.shaper.build(&mut ShaperCtx { mss: (self.transport.mtu_bytes - self.transport.header_bytes) as u64 });
         let traffic = Arc::new(self.workload.generate(&fabric, self.seed, base_dir, &shaper)?);

@@ -109,12 +109,22 @@ pub fn expand_shorthands(root: &mut toml::Value) {
     if let Some(toml::Value::Table(tr)) = top.get_mut("transport") {
         for key in ["cc", "lb", "gate", "credit", "reliability", "shaper"] {
             if let Some(toml::Value::String(name)) = tr.get(key).cloned() {
-                let mut t = toml::Table::new();
-                t.insert("name".into(), toml::Value::String(name));
-                tr.insert(key.into(), toml::Value::Table(t));
+                tr.insert(key.into(), named(name));
+            }
+        }
+        if let Some(toml::Value::Array(entries)) = tr.get_mut("cc_by_source") {
+            for e in entries.iter_mut().filter_map(toml::Value::as_table_mut) {
+                if let Some(toml::Value::String(name)) = e.get("cc").cloned() {
+                    e.insert("cc".into(), named(name));
+                }
             }
         }
     }
+}
+
+/// `[x] name = "<name>"`: the table a `x = "<name>"` shorthand stands for.
+fn named(name: String) -> toml::Value {
+    toml::Value::Table(toml::Table::from_iter([("name".to_string(), toml::Value::String(name))]))
 }
 
 #[cfg(test)]
