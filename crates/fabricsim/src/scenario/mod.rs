@@ -27,7 +27,7 @@ use crate::topo::Fabric;
 use crate::transport::cc::CcConfig;
 use crate::transport::lb::LbConfig;
 use crate::transport::shaper::ShaperCtx;
-use crate::units::{BitsPerSec, Gbps, Time, NS};
+use crate::units::{show_num, BitsPerSec, Gbps, Time, MAX_RATE_GBPS, MAX_TIME_NS, MIN_RATE_GBPS, NS};
 use crate::transport::credit::CreditConfig;
 use crate::transport::gate::GateConfig;
 use crate::workload::graph::Traffic;
@@ -570,15 +570,15 @@ pub struct Setup {
 
 fn rate(key: &str, gbps: Gbps) -> Result<BitsPerSec> {
     let gbps = gbps.0;
-    if !(gbps.is_finite() && gbps > 0.0) {
-        return Err(Error::invalid(key, format!("{gbps}: must be a positive rate in Gb/s")));
+    if !(gbps.is_finite() && (MIN_RATE_GBPS..=MAX_RATE_GBPS).contains(&gbps)) {
+        return Err(Error::invalid(key, format!("{}: must be a positive rate in Gb/s; allowed {MIN_RATE_GBPS}..={MAX_RATE_GBPS} (1 Mb/s to 1 Pb/s)", show_num(gbps))));
     }
     Ok(BitsPerSec::from_gbps(gbps))
 }
 
 fn nanos(key: &str, ns: f64) -> Result<Time> {
-    if !(ns.is_finite() && ns >= 0.0) {
-        return Err(Error::invalid(key, format!("{ns}: must be a non-negative time in nanoseconds")));
+    if !(ns.is_finite() && (0.0..=MAX_TIME_NS).contains(&ns)) {
+        return Err(Error::invalid(key, format!("{}: must be a non-negative time in nanoseconds; allowed 0..={} (1000 s)", show_num(ns), show_num(MAX_TIME_NS))));
     }
     Ok((ns * NS as f64).round() as Time)
 }
@@ -588,6 +588,13 @@ fn fraction(key: &str, v: f64) -> Result<f64> {
         return Err(Error::invalid(key, format!("{v}: must be a fraction between 0 and 1")));
     }
     Ok(v)
+}
+
+/// The 0-based column (in characters) of byte offset `at` of `text`.
+fn column_of(text: &str, at: usize) -> usize {
+    let at = at.min(text.len());
+    let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    text.get(line_start..at).map_or(0, |s| s.chars().count())
 }
 
 /// `us` microseconds at `key`, refused when it rounds to 0: `what` must be positive.
@@ -602,7 +609,7 @@ fn positive_time(key: &str, us: f64, what: &str) -> Result<Time> {
 impl Scenario {
     /// Parses a scenario from TOML text, applying `key.path=value` overrides first.
     pub fn from_toml(text: &str, overrides: &[String]) -> Result<Scenario> {
-        let mut value: toml::Value = text.parse::<toml::Table>().map(toml::Value::Table).map_err(|e| Error::Syntax(e.to_string()))?;
+        let mut value: toml::Value = text.parse::<toml::Table>().map(toml::Value::Table).map_err(|e| Error::Syntax(values::short_excerpt(&e.to_string(), e.span().map_or(0, |s| column_of(text, s.start)))))?;
         for o in overrides {
             values::apply_override(&mut value, o)?;
         }
@@ -658,7 +665,9 @@ impl Scenario {
             }
         }
         let shaper = self.transport.shaper.build(&mut ShaperCtx { mss: (self.transport.mtu_bytes - self.transport.header_bytes) as u64 });
-        let traffic = Arc::new(self.workload.generate(&fabric, self.seed, base_dir, &shaper)?);
+        let traffic = self.workload.generate(&fabric, self.seed, base_dir, &shaper)?;
+        traffic.check_packet_counts((self.transport.mtu_bytes - self.transport.header_bytes) as u64, self.workload.size_key())?;
+        let traffic = Arc::new(traffic);
         let tracing = run_options::Tracing::of(&self.run, &fabric, traffic.conns.len() as u32)?;
         Ok(Setup {
             scenario: self,
