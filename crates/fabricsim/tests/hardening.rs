@@ -57,6 +57,7 @@ fn times_and_sizes_that_would_overflow_are_refused_with_their_range() {
     // Slow links behind deep buffers: the derived RTO would exceed any run, not wrap.
     refused("[topology]\nk = 4\nlink_rate_gbps = 0.001\n[switch]\nbuffer_bytes = \"1024GiB\"\n", "transport.rto_us", &["derived"]);
     refused("[topology]\nk = 4\n[run]\nend_time_us = 1e300\n", "run.end_time_us", &["0..=1000000000"]);
+    refused("[topology]\nk = 8\n[topology.failures]\nkind = \"flaky\"\nburst_gap_us = 1e300\n", "topology.failures.burst_gap_us", &["1e300"]);
 }
 
 #[test]

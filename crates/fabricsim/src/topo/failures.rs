@@ -429,10 +429,10 @@ fn check_f(f: u32, u: u32) -> Result<()> {
 
 /// A positive mean burst gap or length in µs, as picoseconds.
 fn burst_mean(key: &str, us: f64) -> Result<Time> {
-    if !(us.is_finite() && us > 0.0) {
-        return Err(Error::invalid(key, format!("{us}: must be a positive number of microseconds")));
-    }
-    let t = crate::units::us_to_ps(us);
+    let Some(t) = crate::units::checked_us(us).filter(|_| us > 0.0) else {
+        let max = crate::units::show_num(crate::units::MAX_TIME_US);
+        return Err(Error::invalid(key, format!("{}: must be a positive number of microseconds, at most {max}", crate::units::show_num(us))));
+    };
     if t == 0 {
         return Err(Error::invalid(key, format!("{us}: below one picosecond")));
     }
