@@ -6,6 +6,7 @@
 
 use clap::{Parser, Subcommand};
 use fabricsim::results::OutDir;
+use fabricsim::estimate::{physical_memory_bytes, Estimate};
 use fabricsim::scenario;
 use fabricsim::units::ShowTime;
 use fabricsim::{Error, Progress};
@@ -43,6 +44,9 @@ enum Cmd {
         /// No progress bar.
         #[arg(long, short)]
         quiet: bool,
+        /// Run even when the estimated peak memory exceeds this machine's physical memory.
+        #[arg(long)]
+        force: bool,
     },
     /// Validate a scenario and print the derived fabric.
     Check {
@@ -67,12 +71,12 @@ enum Cmd {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.cmd {
-        Cmd::Run { scenario, out, seed, mut set, quiet } => match seed {
+        Cmd::Run { scenario, out, seed, mut set, quiet, force } => match seed {
             // The seed travels as a scenario key, and TOML integers stop at i64::MAX.
             Some(s) if s > i64::MAX as u64 => Err(Error::invalid("--seed", format!("{s}: allowed 0..={}", i64::MAX))),
             _ => {
                 set.extend(seed.map(|s| format!("seed={s}")));
-                run(&scenario, out, &set, quiet)
+                run(&scenario, out, &set, quiet, force)
             }
         },
         Cmd::Check { scenario, set } => check(&scenario, &set),
@@ -138,8 +142,15 @@ impl ProgressBar {
     }
 }
 
-fn run(path: &Path, out: Option<PathBuf>, set: &[String], quiet: bool) -> Result<(), Error> {
+fn run(path: &Path, out: Option<PathBuf>, set: &[String], quiet: bool, force: bool) -> Result<(), Error> {
     let setup = scenario::load(path, set)?;
+    let estimate = Estimate::of(&setup);
+    if let Some(physical) = physical_memory_bytes().filter(|&m| estimate.peak_memory_bytes > m && !force) {
+        return Err(Error::invalid(
+            "--force",
+            format!("the scenario needs about {:.1} GB of memory ({}), more than this machine's {:.1} GB; make it smaller, or pass --force to try anyway", estimate.peak_memory_bytes / 1e9, estimate.describe(), physical / 1e9),
+        ));
+    }
     let out = out.unwrap_or_else(|| Path::new("out").join(path.file_stem().unwrap_or_default()));
     // Checked, cleared of the previous run's files and claimed before simulating, so that a
     // refused or unwritable folder fails at once rather than after a long run.
@@ -197,6 +208,7 @@ fn check(path: &Path, set: &[String]) -> Result<(), Error> {
     say!(o, "RTO           {}", ShowTime(setup.rto));
     let t = &setup.traffic;
     say!(o, "workload      {} connections, {} messages, {} bytes", t.conns.len(), t.sends.len(), t.total_bytes());
+    say!(o, "estimate      {}", Estimate::of(&setup).describe());
     if !t.instances.is_empty() {
         let jobs = t.instances.iter().map(|i| i.job + 1).max().unwrap_or(0);
         say!(o, "collectives   {} jobs, {} collective instances, {} graph tasks", jobs, t.instances.len(), t.tasks.len());

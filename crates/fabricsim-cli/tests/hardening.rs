@@ -51,3 +51,18 @@ fn a_syntax_error_on_a_long_line_quotes_only_part_of_it() {
     assert!(err.contains("line 2") && err.contains("oops") && err.len() < 600, "{} bytes: {err}", err.len());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn check_prints_an_estimate_and_run_refuses_one_beyond_physical_memory() {
+    let o = bin().arg("check").arg(example()).output().unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.lines().any(|l| l.starts_with("estimate") && l.contains("66688 data packets") && l.contains("peak memory")), "{text}");
+    // 1 s links: 1.25 BDP per connection is about 750 GB in flight for 16 flows of 1 TB.
+    let out = std::env::temp_dir().join(format!("fabricsim-hardening-force-{}", std::process::id()));
+    let sets = ["topology.k=4", "topology.link_latency_ns=1e9", "workload.flow_bytes=1000000000000"];
+    let o = bin().args(["run", "--quiet", "--out"]).arg(&out).args(sets.iter().flat_map(|s| ["--set", s])).arg(example()).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("--force") && err.contains("GB of memory"), "{err}");
+    assert!(!out.exists(), "nothing is written");
+}

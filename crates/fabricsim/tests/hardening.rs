@@ -138,3 +138,11 @@ fn zero_tiny_huge_and_two_to_the_40_are_refused_where_meaningless() {
         assert!(e.contains(key) || e.contains(&format!("`{param}`")), "{key} = {v}: {e}");
     }
 }
+
+#[test]
+fn workloads_of_more_flows_than_memory_holds_are_refused_before_generating_them() {
+    let t = std::time::Instant::now();
+    refused("[topology]\nk = 8\n[workload]\nkind = \"permutation\"\npermutations = 4294967295\n", "workload.permutations", &["50000000"]);
+    refused("[topology]\nk = 32\n[workload]\nkind = \"all_to_all\"\nhosts = 8000\n", "workload.hosts", &["8000 hosts × 7999 peers"]);
+    assert!(t.elapsed().as_secs() < 20, "refused before allocating the flows");
+}

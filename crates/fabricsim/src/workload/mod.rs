@@ -91,6 +91,19 @@ pub const REGISTRY: &[crate::scheme::SchemeRow] = &[
     crate::scheme::plain_row::<rdma_writes::RdmaWritesParams>(rdma_writes::NAME, rdma_writes::SUMMARY),
 ];
 
+/// Most flows one workload may generate (open-loop traces, permutations, all-to-alls): each
+/// takes a connection's state, about a kilobyte, so more would exhaust memory before an
+/// estimate could say so.
+pub const MAX_FLOWS: u64 = 50_000_000;
+
+/// Refuses `flows` flows above [`MAX_FLOWS`], naming `key` and how the count arose (`how`).
+pub fn check_flow_count(key: &str, flows: u64, how: &str) -> Result<()> {
+    if flows > MAX_FLOWS {
+        return Err(Error::invalid(key, format!("{how} = {flows} flows; allowed at most {MAX_FLOWS} (each flow's connection takes about 1 KB)")));
+    }
+    Ok(())
+}
+
 impl WorkloadConfig {
     /// Whether the workload is a list of flows compiled by [`flows_to_traffic`] (the only kind
     /// a message shaper applies to). Every variant is named, so that a new workload must say.
@@ -103,7 +116,7 @@ impl WorkloadConfig {
         }
     }
 
-    /// The key that sizes the workload's messages, for errors about their size.
+        /// The key that sizes the workload's messages, for errors about their size.
     pub fn size_key(&self) -> &'static str {
         match self {
             WorkloadConfig::Permutation(_) | WorkloadConfig::Incast(_) | WorkloadConfig::AllToAll(_) => "workload.flow_bytes",
