@@ -6,6 +6,7 @@
 
 use clap::{Parser, Subcommand};
 use fabricsim::results::OutDir;
+use fabricsim::estimate::{physical_memory_bytes, Estimate};
 use fabricsim::scenario;
 use fabricsim::units::ShowTime;
 use fabricsim::{Error, Progress};
@@ -43,6 +44,9 @@ enum Cmd {
         /// No progress bar.
         #[arg(long, short)]
         quiet: bool,
+        /// Run even when the estimated peak memory exceeds this machine's physical memory.
+        #[arg(long)]
+        force: bool,
     },
     /// Validate a scenario and print the derived fabric.
     Check {
@@ -72,25 +76,18 @@ enum Cmd {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.cmd {
-        Cmd::Run { scenario, out, seed, mut set, quiet } => {
-            if let Some(s) = seed {
-                set.push(format!("seed={s}"));
+        Cmd::Run { scenario, out, seed, mut set, quiet, force } => match seed {
+            // The seed travels as a scenario key, and TOML integers stop at i64::MAX.
+            Some(s) if s > i64::MAX as u64 => Err(Error::invalid("--seed", format!("{s}: allowed 0..={}", i64::MAX))),
+            _ => {
+                set.extend(seed.map(|s| format!("seed={s}")));
+                run(&scenario, out, &set, quiet, force)
             }
-            run(&scenario, out, &set, quiet)
-        }
+        },
         Cmd::Check { scenario, set } => check(&scenario, &set),
-        Cmd::List { outputs: true, markdown, .. } => {
-            print!("{}", if markdown { fabricsim::results::schema::markdown() } else { fabricsim::results::schema::text() });
-            Ok(())
-        }
-        Cmd::List { markdown: true, .. } => {
-            print!("{}", fabricsim::registry::markdown());
-            Ok(())
-        }
-        Cmd::List { params, .. } => {
-            list(params);
-            Ok(())
-        }
+        Cmd::List { outputs: true, markdown, .. } => emit(&if markdown { fabricsim::results::schema::markdown() } else { fabricsim::results::schema::text() }),
+        Cmd::List { markdown: true, .. } => emit(&fabricsim::registry::markdown()),
+        Cmd::List { params, .. } => list(params),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -98,6 +95,24 @@ fn main() -> ExitCode {
             eprintln!("error: {e}");
             ExitCode::from(if e.is_input_error() { 2 } else { 1 })
         }
+    }
+}
+
+/// Appends one formatted line to a `String`.
+macro_rules! say {
+    ($o:ident, $($arg:tt)*) => {{
+        $o.push_str(&format!($($arg)*));
+        $o.push('\n');
+    }};
+}
+
+/// Writes `text` to stdout. A reader that went away (`fabricsim check X | head`) is no error:
+/// the rest is dropped quietly.
+fn emit(text: &str) -> Result<(), Error> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(Error::Io { path: "stdout".into(), message: e.to_string() }),
+        _ => Ok(()),
     }
 }
 
@@ -133,8 +148,15 @@ impl ProgressBar {
     }
 }
 
-fn run(path: &Path, out: Option<PathBuf>, set: &[String], quiet: bool) -> Result<(), Error> {
+fn run(path: &Path, out: Option<PathBuf>, set: &[String], quiet: bool, force: bool) -> Result<(), Error> {
     let setup = scenario::load(path, set)?;
+    let estimate = Estimate::of(&setup);
+    if let Some(physical) = physical_memory_bytes().filter(|&m| estimate.peak_memory_bytes > m && !force) {
+        return Err(Error::invalid(
+            "--force",
+            format!("the scenario needs about {:.1} GB of memory ({}), more than this machine's {:.1} GB; make it smaller, or pass --force to try anyway", estimate.peak_memory_bytes / 1e9, estimate.describe(), physical / 1e9),
+        ));
+    }
     let out = out.unwrap_or_else(|| Path::new("out").join(path.file_stem().unwrap_or_default()));
     // Checked, cleared of the previous run's files and claimed before simulating, so that a
     // refused or unwritable folder fails at once rather than after a long run.
@@ -146,32 +168,35 @@ fn run(path: &Path, out: Option<PathBuf>, set: &[String], quiet: bool) -> Result
         eprintln!();
     }
     results.write_to(&out_dir)?;
+    let mut o = String::new();
     for l in report::summary_lines(&results.summary) {
-        println!("{l}");
+        say!(o, "{l}");
     }
-    println!("results     {}", out.display());
+    say!(o, "results     {}", out.display());
+    emit(&o)?;
     fabricsim::check_invariants(&results)
 }
 
 fn check(path: &Path, set: &[String]) -> Result<(), Error> {
     let setup = scenario::load(path, set)?;
+    let mut o = String::new();
     let f = &setup.fabric;
-    println!("fabric        {}", f.description);
+    say!(o, "fabric        {}", f.description);
     let tiers: Vec<String> = f.tier_counts().iter().map(|&(t, n)| format!("{n} {}", f.tier_name(t))).collect();
-    println!("nodes         {} ({})", f.tier.len(), tiers.join(", "));
-    println!("links         {}", f.ports.len() / 2);
+    say!(o, "nodes         {} ({})", f.tier.len(), tiers.join(", "));
+    say!(o, "links         {}", f.ports.len() / 2);
     let hp = &f.ports[f.host_port[0] as usize];
-    println!("host link     {} Gb/s, {}", hp.rate.gbps(), ShowTime(hp.latency));
-    println!("switch delay  {}", ShowTime(f.switch_latency));
-    println!("base RTT      {} (longest path, full packet + ACK)", ShowTime(setup.base_rtt));
-    println!("BDP           {} bytes", setup.bdp_bytes);
+    say!(o, "host link     {} Gb/s, {}", hp.rate.gbps(), ShowTime(hp.latency));
+    say!(o, "switch delay  {}", ShowTime(f.switch_latency));
+    say!(o, "base RTT      {} (longest path, full packet + ACK)", ShowTime(setup.base_rtt));
+    say!(o, "BDP           {} bytes", setup.bdp_bytes);
     let table = &setup.qdisc;
     for (i, q) in table.profiles.iter().enumerate() {
         let head = if i == 0 { "switch port  " } else { "             " };
         // Under PFC a port's queue has no limit of its own (the switch's shared buffer, below,
         // bounds it): say so.
         let buffer = q.bounded_buffer().map_or_else(|| "unbounded (PFC shared buffer)".to_string(), |b| format!("{b} B"));
-        println!(
+        say!(o, 
             "{head} #{i} buffer {buffer}, ECN {} (Kmin {} B, Kmax {} B, Pmax {}, at {:?}), trimming {}: {} ports{}",
             if q.ecn { "on" } else { "off" },
             q.kmin_bytes,
@@ -184,19 +209,20 @@ fn check(path: &Path, set: &[String]) -> Result<(), Error> {
         );
     }
     for l in report::pfc_lines(&setup) {
-        println!("{l}");
+        say!(o, "{l}");
     }
     let reliability = setup.scenario.transport.reliability.name();
     for l in fabricsim::engine::recovery_timers(&setup) {
-        println!("recovery      {reliability}: {l}");
+        say!(o, "recovery      {reliability}: {l}");
     }
     let t = &setup.traffic;
-    println!("workload      {} connections, {} messages, {} bytes", t.conns.len(), t.sends.len(), t.total_bytes());
+    say!(o, "workload      {} connections, {} messages, {} bytes", t.conns.len(), t.sends.len(), t.total_bytes());
+    say!(o, "estimate      {}", Estimate::of(&setup).describe());
     if !t.instances.is_empty() {
         let jobs = t.instances.iter().map(|i| i.job + 1).max().unwrap_or(0);
-        println!("collectives   {} jobs, {} collective instances, {} graph tasks", jobs, t.instances.len(), t.tasks.len());
+        say!(o, "collectives   {} jobs, {} collective instances, {} graph tasks", jobs, t.instances.len(), t.tasks.len());
     }
-    println!("link events   {}", setup.scenario.link_events.len());
+    say!(o, "link events   {}", setup.scenario.link_events.len());
     if !f.failures.is_empty() {
         let names: Vec<String> = f.failures.iter().map(|l| f.link_name(l.up)).collect();
         let how = match (f.failures[0].rate, f.failures[0].flaky) {
@@ -208,34 +234,36 @@ fn check(path: &Path, set: &[String]) -> Result<(), Error> {
             Some(s) => format!(" (failure seed {s})"),
             None => String::new(),
         };
-        println!("failed links  {} {how}{seed}: {}", names.len(), names.join(" "));
+        say!(o, "failed links  {} {how}{seed}: {}", names.len(), names.join(" "));
     }
     if let Some(b) = &f.pod_bottleneck {
-        println!("Eq. 2         {}", b.describe());
+        say!(o, "Eq. 2         {}", b.describe());
     }
-    println!("\nresolved scenario:\n{}", setup.scenario.to_toml());
-    Ok(())
+    say!(o, "\nresolved scenario:\n{}", setup.scenario.to_toml());
+    emit(&o)
 }
 
-fn list(with_params: bool) {
+fn list(with_params: bool) -> Result<(), Error> {
+    let mut o = String::new();
     for family in fabricsim::registry::families() {
-        println!("{} ({}):", family.title, family.key);
+        say!(o, "{} ({}):", family.title, family.key);
         for s in family.schemes {
-            println!("  {:<16} {}", s.name, s.summary);
+            say!(o, "  {:<16} {}", s.name, s.summary);
             if with_params {
                 for p in (s.params)() {
                     let allowed = p.allowed.map(|a| format!("  [{a}]")).unwrap_or_default();
-                    println!("  {:<16}   {} = {}{allowed}", "", p.key, p.default);
+                    say!(o, "  {:<16}   {} = {}{allowed}", "", p.key, p.default);
                 }
             }
         }
-        println!();
+        o.push('\n');
         if family.key == "workload.kind" {
-            println!("collectives (workload.jobs[].collectives[].op / algorithm):");
+            say!(o, "collectives (workload.jobs[].collectives[].op / algorithm):");
             for (op, algs, default) in fabricsim::workload::collective::OPERATIONS {
-                println!("  {op:<16} {} (default {default})", algs.join(", "));
+                say!(o, "  {op:<16} {} (default {default})", algs.join(", "));
             }
-            println!();
+            o.push('\n');
         }
     }
+    emit(&o)
 }

@@ -50,6 +50,15 @@ impl Error {
         Error::Invalid { key: key.into(), message: message.into() }
     }
 
+    /// The same error with a key under `from` (`transport.cc`) moved under `to`
+    /// (`transport.cc_by_source[0].cc`): a table checked by code that names its usual place.
+    pub fn moved(self, from: &str, to: &str) -> Self {
+        match self {
+            Error::Invalid { key, message } if key.starts_with(from) => Error::Invalid { key: format!("{to}{}", &key[from.len()..]), message },
+            e => e,
+        }
+    }
+
     /// Whether the error is the user's input (exit code 2) rather than the run's.
     pub fn is_input_error(&self) -> bool {
         matches!(self, Error::Invalid { .. } | Error::Syntax(_) | Error::Io { .. } | Error::OutDir { .. })

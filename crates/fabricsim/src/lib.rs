@@ -19,6 +19,7 @@
 //!   state.
 //! - [`workload`]: permutation, incast, all-to-all, flow lists, collectives.
 //! - [`scenario`]: TOML scenarios with defaults, validation and overrides.
+//! - [`estimate`]: what a validated scenario will roughly need (packets, events, memory, time).
 //! - [`engine`]: the [`engine::Sim`] context (clock, event queue, packet pool, one `Network`
 //!   and one `Hosts`) and its event loop ([`engine::queue`] the event queue), with the
 //!   `impl Sim` glue (`engine/glue/`) that hands events to the state of [`net`] and
@@ -33,6 +34,7 @@
 
 pub mod engine;
 pub mod error;
+pub mod estimate;
 pub mod hint;
 pub mod ids;
 pub mod net;

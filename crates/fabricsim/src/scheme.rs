@@ -46,6 +46,11 @@ impl Limit {
     pub const fn new(key: &'static str, min: f64, max: f64) -> Limit {
         Limit { key, min, max }
     }
+
+    /// The range as listings and messages show it: `min..=max`.
+    pub fn range(&self) -> String {
+        format!("{}..={}", crate::units::show_num(self.min), crate::units::show_num(self.max))
+    }
 }
 
 /// A pluggable scheme of one family. `Ctx` is what the family hands every constructor (a
@@ -150,7 +155,7 @@ pub fn param_rows<P: Default + Serialize>(limits: &'static [Limit]) -> Vec<Param
     keys.into_iter()
         .map(|k| ParamRow {
             default: table.get(&k).map_or("-".to_string(), |v| v.to_string()),
-            allowed: limits.iter().find(|l| l.key == k).map(|l| format!("{}..={}", l.min, l.max)),
+            allowed: limits.iter().find(|l| l.key == k).map(Limit::range),
             key: k,
         })
         .collect()
@@ -169,7 +174,7 @@ pub fn validate_params<P: Serialize>(p: &P, limits: &[Limit], key: &str) -> Resu
             _ => continue,
         };
         if !(v.is_finite() && v >= l.min && v <= l.max) {
-            return Err(Error::invalid(format!("{key}.{}", l.key), format!("{v}: allowed {}..={}", l.min, l.max)));
+            return Err(Error::invalid(format!("{key}.{}", l.key), format!("{}: allowed {}", crate::units::show_num(v), l.range())));
         }
     }
     Ok(())

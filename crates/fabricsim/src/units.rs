@@ -27,6 +27,38 @@ pub fn us_to_ps(us: f64) -> Time {
     (us * US as f64).round() as Time
 }
 
+/// Longest time or duration a scenario may give, in µs: 1000 s of simulated time. Time is u64
+/// picoseconds (about 213 days at most), so sums of thousands of such values (a path's
+/// latencies, a start time plus timeouts) cannot wrap.
+pub const MAX_TIME_US: f64 = 1e9;
+
+/// [`MAX_TIME_US`] in ns, for `*_ns` keys.
+pub const MAX_TIME_NS: f64 = MAX_TIME_US * 1e3;
+
+/// `us` µs as whole picoseconds, or `None` unless `0 ≤ us ≤` [`MAX_TIME_US`].
+pub fn checked_us(us: f64) -> Option<Time> {
+    (us.is_finite() && (0.0..=MAX_TIME_US).contains(&us)).then(|| us_to_ps(us))
+}
+
+/// A scenario number for a message: as written for ordinary magnitudes, in exponent form
+/// (`1e300`, `1e-300`) for huge or tiny ones, so that an error never prints 300 digits.
+pub fn show_num(v: f64) -> String {
+    if v != 0.0 && v.is_finite() && !(1e-6..1e15).contains(&v.abs()) {
+        format!("{v:e}")
+    } else {
+        v.to_string()
+    }
+}
+
+/// Slowest link or pacing rate, in Gb/s (1 Mb/s: a 64 KiB packet still takes under a second).
+pub const MIN_RATE_GBPS: f64 = 1e-3;
+/// Fastest link rate, in Gb/s (1 Pb/s).
+pub const MAX_RATE_GBPS: f64 = 1e6;
+
+/// Largest buffer, threshold or headroom a port may have, in bytes (1 TiB): draining it at the
+/// slowest rate takes about 2.4 hours, far inside [`Time`].
+pub const MAX_BUFFER_BYTES: u64 = 1 << 40;
+
 /// A link or pacing rate in bits per second.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct BitsPerSec(pub u64);
@@ -35,6 +67,11 @@ impl BitsPerSec {
     /// Builds a rate from gigabits per second (10^9 bit/s), rounded to the nearest bit/s.
     pub fn from_gbps(gbps: f64) -> Self {
         BitsPerSec((gbps * 1e9).round() as u64)
+    }
+
+    /// Whether the rate lies in [`MIN_RATE_GBPS`]`..=`[`MAX_RATE_GBPS`].
+    pub fn in_range(self) -> bool {
+        (1e9 * MIN_RATE_GBPS..=1e9 * MAX_RATE_GBPS).contains(&(self.0 as f64))
     }
 
     /// The rate in Gb/s, for display.

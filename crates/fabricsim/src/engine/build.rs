@@ -86,13 +86,16 @@ pub(super) fn hosts(setup: &Setup, fabric: &Fabric) -> Hosts {
     for f in &setup.traffic.conns {
         src_conns[f.src as usize] += 1;
     }
-    let (queue_bytes, pacer_flows) = (eq1_queue_bytes(setup), pacer_flows(setup));
+    let queue_bytes = eq1_queue_bytes(setup);
+    let cc_of = tr.cc_of_hosts(fabric.hosts);
     for (i, f) in setup.traffic.conns.iter().enumerate() {
         let hops = super::hop_count(fabric, f.src, f.dst);
         let rtt = *rtt_by_hops.entry(hops).or_insert_with(|| fabric.base_rtt(f.src, f.dst, mtu, tp.ack_bytes as u64));
         let host_rate = fabric.ports[fabric.host_port[f.src as usize] as usize].rate;
+        let cc_config = cc_of[f.src as usize];
+        let pacer_flows = pacer_flows(cc_config);
         let path = PathInfo { mtu_bytes: mtu, host_rate, base_rtt: rtt, bdp_bytes: host_rate.bytes_in(rtt), hops: hops as u32, net_base_rtt: setup.base_rtt, src_conns: src_conns[f.src as usize], queue_bytes, flows_per_host: pacer_flows.unwrap_or(src_conns[f.src as usize]) };
-        let cc = tr.cc.build(&mut path.clone());
+        let cc = cc_config.build(&mut path.clone());
         let mut lb_ctx = LbBuild { path, rng: Rng::stream(seed, "conn", i as u64) };
         let lb = tr.lb.build(&mut lb_ctx);
         let (tx_recovery, rx_recovery) = (tr.reliability.build(&mut path.clone()), tr.reliability.build_receiver());
@@ -124,9 +127,9 @@ fn eq1_queue_bytes(setup: &Setup) -> u64 {
     (0..q.profiles.len()).filter(|&i| q.switch_ports[i] > 0).filter_map(|i| q.profiles[i].bounded_buffer()).max().unwrap_or(0)
 }
 
-/// The `pacer`'s `flows_per_host`, when it is the controller and sets one.
-fn pacer_flows(setup: &Setup) -> Option<u32> {
-    match &setup.scenario.transport.cc {
+/// The `pacer`'s `flows_per_host`, when `cc` is the pacer and sets one.
+fn pacer_flows(cc: &crate::transport::cc::CcConfig) -> Option<u32> {
+    match cc {
         crate::transport::cc::CcConfig::Pacer(p) => p.flows_per_host,
         _ => None,
     }
@@ -151,7 +154,7 @@ pub fn recovery_timers(setup: &Setup) -> Vec<String> {
         net_base_rtt: setup.base_rtt,
         src_conns,
         queue_bytes: eq1_queue_bytes(setup),
-        flows_per_host: pacer_flows(setup).unwrap_or(src_conns),
+        flows_per_host: pacer_flows(tr.cc_of_hosts(fabric.hosts)[src as usize]).unwrap_or(src_conns),
     };
     use crate::transport::recovery::SenderRecovery;
     let mode = tr.reliability.build(&mut path.clone());

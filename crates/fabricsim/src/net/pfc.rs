@@ -27,7 +27,7 @@
 
 use crate::error::{Error, Result};
 use crate::ids::{NodeId, PortId};
-use crate::units::ByteSize;
+use crate::units::{ByteSize, MAX_BUFFER_BYTES};
 use crate::topo::Fabric;
 use crate::units::Time;
 use serde::{Deserialize, Serialize};
@@ -200,6 +200,19 @@ impl PfcConfig {
             (PfcThreshold::Dynamic, None) => 0,
         };
         let resume_offset = self.resume_offset_bytes.map_or(2 * mtu, |b| b.0);
+        let sizes = [("buffer_bytes", self.buffer_bytes), ("xoff_bytes", self.xoff_bytes), ("resume_offset_bytes", self.resume_offset_bytes), ("headroom_bytes", self.headroom_bytes)];
+        for (key, b) in sizes {
+            if let Some(b) = b.filter(|b| b.0 > MAX_BUFFER_BYTES) {
+                return Err(Error::invalid(format!("switch.pfc.{key}"), format!("{}: allowed at most {MAX_BUFFER_BYTES} bytes (1 TiB)", b.0)));
+            }
+        }
+        if let Some(h) = self.headroom_bytes.filter(|h| h.0 < 2 * mtu) {
+            // Less cannot even hold the packets that straddle a pause: the fabric would drop.
+            return Err(Error::invalid(
+                "switch.pfc.headroom_bytes",
+                format!("{}: a lossless port needs at least 2 × mtu_bytes ({} bytes) of headroom; default 2 × link delay × rate + 2 MTU + 2 PFC frames", h.0, 2 * mtu),
+            ));
+        }
         let hosts = fabric.hosts;
         let mut ingress = vec![Ingress::default(); fabric.ports.len()];
         let mut switches = Vec::with_capacity(fabric.switches() as usize);
@@ -227,7 +240,16 @@ impl PfcConfig {
             }
             let buffer = match self.buffer_bytes {
                 Some(b) => b.0,
-                None => (self.buffer_mb_per_tbps * 1e6 * capacity_bps as f64 / 1e12).round() as u64,
+                None => {
+                    let b = (self.buffer_mb_per_tbps * 1e6 * capacity_bps as f64 / 1e12).round();
+                    if b > MAX_BUFFER_BYTES as f64 {
+                        return Err(Error::invalid(
+                            "switch.pfc.buffer_mb_per_tbps",
+                            format!("{}: gives switch {sw} {b} bytes; allowed at most {MAX_BUFFER_BYTES} bytes (1 TiB) per switch", self.buffer_mb_per_tbps),
+                        ));
+                    }
+                    b as u64
+                }
             };
             if buffer <= headroom_total + mtu {
                 return Err(Error::invalid(

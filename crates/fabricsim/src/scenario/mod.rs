@@ -27,7 +27,7 @@ use crate::topo::Fabric;
 use crate::transport::cc::CcConfig;
 use crate::transport::lb::LbConfig;
 use crate::transport::shaper::ShaperCtx;
-use crate::units::{BitsPerSec, Gbps, Time, NS};
+use crate::units::{show_num, BitsPerSec, Gbps, Time, MAX_RATE_GBPS, MAX_TIME_NS, MIN_RATE_GBPS, NS};
 use crate::transport::credit::CreditConfig;
 use crate::transport::gate::GateConfig;
 use crate::workload::graph::Traffic;
@@ -316,6 +316,36 @@ pub struct TransportConfig {
     /// scenarios while `none`.
     #[serde(skip_serializing_if = "crate::transport::shaper::ShaperConfig::is_none")]
     pub shaper: crate::transport::shaper::ShaperConfig,
+    /// Other controllers for the connections of chosen source hosts
+    /// (`[[transport.cc_by_source]]`, `hosts = [4, 8]`, `cc = "bbr"`): two or more congestion
+    /// controls sharing one fabric. Left out of resolved scenarios while empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub cc_by_source: Vec<CcBySource>,
+}
+
+/// One `[[transport.cc_by_source]]` entry: the connections sent by `hosts` use `cc` instead of
+/// `transport.cc`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CcBySource {
+    /// Source hosts (each in at most one entry).
+    pub hosts: Vec<u32>,
+    /// Their congestion control (`cc = "bbr"` or a table with `name` and parameters).
+    pub cc: CcConfig,
+}
+
+impl TransportConfig {
+    /// The congestion control of every source host: `transport.cc` but where
+    /// `transport.cc_by_source` names the host (hosts already checked to exist).
+    pub fn cc_of_hosts(&self, hosts: u32) -> Vec<&CcConfig> {
+        let mut of = vec![&self.cc; hosts as usize];
+        for e in &self.cc_by_source {
+            for &h in &e.hosts {
+                of[h as usize] = &e.cc;
+            }
+        }
+        of
+    }
 }
 
 impl Default for TransportConfig {
@@ -333,6 +363,7 @@ impl Default for TransportConfig {
             credit: CreditConfig::default(),
             reliability: Default::default(),
             shaper: Default::default(),
+            cc_by_source: Vec::new(),
         }
     }
 }
@@ -539,15 +570,15 @@ pub struct Setup {
 
 fn rate(key: &str, gbps: Gbps) -> Result<BitsPerSec> {
     let gbps = gbps.0;
-    if !(gbps.is_finite() && gbps > 0.0) {
-        return Err(Error::invalid(key, format!("{gbps}: must be a positive rate in Gb/s")));
+    if !(gbps.is_finite() && (MIN_RATE_GBPS..=MAX_RATE_GBPS).contains(&gbps)) {
+        return Err(Error::invalid(key, format!("{}: must be a positive rate in Gb/s; allowed {MIN_RATE_GBPS}..={MAX_RATE_GBPS} (1 Mb/s to 1 Pb/s)", show_num(gbps))));
     }
     Ok(BitsPerSec::from_gbps(gbps))
 }
 
 fn nanos(key: &str, ns: f64) -> Result<Time> {
-    if !(ns.is_finite() && ns >= 0.0) {
-        return Err(Error::invalid(key, format!("{ns}: must be a non-negative time in nanoseconds")));
+    if !(ns.is_finite() && (0.0..=MAX_TIME_NS).contains(&ns)) {
+        return Err(Error::invalid(key, format!("{}: must be a non-negative time in nanoseconds; allowed 0..={} (1000 s)", show_num(ns), show_num(MAX_TIME_NS))));
     }
     Ok((ns * NS as f64).round() as Time)
 }
@@ -557,6 +588,13 @@ fn fraction(key: &str, v: f64) -> Result<f64> {
         return Err(Error::invalid(key, format!("{v}: must be a fraction between 0 and 1")));
     }
     Ok(v)
+}
+
+/// The 0-based column (in characters) of byte offset `at` of `text`.
+fn column_of(text: &str, at: usize) -> usize {
+    let at = at.min(text.len());
+    let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    text.get(line_start..at).map_or(0, |s| s.chars().count())
 }
 
 /// `us` microseconds at `key`, refused when it rounds to 0: `what` must be positive.
@@ -571,7 +609,7 @@ fn positive_time(key: &str, us: f64, what: &str) -> Result<Time> {
 impl Scenario {
     /// Parses a scenario from TOML text, applying `key.path=value` overrides first.
     pub fn from_toml(text: &str, overrides: &[String]) -> Result<Scenario> {
-        let mut value: toml::Value = text.parse::<toml::Table>().map(toml::Value::Table).map_err(|e| Error::Syntax(e.to_string()))?;
+        let mut value: toml::Value = text.parse::<toml::Table>().map(toml::Value::Table).map_err(|e| Error::Syntax(values::short_excerpt(&e.to_string(), e.span().map_or(0, |s| column_of(text, s.start)))))?;
         for o in overrides {
             values::apply_override(&mut value, o)?;
         }
@@ -610,6 +648,7 @@ impl Scenario {
     pub fn setup(self, base_dir: &Path) -> Result<Setup> {
         transport::check(&self.transport)?;
         let fabric = self.build_fabric()?;
+        transport::check_cc_hosts(&self.transport, fabric.hosts)?;
         let base = timing::Base::of(&fabric, &self.transport);
         let (mut qdisc, pfc) = self.switch_ports(&fabric, base.bdp_bytes)?;
         let rto = timing::rto(&self.transport, self.switch.pfc.enabled, &fabric, &qdisc, &base)?;
@@ -618,14 +657,17 @@ impl Scenario {
         let results = ResultsOptions::of(&self.results)?;
         self.transport.gate.validate()?;
         //= mcc §2.1 (Fig. 5): the NIC is unmodified with its hardware congestion control off
-        if matches!(self.transport.gate, GateConfig::Mcc(_)) && !matches!(self.transport.cc, crate::transport::cc::CcConfig::LineRate(_)) {
-            return Err(Error::invalid(
-                "transport.cc",
-                format!("\"{}\": gate \"mcc\" runs with the NIC's congestion control off; set transport.cc = \"line_rate\"", self.transport.cc.name()),
-            ));
+        if matches!(self.transport.gate, GateConfig::Mcc(_)) {
+            let ccs = std::iter::once(("transport.cc".to_string(), &self.transport.cc))
+                .chain(self.transport.cc_by_source.iter().enumerate().map(|(i, e)| (format!("transport.cc_by_source[{i}].cc"), &e.cc)));
+            if let Some((key, cc)) = ccs.into_iter().find(|(_, cc)| !matches!(cc, CcConfig::LineRate(_))) {
+                return Err(Error::invalid(&key, format!("\"{}\": gate \"mcc\" runs with the NIC's congestion control off; set {key} = \"line_rate\"", cc.name())));
+            }
         }
         let shaper = self.transport.shaper.build(&mut ShaperCtx { mss: (self.transport.mtu_bytes - self.transport.header_bytes) as u64 });
-        let traffic = Arc::new(self.workload.generate(&fabric, self.seed, base_dir, &shaper)?);
+        let traffic = self.workload.generate(&fabric, self.seed, base_dir, &shaper)?;
+        traffic.check_packet_counts((self.transport.mtu_bytes - self.transport.header_bytes) as u64, self.workload.size_key())?;
+        let traffic = Arc::new(traffic);
         let tracing = run_options::Tracing::of(&self.run, &fabric, traffic.conns.len() as u32)?;
         Ok(Setup {
             scenario: self,

@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 use crate::net::qdisc::{ControlLane, MarkAt, QdiscConfig, QdiscTable};
 use crate::scenario::ByteSize;
 use crate::topo::{Fabric, Tier};
-use crate::units::BitsPerSec;
+use crate::units::{BitsPerSec, MAX_BUFFER_BYTES};
 use serde::{Deserialize, Serialize};
 
 /// Overrides of `[switch]` keys for some ports; an unset key falls through to the next rule.
@@ -168,20 +168,20 @@ fn pick<'a, T>(layers: &'a [Layer<'a>], get: impl Fn(&QueueRule) -> Option<T>) -
 
 /// A byte count given directly or as a fraction of something.
 enum Amount {
-    Bytes(u64),
+    Bytes(u64, &'static str),
     Of(f64, &'static str),
 }
 
 fn buffer_of(r: &QueueRule) -> Option<Amount> {
-    r.buffer_bytes.map(|b| Amount::Bytes(b.0)).or(r.buffer_bdp.map(|f| Amount::Of(f, "buffer_bdp")))
+    r.buffer_bytes.map(|b| Amount::Bytes(b.0, "buffer_bytes")).or(r.buffer_bdp.map(|f| Amount::Of(f, "buffer_bdp")))
 }
 
 fn kmin_of(r: &QueueRule) -> Option<Amount> {
-    r.ecn_kmin_bytes.map(|b| Amount::Bytes(b.0)).or(r.ecn_kmin.map(|f| Amount::Of(f, "ecn_kmin")))
+    r.ecn_kmin_bytes.map(|b| Amount::Bytes(b.0, "ecn_kmin_bytes")).or(r.ecn_kmin.map(|f| Amount::Of(f, "ecn_kmin")))
 }
 
 fn kmax_of(r: &QueueRule) -> Option<Amount> {
-    r.ecn_kmax_bytes.map(|b| Amount::Bytes(b.0)).or(r.ecn_kmax.map(|f| Amount::Of(f, "ecn_kmax")))
+    r.ecn_kmax_bytes.map(|b| Amount::Bytes(b.0, "ecn_kmax_bytes")).or(r.ecn_kmax.map(|f| Amount::Of(f, "ecn_kmax")))
 }
 
 /// Everything [`resolve`] needs besides the rules.
@@ -348,16 +348,26 @@ fn profile(layers: &[Layer], sw: &SwitchConfig, cx: &Context, label: &str) -> Re
     let on = if label.is_empty() { String::new() } else { format!(" on {label} ports") };
     let (buf, bk) = pick(layers, buffer_of);
     let buffer = match buf {
-        Amount::Bytes(b) => b,
+        Amount::Bytes(b, _) => b,
         Amount::Of(bdp, name) => {
             if !(bdp.is_finite() && bdp > 0.0) {
                 return Err(Error::invalid(format!("{bk}.{name}"), format!("{bdp}: must be a positive multiple of the BDP")));
             }
             // Whole packets, as htsim sizes a 1-BDP queue (626,688 B = 153 × 4096 B).
-            let bytes = (bdp * cx.bdp_bytes as f64).ceil() as u64;
+            let bytes = (bdp * cx.bdp_bytes as f64).ceil();
+            if bytes > MAX_BUFFER_BYTES as f64 {
+                return Err(Error::invalid(format!("{bk}.{name}"), format!("{bdp} × {} bytes: allowed at most {MAX_BUFFER_BYTES} bytes (1 TiB) per port", cx.bdp_bytes)));
+            }
+            let bytes = bytes as u64;
             bytes.div_ceil(cx.mtu_bytes) * cx.mtu_bytes
         }
     };
+    if buffer > MAX_BUFFER_BYTES {
+        let key = match buf {
+            Amount::Bytes(_, name) | Amount::Of(_, name) => format!("{bk}.{name}"),
+        };
+        return Err(Error::invalid(key, format!("gives {buffer} bytes: allowed at most {MAX_BUFFER_BYTES} bytes (1 TiB) per port")));
+    }
     if buffer < cx.mtu_bytes {
         return Err(Error::invalid(
             format!("{bk}.buffer_bytes"),
@@ -367,7 +377,10 @@ fn profile(layers: &[Layer], sw: &SwitchConfig, cx: &Context, label: &str) -> Re
     // Fractions resolve against this port's own buffer, whichever rule set it.
     let threshold = |(a, k): (Amount, &str)| -> Result<u64> {
         Ok(match a {
-            Amount::Bytes(b) => b,
+            Amount::Bytes(b, name) if b > MAX_BUFFER_BYTES => {
+                return Err(Error::invalid(format!("{k}.{name}"), format!("{b}: allowed at most {MAX_BUFFER_BYTES} bytes (1 TiB)")))
+            }
+            Amount::Bytes(b, _) => b,
             Amount::Of(v, name) => (fraction(&format!("{k}.{name}"), v)? * buffer as f64).round() as u64,
         })
     };
@@ -411,8 +424,11 @@ fn control_lane(sw: &SwitchConfig, buffer: u64, trimming: bool) -> Result<Contro
         C::Unbounded => ControlLane::Unbounded,
         C::Separate => {
             let f = sw.control_lane_factor.unwrap_or(1.0);
-            if !(f.is_finite() && f > 0.0) {
-                return Err(Error::invalid("switch.control_lane_factor", format!("{f}: must be a positive multiple of the port's buffer")));
+            if !(f.is_finite() && f > 0.0 && f * buffer as f64 <= MAX_BUFFER_BYTES as f64) {
+                return Err(Error::invalid(
+                    "switch.control_lane_factor",
+                    format!("{f}: must be a positive multiple of the port's {buffer}-byte buffer, giving at most {MAX_BUFFER_BYTES} bytes (1 TiB)"),
+                ));
             }
             ControlLane::Separate((f * buffer as f64).round() as u64)
         }

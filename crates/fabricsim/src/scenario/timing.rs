@@ -2,11 +2,11 @@
 //! retransmission timeout (given, or derived from the base RTT and the queues on that path).
 
 use super::{positive_time, TransportConfig};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::ids::NodeId;
 use crate::net::qdisc::QdiscTable;
 use crate::topo::Fabric;
-use crate::units::{Time, MS};
+use crate::units::{us_to_ps, Time, MAX_TIME_US, MS, SEC};
 
 /// The longest path's figures.
 pub(super) struct Base {
@@ -40,10 +40,23 @@ pub(super) fn rto(tr: &TransportConfig, lossless: bool, fabric: &Fabric, qdisc: 
         None if lossless => 4 * MS,
         None => {
             // Worst case of a packet that is not lost: the longest path's base RTT plus a full
-            // data buffer drained at every hop, with a factor 2 of margin.
+            // data buffer drained at every hop, with a factor 2 of margin. Summed in u128: slow
+            // links with deep buffers can take longer than any run may (then an error, never a
+            // wrapped timeout).
             let path = fabric.representative_path(base.pair.0, base.pair.1);
-            let queueing: Time = path.iter().map(|&p| fabric.ports[p as usize].rate.tx_time(qdisc.of_port(p).buffer_bytes)).sum();
-            base.rtt + 2 * queueing
+            let queueing: u128 = path.iter().map(|&p| fabric.ports[p as usize].rate.tx_time(qdisc.of_port(p).buffer_bytes) as u128).sum();
+            let rto = base.rtt as u128 + 2 * queueing;
+            if rto > us_to_ps(MAX_TIME_US) as u128 {
+                return Err(Error::invalid(
+                    "transport.rto_us",
+                    format!(
+                        "unset, so derived as base RTT + 2 × draining every buffer of the longest path: {} s, above the {} s a run may last; give rto_us (0..={MAX_TIME_US} µs) or smaller switch buffers",
+                        rto as f64 / SEC as f64,
+                        MAX_TIME_US / 1e6
+                    ),
+                ));
+            }
+            rto as Time
         }
     })
 }

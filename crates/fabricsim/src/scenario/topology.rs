@@ -68,8 +68,8 @@ impl Scenario {
                     return fat_tree::build_pods(shape, links, sw_lat);
                 }
                 let k = radix(t, fat_tree::radix_for_hosts, 8)?;
-                if k > 128 {
-                    return Err(Error::invalid("topology.k", format!("{k}: fat trees up to k=128 (524288 hosts) are supported")));
+                if k > fat_tree::MAX_K {
+                    return Err(Error::invalid("topology.k", format!("{k}: fat trees up to k={} (524288 hosts) are supported", fat_tree::MAX_K)));
                 }
                 let at = match t.oversubscribed_tier {
                     OversubTier::Tor => fat_tree::OversubscribedTier::Tor,
@@ -91,8 +91,8 @@ impl Scenario {
                     return Err(Error::invalid("topology.spine_link_rates_gbps", "only with the explicit counts `tors`, `hosts_per_tor`, `spines`"));
                 }
                 let k = radix(t, leaf_spine::radix_for_hosts, 16)?;
-                if k > 1024 {
-                    return Err(Error::invalid("topology.k", format!("{k}: leaf-spines up to K=1024 are supported")));
+                if k > leaf_spine::MAX_K {
+                    return Err(Error::invalid("topology.k", format!("{k}: leaf-spines up to K={} are supported", leaf_spine::MAX_K)));
                 }
                 leaf_spine::build(k, ratio, links, sw_lat)
             }

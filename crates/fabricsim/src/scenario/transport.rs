@@ -4,7 +4,8 @@
 use super::TransportConfig;
 use crate::error::{Error, Result};
 
-/// Checks sizes first (MTU, ACK size, ACK ratio), then each scheme's parameters. The message
+/// Checks sizes first (MTU, ACK size, ACK ratio), then each scheme's parameters (every
+/// `cc_by_source` controller too; its hosts are checked with the fabric). The message
 /// gate is checked later, with the run options (see [`super::Scenario::setup`]).
 pub(super) fn check(tr: &TransportConfig) -> Result<()> {
     if tr.header_bytes == 0 || tr.mtu_bytes <= tr.header_bytes {
@@ -23,8 +24,35 @@ pub(super) fn check(tr: &TransportConfig) -> Result<()> {
         return Err(Error::invalid("transport.ack_every", format!("{}: must be between 1 and 64 packets", tr.ack_every)));
     }
     tr.cc.validate()?;
+    for (i, e) in tr.cc_by_source.iter().enumerate() {
+        let key = format!("transport.cc_by_source[{i}].cc");
+        e.cc.validate().map_err(|err| err.moved("transport.cc", &key))?;
+        // CNPs are a notification point's setting for the whole fabric, taken from
+        // `transport.cc`: a DCQCN sender among others would get none, or others would get CNPs.
+        if e.cc.cnp_interval().is_some() || tr.cc.cnp_interval().is_some() {
+            return Err(Error::invalid(key, "\"dcqcn\" cannot share a run with other congestion controls (its receivers send CNPs to every sender)"));
+        }
+    }
     tr.lb.validate()?;
     tr.credit.validate()?;
     tr.shaper.validate()?;
     tr.reliability.validate()
+}
+
+/// `transport.cc_by_source` hosts: each listed once, on the fabric, in a non-empty list.
+pub(super) fn check_cc_hosts(tr: &TransportConfig, hosts: u32) -> Result<()> {
+    let mut seen = vec![false; hosts as usize];
+    for (i, e) in tr.cc_by_source.iter().enumerate() {
+        let key = format!("transport.cc_by_source[{i}].hosts");
+        if e.hosts.is_empty() {
+            return Err(Error::invalid(key, "empty: list the source hosts whose connections use this `cc`"));
+        }
+        for &h in &e.hosts {
+            let slot = seen.get_mut(h as usize).ok_or_else(|| Error::invalid(&key, format!("host {h} does not exist: the fabric has hosts 0..{}", hosts - 1)))?;
+            if std::mem::replace(slot, true) {
+                return Err(Error::invalid(&key, format!("host {h} is listed twice: a host has one congestion control")));
+            }
+        }
+    }
+    Ok(())
 }

@@ -64,6 +64,10 @@ pub fn apply_override(root: &mut toml::Value, spec: &str) -> Result<()> {
     }
     let value = match format!("v = {}", raw.trim()).parse::<toml::Table>() {
         Ok(mut t) => t.remove("v").unwrap_or(toml::Value::String(raw.trim().to_string())),
+        // An integer TOML cannot hold would otherwise become a string and fail as one.
+        Err(_) if is_integer(raw.trim()) => {
+            return Err(Error::invalid(path, format!("{}: integers are allowed in {}..={} (TOML's range)", raw.trim(), i64::MIN, i64::MAX)));
+        }
         Err(_) => toml::Value::String(raw.trim().to_string()),
     };
     let parts: Vec<&str> = path.split('.').collect();
@@ -89,6 +93,12 @@ pub fn apply_override(root: &mut toml::Value, spec: &str) -> Result<()> {
     Ok(())
 }
 
+/// Whether `s` is a decimal integer (digits, optionally after a minus sign).
+fn is_integer(s: &str) -> bool {
+    let digits = s.strip_prefix('-').unwrap_or(s);
+    !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
+}
+
 fn shorthand_tag(key: &str) -> &'static str {
     if key == "workload" || key == "topology" {
         "kind"
@@ -109,12 +119,49 @@ pub fn expand_shorthands(root: &mut toml::Value) {
     if let Some(toml::Value::Table(tr)) = top.get_mut("transport") {
         for key in ["cc", "lb", "gate", "credit", "reliability", "shaper"] {
             if let Some(toml::Value::String(name)) = tr.get(key).cloned() {
-                let mut t = toml::Table::new();
-                t.insert("name".into(), toml::Value::String(name));
-                tr.insert(key.into(), toml::Value::Table(t));
+                tr.insert(key.into(), named(name));
+            }
+        }
+        if let Some(toml::Value::Array(entries)) = tr.get_mut("cc_by_source") {
+            for e in entries.iter_mut().filter_map(toml::Value::as_table_mut) {
+                if let Some(toml::Value::String(name)) = e.get("cc").cloned() {
+                    e.insert("cc".into(), named(name));
+                }
             }
         }
     }
+}
+
+/// Characters of a source line that a syntax error quotes, around the error's column.
+const EXCERPT_CHARS: usize = 100;
+
+/// A TOML error message (`msg`, whose excerpt shows source lines as `N | text` and a caret line
+/// under them) with each quoted line cut to [`EXCERPT_CHARS`] around `column` (0-based, in
+/// characters), so that an error on a long line does not echo all of it.
+pub fn short_excerpt(msg: &str, column: usize) -> String {
+    let skip = column.saturating_sub(EXCERPT_CHARS / 2);
+    let cut = |l: &str| -> String {
+        let Some(bar) = l.find("| ") else { return l.to_string() };
+        let (gutter, text) = l.split_at(bar + 2);
+        if !gutter[..bar].trim().chars().all(|c| c.is_ascii_digit()) || text.chars().count() <= EXCERPT_CHARS {
+            return l.to_string();
+        }
+        let kept: String = text.chars().skip(skip).take(EXCERPT_CHARS).collect();
+        let more = text.chars().count() > skip + EXCERPT_CHARS && !kept.trim().is_empty();
+        // A caret line keeps its alignment: "…" before the source text, a space before the caret.
+        let lead = match (skip > 0, kept.trim_start().starts_with('^')) {
+            (false, _) => "",
+            (true, true) => " ",
+            (true, false) => "…",
+        };
+        format!("{gutter}{lead}{kept}{}", if more { "…" } else { "" })
+    };
+    msg.lines().map(cut).collect::<Vec<_>>().join("\n")
+}
+
+/// `[x] name = "<name>"`: the table a `x = "<name>"` shorthand stands for.
+fn named(name: String) -> toml::Value {
+    toml::Value::Table(toml::Table::from_iter([("name".to_string(), toml::Value::String(name))]))
 }
 
 #[cfg(test)]

@@ -284,16 +284,19 @@ impl FailuresConfig {
             .into_iter()
             .map(|p| {
                 let spec = &fabric.ports[p as usize];
-                FailedLink {
+                Ok(FailedLink {
                     up: p,
                     down: spec.reverse,
-                    rate: Some(rate_factor.map_or(spec.rate, |x| scaled(spec.rate, x))),
+                    rate: Some(match rate_factor {
+                        Some(x) => scaled(spec.rate, x, &format!("{KEY}.p"))?,
+                        None => spec.rate,
+                    }),
                     direction: self.direction.unwrap_or_default(),
                     scale_queue: self.scale_queue.unwrap_or(false),
                     flaky,
-                }
+                })
             })
-            .collect();
+            .collect::<Result<_>>()?;
         Ok(Chosen { links, bottleneck })
     }
 
@@ -335,7 +338,7 @@ impl FailuresConfig {
             if out.iter().any(|l| l.up == up) {
                 return Err(Error::invalid(key, format!("`{name}`: listed twice")));
             }
-            out.push(FailedLink { up, down, rate: factor.map(|f| scaled(fabric.ports[up as usize].rate, f)), direction: self.direction.unwrap_or_default(), scale_queue: self.scale_queue.unwrap_or(false), flaky: None });
+            out.push(FailedLink { up, down, rate: factor.map(|f| scaled(fabric.ports[up as usize].rate, f, &format!("{KEY}.degraded_rate_factor"))).transpose()?, direction: self.direction.unwrap_or_default(), scale_queue: self.scale_queue.unwrap_or(false), flaky: None });
         }
         if factor.is_none() {
             // A switch whose every uplink is removed is cut off from the rest of the fabric.
@@ -397,7 +400,7 @@ impl FailuresConfig {
             failed.sort_unstable();
             for p in failed {
                 let spec = &fabric.ports[p as usize];
-                let rate = factor.map(|f| scaled(spec.rate, f));
+                let rate = factor.map(|f| scaled(spec.rate, f, &format!("{KEY}.degraded_rate_factor"))).transpose()?;
                 out.push(FailedLink { up: p, down: spec.reverse, rate, direction: self.direction.unwrap_or_default(), scale_queue: self.scale_queue.unwrap_or(false), flaky: None });
             }
         }
@@ -405,9 +408,16 @@ impl FailuresConfig {
     }
 }
 
-/// `rate × factor`, at least 1 b/s.
-fn scaled(rate: BitsPerSec, factor: f64) -> BitsPerSec {
-    BitsPerSec(((rate.0 as f64 * factor).round() as u64).max(1))
+/// `rate × factor`; an error naming `key` (the factor's) when that leaves the allowed rates.
+fn scaled(rate: BitsPerSec, factor: f64, key: &str) -> Result<BitsPerSec> {
+    let r = BitsPerSec((rate.0 as f64 * factor).round() as u64);
+    if !r.in_range() {
+        return Err(Error::invalid(
+            key,
+            format!("{factor}: leaves {} Gb/s of a {} Gb/s link; allowed rates {}..={} Gb/s", r.gbps(), rate.gbps(), crate::units::MIN_RATE_GBPS, crate::units::MAX_RATE_GBPS),
+        ));
+    }
+    Ok(r)
 }
 
 fn check_f(f: u32, u: u32) -> Result<()> {
@@ -419,10 +429,10 @@ fn check_f(f: u32, u: u32) -> Result<()> {
 
 /// A positive mean burst gap or length in µs, as picoseconds.
 fn burst_mean(key: &str, us: f64) -> Result<Time> {
-    if !(us.is_finite() && us > 0.0) {
-        return Err(Error::invalid(key, format!("{us}: must be a positive number of microseconds")));
-    }
-    let t = crate::units::us_to_ps(us);
+    let Some(t) = crate::units::checked_us(us).filter(|_| us > 0.0) else {
+        let max = crate::units::show_num(crate::units::MAX_TIME_US);
+        return Err(Error::invalid(key, format!("{}: must be a positive number of microseconds, at most {max}", crate::units::show_num(us))));
+    };
     if t == 0 {
         return Err(Error::invalid(key, format!("{us}: below one picosecond")));
     }

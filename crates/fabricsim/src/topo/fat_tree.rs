@@ -160,23 +160,25 @@ pub fn build_pods(shape: PodShape, links: TierLinks, switch_latency: Time) -> Re
     Ok(wire(shape, links).build(description, switch_latency))
 }
 
+/// Largest radix [`build`] accepts (524,288 hosts).
+pub const MAX_K: u32 = 128;
+
 /// The radix of the fat tree with `hosts` hosts, or an error listing the nearest valid sizes.
 pub fn radix_for_hosts(hosts: u32) -> Result<u32> {
+    let size = |k: u32| k as u64 * k as u64 * k as u64 / 4;
+    if hosts as u64 > size(MAX_K) {
+        return Err(Error::invalid("topology.hosts", format!("{hosts}: fat trees up to {} hosts (k={MAX_K}) are supported", size(MAX_K))));
+    }
     let mut k = 2u32;
-    while k * k * k / 4 < hosts {
+    while size(k) < hosts as u64 {
         k += 2;
     }
-    if k * k * k / 4 == hosts {
+    if size(k) == hosts as u64 {
         return Ok(k);
     }
-    let below = (k - 2) * (k - 2) * (k - 2) / 4;
     Err(Error::invalid(
         "topology.hosts",
-        format!(
-            "{hosts}: a 3-tier k-ary fat tree has k³/4 hosts (k even); nearest valid: {below} (k={}) or {} (k={k})",
-            k - 2,
-            k * k * k / 4
-        ),
+        format!("{hosts}: a 3-tier k-ary fat tree has k³/4 hosts (k even); nearest valid: {} (k={}) or {} (k={k})", size(k - 2), k - 2, size(k)),
     ))
 }
 

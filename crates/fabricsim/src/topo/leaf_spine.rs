@@ -120,23 +120,25 @@ pub fn build_shape(shape: Shape, links: TierLinks, spine_rates: &[BitsPerSec], s
     ))
 }
 
+/// Largest radix [`build`] accepts (524,288 hosts).
+pub const MAX_K: u32 = 1024;
+
 /// The radix of the leaf-spine with `hosts` hosts, or an error listing the nearest valid sizes.
 pub fn radix_for_hosts(hosts: u32) -> Result<u32> {
+    let size = |k: u32| k as u64 * k as u64 / 2;
+    if hosts as u64 > size(MAX_K) {
+        return Err(Error::invalid("topology.hosts", format!("{hosts}: leaf-spines up to {} hosts (K={MAX_K}) are supported", size(MAX_K))));
+    }
     let mut k = 2u32;
-    while k * k / 2 < hosts {
+    while size(k) < hosts as u64 {
         k += 2;
     }
-    if k * k / 2 == hosts {
+    if size(k) == hosts as u64 {
         return Ok(k);
     }
     Err(Error::invalid(
         "topology.hosts",
-        format!(
-            "{hosts}: a leaf-spine of radix K has K²/2 hosts (K even); nearest valid: {} (K={}) or {} (K={k})",
-            (k - 2) * (k - 2) / 2,
-            k - 2,
-            k * k / 2
-        ),
+        format!("{hosts}: a leaf-spine of radix K has K²/2 hosts (K even); nearest valid: {} (K={}) or {} (K={k})", size(k - 2), k - 2, size(k)),
     ))
 }
 

@@ -96,6 +96,7 @@ pub struct Eqds {
 impl crate::scheme::Scheme<CreditBuild> for Eqds {
     const NAME: &'static str = "eqds";
     const SUMMARY: &'static str = "EQDS: 1 BDP unsolicited, then one receiver-paced PULL credit per packet";
+    const LIMITS: &'static [crate::scheme::Limit] = &[crate::scheme::Limit::new("unsolicited_bdp", 0.001, 1000.0)];
     type Params = EqdsParams;
     fn check(p: &EqdsParams, key: &str) -> Result<()> {
         if !(p.unsolicited_bdp.is_finite() && p.unsolicited_bdp >= 0.0) {

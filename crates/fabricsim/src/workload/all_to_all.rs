@@ -47,7 +47,9 @@ pub fn generate(p: &AllToAllParams, fabric_hosts: u32) -> Result<Vec<FlowSpec>> 
     let start = time_from_us("workload.start_us", p.start_us)?;
     let c = p.max_concurrent;
     let per_host = n - 1;
-    let mut flows = Vec::with_capacity((n * per_host) as usize);
+    let key = if p.hosts.is_some() { "workload.hosts" } else { "topology" };
+    super::check_flow_count(key, n as u64 * per_host as u64, &format!("{n} hosts × {per_host} peers"))?;
+    let mut flows = Vec::with_capacity(n as usize * per_host as usize);
     for h in 0..n {
         for i in 0..per_host {
             let after = (c > 0 && i >= c).then(|| h * per_host + i - c);

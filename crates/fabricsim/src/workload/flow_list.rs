@@ -8,7 +8,6 @@
 
 use super::{check_endpoints, FlowSpec};
 use crate::error::{Error, Result};
-use crate::units::US;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -65,10 +64,7 @@ fn parse_num<T: std::str::FromStr>(file: &str, line: usize, what: &str, s: &str)
 
 fn start_from_us(file: &str, line: usize, s: &str) -> Result<u64> {
     let us: f64 = parse_num(file, line, "start", s)?;
-    if !(us.is_finite() && us >= 0.0) {
-        return Err(bad(file, line, format!("start `{us}` must be a non-negative time in microseconds")));
-    }
-    Ok((us * US as f64).round() as u64)
+    crate::units::checked_us(us).ok_or_else(|| bad(file, line, format!("start `{}` must be a time in microseconds, 0..={}", crate::units::show_num(us), crate::units::show_num(crate::units::MAX_TIME_US))))
 }
 
 /// Parses the CSV form.

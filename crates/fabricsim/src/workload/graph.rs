@@ -14,6 +14,7 @@
 //! have; they turn `n × m` dependencies into `n + m` edges (e.g. "every part of a chunk sent over
 //! 4 queue pairs has arrived") and mark where collective instances begin and end.
 
+use crate::error::{Error, Result};
 use crate::ids::NodeId;
 use crate::units::Time;
 use serde::Serialize;
@@ -142,15 +143,43 @@ impl Traffic {
         self.app_flows[f] as usize..self.app_flows[f + 1] as usize
     }
 
-    /// Total payload bytes of all messages.
+    /// Total payload bytes of all messages (at most `u64::MAX`).
     pub fn total_bytes(&self) -> u64 {
-        self.tasks
-            .iter()
-            .map(|t| match t.kind {
-                TaskKind::Send { bytes, .. } => bytes,
-                _ => 0,
-            })
-            .sum()
+        let total: u128 = self.sends().map(|(_, bytes)| bytes as u128).sum();
+        u64::try_from(total).unwrap_or(u64::MAX)
+    }
+
+    /// (connection, payload bytes) of every message.
+    fn sends(&self) -> impl Iterator<Item = (u32, u64)> + '_ {
+        self.tasks.iter().filter_map(|t| match t.kind {
+            TaskKind::Send { conn, bytes } => Some((conn, bytes)),
+            _ => None,
+        })
+    }
+
+    /// Checks that no connection carries more packets of `mss` payload bytes than a sequence
+    /// number counts (2^32 − 1); the error names `key`, the workload key that sized them.
+    pub fn check_packet_counts(&self, mss: u64, key: &str) -> Result<()> {
+        let mut pkts = vec![0u64; self.conns.len()];
+        for (conn, bytes) in self.sends() {
+            let p = &mut pkts[conn as usize];
+            *p = p.saturating_add(bytes.div_ceil(mss).max(1));
+            if *p >= u32::MAX as u64 {
+                let c = &self.conns[conn as usize];
+                return Err(Error::invalid(
+                    key,
+                    format!(
+                        "the connection host {} -> host {} carries {} or more packets of {mss} payload bytes; allowed fewer than {} (2^32 − 1, about {} bytes) per connection",
+                        c.src,
+                        c.dst,
+                        *p,
+                        u32::MAX,
+                        (u32::MAX as u64 - 1) * mss
+                    ),
+                ));
+            }
+        }
+        Ok(())
     }
 }
 

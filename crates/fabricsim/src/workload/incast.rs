@@ -13,12 +13,16 @@ pub const NAME: &str = "incast";
 /// Registry summary.
 pub const SUMMARY: &str = "N senders (random or listed) send one flow each to one receiver";
 
+/// Senders when neither `senders` nor `sender_hosts` is given.
+const DEFAULT_SENDERS: u32 = 8;
+
 /// Parameters of `incast`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct IncastParams {
-    /// Number of senders (ignored when `sender_hosts` is given).
-    pub senders: u32,
+    /// Number of senders (default 8); not together with `sender_hosts`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub senders: Option<u32>,
     /// The receiving host.
     pub receiver: u32,
     /// Explicit sender hosts; otherwise `senders` distinct random hosts other than the receiver.
@@ -35,7 +39,7 @@ pub struct IncastParams {
 impl Default for IncastParams {
     fn default() -> Self {
         IncastParams {
-            senders: 8,
+            senders: None,
             receiver: 0,
             sender_hosts: None,
             flow_bytes: default_flow_bytes(),
@@ -55,6 +59,9 @@ pub fn generate(p: &IncastParams, hosts: u32, rng: &mut Rng) -> Result<Vec<FlowS
     }
     let start = time_from_us("workload.start_us", p.start_us)?;
     let senders: Vec<u32> = match &p.sender_hosts {
+        Some(_) if p.senders.is_some() => {
+            return Err(Error::invalid("workload.senders", "give either `senders` (a count of random hosts) or `sender_hosts` (the hosts), not both"))
+        }
         Some(list) => {
             for &s in list {
                 super::check_endpoints("workload.sender_hosts", s as u64, p.receiver as u64, hosts)?;
@@ -62,15 +69,13 @@ pub fn generate(p: &IncastParams, hosts: u32, rng: &mut Rng) -> Result<Vec<FlowS
             list.clone()
         }
         None => {
-            if p.senders == 0 || p.senders >= hosts {
-                return Err(Error::invalid(
-                    "workload.senders",
-                    format!("{}: must be between 1 and {} (hosts other than the receiver)", p.senders, hosts - 1),
-                ));
+            let n = p.senders.unwrap_or(DEFAULT_SENDERS);
+            if n == 0 || n >= hosts {
+                return Err(Error::invalid("workload.senders", format!("{n}: must be between 1 and {} (hosts other than the receiver)", hosts - 1)));
             }
             let mut others: Vec<u32> = (0..hosts).filter(|&h| h != p.receiver).collect();
             rng.shuffle(&mut others);
-            others.truncate(p.senders as usize);
+            others.truncate(n as usize);
             others.sort_unstable();
             others
         }

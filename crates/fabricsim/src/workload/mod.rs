@@ -24,7 +24,7 @@ use crate::ids::NodeId;
 use crate::topo::Fabric;
 use crate::rng::Rng;
 use crate::transport::shaper::AnyShaper;
-use crate::units::{Time, US};
+use crate::units::Time;
 use serde::Serialize;
 use std::path::Path;
 
@@ -91,6 +91,19 @@ pub const REGISTRY: &[crate::scheme::SchemeRow] = &[
     crate::scheme::plain_row::<rdma_writes::RdmaWritesParams>(rdma_writes::NAME, rdma_writes::SUMMARY),
 ];
 
+/// Most flows one workload may generate (open-loop traces, permutations, all-to-alls): each
+/// takes a connection's state, about a kilobyte, so more would exhaust memory before an
+/// estimate could say so.
+pub const MAX_FLOWS: u64 = 50_000_000;
+
+/// Refuses `flows` flows above [`MAX_FLOWS`], naming `key` and how the count arose (`how`).
+pub fn check_flow_count(key: &str, flows: u64, how: &str) -> Result<()> {
+    if flows > MAX_FLOWS {
+        return Err(Error::invalid(key, format!("{how} = {flows} flows; allowed at most {MAX_FLOWS} (each flow's connection takes about 1 KB)")));
+    }
+    Ok(())
+}
+
 impl WorkloadConfig {
     /// Whether the workload is a list of flows compiled by [`flows_to_traffic`] (the only kind
     /// a message shaper applies to). Every variant is named, so that a new workload must say.
@@ -100,6 +113,17 @@ impl WorkloadConfig {
             // Back-to-back WRITE streams: N sub-QPs carrying sub-WQE i of every message are
             // N× the queue pairs with 1/N-size messages (`qps_per_client`, `message_bytes`).
             WorkloadConfig::Collectives(_) | WorkloadConfig::RdmaWrites(_) => false,
+        }
+    }
+
+        /// The key that sizes the workload's messages, for errors about their size.
+    pub fn size_key(&self) -> &'static str {
+        match self {
+            WorkloadConfig::Permutation(_) | WorkloadConfig::Incast(_) | WorkloadConfig::AllToAll(_) => "workload.flow_bytes",
+            WorkloadConfig::FlowList(_) => "workload.file",
+            WorkloadConfig::Collectives(_) => "workload.jobs",
+            WorkloadConfig::OpenLoop(_) => "workload.cdf",
+            WorkloadConfig::RdmaWrites(_) => "workload.message_bytes",
         }
     }
 
@@ -196,10 +220,7 @@ pub fn flows_to_traffic(flows: &[FlowSpec], shaper: &AnyShaper) -> Traffic {
 
 /// Converts a non-negative microsecond value of scenario key `key` to picoseconds.
 pub fn time_from_us(key: &str, us: f64) -> Result<Time> {
-    if !(us.is_finite() && us >= 0.0) {
-        return Err(Error::invalid(key, format!("{us}: must be a non-negative number of microseconds")));
-    }
-    Ok((us * US as f64).round() as Time)
+    crate::units::checked_us(us).ok_or_else(|| Error::invalid(key, format!("{}: must be a non-negative number of microseconds; allowed 0..={} (1000 s)", crate::units::show_num(us), crate::units::show_num(crate::units::MAX_TIME_US))))
 }
 
 /// Checks that a flow's endpoints exist and differ. `key` names where the flow came from.

@@ -39,7 +39,7 @@ pub const NAME: &str = "open_loop";
 pub const SUMMARY: &str = "Poisson flow arrivals per host at a target load of its link, sizes from a CDF, random destinations";
 
 /// Most flows one trace may hold: a guard against a duration that would exhaust memory.
-pub const MAX_FLOWS: u64 = 50_000_000;
+pub const MAX_FLOWS: u64 = super::MAX_FLOWS;
 
 /// Numeric ranges (shown by `fabricsim list`, checked by [`generate`]); `load` is checked on
 /// its own because its range is open at both ends.

@@ -168,6 +168,7 @@ pub fn generate(p: &PermutationParams, pods: &[u32], tors: &[u32], rng: &mut Rng
     if p.permutations == 0 {
         return Err(Error::invalid("workload.permutations", "0: must be at least 1"));
     }
+    super::check_flow_count("workload.permutations", hosts as u64 * p.permutations as u64, &format!("{hosts} hosts × {} permutations", p.permutations))?;
     let large = match (p.large_flows, p.large_flow_bytes) {
         (0, _) => 0,
         (_, None) => return Err(Error::invalid("workload.large_flow_bytes", "missing: large_flows needs large_flow_bytes")),

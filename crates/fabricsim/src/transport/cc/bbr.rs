@@ -533,6 +533,7 @@ impl CongestionControl for Bbr {
 impl crate::scheme::Scheme<PathInfo> for Bbr {
     const NAME: &'static str = NAME;
     const SUMMARY: &'static str = SUMMARY;
+    const LIMITS: &'static [crate::scheme::Limit] = &[crate::scheme::Limit::new("high_gain", 1.001, 100.0), crate::scheme::Limit::new("drain_gain", 0.001, 0.999), crate::scheme::Limit::new("cwnd_gain", 1.0, 100.0), crate::scheme::Limit::new("bw_window_rounds", 1.0, 16.0), crate::scheme::Limit::new("min_rtt_window_us", 0.001, 1e9), crate::scheme::Limit::new("full_bw_growth", 1.001, 100.0), crate::scheme::Limit::new("full_bw_rounds", 1.0, 1000000.0), crate::scheme::Limit::new("init_cwnd_bdp", 0.001, 1000.0), crate::scheme::Limit::new("min_cwnd_pkts", 1.0, 1000000.0)];
     type Params = BbrParams;
     fn check(p: &BbrParams, _key: &str) -> crate::error::Result<()> {
         p.validate()

@@ -637,6 +637,7 @@ impl CongestionControl for Dcqcn {
 impl crate::scheme::Scheme<PathInfo> for Dcqcn {
     const NAME: &'static str = NAME;
     const SUMMARY: &'static str = SUMMARY;
+    const LIMITS: &'static [crate::scheme::Limit] = &[crate::scheme::Limit::new("g", 1e-9, 1.0), crate::scheme::Limit::new("alpha_init", 0.0, 1.0), crate::scheme::Limit::new("alpha_timer_us", 0.001, 1e9), crate::scheme::Limit::new("rate_timer_us", 0.001, 1e9), crate::scheme::Limit::new("byte_counter_bytes", 0.0, 1099511627776.0), crate::scheme::Limit::new("fast_recovery_steps", 0.0, 1000000.0), crate::scheme::Limit::new("rate_ai_mbps", 0.001, 1000000000.0), crate::scheme::Limit::new("rate_hai_mbps", 0.001, 1000000000.0), crate::scheme::Limit::new("min_rate_mbps", 1.0, 1000000000.0), crate::scheme::Limit::new("cnp_interval_us", 0.0, 1e9), crate::scheme::Limit::new("window_bdp", 0.001, 1000.0)];
     type Params = DcqcnParams;
     fn check(p: &DcqcnParams, _key: &str) -> crate::error::Result<()> {
         p.validate()

@@ -76,6 +76,7 @@ impl CongestionControl for Fixed {
 impl crate::scheme::Scheme<PathInfo> for Fixed {
     const NAME: &'static str = NAME;
     const SUMMARY: &'static str = SUMMARY;
+    const LIMITS: &'static [crate::scheme::Limit] = &[crate::scheme::Limit::new("window_bdp", 0.001, 1000.0), crate::scheme::Limit::new("window_bytes", 1.0, 1099511627776.0)];
     type Params = FixedParams;
     fn check(p: &FixedParams, _key: &str) -> crate::error::Result<()> {
         p.validate()

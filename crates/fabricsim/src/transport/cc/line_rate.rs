@@ -65,6 +65,7 @@ impl CongestionControl for LineRate {
 impl crate::scheme::Scheme<PathInfo> for LineRate {
     const NAME: &'static str = NAME;
     const SUMMARY: &'static str = SUMMARY;
+    const LIMITS: &'static [crate::scheme::Limit] = &[crate::scheme::Limit::new("fraction", 1e-4, 1.0)];
     type Params = LineRateParams;
     fn check(p: &LineRateParams, _key: &str) -> crate::error::Result<()> {
         p.validate()

@@ -182,6 +182,7 @@ impl CongestionControl for Mprdma {
 impl crate::scheme::Scheme<PathInfo> for Mprdma {
     const NAME: &'static str = NAME;
     const SUMMARY: &'static str = SUMMARY;
+    const LIMITS: &'static [crate::scheme::Limit] = &[crate::scheme::Limit::new("cwnd_init_bdp", 0.001, 1000.0), crate::scheme::Limit::new("cwnd_max_bdp", 0.001, 1000.0), crate::scheme::Limit::new("cwnd_min_pkts", 1.0, 1000000.0), crate::scheme::Limit::new("decrease_pkts", 0.001, 1000.0)];
     type Params = MprdmaParams;
     fn check(p: &MprdmaParams, _key: &str) -> crate::error::Result<()> {
         p.validate()

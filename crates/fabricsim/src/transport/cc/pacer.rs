@@ -109,7 +109,7 @@ impl crate::scheme::Scheme<PathInfo> for Pacer {
     const NAME: &'static str = NAME;
     const SUMMARY: &'static str = SUMMARY;
     type Params = PacerParams;
-    const LIMITS: &'static [Limit] = &[Limit::new("flows_per_host", 1.0, 1e9), Limit::new("gap_jitter", 0.0, 0.999)];
+    const LIMITS: &'static [Limit] = &[Limit::new("flows_per_host", 1.0, 1e9), Limit::new("gap_jitter", 0.0, 0.999), Limit::new("rate_coefficient", 1e-4, 1.0)];
     fn check(p: &PacerParams, key: &str) -> Result<()> {
         let c = p.rate_coefficient;
         if !(c > 0.0 && c <= 1.0) {

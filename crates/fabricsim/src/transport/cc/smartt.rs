@@ -555,6 +555,7 @@ impl CongestionControl for Smartt {
 impl crate::scheme::Scheme<PathInfo> for Smartt {
     const NAME: &'static str = NAME;
     const SUMMARY: &'static str = SUMMARY;
+    const LIMITS: &'static [crate::scheme::Limit] = &[crate::scheme::Limit::new("trtt_ratio", 1.001, 100.0), crate::scheme::Limit::new("fi", 0.0, 1000.0), crate::scheme::Limit::new("fd", 0.0, 1000.0), crate::scheme::Limit::new("mi", 0.0, 1000.0), crate::scheme::Limit::new("md", 0.0, 1000.0), crate::scheme::Limit::new("timeout_md", 0.0, 1000.0), crate::scheme::Limit::new("reference_bdp_bytes", 1.0, 1099511627776.0), crate::scheme::Limit::new("min_window_mtu", 0.001, 1000000.0), crate::scheme::Limit::new("max_window_bdp", 0.001, 1000.0), crate::scheme::Limit::new("initial_window_bdp", 0.001, 1000.0), crate::scheme::Limit::new("wtd_alpha", 1e-6, 1.0), crate::scheme::Limit::new("wtd_threshold", 0.0, 1.0), crate::scheme::Limit::new("qa_scaling", 0.001, 100.0), crate::scheme::Limit::new("qa_epoch_trtt", 0.001, 1000.0), crate::scheme::Limit::new("qa_min_gap_trtt", 0.0, 1000.0), crate::scheme::Limit::new("nack_decrease_mtu", 0.0, 1000000.0), crate::scheme::Limit::new("fast_k", 0.0, 1000000.0), crate::scheme::Limit::new("fast_eps_mtus", 0.0, 1000000.0), crate::scheme::Limit::new("react_every", 1.0, 1000000.0)];
     type Params = SmarttParams;
     fn check(p: &SmarttParams, _key: &str) -> crate::error::Result<()> {
         p.validate()

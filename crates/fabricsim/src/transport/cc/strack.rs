@@ -435,6 +435,7 @@ impl CongestionControl for Strack {
 impl crate::scheme::Scheme<PathInfo> for Strack {
     const NAME: &'static str = NAME;
     const SUMMARY: &'static str = SUMMARY;
+    const LIMITS: &'static [crate::scheme::Limit] = &[crate::scheme::Limit::new("net_base_rtt_us", 0.001, 1e9), crate::scheme::Limit::new("reference_bdp_bytes", 1.0, 1099511627776.0), crate::scheme::Limit::new("reference_rtt_us", 0.001, 1e9), crate::scheme::Limit::new("max_cwnd_bdp", 0.001, 1000.0), crate::scheme::Limit::new("min_cwnd_pkts", 0.001, 1000000.0), crate::scheme::Limit::new("initial_cwnd_bdp", 0.001, 1000.0), crate::scheme::Limit::new("target_qdelay_us", 0.001, 1e9), crate::scheme::Limit::new("qhigh_factor", 0.001, 1000.0), crate::scheme::Limit::new("ewma", 1e-6, 1.0), crate::scheme::Limit::new("alpha_per_sf", 0.0, 1000000.0), crate::scheme::Limit::new("beta_per_sf", 0.0, 1000000.0), crate::scheme::Limit::new("eta_per_sf", 0.0, 1000000.0), crate::scheme::Limit::new("gamma", 0.0, 1.0), crate::scheme::Limit::new("md_floor", 0.0, 1.0), crate::scheme::Limit::new("fast_convergence_fraction", 0.0, 1.0)];
     type Params = StrackParams;
     fn check(p: &StrackParams, _key: &str) -> crate::error::Result<()> {
         p.validate()

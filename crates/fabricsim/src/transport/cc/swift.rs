@@ -369,6 +369,7 @@ impl CongestionControl for Swift {
 impl crate::scheme::Scheme<PathInfo> for Swift {
     const NAME: &'static str = NAME;
     const SUMMARY: &'static str = SUMMARY;
+    const LIMITS: &'static [crate::scheme::Limit] = &[crate::scheme::Limit::new("target_brtt", 1.0, 100.0), crate::scheme::Limit::new("base_target_us", 0.001, 1e9), crate::scheme::Limit::new("h_us", 0.0, 1e9), crate::scheme::Limit::new("fs_range_base_target", 0.0, 1000000.0), crate::scheme::Limit::new("fs_min_cwnd_pkts", 1e-6, 1000000.0), crate::scheme::Limit::new("fs_max_cwnd_pkts", 1e-6, 1000000000.0), crate::scheme::Limit::new("ai", 1e-6, 1000000.0), crate::scheme::Limit::new("beta", 1e-6, 1.0), crate::scheme::Limit::new("max_mdf", 1e-6, 0.999999), crate::scheme::Limit::new("retx_reset_threshold", 1.0, 1000000.0), crate::scheme::Limit::new("min_cwnd_pkts", 1e-6, 1000000.0), crate::scheme::Limit::new("max_cwnd_bdp", 0.001, 1000.0), crate::scheme::Limit::new("max_cwnd_pkts", 1e-6, 1000000000.0), crate::scheme::Limit::new("init_cwnd_bdp", 0.001, 1000.0)];
     type Params = SwiftParams;
     fn check(p: &SwiftParams, _key: &str) -> crate::error::Result<()> {
         p.validate()

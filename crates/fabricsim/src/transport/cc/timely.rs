@@ -230,6 +230,7 @@ impl crate::scheme::Scheme<PathInfo> for Timely {
         Limit::new("rate_hai_mbps", 1e-3, 1e7),
         Limit::new("hai_after", 0.0, 1e6),
         Limit::new("min_rate_mbps", 1e-3, 1e7),
+        Limit::new("beta", 1e-6, 0.999999),
     ];
     fn check(p: &TimelyParams, _key: &str) -> Result<()> {
         if !(p.beta > 0.0 && p.beta < 1.0) {

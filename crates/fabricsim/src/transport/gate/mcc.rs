@@ -222,6 +222,7 @@ impl Scheme<GateBuild> for Mcc {
         Limit::new("oversubscription", 1e-3, 1e6),
         Limit::new("max_mdf", 0.0, 0.999),
         Limit::new("sample_every", 1.0, 1e6),
+        Limit::new("beta", 1e-6, 0.999999),
     ];
     fn check(p: &MccParams, key: &str) -> Result<()> {
         if !(p.beta > 0.0 && p.beta < 1.0) {

@@ -221,6 +221,7 @@ impl PathSelector for Plb {
 impl crate::scheme::Scheme<super::LbBuild> for Plb {
     const NAME: &'static str = NAME;
     const SUMMARY: &'static str = SUMMARY;
+    const LIMITS: &'static [crate::scheme::Limit] = &[crate::scheme::Limit::new("congested_fraction", 0.0, 1.0), crate::scheme::Limit::new("rounds", 1.0, 1000000.0), crate::scheme::Limit::new("round_rtts", 0.001, 1000.0)];
     type Params = PlbParams;
     fn check(p: &PlbParams, _key: &str) -> crate::error::Result<()> {
         p.validate()

@@ -262,6 +262,7 @@ impl PathSelector for Reps {
 impl crate::scheme::Scheme<super::LbBuild> for Reps {
     const NAME: &'static str = NAME;
     const SUMMARY: &'static str = SUMMARY;
+    const LIMITS: &'static [crate::scheme::Limit] = &[crate::scheme::Limit::new("entropies", 1.0, 65536.0), crate::scheme::Limit::new("cache_size", 1.0, 65536.0), crate::scheme::Limit::new("explore_bdp", 0.0, 1000.0)];
     type Params = RepsParams;
     fn check(p: &RepsParams, _key: &str) -> crate::error::Result<()> {
         p.validate()

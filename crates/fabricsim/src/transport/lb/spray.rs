@@ -112,6 +112,7 @@ impl PathSelector for Spray {
 impl crate::scheme::Scheme<super::LbBuild> for Spray {
     const NAME: &'static str = NAME;
     const SUMMARY: &'static str = SUMMARY;
+    const LIMITS: &'static [crate::scheme::Limit] = &[crate::scheme::Limit::new("entropies", 1.0, 65536.0)];
     type Params = SprayParams;
     fn check(p: &SprayParams, _key: &str) -> crate::error::Result<()> {
         p.validate()

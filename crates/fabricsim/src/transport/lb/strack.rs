@@ -267,6 +267,7 @@ impl PathSelector for StrackLb {
 impl crate::scheme::Scheme<super::LbBuild> for StrackLb {
     const NAME: &'static str = NAME;
     const SUMMARY: &'static str = SUMMARY;
+    const LIMITS: &'static [crate::scheme::Limit] = &[crate::scheme::Limit::new("max_paths", 1.0, 65536.0), crate::scheme::Limit::new("min_paths", 1.0, 65536.0)];
     type Params = StrackLbParams;
     fn check(p: &StrackLbParams, _key: &str) -> crate::error::Result<()> {
         p.validate()

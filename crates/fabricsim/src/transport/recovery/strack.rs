@@ -221,6 +221,7 @@ impl ReceiverRecovery for StrackRx {
 impl crate::scheme::Scheme<crate::transport::cc::PathInfo> for Strack {
     const NAME: &'static str = NAME;
     const SUMMARY: &'static str = SUMMARY;
+    const LIMITS: &'static [crate::scheme::Limit] = &[crate::scheme::Limit::new("min_ooo_threshold", 1.0, 1000000.0), crate::scheme::Limit::new("probe_interval_rtts", 0.001, 1000000.0), crate::scheme::Limit::new("probe_small_delay_rtts", 0.0, 1000000.0)];
     type Params = StrackLossParams;
     fn check(p: &StrackLossParams, _key: &str) -> crate::error::Result<()> {
         p.validate()

@@ -1,0 +1,148 @@
+//! Issue 20's classes of bad input, one test each: every one is refused at validation with a
+//! message naming its key and what is allowed — never a panic, a hang, a wrapped value or a
+//! silently clamped one.
+mod common;
+
+use common::rejection;
+
+/// `rejection` of `toml`, asserting the message names `key` and contains every one of `words`.
+fn refused(toml: &str, key: &str, words: &[&str]) {
+    let e = rejection(toml);
+    assert!(e.contains(&format!("`{key}`")), "expected key {key}: {e}");
+    for w in words {
+        assert!(e.contains(w), "expected {w:?}: {e}");
+    }
+}
+
+#[test]
+fn rates_that_would_round_to_zero_bits_per_second_are_refused() {
+    refused("[topology]\nk = 4\nlink_rate_gbps = 1e-12\n", "topology.link_rate_gbps", &["0.001..=1000000"]);
+    refused("[topology]\nk = 4\nhost_link_rate_gbps = \"1e-300\"\n", "topology.host_link_rate_gbps", &[]);
+    refused(
+        "[topology]\nk = 4\n[[link_events]]\nat_us = 1\nlink = \"tor0-agg0\"\naction = \"rate\"\nrate_gbps = 1e-12\n",
+        "link_events[0].rate_gbps",
+        &["0.001..=1000000"],
+    );
+    // A degraded link of (factor × rate) below 1 Mb/s: refused, not clamped to 1 b/s.
+    refused(
+        "[topology]\nk = 4\n[topology.failures]\ntors = 1\nuplinks_per_tor = 1\nmodel = \"degraded\"\ndegraded_rate_factor = 1e-300\n",
+        "topology.failures.degraded_rate_factor",
+        &["allowed rates"],
+    );
+}
+
+#[test]
+fn flows_beyond_the_packet_count_are_refused_naming_the_size_key() {
+    refused("[topology]\nk = 4\n[workload]\nkind = \"incast\"\nsenders = 2\nflow_bytes = 9223372036854775807\n", "workload.flow_bytes", &["4294967295"]);
+    // 2^32 packets exactly: one too many.
+    refused("[topology]\nk = 4\n[workload]\nkind = \"permutation\"\nflow_bytes = 17317308137472\n", "workload.flow_bytes", &["per connection"]);
+}
+
+#[test]
+fn huge_host_counts_are_refused_at_once() {
+    for kind in ["fat_tree", "leaf_spine"] {
+        let t = std::time::Instant::now();
+        refused(&format!("[topology]\nkind = \"{kind}\"\nhosts = 4294967295\n"), "topology.hosts", &["524288"]);
+        assert!(t.elapsed().as_secs() < 5, "{kind}: the radix search must not loop");
+    }
+}
+
+#[test]
+fn times_and_sizes_that_would_overflow_are_refused_with_their_range() {
+    refused("[topology]\nk = 4\nlink_latency_ns = 1e18\n", "topology.link_latency_ns", &["1e18", "0..=1000000000000"]);
+    refused("[topology]\nk = 4\n[workload]\nkind = \"incast\"\nsenders = 2\nstart_us = 1e300\n", "workload.start_us", &["1e300", "0..=1000000000"]);
+    refused("[topology]\nk = 4\n[switch]\nbuffer_bytes = \"10000000000GiB\"\n", "switch.buffer_bytes", &["1099511627776"]);
+    refused("[topology]\nk = 4\n[switch]\nbuffer_bdp = 1e12\n", "switch.buffer_bdp", &["1099511627776"]);
+    refused("[topology]\nk = 4\n[transport]\nrto_us = 1e300\n", "transport.rto_us", &["1e300", "0..=1000000000"]);
+    // Slow links behind deep buffers: the derived RTO would exceed any run, not wrap.
+    refused("[topology]\nk = 4\nlink_rate_gbps = 0.001\n[switch]\nbuffer_bytes = \"1024GiB\"\n", "transport.rto_us", &["derived"]);
+    refused("[topology]\nk = 4\n[run]\nend_time_us = 1e300\n", "run.end_time_us", &["0..=1000000000"]);
+    refused("[topology]\nk = 8\n[topology.failures]\nkind = \"flaky\"\nburst_gap_us = 1e300\n", "topology.failures.burst_gap_us", &["1e300"]);
+}
+
+#[test]
+fn deadlocks_livelocks_and_lossy_lossless_fabrics_are_refused() {
+    refused("[topology]\nk = 4\n[transport]\ncredit = { name = \"eqds\", unsolicited_bdp = 0 }\n", "transport.credit.unsolicited_bdp", &["allowed"]);
+    refused("[topology]\nk = 4\n[transport]\ncc = { name = \"line_rate\", fraction = 1e-300 }\n", "transport.cc.fraction", &["1e-300", "allowed"]);
+    refused(
+        "[topology]\nk = 4\n[switch]\ntrimming = false\n[switch.pfc]\nenabled = true\nheadroom_bytes = 0\n",
+        "switch.pfc.headroom_bytes",
+        &["8192"],
+    );
+}
+
+#[test]
+fn incast_with_both_a_count_and_a_list_of_senders_is_refused() {
+    refused("[topology]\nk = 4\n[workload]\nkind = \"incast\"\nsenders = 2\nsender_hosts = [1, 2, 3]\n", "workload.senders", &["not both"]);
+}
+
+#[test]
+fn a_missing_collective_trace_names_its_key() {
+    refused("[topology]\nk = 4\n[workload]\nkind = \"collectives\"\n[[workload.jobs]]\nranks = 4\ntrace = \"no-such-trace.json\"\n", "workload.jobs[0].trace", &["cannot read"]);
+}
+
+#[test]
+fn mixed_congestion_controls_are_checked_under_their_own_key() {
+    let base = "[topology]\nk = 4\n[transport]\ncc = \"swift\"\n";
+    refused(&format!("{base}[[transport.cc_by_source]]\nhosts = [16]\ncc = \"bbr\"\n"), "transport.cc_by_source[0].hosts", &["does not exist"]);
+    refused(&format!("{base}[[transport.cc_by_source]]\nhosts = [1, 1]\ncc = \"bbr\"\n"), "transport.cc_by_source[0].hosts", &["twice"]);
+    refused(&format!("{base}[[transport.cc_by_source]]\nhosts = [1]\ncc = {{ name = \"line_rate\", fraction = 0 }}\n"), "transport.cc_by_source[0].cc.fraction", &[]);
+    refused(&format!("{base}[[transport.cc_by_source]]\nhosts = [1]\ncc = \"dcqcn\"\n"), "transport.cc_by_source[0].cc", &["dcqcn"]);
+}
+
+/// Whether a listed default is a number (not a boolean, a name or unset).
+fn numeric(default: &str) -> bool {
+    default.parse::<f64>().is_ok()
+}
+
+#[test]
+fn every_numeric_scheme_parameter_declares_a_range_that_validation_enforces() {
+    for family in fabricsim::registry::families().into_iter().filter(|f| f.key.starts_with("transport.") || f.key == "switch.lb") {
+        for s in family.schemes {
+            for p in (s.params)() {
+                if !numeric(&p.default) && p.allowed.is_none() {
+                    continue;
+                }
+                let allowed = p.allowed.unwrap_or_else(|| panic!("{}.{}: `{}` (default {}) declares no range", family.key, s.name, p.key, p.default));
+                if !family.key.starts_with("transport.") {
+                    continue;
+                }
+                // Far outside any range: refused, naming the key (as a range, or as a value its
+                // type cannot hold); a float parameter also names its range.
+                let toml = format!("[topology]\nk = 4\n[{}]\nname = \"{}\"\n{} = 1e300\n", family.key, s.name, p.key);
+                let e = rejection(&toml);
+                let key = format!("{}.{}", family.key, p.key);
+                assert!(e.contains(&key) || e.contains(&format!("`{}`", p.key)), "{toml}\n{e}");
+                if p.default.contains('.') {
+                    assert!(e.contains(&allowed), "{key}: {e} (allowed {allowed})");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn zero_tiny_huge_and_two_to_the_40_are_refused_where_meaningless() {
+    for (table, name, key, v) in [
+        ("transport.credit", "eqds", "transport.credit.unsolicited_bdp", "0"),
+        ("transport.cc", "line_rate", "transport.cc.fraction", "1e-300"),
+        ("transport.cc", "smartt", "transport.cc.trtt_ratio", "1e300"),
+        ("transport.cc", "bbr", "transport.cc.min_rtt_window_us", "1e300"),
+        ("transport.cc", "fixed", "transport.cc.window_bdp", "1099511627776.0"),
+        ("transport.lb", "reps", "transport.lb.entropies", "1099511627776"),
+        ("transport.lb", "plb", "transport.lb.rounds", "0"),
+        ("transport.cc", "dcqcn", "transport.cc.rate_timer_us", "0"),
+    ] {
+        let param = key.rsplit('.').next().unwrap();
+        let e = rejection(&format!("[topology]\nk = 4\n[{table}]\nname = \"{name}\"\n{param} = {v}\n"));
+        assert!(e.contains(key) || e.contains(&format!("`{param}`")), "{key} = {v}: {e}");
+    }
+}
+
+#[test]
+fn workloads_of_more_flows_than_memory_holds_are_refused_before_generating_them() {
+    let t = std::time::Instant::now();
+    refused("[topology]\nk = 8\n[workload]\nkind = \"permutation\"\npermutations = 4294967295\n", "workload.permutations", &["50000000"]);
+    refused("[topology]\nk = 32\n[workload]\nkind = \"all_to_all\"\nhosts = 8000\n", "workload.hosts", &["8000 hosts × 7999 peers"]);
+    assert!(t.elapsed().as_secs() < 20, "refused before allocating the flows");
+}
