@@ -6,7 +6,7 @@
 //! The coefficients come from measured runs on the development machine (single thread,
 //! release build, 400 Gb/s fat trees with 1-BDP windows): the bundled example (128 × 2 MiB:
 //! 66,688 data packets, 1.37 M events, 14.3 MB peak RSS) and `bench/perm_1024.toml` (533,504
-//! data packets, 11.2 M events, 69 MB), both about 21 events per data packet; 6–15 M events/s.
+//! data packets, 11.2 M events, 69 MB), both about 21 events per data packet; 4–15 M events/s.
 //! The model is linear: a fixed base, a per-connection share (state, messages, flow rows),
 //! a per-port share, and the packet pool at its peak, which the windows bound (1.25 BDP of the
 //! longest path per connection, the default largest window of most controllers).
@@ -27,7 +27,7 @@ const BYTES_PER_PACKET: f64 = 300.0;
 /// In flight per connection, in BDPs of the longest path.
 const WINDOW_BDP: f64 = 1.25;
 /// Simulation speed range, events per second (slow: a busy shared machine; fast: small runs).
-const EVENTS_PER_SEC: (f64, f64) = (4e6, 20e6);
+const EVENTS_PER_SEC: (f64, f64) = (3e6, 20e6);
 
 /// What a scenario will roughly need.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -131,7 +131,7 @@ fn bad_pacer_values_are_input_errors_naming_the_key() {
     for bad in ["0", "-0.5", "1.5"] {
         let toml = format!("[transport.cc]\nname = \"pacer\"\nrate_coefficient = {bad}\n");
         let e = common::rejection(&toml);
-        assert!(e.contains("transport.cc.rate_coefficient") && e.contains("(0, 1]"), "{bad}: {e}");
+        assert!(e.contains("transport.cc.rate_coefficient") && e.contains("0.0001..=1"), "{bad}: {e}");
         let err = fabricsim::Scenario::from_toml(&toml, &[]).and_then(|s| s.setup(std::path::Path::new(".")).map(|_| ())).unwrap_err();
         assert!(err.is_input_error(), "{bad}: exit code 2 expected");
     }
