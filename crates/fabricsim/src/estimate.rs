@@ -29,8 +29,8 @@ const WINDOW_BDP: f64 = 1.25;
 /// Simulation speed range, events per second (slow: a busy shared machine; fast: small runs).
 const EVENTS_PER_SEC: (f64, f64) = (3e6, 20e6);
 
-/// What a scenario will roughly need.
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// What a scenario will roughly need (`summary.json` `estimate`, beside what the run measured).
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
 pub struct Estimate {
     /// Data packets the workload posts (first transmissions).
     pub data_packets: u64,

@@ -352,6 +352,10 @@ pub const SUMMARY: FileSchema = FileSchema {
         c("performance.events_per_second", "events/s", "events per wall second"),
         c("performance.packet_hops_per_second", "hops/s", "packet-hops per wall second"),
         c("performance.peak_rss_bytes", "bytes", "peak resident memory of the process, where the OS reports it (else null)"),
+        c("estimate.data_packets", "packets", "data packets the workload posts (first transmissions), as `check` estimates them before the run"),
+        c("estimate.events", "count", "events the estimate expected (about 21 per data packet; compare `events`)"),
+        c("estimate.peak_memory_bytes", "bytes", "peak memory the estimate expected (compare `performance.peak_rss_bytes`); `run` refuses a scenario whose estimate exceeds the machine's memory unless `--force`"),
+        c("estimate.wall_s", "seconds", "[fast, slow] wall-time range the estimate expected, from 20 M and 3 M events/s"),
         c("scenario", "text", "the fully resolved scenario, every default filled in"),
     ],
 };

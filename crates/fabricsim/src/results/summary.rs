@@ -307,6 +307,8 @@ pub struct Summary {
     pub invariant_violations: Vec<String>,
     /// Wall-clock figures.
     pub performance: Performance,
+    /// What `check` estimated before the run (compare with `events` and `performance`).
+    pub estimate: crate::estimate::Estimate,
     /// The resolved scenario: rerunning it reproduces this run.
     pub scenario: serde_json::Value,
 }
@@ -534,6 +536,7 @@ pub(super) fn assemble(sim: &Sim, setup: &Setup, flows: &[FlowResult], plans: Pl
             v.extend(bounds::below_ideal(flows, ccts, last_finish - first_start, ideal_completion, all_finished));
             v
         },
+        estimate: crate::estimate::Estimate::of(setup),
         performance: Performance {
             wall_seconds,
             events_per_second: sim.c.events as f64 / wall_seconds.max(1e-9),
