@@ -3,6 +3,7 @@ errors, the results folder, determinism, Ctrl-C and the GIL."""
 
 import _thread
 import csv
+import signal
 import threading
 import time
 from pathlib import Path
@@ -173,6 +174,10 @@ def test_ctrl_c_stops_the_run_and_the_gil_is_free(example):
             ticks.append(time.monotonic())
             time.sleep(0.01)
 
+    # A shell that starts this in the background (CI launchers, `cmd &`) leaves SIGINT ignored,
+    # and then Python installs no KeyboardInterrupt handler and interrupt_main does nothing:
+    # put Python's default handler in place, as an interactive session has it.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     ticker = threading.Thread(target=tick)
     ticker.start()
     timer = threading.Timer(1.5, _thread.interrupt_main)
@@ -185,6 +190,7 @@ def test_ctrl_c_stops_the_run_and_the_gil_is_free(example):
         timer.cancel()
         stop.set()
         ticker.join()
+        signal.signal(signal.SIGINT, previous)
     elapsed = time.monotonic() - t0
     assert 1.4 < elapsed < 10
     # The ticker kept running while the simulation ran: about 100 ticks a second, where a held
