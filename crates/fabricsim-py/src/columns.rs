@@ -6,7 +6,7 @@
 
 use fabricsim::results::schema::{self, Column, FileSchema};
 use fabricsim::results::{CctResult, FlowResult, MessageRow};
-use fabricsim::units::{Time, US};
+use fabricsim::units::{ps_to_us, Time};
 use fabricsim::Results;
 
 /// The values of one column.
@@ -89,17 +89,12 @@ fn in_schema_order(schema: &'static FileSchema, mut columns: Vec<(&'static str, 
     Table { schema, columns: ordered }
 }
 
-/// Picoseconds as microseconds (exact to the double's precision, as the CSV's 6 decimals).
-fn us(t: Time) -> f64 {
-    t as f64 / US as f64
-}
-
 fn ints<T>(rows: &[T], f: impl Fn(&T) -> u64) -> Values {
     Values::Int(rows.iter().map(|r| f(r) as i64).collect())
 }
 
 fn times<T>(rows: &[T], f: impl Fn(&T) -> Option<Time>) -> Values {
-    Values::Float(rows.iter().map(|r| f(r).map_or(f64::NAN, us)).collect())
+    Values::Float(rows.iter().map(|r| f(r).map_or(f64::NAN, ps_to_us)).collect())
 }
 
 fn floats<T>(rows: &[T], f: impl Fn(&T) -> Option<f64>) -> Values {
@@ -129,11 +124,11 @@ fn flows(r: &Results) -> Vec<(&'static str, Values)> {
         ("fast_retransmits", ints(f, |x| x.fast_retransmits.into())),
         ("timeout_lost", ints(f, |x| x.timeout_lost.into())),
     ];
-    // As flows.csv: `reroutes` and `subflows` only when the first row has them.
-    if f.first().is_some_and(|x| x.reroutes.is_some()) {
+    // As flows.csv: `reroutes` and `subflows` only in runs that have them.
+    if r.has_flow_column("reroutes") {
         cols.push(("reroutes", ints(f, |x| x.reroutes.unwrap_or(0).into())));
     }
-    if f.first().is_some_and(|x| x.subflows.is_some()) {
+    if r.has_flow_column("subflows") {
         cols.push(("subflows", ints(f, |x| x.subflows.unwrap_or(0).into())));
     }
     cols

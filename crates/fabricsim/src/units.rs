@@ -27,6 +27,11 @@ pub fn us_to_ps(us: f64) -> Time {
     (us * US as f64).round() as Time
 }
 
+/// Picoseconds as microseconds (as the output files write times).
+pub fn ps_to_us(t: Time) -> f64 {
+    t as f64 / US as f64
+}
+
 /// Longest time or duration a scenario may give, in µs: 1000 s of simulated time. Time is u64
 /// picoseconds (about 213 days at most), so sums of thousands of such values (a path's
 /// latencies, a start time plus timeouts) cannot wrap.

@@ -108,24 +108,11 @@ fn the_schema_lists_exactly_what_the_writers_emit() {
 
     // Every CSV file: some run writes it, its header's columns are the schema's (in order;
     // flows.csv's optional ones where the run has them) and every row has as many fields.
-    let csvs: [(&FileSchema, fn(&Results) -> String); 11] = [
-        (&schema::FLOWS, Results::flows_csv),
-        (&schema::CCTS, Results::ccts_csv),
-        (&schema::TRACE, Results::trace_csv),
-        (&schema::PORT_TRACE, Results::port_trace_csv),
-        (&schema::PFC_PORTS, Results::pfc_ports_csv),
-        (&schema::ACKS, Results::acks_csv),
-        (&schema::GATE_LOG, Results::gate_log_csv),
-        (&schema::PORTS, Results::ports_csv),
-        (&schema::EVENTS, Results::events_csv),
-        (&schema::MESSAGES, Results::messages_csv),
-        (&schema::FLOWLETS, Results::flowlets_csv),
-    ];
-    for (f, text) in csvs {
+    for f in schema::files().filter(|f| f.name.ends_with(".csv")) {
         let mut seen_columns = BTreeSet::new();
         let mut rows = 0;
         for r in &runs {
-            let csv = text(r);
+            let csv = r.output_text(f.name).unwrap();
             let mut lines = csv.lines();
             let header: Vec<&str> = lines.next().unwrap().split(',').collect();
             let in_schema: Vec<&str> = f.columns.iter().map(|c| c.name).filter(|n| header.contains(n)).collect();
@@ -146,7 +133,7 @@ fn the_schema_lists_exactly_what_the_writers_emit() {
 fn every_column_has_a_unit_and_a_meaning_and_every_file_is_listed_once() {
     let text = schema::text();
     let mut names = BTreeSet::new();
-    for f in [&schema::FLOWS, &schema::CCTS, &schema::TRACE, &schema::PORT_TRACE, &schema::PFC_PORTS, &schema::ACKS, &schema::GATE_LOG, &schema::PORTS, &schema::EVENTS, &schema::MESSAGES, &schema::FLOWLETS, &schema::SUMMARY] {
+    for f in schema::files() {
         assert!(names.insert(f.name), "{} twice", f.name);
         assert!(text.contains(&format!("\n{} (", f.name)), "{} not printed", f.name);
         let mut cols = BTreeSet::new();

@@ -154,7 +154,7 @@ pub fn recovery_timers(setup: &Setup) -> Vec<String> {
         net_base_rtt: setup.base_rtt,
         src_conns,
         queue_bytes: eq1_queue_bytes(setup),
-        flows_per_host: pacer_flows(tr.cc_of_hosts(fabric.hosts)[src as usize]).unwrap_or(src_conns),
+        flows_per_host: pacer_flows(tr.cc_of_host(src)).unwrap_or(src_conns),
     };
     use crate::transport::recovery::SenderRecovery;
     let mode = tr.reliability.build(&mut path.clone());

@@ -25,18 +25,21 @@ fn fmt_us(out: &mut String, t: Option<Time>) {
 }
 
 impl Results {
+    /// Whether this run's `flows.csv` has column `name`: the `reroutes` column only in runs
+    /// whose switches count re-routes (adaptive schemes), so ECMP runs keep their columns;
+    /// `subflows` only under a message shaper, whose rows are application flows; every other
+    /// column always.
+    pub fn has_flow_column(&self, name: &str) -> bool {
+        match name {
+            "reroutes" => self.flows.first().is_some_and(|f| f.reroutes.is_some()),
+            "subflows" => self.flows.first().is_some_and(|f| f.subflows.is_some()),
+            _ => true,
+        }
+    }
+
     /// `flows.csv` text: times in µs with picosecond precision.
     pub fn flows_csv(&self) -> String {
-        // The `reroutes` column only in runs whose switches count re-routes (adaptive schemes),
-        // so ECMP runs keep their columns.
-        // Likewise `subflows` only under a message shaper, whose rows are application flows.
-        let reroutes = self.flows.first().is_some_and(|f| f.reroutes.is_some());
-        let subflows = self.flows.first().is_some_and(|f| f.subflows.is_some());
-        let mut s = schema::FLOWS.header_where(|c| match c {
-            "reroutes" => reroutes,
-            "subflows" => subflows,
-            _ => true,
-        });
+        let mut s = schema::FLOWS.header_where(|c| self.has_flow_column(c));
         for f in &self.flows {
             let _ = write!(s, "{},{},{},{},", f.id, f.src, f.dst, f.bytes);
             push_times(&mut s, &[Some(f.start), f.finish, f.fct(), Some(f.ideal_fct)]);
@@ -167,6 +170,12 @@ impl Results {
             let _ = writeln!(s, "{link},{n},{t:.6}");
         }
         s
+    }
+
+    /// The text of output file `name` (whether or not this run has rows for it), `None` for a
+    /// name that is not an output file.
+    pub fn output_text(&self, name: &str) -> Option<String> {
+        OUTPUT_FILES.iter().find(|f| f.schema.name == name).map(|f| (f.text)(self))
     }
 
     /// Writes the results into `dir` (created if needed) under the rules of a results folder

@@ -31,7 +31,7 @@ pub use summary::{peak_rss_bytes, PacketCounts, Performance, PfcSummary, QueuePr
 
 use crate::engine::Sim;
 use crate::scenario::Setup;
-use crate::units::{Time, US};
+use crate::units::Time;
 
 /// Everything a run produced.
 #[derive(Clone, Debug)]
@@ -62,9 +62,7 @@ pub struct Results {
     pub summary: Summary,
 }
 
-fn us(t: Time) -> f64 {
-    t as f64 / US as f64
-}
+use crate::units::ps_to_us as us;
 
 /// `t` unless it is `Time::MAX` (never happened).
 fn known(t: Time) -> Option<Time> {

@@ -375,7 +375,7 @@ impl FileSchema {
 
 /// Every output file's schema, in the order written (the table of output files,
 /// [`super::csv::OUTPUT_FILES`], holds them).
-fn files() -> impl Iterator<Item = &'static FileSchema> {
+pub fn files() -> impl Iterator<Item = &'static FileSchema> {
     super::csv::OUTPUT_FILES.iter().map(|f| f.schema)
 }
 

@@ -346,6 +346,11 @@ impl TransportConfig {
         }
         of
     }
+
+    /// The congestion control of source host `h` alone (see [`Self::cc_of_hosts`]).
+    pub fn cc_of_host(&self, h: u32) -> &CcConfig {
+        self.cc_by_source.iter().find(|e| e.hosts.contains(&h)).map_or(&self.cc, |e| &e.cc)
+    }
 }
 
 impl Default for TransportConfig {
