@@ -1,5 +1,7 @@
 //! `fabricsim`: command-line front end. `run` simulates a scenario and writes results,
 //! `check` validates one and prints the derived fabric, `list` names every available scheme.
+//! `sweep`, `plot` and `report` are the Python package's commands (`python3 -m fabricsim ...`),
+//! forwarded to it so that a user has one command name.
 //!
 //! Exit codes: 0 success; 1 the run broke an invariant (results are still written, with the
 //! violations in summary.json); 2 bad input (nothing is written).
@@ -71,6 +73,27 @@ enum Cmd {
         #[arg(long, conflicts_with = "params")]
         outputs: bool,
     },
+    /// Run a sweep file (a base scenario, a grid of overrides, seeds) in parallel on every local
+    /// core or a Ray cluster; resumable. Forwarded to the Python package (`sweep --help`).
+    #[command(disable_help_flag = true)]
+    Sweep {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+    /// Plot a run's outputs (FCT CDF, slowdown by size, CCTs, traced windows and queues) to
+    /// image files. Forwarded to the Python package (`plot --help`).
+    #[command(disable_help_flag = true)]
+    Plot {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+    /// Write one self-contained HTML page about a run (summary, fabric, plots, resolved
+    /// scenario). Forwarded to the Python package (`report --help`).
+    #[command(disable_help_flag = true)]
+    Report {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -88,12 +111,41 @@ fn main() -> ExitCode {
         Cmd::List { outputs: true, markdown, .. } => emit(&if markdown { fabricsim::results::schema::markdown() } else { fabricsim::results::schema::text() }),
         Cmd::List { markdown: true, .. } => emit(&fabricsim::registry::markdown()),
         Cmd::List { params, .. } => list(params),
+        Cmd::Sweep { args } => return python_command("sweep", &args),
+        Cmd::Plot { args } => return python_command("plot", &args),
+        Cmd::Report { args } => return python_command("report", &args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e}");
             ExitCode::from(if e.is_input_error() { 2 } else { 1 })
+        }
+    }
+}
+
+/// Runs `python -m fabricsim COMMAND ARGS` with this process's standard streams and returns its
+/// exit code. The interpreter is `$FABRICSIM_PYTHON`, else `python3`; one that cannot import the
+/// package gets an install hint and exit 2 rather than Python's traceback.
+fn python_command(command: &str, args: &[String]) -> ExitCode {
+    let python = std::env::var("FABRICSIM_PYTHON").unwrap_or_else(|_| "python3".to_string());
+    let hint = "install it with `pip install ./python` from the repository (or set FABRICSIM_PYTHON to an interpreter that has it)";
+    match std::process::Command::new(&python).args(["-c", "import fabricsim"]).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).status() {
+        Ok(s) if s.success() => {}
+        Ok(_) => {
+            eprintln!("error: `fabricsim {command}` needs the Python package fabricsim, which `{python}` cannot import; {hint}");
+            return ExitCode::from(2);
+        }
+        Err(e) => {
+            eprintln!("error: `fabricsim {command}` needs Python with the fabricsim package, and `{python}` could not be started ({e}); {hint}");
+            return ExitCode::from(2);
+        }
+    }
+    match std::process::Command::new(&python).args(["-m", "fabricsim", command]).args(args).status() {
+        Ok(s) => ExitCode::from(s.code().map_or(1, |c| c.clamp(0, 255) as u8)),
+        Err(e) => {
+            eprintln!("error: could not start `{python}`: {e}");
+            ExitCode::from(2)
         }
     }
 }
