@@ -30,9 +30,10 @@ struct Cli {
 enum Cmd {
     /// Simulate a scenario and write flows.csv and summary.json.
     Run {
-        /// Scenario file (TOML).
+        /// Scenario file (TOML, or an htsim .cm matrix); or a previous run's output folder or
+        /// its summary.json, which reruns that run (from the resolved_scenario.toml it wrote).
         scenario: PathBuf,
-        /// Output folder (default: out/<scenario file name>). A folder an earlier run wrote is
+        /// Output folder (default: out/<scenario file name>; for a rerun out/<run folder>-rerun). A folder an earlier run wrote is
         /// cleared of that run's files (listed in its manifest.json); one holding result files
         /// fabricsim did not write is refused. Other files stay.
         #[arg(long)]
@@ -209,7 +210,15 @@ fn run(path: &Path, out: Option<PathBuf>, set: &[String], quiet: bool, force: bo
             format!("the scenario needs about {:.1} GB of memory ({}), more than this machine's {:.1} GB; make it smaller, or pass --force to try anyway", estimate.peak_memory_bytes / 1e9, estimate.describe(), physical / 1e9),
         ));
     }
-    let out = out.unwrap_or_else(|| Path::new("out").join(path.file_stem().unwrap_or_default()));
+    // A rerun of a run folder does not overwrite that folder unless told to.
+    let default_out = match scenario::scenario_file(path)? {
+        (file, true) => {
+            let folder = file.parent().and_then(Path::file_name).map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            Path::new("out").join(format!("{folder}-rerun"))
+        }
+        _ => Path::new("out").join(path.file_stem().unwrap_or_default()),
+    };
+    let out = out.unwrap_or(default_out);
     // Checked, cleared of the previous run's files and claimed before simulating, so that a
     // refused or unwritable folder fails at once rather than after a long run.
     let out_dir = OutDir::prepare(&out, "--out")?;

@@ -144,15 +144,15 @@ fn a_second_scenario_into_the_same_folder_leaves_only_its_files() {
     let traced = ["--set", "run.trace_interval_us=2", "--set", "run.trace_ports=[\"tor0-host0\"]", "--set", "run.event_log=true", "--set", "switch.buffer_bdp=0.3", "--set", "switch.trimming=false", "--set", "topology.oversubscription=\"2:1\""];
     let o = run_into(&out, &traced);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    assert_eq!(files_in(&out), ["events.csv", "flows.csv", "manifest.json", "port_trace.csv", "summary.json", "trace.csv"]);
+    assert_eq!(files_in(&out), ["events.csv", "flows.csv", "manifest.json", "port_trace.csv", "resolved_scenario.toml", "summary.json", "trace.csv"]);
     // An input kept in the folder, as experiments/runner.py keeps scenario.toml.
     std::fs::write(out.join("scenario.toml"), "# input").unwrap();
     let o = run_into(&out, &[]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    assert_eq!(files_in(&out), ["flows.csv", "manifest.json", "scenario.toml", "summary.json"]);
+    assert_eq!(files_in(&out), ["flows.csv", "manifest.json", "resolved_scenario.toml", "scenario.toml", "summary.json"]);
     assert_eq!(std::fs::read_to_string(out.join("scenario.toml")).unwrap(), "# input");
     let manifest: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
-    assert_eq!(manifest["files"], serde_json::json!(["flows.csv", "summary.json"]));
+    assert_eq!(manifest["files"], serde_json::json!(["flows.csv", "summary.json", "resolved_scenario.toml"]));
     assert_eq!(manifest["written_by"], "fabricsim");
     let _ = std::fs::remove_dir_all(&out);
 }
@@ -252,4 +252,25 @@ fn an_htsim_matrix_runs_on_htsim_default_fabric_for_its_node_count() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("Nodes N"));
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_run_folder_reruns_into_its_own_rerun_folder_with_the_same_results() {
+    let (o, out) = run_example("rerun", &["--seed", "9", "--set", "topology.k=4", "--set", "transport.cc=smartt"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // Without --out the rerun lands in out/<run folder>-rerun, relative to the working folder.
+    let cwd = tmp("rerun-cwd");
+    std::fs::create_dir_all(&cwd).unwrap();
+    let o = bin().current_dir(&cwd).args(["run", "--quiet"]).arg(out.join("summary.json")).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let again = cwd.join("out").join(format!("{}-rerun", out.file_name().unwrap().to_string_lossy()));
+    assert_eq!(std::fs::read(out.join("flows.csv")).unwrap(), std::fs::read(again.join("flows.csv")).unwrap());
+    assert_eq!(std::fs::read(out.join("resolved_scenario.toml")).unwrap(), std::fs::read(again.join("resolved_scenario.toml")).unwrap());
+    let summary: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(again.join("summary.json")).unwrap()).unwrap();
+    assert_eq!((summary["seed"].as_u64(), summary["scenario"]["topology"]["k"].as_u64()), (Some(9), Some(4)));
+    // `check` takes a run folder too.
+    let o = bin().arg("check").arg(&out).output().unwrap();
+    assert!(o.status.success() && String::from_utf8_lossy(&o.stdout).contains("16 hosts"), "{}", String::from_utf8_lossy(&o.stdout));
+    let _ = std::fs::remove_dir_all(&out);
+    let _ = std::fs::remove_dir_all(&cwd);
 }

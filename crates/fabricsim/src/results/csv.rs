@@ -183,7 +183,7 @@ impl Results {
     /// files of the run that wrote it before are removed, and a manifest lists the new ones.
     /// The files: `flows.csv`, `summary.json` and, where they have rows, `ccts.csv` (collective
     /// workloads), `trace.csv`, `port_trace.csv`, `pfc_ports.csv`, `acks.csv`, `gate_log.csv`, `ports.csv`,
-    /// `events.csv`, `messages.csv` and `flowlets.csv`.
+    /// `events.csv`, `messages.csv` and `flowlets.csv`; and `resolved_scenario.toml`, which reruns the run.
     ///
     /// A caller that simulates for long should call [`OutDir::prepare`] before the run and
     /// [`Results::write_to`] after it, so that an unusable folder fails at once.
@@ -226,6 +226,7 @@ pub(super) const OUTPUT_FILES: &[OutputFile] = &[
     OutputFile { schema: &schema::MESSAGES, has_rows: |r| !r.messages.is_empty(), text: Results::messages_csv },
     OutputFile { schema: &schema::FLOWLETS, has_rows: |r| !r.flowlets.is_empty(), text: Results::flowlets_csv },
     OutputFile { schema: &schema::SUMMARY, has_rows: |_| true, text: Results::summary_json },
+    OutputFile { schema: &schema::SCENARIO, has_rows: |_| true, text: |r| r.scenario_toml.clone() },
 ];
 
 #[cfg(test)]
@@ -291,7 +292,8 @@ mod tests {
         let d = temp_dir("plain");
         let r = run("");
         r.write(&d).unwrap();
-        assert_eq!(files_in(&d), names(&["flows.csv", "manifest.json", "summary.json"]));
+        assert_eq!(files_in(&d), names(&["flows.csv", "manifest.json", "resolved_scenario.toml", "summary.json"]));
+        assert_eq!(std::fs::read_to_string(d.join("resolved_scenario.toml")).unwrap(), r.scenario_toml);
         assert_eq!(std::fs::read_to_string(d.join("flows.csv")).unwrap(), r.flows_csv());
         assert_eq!(std::fs::read_to_string(d.join("summary.json")).unwrap(), r.summary_json());
         let _ = std::fs::remove_dir_all(&d);
@@ -299,12 +301,12 @@ mod tests {
         let d = temp_dir("logs");
         let r = run("[run]\nmessage_log = true\nevent_log = true\ntrace_interval_us = 1\ntrace_ports = [\"tor1-host1\"]\nack_log_conns = [0]\n");
         r.write(&d).unwrap();
-        let want = ["acks.csv", "flows.csv", "manifest.json", "messages.csv", "port_trace.csv", "summary.json", "trace.csv"];
+        let want = ["acks.csv", "flows.csv", "manifest.json", "messages.csv", "port_trace.csv", "resolved_scenario.toml", "summary.json", "trace.csv"];
         assert_eq!(files_in(&d), names(&want));
         assert_eq!(std::fs::read_to_string(d.join("messages.csv")).unwrap(), r.messages_csv());
         // The manifest lists the files in the order written, without itself.
         let m = Manifest::parse(&std::fs::read_to_string(d.join(MANIFEST)).unwrap()).unwrap();
-        assert_eq!(m.files, ["flows.csv", "trace.csv", "port_trace.csv", "acks.csv", "messages.csv", "summary.json"]);
+        assert_eq!(m.files, ["flows.csv", "trace.csv", "port_trace.csv", "acks.csv", "messages.csv", "summary.json", "resolved_scenario.toml"]);
         assert_eq!(m.version, env!("CARGO_PKG_VERSION"));
         let _ = std::fs::remove_dir_all(&d);
     }
@@ -313,11 +315,11 @@ mod tests {
     fn a_second_run_into_the_same_folder_leaves_only_its_files() {
         let d = temp_dir("twice");
         run("[run]\nmessage_log = true\ntrace_interval_us = 1\ntrace_ports = [\"tor1-host1\"]\n").write(&d).unwrap();
-        assert_eq!(files_in(&d), names(&["flows.csv", "manifest.json", "messages.csv", "port_trace.csv", "summary.json", "trace.csv"]));
+        assert_eq!(files_in(&d), names(&["flows.csv", "manifest.json", "messages.csv", "port_trace.csv", "resolved_scenario.toml", "summary.json", "trace.csv"]));
         std::fs::write(d.join("scenario.toml"), "kept").unwrap();
         let second = run("");
         second.write(&d).unwrap();
-        assert_eq!(files_in(&d), names(&["flows.csv", "manifest.json", "scenario.toml", "summary.json"]));
+        assert_eq!(files_in(&d), names(&["flows.csv", "manifest.json", "resolved_scenario.toml", "scenario.toml", "summary.json"]));
         assert_eq!(std::fs::read_to_string(d.join("flows.csv")).unwrap(), second.flows_csv());
         assert_eq!(std::fs::read_to_string(d.join("scenario.toml")).unwrap(), "kept");
         let _ = std::fs::remove_dir_all(&d);

@@ -60,6 +60,9 @@ pub struct Results {
     pub port_names: std::collections::BTreeMap<u32, String>,
     /// Summary.
     pub summary: Summary,
+    /// `resolved_scenario.toml`: the resolved scenario as a file that reruns this run
+    /// ([`Setup::rerun_toml`]).
+    pub scenario_toml: String,
 }
 
 use crate::units::ps_to_us as us;
@@ -90,5 +93,6 @@ pub fn collect(sim: &Sim, setup: &Setup, wall_seconds: f64) -> Results {
         flowlets,
         port_names: sim.tracer.ports.iter().map(|&p| (p, sim.net.fabric.link_name(p))).collect(),
         summary,
+        scenario_toml: setup.rerun_toml(),
     }
 }

@@ -373,6 +373,17 @@ impl FileSchema {
     }
 }
 
+/// `resolved_scenario.toml`.
+pub const SCENARIO: FileSchema = FileSchema {
+    name: "resolved_scenario.toml",
+    written: "always",
+    row: "the resolved scenario as a scenario file: `fabricsim run RUN_DIR` (or `RUN_DIR/resolved_scenario.toml`, or `RUN_DIR/summary.json`) reruns the run and writes the same files",
+    columns: &[
+        c("files_dir", "path", "only when the scenario reads files (flow list, CDF, collective trace): the absolute folder they were read from"),
+        c("(every other key)", "as in a scenario", "the scenario with defaults filled in and `--set` overrides and the seed applied; the same as summary.json's `scenario`"),
+    ],
+};
+
 /// Every output file's schema, in the order written (the table of output files,
 /// [`super::csv::OUTPUT_FILES`], holds them).
 pub fn files() -> impl Iterator<Item = &'static FileSchema> {

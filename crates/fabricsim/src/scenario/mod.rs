@@ -4,6 +4,7 @@
 //! Every struct denies unknown keys, so a typo is an error that names the key and the allowed
 //! ones; every value is range-checked here, before anything runs or any file is written.
 
+mod input_files;
 mod link_events;
 mod queues;
 mod results_options;
@@ -15,6 +16,7 @@ mod topology;
 mod transport;
 mod values;
 
+pub use input_files::InputFiles;
 pub use queues::{port_class, PortRules, QueueRule, PORT_CLASSES};
 pub use results_options::{ResultsOptions, StationaryWindow};
 pub use values::{deserialize_params, ByteSize, NoParams, Ratio};
@@ -44,6 +46,12 @@ pub struct Scenario {
     pub name: String,
     /// Master seed: every random stream derives from it.
     pub seed: u64,
+    /// The folder that file names in the scenario (flow lists, CDFs, collective traces) are
+    /// relative to; itself relative to the scenario file's folder. Default: that folder. A
+    /// run's `resolved_scenario.toml` sets it so that it can be rerun from anywhere; never part of the
+    /// resolved scenario (which stays the same wherever the files are).
+    #[serde(skip_serializing)]
+    pub files_dir: Option<String>,
     /// The fabric.
     pub topology: TopologyConfig,
     /// Switch output ports.
@@ -571,6 +579,21 @@ pub struct Setup {
     pub pfc: PfcState,
     /// `[results]` resolved.
     pub results: ResultsOptions,
+    /// The folder the scenario's files were read from, absolute; `None` if it read none.
+    pub files_dir: Option<PathBuf>,
+}
+
+impl Setup {
+    /// The run's `resolved_scenario.toml`: the resolved scenario, plus `files_dir` when it read files,
+    /// so that `fabricsim run` on it repeats the run wherever the file is.
+    pub fn rerun_toml(&self) -> String {
+        let mut s = String::from("# The resolved scenario of this run (defaults filled in, overrides and seed applied).\n# `fabricsim run` on this file, or on the folder holding it, repeats the run.\n");
+        if let Some(dir) = &self.files_dir {
+            s.push_str(&format!("files_dir = {}\n", toml::Value::String(dir.display().to_string())));
+        }
+        s.push_str(&self.scenario.to_toml());
+        s
+    }
 }
 
 fn rate(key: &str, gbps: Gbps) -> Result<BitsPerSec> {
@@ -646,8 +669,9 @@ impl Scenario {
         toml::to_string(self).unwrap_or_default()
     }
 
-    /// Validates everything and builds the fabric and the flows. `base_dir` resolves file names
-    /// in the scenario (the scenario file's folder).
+    /// Validates everything and builds the fabric and the flows. `base_dir` is the scenario
+    /// file's folder: file names in the scenario resolve against it (or against `files_dir`,
+    /// itself relative to it).
     ///
     /// The steps run in this order, so an input with several errors reports the first one met.
     pub fn setup(self, base_dir: &Path) -> Result<Setup> {
@@ -670,7 +694,8 @@ impl Scenario {
             }
         }
         let shaper = self.transport.shaper.build(&mut ShaperCtx { mss: (self.transport.mtu_bytes - self.transport.header_bytes) as u64 });
-        let traffic = self.workload.generate(&fabric, self.seed, base_dir, &shaper)?;
+        let files = InputFiles::new(&self.files_dir.as_ref().map_or_else(|| base_dir.to_path_buf(), |d| base_dir.join(d)));
+        let traffic = self.workload.generate(&fabric, self.seed, &files, &shaper)?;
         traffic.check_packet_counts((self.transport.mtu_bytes - self.transport.header_bytes) as u64, self.workload.size_key())?;
         let traffic = Arc::new(traffic);
         let tracing = run_options::Tracing::of(&self.run, &fabric, traffic.conns.len() as u32)?;
@@ -691,6 +716,7 @@ impl Scenario {
             flowlet_gaps: tracing.flowlet_gaps,
             pfc,
             results,
+            files_dir: files.used_dir(),
         })
     }
 
@@ -708,8 +734,31 @@ impl Scenario {
     }
 }
 
-/// Loads, overrides and validates a scenario file in one step.
+/// The scenario file `path` names: itself, or for a run's output folder or its `summary.json`
+/// the `resolved_scenario.toml` that run wrote beside it. The second value says it is a rerun.
+pub fn scenario_file(path: &Path) -> Result<(PathBuf, bool)> {
+    let folder = if path.is_dir() {
+        path
+    } else if path.file_name().is_some_and(|n| n == "summary.json") {
+        path.parent().unwrap_or(Path::new(""))
+    } else {
+        return Ok((path.to_path_buf(), false));
+    };
+    let file = folder.join("resolved_scenario.toml");
+    if !file.is_file() {
+        return Err(Error::Io {
+            path: file.display().to_string(),
+            message: "not found: a run's folder holds the resolved_scenario.toml that reruns it, and this one has none (an older fabricsim wrote it, or the file was removed)".into(),
+        });
+    }
+    Ok((file, true))
+}
+
+/// Loads, overrides and validates a scenario in one step: a scenario file (TOML, or an htsim
+/// `.cm` matrix), or a previous run's folder or `summary.json` (its `resolved_scenario.toml`).
 pub fn load(path: &Path, overrides: &[String]) -> Result<Setup> {
+    let (path, _) = scenario_file(path)?;
+    let path = path.as_path();
     let dir: PathBuf = path.parent().map(Path::to_path_buf).unwrap_or_default();
     let scenario = if path.extension().is_some_and(|e| e == "cm") {
         Scenario::from_toml(&htsim_matrix_scenario(path)?, overrides)?

@@ -9,7 +9,7 @@
 use super::{check_endpoints, FlowSpec};
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
-use std::path::Path;
+use crate::scenario::InputFiles;
 
 /// Registry name.
 pub const NAME: &str = "flow_list";
@@ -39,12 +39,12 @@ pub struct FlowListParams {
 }
 
 /// Reads the flows.
-pub fn generate(p: &FlowListParams, hosts: u32, base_dir: &Path) -> Result<Vec<FlowSpec>> {
+pub fn generate(p: &FlowListParams, hosts: u32, files: &InputFiles) -> Result<Vec<FlowSpec>> {
     if p.file.is_empty() {
         return Err(Error::invalid("workload.file", "missing: name the flow-list file (CSV or htsim .cm)"));
     }
-    let path = base_dir.join(&p.file);
-    let text = std::fs::read_to_string(&path)
+    let (path, text) = files.read(&p.file);
+    let text = text
         .map_err(|e| Error::invalid("workload.file", format!("cannot read {}: {e}", path.display())))?;
     let format = p.format.unwrap_or(if p.file.ends_with(".cm") { FlowListFormat::HtsimCm } else { FlowListFormat::Csv });
     let name = path.display().to_string();

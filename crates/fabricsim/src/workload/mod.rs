@@ -26,7 +26,7 @@ use crate::rng::Rng;
 use crate::transport::shaper::AnyShaper;
 use crate::units::Time;
 use serde::Serialize;
-use std::path::Path;
+use crate::scenario::InputFiles;
 
 /// One flow to simulate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -127,9 +127,9 @@ impl WorkloadConfig {
         }
     }
 
-    /// Generates the traffic for `fabric`, flows split by `shaper`. `base_dir` resolves
-    /// relative file names; `seed` is the scenario's master seed.
-    pub fn generate(&self, fabric: &Fabric, seed: u64, base_dir: &Path, shaper: &AnyShaper) -> Result<Traffic> {
+    /// Generates the traffic for `fabric`, flows split by `shaper`. `files` reads the files
+    /// the workload names; `seed` is the scenario's master seed.
+    pub fn generate(&self, fabric: &Fabric, seed: u64, files: &InputFiles, shaper: &AnyShaper) -> Result<Traffic> {
         if shaper.is_active() && !self.compiles_flows() {
             return Err(Error::invalid(
                 "transport.shaper",
@@ -139,13 +139,13 @@ impl WorkloadConfig {
         let hosts = fabric.hosts;
         let mut rng = Rng::stream(seed, "workload", 0);
         let (mut flows, jitter_us) = match self {
-            WorkloadConfig::Collectives(p) => return collective::generate(p, hosts, &mut rng, base_dir),
+            WorkloadConfig::Collectives(p) => return collective::generate(p, hosts, &mut rng, files),
             WorkloadConfig::RdmaWrites(p) => return rdma_writes::generate(p, fabric),
-            WorkloadConfig::OpenLoop(p) => (open_loop::generate(p, fabric, &mut rng, base_dir)?, 0.0),
+            WorkloadConfig::OpenLoop(p) => (open_loop::generate(p, fabric, &mut rng, files)?, 0.0),
             WorkloadConfig::Permutation(p) => (permutation::generate(p, &fabric.pod_of_host(), &fabric.tor_of_host, &mut rng)?, p.start_jitter_us),
             WorkloadConfig::Incast(p) => (incast::generate(p, hosts, &mut rng)?, p.start_jitter_us),
             WorkloadConfig::AllToAll(p) => (all_to_all::generate(p, hosts)?, p.start_jitter_us),
-            WorkloadConfig::FlowList(p) => (flow_list::generate(p, hosts, base_dir)?, p.start_jitter_us),
+            WorkloadConfig::FlowList(p) => (flow_list::generate(p, hosts, files)?, p.start_jitter_us),
         };
         let jitter = time_from_us("workload.start_jitter_us", jitter_us)?;
         if jitter > 0 {

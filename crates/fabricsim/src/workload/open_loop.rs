@@ -31,7 +31,7 @@ use crate::units::{Time, SEC};
 use serde::{Deserialize, Serialize};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-use std::path::Path;
+use crate::scenario::InputFiles;
 
 /// Registry name.
 pub const NAME: &str = "open_loop";
@@ -146,10 +146,10 @@ fn check(p: &OpenLoopParams) -> Result<Length> {
     }
 }
 
-/// The flows on `fabric`, in start order (ties by source host). `base_dir` resolves a CDF file.
-pub fn generate(p: &OpenLoopParams, fabric: &Fabric, rng: &mut Rng, base_dir: &Path) -> Result<Vec<FlowSpec>> {
+/// The flows on `fabric`, in start order (ties by source host). `files` reads a CDF file.
+pub fn generate(p: &OpenLoopParams, fabric: &Fabric, rng: &mut Rng, files: &InputFiles) -> Result<Vec<FlowSpec>> {
     let length = check(p)?;
-    let sizes = SizeCdf::resolve(&p.cdf, base_dir)?;
+    let sizes = SizeCdf::resolve(&p.cdf, files)?;
     let hosts = fabric.hosts;
     let groups: Vec<u32> = if p.exclude_intra_rack { fabric.tor_of_host.clone() } else { (0..hosts).collect() };
     let others = OtherHosts::new(&groups);
@@ -216,7 +216,7 @@ mod tests {
     }
 
     fn flows_of(p: &OpenLoopParams, seed: u64) -> Vec<FlowSpec> {
-        generate(p, &fabric(), &mut Rng::stream(seed, "workload", 0), Path::new(".")).unwrap()
+        generate(p, &fabric(), &mut Rng::stream(seed, "workload", 0), &InputFiles::new(std::path::Path::new("."))).unwrap()
     }
 
     //= seqbalance §5.2 (Flow generation); type=test
@@ -258,7 +258,7 @@ mod tests {
     fn destinations_are_uniform_and_can_exclude_the_own_rack() {
         let f = fabric();
         let p = OpenLoopParams { exclude_intra_rack: true, ..params("alistorage2019", 0.5, None, Some(50_000)) };
-        let flows = generate(&p, &f, &mut Rng::stream(3, "workload", 0), Path::new(".")).unwrap();
+        let flows = generate(&p, &f, &mut Rng::stream(3, "workload", 0), &InputFiles::new(std::path::Path::new("."))).unwrap();
         assert!(flows.iter().all(|x| f.tor_of_host[x.src as usize] != f.tor_of_host[x.dst as usize]));
         let mut received = vec![0u32; 128];
         flows.iter().for_each(|x| received[x.dst as usize] += 1);
@@ -274,7 +274,7 @@ mod tests {
     #[test]
     fn bad_loads_and_lengths_are_rejected_naming_the_key() {
         let f = fabric();
-        let err = |p: OpenLoopParams| generate(&p, &f, &mut Rng::stream(1, "workload", 0), Path::new(".")).unwrap_err().to_string();
+        let err = |p: OpenLoopParams| generate(&p, &f, &mut Rng::stream(1, "workload", 0), &InputFiles::new(std::path::Path::new("."))).unwrap_err().to_string();
         for load in [0.0, 1.0, -0.5, 1.5, f64::NAN] {
             let e = err(params("websearch", load, Some(100.0), None));
             assert!(e.contains("workload.load") && e.contains("strictly between 0 and 1"), "{load}: {e}");
@@ -295,7 +295,7 @@ mod tests {
         let slow = (BitsPerSec::from_gbps(1.0), US);
         let one_rack = build_shape(Shape { tors: 1, hosts_per_tor: 4, spines: 1, links_per_spine: 1 }, TierLinks { host: slow, tor_up: slow, agg_up: slow }, &[], 0).unwrap();
         let p = OpenLoopParams { exclude_intra_rack: true, ..params("websearch", 0.5, Some(10.0), None) };
-        let e = generate(&p, &one_rack, &mut Rng::stream(1, "workload", 0), Path::new(".")).unwrap_err().to_string();
+        let e = generate(&p, &one_rack, &mut Rng::stream(1, "workload", 0), &InputFiles::new(std::path::Path::new("."))).unwrap_err().to_string();
         assert!(e.contains("workload.exclude_intra_rack") && e.contains("at least 2 ToRs"), "{e}");
     }
 }

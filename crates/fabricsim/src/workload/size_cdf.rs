@@ -19,7 +19,7 @@
 
 use crate::error::{Error, Result};
 use crate::rng::Rng;
-use std::path::Path;
+use crate::scenario::InputFiles;
 
 /// Built-in distributions: (name, file text).
 pub const BUILT_IN: &[(&str, &str)] = &[
@@ -44,8 +44,8 @@ fn bad(file: &str, line: usize, msg: impl std::fmt::Display) -> Error {
 }
 
 impl SizeCdf {
-    /// The distribution `name`: a built-in name, or a file path relative to `base_dir`.
-    pub fn resolve(name: &str, base_dir: &Path) -> Result<SizeCdf> {
+    /// The distribution `name`: a built-in name, or a file read through `files`.
+    pub fn resolve(name: &str, files: &InputFiles) -> Result<SizeCdf> {
         let built_in_names = || BUILT_IN.iter().map(|(n, _)| format!("\"{n}\"")).collect::<Vec<_>>().join(", ");
         if name.is_empty() {
             return Err(Error::invalid(KEY, format!("missing: name a flow-size distribution, {} or a CDF file", built_in_names())));
@@ -53,8 +53,8 @@ impl SizeCdf {
         if let Some((n, text)) = BUILT_IN.iter().find(|(n, _)| *n == name) {
             return SizeCdf::parse(text, &format!("{n} (built-in)"));
         }
-        let path = base_dir.join(name);
-        let text = std::fs::read_to_string(&path).map_err(|e| {
+        let (path, text) = files.read(name);
+        let text = text.map_err(|e| {
             Error::invalid(KEY, format!("cannot read {}: {e} (built-in distributions: {})", path.display(), built_in_names()))
         })?;
         SizeCdf::parse(&text, &path.display().to_string())
@@ -155,6 +155,7 @@ impl SizeCdf {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
 
     fn error_of(text: &str) -> String {
         SizeCdf::parse(text, "f.cdf").unwrap_err().to_string()
@@ -196,10 +197,10 @@ mod tests {
     //# AliStorage2019: DERIVED mean ≈ 40.9 KB. WebSearch: DERIVED mean ≈ 1.71 MB.
     #[test]
     fn shipped_distributions_have_the_spec_means() {
-        let ali = SizeCdf::resolve("alistorage2019", Path::new("/nonexistent")).unwrap();
+        let ali = SizeCdf::resolve("alistorage2019", &InputFiles::new(Path::new("/nonexistent"))).unwrap();
         assert!((ali.mean() - 40_869.8).abs() < 0.01, "{}", ali.mean());
         assert_eq!(ali.quantile(0.2293), 4000.0);
-        let web = SizeCdf::resolve("websearch", Path::new("/nonexistent")).unwrap();
+        let web = SizeCdf::resolve("websearch", &InputFiles::new(Path::new("/nonexistent"))).unwrap();
         assert!((web.mean() - 1_711_250.0).abs() < 0.01, "{}", web.mean());
         assert_eq!(web.quantile(0.97), 10_000_000.0);
     }
@@ -225,9 +226,9 @@ mod tests {
             let e = error_of(text);
             assert!(e.contains("workload.cdf") && e.contains(wanted), "{text:?}: {e}");
         }
-        let e = SizeCdf::resolve("no_such.cdf", Path::new("/tmp")).unwrap_err().to_string();
+        let e = SizeCdf::resolve("no_such.cdf", &InputFiles::new(Path::new("/tmp"))).unwrap_err().to_string();
         assert!(e.contains("cannot read /tmp/no_such.cdf") && e.contains("\"websearch\""), "{e}");
-        let e = SizeCdf::resolve("", Path::new(".")).unwrap_err().to_string();
+        let e = SizeCdf::resolve("", &InputFiles::new(Path::new("."))).unwrap_err().to_string();
         assert!(e.contains("missing") && e.contains("\"alistorage2019\""), "{e}");
     }
 }

@@ -42,7 +42,7 @@ use crate::units::ByteSize;
 use crate::units::Time;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
-use std::path::Path;
+use crate::scenario::InputFiles;
 
 /// Registry name.
 pub const NAME: &str = "collectives";
@@ -405,15 +405,15 @@ fn place(key: &str, job: &JobConfig, hosts: u32, used: &mut [bool], rng: &mut Rn
     Ok(chosen)
 }
 
-fn load_trace(key: &str, path: &str, base_dir: &Path) -> Result<Vec<CollectiveSpec>> {
-    let full = base_dir.join(path);
-    let text = std::fs::read_to_string(&full).map_err(|e| Error::invalid(format!("{key}.trace"), format!("cannot read {}: {e}", full.display())))?;
+fn load_trace(key: &str, path: &str, files: &InputFiles) -> Result<Vec<CollectiveSpec>> {
+    let (full, text) = files.read(path);
+    let text = text.map_err(|e| Error::invalid(format!("{key}.trace"), format!("cannot read {}: {e}", full.display())))?;
     let de = &mut serde_json::Deserializer::from_str(&text);
     serde_path_to_error::deserialize(de).map_err(|e| Error::invalid(format!("{key}.trace"), format!("{}: at `{}`: {}", full.display(), e.path(), e.inner())))
 }
 
 /// Compiles the jobs into a traffic graph.
-pub fn generate(p: &CollectivesParams, hosts: u32, rng: &mut Rng, base_dir: &Path) -> Result<super::graph::Traffic> {
+pub fn generate(p: &CollectivesParams, hosts: u32, rng: &mut Rng, files: &InputFiles) -> Result<super::graph::Traffic> {
     if p.jobs.is_empty() {
         return Err(Error::invalid("workload.jobs", "no jobs: add at least one [[workload.jobs]]"));
     }
@@ -435,7 +435,7 @@ pub fn generate(p: &CollectivesParams, hosts: u32, rng: &mut Rng, base_dir: &Pat
             return Err(Error::invalid(format!("{key}.{k}"), "0: must be at least 1"));
         }
         let seq = match (&job.trace, job.collectives.is_empty()) {
-            (Some(t), true) => load_trace(&key, t, base_dir)?,
+            (Some(t), true) => load_trace(&key, t, files)?,
             (None, false) => job.collectives.clone(),
             (Some(_), false) => return Err(Error::invalid(format!("{key}.trace"), "give either collectives or trace, not both")),
             (None, true) => return Err(Error::invalid(format!("{key}.collectives"), "missing: a job needs collectives = [...] or trace = \"file.json\"")),
