@@ -37,8 +37,8 @@ def size_range(lo: float, hi: float) -> str:
 def number(x: Optional[float], decimals: int = 3) -> str:
     """``x`` with thousands separators: integers (and integral floats) as such, other floats
     with ``decimals`` decimals, or 3 significant digits when that would print 0 (a loss rate
-    of 1e-5); ``–`` for a missing value."""
-    if x is None or (isinstance(x, float) and math.isnan(x)):
+    of 1e-5); ``–`` for a missing value (None, NaN, or an empty text)."""
+    if x is None or x == "" or (isinstance(x, float) and math.isnan(x)):
         return "–"
     if isinstance(x, bool):
         return "yes" if x else "no"

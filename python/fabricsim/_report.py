@@ -61,7 +61,7 @@ nav a { color: var(--accent); margin-right: 14px; text-decoration: none; }
 .status.bad { background: var(--bad-bg); border-color: #fca5a5; color: var(--bad); }
 .status.bad h2 { color: var(--bad); border: 0; margin: 0 0 6px; padding: 0; }
 .status.good { background: var(--good-bg); border-color: #a7f3d0; color: var(--good); }
-.cards { display: grid; grid-template-columns: repeat(auto-fit, minmax(200px, 1fr)); gap: 12px; margin: 18px 0 0; }
+.cards { display: grid; grid-template-columns: repeat(auto-fit, minmax(170px, 1fr)); gap: 12px; margin: 18px 0 0; }
 .card { background: #fff; border: 1px solid var(--line); border-radius: 8px; padding: 12px 14px; }
 .card .label { color: var(--muted); font-size: 13px; }
 .card .value { font-size: 22px; font-weight: 600; }
@@ -110,7 +110,7 @@ def _unit(key: str) -> str:
 def _with_unit(value: Any, unit: str) -> str:
     if unit == "bytes" and isinstance(value, (int, float)) and not isinstance(value, bool):
         return f"{number(value)} B" + (f" ({size(value)})" if value >= 1024 else "")
-    text = number(value) if isinstance(value, (int, float)) else _esc(value)
+    text = number(value) if isinstance(value, (int, float)) or value in (None, "") else _esc(value)
     return f"{text} {unit}" if unit and text != "–" else text
 
 
@@ -197,7 +197,8 @@ def _summary_table(s: Dict[str, Any]) -> str:
     t.row("ACK round-trip time", "ack_rtt_us")
     t.group("Queues")
     t.row("deepest switch queue", "max_queue_bytes")
-    t.row("buffer per port", "buffer_bytes")
+    t.row("buffer per port", "buffer_bytes",
+          "– (PFC: each switch's shared buffer bounds its ports)" if s.get("buffer_bytes") is None and s.get("pfc") else None)
     if s.get("pfc"):
         t.group("PFC")
         for label, key in (("pause frames", "pfc.pause_frames"), ("ports paused", "pfc.ports_paused"),
@@ -233,9 +234,10 @@ def _cards(s: Dict[str, Any]) -> str:
 def _records_table(rows: List[Dict[str, Any]], columns: Sequence[Tuple[str, str, str]]) -> str:
     """A table of ``rows`` with ``columns`` (key, header, unit)."""
     head = "".join(f"<th>{_esc(h)}{f' ({u})' if u else ''}</th>" for _, h, u in columns)
-    body = "".join(
-        "<tr>" + "".join(f"<td>{_esc(number(r.get(k)) if isinstance(r.get(k), (int, float)) else r.get(k, ''))}</td>"
-                         for k, _, _ in columns) + "</tr>" for r in rows)
+    def cell(v: Any) -> str:
+        return number(v) if isinstance(v, (int, float)) or v in (None, "") else _esc(v)
+
+    body = "".join("<tr>" + "".join(f"<td>{cell(r.get(k))}</td>" for k, _, _ in columns) + "</tr>" for r in rows)
     return f"<table><tr>{head}</tr>{body}</table>"
 
 

@@ -77,6 +77,18 @@ def test_violations_come_first_and_red(traced_dir, tmp_path):
     assert page.index("id=violations") < page.index("id=summary")
 
 
+def test_report_of_a_stopped_pfc_run(tmp_path):
+    """Unfinished flows, PFC and several queue profiles: no completion time, no FCT plots, the
+    PFC rows, and nulls shown as dashes, never as Python's None."""
+    scenario = Path(__file__).resolve().parents[2] / "scenarios" / "seqbalance" / "websearch_3tier.toml"
+    r = fabricsim.run(scenario, overrides={"run.end_time_us": 5}, progress=False)
+    assert r.summary["flows_finished"] < r.summary["flows"]
+    page = r.report(tmp_path / "r.html").read_text(encoding="utf-8")
+    assert "– (not every flow finished)" in page and "pfc.pause_frames" in page
+    assert "each switch's shared buffer bounds its ports" in page and "<h3>Queue profiles</h3>" in page
+    assert "None" not in page and "id='plot-fct_cdf'" not in page
+
+
 def test_report_without_matplotlib_still_has_the_figures(traced_dir, tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     page = fabricsim.load(traced_dir).report(tmp_path / "r.html").read_text(encoding="utf-8")
