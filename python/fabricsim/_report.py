@@ -215,7 +215,9 @@ def _summary_table(s: Dict[str, Any]) -> str:
 
 
 def _cards(s: Dict[str, Any]) -> str:
-    cards: List[Tuple[str, str, str]] = [("flows finished", f"{number(s.get('flows_finished'))} / {number(s.get('flows'))}", "")]
+    done, flows = s.get("flows_finished") or 0, s.get("flows") or 0
+    share = f" ({100 * done / flows:.3g} %)" if flows else ""
+    cards: List[Tuple[str, str, str]] = [("flows finished", number(done), f"of {number(flows)}{share}")]
     if s.get("flows_finished") == s.get("flows") and s.get("flows"):
         completion, ideal = s.get("completion_time_us"), s.get("ideal_completion_time_us")
         cards.append(("completion time", f"{number(completion, 1)} µs", f"{_ratio(completion, ideal)} the ideal (a lower bound)"))
