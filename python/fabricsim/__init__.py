@@ -11,6 +11,8 @@ Start with :func:`run`::
     r.save("out/example")
 
 :func:`sweep` runs a grid of overrides and seeds in parallel and returns one row per point.
+:func:`load` reads a results folder of ``fabricsim run``; :meth:`Result.plot` and
+:meth:`Result.report` draw a run (matplotlib) and write an HTML page about it.
 
 Scenario keys and schemes: the repository's README.md and ``fabricsim list --params``; output
 columns with units and meanings: :meth:`Result.columns_info`.
@@ -26,12 +28,13 @@ from typing import Any, Callable, NamedTuple, Optional, Union
 
 from . import _native
 from ._native import ScenarioError, SimulationError
-from ._result import TABLES, Result
+from ._plot import PLOTS
+from ._result import TABLES, Result, load
 from ._scenario import Overrides, Scenario, override_list, source
 from ._sweep import sweep
 
 __version__: str = _native.__version__
-__all__ = ["run", "sweep", "Result", "Progress", "ScenarioError", "SimulationError", "TABLES", "__version__"]
+__all__ = ["run", "sweep", "load", "Result", "Progress", "ScenarioError", "SimulationError", "TABLES", "PLOTS", "__version__"]
 
 
 class Progress(NamedTuple):

@@ -181,11 +181,19 @@ fn schema(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     Ok(all)
 }
 
+/// `summary.json`'s keys as `[(key, unit, meaning), ...]` (dotted paths, `[]` marking the
+/// elements of an array), for reports that label the summary's figures with their units.
+#[pyfunction]
+fn summary_schema() -> Vec<(&'static str, &'static str, &'static str)> {
+    fabricsim::results::schema::SUMMARY.columns.iter().map(|c| (c.name, c.unit, c.meaning)).collect()
+}
+
 /// The extension module.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
+    m.add_function(wrap_pyfunction!(summary_schema, m)?)?;
     m.add_class::<NativeResults>()?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add("SimulationError", m.py().get_type::<SimulationError>())?;
