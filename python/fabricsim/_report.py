@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 
-from . import _cli, _native, _plot, _toml
+from . import _cli, _native, _plot
 from ._fmt import number, size
 
 if TYPE_CHECKING:
@@ -299,14 +299,14 @@ def _plots(result: "Result") -> str:
     return "".join(parts)
 
 
-def _scenario(s: Dict[str, Any]) -> str:
-    scenario = s.get("scenario")
-    if not isinstance(scenario, dict):
-        return "<p class=muted>The summary holds no resolved scenario.</p>"
-    try:
-        text, form = _toml.dumps(scenario), "TOML: every key with its value, defaults filled in; rerunning it reproduces the run"
-    except ValueError:
-        text, form = json.dumps(scenario, indent=2, ensure_ascii=False), "JSON (it has no TOML form)"
+def _scenario(result: "Result") -> str:
+    text = result.resolved_scenario
+    if text is not None:
+        form = "resolved_scenario.toml: every key with its value, defaults filled in; `fabricsim run` on the results folder reruns it"
+    elif isinstance(result.summary.get("scenario"), dict):
+        text, form = json.dumps(result.summary["scenario"], indent=2, ensure_ascii=False), "summary.json's scenario (JSON; this folder has no resolved_scenario.toml)"
+    else:
+        return "<p class=muted>The run holds no resolved scenario.</p>"
     return f"<p class=muted>{_esc(form)}.</p><pre id=scenario-text>{_esc(text)}</pre>"
 
 
@@ -328,7 +328,7 @@ def html_page(result: "Result") -> str:
         ("fabric", "Fabric", _fabric(s)),
         ("plots", "Plots", plots),
         ("flows", "Slowest flows", _slowest_flows(result)),
-        ("scenario", "Resolved scenario", _scenario(s)),
+        ("scenario", "Resolved scenario", _scenario(result)),
     ]
     sections = [x for x in sections if x[2]]
     nav = "".join(f"<a href='#{i}'>{_esc(t)}</a>" for i, t, _ in sections)

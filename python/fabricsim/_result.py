@@ -101,6 +101,9 @@ class _NativeSource:
     def summary_json(self) -> str:
         return self.native.summary_json()
 
+    def resolved_scenario(self) -> Optional[str]:
+        return self.native.resolved_scenario()
+
     def save(self, dir: Path) -> None:
         self.native.save(os.fspath(dir))
 
@@ -202,6 +205,10 @@ class _FolderSource:
     def summary_json(self) -> str:
         return self.summary_text
 
+    def resolved_scenario(self) -> Optional[str]:
+        path = self.dir / "resolved_scenario.toml"
+        return path.read_text(encoding="utf-8") if path.is_file() else None
+
     def save(self, dir: Path) -> None:
         if dir.resolve() == self.dir.resolve():
             return
@@ -297,6 +304,14 @@ class Result:
         if self._summary is None:
             self._summary = json.loads(self._source.summary_json())
         return self._summary
+
+    @property
+    def resolved_scenario(self) -> Optional[str]:
+        """``resolved_scenario.toml``: the resolved scenario as TOML (defaults filled in,
+        overrides and seed applied; ``files_dir`` when it read files). ``fabricsim.run`` on it,
+        or ``fabricsim run`` on the saved folder, repeats the run. ``None`` for a loaded folder
+        that has no such file (written by an older fabricsim)."""
+        return self._source.resolved_scenario()
 
     def save(self, dir: PathLike) -> Path:
         """Writes the result files into ``dir`` (created if needed) as ``fabricsim run --out dir``

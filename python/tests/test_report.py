@@ -14,7 +14,6 @@ import pytest
 
 import browser
 import fabricsim
-from fabricsim import _toml
 from test_run import COLLECTIVES
 
 #: Set by scripts/test_python.sh where it can install chromium: then a missing browser fails
@@ -24,24 +23,16 @@ REQUIRE_BROWSER = os.environ.get("FABRICSIM_REQUIRE_BROWSER") == "1"
 SCREENSHOT = os.environ.get("FABRICSIM_REPORT_SCREENSHOT")
 
 
-def test_resolved_scenario_as_toml_reruns_the_same_run():
+def test_resolved_scenario_reruns_the_same_run_from_memory_and_from_a_folder(tmp_path):
     r = fabricsim.run(COLLECTIVES, progress=False)
-    text = _toml.dumps(r.summary["scenario"])
+    text = r.resolved_scenario
     assert '[[workload.jobs]]' in text and "null" not in text
     again = fabricsim.run(text, progress=False)
     assert again.summary["scenario"] == r.summary["scenario"]
     pd.testing.assert_frame_equal(again.ccts, r.ccts)
-
-
-def test_toml_forms():
-    doc = {"b": [1, 2.5, "x\"y"], "a": None, "t": {"kind": "k", "inner": {"z": True}, "list": [{"n": 1}, {"n": 2, "m": {"q": 1}}]},
-           "odd key": "é\n", "inf": float("inf")}
-    text = _toml.dumps(doc)
-    import tomllib  # noqa: PLC0415 (3.11+; the package itself needs no TOML reader)
-
-    assert tomllib.loads(text) == {k: v for k, v in doc.items() if v is not None}
-    with pytest.raises(ValueError, match="null"):
-        _toml.dumps({"a": [1, None]})
+    saved = r.save(tmp_path / "run")
+    assert fabricsim.load(saved).resolved_scenario == text
+    assert (saved / "resolved_scenario.toml").read_text(encoding="utf-8") == text
 
 
 def report_of(run_dir: Path, tmp_path: Path, *args: str) -> Path:

@@ -97,6 +97,11 @@ impl NativeResults {
         self.results.summary_json()
     }
 
+    /// `resolved_scenario.toml`'s text: the scenario file that reruns this run.
+    fn resolved_scenario(&self) -> String {
+        self.results.scenario_toml.clone()
+    }
+
     /// Writes the result files into `dir` under the rules of a results folder, as the CLI does.
     fn save(&self, py: Python<'_>, dir: PathBuf) -> PyResult<()> {
         py.allow_threads(|| self.results.write(&dir)).map_err(|e| to_py(py, e))
