@@ -13,7 +13,11 @@ fi
 venv="$(cd "$venv" && pwd)"
 # maturin's build backend runs the `maturin` command: the environment's own, found on PATH.
 export PATH="$venv/bin:$PATH"
-pip install --quiet --disable-pip-version-check "maturin>=1.5,<2" pandas pytest
+pip install --quiet --disable-pip-version-check "maturin>=1.5,<2" pandas pytest pyarrow
+# Ray publishes wheels for some Python versions only: without one its tests are skipped (and say so).
+pip install --quiet --disable-pip-version-check ray || echo "test_python.sh: ray did not install; the Ray sweep tests will be skipped" >&2
 pip install --quiet --disable-pip-version-check --no-build-isolation --force-reinstall --no-deps ./python
+# The sweep tests also run `fabricsim sweep` through the CLI binary (a no-op after scripts/test.sh).
+cargo build --release --quiet -p fabricsim-cli
 # Run from the repository root with the installed package (python/ itself is not on sys.path).
 pytest -q python/tests

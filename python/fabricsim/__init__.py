@@ -10,7 +10,8 @@ Start with :func:`run`::
     r.summary["fct_us"]["p99"]
     r.save("out/example")
 
-:func:`sweep` runs a grid of overrides and seeds in parallel and returns one row per point.
+:func:`sweep` runs a grid of overrides and seeds in parallel (local cores or a Ray cluster),
+resumably, and returns one row per point; ``fabricsim sweep FILE`` runs a sweep file.
 
 Scenario keys and schemes: the repository's README.md and ``fabricsim list --params``; output
 columns with units and meanings: :meth:`Result.columns_info`.
