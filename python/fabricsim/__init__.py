@@ -29,10 +29,10 @@ from . import _native
 from ._native import ScenarioError, SimulationError
 from ._result import TABLES, Result
 from ._scenario import Overrides, Scenario, override_list, source
-from ._sweep import sweep
+from ._sweep import add_sweep_arguments, sweep, sweep_options
 
 __version__: str = _native.__version__
-__all__ = ["run", "sweep", "Result", "Progress", "ScenarioError", "SimulationError", "TABLES", "__version__"]
+__all__ = ["run", "sweep", "add_sweep_arguments", "sweep_options", "Result", "Progress", "ScenarioError", "SimulationError", "TABLES", "__version__"]
 
 
 class Progress(NamedTuple):

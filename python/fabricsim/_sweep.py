@@ -134,8 +134,8 @@ def _bases(spec: Mapping[str, Any], folder: Path) -> List[_Base]:
     if ("scenario" in spec) == ("scenarios" in spec):
         raise ValueError("sweep spec: give either `scenario` (one base scenario) or `scenarios` (a table of named ones)")
     named = spec["scenarios"] if "scenarios" in spec else {None: spec["scenario"]}
-    if not isinstance(named, Mapping) or not named:
-        raise ValueError("sweep spec: `scenarios` must be a non-empty table {name: scenario}")
+    if not isinstance(named, Mapping):
+        raise ValueError("sweep spec: `scenarios` must be a table {name: scenario}")
     out = []
     for name, scenario in named.items():
         text, is_path = source(scenario)
@@ -361,6 +361,12 @@ def _write_rows(path: Path, rows: Dict[str, Dict[str, Any]], order: Mapping[str,
         os.replace(tmp, path)
 
 
+def _as_row(name: str, figures: Mapping[str, Any]) -> Dict[str, Any]:
+    """A point's figures as a results row: ``run`` (its name) first, or where the figures
+    already have it (a row function that writes its own key order)."""
+    return {**figures, "run": name} if "run" in figures else {"run": name, **figures}
+
+
 class _Store:
     """Where finished points are kept: ``out/points/<id>.json`` (a point's figures) and/or a
     results file (a JSON list of rows, each with its point's name as ``run``). A point found in
@@ -384,7 +390,7 @@ class _Store:
         f = None if self.dir is None else self.dir / f"{p.id}.json"
         if f is not None and f.exists():
             figures = json.loads(f.read_text())
-            return figures if self.results is None else {"run": p.name, **figures}
+            return figures if self.results is None else _as_row(p.name, figures)
         return None
 
     def save(self, p: _Point, figures: Dict[str, Any], error: bool) -> Dict[str, Any]:
@@ -396,7 +402,7 @@ class _Store:
             tmp.replace(self.dir / f"{p.id}.json")
         if self.results is None:
             return figures
-        row = {"run": p.name, **figures}
+        row = _as_row(p.name, figures)
         self.rows[p.name] = row
         _write_rows(self.results, self.rows, self.order)
         return row
@@ -576,9 +582,10 @@ def sweep(
         describe: ``describe(figures) -> str``, a line printed about each finished point, above
             the progress bar.
         results: a JSON file of rows (a list), kept up to date as points finish: each row is a
-            point's figures with its name as ``run`` first. Rows there without ``error`` count
-            as finished points. Two sweeps may write one file at once if their ``only`` picks
-            different points (a lock file keeps them apart; each keeps the other's rows).
+            point's figures with its name as ``run`` (first, unless the figures have ``run``).
+            Rows there without ``error`` count as finished points. Two sweeps may write one file
+            at once if their ``only`` picks different points (a lock file keeps them apart; each
+            keeps the other's rows).
 
     Returns:
         A DataFrame in the spec's order: ``scenario`` (the base's name, with ``scenarios``), the
@@ -693,23 +700,44 @@ def _table(plan: List[_Point], figures: Mapping[int, Mapping[str, Any]], spec: M
     return table
 
 
+def add_sweep_arguments(parser: argparse.ArgumentParser, jobs: Optional[int] = None) -> None:
+    """Adds the options ``fabricsim sweep`` shares with scripts that run sweeps (the paper
+    drivers): ``--backend``, ``--jobs`` (default `jobs`, None: every core), ``--address``,
+    ``--only``, ``--timeout-s`` and ``--quiet``; :func:`sweep_options` turns them into keyword
+    arguments of :func:`sweep`."""
+    parser.add_argument("--backend", choices=BACKENDS, default="local", help="local processes (default) or Ray tasks")
+    parser.add_argument("--jobs", type=int, default=jobs, help=f"points at once (default: {jobs or 'every core / every Ray CPU'})")
+    parser.add_argument("--address", default=None, help="Ray cluster address (default: a new local Ray instance)")
+    parser.add_argument("--only", default=None, help="run only the points whose name matches this regular expression")
+    parser.add_argument("--timeout-s", type=float, default=None, help="stop a point after this much wall time")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def sweep_options(args: argparse.Namespace) -> Dict[str, Any]:
+    """The keyword arguments of :func:`sweep` that :func:`add_sweep_arguments`' options give."""
+    return {
+        "backend": args.backend,
+        "jobs": args.jobs,
+        "address": args.address,
+        "only": args.only,
+        "timeout_s": args.timeout_s,
+        "progress": not args.quiet,
+    }
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """``fabricsim sweep FILE``: runs a sweep file and writes its table; returns the exit code."""
     ap = argparse.ArgumentParser(
         prog="fabricsim sweep",
         description="Run a sweep file (TOML: `scenario` or a [scenarios] table, a [grid] table of "
         "key.path = [values], optional `points = [{...}]` and `seeds = [...]`) in parallel, "
-        "resumably, and write one row per point to OUT/sweep.csv (and sweep.parquet with pyarrow).",
+        "resumably, and write one row per point to OUT/sweep.csv (and sweep.parquet with pyarrow). "
+        "A point that runs out of --timeout-s becomes a row with `error`.",
     )
     ap.add_argument("file", help="the sweep file; its relative scenario paths resolve against its folder")
-    ap.add_argument("--backend", choices=BACKENDS, default="local", help="local processes (default) or Ray tasks")
-    ap.add_argument("--jobs", type=int, default=None, help="points at once (default: every core / every Ray CPU)")
-    ap.add_argument("--address", default=None, help="Ray cluster address (default: a new local Ray instance)")
     ap.add_argument("--out", default=None, help="results folder (default out/<file stem>); finished points in OUT/points are kept")
-    ap.add_argument("--only", default=None, help="run only the points whose name matches this regular expression")
-    ap.add_argument("--timeout-s", type=float, default=None, help="stop a point after this much wall time (an error row)")
     ap.add_argument("--keep-runs", action="store_true", help="keep each point's output files in OUT/runs/<point name>/")
-    ap.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_sweep_arguments(ap)
     a = ap.parse_args(argv)
     out = Path(a.out) if a.out else Path("out") / Path(a.file).stem
     from ._native import SimulationError
@@ -717,15 +745,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         table = sweep(
             a.file,
-            backend=a.backend,
-            jobs=a.jobs,
             out=out,
-            progress=not a.quiet,
-            address=a.address,
-            only=a.only,
-            timeout_s=a.timeout_s,
             errors="record" if a.timeout_s is not None else "raise",
             run_dirs=True if a.keep_runs else None,
+            **sweep_options(a),
         )
     except (ValueError, OSError, ImportError) as e:
         print(f"error: {e}", file=sys.stderr)

@@ -35,7 +35,7 @@ def flows_row(summary, name, wall_s, run_dir):
     one read from an output file of the run folder."""
     with open(Path(run_dir) / "flows.csv") as f:
         lines = sum(1 for _ in f) - 1
-    return {"run": name, "wall_s": round(wall_s, 2), "fct_us": summary["fct_us"], "flows_csv_rows": lines, "hops": [1, 2]}
+    return {"wall_s": round(wall_s, 2), "run": name, "fct_us": summary["fct_us"], "flows_csv_rows": lines, "hops": [1, 2]}
 
 
 def test_points_order_merge_and_names():
@@ -113,6 +113,7 @@ def test_named_scenarios_run_dirs_row_function_and_results_file(example, tmp_pat
     kw = dict(jobs=2, progress=False, run_dirs=tmp_path / "runs", row=flows_row, results=results, errors="record")
     table = fabricsim.sweep({"scenarios": scenarios}, **kw)
     assert table["scenario"].tolist() == ["a-spray", "b-ecmp"] and table["run"].tolist() == ["a-spray", "b-ecmp"]
+    assert list(table.columns[:3]) == ["scenario", "wall_s", "run"]
     assert "seed" not in table.columns and "hops" not in table.columns and "error" not in table.columns
     assert (table["flows_csv_rows"] == 128).all()
     for name in scenarios:
@@ -121,7 +122,8 @@ def test_named_scenarios_run_dirs_row_function_and_results_file(example, tmp_pat
     rows = json.loads(results.read_text())
     # The sweep's rows in its order (the error row replaced), the foreign row after them.
     assert [r["run"] for r in rows] == ["a-spray", "b-ecmp", "old"]
-    assert list(rows[0]) == ["run", "wall_s", "fct_us", "flows_csv_rows", "hops"] and rows[0]["hops"] == [1, 2]
+    # Rows keep the row function's key order (`run` where it put it).
+    assert list(rows[0]) == ["wall_s", "run", "fct_us", "flows_csv_rows", "hops"] and rows[0]["hops"] == [1, 2]
     assert table["fct_us.p99"].tolist() == [r["fct_us"]["p99"] for r in rows[:2]]
     # Rows in the results file are finished points: nothing runs again, the table is the same.
     again = fabricsim.sweep({"scenarios": scenarios}, **kw)
