@@ -61,7 +61,7 @@ def main() -> int:
             walls[jobs].append(wall)
     pd.testing.assert_frame_equal(tables[1], tables[2], check_exact=True)
     one, two = statistics.median(walls[1]), statistics.median(walls[2])
-    print(f"median wall: jobs=1 {one:.2f} s, jobs=2 {two:.2f} s; speed-up {one / two:.2f}x (tables identical)")
+    print(f"median wall: jobs=1 {one:.2f} s, jobs=2 {two:.2f} s; speed-up {one / two:.2f}x (tables identical); load average now {os.getloadavg()[0]:.2f}")
     if a.no_ray:
         return 0
     import ray
