@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the Python package `fabricsim` (python/, over crates/fabricsim-py) into a virtual
 # environment and runs its tests (python/tests) with pytest. Needs python3 (>= 3.9, with venv)
-# and cargo; maturin, numpy, pandas, pytest, matplotlib and polars come from PyPI; as root with
+# and cargo; maturin, numpy, pandas, pytest, matplotlib, polars, pyarrow and ray come from PyPI; as root with
 # apt-get, Debian's chromium is installed for the report's browser test.
 #   FABRICSIM_VENV  the environment to use or create (default target/py-venv)
 #   PYTHON          the interpreter that creates it (default python3)
@@ -14,8 +14,12 @@ fi
 venv="$(cd "$venv" && pwd)"
 # maturin's build backend runs the `maturin` command: the environment's own, found on PATH.
 export PATH="$venv/bin:$PATH"
-pip install --quiet --disable-pip-version-check "maturin>=1.5,<2" pandas pytest matplotlib polars
+pip install --quiet --disable-pip-version-check "maturin>=1.5,<2" pandas pytest matplotlib polars pyarrow
+# Ray publishes wheels for some Python versions only: without one its tests are skipped (and say so).
+pip install --quiet --disable-pip-version-check ray || echo "test_python.sh: ray did not install; the Ray sweep tests will be skipped" >&2
 pip install --quiet --disable-pip-version-check --no-build-isolation --force-reinstall --no-deps ./python
+# The sweep tests also run `fabricsim sweep` through the CLI binary (a no-op after scripts/test.sh).
+cargo build --release --quiet -p fabricsim-cli
 # The report's test opens a report in a real headless browser, Debian's chromium: installed
 # here when missing where we can (root with apt-get, as on CI); there a browser still missing
 # fails that test instead of skipping it.

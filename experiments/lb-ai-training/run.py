@@ -1,15 +1,18 @@
 #!/usr/bin/env python3
 """Reproduction runs of "Load Balancing for AI Training Workloads" (McClure et al., arXiv 2507.21372).
 
-Usage:
+Usage (with a Python that has the fabricsim package: `pip install ./python`):
     experiments/lb-ai-training/run.py [TARGET ...] [--seeds N] [--first-seed S] [--jobs N] [--quick] [--only REGEX]
+                                      [--timeout-s S] [--backend local|ray] [--address ADDR] [--quiet]
 
 Targets E1-E15 follow the paper's experiments (Fig. 1-12, §3.1, §5, §6, §7) as the
 reproduction plan numbers them; T0 runs the single-flow sanity check of every load-balancing ×
-loss-recovery pair. Each run is one scenario and one seed; its summary becomes a row of
+loss-recovery pair. Each run is one scenario and one seed, and each target a sweep of named runs through
+`fabricsim.sweep` (files in out/<TARGET>/<run>/): a run's summary becomes a row of
 results/<TARGET>.json as soon as it finishes, so an interrupted sweep keeps what it did and a
 rerun (e.g. with more seeds) only does what is missing. `report.py` turns the rows into the
-mean ± std / min / max tables, plots and the numbers RESULTS.md quotes.
+mean ± std / min / max tables, plots and the numbers RESULTS.md quotes. `--quick` runs a few
+small runs of each target, its rows going to out/quick-results/.
 
 Fabric (paper §4, §5): 3-tier fat tree, k = 8 (128 hosts, 8 pods, 16 cores), 100 Gb/s links of
 1 µs, no switch latency, 4096 B packets (64 B headers, 64 B ACKs), Q = 32 KiB per port
@@ -18,11 +21,12 @@ all-to-all and m concurrent permutations (m relabelled shifts), 500-packet messa
 (2,016,000 B of payload = 500 × 4096 B on the wire), all starting together. Hosts pace each
 flow at c·B_link/F (`cc = "pacer"`), start U(0, P/r).
 """
+import argparse
+import functools
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-import runner  # noqa: E402
+import fabricsim
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "out")
@@ -232,46 +236,50 @@ def targets(seeds, first_seed=1):
     return t
 
 
-def row_of(meta):
-    """The results row of one run's summary (with its configuration from `meta`)."""
+def row(metas, s, run_id, wall, run_dir):
+    """The results row of one run's summary, with its configuration (`metas[run_id]`) first."""
+    meta = metas[run_id]
+    pk = s["packets"]
+    r = dict(meta)
+    r.update({
+        "run": run_id,
+        "wall_s": round(wall, 2),
+        "completion_us": s["completion_time_us"],
+        "norm_cct": s["completion_time_us"] / meta["cct_opt_us"],
+        "ideal_us": s["ideal_completion_time_us"],
+        "flows": s["flows"],
+        "flows_finished": s["flows_finished"],
+        "stalled_since_us": s.get("stalled_since_us"),
+        "loss": s["loss"],
+        "data_sent": pk["data_sent"],
+        "retransmitted": pk["retransmitted"],
+        "dropped": pk["dropped"],
+        "trimmed": pk["trimmed"],
+        "nacks": pk["nacks"],
+        "seq_nacks": pk["seq_nacks"],
+        "timeouts": pk["timeouts"],
+        "fast_retransmits": pk["fast_retransmits"],
+        "duplicates": s["duplicate_data_packets"],
+        "wire_losses": pk.get("wire_losses"),
+        "reroutes_per_packet": (s.get("reroutes_per_packet") or {}).get("mean"),
+        "pfc_paused_us": (s.get("pfc") or {}).get("paused_time_us"),
+        "queues_by_tier": s.get("queues_by_tier"),
+        "fct_us": s["fct_us"],
+        "invariants": s["invariant_violations"],
+        "events": s["events"],
+    })
+    return r
 
-    def row(s, run_id, wall, run_dir):
-        pk = s["packets"]
-        r = dict(meta)
-        r.update({
-            "run": run_id,
-            "wall_s": round(wall, 2),
-            "completion_us": s["completion_time_us"],
-            "norm_cct": s["completion_time_us"] / meta["cct_opt_us"],
-            "ideal_us": s["ideal_completion_time_us"],
-            "flows": s["flows"],
-            "flows_finished": s["flows_finished"],
-            "stalled_since_us": s.get("stalled_since_us"),
-            "loss": s["loss"],
-            "data_sent": pk["data_sent"],
-            "retransmitted": pk["retransmitted"],
-            "dropped": pk["dropped"],
-            "trimmed": pk["trimmed"],
-            "nacks": pk["nacks"],
-            "seq_nacks": pk["seq_nacks"],
-            "timeouts": pk["timeouts"],
-            "fast_retransmits": pk["fast_retransmits"],
-            "duplicates": s["duplicate_data_packets"],
-            "wire_losses": pk.get("wire_losses"),
-            "reroutes_per_packet": (s.get("reroutes_per_packet") or {}).get("mean"),
-            "pfc_paused_us": (s.get("pfc") or {}).get("paused_time_us"),
-            "queues_by_tier": s.get("queues_by_tier"),
-            "fct_us": s["fct_us"],
-            "invariants": s["invariant_violations"],
-            "events": s["events"],
-        })
-        return r
 
-    return row
+def describe(r):
+    return f"norm CCT {r['norm_cct']:.3f}"
 
 
 def main():
-    ap = runner.arguments(__doc__.splitlines()[1], jobs=1)
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[1])
+    ap.add_argument("targets", nargs="*")
+    ap.add_argument("--quick", action="store_true", help="small fabrics and sizes, a smoke test")
+    fabricsim.add_sweep_arguments(ap, jobs=1)
     ap.add_argument("--seeds", type=int, default=10, help="seeds per configuration (paper: 10)")
     ap.add_argument("--first-seed", type=int, default=1)
     a = ap.parse_args()
@@ -279,14 +287,14 @@ def main():
     if a.quick:
         # Smoke test: one seed of a few small runs of each target.
         all_t = {k: [r for r in v if "ata" not in r[1] and "all_to_all" not in r[1]][:3] or v[:0] for k, v in all_t.items()}
-    metas = {(name, rid): meta for name, runs in all_t.items() for rid, _, meta in runs}
-    runs = {name: [(rid, toml) for rid, toml, _ in rs] for name, rs in all_t.items()}
-
-    def row(s, rid, wall, d):
-        name = os.path.basename(os.path.dirname(d))
-        return row_of(metas[(name, rid)])(s, rid, wall, d)
-
-    runner.drive(a, runs, OUT, RESULTS, row, describe=lambda r: f"norm CCT {r['norm_cct']:.3f}")
+    results = os.path.join(OUT, "quick-results") if a.quick else RESULTS
+    for name in a.targets or list(all_t):
+        print(f"{name}:", flush=True)
+        # The row function goes to the workers, so it takes the target's configurations along.
+        metas = {rid: meta for rid, _, meta in all_t[name]}
+        fabricsim.sweep({"scenarios": {rid: toml for rid, toml, _ in all_t[name]}}, errors="record", run_dirs=os.path.join(OUT, name),
+                        row=functools.partial(row, metas), describe=describe, results=os.path.join(results, f"{name}.json"),
+                        **fabricsim.sweep_options(a))
 
 
 if __name__ == "__main__":

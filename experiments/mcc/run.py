@@ -2,8 +2,9 @@
 """Reproduction runs of "Congestion Control for AI Workloads with Message-Level Signaling"
 (Li, Ren, Li, Liu, Chen, APNet 2025: MCC; §2.2 motivation, §3 design, §4 CCL integration, §5).
 
-Usage:
+Usage (with a Python that has the fabricsim package: `pip install ./python`):
     experiments/mcc/run.py [TARGET ...] [--seeds N] [--jobs N] [--quick] [--only REGEX]
+                           [--timeout-s S] [--backend local|ray] [--address ADDR] [--quiet]
 
 Targets (the reproduction plan; sizes are per DP group, 4 groups at once):
   T1  Fig. 2: DCQCN+AR vs PFC+AR, Mode F, 0.5 / 1 / 2 GB per group, asymmetric fabric
@@ -16,7 +17,9 @@ Targets (the reproduction plan; sizes are per DP group, 4 groups at once):
 
 Each run is one scenario and one seed; its summary (plus link-utilisation statistics from the
 port trace and MCC's decision counts) becomes a row of results/<TARGET>.json as soon as it
-finishes. `report.py` turns the rows into the tables RESULTS.md quotes and the plots.
+finishes; each target is a sweep of named runs through `fabricsim.sweep` (files in
+out/<TARGET>/<run>/; a rerun does only what is missing; `--quick` rows go to
+out/quick-results/). `report.py` turns the rows into the tables RESULTS.md quotes and the plots.
 
 Fabric and constants (paper §2.2 Fig. 1 and §5; what the paper leaves open follows the mcc
 spec's A-numbered resolutions, cited per line below): 2 leaves x 2 spines, 8 servers with one
@@ -29,11 +32,10 @@ receiver with one ACK per packet (A-20); 64 KiB chunks (A-3). The baselines post
 once (A-2). DCQCN: `preset = "hpcc"` (spec 2.10.1 constants); TIMELY: spec 2.10.2 defaults.
 """
 import csv
+import argparse
 import os
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-import runner  # noqa: E402
+import fabricsim
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "out")
@@ -322,7 +324,10 @@ def describe(r):
 
 
 def main():
-    ap = runner.arguments(__doc__.splitlines()[0], jobs=2)
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("targets", nargs="*")
+    ap.add_argument("--quick", action="store_true", help="small fabrics and sizes, a smoke test")
+    fabricsim.add_sweep_arguments(ap, jobs=2)
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--first-seed", type=int, default=1)
     args = ap.parse_args()
@@ -333,7 +338,11 @@ def main():
         "T6": t3(args, l2=None),
         "T7": t7(args),
     }
-    runner.drive(args, targets, OUT, RESULTS, row, describe)
+    results = os.path.join(OUT, "quick-results") if args.quick else RESULTS
+    for name in args.targets or list(targets):
+        print(f"{name}:", flush=True)
+        fabricsim.sweep({"scenarios": dict(targets[name])}, errors="record", run_dirs=os.path.join(OUT, name), row=row,
+                        describe=describe, results=os.path.join(results, f"{name}.json"), **fabricsim.sweep_options(args))
 
 
 if __name__ == "__main__":

@@ -2,8 +2,9 @@
 """Reproduction runs of "SeqBalance: Congestion-Aware Load Balancing with no Reordering for RoCE"
 (the SeqBalance paper: §III design, §IV testbed, §V simulations).
 
-Usage:
+Usage (with a Python that has the fabricsim package: `pip install ./python`):
     experiments/seqbalance/run.py [TARGET ...] [--seeds N] [--duration-us D] [--jobs N] [--quick] [--only REGEX]
+                                  [--timeout-s S] [--backend local|ray] [--address ADDR] [--quiet]
 
 Targets follow the reproduction plan:
   T0  isolated flows (slowdown ≈ 1 for every scheme) and the lossless / no-reordering checks
@@ -15,9 +16,13 @@ Targets follow the reproduction plan:
   T6  Fig. 12 (and Fig. 13 = T7 from the 80 % runs): 2-tier FCT vs load, five schemes
   T8  Fig. 14: 3-tier fat tree (5 pods, 320 hosts), SeqBalance / ECMP / LetFlow
 
-Each run is one scenario and one seed; its summary becomes a row of results/<TARGET>.json as
-soon as it finishes (the shared runner: an interrupted sweep keeps what it did, a rerun with more
-seeds does only what is missing). `report.py` turns the rows into the tables RESULTS.md quotes.
+Each run is one scenario and one seed, and each target a sweep of named runs through
+`fabricsim.sweep` (files in out/<TARGET>/<run>/); a run's summary becomes a row of
+results/<TARGET>.json as soon as it finishes (an interrupted sweep keeps what it did, a rerun
+with more seeds does only what is missing; `--quick` rows go to out/quick-results/). `report.py`
+turns the rows into the tables RESULTS.md quotes. `peak_rss_mb` is the sweep worker's peak
+during the run: the run's memory plus the Python process's (about 60 MB; the rows before the
+switch to `fabricsim.sweep` measured the CLI alone).
 
 Fabric and constants (paper §V-A, "Simulation setup"; what the paper leaves open follows the
 HPCC/ConWeave lineage simulator it builds on): 2-tier leaf-spine 8 leaves × 16 hosts, 12 spines,
@@ -30,11 +35,10 @@ per host, destination uniform over the other 127 hosts, as the paper's §V-A "ra
 server" and HPCC's generator). Intra-rack pairs stay in: without them 80 % host load would
 offer 107 % of a leaf's 1200G of uplinks (16 × 100G down, 4:3), an overloaded open loop.
 """
+import argparse
 import os
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-import runner  # noqa: E402
+import fabricsim
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "out")
@@ -370,7 +374,10 @@ def describe(r):
 
 
 def main():
-    ap = runner.arguments(__doc__.splitlines()[0], jobs=2)
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("targets", nargs="*")
+    ap.add_argument("--quick", action="store_true", help="small fabrics and sizes, a smoke test")
+    fabricsim.add_sweep_arguments(ap, jobs=2)
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--first-seed", type=int, default=1)
     ap.add_argument("--duration-us", type=int, default=None, help="open-loop arrivals per run (default T3, T6: 10 ms; T8: 5 ms)")
@@ -385,7 +392,11 @@ def main():
         "T6": t6(args),
         "T8": t6(args, fat_tree=True),
     }
-    runner.drive(args, targets, OUT, RESULTS, row, describe)
+    results = os.path.join(OUT, "quick-results") if args.quick else RESULTS
+    for name in args.targets or list(targets):
+        print(f"{name}:", flush=True)
+        fabricsim.sweep({"scenarios": dict(targets[name])}, errors="record", run_dirs=os.path.join(OUT, name), row=row,
+                        describe=describe, results=os.path.join(results, f"{name}.json"), **fabricsim.sweep_options(args))
 
 
 if __name__ == "__main__":

@@ -1,23 +1,25 @@
 #!/usr/bin/env python3
 """Reproduction runs of the SMaRTT-REPS paper (shared/specs/smartt-reps.md §7, targets A1-A4, T1-T21).
 
-Usage:
+Usage (with a Python that has the fabricsim package: `pip install ./python`):
     experiments/smartt-reps/run.py [TARGET ...] [--jobs N] [--quick] [--only REGEX] [--timeout-s S]
+                                   [--backend local|ray] [--address ADDR] [--quiet]
 
-Each target is a list of fabricsim runs (a scenario written out as TOML, run by
-`experiments/runner.py`); their summaries are gathered into results/<TARGET>.json as they
-finish, so an interrupted sweep keeps what it did. `report.py` turns the JSON files into tables, plots and the
-numbers quoted in RESULTS.md. `--quick` shrinks fabrics and sizes for a smoke test.
+Each target is a sweep of named fabricsim runs (a scenario written out as TOML) through
+`fabricsim.sweep`: each run's files go to out/<TARGET>/<run>/, its row to results/<TARGET>.json
+as it finishes, so an interrupted sweep keeps what it did and a rerun only does what is missing
+(rows with an `error` run again). `report.py` turns the JSON files into tables, plots and the
+numbers quoted in RESULTS.md. `--quick` shrinks fabrics and sizes for a smoke test (its rows go
+to out/quick-results/). `peak_rss_mb` includes the sweep worker's Python (about 60 MB).
 
 Fabric (spec §5.1): 3-tier fat tree, k = 16 (1024 hosts), 800 Gb/s links, 600 ns per link,
 400 ns per switch, 4 KiB MTU (64 B header), 1-BDP queues with RED 20-80 %, trimming on;
 oversubscription at the aggregation->core tier. Schemes (spec §5.3): every CC runs over REPS.
 """
+import argparse
+import json
 import os
 import sys
-
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-import runner  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "out")
@@ -93,6 +95,8 @@ seed = {seed}
 
 
 MTU, PAYLOAD, GBPS = 4096, 4032, 800.0
+# A1's flow list (one 32 MiB flow from the first host to the last), written by `main`.
+ONE_FLOW = os.path.join(OUT, "A1", "smartt", "one_flow.csv")
 
 
 def nbytes(size):
@@ -150,7 +154,7 @@ def targets(quick):
         return lambda brtt: brtt + t1 + wire_us(nbytes(large) - nbytes(small))
 
     t = {}
-    t["A1"] = [("smartt", scenario("A1", "smartt", 'kind = "flow_list"\nfile = "one_flow.csv"', k=k), lambda brtt: brtt + wire_us(32 << 20))]
+    t["A1"] = [("smartt", scenario("A1", "smartt", f'kind = "flow_list"\nfile = {json.dumps(ONE_FLOW)}', k=k), lambda brtt: brtt + wire_us(32 << 20))]
     t["T1"] = [(s, scenario("T1", s, incast(8, "8MiB"), k=k, run_extra="trace_interval_us = 1.0\ntrace_conns = [0,1,2,3,4,5,6,7]"), i_ideal(8, "8MiB"))
                for s in ["smartt", "ecn_only", "rtt_only"]]
     t["T3"] = [(f"every{n}", scenario("T3", "smartt", incast(8, "8MiB"), k=k, cc_params={"react_every": n}), i_ideal(8, "8MiB")) for n in [1, 2, 5, 10, 25, 50]]
@@ -220,16 +224,22 @@ def row(s, run_id, wall, run_dir):
 
 
 def main():
-    a = runner.arguments(__doc__.splitlines()[1], jobs=2).parse_args()
+    import fabricsim  # here, not at the top: report.py imports this file for `ideals` alone
 
-    def prepare(name, rid, run_dir):
-        if name == "A1":
-            last_host = (8 if a.quick else 16) ** 3 // 4 - 1
-            with open(os.path.join(run_dir, "one_flow.csv"), "w") as f:
-                f.write(f"src,dst,bytes,start_us\n0,{last_host},33554432,0\n")
-
-    all_t = {name: [(rid, toml) for rid, toml, _ in runs] for name, runs in targets(a.quick).items()}
-    runner.drive(a, all_t, OUT, RESULTS, row, prepare=prepare)
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[1])
+    ap.add_argument("targets", nargs="*")
+    ap.add_argument("--quick", action="store_true", help="small fabrics and sizes, a smoke test")
+    fabricsim.add_sweep_arguments(ap, jobs=2)
+    a = ap.parse_args()
+    os.makedirs(os.path.dirname(ONE_FLOW), exist_ok=True)
+    with open(ONE_FLOW, "w") as f:
+        f.write(f"src,dst,bytes,start_us\n0,{(8 if a.quick else 16) ** 3 // 4 - 1},33554432,0\n")
+    all_t = targets(a.quick)
+    results = os.path.join(OUT, "quick-results") if a.quick else RESULTS
+    for name in a.targets or list(all_t):
+        print(f"{name}:", flush=True)
+        fabricsim.sweep({"scenarios": {rid: toml for rid, toml, _ in all_t[name]}}, errors="record", run_dirs=os.path.join(OUT, name),
+                        row=row, results=os.path.join(results, f"{name}.json"), **fabricsim.sweep_options(a))
 
 
 if __name__ == "__main__":

@@ -1,16 +1,19 @@
 #!/usr/bin/env python3
 """Reproduction runs of the STrack paper (shared/specs/strack.md §7, targets RT-2 ... RT-14).
 
-Usage:
+Usage (with a Python that has the fabricsim package: `pip install ./python`):
     experiments/strack/run.py [TARGET ...] [--jobs N] [--quick] [--max-bytes SIZE] [--only REGEX] [--timeout-s S]
+                              [--backend local|ray] [--address ADDR] [--quiet]
 
-Each target is a list of fabricsim runs (a scenario written out as TOML, run with a private
-copy of the release binary so rebuilding during a sweep cannot mix versions); their summaries
-are gathered into results/<TARGET>.json as they finish, so an interrupted sweep keeps what it
-did and a rerun only does what is missing. `report.py` turns the JSON into tables and plots.
-`--quick` shrinks T-8K to 128 hosts and T-2K to 128 hosts for a smoke test; `--max-bytes`
-skips permutation/incast sizes above the given size (the 64 MB and 100 MB points take tens of
-minutes each at 8192 hosts on a 2-core machine).
+Each target is a sweep of named fabricsim runs (a scenario written out as TOML) through
+`fabricsim.sweep`: each run's files go to out/<TARGET>/<run>/, its row (`row` below) to
+results/<TARGET>.json as it finishes, so an interrupted sweep keeps what it did and a rerun
+only does what is missing (rows with an `error` run again). `report.py` turns the JSON into
+tables and plots. `--quick` shrinks T-8K to 128 hosts and T-2K to 128 hosts for a smoke test
+(its rows go to out/quick-results/); `--max-bytes` skips permutation/incast sizes above the
+given size (the 64 MB and 100 MB points take tens of minutes each at 8192 hosts on a 2-core
+machine). `peak_rss_mb` is the sweep worker's peak during the run: the run's memory plus the
+Python process's (about 60 MB; the runs before the switch to `fabricsim.sweep` ran the CLI).
 
 Fabrics (spec §5.2): 2-tier leaf-spine, T-8K = K 128 (128 ToRs × 64 hosts, 64 spines),
 T-2K = K 64, T-MOT = K 8; 1 µs per link, no switch latency, 4 KiB MTU (64 B header).
@@ -24,12 +27,12 @@ Schemes (spec §4, §5.4):
                DCQCN, one QP = one ECMP path, go-back-N;
   roce4        the same with 4 QPs per connection (collectives only).
 """
+import argparse
 import csv
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-import runner  # noqa: E402
+import fabricsim
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "out")
@@ -291,15 +294,23 @@ def degraded_diagnosis(s, run_dir):
     return {"failed_links": failed, "fct_by_group": fct, "queue": queue, "flow135_cwnd": window}
 
 
+def describe(r):
+    return f"max FCT {r['fct_us']['max']} us, completion {r['completion_us']} us"
+
+
 def main():
-    ap = runner.arguments(__doc__.splitlines()[1])
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[1])
+    ap.add_argument("targets", nargs="*")
+    ap.add_argument("--quick", action="store_true", help="small fabrics and sizes, a smoke test")
     ap.add_argument("--max-bytes", default="100MiB", help="skip permutation/incast sizes above this")
+    fabricsim.add_sweep_arguments(ap, jobs=1)
     a = ap.parse_args()
-
-    def describe(r):
-        return f"max FCT {r['fct_us']['max']} us, completion {r['completion_us']} us"
-
-    runner.drive(a, targets(a.quick, nbytes(a.max_bytes)), OUT, RESULTS, row, describe)
+    t = targets(a.quick, nbytes(a.max_bytes))
+    results = os.path.join(OUT, "quick-results") if a.quick else RESULTS
+    for name in a.targets or list(t):
+        print(f"{name}:", flush=True)
+        fabricsim.sweep({"scenarios": dict(t[name])}, errors="record", run_dirs=os.path.join(OUT, name), row=row,
+                        describe=describe, results=os.path.join(results, f"{name}.json"), **fabricsim.sweep_options(a))
 
 
 if __name__ == "__main__":

@@ -10,7 +10,8 @@ Start with :func:`run`::
     r.summary["fct_us"]["p99"]
     r.save("out/example")
 
-:func:`sweep` runs a grid of overrides and seeds in parallel and returns one row per point.
+:func:`sweep` runs a grid of overrides and seeds in parallel (local cores or a Ray cluster),
+resumably, and returns one row per point; ``fabricsim sweep FILE`` runs a sweep file.
 :func:`load` reads a results folder of ``fabricsim run``; :meth:`Result.plot` and
 :meth:`Result.report` draw a run (matplotlib) and write an HTML page about it.
 
@@ -31,10 +32,10 @@ from ._native import ScenarioError, SimulationError
 from ._plot import PLOTS
 from ._result import TABLES, Result, load
 from ._scenario import Overrides, Scenario, override_list, source
-from ._sweep import sweep
+from ._sweep import add_sweep_arguments, sweep, sweep_options
 
 __version__: str = _native.__version__
-__all__ = ["run", "sweep", "load", "Result", "Progress", "ScenarioError", "SimulationError", "TABLES", "PLOTS", "__version__"]
+__all__ = ["run", "sweep", "add_sweep_arguments", "sweep_options", "load", "Result", "Progress", "ScenarioError", "SimulationError", "TABLES", "PLOTS", "__version__"]
 
 
 class Progress(NamedTuple):
