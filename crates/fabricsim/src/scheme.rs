@@ -70,6 +70,10 @@ pub trait Scheme<Ctx: ?Sized>: Sized {
     }
     /// Builds one instance.
     fn build(p: &Self::Params, ctx: &mut Ctx) -> Self;
+    /// Before the scheme's table is parsed: fill the keys it leaves out from a named preset
+    /// the table selects (SMaRTT's `preset = "htsim"`), so explicit keys still win and the
+    /// resolved scenario spells every value out. Default: no presets.
+    fn fill_preset(_table: &mut toml::Table) {}
 }
 
 /// Large schemes are boxed inside their family's enum, so the enum stays as small as the small
@@ -84,6 +88,9 @@ impl<Ctx: ?Sized, T: Scheme<Ctx>> Scheme<Ctx> for Box<T> {
     }
     fn build(p: &Self::Params, ctx: &mut Ctx) -> Self {
         Box::new(T::build(p, ctx))
+    }
+    fn fill_preset(table: &mut toml::Table) {
+        T::fill_preset(table)
     }
 }
 
@@ -340,6 +347,7 @@ macro_rules! scheme_family {
                     None => return Err(D::Error::custom(format!("missing `name` (the {}); allowed: {allowed}", $what))),
                 };
                 $( if name == <$Ty as $crate::scheme::Scheme<$Ctx>>::NAME {
+                    <$Ty as $crate::scheme::Scheme<$Ctx>>::fill_preset(&mut table);
                     return $crate::scheme::deserialize_params(table).map($Config::$Variant);
                 } )+
                 Err(D::Error::custom(format!("unknown {} `{name}`; allowed: {allowed}", $what)))

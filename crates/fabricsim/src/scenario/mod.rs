@@ -182,8 +182,14 @@ impl Default for TopologyConfig {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SwitchConfig {
-    /// Data-queue buffer per port in bytes; overrides `buffer_bdp`.
+    /// Data-queue buffer per port in bytes; overrides `buffer_pkts` and `buffer_bdp`.
     pub buffer_bytes: Option<ByteSize>,
+    /// Data-queue buffer per port in full packets (`transport.mtu_bytes` each), htsim's `-q`
+    /// (htsim_eqds default 35; uec-spec §5); overrides `buffer_bdp`. ECN thresholds
+    /// (`ecn_kmin`/`ecn_kmax` fractions) apply to it as to any buffer. Left out of resolved
+    /// scenarios while unset.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub buffer_pkts: Option<u32>,
     /// Data-queue buffer per port as a multiple of the fabric BDP (longest path), rounded up to
     /// whole packets.
     pub buffer_bdp: f64,
@@ -271,6 +277,7 @@ impl Default for SwitchConfig {
     fn default() -> Self {
         SwitchConfig {
             buffer_bytes: None,
+            buffer_pkts: None,
             buffer_bdp: 1.0,
             ecn: true,
             ecn_kmin: 0.2,
@@ -292,6 +299,10 @@ impl Default for SwitchConfig {
     }
 }
 
+fn is_zero(v: &u32) -> bool {
+    *v == 0
+}
+
 /// `[transport]`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -304,6 +315,15 @@ pub struct TransportConfig {
     pub ack_bytes: u32,
     /// Receiver sends one ACK per this many data packets (1 = per packet).
     pub ack_every: u32,
+    /// Receiver also ACKs once this many wire bytes arrived un-ACKed (htsim's
+    /// `-sack_threshold`, 16 384 B; uec-spec §4); 0 = off. With it on, the per-packet rule of
+    /// `ack_every` = 1 no longer applies. Left out of resolved scenarios while 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub ack_coalesce_bytes: u32,
+    /// Receiver ACKs a CE-marked data packet at once, whatever the coalescing (htsim's default;
+    /// uec-spec §4). Left out of resolved scenarios while false.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub ack_on_ce: bool,
     /// Retransmission timeout; default: base RTT + twice the worst queueing delay of the path
     /// (4 ms with PFC).
     pub rto_us: Option<f64>,
@@ -368,6 +388,8 @@ impl Default for TransportConfig {
             header_bytes: 64,
             ack_bytes: 64,
             ack_every: 1,
+            ack_coalesce_bytes: 0,
+            ack_on_ce: false,
             rto_us: None,
             ecn_capable: true,
             cc: CcConfig::default(),

@@ -28,6 +28,10 @@ pub struct QueueRule {
     /// Data-queue buffer in bytes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub buffer_bytes: Option<ByteSize>,
+    /// Data-queue buffer in full packets (`transport.mtu_bytes` each), htsim's `-q`; between
+    /// `buffer_bytes` and `buffer_bdp` in precedence.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub buffer_pkts: Option<u32>,
     /// Data-queue buffer as a multiple of the fabric BDP.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub buffer_bdp: Option<f64>,
@@ -172,8 +176,12 @@ enum Amount {
     Of(f64, &'static str),
 }
 
-fn buffer_of(r: &QueueRule) -> Option<Amount> {
-    r.buffer_bytes.map(|b| Amount::Bytes(b.0, "buffer_bytes")).or(r.buffer_bdp.map(|f| Amount::Of(f, "buffer_bdp")))
+//= uec-spec §5: a queue of N full packets (htsim `-q`, htsim_eqds's default 35)
+fn buffer_of(r: &QueueRule, mtu_bytes: u64) -> Option<Amount> {
+    r.buffer_bytes
+        .map(|b| Amount::Bytes(b.0, "buffer_bytes"))
+        .or(r.buffer_pkts.map(|n| Amount::Bytes(n as u64 * mtu_bytes, "buffer_pkts")))
+        .or(r.buffer_bdp.map(|f| Amount::Of(f, "buffer_bdp")))
 }
 
 fn kmin_of(r: &QueueRule) -> Option<Amount> {
@@ -202,6 +210,7 @@ pub fn resolve(sw: &SwitchConfig, cx: &Context) -> Result<QdiscTable> {
     let global = QueueRule {
         rate_gbps: None,
         buffer_bytes: sw.buffer_bytes,
+        buffer_pkts: sw.buffer_pkts,
         buffer_bdp: Some(sw.buffer_bdp),
         ecn: Some(sw.ecn),
         ecn_kmin: Some(sw.ecn_kmin),
@@ -346,7 +355,7 @@ impl QdiscTable {
 fn profile(layers: &[Layer], sw: &SwitchConfig, cx: &Context, label: &str) -> Result<QdiscConfig> {
     let pfc = sw.pfc.enabled;
     let on = if label.is_empty() { String::new() } else { format!(" on {label} ports") };
-    let (buf, bk) = pick(layers, buffer_of);
+    let (buf, bk) = pick(layers, |r| buffer_of(r, cx.mtu_bytes));
     let buffer = match buf {
         Amount::Bytes(b, _) => b,
         Amount::Of(bdp, name) => {
@@ -369,8 +378,9 @@ fn profile(layers: &[Layer], sw: &SwitchConfig, cx: &Context, label: &str) -> Re
         return Err(Error::invalid(key, format!("gives {buffer} bytes: allowed at most {MAX_BUFFER_BYTES} bytes (1 TiB) per port")));
     }
     if buffer < cx.mtu_bytes {
+        let name = if let Amount::Bytes(_, "buffer_pkts") = buf { "buffer_pkts" } else { "buffer_bytes" };
         return Err(Error::invalid(
-            format!("{bk}.buffer_bytes"),
+            format!("{bk}.{name}"),
             format!("{buffer}: a port must hold at least one full packet ({} bytes)", cx.mtu_bytes),
         ));
     }

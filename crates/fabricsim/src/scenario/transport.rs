@@ -23,6 +23,13 @@ pub(super) fn check(tr: &TransportConfig) -> Result<()> {
     if tr.ack_every == 0 || tr.ack_every > 64 {
         return Err(Error::invalid("transport.ack_every", format!("{}: must be between 1 and 64 packets", tr.ack_every)));
     }
+    //= uec-spec §4: the SACK bitmap covers 64 packets, so an ACK must come within 64 of them
+    if tr.ack_coalesce_bytes > 64 * tr.mtu_bytes {
+        return Err(Error::invalid(
+            "transport.ack_coalesce_bytes",
+            format!("{}: must be between 0 (off) and 64 × mtu_bytes = {} (an ACK's bitmap covers 64 packets)", tr.ack_coalesce_bytes, 64 * tr.mtu_bytes),
+        ));
+    }
     tr.cc.validate()?;
     for (i, e) in tr.cc_by_source.iter().enumerate() {
         let key = format!("transport.cc_by_source[{i}].cc");

@@ -154,6 +154,8 @@ pub struct Connection {
     pub rcv_duplicates: u32,
     /// Data packets received since the last ACK.
     pub rcv_unacked: u32,
+    /// Their wire bytes (`transport.ack_coalesce_bytes`).
+    pub rcv_unacked_bytes: u32,
     /// CE-marked data packets since the last ACK.
     pub rcv_unacked_ce: u32,
     /// Lowest sequence number that arrived since the last ACK (`u32::MAX` = none).
@@ -241,6 +243,7 @@ impl Connection {
             rcv_bytes: 0,
             rcv_duplicates: 0,
             rcv_unacked: 0,
+            rcv_unacked_bytes: 0,
             rcv_unacked_ce: 0,
             rcv_lowest_unacked: u32::MAX,
             rcv_now: 0,

@@ -26,6 +26,17 @@
 //! data packet at the receiver's link rate and does not account for PULLs queued behind ACKs on
 //! the NIC's control queue; EQDS's pacer works the same way at the granularity the spec gives.
 //!
+//! `rccc` is Ultra Ethernet's receiver credit congestion control as htsim_uec runs it
+//! (`experiments/htsim-parity/SPEC.md` §2, uec-spec §2), on the same machinery: a speculative
+//! allowance of 1.5 BDP (the configured max window), dropped unspent at the connection's first
+//! ACK, NACK or PULL ("stop speculating"); PULLs that grant 4 packets each, paced at 0.99 of the
+//! receiver's line rate (one PULL per 4 packet times / 0.99). Deviations (uec-spec §2.5): credit
+//! in whole packets, no "slow pulls" to connections without demand, pull targets as EQDS's.
+//!
+//! EQDS takes htsim_eqds's two knobs too (uec-spec §8): `unsolicited_bytes`, an absolute allowance
+//! (htsim: its window, 64 packets), and `pull_rate`, the pacer's fraction of line rate (htsim
+//! 0.99; default 1 keeps earlier results).
+//!
 //! This file holds the policy and the per-connection and per-NIC state; the handlers that
 //! spend credits and pace PULLs are in `engine/glue/credit.rs`.
 
@@ -37,7 +48,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
 crate::scheme_family! {
-    /// Scenario selection (`[transport.credit]`, `name = "none" | "eqds"`).
+    /// Scenario selection (`[transport.credit]`, `name = "none" | "eqds" | "rccc"`).
     config CreditConfig;
     /// A connection's credit policy, built from its path.
     any AnyCredit;
@@ -48,6 +59,8 @@ crate::scheme_family! {
         None => NoCredit,
         /// EQDS pull credits.
         Eqds => Eqds,
+        /// Ultra Ethernet RCCC (uec-spec §2).
+        Rccc => Rccc,
     }
 }
 
@@ -79,15 +92,34 @@ impl crate::scheme::Scheme<CreditBuild> for NoCredit {
 pub struct EqdsParams {
     /// Unsolicited allowance per connection, in BDPs of its path (spec §2.14.1: 1 BDP).
     pub unsolicited_bdp: f64,
+    /// Unsolicited allowance in bytes, rounded up to whole packets; wins over `unsolicited_bdp`
+    /// (htsim_eqds: the window, `-cwnd` 64 packets; uec-spec §8). Unset by default.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unsolicited_bytes: Option<u64>,
+    /// The pull pacer's rate as a fraction of the receiver's line rate (htsim_eqds: 0.99;
+    /// uec-spec §8). Default 1 (left out of resolved scenarios while 1).
+    #[serde(skip_serializing_if = "is_one")]
+    pub pull_rate: f64,
+}
+
+fn is_one(v: &f64) -> bool {
+    *v == 1.0
 }
 
 impl Default for EqdsParams {
     fn default() -> Self {
-        EqdsParams { unsolicited_bdp: 1.0 }
+        EqdsParams { unsolicited_bdp: 1.0, unsolicited_bytes: None, pull_rate: 1.0 }
     }
 }
 
-/// `eqds`: a connection's unsolicited allowance, in packets.
+/// Packets of an allowance of `bdps` path BDPs, or of `bytes` when given.
+fn allowance_packets(bdps: f64, bytes: Option<u64>, ctx: &CreditBuild) -> u32 {
+    let bytes = bytes.map_or(bdps * ctx.bdp_bytes as f64, |b| b as f64);
+    (bytes / ctx.mtu_bytes as f64).ceil() as u32
+}
+
+/// `eqds`: a connection's unsolicited allowance, in packets (the pacer's rate is run-wide:
+/// [`CreditConfig::policy`]).
 #[derive(Clone, Copy, Debug)]
 pub struct Eqds {
     unsolicited_packets: u32,
@@ -96,7 +128,11 @@ pub struct Eqds {
 impl crate::scheme::Scheme<CreditBuild> for Eqds {
     const NAME: &'static str = "eqds";
     const SUMMARY: &'static str = "EQDS: 1 BDP unsolicited, then one receiver-paced PULL credit per packet";
-    const LIMITS: &'static [crate::scheme::Limit] = &[crate::scheme::Limit::new("unsolicited_bdp", 0.001, 1000.0)];
+    const LIMITS: &'static [crate::scheme::Limit] = &[
+        crate::scheme::Limit::new("unsolicited_bdp", 0.001, 1000.0),
+        crate::scheme::Limit::new("unsolicited_bytes", 1.0, 1099511627776.0),
+        crate::scheme::Limit::new("pull_rate", 0.01, 1.0),
+    ];
     type Params = EqdsParams;
     fn check(p: &EqdsParams, key: &str) -> Result<()> {
         if !(p.unsolicited_bdp.is_finite() && p.unsolicited_bdp >= 0.0) {
@@ -105,14 +141,81 @@ impl crate::scheme::Scheme<CreditBuild> for Eqds {
         Ok(())
     }
     fn build(p: &EqdsParams, ctx: &mut CreditBuild) -> Self {
-        Eqds { unsolicited_packets: ((p.unsolicited_bdp * ctx.bdp_bytes as f64) / ctx.mtu_bytes as f64).ceil() as u32 }
+        Eqds { unsolicited_packets: allowance_packets(p.unsolicited_bdp, p.unsolicited_bytes, ctx) }
     }
+}
+
+/// Parameters of `rccc` (uec-spec §2, htsim_uec's defaults).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RcccParams {
+    /// Speculative allowance per connection, in BDPs of its path (htsim: the configured max
+    /// window, 1.5 BDP).
+    pub unsolicited_bdp: f64,
+    /// Speculative allowance in bytes (rounded up to packets); wins over `unsolicited_bdp`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unsolicited_bytes: Option<u64>,
+    /// Packets one PULL grants (htsim `_mtus_per_pull`: 4).
+    pub credit_per_pull: u32,
+    /// The pull pacer's rate as a fraction of the receiver's line rate (htsim: 0.99).
+    pub pull_rate: f64,
+    /// Drop the unspent speculative allowance at the connection's first ACK, NACK or PULL
+    /// (htsim `stopSpeculating`: on).
+    pub stop_speculating: bool,
+}
+
+impl Default for RcccParams {
+    fn default() -> Self {
+        //= uec-spec §2.1–§2.2 (htsim initRccc, UecSink::_mtus_per_pull, main_uec pull rate 0.99)
+        RcccParams { unsolicited_bdp: 1.5, unsolicited_bytes: None, credit_per_pull: 4, pull_rate: 0.99, stop_speculating: true }
+    }
+}
+
+/// `rccc`: a connection's speculative allowance, in packets.
+#[derive(Clone, Copy, Debug)]
+pub struct Rccc {
+    unsolicited_packets: u32,
+}
+
+impl crate::scheme::Scheme<CreditBuild> for Rccc {
+    const NAME: &'static str = "rccc";
+    const SUMMARY: &'static str = "RCCC (Ultra Ethernet): 1.5 BDP speculative, then receiver-paced PULLs of 4 packets at 0.99 line rate";
+    const LIMITS: &'static [crate::scheme::Limit] = &[
+        crate::scheme::Limit::new("unsolicited_bdp", 0.0, 1000.0),
+        crate::scheme::Limit::new("unsolicited_bytes", 1.0, 1099511627776.0),
+        crate::scheme::Limit::new("credit_per_pull", 1.0, 1024.0),
+        crate::scheme::Limit::new("pull_rate", 0.01, 1.0),
+    ];
+    type Params = RcccParams;
+    fn build(p: &RcccParams, ctx: &mut CreditBuild) -> Self {
+        Rccc { unsolicited_packets: allowance_packets(p.unsolicited_bdp, p.unsolicited_bytes, ctx) }
+    }
+}
+
+/// How the receivers' pull pacers and the senders treat credit, the same for every connection.
+#[derive(Clone, Copy, Debug)]
+pub struct CreditPolicy {
+    /// Packets one PULL grants (at most what is owed).
+    pub credit_per_pull: u32,
+    /// The pacer's rate as a fraction of the receiver's line rate.
+    pub pull_rate: f64,
+    /// Drop the unspent unsolicited allowance at the first feedback.
+    pub stop_speculating: bool,
 }
 
 impl CreditConfig {
     /// Whether senders need credits.
     pub fn enabled(&self) -> bool {
         !matches!(self, CreditConfig::None(_))
+    }
+
+    /// The run-wide part of the policy.
+    pub fn policy(&self) -> CreditPolicy {
+        match self {
+            CreditConfig::None(_) => CreditPolicy { credit_per_pull: 1, pull_rate: 1.0, stop_speculating: false },
+            CreditConfig::Eqds(p) => CreditPolicy { credit_per_pull: 1, pull_rate: p.pull_rate, stop_speculating: false },
+            CreditConfig::Rccc(p) => CreditPolicy { credit_per_pull: p.credit_per_pull, pull_rate: p.pull_rate, stop_speculating: p.stop_speculating },
+        }
     }
 }
 
@@ -122,6 +225,7 @@ impl AnyCredit {
         match self {
             AnyCredit::None(_) => u32::MAX,
             AnyCredit::Eqds(e) => e.unsolicited_packets,
+            AnyCredit::Rccc(r) => r.unsolicited_packets,
         }
     }
 }
@@ -136,13 +240,15 @@ pub struct CreditState {
     /// Sender: unsolicited allowance granted for new data so far (initial + refills of an
     /// idle connection; timeout retransmissions are not counted: they need no credit).
     pub granted: u32,
-    /// Sender: credits (PULLs) received and not spent.
+    /// Sender: credits (packets granted by PULLs) received and not spent.
     pub credits: u32,
+    /// Sender: the unsolicited allowance is speculative and not yet stopped (uec-spec §2.1).
+    pub speculating: bool,
     /// Receiver: highest pull target seen.
     pub target_seen: u32,
     /// Receiver: trimmed headers seen (each adds one to the target).
     pub trims_seen: u32,
-    /// Receiver: PULLs sent.
+    /// Receiver: credits granted by the PULLs sent, in packets.
     pub pulls_sent: u32,
     /// Receiver: whether the connection is in its host's pull queue.
     pub queued: bool,
@@ -151,12 +257,12 @@ pub struct CreditState {
 impl CreditState {
     /// A connection with an allowance of `allowance` packets.
     pub fn new(allowance: u32) -> Self {
-        CreditState { allowance, unsolicited_left: allowance, granted: allowance, ..Default::default() }
+        CreditState { allowance, unsolicited_left: allowance, granted: allowance, speculating: true, ..Default::default() }
     }
 
-    /// Receiver side: credits still owed.
-    pub(crate) fn owed(&self) -> bool {
-        self.pulls_sent < self.target_seen + self.trims_seen
+    /// Receiver side: credits still owed, in packets.
+    pub(crate) fn owed(&self) -> u32 {
+        (self.target_seen + self.trims_seen).saturating_sub(self.pulls_sent)
     }
 }
 
@@ -169,5 +275,29 @@ pub struct PullPacer {
     pub next_at: Time,
     /// Whether a tick is scheduled.
     pub pending: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BUILD: CreditBuild = CreditBuild { bdp_bytes: 500_000, mtu_bytes: 4096 };
+
+    //= uec-spec §2.5, §8; type=test
+    #[test]
+    fn allowances_in_bdps_or_bytes_and_policies() {
+        let e = CreditConfig::Eqds(EqdsParams::default()).build(&mut BUILD.clone());
+        assert_eq!(e.unsolicited_packets(), 123, "⌈500 000 / 4096⌉");
+        let e = CreditConfig::Eqds(EqdsParams { unsolicited_bytes: Some(64 * 4096), ..Default::default() }).build(&mut BUILD.clone());
+        assert_eq!(e.unsolicited_packets(), 64, "htsim_eqds's 64-packet window");
+        let r = CreditConfig::Rccc(RcccParams::default());
+        assert_eq!(r.build(&mut BUILD.clone()).unsolicited_packets(), 184, "⌈1.5 × 500 000 / 4096⌉");
+        let p = r.policy();
+        assert_eq!((p.credit_per_pull, p.pull_rate, p.stop_speculating), (4, 0.99, true));
+        let p = CreditConfig::Eqds(EqdsParams::default()).policy();
+        assert_eq!((p.credit_per_pull, p.pull_rate, p.stop_speculating), (1, 1.0, false));
+        let err = toml::from_str::<CreditConfig>("name = \"rccc\"\npull_rate = 2.0").unwrap().validate().unwrap_err();
+        assert!(err.to_string().contains("transport.credit.pull_rate"), "{err}");
+    }
 }
 

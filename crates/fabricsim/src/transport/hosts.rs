@@ -6,7 +6,7 @@
 //! later partitioned engine can give a group of hosts its own slice.
 
 use crate::net::nic::HostState;
-use crate::transport::credit::{CreditState, PullPacer};
+use crate::transport::credit::{CreditPolicy, CreditState, PullPacer};
 use crate::transport::gate::AnyGate;
 use crate::transport::Connection;
 use crate::units::Time;
@@ -23,6 +23,10 @@ pub struct TransportParams {
     pub ack_bytes: u32,
     /// ACK coalescing factor.
     pub ack_every: u32,
+    /// ACK once this many wire bytes arrived un-ACKed (0 = off; uec-spec §4).
+    pub ack_coalesce_bytes: u32,
+    /// ACK every CE-marked data packet at once (uec-spec §4).
+    pub ack_on_ce: bool,
     /// Retransmission timeout.
     pub rto: Time,
     /// Whether data packets are ECN-capable.
@@ -37,6 +41,13 @@ pub struct TransportParams {
 }
 
 impl TransportParams {
+    /// Whether receivers coalesce ACKs (by packets or by bytes); senders then ask for an ACK at
+    /// once on the packet that fills the window or ends the backlog.
+    #[inline]
+    pub fn coalescing(&self) -> bool {
+        self.ack_every > 1 || self.ack_coalesce_bytes > 0
+    }
+
     /// Whether the ACK of packet `seq` of message `m` is an RTT sample for the gate.
     #[inline]
     pub fn rtt_sampled(&self, seq: u32, m: &crate::transport::connection::OpenMsg) -> bool {
@@ -70,6 +81,8 @@ pub struct Hosts {
     pub credit_on: bool,
     /// Per-connection credit state.
     pub credit: Vec<CreditState>,
+    /// How PULLs grant credit and whether allowances are speculative (run-wide).
+    pub credit_policy: CreditPolicy,
     /// Per-host pull pacers.
     pub pacers: Vec<PullPacer>,
     /// Transport constants.

@@ -1,12 +1,14 @@
-//! EQDS credit handlers (state and policy: [`crate::transport::credit`]; Olteanu et al.,
-//! NSDI'22, as in smartt-reps spec §2.14.1, §2.14.2): the sender spends credits, the receiver's
-//! pull pacer sends at most one PULL per MTU serialization time at its line rate, round-robin
-//! over the connections owed credit.
+//! Credit handlers of EQDS and RCCC (state and policy: [`crate::transport::credit`]; EQDS:
+//! Olteanu et al., NSDI'22, as in smartt-reps spec §2.14.1, §2.14.2; RCCC: uec-spec §2): the
+//! sender spends credits, the receiver's pull pacer sends one PULL granting up to
+//! `credit_per_pull` packets (EQDS: 1) per that many MTU serialization times at `pull_rate` ×
+//! its line rate, round-robin over the connections owed credit.
 
 use crate::engine::queue::EventKind;
 use crate::engine::Sim;
 use crate::ids::{ConnId, NodeId, PktId};
 use crate::net::packet::{Packet, PktKind};
+use crate::units::Time;
 
 impl Sim {
     /// Sender: whether credits allow `c` to send a packet now.
@@ -35,6 +37,26 @@ impl Sim {
         if idle && s.credits == 0 && s.unsolicited_left == 0 {
             s.unsolicited_left = s.allowance;
             s.granted += s.allowance;
+            s.speculating = true;
+        }
+    }
+
+    /// Sender: the first ACK, NACK or PULL of `c` since its allowance was granted. With
+    /// `stop_speculating` (RCCC) the unspent allowance is dropped, and the packets it would have
+    /// covered join the pull target (uec-spec §2.1).
+    pub(crate) fn credit_on_feedback(&mut self, c: ConnId) {
+        let s = &mut self.hosts.credit[c as usize];
+        if !(self.hosts.credit_policy.stop_speculating && s.speculating) {
+            return;
+        }
+        s.speculating = false;
+        s.granted -= s.unsolicited_left;
+        s.unsolicited_left = 0;
+        //= uec-spec §2.5; type=assumption
+        //# With nothing in flight no data header will carry the larger pull target: the
+        //# receiver learns it at once (only a connection that stopped sending can be stuck).
+        if self.hosts.conns[c as usize].in_flight == 0 {
+            self.credit_on_data(c, false);
         }
     }
 
@@ -52,7 +74,7 @@ impl Sim {
         if trimmed {
             s.trims_seen += 1;
         }
-        if s.owed() && !s.queued {
+        if s.owed() > 0 && !s.queued {
             s.queued = true;
             let host = conn.dst;
             self.hosts.pacers[host as usize].queue.push_back(c);
@@ -73,9 +95,12 @@ impl Sim {
     pub(crate) fn on_pull_tick(&mut self, host: NodeId) {
         self.hosts.pacers[host as usize].pending = false;
         let Some(c) = self.hosts.pacers[host as usize].queue.pop_front() else { return };
+        let policy = self.hosts.credit_policy;
         let s = &mut self.hosts.credit[c as usize];
-        s.pulls_sent += 1;
-        if s.owed() {
+        //= uec-spec §2.2 (htsim UecSink::pull: grant up to the target, never beyond)
+        let grant = s.owed().min(policy.credit_per_pull);
+        s.pulls_sent += grant;
+        if s.owed() > 0 {
             self.hosts.pacers[host as usize].queue.push_back(c);
         } else {
             s.queued = false;
@@ -88,10 +113,16 @@ impl Sim {
             dst: conn.src,
             size: self.hosts.tp.ack_bytes,
             kind: PktKind::Pull,
+            // A PULL's sequence field carries the packets it grants.
+            seq: grant,
             port,
             ..Packet::default()
         });
-        let interval = self.net.ports[port as usize].rate.tx_time((self.hosts.tp.mss + self.hosts.tp.header) as u64);
+        let mut interval = self.net.ports[port as usize].rate.tx_time(grant as u64 * (self.hosts.tp.mss + self.hosts.tp.header) as u64);
+        if policy.pull_rate != 1.0 {
+            //= uec-spec §2.2, §8 (htsim pull_rate_modifier 0.99)
+            interval = (interval as f64 / policy.pull_rate).round() as Time;
+        }
         self.hosts.pacers[host as usize].next_at = self.now + interval;
         self.host_send(port, pkt);
         self.pull_tick_schedule(host);
@@ -99,9 +130,10 @@ impl Sim {
 
     /// Sender: a PULL arrived.
     pub(crate) fn on_pull(&mut self, pkt: PktId) {
-        let c = self.pool.get(pkt).conn;
+        let (c, grant) = (self.pool.get(pkt).conn, self.pool.get(pkt).seq);
         self.pool.free(pkt);
-        self.hosts.credit[c as usize].credits += 1;
+        self.hosts.credit[c as usize].credits += grant;
+        self.credit_on_feedback(c);
         self.conn_wake(c);
     }
 }

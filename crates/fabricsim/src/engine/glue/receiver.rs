@@ -32,7 +32,8 @@ impl Sim {
     fn on_data(&mut self, host: NodeId, pkt: PktId) {
         let p = *self.pool.get(pkt);
         debug_assert_eq!(p.dst, host);
-        let (header, ack_bytes, ack_every) = (self.hosts.tp.header, self.hosts.tp.ack_bytes, self.hosts.tp.ack_every);
+        let tp = self.hosts.tp;
+        let (header, ack_bytes) = (tp.header, tp.ack_bytes);
         let port = self.hosts.nics[host as usize].port;
         if p.flags & F_BOUNCED != 0 {
             // A header a switch returned: this host is its sender (spec LR-TRIM-RTS).
@@ -86,10 +87,16 @@ impl Sim {
             conn.rcv_duplicates += 1;
         }
         let conn = &mut self.hosts.conns[p.conn as usize];
-        let ack_due = ack_every == 1
+        //= uec-spec §4 (htsim UecSink::processData)
+        //# ACK by bytes, on the flow's first packet, at once on CE, and on the sender's request.
+        let by_bytes = tp.ack_coalesce_bytes > 0 && (conn.rcv_unacked_bytes + p.size >= tp.ack_coalesce_bytes || conn.rcv_pkts == 1);
+        let by_packets = if tp.ack_coalesce_bytes > 0 { tp.ack_every > 1 && conn.rcv_unacked + 1 >= tp.ack_every } else { conn.rcv_unacked + 1 >= tp.ack_every };
+        let ack_due = !tp.coalescing()
             || !fresh
             || p.flags & F_ACK_NOW != 0
-            || conn.rcv_unacked + 1 >= ack_every
+            || by_packets
+            || by_bytes
+            || (tp.ack_on_ce && ce)
             || conn.rcv_pkts == conn.n_pkts;
         let arrival = Arrival { seq: p.seq, fresh, ce, cum_before, ack_due };
         let (recovery, rx) = conn.rx_parts();
@@ -97,6 +104,7 @@ impl Sim {
         if reply != Reply::SeqNack {
             // The packet is covered by this ACK or the next one.
             conn.rcv_unacked += 1;
+            conn.rcv_unacked_bytes += p.size;
             conn.rcv_lowest_unacked = conn.rcv_lowest_unacked.min(p.seq);
             if ce {
                 conn.rcv_unacked_ce += 1;
@@ -128,6 +136,7 @@ impl Sim {
         let (cum, sack, ecn_count) = (conn.ack_cum(), conn.sack_bits_from(sack_base), conn.rcv_unacked_ce.min(u16::MAX as u32) as u16);
         let ooo = (conn.rcv_pkts - conn.rcv_cum).min(u16::MAX as u32) as u16;
         conn.rcv_unacked = 0;
+        conn.rcv_unacked_bytes = 0;
         conn.rcv_unacked_ce = 0;
         conn.rcv_lowest_unacked = u32::MAX;
         let a = self.pool.get_mut(pkt);

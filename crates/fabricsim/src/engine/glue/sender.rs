@@ -111,7 +111,7 @@ impl Sim {
         if !self.conn_may_send(c) {
             return None;
         }
-        let (now, mss, header, ect, ack_every) = (self.now, self.hosts.tp.mss, self.hosts.tp.header, self.hosts.tp.ect, self.hosts.tp.ack_every);
+        let (now, mss, header, ect, coalescing) = (self.now, self.hosts.tp.mss, self.hosts.tp.header, self.hosts.tp.ect, self.hosts.tp.coalescing());
         let mtu = self.mtu();
         let conn = &mut self.hosts.conns[c as usize];
         let (seq, retx) = conn.next_to_send(now, mtu)?;
@@ -145,7 +145,7 @@ impl Sim {
                 msg_first = true;
             }
             // MCC spec A-17: a packet the gate samples asks for its ACK at once.
-            ack_now = ack_every > 1 && self.hosts.tp.rtt_sampled(seq, m);
+            ack_now = coalescing && self.hosts.tp.rtt_sampled(seq, m);
             if conn.next_seq == m.end_pkt {
                 conn.msgs_sent += 1;
             }
@@ -178,7 +178,7 @@ impl Sim {
                 }
             }
         }
-        if ack_every > 1 {
+        if coalescing {
             let full = conn.cc.window().is_some_and(|w| conn.in_flight + (mss + header) as u64 > w);
             if ack_now || full || conn.next_to_send(now, mtu).is_none() {
                 flags |= F_ACK_NOW;
@@ -379,6 +379,9 @@ impl Sim {
         };
         conn.cc.on_nack(&ev);
         conn.lb.on_feedback(p.entropy, Feedback::Nack, now);
+        if self.hosts.credit_on {
+            self.credit_on_feedback(c);
+        }
         self.apply_recovery(c, a);
         self.conn_wake(c);
     }

@@ -16,6 +16,7 @@ pub mod dctcp;
 pub mod fixed;
 pub mod line_rate;
 pub mod mprdma;
+pub mod nscc;
 pub mod pacer;
 pub mod smartt;
 pub mod strack;
@@ -203,6 +204,8 @@ crate::scheme_family! {
         Dctcp => dctcp::Dctcp,
         /// See [`timely`]. Boxed: about 130 bytes of constants and state.
         Timely => Box<timely::Timely>,
+        /// See [`nscc`]. Boxed: about 250 bytes of constants and state.
+        Nscc => Box<nscc::Nscc>,
     }
 }
 

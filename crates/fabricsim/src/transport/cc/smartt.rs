@@ -74,10 +74,59 @@ pub enum Signals {
     RttOnly,
 }
 
+/// Named sets of defaults (`preset = "htsim"`); keys given beside the preset still win.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SmarttPreset {
+    /// The paper's values (the defaults).
+    Paper,
+    /// The public SMaRTT implementation's values (uec-spec §7: `spcl/HTSIM` `sim/uec.cpp`
+    /// @ 9bac3ae): fi 0.15 and mi 1 without BDP scaling, fd 1, md 1 with the one-packet cap over
+    /// both decrease terms, WTD threshold 0.3, QA scaling 1, windows of 1 BDP, target 1.51 × base.
+    Htsim,
+}
+
+impl SmarttParams {
+    /// The defaults of `preset`.
+    pub fn preset(preset: SmarttPreset) -> SmarttParams {
+        let paper = SmarttParams::default();
+        match preset {
+            SmarttPreset::Paper => SmarttParams { preset: Some(SmarttPreset::Paper), ..paper },
+            //= uec-spec §7 (spcl/HTSIM sim/uec.cpp @ 9bac3ae)
+            //# x/y/z/w gains, the WTD EWMA, QA's bonus_drop, 1-BDP windows, target 1.51 × base.
+            SmarttPreset::Htsim => SmarttParams {
+                preset: Some(SmarttPreset::Htsim),
+                trtt_ratio: 1.51,
+                fi: 0.15,
+                mi: Some(1.0),
+                fd: 1.0,
+                md: 1.0,
+                scale_gains: false,
+                md_cap_includes_fd: true,
+                wtd_alpha: 0.125,
+                wtd_threshold: 0.3,
+                qa_scaling: 1.0,
+                initial_window_bdp: 1.0,
+                max_window_bdp: 1.0,
+                ..paper
+            },
+        }
+    }
+}
+
 /// Parameters of `smartt`, with the paper's defaults.
 #[derive(Clone, Copy, Debug, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SmarttParams {
+    /// A named set of defaults for the keys not given: `"paper"` (the defaults below) or
+    /// `"htsim"` (the public implementation's; uec-spec §7). Left out of resolved scenarios while
+    /// unset.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub preset: Option<SmarttPreset>,
+    /// Scale `fi` and `mi` by γ = BDP / `reference_bdp_bytes` (paper §3.5: on; the public
+    /// implementation does not). Left out of resolved scenarios while on.
+    #[serde(skip_serializing_if = "is_true")]
+    pub scale_gains: bool,
     /// Target RTT as a multiple of the path's base RTT (paper §3 and §3.5: 1.5; spec §2.1).
     pub trtt_ratio: f64,
     /// Fair-increase gain `fi` at the 100 Gb/s reference, scaled by γ (paper §3.2.3, §3.5:
@@ -148,9 +197,15 @@ pub struct SmarttParams {
     pub signals: Signals,
 }
 
+fn is_true(v: &bool) -> bool {
+    *v
+}
+
 impl Default for SmarttParams {
     fn default() -> Self {
         SmarttParams {
+            preset: None,
+            scale_gains: true,
             trtt_ratio: 1.5,
             fi: 0.25,
             fd: 0.8,
@@ -272,7 +327,7 @@ impl Smartt {
         let target_rtt = (path.base_rtt as f64 * p.trtt_ratio).round() as Time;
         //= smartt-reps §3.5; spec §2.1 (γ scaling)
         //# Increase gains were tuned at 100 Gb/s × 12 µs; bigger pipes may grow proportionally faster.
-        let gamma = bdp / p.reference_bdp_bytes as f64;
+        let gamma = if p.scale_gains { bdp / p.reference_bdp_bytes as f64 } else { 1.0 };
         //= smartt-reps §3.2.4
         //# mi = brtt/(trtt−brtt): at most one MTU per RTT of MI growth before γ scaling.
         let mi = p.mi.unwrap_or(1.0 / (p.trtt_ratio - 1.0));
@@ -562,6 +617,20 @@ impl crate::scheme::Scheme<PathInfo> for Smartt {
     }
     fn build(p: &SmarttParams, path: &mut PathInfo) -> Self {
         Smartt::new(p, path)
+    }
+    //= uec-spec §7: the preset's values fill the keys the table leaves out
+    fn fill_preset(table: &mut toml::Table) {
+        let preset = match table.get("preset").and_then(|v| v.as_str()) {
+            Some("htsim") => SmarttPreset::Htsim,
+            Some("paper") => SmarttPreset::Paper,
+            // Absent: the defaults; unknown: the field's parser names the allowed presets.
+            _ => return,
+        };
+        if let Ok(toml::Value::Table(values)) = toml::Value::try_from(SmarttParams::preset(preset)) {
+            for (k, v) in values {
+                table.entry(k).or_insert(v);
+            }
+        }
     }
 }
 
@@ -901,6 +970,30 @@ mod tests {
             }
         }
         assert!(SmarttParams::default().validate().is_ok());
+    }
+
+    //= uec-spec §7; type=test
+    #[test]
+    fn htsim_preset_fills_unset_keys_and_explicit_keys_win() {
+        let cfg: super::super::CcConfig = toml::from_str("name = \"smartt\"\npreset = \"htsim\"\nfd = 0.5").unwrap();
+        let super::super::CcConfig::Smartt(p) = cfg else { panic!() };
+        assert_eq!(p.preset, Some(SmarttPreset::Htsim));
+        assert_eq!((p.fi, p.mi, p.md, p.fd), (0.15, Some(1.0), 1.0, 0.5));
+        assert!(!p.scale_gains && p.md_cap_includes_fd);
+        assert_eq!((p.wtd_threshold, p.qa_scaling, p.initial_window_bdp, p.max_window_bdp, p.trtt_ratio), (0.3, 1.0, 1.0, 1.0, 1.51));
+        // Unscaled gains: a clean ACK below target adds mi·(trtt−rtt)/rtt·size/cwnd·mtu + fi·size/cwnd·mtu, no γ.
+        let mut c = Smartt::new(&SmarttParams { initial_window_bdp: 0.5, wtd: false, ..p }, &path());
+        let w = c.cwnd;
+        c.on_ack(&ack(100 * US, 12 * US, false));
+        let inc_mi = ((15.1 - 12.0) / 12.0 * (4096.0 / w) * MTU * 1.0).min(4096.0);
+        let w1 = w + inc_mi;
+        assert_close(c.cwnd, w1 + (4096.0 / w1) * MTU * 0.15);
+        // The paper's values stay the default, and a bad preset is named.
+        let cfg: super::super::CcConfig = toml::from_str("name = \"smartt\"").unwrap();
+        let super::super::CcConfig::Smartt(d) = cfg else { panic!() };
+        assert!(d.preset.is_none() && d.scale_gains && d.fi == 0.25);
+        let err = toml::from_str::<super::super::CcConfig>("name = \"smartt\"\npreset = \"ns3\"").unwrap_err();
+        assert!(err.to_string().contains("preset"), "{err}");
     }
 
     #[test]

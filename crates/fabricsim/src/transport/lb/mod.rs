@@ -6,9 +6,11 @@
 //! ACK/NACK/timeout. Adding a scheme: one file implementing [`PathSelector`] and
 //! [`crate::scheme::Scheme`]`<LbBuild>`, and one row in the `scheme_family!` list below.
 
+pub mod bitmap;
 pub mod ecmp;
 pub mod ecmp_subflows;
 pub mod host_flowlet;
+pub mod mixed;
 pub mod plb;
 pub mod reps;
 pub mod spray;
@@ -88,6 +90,10 @@ crate::scheme_family! {
         Plb => plb::Plb,
         /// See [`strack`].
         Strack => strack::StrackLb,
+        /// See [`bitmap`].
+        Bitmap => bitmap::Bitmap,
+        /// See [`mixed`].
+        Mixed => mixed::Mixed,
     }
 }
 

@@ -121,9 +121,10 @@ impl RepsParams {
     }
 }
 
-/// A fixed-capacity FIFO of entropies that overwrites its oldest entry when full.
+/// A fixed-capacity FIFO of entropies that overwrites its oldest entry when full (also the
+/// recycle queue of [`super::mixed`]).
 #[derive(Clone, Debug)]
-struct Ring {
+pub(super) struct Ring {
     /// Empty until the first push, then exactly `cap` slots.
     buf: Box<[Entropy]>,
     cap: u32,
@@ -132,11 +133,11 @@ struct Ring {
 }
 
 impl Ring {
-    fn new(cap: u32) -> Self {
+    pub(super) fn new(cap: u32) -> Self {
         Ring { buf: Box::default(), cap: cap.max(1), head: 0, len: 0 }
     }
 
-    fn push(&mut self, e: Entropy) {
+    pub(super) fn push(&mut self, e: Entropy) {
         if self.buf.is_empty() {
             // One allocation per connection, at its first clean ACK.
             self.buf = vec![0; self.cap as usize].into_boxed_slice();
@@ -152,7 +153,7 @@ impl Ring {
         }
     }
 
-    fn pop(&mut self) -> Option<Entropy> {
+    pub(super) fn pop(&mut self) -> Option<Entropy> {
         if self.len == 0 {
             return None;
         }

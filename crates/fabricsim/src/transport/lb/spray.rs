@@ -9,7 +9,10 @@
 //!   their own salt, so consecutive labels land on effectively random ports, as with `random`;
 //! - `permutation`: cycle through a random permutation of `entropies` (N_ev = 256) entropies,
 //!   re-shuffled after every pass (smartt-reps spec §2.13 ASSUMPTION), so that every entropy is
-//!   used exactly once per N_ev packets.
+//!   used exactly once per N_ev packets;
+//! - `random_n`: independent uniform draws from `0..entropies` (htsim users' "oblivious
+//!   spraying over N paths" without the per-pass bookkeeping; uec-spec §3,
+//!   `experiments/htsim-parity/SPEC.md`).
 
 use super::{EntropyCtx, PathSelector};
 use crate::error::{Error, Result};
@@ -20,7 +23,7 @@ use serde::{Deserialize, Serialize};
 /// Registry name.
 pub const NAME: &str = "spray";
 /// Registry summary.
-pub const SUMMARY: &str = "oblivious packet spraying: a random entropy per packet, or a cycled random permutation of N_ev";
+pub const SUMMARY: &str = "oblivious packet spraying: a random 16-bit entropy per packet, independent draws from N_ev, or a cycled random permutation of N_ev";
 
 /// Order in which entropies are used.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -33,15 +36,18 @@ pub enum SprayOrder {
     Permutation,
     /// A random start, then the previous entropy + 1 (mod 2^16).
     Increment,
+    /// Independent uniform draws from `0..entropies`.
+    RandomN,
 }
 
 /// Parameters of `spray`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SprayParams {
-    /// `random` or `permutation`.
+    /// `random`, `permutation`, `increment` or `random_n`.
     pub order: SprayOrder,
-    /// N_ev, the entropies a permutation cycles through (smartt-reps spec §2.12: 256).
+    /// N_ev, the entropies a permutation cycles through and `random_n` draws from
+    /// (smartt-reps spec §2.12: 256).
     pub entropies: u32,
 }
 
@@ -70,18 +76,21 @@ pub struct Spray {
     /// `increment`: the last label sent (`None` before the first packet).
     label: Option<Entropy>,
     increment: bool,
+    /// `random_n`: draw uniformly below this (0 = not this order).
+    draw_below: u32,
 }
 
 impl Spray {
     /// A sprayer.
     pub fn new(p: &SprayParams) -> Self {
         let perm: Box<[Entropy]> = match p.order {
-            SprayOrder::Random | SprayOrder::Increment => Box::new([]),
+            SprayOrder::Random | SprayOrder::Increment | SprayOrder::RandomN => Box::new([]),
             SprayOrder::Permutation => (0..p.entropies).map(|e| e as Entropy).collect(),
         };
         // Start "at the end of a pass" so the first packet shuffles with the connection's rng.
         let next = perm.len();
-        Spray { perm, next, label: None, increment: p.order == SprayOrder::Increment }
+        let draw_below = if p.order == SprayOrder::RandomN { p.entropies } else { 0 };
+        Spray { perm, next, label: None, increment: p.order == SprayOrder::Increment, draw_below }
     }
 }
 
@@ -92,6 +101,10 @@ impl PathSelector for Spray {
             let l = self.label.map_or_else(|| rng.next_u64() as Entropy, |l| l.wrapping_add(1));
             self.label = Some(l);
             return l;
+        }
+        if self.draw_below > 0 {
+            //= uec-spec §3 (independent draws from N entropies)
+            return rng.below(self.draw_below as u64) as Entropy;
         }
         if self.perm.is_empty() {
             return rng.next_u64() as Entropy;
@@ -153,6 +166,20 @@ mod tests {
         assert!(e.windows(2).all(|w| w[1] == w[0].wrapping_add(1)));
         let mut other = Spray::new(&SprayParams { order: SprayOrder::Increment, ..Default::default() });
         assert_ne!(other.next_entropy(&CTX, &mut Rng::stream(1, "spray-test", 3)), e[0], "the start is random");
+    }
+
+    //= type=test; uec-spec §3: independent uniform draws from 0..N
+    #[test]
+    fn random_n_draws_independently_below_n() {
+        let mut s = Spray::new(&SprayParams { order: SprayOrder::RandomN, entropies: 8 });
+        let mut rng = Rng::stream(1, "spray-test", 4);
+        let e: Vec<Entropy> = (0..800).map(|_| s.next_entropy(&CTX, &mut rng)).collect();
+        assert!(e.iter().all(|&x| x < 8));
+        let counts: Vec<usize> = (0..8).map(|v| e.iter().filter(|&&x| x == v).count()).collect();
+        // 100 expected per entropy; independent draws, so not exactly 100 each (a permutation would be).
+        assert!(counts.iter().all(|&c| (60..=140).contains(&c)), "{counts:?}");
+        assert!(counts.iter().any(|&c| c != 100));
+        assert!(e.windows(8).any(|w| { let mut v = w.to_vec(); v.sort_unstable(); v.dedup(); v.len() < 8 }), "repeats within 8 draws");
     }
 
     #[test]
