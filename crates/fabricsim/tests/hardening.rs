@@ -52,7 +52,9 @@ fn times_and_sizes_that_would_overflow_are_refused_with_their_range() {
     refused("[topology]\nk = 4\nlink_latency_ns = 1e18\n", "topology.link_latency_ns", &["1e18", "0..=1000000000000"]);
     refused("[topology]\nk = 4\n[workload]\nkind = \"incast\"\nsenders = 2\nstart_us = 1e300\n", "workload.start_us", &["1e300", "0..=1000000000"]);
     refused("[topology]\nk = 4\n[switch]\nbuffer_bytes = \"10000000000GiB\"\n", "switch.buffer_bytes", &["1099511627776"]);
-    refused("[topology]\nk = 4\n[switch]\nbuffer_bdp = 1e12\n", "switch.buffer_bdp", &["1099511627776"]);
+    refused("[topology]\nk = 4\n[switch]\nbuffer_bdp = 1e12\n", "switch.buffer_bdp", &["0.0001..=1000000"]);
+    // Within its range, a multiple of a long path's BDP can still give more than 1 TiB.
+    refused("[topology]\nk = 4\nlink_latency_ns = 1e9\n[switch]\nbuffer_bdp = 1e5\n", "switch.buffer_bdp", &["1099511627776"]);
     refused("[topology]\nk = 4\n[transport]\nrto_us = 1e300\n", "transport.rto_us", &["1e300", "0..=1000000000"]);
     // Slow links behind deep buffers: the derived RTO would exceed any run, not wrap.
     refused("[topology]\nk = 4\nlink_rate_gbps = 0.001\n[switch]\nbuffer_bytes = \"1024GiB\"\n", "transport.rto_us", &["derived"]);

@@ -17,6 +17,7 @@ mod values;
 
 pub use queues::{port_class, PortRules, QueueRule, PORT_CLASSES};
 pub use results_options::{ResultsOptions, StationaryWindow};
+pub use run_options::{DEFAULT_STALL_LIMIT_US, DROP_LIMITS, RUN_LIMITS};
 pub use values::{deserialize_params, ByteSize, NoParams, Ratio};
 
 use crate::error::{Error, Result};
@@ -27,7 +28,8 @@ use crate::topo::Fabric;
 use crate::transport::cc::CcConfig;
 use crate::transport::lb::LbConfig;
 use crate::transport::shaper::ShaperCtx;
-use crate::units::{show_num, BitsPerSec, Gbps, Time, MAX_RATE_GBPS, MAX_TIME_NS, MIN_RATE_GBPS, NS};
+use crate::scheme::Limit;
+use crate::units::{show_num, BitsPerSec, Gbps, Time, MAX_BUFFER_BYTES, MAX_RATE_GBPS, MAX_TIME_NS, MIN_RATE_GBPS, NS};
 use crate::transport::credit::CreditConfig;
 use crate::transport::gate::GateConfig;
 use crate::workload::graph::Traffic;
@@ -169,6 +171,23 @@ impl Default for TopologyConfig {
         }
     }
 }
+
+/// Ranges of the numeric `[switch]` keys, also enforced on every `[switch.ports.<class>]` and
+/// `[[switch.by_link_rate]]` rule (what `fabricsim list --params` shows). What depends on the
+/// fabric is checked where the ports are resolved: a buffer holds at least one packet, and a
+/// multiple of the BDP or of the buffer gives at most [`MAX_BUFFER_BYTES`].
+pub const SWITCH_LIMITS: &[Limit] = &[
+    Limit::new("rate_gbps", MIN_RATE_GBPS, MAX_RATE_GBPS),
+    Limit::new("buffer_bytes", 0.0, MAX_BUFFER_BYTES as f64),
+    Limit::new("buffer_bdp", 1e-4, 1e6),
+    Limit::new("ecn_kmin", 0.0, 1.0),
+    Limit::new("ecn_kmax", 0.0, 1.0),
+    Limit::new("ecn_kmin_bytes", 0.0, MAX_BUFFER_BYTES as f64),
+    Limit::new("ecn_kmax_bytes", 0.0, MAX_BUFFER_BYTES as f64),
+    Limit::new("ecn_pmax", 0.0, 1.0),
+    Limit::new("control_wrr_weight", 0.0, 1e6),
+    Limit::new("control_lane_factor", 1e-6, 1e3),
+];
 
 /// `[switch]`: every switch output port.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -586,13 +605,6 @@ fn nanos(key: &str, ns: f64) -> Result<Time> {
         return Err(Error::invalid(key, format!("{}: must be a non-negative time in nanoseconds; allowed 0..={} (1000 s)", show_num(ns), show_num(MAX_TIME_NS))));
     }
     Ok((ns * NS as f64).round() as Time)
-}
-
-fn fraction(key: &str, v: f64) -> Result<f64> {
-    if !(0.0..=1.0).contains(&v) {
-        return Err(Error::invalid(key, format!("{v}: must be a fraction between 0 and 1")));
-    }
-    Ok(v)
 }
 
 /// The 0-based column (in characters) of byte offset `at` of `text`.

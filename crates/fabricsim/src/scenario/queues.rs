@@ -8,7 +8,8 @@
 //! §2.10.1, seqbalance spec §2.4.8/A23); class rules because buffers and marking differ between
 //! a ToR's host-facing and fabric-facing ports (lb-ai-training spec sizes queues per port).
 
-use super::{fraction, MarkAtConfig, SwitchConfig};
+use super::{MarkAtConfig, SwitchConfig, SWITCH_LIMITS};
+use crate::scheme::validate_params;
 use crate::error::{Error, Result};
 use crate::net::qdisc::{ControlLane, MarkAt, QdiscConfig, QdiscTable};
 use crate::scenario::ByteSize;
@@ -90,7 +91,7 @@ impl PortRules {
         self.rules().iter().all(Option::is_none)
     }
 
-    fn rules(&self) -> [Option<&QueueRule>; 6] {
+    pub(super) fn rules(&self) -> [Option<&QueueRule>; 6] {
         [&self.tor_down, &self.tor_up, &self.agg_down, &self.agg_up, &self.core_down, &self.spine_down].map(Option::as_ref)
     }
 }
@@ -168,20 +169,20 @@ fn pick<'a, T>(layers: &'a [Layer<'a>], get: impl Fn(&QueueRule) -> Option<T>) -
 
 /// A byte count given directly or as a fraction of something.
 enum Amount {
-    Bytes(u64, &'static str),
+    Bytes(u64),
     Of(f64, &'static str),
 }
 
 fn buffer_of(r: &QueueRule) -> Option<Amount> {
-    r.buffer_bytes.map(|b| Amount::Bytes(b.0, "buffer_bytes")).or(r.buffer_bdp.map(|f| Amount::Of(f, "buffer_bdp")))
+    r.buffer_bytes.map(|b| Amount::Bytes(b.0)).or(r.buffer_bdp.map(|f| Amount::Of(f, "buffer_bdp")))
 }
 
 fn kmin_of(r: &QueueRule) -> Option<Amount> {
-    r.ecn_kmin_bytes.map(|b| Amount::Bytes(b.0, "ecn_kmin_bytes")).or(r.ecn_kmin.map(|f| Amount::Of(f, "ecn_kmin")))
+    r.ecn_kmin_bytes.map(|b| Amount::Bytes(b.0)).or(r.ecn_kmin.map(|f| Amount::Of(f, "ecn_kmin")))
 }
 
 fn kmax_of(r: &QueueRule) -> Option<Amount> {
-    r.ecn_kmax_bytes.map(|b| Amount::Bytes(b.0, "ecn_kmax_bytes")).or(r.ecn_kmax.map(|f| Amount::Of(f, "ecn_kmax")))
+    r.ecn_kmax_bytes.map(|b| Amount::Bytes(b.0)).or(r.ecn_kmax.map(|f| Amount::Of(f, "ecn_kmax")))
 }
 
 /// Everything [`resolve`] needs besides the rules.
@@ -199,6 +200,15 @@ pub struct Context<'a> {
 /// Resolves the profile of every port. Errors name the key path of the rule at fault; a rule
 /// that matches no port is an error.
 pub fn resolve(sw: &SwitchConfig, cx: &Context) -> Result<QdiscTable> {
+    validate_params(sw, SWITCH_LIMITS, "switch")?;
+    for (i, r) in sw.by_link_rate.iter().enumerate() {
+        validate_params(r, SWITCH_LIMITS, &format!("switch.by_link_rate[{i}]"))?;
+    }
+    for (class, r) in PORT_CLASSES.iter().zip(sw.ports.rules()) {
+        if let Some(r) = r {
+            validate_params(r, SWITCH_LIMITS, &format!("switch.ports.{class}"))?;
+        }
+    }
     let global = QueueRule {
         rate_gbps: None,
         buffer_bytes: sw.buffer_bytes,
@@ -348,11 +358,9 @@ fn profile(layers: &[Layer], sw: &SwitchConfig, cx: &Context, label: &str) -> Re
     let on = if label.is_empty() { String::new() } else { format!(" on {label} ports") };
     let (buf, bk) = pick(layers, buffer_of);
     let buffer = match buf {
-        Amount::Bytes(b, _) => b,
+        Amount::Bytes(b) => b,
+        // A multiple in SWITCH_LIMITS' range; what it gives depends on the BDP.
         Amount::Of(bdp, name) => {
-            if !(bdp.is_finite() && bdp > 0.0) {
-                return Err(Error::invalid(format!("{bk}.{name}"), format!("{bdp}: must be a positive multiple of the BDP")));
-            }
             // Whole packets, as htsim sizes a 1-BDP queue (626,688 B = 153 × 4096 B).
             let bytes = (bdp * cx.bdp_bytes as f64).ceil();
             if bytes > MAX_BUFFER_BYTES as f64 {
@@ -362,12 +370,6 @@ fn profile(layers: &[Layer], sw: &SwitchConfig, cx: &Context, label: &str) -> Re
             bytes.div_ceil(cx.mtu_bytes) * cx.mtu_bytes
         }
     };
-    if buffer > MAX_BUFFER_BYTES {
-        let key = match buf {
-            Amount::Bytes(_, name) | Amount::Of(_, name) => format!("{bk}.{name}"),
-        };
-        return Err(Error::invalid(key, format!("gives {buffer} bytes: allowed at most {MAX_BUFFER_BYTES} bytes (1 TiB) per port")));
-    }
     if buffer < cx.mtu_bytes {
         return Err(Error::invalid(
             format!("{bk}.buffer_bytes"),
@@ -375,18 +377,16 @@ fn profile(layers: &[Layer], sw: &SwitchConfig, cx: &Context, label: &str) -> Re
         ));
     }
     // Fractions resolve against this port's own buffer, whichever rule set it.
-    let threshold = |(a, k): (Amount, &str)| -> Result<u64> {
-        Ok(match a {
-            Amount::Bytes(b, name) if b > MAX_BUFFER_BYTES => {
-                return Err(Error::invalid(format!("{k}.{name}"), format!("{b}: allowed at most {MAX_BUFFER_BYTES} bytes (1 TiB)")))
-            }
-            Amount::Bytes(b, _) => b,
-            Amount::Of(v, name) => (fraction(&format!("{k}.{name}"), v)? * buffer as f64).round() as u64,
-        })
+    // Byte counts and fractions lie in SWITCH_LIMITS' ranges.
+    let threshold = |(a, _): (Amount, &str)| -> u64 {
+        match a {
+            Amount::Bytes(b) => b,
+            Amount::Of(v, _) => (v * buffer as f64).round() as u64,
+        }
     };
     let (kmin_at, kmax_at) = (pick(layers, kmin_of).1, pick(layers, kmax_of).1);
-    let kmin = threshold(pick(layers, kmin_of))?;
-    let kmax = threshold(pick(layers, kmax_of))?;
+    let kmin = threshold(pick(layers, kmin_of));
+    let kmax = threshold(pick(layers, kmax_of));
     if kmin > kmax {
         let whose = if kmin_at == kmax_at { String::new() } else { format!(" (Kmax from {kmax_at})") };
         return Err(Error::invalid(format!("{kmin_at}.ecn_kmin"), format!("Kmin ({kmin} B) must not exceed Kmax ({kmax} B){on}{whose}")));
@@ -396,14 +396,14 @@ fn profile(layers: &[Layer], sw: &SwitchConfig, cx: &Context, label: &str) -> Re
         let key = if tk == "switch" { "switch.pfc.enabled".to_string() } else { format!("{tk}.trimming") };
         return Err(Error::invalid(key, "PFC makes the data class lossless, so nothing is ever trimmed: set switch.trimming = false"));
     }
-    let (pmax, pk) = pick(layers, |r| r.ecn_pmax);
+    let (pmax, _) = pick(layers, |r| r.ecn_pmax);
     Ok(QdiscConfig {
         // Under PFC a port's queue is bounded by the switch's shared buffer, not by a per-port
         // limit; the per-port buffer then only scales fractional thresholds.
         buffer_bytes: if pfc { crate::net::qdisc::UNBOUNDED_BUFFER } else { buffer },
         kmin_bytes: kmin,
         kmax_bytes: kmax,
-        pmax: fraction(&format!("{pk}.ecn_pmax"), pmax)?,
+        pmax,
         ecn: pick(layers, |r| r.ecn).0,
         mark_at: match pick(layers, |r| r.ecn_mark_at).0 {
             MarkAtConfig::Dequeue => MarkAt::Dequeue,
@@ -424,7 +424,8 @@ fn control_lane(sw: &SwitchConfig, buffer: u64, trimming: bool) -> Result<Contro
         C::Unbounded => ControlLane::Unbounded,
         C::Separate => {
             let f = sw.control_lane_factor.unwrap_or(1.0);
-            if !(f.is_finite() && f > 0.0 && f * buffer as f64 <= MAX_BUFFER_BYTES as f64) {
+            // `f` lies in SWITCH_LIMITS' range; what it gives depends on the buffer.
+            if f * buffer as f64 > MAX_BUFFER_BYTES as f64 {
                 return Err(Error::invalid(
                     "switch.control_lane_factor",
                     format!("{f}: must be a positive multiple of the port's {buffer}-byte buffer, giving at most {MAX_BUFFER_BYTES} bytes (1 TiB)"),
