@@ -148,3 +148,40 @@ fn workloads_of_more_flows_than_memory_holds_are_refused_before_generating_them(
     refused("[topology]\nk = 32\n[workload]\nkind = \"all_to_all\"\nhosts = 8000\n", "workload.hosts", &["8000 hosts × 7999 peers"]);
     assert!(t.elapsed().as_secs() < 20, "refused before allocating the flows");
 }
+
+/// One 4 MiB flow host 0 → host 15 of a k = 4 fat tree whose last hop goes down for good at
+/// 20 µs (no re-routing): the sender keeps retransmitting into a dead link, acknowledged never
+/// again. `extra` adds to `[run]`.
+fn dead_last_hop(extra: &str) -> String {
+    format!(
+        "[topology]\nk = 4\nlink_rate_gbps = 100\n[transport]\nlb = \"ecmp\"\n[workload]\nkind = \"incast\"\nreceiver = 15\nsender_hosts = [0]\nflow_bytes = \"4MiB\"\n\
+         [[link_events]]\nat_us = 20\nlink = \"tor7-host15\"\naction = \"down\"\n[run]\nstall_limit_us = 300\nend_time_us = 5000\nack_log_conns = [0]\n{extra}"
+    )
+}
+
+#[test]
+fn the_livelock_guard_stops_exactly_one_limit_after_the_last_acknowledgement() {
+    let r = common::run_unchecked(&dead_last_hop(""));
+    let s = &r.summary;
+    let since = s.stalled_since_us.expect("the guard must fire");
+    // The last ACK the sender received (every ACK of this lone flow acknowledges new data).
+    let last_ack = r.acks.iter().map(|a| a.0).max().expect("some ACKs arrived");
+    assert_eq!(since, last_ack as f64 / 1e6, "stalled since the last acknowledgement, to the picosecond");
+    assert!(since > 20.0 && since < 40.0, "the link went down at 20 µs (ACKs then in flight still arrive): {since}");
+    let v = s.invariant_violations.iter().find(|v| v.starts_with("livelock")).expect("a livelock violation");
+    assert!(v.contains(&format!("from {since:.3} to {:.3} µs", since + 300.0)), "stopped exactly 300 µs later: {v}");
+    assert!(!s.stopped_at_end_time);
+}
+
+#[test]
+fn idle_gaps_longer_than_the_stall_limit_are_no_livelock() {
+    // Flows that start long after the limit, and a compute gap longer than it: nothing is
+    // outstanding meanwhile, so the guard's clock does not run.
+    let late = common::run("[topology]\nk = 4\n[workload]\nkind = \"incast\"\nsenders = 2\nflow_bytes = \"64KiB\"\nstart_us = 1000\n[run]\nstall_limit_us = 50\n");
+    assert!(late.summary.stalled_since_us.is_none());
+    let gaps = common::run(
+        "[topology]\nk = 4\n[workload]\nkind = \"collectives\"\n[[workload.jobs]]\nranks = 4\niterations = 3\ncompute_gap_us = 200\n\
+         collectives = [{ op = \"allreduce\", bytes = \"64KiB\" }]\n[run]\nstall_limit_us = 50\n",
+    );
+    assert!(gaps.summary.stalled_since_us.is_none());
+}

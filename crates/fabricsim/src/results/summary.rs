@@ -235,7 +235,8 @@ pub struct Summary {
     /// Whether the run stopped at `run.end_time_us` with flows unfinished.
     pub stopped_at_end_time: bool,
     /// When the livelock guard (`run.stall_limit_us`) stopped the run: the last time payload
-    /// was acknowledged, in µs.
+    /// was acknowledged (or, if later, messages became outstanding on an idle network), in µs;
+    /// the run stopped exactly `stall_limit_us` after it.
     pub stalled_since_us: Option<f64>,
     /// From the first flow start to the last flow finish (µs).
     pub completion_time_us: f64,

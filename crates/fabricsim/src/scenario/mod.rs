@@ -453,8 +453,9 @@ pub struct RunConfig {
     /// Stop at this simulated time even if flows remain (they are reported unfinished).
     pub end_time_us: Option<f64>,
     /// Stop with an error once no payload byte has been acknowledged for this long of
-    /// simulated time while the network stays busy (a livelock, e.g. trimmed headers starving
-    /// data); default 10 000 µs, 0 turns the guard off.
+    /// simulated time while messages are outstanding (a livelock, e.g. trimmed headers starving
+    /// data); stops exactly this long after the last acknowledgement (idle gaps, with nothing
+    /// outstanding, do not count); default 10 000 µs, 0 turns the guard off.
     pub stall_limit_us: Option<f64>,
     /// Also write `messages.csv`: one row per message (posting, delivery and completion times).
     pub message_log: bool,
