@@ -185,3 +185,48 @@ fn idle_gaps_longer_than_the_stall_limit_are_no_livelock() {
     );
     assert!(gaps.summary.stalled_since_us.is_none());
 }
+
+/// `rejection` of `toml`, which must come at once (nothing large allocated first), naming `key`.
+fn refused_at_once(toml: &str, key: &str, words: &[&str]) {
+    let t = std::time::Instant::now();
+    refused(toml, key, words);
+    assert!(t.elapsed().as_secs() < 10, "{key}: refused only after {:?}", t.elapsed());
+}
+
+/// A collectives workload of one `ranks`-rank job, `extra` lines in its `[[workload.jobs]]`.
+fn collective_job(ranks: u32, extra: &str) -> String {
+    format!("[topology]\nk = 8\n[workload]\nkind = \"collectives\"\n[[workload.jobs]]\nranks = {ranks}\n{extra}\n")
+}
+
+#[test]
+fn collectives_too_large_to_build_are_refused_before_building_them() {
+    // Each would need terabytes of task graph; each is refused from its counts, naming the key
+    // that makes it large (the chunk, the bytes, the iterations).
+    let chunk = collective_job(8, "chunk = 1\ncollectives = [{ op = \"allreduce\", bytes = \"1GiB\" }]");
+    refused_at_once(&chunk, "workload.jobs[0].chunk", &["to set up", "messages"]);
+    let default_chunk = collective_job(8, "collectives = [{ op = \"allreduce\", bytes = \"1GiB\" }]").replace("kind = \"collectives\"", "kind = \"collectives\"\nchunk = 1");
+    refused_at_once(&default_chunk, "workload.chunk", &["to set up"]);
+    let huge = collective_job(8, "collectives = [{ op = \"allreduce\", bytes = 1152921504606846976 }]");
+    refused_at_once(&huge, "workload.jobs[0].collectives[0].bytes", &["to set up"]);
+    let iterations = collective_job(64, "iterations = 100000\ncollectives = [{ op = \"allreduce\", bytes = \"1GiB\" }]");
+    refused_at_once(&iterations, "workload.jobs[0].iterations", &["100000 iterations"]);
+    let a2a = collective_job(128, "collectives = [{ op = \"alltoall\", bytes = \"1000GiB\" }]");
+    refused_at_once(&a2a, "workload.jobs[0].collectives[0].bytes", &["to set up"]);
+}
+
+#[test]
+fn fabrics_whose_route_tables_exceed_memory_are_refused_before_building_them() {
+    // Valid shapes (under 2^20 hosts and cables) whose switch × ToR route table takes terabytes.
+    refused_at_once("[topology]\nkind = \"leaf_spine\"\ntors = 1000000\nhosts_per_tor = 1\nspines = 1\n", "topology.tors", &["route entries"]);
+    refused_at_once("[topology]\npods = 1024\ntors_per_pod = 1000\naggs_per_pod = 1\nhosts_per_tor = 1\ncores = 1\n", "topology.pods", &["route entries"]);
+    // The largest fat tree within a 1 GB budget: its 168 million route entries need 1.5 GB.
+    let small = fabricsim::budget::Budget { bytes: 1e9 };
+    let e = fabricsim::Scenario::from_toml("[topology]\nk = 128\n", &[]).unwrap().setup_within(std::path::Path::new("."), small).map(|_| ()).unwrap_err().to_string();
+    assert!(e.contains("`topology.k`") && e.contains("167772160 route entries"), "{e}");
+}
+
+#[test]
+fn tracing_every_picosecond_and_the_largest_all_to_all_are_refused() {
+    refused_at_once("[topology]\nk = 4\n[run]\ntrace_interval_us = 1e-6\n", "run.trace_interval_us", &["0.001..="]);
+    refused_at_once("[topology]\nk = 64\n[workload]\nkind = \"all_to_all\"\n", "topology", &["65536 hosts × 65535 peers"]);
+}

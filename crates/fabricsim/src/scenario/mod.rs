@@ -20,6 +20,7 @@ pub use results_options::{ResultsOptions, StationaryWindow};
 pub use run_options::{DEFAULT_STALL_LIMIT_US, DROP_LIMITS, RUN_LIMITS};
 pub use values::{deserialize_params, ByteSize, NoParams, Ratio};
 
+use crate::budget::Budget;
 use crate::error::{Error, Result};
 use crate::net::pfc::PfcState;
 use crate::net::qdisc::QdiscTable;
@@ -660,12 +661,20 @@ impl Scenario {
     }
 
     /// Validates everything and builds the fabric and the flows. `base_dir` resolves file names
-    /// in the scenario (the scenario file's folder).
+    /// in the scenario (the scenario file's folder). A fabric or workload whose tables would not
+    /// fit in this machine's memory is refused before it is built ([`crate::budget`]).
     ///
     /// The steps run in this order, so an input with several errors reports the first one met.
     pub fn setup(self, base_dir: &Path) -> Result<Setup> {
+        self.setup_within(base_dir, Budget::of_machine())
+    }
+
+    /// [`Scenario::setup`] within a memory budget of its own: the fabric's tables and the
+    /// workload's graph are counted before they are built and refused, naming the key that
+    /// makes them large, when they would take more than `budget` ([`Budget::UNLIMITED`]: never).
+    pub fn setup_within(self, base_dir: &Path, budget: Budget) -> Result<Setup> {
         transport::check(&self.transport)?;
-        let fabric = self.build_fabric()?;
+        let (fabric, fabric_bytes) = self.build_fabric(budget)?;
         transport::check_cc_hosts(&self.transport, fabric.hosts)?;
         let base = timing::Base::of(&fabric, &self.transport);
         let (mut qdisc, pfc) = self.switch_ports(&fabric, base.bdp_bytes)?;
@@ -683,7 +692,7 @@ impl Scenario {
             }
         }
         let shaper = self.transport.shaper.build(&mut ShaperCtx { mss: (self.transport.mtu_bytes - self.transport.header_bytes) as u64 });
-        let traffic = self.workload.generate(&fabric, self.seed, base_dir, &shaper)?;
+        let traffic = self.workload.generate(&fabric, self.seed, base_dir, &shaper, budget.less(fabric_bytes))?;
         traffic.check_packet_counts((self.transport.mtu_bytes - self.transport.header_bytes) as u64, self.workload.size_key())?;
         let traffic = Arc::new(traffic);
         let tracing = run_options::Tracing::of(&self.run, &fabric, traffic.conns.len() as u32)?;
@@ -723,13 +732,18 @@ impl Scenario {
 
 /// Loads, overrides and validates a scenario file in one step.
 pub fn load(path: &Path, overrides: &[String]) -> Result<Setup> {
+    load_within(path, overrides, Budget::of_machine())
+}
+
+/// [`load`] within a memory budget of its own (see [`Scenario::setup_within`]).
+pub fn load_within(path: &Path, overrides: &[String], budget: Budget) -> Result<Setup> {
     let dir: PathBuf = path.parent().map(Path::to_path_buf).unwrap_or_default();
     let scenario = if path.extension().is_some_and(|e| e == "cm") {
         Scenario::from_toml(&htsim_matrix_scenario(path)?, overrides)?
     } else {
         Scenario::from_file(path, overrides)?
     };
-    scenario.setup(&dir)
+    scenario.setup_within(&dir, budget)
 }
 
 /// The scenario `fabricsim run MATRIX.cm` runs: htsim's default fabric for the matrix's

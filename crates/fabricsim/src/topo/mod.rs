@@ -449,6 +449,39 @@ impl FabricBuilder {
     }
 }
 
+/// What a fabric's tables will hold, counted from its shape before it is built: nodes, ports,
+/// and the route table's switch × destination-ToR entries, which dominate (a k = 128 fat tree
+/// has 168 million).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FabricSize {
+    /// Hosts and switches.
+    pub nodes: u64,
+    /// Ports (two per cable).
+    pub ports: u64,
+    /// Switches.
+    pub switches: u64,
+    /// ToRs (the route table's destinations).
+    pub tors: u64,
+}
+
+impl FabricSize {
+    /// Route table entries: one per switch and destination ToR.
+    pub fn route_entries(&self) -> u64 {
+        self.switches.saturating_mul(self.tors)
+    }
+
+    /// Bytes building the fabric takes at its peak ([`crate::budget`]'s costs).
+    pub fn bytes(&self) -> f64 {
+        use crate::budget::{BYTES_PER_NODE, BYTES_PER_PORT, BYTES_PER_ROUTE_ENTRY};
+        self.route_entries() as f64 * BYTES_PER_ROUTE_ENTRY + self.ports as f64 * BYTES_PER_PORT + self.nodes as f64 * BYTES_PER_NODE
+    }
+
+    /// The counts for a message: "20480 switches × 8192 ToRs = 167772160 route entries, 3145728 ports".
+    pub fn describe(&self) -> String {
+        format!("a fabric of {} switches × {} ToRs = {} route entries and {} ports", self.switches, self.tors, self.route_entries(), self.ports)
+    }
+}
+
 /// Link rates and latencies of a tiered fabric, from the scenario.
 #[derive(Clone, Copy, Debug)]
 pub struct TierLinks {
