@@ -60,6 +60,32 @@ impl Budget {
     }
 }
 
+/// Largest input file a scenario may name (flow lists, CDFs, collective traces, the scenario
+/// itself): 1 GiB.
+pub const MAX_INPUT_FILE_BYTES: u64 = 1 << 30;
+
+/// The text of an input file: refused unless it is a regular file of at most
+/// [`MAX_INPUT_FILE_BYTES`], so that a name like `/dev/zero` cannot fill the memory and a pipe
+/// cannot block setup forever (the check looks at the file without opening it).
+pub fn read_input_file(path: &std::path::Path) -> std::io::Result<String> {
+    use std::io::{Error as IoError, ErrorKind, Read};
+    let meta = std::fs::metadata(path)?;
+    if !meta.is_file() {
+        return Err(IoError::new(ErrorKind::InvalidInput, "not a regular file"));
+    }
+    let too_big = |n: u64| IoError::new(ErrorKind::InvalidInput, format!("{n} bytes or more: input files up to {MAX_INPUT_FILE_BYTES} bytes (1 GiB) are read"));
+    if meta.len() > MAX_INPUT_FILE_BYTES {
+        return Err(too_big(meta.len()));
+    }
+    let mut text = String::new();
+    // A file that grows while read still stops at the limit.
+    std::fs::File::open(path)?.take(MAX_INPUT_FILE_BYTES + 1).read_to_string(&mut text)?;
+    if text.len() as u64 > MAX_INPUT_FILE_BYTES {
+        return Err(too_big(text.len() as u64));
+    }
+    Ok(text)
+}
+
 /// Physical memory of this machine in bytes (Linux `MemTotal`), if known.
 pub fn physical_memory_bytes() -> Option<f64> {
     let s = std::fs::read_to_string("/proc/meminfo").ok()?;
@@ -79,6 +105,18 @@ pub fn show_bytes(b: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_regular_files_of_bounded_size_are_read() {
+        for special in ["/dev/zero", "/dev/urandom", "/", "/proc"] {
+            let e = read_input_file(std::path::Path::new(special)).unwrap_err();
+            assert!(e.to_string().contains("not a regular file"), "{special}: {e}");
+        }
+        let t = std::env::temp_dir().join(format!("fabricsim-budget-{}", std::process::id()));
+        std::fs::write(&t, "a,b\n").unwrap();
+        assert_eq!(read_input_file(&t).unwrap(), "a,b\n");
+        std::fs::remove_file(&t).unwrap();
+    }
 
     #[test]
     fn a_budget_admits_what_fits_and_names_the_key_otherwise() {

@@ -230,3 +230,14 @@ fn tracing_every_picosecond_and_the_largest_all_to_all_are_refused() {
     refused_at_once("[topology]\nk = 4\n[run]\ntrace_interval_us = 1e-6\n", "run.trace_interval_us", &["0.001..="]);
     refused_at_once("[topology]\nk = 64\n[workload]\nkind = \"all_to_all\"\n", "topology", &["65536 hosts × 65535 peers"]);
 }
+
+#[test]
+fn input_files_that_never_end_are_refused_without_reading_them() {
+    // /dev/zero would be read until memory runs out, a pipe until someone writes to it.
+    refused_at_once("[topology]\nk = 4\n[workload]\nkind = \"open_loop\"\ncdf = \"/dev/zero\"\nflows = 10\n", "workload.cdf", &["not a regular file"]);
+    refused_at_once("[topology]\nk = 4\n[workload]\nkind = \"flow_list\"\nfile = \"/dev/urandom\"\n", "workload.file", &["not a regular file"]);
+    refused_at_once(&collective_job(4, "trace = \"/dev/zero\""), "workload.jobs[0].trace", &["not a regular file"]);
+    refused_at_once("[topology]\nk = 4\n[workload]\nkind = \"flow_list\"\nfile = \"/\"\n", "workload.file", &["not a regular file"]);
+    let e = fabricsim::Scenario::from_file(std::path::Path::new("/dev/zero"), &[]).unwrap_err().to_string();
+    assert!(e.contains("not a regular file"), "{e}");
+}

@@ -651,7 +651,7 @@ impl Scenario {
 
     /// Reads and parses a scenario file.
     pub fn from_file(path: &Path, overrides: &[String]) -> Result<Scenario> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::Io { path: path.display().to_string(), message: e.to_string() })?;
+        let text = crate::budget::read_input_file(path).map_err(|e| Error::Io { path: path.display().to_string(), message: e.to_string() })?;
         Self::from_toml(&text, overrides)
     }
 
@@ -755,7 +755,7 @@ pub fn load_within(path: &Path, overrides: &[String], budget: Budget) -> Result<
 /// and can be edited.
 pub fn htsim_matrix_scenario(path: &Path) -> Result<String> {
     let key = "workload.file";
-    let text = std::fs::read_to_string(path).map_err(|e| Error::invalid(key, format!("cannot read {}: {e}", path.display())))?;
+    let text = crate::budget::read_input_file(path).map_err(|e| Error::invalid(key, format!("cannot read {}: {e}", path.display())))?;
     let nodes = text
         .lines()
         .map(str::trim)

@@ -44,7 +44,7 @@ pub fn generate(p: &FlowListParams, hosts: u32, base_dir: &Path) -> Result<Vec<F
         return Err(Error::invalid("workload.file", "missing: name the flow-list file (CSV or htsim .cm)"));
     }
     let path = base_dir.join(&p.file);
-    let text = std::fs::read_to_string(&path)
+    let text = crate::budget::read_input_file(&path)
         .map_err(|e| Error::invalid("workload.file", format!("cannot read {}: {e}", path.display())))?;
     let format = p.format.unwrap_or(if p.file.ends_with(".cm") { FlowListFormat::HtsimCm } else { FlowListFormat::Csv });
     let name = path.display().to_string();

@@ -54,7 +54,7 @@ impl SizeCdf {
             return SizeCdf::parse(text, &format!("{n} (built-in)"));
         }
         let path = base_dir.join(name);
-        let text = std::fs::read_to_string(&path).map_err(|e| {
+        let text = crate::budget::read_input_file(&path).map_err(|e| {
             Error::invalid(KEY, format!("cannot read {}: {e} (built-in distributions: {})", path.display(), built_in_names()))
         })?;
         SizeCdf::parse(&text, &path.display().to_string())

@@ -552,7 +552,7 @@ fn place(key: &str, job: &JobConfig, hosts: u32, used: &mut [bool], rng: &mut Rn
 
 fn load_trace(key: &str, path: &str, base_dir: &Path) -> Result<Vec<CollectiveSpec>> {
     let full = base_dir.join(path);
-    let text = std::fs::read_to_string(&full).map_err(|e| Error::invalid(format!("{key}.trace"), format!("cannot read {}: {e}", full.display())))?;
+    let text = crate::budget::read_input_file(&full).map_err(|e| Error::invalid(format!("{key}.trace"), format!("cannot read {}: {e}", full.display())))?;
     let de = &mut serde_json::Deserializer::from_str(&text);
     serde_path_to_error::deserialize(de).map_err(|e| Error::invalid(format!("{key}.trace"), format!("{}: at `{}`: {}", full.display(), e.path(), e.inner())))
 }
