@@ -98,7 +98,7 @@ impl PortRules {
 
 /// Index into [`PORT_CLASSES`] of switch port `p` of `fabric`; `None` for a host's NIC.
 pub fn port_class(fabric: &Fabric, p: usize) -> Option<usize> {
-    class_of(fabric, !fabric.tier.contains(&Tier::Core), p)
+    class_of(fabric, !fabric.three_tier, p)
 }
 
 /// Gives the switch ports that `[topology.failures]` slowed with `scale_queue = true` a profile
@@ -242,8 +242,7 @@ pub fn resolve(sw: &SwitchConfig, cx: &Context) -> Result<QdiscTable> {
         }
     }
     let f = cx.fabric;
-    // Computed once: a per-port scan of the node tiers would make resolution quadratic.
-    let leaf_spine = !f.tier.contains(&Tier::Core);
+    let leaf_spine = !f.three_tier;
     // Ports of one (class, rate) resolve alike: resolve each pair once.
     let mut pairs: Vec<(Option<usize>, BitsPerSec, u8)> = Vec::new();
     let mut table = QdiscTable {
