@@ -534,7 +534,8 @@ pub(super) fn assemble(sim: &Sim, setup: &Setup, flows: &[FlowResult], plans: Pl
         invariant_violations: {
             let mut v = invariants::check(sim, setup);
             let all_finished = flows.iter().all(|f| f.finish.is_some());
-            v.extend(bounds::below_ideal(flows, ccts, last_finish - first_start, ideal_completion, all_finished));
+            let fastest = super::floors::Fastest::of(setup, sim);
+            v.extend(bounds::below_floor(&fastest, sim, flows, plans.flows, plans.conns, ccts, first_start, last_finish - first_start, all_finished));
             v
         },
         estimate: crate::estimate::Estimate::of(setup),
