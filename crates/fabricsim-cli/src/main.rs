@@ -8,6 +8,7 @@
 
 use clap::{Parser, Subcommand};
 use fabricsim::results::OutDir;
+use fabricsim::budget::Budget;
 use fabricsim::estimate::{physical_memory_bytes, Estimate};
 use fabricsim::scenario;
 use fabricsim::units::ShowTime;
@@ -202,7 +203,8 @@ impl ProgressBar {
 }
 
 fn run(path: &Path, out: Option<PathBuf>, set: &[String], quiet: bool, force: bool) -> Result<(), Error> {
-    let setup = scenario::load(path, set)?;
+    // --force also lifts setup's own budget (the fabric's and the workload's tables).
+    let setup = scenario::load_within(path, set, if force { Budget::UNLIMITED } else { Budget::of_machine() })?;
     let estimate = Estimate::of(&setup);
     if let Some(physical) = physical_memory_bytes().filter(|&m| estimate.peak_memory_bytes > m && !force) {
         return Err(Error::invalid(

@@ -11,6 +11,8 @@
 //! a per-port share, and the packet pool at its peak, which the windows bound (1.25 BDP of the
 //! longest path per connection, the default largest window of most controllers).
 
+pub use crate::budget::physical_memory_bytes;
+use crate::budget::show_bytes;
 use crate::scenario::Setup;
 use crate::workload::graph::TaskKind;
 
@@ -74,20 +76,6 @@ impl Estimate {
             show_secs(self.wall_s.0),
             show_secs(self.wall_s.1)
         )
-    }
-}
-
-/// Physical memory of this machine in bytes (Linux `MemTotal`), if known.
-pub fn physical_memory_bytes() -> Option<f64> {
-    let s = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let kib: f64 = s.lines().find_map(|l| l.strip_prefix("MemTotal:"))?.trim().trim_end_matches("kB").trim().parse().ok()?;
-    Some(kib * 1024.0)
-}
-
-fn show_bytes(b: f64) -> String {
-    match b {
-        b if b >= 1e9 => format!("{:.1} GB", b / 1e9),
-        b => format!("{:.0} MB", b / 1e6),
     }
 }
 

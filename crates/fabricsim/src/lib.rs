@@ -4,8 +4,9 @@
 //!
 //! Layers, bottom up (start reading at [`engine`]); a module uses only modules of the layers
 //! before it, so the top-level modules form no import circle:
-//! - [`units`], [`ids`], [`rng`], [`error`], [`hint`]: integer picosecond time and byte counts,
-//!   dense ids, seeded random streams, errors, cache prefetch hints.
+//! - [`units`], [`ids`], [`rng`], [`error`], [`hint`], [`budget`]: integer picosecond time and
+//!   byte counts, dense ids, seeded random streams, errors, cache prefetch hints, and the memory
+//!   setup may plan for.
 //! - [`scheme`]: the shape of a pluggable scheme ([`scheme::Scheme`]), the `scheme_family!` and
 //!   `tagged_config!` macros and the parameter helpers they use.
 //! - [`topo`]: fat trees and leaf-spines as dense arrays, static uplink failures, and equal-cost
@@ -32,6 +33,7 @@
 
 #![warn(missing_docs)]
 
+pub mod budget;
 pub mod engine;
 pub mod error;
 pub mod estimate;

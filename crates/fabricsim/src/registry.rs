@@ -27,7 +27,7 @@ const TOPOLOGY_COMMON: &[&str] =
 
 /// `[topology]` keys of one topology (its own, then the common ones), with their defaults.
 fn topology_params(own: &[&str]) -> Vec<ParamRow> {
-    keyed_rows::<crate::scenario::TopologyConfig>(own.iter().chain(TOPOLOGY_COMMON))
+    keyed_rows::<crate::scenario::TopologyConfig>(own.iter().chain(TOPOLOGY_COMMON), &[])
 }
 
 /// Static link faults (`[topology.failures] kind`), lb-ai-training §4.2/§5.4 for the pod–core
@@ -107,14 +107,37 @@ const QUEUE_DISCIPLINES: &[SchemeRow] = &[SchemeRow {
                 "trimmed_headers",
             ]
             .iter(),
+            crate::scenario::SWITCH_LIMITS,
         )
     },
 }];
 
+/// Priority flow control (`[switch.pfc]`): one scheme, its behaviour set by the keys.
+const LOSSLESS: &[SchemeRow] = &[SchemeRow {
+    name: "pfc",
+    summary: "priority flow control on a shared switch buffer: PAUSE an ingress port's upstream when its bytes pass the XOFF threshold (dynamic: α × free shared buffer; static: xoff_bytes), RESUME below it by resume_offset_bytes; headroom absorbs what is in flight meanwhile",
+    params: || crate::scheme::param_rows::<crate::net::pfc::PfcConfig>(crate::net::pfc::PFC_LIMITS),
+}];
+
+/// Run options (`[run]`): when a run stops and what it records.
+const RUN: &[SchemeRow] = &[SchemeRow {
+    name: "run",
+    summary: "stop time, livelock guard (no payload acknowledged for stall_limit_us while messages are outstanding), sampled traces of connections and ports, logs of messages, events, ACKs and gate decisions, packets dropped on purpose (drop_packets entries: transmission, hold_us)",
+    params: || {
+        let mut rows = crate::scheme::param_rows::<crate::scenario::RunConfig>(crate::scenario::RUN_LIMITS);
+        // The guard's default is applied at validation (the key stays unset in the scenario).
+        if let Some(r) = rows.iter_mut().find(|r| r.key == "stall_limit_us") {
+            r.default = crate::scenario::DEFAULT_STALL_LIMIT_US.to_string();
+        }
+        rows.extend(crate::scenario::DROP_LIMITS.iter().map(|l| ParamRow { key: format!("drop_packets[].{}", l.key), default: "-".into(), allowed: Some(l.range()) }));
+        rows
+    },
+}];
+
 /// The rows of the named keys of a scenario table `T`, in the order given, with the default
-/// of each (`-` for keys unset by default).
-fn keyed_rows<'a, T: Default + serde::Serialize>(keys: impl Iterator<Item = &'a &'a str>) -> Vec<ParamRow> {
-    let defaults = crate::scheme::param_rows::<T>(&[]);
+/// of each (`-` for keys unset by default) and the range `limits` declare for it.
+fn keyed_rows<'a, T: Default + serde::Serialize>(keys: impl Iterator<Item = &'a &'a str>, limits: &'static [crate::scheme::Limit]) -> Vec<ParamRow> {
+    let defaults = crate::scheme::param_rows::<T>(limits);
     keys.map(|k| defaults.iter().find(|p| p.key == *k).cloned().unwrap_or(ParamRow { key: k.to_string(), default: "-".into(), allowed: None }))
         .collect()
 }
@@ -130,10 +153,12 @@ pub fn families() -> Vec<Family> {
         Family { title: "switch path selection", key: "switch.lb", schemes: crate::net::switch_lb::SwitchLbConfig::REGISTRY },
         Family { title: "workloads", key: "workload.kind", schemes: crate::workload::REGISTRY },
         Family { title: "queue disciplines", key: "switch", schemes: QUEUE_DISCIPLINES },
+        Family { title: "lossless switches", key: "switch.pfc", schemes: LOSSLESS },
         Family { title: "message gates", key: "transport.gate", schemes: gate::GateConfig::REGISTRY },
         Family { title: "receiver credits", key: "transport.credit", schemes: credit::CreditConfig::REGISTRY },
         Family { title: "loss recovery", key: "transport.reliability", schemes: recovery::RecoveryConfig::REGISTRY },
         Family { title: "message shapers", key: "transport.shaper", schemes: shaper::ShaperConfig::REGISTRY },
+        Family { title: "run options", key: "run", schemes: RUN },
     ]
 }
 

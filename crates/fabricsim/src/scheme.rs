@@ -168,23 +168,61 @@ pub fn param_rows<P: Default + Serialize>(limits: &'static [Limit]) -> Vec<Param
         .collect()
 }
 
-/// Checks the numeric parameters of `p` against `limits`; errors name `key.param`.
+/// Checks the numeric parameters of `p` against `limits`; errors name `key.param` (and
+/// `key.param[i]` for the elements of a list of numbers).
 pub fn validate_params<P: Serialize>(p: &P, limits: &[Limit], key: &str) -> Result<()> {
     if limits.is_empty() {
         return Ok(());
     }
-    let Ok(toml::Value::Table(t)) = toml::Value::try_from(p) else { return Ok(()) };
+    // TOML keeps NaN and infinities, but has no integers above i64::MAX: a byte count of 2^64−1
+    // (`"16EiB"`) fails there, so such a table is read through JSON (which has them).
+    let t: toml::Table = match toml::Value::try_from(p) {
+        Ok(toml::Value::Table(t)) => t,
+        _ => match serde_json::to_value(p) {
+            Ok(serde_json::Value::Object(m)) => m.into_iter().filter_map(|(k, v)| json_number_or_list(&v).map(|v| (k, v))).collect(),
+            _ => return Ok(()),
+        },
+    };
+    let number = |v: &toml::Value| match v {
+        toml::Value::Integer(i) => Some(*i as f64),
+        toml::Value::Float(f) => Some(*f),
+        _ => None,
+    };
+    let check = |l: &Limit, v: f64, at: String| {
+        if v.is_finite() && v >= l.min && v <= l.max {
+            Ok(())
+        } else {
+            Err(Error::invalid(at, format!("{}: allowed {}", crate::units::show_num(v), l.range())))
+        }
+    };
     for l in limits {
-        let v = match t.get(l.key) {
-            Some(toml::Value::Integer(i)) => *i as f64,
-            Some(toml::Value::Float(f)) => *f,
-            _ => continue,
-        };
-        if !(v.is_finite() && v >= l.min && v <= l.max) {
-            return Err(Error::invalid(format!("{key}.{}", l.key), format!("{}: allowed {}", crate::units::show_num(v), l.range())));
+        match t.get(l.key) {
+            Some(toml::Value::Array(a)) => {
+                for (i, v) in a.iter().enumerate() {
+                    if let Some(v) = number(v) {
+                        check(l, v, format!("{key}.{}[{i}]", l.key))?;
+                    }
+                }
+            }
+            Some(v) => {
+                if let Some(v) = number(v) {
+                    check(l, v, format!("{key}.{}", l.key))?;
+                }
+            }
+            None => {}
         }
     }
     Ok(())
+}
+
+/// A JSON number (as a float, so that integers above i64::MAX keep their magnitude) or list of
+/// numbers as the TOML value [`validate_params`] reads; `None` for anything else.
+fn json_number_or_list(v: &serde_json::Value) -> Option<toml::Value> {
+    match v {
+        serde_json::Value::Number(n) => n.as_f64().map(toml::Value::Float),
+        serde_json::Value::Array(a) => Some(toml::Value::Array(a.iter().filter_map(json_number_or_list).collect())),
+        _ => None,
+    }
 }
 
 /// A selection as the scenario echoes it: `name` beside the scheme's parameters.

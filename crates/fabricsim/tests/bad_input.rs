@@ -43,7 +43,7 @@ fn negative_or_zero_rates_and_times_are_refused() {
     let e = rejection("[transport]\nmtu_bytes = 64\n");
     assert!(e.contains("transport.mtu_bytes") && e.contains("header_bytes"), "{e}");
     let e = rejection("[switch]\necn_kmin = 1.5\n");
-    assert!(e.contains("switch.ecn_kmin") && e.contains("between 0 and 1"), "{e}");
+    assert!(e.contains("switch.ecn_kmin") && e.contains("allowed 0..=1"), "{e}");
 }
 
 #[test]

@@ -52,7 +52,9 @@ fn times_and_sizes_that_would_overflow_are_refused_with_their_range() {
     refused("[topology]\nk = 4\nlink_latency_ns = 1e18\n", "topology.link_latency_ns", &["1e18", "0..=1000000000000"]);
     refused("[topology]\nk = 4\n[workload]\nkind = \"incast\"\nsenders = 2\nstart_us = 1e300\n", "workload.start_us", &["1e300", "0..=1000000000"]);
     refused("[topology]\nk = 4\n[switch]\nbuffer_bytes = \"10000000000GiB\"\n", "switch.buffer_bytes", &["1099511627776"]);
-    refused("[topology]\nk = 4\n[switch]\nbuffer_bdp = 1e12\n", "switch.buffer_bdp", &["1099511627776"]);
+    refused("[topology]\nk = 4\n[switch]\nbuffer_bdp = 1e12\n", "switch.buffer_bdp", &["0.0001..=1000000"]);
+    // Within its range, a multiple of a long path's BDP can still give more than 1 TiB.
+    refused("[topology]\nk = 4\nlink_latency_ns = 1e9\n[switch]\nbuffer_bdp = 1e5\n", "switch.buffer_bdp", &["1099511627776"]);
     refused("[topology]\nk = 4\n[transport]\nrto_us = 1e300\n", "transport.rto_us", &["1e300", "0..=1000000000"]);
     // Slow links behind deep buffers: the derived RTO would exceed any run, not wrap.
     refused("[topology]\nk = 4\nlink_rate_gbps = 0.001\n[switch]\nbuffer_bytes = \"1024GiB\"\n", "transport.rto_us", &["derived"]);
@@ -145,4 +147,97 @@ fn workloads_of_more_flows_than_memory_holds_are_refused_before_generating_them(
     refused("[topology]\nk = 8\n[workload]\nkind = \"permutation\"\npermutations = 4294967295\n", "workload.permutations", &["50000000"]);
     refused("[topology]\nk = 32\n[workload]\nkind = \"all_to_all\"\nhosts = 8000\n", "workload.hosts", &["8000 hosts × 7999 peers"]);
     assert!(t.elapsed().as_secs() < 20, "refused before allocating the flows");
+}
+
+/// One 4 MiB flow host 0 → host 15 of a k = 4 fat tree whose last hop goes down for good at
+/// 20 µs (no re-routing): the sender keeps retransmitting into a dead link, acknowledged never
+/// again. `extra` adds to `[run]`.
+fn dead_last_hop(extra: &str) -> String {
+    format!(
+        "[topology]\nk = 4\nlink_rate_gbps = 100\n[transport]\nlb = \"ecmp\"\n[workload]\nkind = \"incast\"\nreceiver = 15\nsender_hosts = [0]\nflow_bytes = \"4MiB\"\n\
+         [[link_events]]\nat_us = 20\nlink = \"tor7-host15\"\naction = \"down\"\n[run]\nstall_limit_us = 300\nend_time_us = 5000\nack_log_conns = [0]\n{extra}"
+    )
+}
+
+#[test]
+fn the_livelock_guard_stops_exactly_one_limit_after_the_last_acknowledgement() {
+    let r = common::run_unchecked(&dead_last_hop(""));
+    let s = &r.summary;
+    let since = s.stalled_since_us.expect("the guard must fire");
+    // The last ACK the sender received (every ACK of this lone flow acknowledges new data).
+    let last_ack = r.acks.iter().map(|a| a.0).max().expect("some ACKs arrived");
+    assert_eq!(since, last_ack as f64 / 1e6, "stalled since the last acknowledgement, to the picosecond");
+    assert!(since > 20.0 && since < 40.0, "the link went down at 20 µs (ACKs then in flight still arrive): {since}");
+    let v = s.invariant_violations.iter().find(|v| v.starts_with("livelock")).expect("a livelock violation");
+    assert!(v.contains(&format!("from {since:.3} to {:.3} µs", since + 300.0)), "stopped exactly 300 µs later: {v}");
+    assert!(!s.stopped_at_end_time);
+}
+
+#[test]
+fn idle_gaps_longer_than_the_stall_limit_are_no_livelock() {
+    // Flows that start long after the limit, and a compute gap longer than it: nothing is
+    // outstanding meanwhile, so the guard's clock does not run.
+    let late = common::run("[topology]\nk = 4\n[workload]\nkind = \"incast\"\nsenders = 2\nflow_bytes = \"64KiB\"\nstart_us = 1000\n[run]\nstall_limit_us = 50\n");
+    assert!(late.summary.stalled_since_us.is_none());
+    let gaps = common::run(
+        "[topology]\nk = 4\n[workload]\nkind = \"collectives\"\n[[workload.jobs]]\nranks = 4\niterations = 3\ncompute_gap_us = 200\n\
+         collectives = [{ op = \"allreduce\", bytes = \"64KiB\" }]\n[run]\nstall_limit_us = 50\n",
+    );
+    assert!(gaps.summary.stalled_since_us.is_none());
+}
+
+/// `rejection` of `toml`, which must come at once (nothing large allocated first), naming `key`.
+fn refused_at_once(toml: &str, key: &str, words: &[&str]) {
+    let t = std::time::Instant::now();
+    refused(toml, key, words);
+    assert!(t.elapsed().as_secs() < 10, "{key}: refused only after {:?}", t.elapsed());
+}
+
+/// A collectives workload of one `ranks`-rank job, `extra` lines in its `[[workload.jobs]]`.
+fn collective_job(ranks: u32, extra: &str) -> String {
+    format!("[topology]\nk = 8\n[workload]\nkind = \"collectives\"\n[[workload.jobs]]\nranks = {ranks}\n{extra}\n")
+}
+
+#[test]
+fn collectives_too_large_to_build_are_refused_before_building_them() {
+    // Each would need terabytes of task graph; each is refused from its counts, naming the key
+    // that makes it large (the chunk, the bytes, the iterations).
+    let chunk = collective_job(8, "chunk = 1\ncollectives = [{ op = \"allreduce\", bytes = \"1GiB\" }]");
+    refused_at_once(&chunk, "workload.jobs[0].chunk", &["to set up", "messages"]);
+    let default_chunk = collective_job(8, "collectives = [{ op = \"allreduce\", bytes = \"1GiB\" }]").replace("kind = \"collectives\"", "kind = \"collectives\"\nchunk = 1");
+    refused_at_once(&default_chunk, "workload.chunk", &["to set up"]);
+    let huge = collective_job(8, "collectives = [{ op = \"allreduce\", bytes = 1152921504606846976 }]");
+    refused_at_once(&huge, "workload.jobs[0].collectives[0].bytes", &["to set up"]);
+    let iterations = collective_job(64, "iterations = 100000\ncollectives = [{ op = \"allreduce\", bytes = \"1GiB\" }]");
+    refused_at_once(&iterations, "workload.jobs[0].iterations", &["100000 iterations"]);
+    let a2a = collective_job(128, "collectives = [{ op = \"alltoall\", bytes = \"1000GiB\" }]");
+    refused_at_once(&a2a, "workload.jobs[0].collectives[0].bytes", &["to set up"]);
+}
+
+#[test]
+fn fabrics_whose_route_tables_exceed_memory_are_refused_before_building_them() {
+    // Valid shapes (under 2^20 hosts and cables) whose switch × ToR route table takes terabytes.
+    refused_at_once("[topology]\nkind = \"leaf_spine\"\ntors = 1000000\nhosts_per_tor = 1\nspines = 1\n", "topology.tors", &["route entries"]);
+    refused_at_once("[topology]\npods = 1024\ntors_per_pod = 1000\naggs_per_pod = 1\nhosts_per_tor = 1\ncores = 1\n", "topology.pods", &["route entries"]);
+    // The largest fat tree within a 1 GB budget: its 168 million route entries need 1.5 GB.
+    let small = fabricsim::budget::Budget { bytes: 1e9 };
+    let e = fabricsim::Scenario::from_toml("[topology]\nk = 128\n", &[]).unwrap().setup_within(std::path::Path::new("."), small).map(|_| ()).unwrap_err().to_string();
+    assert!(e.contains("`topology.k`") && e.contains("167772160 route entries"), "{e}");
+}
+
+#[test]
+fn tracing_every_picosecond_and_the_largest_all_to_all_are_refused() {
+    refused_at_once("[topology]\nk = 4\n[run]\ntrace_interval_us = 1e-6\n", "run.trace_interval_us", &["0.001..="]);
+    refused_at_once("[topology]\nk = 64\n[workload]\nkind = \"all_to_all\"\n", "topology", &["65536 hosts × 65535 peers"]);
+}
+
+#[test]
+fn input_files_that_never_end_are_refused_without_reading_them() {
+    // /dev/zero would be read until memory runs out, a pipe until someone writes to it.
+    refused_at_once("[topology]\nk = 4\n[workload]\nkind = \"open_loop\"\ncdf = \"/dev/zero\"\nflows = 10\n", "workload.cdf", &["not a regular file"]);
+    refused_at_once("[topology]\nk = 4\n[workload]\nkind = \"flow_list\"\nfile = \"/dev/urandom\"\n", "workload.file", &["not a regular file"]);
+    refused_at_once(&collective_job(4, "trace = \"/dev/zero\""), "workload.jobs[0].trace", &["not a regular file"]);
+    refused_at_once("[topology]\nk = 4\n[workload]\nkind = \"flow_list\"\nfile = \"/\"\n", "workload.file", &["not a regular file"]);
+    let e = fabricsim::Scenario::from_file(std::path::Path::new("/dev/zero"), &[]).unwrap_err().to_string();
+    assert!(e.contains("not a regular file"), "{e}");
 }

@@ -124,7 +124,7 @@ fn separate_lane_drops_headers_that_do_not_fit_and_timeouts_recover() {
 fn control_lane_keys_are_checked() {
     for (lane, key, words) in [
         ("control_lane_factor = 2.0", "switch.control_lane_factor", "separate"),
-        ("control_lane = \"separate\"\ncontrol_lane_factor = 0", "switch.control_lane_factor", "positive"),
+        ("control_lane = \"separate\"\ncontrol_lane_factor = 0", "switch.control_lane_factor", "allowed 0.000001..=1000"),
         ("control_lane = \"shared\"\ntrimming = false", "switch.control_lane", "trimming"),
         ("control_lane = \"bounded\"", "control_lane", "shared"),
     ] {

@@ -136,10 +136,17 @@ pub struct Sim {
     pub(crate) acked_bytes_total: u64,
     total_bytes: u64,
     end_time: Option<Time>,
-    /// Livelock guard: payload acknowledged at the last check, when that figure last grew,
-    /// the limit, and the stalled interval once the guard fired.
-    stall_acked: u64,
-    stall_since: Time,
+    /// Events later than this are looked at before they run: the end time, or the livelock
+    /// guard's deadline as last computed (see [`Sim::past_horizon`]).
+    horizon: Time,
+    /// Livelock guard (`run.stall_limit_us`; 0 = off): when payload was last acknowledged, when
+    /// messages last became outstanding on an idle network, how many messages have been handed
+    /// to their connections, the deadline as last computed, and the stalled interval once the
+    /// guard fired.
+    pub(crate) last_acked_at: Time,
+    busy_since: Time,
+    pub(crate) sends_ready: u32,
+    stall_deadline: Time,
     stall_limit: Time,
     pub(crate) stalled: Option<(Time, Time)>,
     pub(crate) stopped_early: bool,
@@ -170,8 +177,11 @@ impl Sim {
             link_events: setup.link_events.clone(),
             acked_bytes_total: 0,
             end_time: setup.end_time,
-            stall_acked: 0,
-            stall_since: 0,
+            horizon: 0,
+            last_acked_at: 0,
+            busy_since: 0,
+            sends_ready: 0,
+            stall_deadline: if setup.stall_limit > 0 { setup.stall_limit } else { Time::MAX },
             stall_limit: setup.stall_limit,
             stalled: None,
             stopped_early: false,
@@ -187,6 +197,7 @@ impl Sim {
         if sim.tracer.interval > 0 && !(sim.tracer.conns.is_empty() && sim.tracer.ports.is_empty()) {
             sim.q.push(0, EventKind::Sample, 0);
         }
+        sim.horizon = sim.end_time.unwrap_or(Time::MAX).min(sim.stall_deadline);
         Ok(sim)
     }
 
@@ -202,12 +213,8 @@ impl Sim {
     pub fn run_until_stopped(&mut self, progress: &mut dyn FnMut(&Progress), stop: &AtomicBool) -> bool {
         let total = self.total_sends;
         while let Some(ev) = self.q.pop() {
-            if let Some(end) = self.end_time {
-                if ev.time > end {
-                    self.stopped_early = true;
-                    self.now = end;
-                    break;
-                }
+            if ev.time > self.horizon && self.past_horizon(ev.time) {
+                break;
             }
             debug_assert!(ev.time >= self.now);
             self.now = ev.time;
@@ -229,9 +236,6 @@ impl Sim {
                 break;
             }
             if self.c.events & 0xFFFF == 0 {
-                if self.stall_detected() {
-                    break;
-                }
                 progress(&self.progress());
                 if stop.load(Ordering::Relaxed) {
                     return true;
@@ -242,19 +246,49 @@ impl Sim {
         false
     }
 
-    /// Whether the network has kept busy without acknowledging a payload byte for longer than
-    /// the stall limit (checked every 65,536 events, so the interval is exact to one check).
-    fn stall_detected(&mut self) -> bool {
-        if self.acked_bytes_total != self.stall_acked {
-            self.stall_acked = self.acked_bytes_total;
-            self.stall_since = self.now;
-            return false;
+    /// Whether the run stops before an event at `t`, which lies beyond the horizon: at the end
+    /// time, or at the livelock guard's deadline. Stopping sets the clock to that moment, so the
+    /// reported stop is exact. Otherwise the horizon moves to the next moment either could fall.
+    ///
+    /// The guard fires when messages have been outstanding (handed to their connections and not
+    /// yet completed) without a payload byte acknowledged for `stall_limit`: its deadline is
+    /// `stall_limit` after the later of the last acknowledgement and the moment messages became
+    /// outstanding on an idle network, so a compute gap or a late start never counts. Both
+    /// moments are recorded as they happen (one store each); the deadline is recomputed only
+    /// when an event passes it.
+    fn past_horizon(&mut self, t: Time) -> bool {
+        let end = self.end_time.unwrap_or(Time::MAX);
+        if self.stall_limit > 0 && t > self.stall_deadline {
+            if self.sends_ready == self.tasks.sends_completed {
+                // Idle: messages become outstanding at `t` at the earliest.
+                self.stall_deadline = t.saturating_add(self.stall_limit);
+            } else {
+                let since = self.last_acked_at.max(self.busy_since);
+                self.stall_deadline = since.saturating_add(self.stall_limit);
+                if t > self.stall_deadline && self.stall_deadline < end {
+                    self.stalled = Some((since, self.stall_deadline));
+                    self.now = self.stall_deadline;
+                    return true;
+                }
+            }
         }
-        if self.stall_limit > 0 && self.now - self.stall_since > self.stall_limit {
-            self.stalled = Some((self.stall_since, self.now));
+        if t > end {
+            self.stopped_early = true;
+            self.now = end;
             return true;
         }
+        self.horizon = end.min(self.stall_deadline);
         false
+    }
+
+    /// A message is handed to its connection: the livelock guard's clock starts now if none
+    /// was outstanding.
+    #[inline]
+    pub(crate) fn note_message_ready(&mut self) {
+        if self.sends_ready == self.tasks.sends_completed {
+            self.busy_since = self.now;
+        }
+        self.sends_ready += 1;
     }
 
     /// Current progress figures.

@@ -94,6 +94,7 @@ impl Sim {
         match self.traffic.tasks[t as usize].kind {
             TaskKind::Send { conn, .. } => {
                 // A message's `fired_at` is its posting time, which its gate decides.
+                self.note_message_ready();
                 self.hosts.lanes[conn as usize].pending.push_back(t);
                 self.try_post(conn);
                 return;

@@ -56,6 +56,18 @@ pub struct PfcConfig {
     pub headroom_bytes: Option<ByteSize>,
 }
 
+/// Ranges of the numeric `[switch.pfc]` keys (what `fabricsim list --params` shows); the
+/// smallest static threshold and headroom depend on the packet size and are checked in
+/// [`PfcConfig::build`].
+pub const PFC_LIMITS: &[crate::scheme::Limit] = &[
+    crate::scheme::Limit::new("buffer_bytes", 0.0, MAX_BUFFER_BYTES as f64),
+    crate::scheme::Limit::new("buffer_mb_per_tbps", 1e-3, 1e6),
+    crate::scheme::Limit::new("alpha", 1.0 / 1024.0, 64.0),
+    crate::scheme::Limit::new("xoff_bytes", 0.0, MAX_BUFFER_BYTES as f64),
+    crate::scheme::Limit::new("resume_offset_bytes", 0.0, MAX_BUFFER_BYTES as f64),
+    crate::scheme::Limit::new("headroom_bytes", 0.0, MAX_BUFFER_BYTES as f64),
+];
+
 /// How the XOFF threshold is set.
 #[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Default)]
 #[serde(rename_all = "snake_case")]
@@ -179,14 +191,10 @@ pub(crate) const FRAME_BYTES: u64 = 64;
 impl PfcConfig {
     /// Validates and builds the run-time state for `fabric` with `mtu`-byte packets.
     pub fn build(&self, fabric: &Fabric, mtu: u64) -> Result<PfcState> {
+        // Checked even while PFC is off, so that a bad value never passes unnoticed.
+        crate::scheme::validate_params(self, PFC_LIMITS, "switch.pfc")?;
         if !self.enabled {
             return Ok(PfcState::default());
-        }
-        if !(self.alpha.is_finite() && self.alpha > 0.0 && self.alpha <= 64.0) {
-            return Err(Error::invalid("switch.pfc.alpha", format!("{}: must be in (0, 64]", self.alpha)));
-        }
-        if !(self.buffer_mb_per_tbps.is_finite() && self.buffer_mb_per_tbps > 0.0) {
-            return Err(Error::invalid("switch.pfc.buffer_mb_per_tbps", format!("{}: must be positive", self.buffer_mb_per_tbps)));
         }
         let xoff_static = match (self.threshold, &self.xoff_bytes) {
             (PfcThreshold::Static, Some(b)) if b.0 >= mtu => b.0,
@@ -200,12 +208,6 @@ impl PfcConfig {
             (PfcThreshold::Dynamic, None) => 0,
         };
         let resume_offset = self.resume_offset_bytes.map_or(2 * mtu, |b| b.0);
-        let sizes = [("buffer_bytes", self.buffer_bytes), ("xoff_bytes", self.xoff_bytes), ("resume_offset_bytes", self.resume_offset_bytes), ("headroom_bytes", self.headroom_bytes)];
-        for (key, b) in sizes {
-            if let Some(b) = b.filter(|b| b.0 > MAX_BUFFER_BYTES) {
-                return Err(Error::invalid(format!("switch.pfc.{key}"), format!("{}: allowed at most {MAX_BUFFER_BYTES} bytes (1 TiB)", b.0)));
-            }
-        }
         if let Some(h) = self.headroom_bytes.filter(|h| h.0 < 2 * mtu) {
             // Less cannot even hold the packets that straddle a pause: the fabric would drop.
             return Err(Error::invalid(

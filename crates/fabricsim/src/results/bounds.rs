@@ -23,18 +23,12 @@ pub(super) fn ideal_completion(
     ccts: &[super::collectives::CctResult],
     first_start: Time,
 ) -> Time {
-    let tp = sim.hosts.tp;
     let flow_bound = flows.iter().map(|f| flow_plan[f.id as usize].due + f.ideal_fct).max().unwrap_or(0);
-    let mut host_load = vec![(0u64, 0u64); sim.net.fabric.hosts as usize];
-    for (c, p) in sim.hosts.conns.iter().zip(plan) {
-        let wire = p.wire_bytes(tp.header);
-        host_load[c.src as usize].0 += wire;
-        host_load[c.dst as usize].1 += wire;
-    }
-    let busiest = host_load.iter().map(|&(o, i)| o.max(i)).max().unwrap_or(0);
+    let busiest = host_loads(sim, plan).iter().map(|&(o, i)| o.max(i)).max().unwrap_or(0);
     let host_rate = sim.net.ports[sim.net.fabric.host_port[0] as usize].rate;
     let (f, pods) = (&sim.net.fabric, sim.net.fabric.pod_of_host());
-    let (tor_cut, pod_cut) = cut_bound(sim, plan, &pods);
+    let removed = f.removed_ports();
+    let (tor_cut, pod_cut) = cut_bound(sim, plan, &pods, |i| if removed[i] { 0 } else { sim.net.ports[i].rate.0 });
     // After the last byte crosses a bottleneck its ACK still has a connection's one-way
     // propagation to travel; for a ToR's or pod's uplinks only connections leaving it count.
     let (mut any, mut cross_tor, mut cross_pod) = (Time::MAX, Time::MAX, Time::MAX);
@@ -55,6 +49,17 @@ pub(super) fn ideal_completion(
     flow_bound.max(link_bound).max(collective_bound) - first_start
 }
 
+/// Wire bytes every host sends and receives under `plan` (the connections' plans).
+pub(super) fn host_loads(sim: &Sim, plan: &[ConnPlan]) -> Vec<(u64, u64)> {
+    let mut load = vec![(0u64, 0u64); sim.net.fabric.hosts as usize];
+    for (c, p) in sim.hosts.conns.iter().zip(plan) {
+        let wire = p.wire_bytes(sim.hosts.tp.header);
+        load[c.src as usize].0 += wire;
+        load[c.dst as usize].1 += wire;
+    }
+    load
+}
+
 /// The one-way propagation (switch latencies included) of connection `c`: half of (base RTT −
 /// hops × (a full packet's and an ACK's host-rate serialization)). Links faster than the host
 /// rate serialize in less than what is subtracted, so this only errs low: every packet of the
@@ -73,24 +78,39 @@ pub(super) fn min_propagation(sim: &Sim) -> Time {
     sim.hosts.conns.iter().map(|c| propagation(sim, c)).min().unwrap_or(0)
 }
 
-/// Every flow, collective instance and the run itself that finished below its ideal: one
-/// message each (at most 20 flows named), for the invariant check.
-pub(super) fn below_ideal(flows: &[FlowResult], ccts: &[super::collectives::CctResult], completion: Time, ideal: Time, all_finished: bool) -> Vec<String> {
+/// Every flow, collective instance and the run itself that finished faster than physically
+/// possible ([`super::floors`]): one message each (at most 20 flows named), for the invariant
+/// check. `flow_plan` and `plan` plan the flows and the connections.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn below_floor(
+    fastest: &super::floors::Fastest,
+    sim: &Sim,
+    flows: &[FlowResult],
+    flow_plan: &[ConnPlan],
+    plan: &[ConnPlan],
+    ccts: &[super::collectives::CctResult],
+    first_start: Time,
+    completion: Time,
+    all_finished: bool,
+) -> Vec<String> {
     let mut v = Vec::new();
+    let one_way = fastest.min_one_way(sim);
     for f in flows {
-        if let Some(fct) = f.fct().filter(|&t| t < f.ideal_fct) {
-            if v.len() < 20 {
-                v.push(format!("flow {} finished in {fct} ps, below its ideal FCT of {} ps", f.id, f.ideal_fct));
-            }
+        let Some(fct) = f.fct() else { continue };
+        let floor = fastest.fct(f.src, f.dst, &flow_plan[f.id as usize]);
+        if fct < floor && v.len() < 20 {
+            v.push(format!("flow {} finished in {fct} ps, below the least it can take, {floor} ps (ideal FCT {} ps)", f.id, f.ideal_fct));
         }
     }
     for (i, c) in ccts.iter().enumerate() {
-        if let Some(cct) = c.cct().filter(|&t| t < c.ideal) {
-            v.push(format!("collective instance {i} completed in {cct} ps, below its ideal CCT of {} ps", c.ideal));
+        let floor = fastest.cct(&c.instance, one_way);
+        if let Some(cct) = c.cct().filter(|&t| t < floor) {
+            v.push(format!("collective instance {i} completed in {cct} ps, below the least it can take, {floor} ps (ideal CCT {} ps)", c.ideal));
         }
     }
-    if all_finished && completion < ideal {
-        v.push(format!("the run completed in {completion} ps, below its ideal completion of {ideal} ps"));
+    let floor = fastest.completion(sim, flows, flow_plan, plan, ccts, one_way, first_start);
+    if all_finished && completion < floor {
+        v.push(format!("the run completed in {completion} ps, below the least it can take, {floor} ps"));
     }
     v
 }
@@ -98,7 +118,8 @@ pub(super) fn below_ideal(flows: &[FlowResult], ccts: &[super::collectives::CctR
 /// Time to push the traffic that must leave (or enter) each ToR and each pod through its
 /// uplinks at their full rate, for the busiest ToR and the busiest pod: oversubscribed fabrics are bound by this
 /// rather than by host links.
-fn cut_bound(sim: &Sim, plan: &[ConnPlan], pods: &[u32]) -> (Time, Time) {
+/// `rate(p)` is the rate port `p` counts with (bits per second; 0 for none).
+pub(super) fn cut_bound(sim: &Sim, plan: &[ConnPlan], pods: &[u32], rate: impl Fn(usize) -> u64) -> (Time, Time) {
     use crate::topo::Tier;
     let f = &sim.net.fabric;
     let tp = sim.hosts.tp;
@@ -116,10 +137,9 @@ fn cut_bound(sim: &Sim, plan: &[ConnPlan], pods: &[u32]) -> (Time, Time) {
             }
         }
     }
-    let removed = f.removed_ports();
     for (i, p) in f.ports.iter().enumerate() {
         let (o, q) = (p.owner as usize, p.peer as usize);
-        let rate = if removed[i] { 0 } else { sim.net.ports[i].rate.0 };
+        let rate = rate(i);
         match (f.tier[o], f.tier[q]) {
             (Tier::Tor, Tier::Agg) => tor_cap[o] += rate,
             (Tier::Agg, Tier::Core) if pod_of_agg[o] != u32::MAX => pod_cap[pod_of_agg[o] as usize] += rate,

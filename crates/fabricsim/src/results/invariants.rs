@@ -99,7 +99,7 @@ pub fn check(sim: &Sim, setup: &Setup) -> Vec<String> {
         }
     } else if let Some((since, at)) = sim.stalled {
         v.push(format!(
-            "livelock: no payload byte acknowledged from {:.3} to {:.3} µs while the network stayed busy ({} of {} messages unfinished, {} packets trimmed, {} dropped so far); \
+            "livelock: no payload byte acknowledged from {:.3} to {:.3} µs while messages were outstanding ({} of {} messages unfinished, {} packets trimmed, {} dropped so far); \
              raise run.stall_limit_us if the scenario really pauses this long",
             since as f64 / 1e6,
             at as f64 / 1e6,

@@ -9,6 +9,7 @@ mod by_size;
 mod collectives;
 mod csv;
 mod flowlets;
+mod floors;
 mod flows;
 mod imbalance;
 mod invariants;

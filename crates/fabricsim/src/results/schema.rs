@@ -250,7 +250,7 @@ pub const SUMMARY: FileSchema = FileSchema {
         c("flows", "count", "flows in the workload (rows of flows.csv)"),
         c("flows_finished", "count", "flows that finished"),
         c("stopped_at_end_time", "bool", "the run stopped at `run.end_time_us` with flows unfinished"),
-        c("stalled_since_us", "µs", "null unless the livelock guard (`run.stall_limit_us`) stopped the run: the last time payload was acknowledged"),
+        c("stalled_since_us", "µs", "null unless the livelock guard (`run.stall_limit_us`) stopped the run: the last time payload was acknowledged (or messages became outstanding on an idle network, if later); the run stopped exactly `run.stall_limit_us` after it"),
         c("completion_time_us", "µs", "from the first flow start to the last flow finish"),
         c("ideal_completion_time_us", "µs", "lower bound of completion_time_us: the latest of every flow's planned start plus its ideal FCT, every collective instance's start plus its ideal CCT, and the busiest bottleneck (a host link, or a ToR's or pod's uplinks for traffic that must leave it) at full rate plus the shortest one-way propagation of any connection"),
         c("stationary_window.start_us", "µs", "only with `[results] window_start_us` / `window_end_us`: earliest counted flow start"),

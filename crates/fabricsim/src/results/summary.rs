@@ -235,7 +235,8 @@ pub struct Summary {
     /// Whether the run stopped at `run.end_time_us` with flows unfinished.
     pub stopped_at_end_time: bool,
     /// When the livelock guard (`run.stall_limit_us`) stopped the run: the last time payload
-    /// was acknowledged, in µs.
+    /// was acknowledged (or, if later, messages became outstanding on an idle network), in µs;
+    /// the run stopped exactly `stall_limit_us` after it.
     pub stalled_since_us: Option<f64>,
     /// From the first flow start to the last flow finish (µs).
     pub completion_time_us: f64,
@@ -533,7 +534,8 @@ pub(super) fn assemble(sim: &Sim, setup: &Setup, flows: &[FlowResult], plans: Pl
         invariant_violations: {
             let mut v = invariants::check(sim, setup);
             let all_finished = flows.iter().all(|f| f.finish.is_some());
-            v.extend(bounds::below_ideal(flows, ccts, last_finish - first_start, ideal_completion, all_finished));
+            let fastest = super::floors::Fastest::of(setup, sim);
+            v.extend(bounds::below_floor(&fastest, sim, flows, plans.flows, plans.conns, ccts, first_start, last_finish - first_start, all_finished));
             v
         },
         estimate: crate::estimate::Estimate::of(setup),

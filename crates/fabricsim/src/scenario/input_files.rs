@@ -26,7 +26,7 @@ impl InputFiles {
     /// Reads `name`: its path (for messages) and its text, or the I/O error.
     pub fn read(&self, name: &str) -> (PathBuf, std::io::Result<String>) {
         let path = self.path(name);
-        let text = std::fs::read_to_string(&path);
+        let text = crate::budget::read_input_file(&path);
         if text.is_ok() {
             self.read_any.set(true);
         }

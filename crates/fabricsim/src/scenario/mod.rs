@@ -19,8 +19,10 @@ mod values;
 pub use input_files::InputFiles;
 pub use queues::{port_class, PortRules, QueueRule, PORT_CLASSES};
 pub use results_options::{ResultsOptions, StationaryWindow};
+pub use run_options::{DEFAULT_STALL_LIMIT_US, DROP_LIMITS, RUN_LIMITS};
 pub use values::{deserialize_params, ByteSize, NoParams, Ratio};
 
+use crate::budget::Budget;
 use crate::error::{Error, Result};
 use crate::net::pfc::PfcState;
 use crate::net::qdisc::QdiscTable;
@@ -29,7 +31,8 @@ use crate::topo::Fabric;
 use crate::transport::cc::CcConfig;
 use crate::transport::lb::LbConfig;
 use crate::transport::shaper::ShaperCtx;
-use crate::units::{show_num, BitsPerSec, Gbps, Time, MAX_RATE_GBPS, MAX_TIME_NS, MIN_RATE_GBPS, NS};
+use crate::scheme::Limit;
+use crate::units::{show_num, BitsPerSec, Gbps, Time, MAX_BUFFER_BYTES, MAX_RATE_GBPS, MAX_TIME_NS, MIN_RATE_GBPS, NS};
 use crate::transport::credit::CreditConfig;
 use crate::transport::gate::GateConfig;
 use crate::workload::graph::Traffic;
@@ -177,6 +180,25 @@ impl Default for TopologyConfig {
         }
     }
 }
+
+/// Ranges of the numeric `[switch]` keys, also enforced on every `[switch.ports.<class>]` and
+/// `[[switch.by_link_rate]]` rule (what `fabricsim list --params` shows). What depends on the
+/// fabric is checked where the ports are resolved: a buffer holds at least one packet, and a
+/// multiple of the BDP or of the buffer gives at most [`MAX_BUFFER_BYTES`].
+pub const SWITCH_LIMITS: &[Limit] = &[
+    Limit::new("rate_gbps", MIN_RATE_GBPS, MAX_RATE_GBPS),
+    Limit::new("buffer_bytes", 0.0, MAX_BUFFER_BYTES as f64),
+    // 2^20 packets of the largest MTU stay below MAX_BUFFER_BYTES.
+    Limit::new("buffer_pkts", 1.0, 1_048_576.0),
+    Limit::new("buffer_bdp", 1e-4, 1e6),
+    Limit::new("ecn_kmin", 0.0, 1.0),
+    Limit::new("ecn_kmax", 0.0, 1.0),
+    Limit::new("ecn_kmin_bytes", 0.0, MAX_BUFFER_BYTES as f64),
+    Limit::new("ecn_kmax_bytes", 0.0, MAX_BUFFER_BYTES as f64),
+    Limit::new("ecn_pmax", 0.0, 1.0),
+    Limit::new("control_wrr_weight", 0.0, 1e6),
+    Limit::new("control_lane_factor", 1e-6, 1e3),
+];
 
 /// `[switch]`: every switch output port.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -464,8 +486,9 @@ pub struct RunConfig {
     /// Stop at this simulated time even if flows remain (they are reported unfinished).
     pub end_time_us: Option<f64>,
     /// Stop with an error once no payload byte has been acknowledged for this long of
-    /// simulated time while the network stays busy (a livelock, e.g. trimmed headers starving
-    /// data); default 10 000 µs, 0 turns the guard off.
+    /// simulated time while messages are outstanding (a livelock, e.g. trimmed headers starving
+    /// data); stops exactly this long after the last acknowledgement (idle gaps, with nothing
+    /// outstanding, do not count); default 10 000 µs, 0 turns the guard off.
     pub stall_limit_us: Option<f64>,
     /// Also write `messages.csv`: one row per message (posting, delivery and completion times).
     pub message_log: bool,
@@ -633,13 +656,6 @@ fn nanos(key: &str, ns: f64) -> Result<Time> {
     Ok((ns * NS as f64).round() as Time)
 }
 
-fn fraction(key: &str, v: f64) -> Result<f64> {
-    if !(0.0..=1.0).contains(&v) {
-        return Err(Error::invalid(key, format!("{v}: must be a fraction between 0 and 1")));
-    }
-    Ok(v)
-}
-
 /// The 0-based column (in characters) of byte offset `at` of `text`.
 fn column_of(text: &str, at: usize) -> usize {
     let at = at.min(text.len());
@@ -682,7 +698,7 @@ impl Scenario {
 
     /// Reads and parses a scenario file.
     pub fn from_file(path: &Path, overrides: &[String]) -> Result<Scenario> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::Io { path: path.display().to_string(), message: e.to_string() })?;
+        let text = crate::budget::read_input_file(path).map_err(|e| Error::Io { path: path.display().to_string(), message: e.to_string() })?;
         Self::from_toml(&text, overrides)
     }
 
@@ -693,12 +709,20 @@ impl Scenario {
 
     /// Validates everything and builds the fabric and the flows. `base_dir` is the scenario
     /// file's folder: file names in the scenario resolve against it (or against `files_dir`,
-    /// itself relative to it).
+    /// itself relative to it). A fabric or workload whose tables would not fit in this
+    /// machine's memory is refused before it is built ([`crate::budget`]).
     ///
     /// The steps run in this order, so an input with several errors reports the first one met.
     pub fn setup(self, base_dir: &Path) -> Result<Setup> {
+        self.setup_within(base_dir, Budget::of_machine())
+    }
+
+    /// [`Scenario::setup`] within a memory budget of its own: the fabric's tables and the
+    /// workload's graph are counted before they are built and refused, naming the key that
+    /// makes them large, when they would take more than `budget` ([`Budget::UNLIMITED`]: never).
+    pub fn setup_within(self, base_dir: &Path, budget: Budget) -> Result<Setup> {
         transport::check(&self.transport)?;
-        let fabric = self.build_fabric()?;
+        let (fabric, fabric_bytes) = self.build_fabric(budget)?;
         transport::check_cc_hosts(&self.transport, fabric.hosts)?;
         let base = timing::Base::of(&fabric, &self.transport);
         let (mut qdisc, pfc) = self.switch_ports(&fabric, base.bdp_bytes)?;
@@ -717,7 +741,7 @@ impl Scenario {
         }
         let shaper = self.transport.shaper.build(&mut ShaperCtx { mss: (self.transport.mtu_bytes - self.transport.header_bytes) as u64 });
         let files = InputFiles::new(&self.files_dir.as_ref().map_or_else(|| base_dir.to_path_buf(), |d| base_dir.join(d)));
-        let traffic = self.workload.generate(&fabric, self.seed, &files, &shaper)?;
+        let traffic = self.workload.generate(&fabric, self.seed, &files, &shaper, budget.less(fabric_bytes))?;
         traffic.check_packet_counts((self.transport.mtu_bytes - self.transport.header_bytes) as u64, self.workload.size_key())?;
         let traffic = Arc::new(traffic);
         let tracing = run_options::Tracing::of(&self.run, &fabric, traffic.conns.len() as u32)?;
@@ -779,6 +803,11 @@ pub fn scenario_file(path: &Path) -> Result<(PathBuf, bool)> {
 /// Loads, overrides and validates a scenario in one step: a scenario file (TOML, or an htsim
 /// `.cm` matrix), or a previous run's folder or `summary.json` (its `resolved_scenario.toml`).
 pub fn load(path: &Path, overrides: &[String]) -> Result<Setup> {
+    load_within(path, overrides, Budget::of_machine())
+}
+
+/// [`load`] within a memory budget of its own (see [`Scenario::setup_within`]).
+pub fn load_within(path: &Path, overrides: &[String], budget: Budget) -> Result<Setup> {
     let (path, _) = scenario_file(path)?;
     let path = path.as_path();
     let dir: PathBuf = path.parent().map(Path::to_path_buf).unwrap_or_default();
@@ -787,7 +816,7 @@ pub fn load(path: &Path, overrides: &[String]) -> Result<Setup> {
     } else {
         Scenario::from_file(path, overrides)?
     };
-    scenario.setup(&dir)
+    scenario.setup_within(&dir, budget)
 }
 
 /// The scenario `fabricsim run MATRIX.cm` runs: htsim's default fabric for the matrix's
@@ -799,7 +828,7 @@ pub fn load(path: &Path, overrides: &[String]) -> Result<Setup> {
 /// and can be edited.
 pub fn htsim_matrix_scenario(path: &Path) -> Result<String> {
     let key = "workload.file";
-    let text = std::fs::read_to_string(path).map_err(|e| Error::invalid(key, format!("cannot read {}: {e}", path.display())))?;
+    let text = crate::budget::read_input_file(path).map_err(|e| Error::invalid(key, format!("cannot read {}: {e}", path.display())))?;
     let nodes = text
         .lines()
         .map(str::trim)

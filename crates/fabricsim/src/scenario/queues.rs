@@ -8,7 +8,8 @@
 //! §2.10.1, seqbalance spec §2.4.8/A23); class rules because buffers and marking differ between
 //! a ToR's host-facing and fabric-facing ports (lb-ai-training spec sizes queues per port).
 
-use super::{fraction, MarkAtConfig, SwitchConfig};
+use super::{MarkAtConfig, SwitchConfig, SWITCH_LIMITS};
+use crate::scheme::validate_params;
 use crate::error::{Error, Result};
 use crate::net::qdisc::{ControlLane, MarkAt, QdiscConfig, QdiscTable};
 use crate::scenario::ByteSize;
@@ -94,14 +95,14 @@ impl PortRules {
         self.rules().iter().all(Option::is_none)
     }
 
-    fn rules(&self) -> [Option<&QueueRule>; 6] {
+    pub(super) fn rules(&self) -> [Option<&QueueRule>; 6] {
         [&self.tor_down, &self.tor_up, &self.agg_down, &self.agg_up, &self.core_down, &self.spine_down].map(Option::as_ref)
     }
 }
 
 /// Index into [`PORT_CLASSES`] of switch port `p` of `fabric`; `None` for a host's NIC.
 pub fn port_class(fabric: &Fabric, p: usize) -> Option<usize> {
-    class_of(fabric, !fabric.tier.contains(&Tier::Core), p)
+    class_of(fabric, !fabric.three_tier, p)
 }
 
 /// Gives the switch ports that `[topology.failures]` slowed with `scale_queue = true` a profile
@@ -172,24 +173,24 @@ fn pick<'a, T>(layers: &'a [Layer<'a>], get: impl Fn(&QueueRule) -> Option<T>) -
 
 /// A byte count given directly or as a fraction of something.
 enum Amount {
-    Bytes(u64, &'static str),
+    Bytes(u64),
     Of(f64, &'static str),
 }
 
 //= uec-spec §5: a queue of N full packets (htsim `-q`, htsim_eqds's default 35)
 fn buffer_of(r: &QueueRule, mtu_bytes: u64) -> Option<Amount> {
     r.buffer_bytes
-        .map(|b| Amount::Bytes(b.0, "buffer_bytes"))
-        .or(r.buffer_pkts.map(|n| Amount::Bytes(n as u64 * mtu_bytes, "buffer_pkts")))
+        .map(|b| Amount::Bytes(b.0))
+        .or(r.buffer_pkts.map(|n| Amount::Bytes(n as u64 * mtu_bytes)))
         .or(r.buffer_bdp.map(|f| Amount::Of(f, "buffer_bdp")))
 }
 
 fn kmin_of(r: &QueueRule) -> Option<Amount> {
-    r.ecn_kmin_bytes.map(|b| Amount::Bytes(b.0, "ecn_kmin_bytes")).or(r.ecn_kmin.map(|f| Amount::Of(f, "ecn_kmin")))
+    r.ecn_kmin_bytes.map(|b| Amount::Bytes(b.0)).or(r.ecn_kmin.map(|f| Amount::Of(f, "ecn_kmin")))
 }
 
 fn kmax_of(r: &QueueRule) -> Option<Amount> {
-    r.ecn_kmax_bytes.map(|b| Amount::Bytes(b.0, "ecn_kmax_bytes")).or(r.ecn_kmax.map(|f| Amount::Of(f, "ecn_kmax")))
+    r.ecn_kmax_bytes.map(|b| Amount::Bytes(b.0)).or(r.ecn_kmax.map(|f| Amount::Of(f, "ecn_kmax")))
 }
 
 /// Everything [`resolve`] needs besides the rules.
@@ -207,6 +208,15 @@ pub struct Context<'a> {
 /// Resolves the profile of every port. Errors name the key path of the rule at fault; a rule
 /// that matches no port is an error.
 pub fn resolve(sw: &SwitchConfig, cx: &Context) -> Result<QdiscTable> {
+    validate_params(sw, SWITCH_LIMITS, "switch")?;
+    for (i, r) in sw.by_link_rate.iter().enumerate() {
+        validate_params(r, SWITCH_LIMITS, &format!("switch.by_link_rate[{i}]"))?;
+    }
+    for (class, r) in PORT_CLASSES.iter().zip(sw.ports.rules()) {
+        if let Some(r) = r {
+            validate_params(r, SWITCH_LIMITS, &format!("switch.ports.{class}"))?;
+        }
+    }
     let global = QueueRule {
         rate_gbps: None,
         buffer_bytes: sw.buffer_bytes,
@@ -241,8 +251,7 @@ pub fn resolve(sw: &SwitchConfig, cx: &Context) -> Result<QdiscTable> {
         }
     }
     let f = cx.fabric;
-    // Computed once: a per-port scan of the node tiers would make resolution quadratic.
-    let leaf_spine = !f.tier.contains(&Tier::Core);
+    let leaf_spine = !f.three_tier;
     // Ports of one (class, rate) resolve alike: resolve each pair once.
     let mut pairs: Vec<(Option<usize>, BitsPerSec, u8)> = Vec::new();
     let mut table = QdiscTable {
@@ -357,11 +366,9 @@ fn profile(layers: &[Layer], sw: &SwitchConfig, cx: &Context, label: &str) -> Re
     let on = if label.is_empty() { String::new() } else { format!(" on {label} ports") };
     let (buf, bk) = pick(layers, |r| buffer_of(r, cx.mtu_bytes));
     let buffer = match buf {
-        Amount::Bytes(b, _) => b,
+        Amount::Bytes(b) => b,
+        // A multiple in SWITCH_LIMITS' range; what it gives depends on the BDP.
         Amount::Of(bdp, name) => {
-            if !(bdp.is_finite() && bdp > 0.0) {
-                return Err(Error::invalid(format!("{bk}.{name}"), format!("{bdp}: must be a positive multiple of the BDP")));
-            }
             // Whole packets, as htsim sizes a 1-BDP queue (626,688 B = 153 × 4096 B).
             let bytes = (bdp * cx.bdp_bytes as f64).ceil();
             if bytes > MAX_BUFFER_BYTES as f64 {
@@ -371,32 +378,23 @@ fn profile(layers: &[Layer], sw: &SwitchConfig, cx: &Context, label: &str) -> Re
             bytes.div_ceil(cx.mtu_bytes) * cx.mtu_bytes
         }
     };
-    if buffer > MAX_BUFFER_BYTES {
-        let key = match buf {
-            Amount::Bytes(_, name) | Amount::Of(_, name) => format!("{bk}.{name}"),
-        };
-        return Err(Error::invalid(key, format!("gives {buffer} bytes: allowed at most {MAX_BUFFER_BYTES} bytes (1 TiB) per port")));
-    }
     if buffer < cx.mtu_bytes {
-        let name = if let Amount::Bytes(_, "buffer_pkts") = buf { "buffer_pkts" } else { "buffer_bytes" };
         return Err(Error::invalid(
-            format!("{bk}.{name}"),
+            format!("{bk}.buffer_bytes"),
             format!("{buffer}: a port must hold at least one full packet ({} bytes)", cx.mtu_bytes),
         ));
     }
     // Fractions resolve against this port's own buffer, whichever rule set it.
-    let threshold = |(a, k): (Amount, &str)| -> Result<u64> {
-        Ok(match a {
-            Amount::Bytes(b, name) if b > MAX_BUFFER_BYTES => {
-                return Err(Error::invalid(format!("{k}.{name}"), format!("{b}: allowed at most {MAX_BUFFER_BYTES} bytes (1 TiB)")))
-            }
-            Amount::Bytes(b, _) => b,
-            Amount::Of(v, name) => (fraction(&format!("{k}.{name}"), v)? * buffer as f64).round() as u64,
-        })
+    // Byte counts and fractions lie in SWITCH_LIMITS' ranges.
+    let threshold = |(a, _): (Amount, &str)| -> u64 {
+        match a {
+            Amount::Bytes(b) => b,
+            Amount::Of(v, _) => (v * buffer as f64).round() as u64,
+        }
     };
     let (kmin_at, kmax_at) = (pick(layers, kmin_of).1, pick(layers, kmax_of).1);
-    let kmin = threshold(pick(layers, kmin_of))?;
-    let kmax = threshold(pick(layers, kmax_of))?;
+    let kmin = threshold(pick(layers, kmin_of));
+    let kmax = threshold(pick(layers, kmax_of));
     if kmin > kmax {
         let whose = if kmin_at == kmax_at { String::new() } else { format!(" (Kmax from {kmax_at})") };
         return Err(Error::invalid(format!("{kmin_at}.ecn_kmin"), format!("Kmin ({kmin} B) must not exceed Kmax ({kmax} B){on}{whose}")));
@@ -406,14 +404,14 @@ fn profile(layers: &[Layer], sw: &SwitchConfig, cx: &Context, label: &str) -> Re
         let key = if tk == "switch" { "switch.pfc.enabled".to_string() } else { format!("{tk}.trimming") };
         return Err(Error::invalid(key, "PFC makes the data class lossless, so nothing is ever trimmed: set switch.trimming = false"));
     }
-    let (pmax, pk) = pick(layers, |r| r.ecn_pmax);
+    let (pmax, _) = pick(layers, |r| r.ecn_pmax);
     Ok(QdiscConfig {
         // Under PFC a port's queue is bounded by the switch's shared buffer, not by a per-port
         // limit; the per-port buffer then only scales fractional thresholds.
         buffer_bytes: if pfc { crate::net::qdisc::UNBOUNDED_BUFFER } else { buffer },
         kmin_bytes: kmin,
         kmax_bytes: kmax,
-        pmax: fraction(&format!("{pk}.ecn_pmax"), pmax)?,
+        pmax,
         ecn: pick(layers, |r| r.ecn).0,
         mark_at: match pick(layers, |r| r.ecn_mark_at).0 {
             MarkAtConfig::Dequeue => MarkAt::Dequeue,
@@ -434,7 +432,8 @@ fn control_lane(sw: &SwitchConfig, buffer: u64, trimming: bool) -> Result<Contro
         C::Unbounded => ControlLane::Unbounded,
         C::Separate => {
             let f = sw.control_lane_factor.unwrap_or(1.0);
-            if !(f.is_finite() && f > 0.0 && f * buffer as f64 <= MAX_BUFFER_BYTES as f64) {
+            // `f` lies in SWITCH_LIMITS' range; what it gives depends on the buffer.
+            if f * buffer as f64 > MAX_BUFFER_BYTES as f64 {
                 return Err(Error::invalid(
                     "switch.control_lane_factor",
                     format!("{f}: must be a positive multiple of the port's {buffer}-byte buffer, giving at most {MAX_BUFFER_BYTES} bytes (1 TiB)"),

@@ -7,9 +7,26 @@
 
 use super::{positive_time, RunConfig};
 use crate::error::{Error, Result};
+use crate::scheme::{validate_params, Limit};
 use crate::topo::Fabric;
-use crate::units::Time;
+use crate::units::{Time, MAX_TIME_US};
 use crate::workload::time_from_us;
+
+/// Ranges of the numeric `[run]` keys (what `fabricsim list --params` shows). A sampling
+/// period under 1 ns would take more samples than packets; flow indices are checked against
+/// the workload.
+pub const RUN_LIMITS: &[Limit] = &[
+    Limit::new("end_time_us", 0.0, MAX_TIME_US),
+    Limit::new("stall_limit_us", 0.0, MAX_TIME_US),
+    Limit::new("trace_interval_us", 0.001, MAX_TIME_US),
+    Limit::new("flowlet_gaps_us", 1e-6, MAX_TIME_US),
+];
+
+/// `run.stall_limit_us` when unset: 10 ms of simulated time.
+pub const DEFAULT_STALL_LIMIT_US: f64 = 10_000.0;
+
+/// Ranges of the numeric keys of each `run.drop_packets` entry.
+pub const DROP_LIMITS: &[Limit] = &[Limit::new("transmission", 1.0, 1e6), Limit::new("hold_us", 1e-6, MAX_TIME_US)];
 
 /// When the run stops on its own.
 pub(super) struct Limits {
@@ -22,11 +39,15 @@ pub(super) struct Limits {
 impl Limits {
     /// The limits of `run`.
     pub fn of(run: &RunConfig) -> Result<Limits> {
+        validate_params(run, RUN_LIMITS, "run")?;
+        for (i, d) in run.drop_packets.iter().enumerate() {
+            validate_params(d, DROP_LIMITS, &format!("run.drop_packets[{i}]"))?;
+        }
         let end_time = match run.end_time_us {
             Some(us) => Some(time_from_us("run.end_time_us", us)?),
             None => None,
         };
-        let stall_limit = time_from_us("run.stall_limit_us", run.stall_limit_us.unwrap_or(10_000.0))?;
+        let stall_limit = time_from_us("run.stall_limit_us", run.stall_limit_us.unwrap_or(DEFAULT_STALL_LIMIT_US))?;
         Ok(Limits { end_time, stall_limit })
     }
 }
@@ -84,9 +105,6 @@ impl Tracing {
         check_flows("run.ack_log_conns", &run.ack_log_conns, n_conns)?;
         for (i, d) in run.drop_packets.iter().enumerate() {
             check_flows(&format!("run.drop_packets[{i}].flow"), &[d.flow], n_conns)?;
-            if d.transmission == 0 {
-                return Err(Error::invalid(format!("run.drop_packets[{i}].transmission"), "0: transmissions count from 1 (the original)"));
-            }
             if let Some(h) = d.hold_us {
                 positive_time(&format!("run.drop_packets[{i}].hold_us"), h, "how long the first switch holds the packet")?;
             }

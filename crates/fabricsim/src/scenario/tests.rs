@@ -100,7 +100,9 @@ fn run_options_are_checked_against_the_fabric_and_workload() {
     assert_eq!(rejected("[run]\ntrace_ports = [\"tor0-host1\"]\ntrace_interval_us = 1\n", &[]), ("run.trace_ports[0]".into(), "`tor0` and `host1` are not linked".into()));
     assert_eq!(rejected("[run]\ntrace_ports = [\"tor1-host1\"]\n", &[]).0, "run.trace_ports");
     assert_eq!(rejected("[run]\nack_log_conns = [2]\n", &[]), ("run.ack_log_conns".into(), "flow 2 does not exist: the workload has flows 0..1".into()));
-    assert_eq!(rejected("[run]\ntrace_interval_us = 0\n", &[]).1, "0: the sampling period must be positive");
+    assert_eq!(rejected("[run]\ntrace_interval_us = 0\n", &[]).1, "0: allowed 0.001..=1000000000");
+    // A period of 1 ps would take a sample per picosecond: refused by the declared range.
+    assert_eq!(rejected("[run]\ntrace_interval_us = 1e-6\n", &[]).0, "run.trace_interval_us");
 }
 
 #[test]

@@ -6,7 +6,8 @@ use super::{nanos, rate, OversubTier, Scenario, TopologyConfig, TopologyKind};
 use crate::error::{Error, Result};
 use crate::topo::fat_tree::PodShape;
 use crate::topo::leaf_spine::Shape;
-use crate::topo::{fat_tree, leaf_spine, Fabric, TierLinks};
+use crate::budget::Budget;
+use crate::topo::{fat_tree, leaf_spine, Fabric, FabricSize, TierLinks};
 use crate::topo::failures::FailuresConfig;
 use crate::units::BitsPerSec;
 
@@ -18,13 +19,15 @@ impl TopologyConfig {
 }
 
 impl Scenario {
-    /// The fabric as `[topology]` describes it, with `[topology.failures]` applied.
-    pub(super) fn build_fabric(&self) -> Result<Fabric> {
-        let mut fabric = self.build_topology()?;
+    /// The fabric as `[topology]` describes it, with `[topology.failures]` applied, and what
+    /// building it took ([`FabricSize::bytes`]); refused before anything is built when that
+    /// exceeds `budget`.
+    pub(super) fn build_fabric(&self, budget: Budget) -> Result<(Fabric, f64)> {
+        let (mut fabric, bytes) = self.build_topology(budget)?;
         if let Some(f) = self.topology.active_failures() {
             fabric.apply_failures(f.choose(&fabric, self.failure_seed())?);
         }
-        Ok(fabric)
+        Ok((fabric, bytes))
     }
 
     /// The seed of the failures' random choices and flaky bursts: `[topology.failures] seed`
@@ -34,8 +37,9 @@ impl Scenario {
         self.topology.active_failures().and_then(|f| f.seed).unwrap_or(self.seed)
     }
 
-    /// The intact fabric: the family, its size and the rate and latency of each tier.
-    fn build_topology(&self) -> Result<Fabric> {
+    /// The intact fabric: the family, its size and the rate and latency of each tier; and the
+    /// bytes its tables take.
+    fn build_topology(&self, budget: Budget) -> Result<(Fabric, f64)> {
         let t = &self.topology;
         let shape = leaf_spine_shape(t)?;
         let pods = pod_shape(t)?;
@@ -53,6 +57,12 @@ impl Scenario {
         };
         let sw_lat = nanos("topology.switch_latency_ns", t.switch_latency_ns)?;
         let ratio = t.oversubscription.0;
+        // The key that sizes a radix-built fabric.
+        let sized_by = if t.hosts.is_some() { "topology.hosts" } else { "topology.k" };
+        let admit = |key: &str, size: FabricSize| -> Result<f64> {
+            budget.admit(key, size.bytes(), || size.describe())?;
+            Ok(size.bytes())
+        };
         match t.kind {
             TopologyKind::FatTree => {
                 if t.spine_link_rates_gbps.is_some() {
@@ -65,7 +75,9 @@ impl Scenario {
                             "not allowed with explicit `pods`/`tors_per_pod`/`aggs_per_pod`/`hosts_per_tor`/`cores`: the ratios follow from those counts and the link rates",
                         ));
                     }
-                    return fat_tree::build_pods(shape, links, sw_lat);
+                    shape.check()?;
+                    let bytes = admit("topology.pods", shape.size())?;
+                    return Ok((fat_tree::build_pods(shape, links, sw_lat)?, bytes));
                 }
                 let k = radix(t, fat_tree::radix_for_hosts, 8)?;
                 if k > fat_tree::MAX_K {
@@ -75,7 +87,8 @@ impl Scenario {
                     OversubTier::Tor => fat_tree::OversubscribedTier::Tor,
                     OversubTier::Agg => fat_tree::OversubscribedTier::Agg,
                 };
-                fat_tree::build(k, ratio, at, links, sw_lat)
+                let bytes = admit(sized_by, fat_tree::shape(k, ratio, at)?.size())?;
+                Ok((fat_tree::build(k, ratio, at, links, sw_lat)?, bytes))
             }
             TopologyKind::LeafSpine => {
                 if t.agg_uplink_rate_gbps.is_some() {
@@ -85,7 +98,9 @@ impl Scenario {
                     return Err(Error::invalid("topology.oversubscribed_tier", "a leaf-spine is oversubscribed at the ToR only; allowed: \"tor\""));
                 }
                 if let Some(shape) = shape {
-                    return leaf_spine::build_shape(shape, links, &spine_rates(t)?, sw_lat);
+                    shape.check()?;
+                    let bytes = admit("topology.tors", shape.size())?;
+                    return Ok((leaf_spine::build_shape(shape, links, &spine_rates(t)?, sw_lat)?, bytes));
                 }
                 if t.spine_link_rates_gbps.is_some() {
                     return Err(Error::invalid("topology.spine_link_rates_gbps", "only with the explicit counts `tors`, `hosts_per_tor`, `spines`"));
@@ -94,7 +109,8 @@ impl Scenario {
                 if k > leaf_spine::MAX_K {
                     return Err(Error::invalid("topology.k", format!("{k}: leaf-spines up to K={} are supported", leaf_spine::MAX_K)));
                 }
-                leaf_spine::build(k, ratio, links, sw_lat)
+                let bytes = admit(sized_by, leaf_spine::shape(k, ratio)?.size())?;
+                Ok((leaf_spine::build(k, ratio, links, sw_lat)?, bytes))
             }
         }
     }

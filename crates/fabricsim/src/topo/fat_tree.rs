@@ -13,7 +13,7 @@
 //! 320-host "FatTree" of 16 cores, 20 aggs and 20 ToRs, wired as HPCC's 5-pod fabric
 //! (seqbalance spec §5.3, §8 A22).
 
-use super::{Fabric, FabricBuilder, Tier, TierLinks};
+use super::{Fabric, FabricBuilder, FabricSize, Tier, TierLinks};
 use crate::error::{Error, Result};
 use crate::units::Time;
 
@@ -28,6 +28,19 @@ pub enum OversubscribedTier {
 
 /// Builds a k-ary fat tree with `ratio`:1 oversubscription at `at`.
 pub fn build(k: u32, ratio: u32, at: OversubscribedTier, links: TierLinks, switch_latency: Time) -> Result<Fabric> {
+    let shape = shape(k, ratio, at)?;
+    let hosts = shape.hosts();
+    let b = wire(shape, links);
+    let at_name = match at {
+        OversubscribedTier::Tor => "ToR",
+        OversubscribedTier::Agg => "aggregation",
+    };
+    Ok(b.build(format!("3-tier fat tree k={k}, {hosts} hosts, {ratio}:1 at the {at_name} tier"), switch_latency))
+}
+
+/// The tier counts of a k-ary fat tree with `ratio`:1 oversubscription at `at`, or why it
+/// cannot be built.
+pub fn shape(k: u32, ratio: u32, at: OversubscribedTier) -> Result<PodShape> {
     if k < 2 || k % 2 != 0 {
         return Err(Error::invalid("topology.k", format!("{k}: a fat tree's radix must be an even number >= 2")));
     }
@@ -47,14 +60,7 @@ pub fn build(k: u32, ratio: u32, at: OversubscribedTier, links: TierLinks, switc
         OversubscribedTier::Tor => (thin, half),
         OversubscribedTier::Agg => (half, thin),
     };
-    let shape = PodShape { pods: k, tors_per_pod: half, aggs_per_pod, hosts_per_tor: half, cores: aggs_per_pod * agg_uplinks };
-    let hosts = shape.hosts();
-    let b = wire(shape, links);
-    let at_name = match at {
-        OversubscribedTier::Tor => "ToR",
-        OversubscribedTier::Agg => "aggregation",
-    };
-    Ok(b.build(format!("3-tier fat tree k={k}, {hosts} hosts, {ratio}:1 at the {at_name} tier"), switch_latency))
+    Ok(PodShape { pods: k, tors_per_pod: half, aggs_per_pod, hosts_per_tor: half, cores: aggs_per_pod * agg_uplinks })
 }
 
 /// Counts of a 3-tier fabric given tier by tier (`topology.pods`, `tors_per_pod`,
@@ -83,6 +89,46 @@ impl PodShape {
     /// Core uplinks of each aggregation switch.
     fn agg_uplinks(&self) -> u32 {
         self.cores / self.aggs_per_pod
+    }
+
+    /// What the fabric's tables will hold (for a shape that passed [`PodShape::check`]).
+    pub fn size(&self) -> FabricSize {
+        let (pods, tpp, app) = (self.pods as u64, self.tors_per_pod as u64, self.aggs_per_pod as u64);
+        let hosts = self.hosts() as u64;
+        let tors = pods * tpp;
+        let switches = tors + pods * app + self.cores as u64;
+        let cables = hosts + tors * app + pods * app * self.agg_uplinks() as u64;
+        FabricSize { nodes: hosts + switches, ports: 2 * cables, switches, tors }
+    }
+
+    /// Refuses counts that cannot be wired (a zero, cores not a multiple of `aggs_per_pod`) or
+    /// that make more than 2^20 hosts or switch-to-switch cables.
+    pub fn check(&self) -> Result<()> {
+        let PodShape { pods, tors_per_pod, aggs_per_pod, hosts_per_tor, cores } = *self;
+        for (key, v) in [("pods", pods), ("tors_per_pod", tors_per_pod), ("aggs_per_pod", aggs_per_pod), ("hosts_per_tor", hosts_per_tor), ("cores", cores)] {
+            if v == 0 {
+                return Err(Error::invalid(format!("topology.{key}"), "0: must be at least 1"));
+            }
+        }
+        if cores % aggs_per_pod != 0 {
+            let allowed: Vec<String> = (1..=4).map(|m| (m * aggs_per_pod).to_string()).collect();
+            return Err(Error::invalid(
+                "topology.cores",
+                format!(
+                    "{cores}: aggregation switch j of every pod links to cores j·c .. (j+1)·c − 1 with c = cores / aggs_per_pod, so cores must be a multiple of aggs_per_pod ({aggs_per_pod}); allowed: {}, ...",
+                    allowed.join(", ")
+                ),
+            ));
+        }
+        let hosts = pods as u64 * tors_per_pod as u64 * hosts_per_tor as u64;
+        let cables = pods as u64 * aggs_per_pod as u64 * (tors_per_pod as u64 + (cores / aggs_per_pod) as u64);
+        if hosts > MAX_SHAPE || cables > MAX_SHAPE {
+            return Err(Error::invalid(
+                "topology.pods",
+                format!("{hosts} hosts and {cables} switch-to-switch cables: at most {MAX_SHAPE} of each (pods × tors_per_pod × hosts_per_tor; pods × aggs_per_pod × (tors_per_pod + cores/aggs_per_pod))"),
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -126,30 +172,9 @@ const MAX_SHAPE: u64 = 1 << 20;
 /// Builds a 3-tier fabric from explicit per-tier counts (the SeqBalance/HPCC 320-host fabric is
 /// `pods = 5, tors_per_pod = 4, aggs_per_pod = 4, hosts_per_tor = 16, cores = 16`).
 pub fn build_pods(shape: PodShape, links: TierLinks, switch_latency: Time) -> Result<Fabric> {
+    shape.check()?;
     let PodShape { pods, tors_per_pod, aggs_per_pod, hosts_per_tor, cores } = shape;
-    for (key, v) in [("pods", pods), ("tors_per_pod", tors_per_pod), ("aggs_per_pod", aggs_per_pod), ("hosts_per_tor", hosts_per_tor), ("cores", cores)] {
-        if v == 0 {
-            return Err(Error::invalid(format!("topology.{key}"), "0: must be at least 1"));
-        }
-    }
-    if cores % aggs_per_pod != 0 {
-        let allowed: Vec<String> = (1..=4).map(|m| (m * aggs_per_pod).to_string()).collect();
-        return Err(Error::invalid(
-            "topology.cores",
-            format!(
-                "{cores}: aggregation switch j of every pod links to cores j·c .. (j+1)·c − 1 with c = cores / aggs_per_pod, so cores must be a multiple of aggs_per_pod ({aggs_per_pod}); allowed: {}, ...",
-                allowed.join(", ")
-            ),
-        ));
-    }
-    let hosts = pods as u64 * tors_per_pod as u64 * hosts_per_tor as u64;
-    let cables = pods as u64 * aggs_per_pod as u64 * (tors_per_pod as u64 + (cores / aggs_per_pod) as u64);
-    if hosts > MAX_SHAPE || cables > MAX_SHAPE {
-        return Err(Error::invalid(
-            "topology.pods",
-            format!("{hosts} hosts and {cables} switch-to-switch cables: at most {MAX_SHAPE} of each (pods × tors_per_pod × hosts_per_tor; pods × aggs_per_pod × (tors_per_pod + cores/aggs_per_pod))"),
-        ));
-    }
+    let hosts = shape.hosts();
     // Capacity below over capacity above, at the ToR and at the aggregation tier.
     let ratio = |down: f64, up: f64| (down / up * 100.0).round() / 100.0;
     let tor_ratio = ratio(hosts_per_tor as f64 * links.host.0.gbps(), aggs_per_pod as f64 * links.tor_up.0.gbps());

@@ -13,12 +13,20 @@
 //! another, leaving each ToR one 80 G and two 40 G uplinks (seqbalance spec §5.1, Fig. 8b).
 //! ECMP then sees one next hop per spine, whatever its rate.
 
-use super::{Fabric, FabricBuilder, Tier, TierLinks};
+use super::{Fabric, FabricBuilder, FabricSize, Tier, TierLinks};
 use crate::error::{Error, Result};
 use crate::units::{BitsPerSec, Time};
 
 /// Builds a leaf-spine of radix `k` with `ratio`:1 oversubscription at the ToRs.
 pub fn build(k: u32, ratio: u32, links: TierLinks, switch_latency: Time) -> Result<Fabric> {
+    let shape = shape(k, ratio)?;
+    let hosts = k * (k / 2);
+    Ok(wire(shape, links, &[]).build(format!("2-tier leaf-spine K={k}, {hosts} hosts, {ratio}:1 at the ToR tier"), switch_latency))
+}
+
+/// The counts of a leaf-spine of radix `k` with `ratio`:1 oversubscription, or why it cannot
+/// be built.
+pub fn shape(k: u32, ratio: u32) -> Result<Shape> {
     if k < 2 || k % 2 != 0 {
         return Err(Error::invalid("topology.k", format!("{k}: a leaf-spine's radix must be an even number >= 2")));
     }
@@ -33,9 +41,7 @@ pub fn build(k: u32, ratio: u32, links: TierLinks, switch_latency: Time) -> Resu
             ),
         ));
     }
-    let shape = Shape { tors: k, hosts_per_tor: half, spines: half / ratio, links_per_spine: 1 };
-    let hosts = k * half;
-    Ok(wire(shape, links, &[]).build(format!("2-tier leaf-spine K={k}, {hosts} hosts, {ratio}:1 at the ToR tier"), switch_latency))
+    Ok(Shape { tors: k, hosts_per_tor: half, spines: half / ratio, links_per_spine: 1 })
 }
 
 /// Hosts under their ToRs, and `links_per_spine` cables from every ToR to every spine, at
@@ -77,23 +83,41 @@ pub struct Shape {
 /// Largest fabric [`build_shape`] accepts (hosts, and ToR-spine cables).
 const MAX_SHAPE: u64 = 1 << 20;
 
+impl Shape {
+    /// What the fabric's tables will hold (for a shape that passed [`Shape::check`]).
+    pub fn size(&self) -> FabricSize {
+        let (tors, spines) = (self.tors as u64, self.spines as u64);
+        let hosts = tors * self.hosts_per_tor as u64;
+        let cables = hosts + tors * spines * self.links_per_spine as u64;
+        FabricSize { nodes: hosts + tors + spines, ports: 2 * cables, switches: tors + spines, tors }
+    }
+
+    /// Refuses a zero count, and more than 2^20 hosts or ToR-spine cables.
+    pub fn check(&self) -> Result<()> {
+        let Shape { tors, hosts_per_tor, spines, links_per_spine } = *self;
+        for (key, v) in [("tors", tors), ("hosts_per_tor", hosts_per_tor), ("spines", spines), ("links_per_spine", links_per_spine)] {
+            if v == 0 {
+                return Err(Error::invalid(format!("topology.{key}"), "0: must be at least 1"));
+            }
+        }
+        let hosts = tors as u64 * hosts_per_tor as u64;
+        let cables = tors as u64 * spines as u64 * links_per_spine as u64;
+        if hosts > MAX_SHAPE || cables > MAX_SHAPE {
+            return Err(Error::invalid(
+                "topology.tors",
+                format!("{hosts} hosts and {cables} ToR-spine cables: at most {MAX_SHAPE} of each (tors × hosts_per_tor, tors × spines × links_per_spine)"),
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// Builds a leaf-spine of the given shape: every ToR has `links_per_spine` cables to every spine,
 /// those of spine `s` at `spine_rates[s]` (empty: all at the ToR uplink rate of `links`).
 pub fn build_shape(shape: Shape, links: TierLinks, spine_rates: &[BitsPerSec], switch_latency: Time) -> Result<Fabric> {
+    shape.check()?;
     let Shape { tors, hosts_per_tor, spines, links_per_spine } = shape;
-    for (key, v) in [("tors", tors), ("hosts_per_tor", hosts_per_tor), ("spines", spines), ("links_per_spine", links_per_spine)] {
-        if v == 0 {
-            return Err(Error::invalid(format!("topology.{key}"), "0: must be at least 1"));
-        }
-    }
     let hosts = tors as u64 * hosts_per_tor as u64;
-    let cables = tors as u64 * spines as u64 * links_per_spine as u64;
-    if hosts > MAX_SHAPE || cables > MAX_SHAPE {
-        return Err(Error::invalid(
-            "topology.tors",
-            format!("{hosts} hosts and {cables} ToR-spine cables: at most {MAX_SHAPE} of each (tors × hosts_per_tor, tors × spines × links_per_spine)"),
-        ));
-    }
     if !spine_rates.is_empty() && spine_rates.len() != spines as usize {
         return Err(Error::invalid(
             "topology.spine_link_rates_gbps",

@@ -53,6 +53,10 @@ pub struct Fabric {
     pub hosts: u32,
     /// Tier of every node.
     pub tier: Vec<Tier>,
+    /// Whether it has a core tier (a 3-tier fat tree; a leaf-spine has none). Kept here because
+    /// naming or classifying one port must not scan every node (that made per-port loops over
+    /// a large fabric quadratic).
+    pub three_tier: bool,
     /// Index of every node within its tier (host 3 = 3, first ToR = 0, ...).
     pub index_in_tier: Vec<u32>,
     /// Every output port.
@@ -156,7 +160,7 @@ impl Fabric {
         let n = self.tier.len();
         let mut parent: Vec<usize> = (0..n).collect();
         // A leaf-spine's spines are its upper tier (tier Agg, no Core above): no pods there.
-        let three_tier = self.tier.contains(&Tier::Core);
+        let three_tier = self.three_tier;
         fn root(parent: &mut [usize], mut x: usize) -> usize {
             while parent[x] != x {
                 parent[x] = parent[parent[x]];
@@ -206,7 +210,7 @@ impl Fabric {
         match t {
             Tier::Host => "host",
             Tier::Tor => "tor",
-            Tier::Agg if !self.tier.contains(&Tier::Core) => "spine",
+            Tier::Agg if !self.three_tier => "spine",
             Tier::Agg => "agg",
             Tier::Core => "core",
         }
@@ -431,6 +435,7 @@ impl FabricBuilder {
         let mut fabric = Fabric {
             description,
             hosts: self.hosts,
+            three_tier: self.tier.contains(&Tier::Core),
             tier: self.tier,
             index_in_tier: self.index_in_tier,
             ports: self.ports,
@@ -446,6 +451,39 @@ impl FabricBuilder {
         };
         fabric.routes = routing::compute(&fabric, |_| true);
         fabric
+    }
+}
+
+/// What a fabric's tables will hold, counted from its shape before it is built: nodes, ports,
+/// and the route table's switch × destination-ToR entries, which dominate (a k = 128 fat tree
+/// has 168 million).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FabricSize {
+    /// Hosts and switches.
+    pub nodes: u64,
+    /// Ports (two per cable).
+    pub ports: u64,
+    /// Switches.
+    pub switches: u64,
+    /// ToRs (the route table's destinations).
+    pub tors: u64,
+}
+
+impl FabricSize {
+    /// Route table entries: one per switch and destination ToR.
+    pub fn route_entries(&self) -> u64 {
+        self.switches.saturating_mul(self.tors)
+    }
+
+    /// Bytes building the fabric takes at its peak ([`crate::budget`]'s costs).
+    pub fn bytes(&self) -> f64 {
+        use crate::budget::{BYTES_PER_NODE, BYTES_PER_PORT, BYTES_PER_ROUTE_ENTRY};
+        self.route_entries() as f64 * BYTES_PER_ROUTE_ENTRY + self.ports as f64 * BYTES_PER_PORT + self.nodes as f64 * BYTES_PER_NODE
+    }
+
+    /// The counts for a message: "20480 switches × 8192 ToRs = 167772160 route entries, 3145728 ports".
+    pub fn describe(&self) -> String {
+        format!("a fabric of {} switches × {} ToRs = {} route entries and {} ports", self.switches, self.tors, self.route_entries(), self.ports)
     }
 }
 

@@ -49,7 +49,7 @@ pub enum Placement {
 /// The uplinks (aggregation port towards a core) of every pod, each pod's in (aggregation
 /// switch, uplink) order; errors name `key` when the fabric has no pod–core links.
 pub fn pod_uplinks(fabric: &Fabric, key: &str) -> Result<Vec<Vec<PortId>>> {
-    if !fabric.tier.contains(&Tier::Core) {
+    if !fabric.three_tier {
         return Err(Error::invalid(key, "pod–core link faults need a 3-tier fat tree (kind = \"fat_tree\"); a leaf-spine has no pods and cores"));
     }
     // Pod of each aggregation switch: that of the hosts of any ToR below it.

@@ -33,6 +33,8 @@ pub trait Shaper {
     /// Replaces `out` with the sizes of the sub-messages of a `bytes`-byte message, in
     /// sub-QP order (sub-message i goes to sub-QP i); they add up to `bytes`, none is empty.
     fn split(&self, bytes: u64, out: &mut Vec<u64>);
+    /// The most sub-messages it cuts one message into (what setup plans connections for).
+    fn max_pieces(&self) -> u64;
 }
 
 crate::scheme_family! {
@@ -69,6 +71,11 @@ impl AnyShaper {
     pub fn split(&self, bytes: u64, out: &mut Vec<u64>) {
         dispatch!(self, s => s.split(bytes, out))
     }
+
+    /// See [`Shaper::max_pieces`].
+    pub fn max_pieces(&self) -> u64 {
+        dispatch!(self, s => s.max_pieces())
+    }
 }
 
 /// `none`: every message goes whole to its own connection.
@@ -88,6 +95,9 @@ impl Shaper for Unsplit {
     fn split(&self, bytes: u64, out: &mut Vec<u64>) {
         out.clear();
         out.push(bytes);
+    }
+    fn max_pieces(&self) -> u64 {
+        1
     }
 }
 
@@ -142,6 +152,9 @@ impl crate::scheme::Scheme<ShaperCtx> for SeqBalanceShaper {
 }
 
 impl Shaper for SeqBalanceShaper {
+    fn max_pieces(&self) -> u64 {
+        self.qps
+    }
     fn split(&self, bytes: u64, out: &mut Vec<u64>) {
         out.clear();
         //= seqbalance §2.2.2; type=assumption

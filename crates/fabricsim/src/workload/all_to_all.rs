@@ -36,7 +36,7 @@ impl Default for AllToAllParams {
 }
 
 /// The flows.
-pub fn generate(p: &AllToAllParams, fabric_hosts: u32) -> Result<Vec<FlowSpec>> {
+pub fn generate(p: &AllToAllParams, fabric_hosts: u32, room: super::Room) -> Result<Vec<FlowSpec>> {
     let n = p.hosts.unwrap_or(fabric_hosts);
     if n < 2 || n > fabric_hosts {
         return Err(Error::invalid("workload.hosts", format!("{n}: must be between 2 and {fabric_hosts} (the fabric's hosts)")));
@@ -48,7 +48,7 @@ pub fn generate(p: &AllToAllParams, fabric_hosts: u32) -> Result<Vec<FlowSpec>> 
     let c = p.max_concurrent;
     let per_host = n - 1;
     let key = if p.hosts.is_some() { "workload.hosts" } else { "topology" };
-    super::check_flow_count(key, n as u64 * per_host as u64, &format!("{n} hosts × {per_host} peers"))?;
+    room.admit_flows(key, n as u64 * per_host as u64, &format!("{n} hosts × {per_host} peers"))?;
     let mut flows = Vec::with_capacity(n as usize * per_host as usize);
     for h in 0..n {
         for i in 0..per_host {

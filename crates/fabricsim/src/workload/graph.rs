@@ -109,6 +109,66 @@ pub struct Instance {
     pub rtt_rounds: u32,
 }
 
+/// What a workload's graph will hold, counted before it is generated (see [`crate::budget`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GraphSize {
+    /// Flows listed before compiling (flow workloads).
+    pub flows: u64,
+    /// Connections.
+    pub conns: u64,
+    /// Tasks: messages, joins, instance markers.
+    pub tasks: u64,
+    /// Of the tasks, messages.
+    pub messages: u64,
+    /// Dependency edges.
+    pub edges: u64,
+}
+
+impl GraphSize {
+    /// The size of `n` graphs like this one (saturating).
+    pub fn times(self, n: u64) -> GraphSize {
+        GraphSize {
+            flows: self.flows.saturating_mul(n),
+            conns: self.conns.saturating_mul(n),
+            tasks: self.tasks.saturating_mul(n),
+            messages: self.messages.saturating_mul(n),
+            edges: self.edges.saturating_mul(n),
+        }
+    }
+
+    /// Both graphs together (saturating).
+    pub fn plus(self, o: GraphSize) -> GraphSize {
+        GraphSize {
+            flows: self.flows.saturating_add(o.flows),
+            conns: self.conns.saturating_add(o.conns),
+            tasks: self.tasks.saturating_add(o.tasks),
+            messages: self.messages.saturating_add(o.messages),
+            edges: self.edges.saturating_add(o.edges),
+        }
+    }
+
+    /// Bytes generating it takes at the peak ([`crate::budget`]'s costs).
+    pub fn bytes(&self) -> f64 {
+        use crate::budget::{BYTES_PER_CONN, BYTES_PER_EDGE, BYTES_PER_FLOW, BYTES_PER_TASK};
+        self.flows as f64 * BYTES_PER_FLOW + self.conns as f64 * BYTES_PER_CONN + self.tasks as f64 * BYTES_PER_TASK + self.edges as f64 * BYTES_PER_EDGE
+    }
+
+    /// Whether its ids fit the graph's 32-bit indices (tasks, edges, connections, messages).
+    pub fn fits_ids(&self) -> bool {
+        [self.conns, self.tasks, self.edges].iter().all(|&n| n < u32::MAX as u64)
+    }
+
+    /// The counts for a message.
+    pub fn describe(&self) -> String {
+        format!("{} messages ({} graph tasks, {} dependencies) on {} connections", self.messages, self.tasks, self.edges, self.conns)
+    }
+
+    /// The size of `traffic` as generated.
+    pub fn of(t: &Traffic) -> GraphSize {
+        GraphSize { flows: 0, conns: t.conns.len() as u64, tasks: t.tasks.len() as u64, messages: t.sends.len() as u64, edges: t.edges.len() as u64 }
+    }
+}
+
 /// A workload compiled to connections, tasks and edges.
 #[derive(Clone, Debug, Default)]
 pub struct Traffic {
@@ -205,6 +265,11 @@ impl GraphBuilder {
     /// Tasks so far (the id the next one gets).
     pub fn tasks(&self) -> usize {
         self.t.tasks.len()
+    }
+
+    /// What the graph holds so far.
+    pub fn size(&self) -> GraphSize {
+        GraphSize { flows: 0, conns: self.t.conns.len() as u64, tasks: self.t.tasks.len() as u64, messages: self.t.sends.len() as u64, edges: self.raw_edges.len() as u64 }
     }
 
     fn task(&mut self, kind: TaskKind, not_before: Time) -> u32 {

@@ -19,7 +19,8 @@ pub mod rdma_writes;
 pub mod size_cdf;
 
 use crate::error::{Error, Result};
-use graph::{GraphBuilder, Traffic, Trigger};
+use crate::budget::Budget;
+use graph::{GraphBuilder, GraphSize, Traffic, Trigger};
 use crate::ids::NodeId;
 use crate::topo::Fabric;
 use crate::rng::Rng;
@@ -104,6 +105,41 @@ pub fn check_flow_count(key: &str, flows: u64, how: &str) -> Result<()> {
     Ok(())
 }
 
+/// What generating a workload may take: the memory left after the fabric, and the most
+/// sub-messages the message shaper cuts one flow into. Every generator counts what it will
+/// generate before generating it and asks here ([`crate::budget`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Room {
+    /// Memory left for the workload.
+    pub budget: Budget,
+    /// Connections (and messages) per flow.
+    pub pieces: u64,
+}
+
+impl Room {
+    /// No limit, no shaper.
+    pub const UNLIMITED: Room = Room { budget: Budget::UNLIMITED, pieces: 1 };
+
+    /// Refuses a graph of `size`, naming `key`, when its ids would not fit 32 bits or it would
+    /// exceed the budget; `how` says how the counts arose.
+    pub fn admit(&self, key: &str, size: GraphSize, how: impl FnOnce() -> String) -> Result<()> {
+        let what = format!("{}: {}", how(), size.describe());
+        self.budget.admit(key, size.bytes(), || what.clone())?;
+        if !size.fits_ids() {
+            return Err(Error::invalid(key, format!("{what}; allowed fewer than 2^32 − 1 tasks, dependencies and connections")));
+        }
+        Ok(())
+    }
+
+    /// Refuses `flows` flows above [`MAX_FLOWS`], or whose list, connections and messages
+    /// would exceed the budget, naming `key` and how the count arose (`how`).
+    pub fn admit_flows(&self, key: &str, flows: u64, how: &str) -> Result<()> {
+        check_flow_count(key, flows, how)?;
+        let n = flows.saturating_mul(self.pieces);
+        self.admit(key, GraphSize { flows, conns: n, tasks: n, messages: n, edges: 0 }, || format!("{how} = {flows} flows"))
+    }
+}
+
 impl WorkloadConfig {
     /// Whether the workload is a list of flows compiled by [`flows_to_traffic`] (the only kind
     /// a message shaper applies to). Every variant is named, so that a new workload must say.
@@ -127,9 +163,11 @@ impl WorkloadConfig {
         }
     }
 
-    /// Generates the traffic for `fabric`, flows split by `shaper`. `files` reads the files
-    /// the workload names; `seed` is the scenario's master seed.
-    pub fn generate(&self, fabric: &Fabric, seed: u64, files: &InputFiles, shaper: &AnyShaper) -> Result<Traffic> {
+    /// Generates the traffic for `fabric`, flows split by `shaper`, refused before anything
+    /// large is generated when it would exceed `budget`. `base_dir` resolves relative file
+    /// names; `seed` is the scenario's master seed.
+    pub fn generate(&self, fabric: &Fabric, seed: u64, files: &InputFiles, shaper: &AnyShaper, budget: Budget) -> Result<Traffic> {
+        let room = Room { budget, pieces: shaper.max_pieces() };
         if shaper.is_active() && !self.compiles_flows() {
             return Err(Error::invalid(
                 "transport.shaper",
@@ -139,12 +177,12 @@ impl WorkloadConfig {
         let hosts = fabric.hosts;
         let mut rng = Rng::stream(seed, "workload", 0);
         let (mut flows, jitter_us) = match self {
-            WorkloadConfig::Collectives(p) => return collective::generate(p, hosts, &mut rng, files),
-            WorkloadConfig::RdmaWrites(p) => return rdma_writes::generate(p, fabric),
-            WorkloadConfig::OpenLoop(p) => (open_loop::generate(p, fabric, &mut rng, files)?, 0.0),
-            WorkloadConfig::Permutation(p) => (permutation::generate(p, &fabric.pod_of_host(), &fabric.tor_of_host, &mut rng)?, p.start_jitter_us),
+            WorkloadConfig::Collectives(p) => return collective::generate(p, hosts, &mut rng, files, room),
+            WorkloadConfig::RdmaWrites(p) => return rdma_writes::generate(p, fabric, room),
+            WorkloadConfig::OpenLoop(p) => (open_loop::generate(p, fabric, &mut rng, files, room)?, 0.0),
+            WorkloadConfig::Permutation(p) => (permutation::generate(p, &fabric.pod_of_host(), &fabric.tor_of_host, &mut rng, room)?, p.start_jitter_us),
             WorkloadConfig::Incast(p) => (incast::generate(p, hosts, &mut rng)?, p.start_jitter_us),
-            WorkloadConfig::AllToAll(p) => (all_to_all::generate(p, hosts)?, p.start_jitter_us),
+            WorkloadConfig::AllToAll(p) => (all_to_all::generate(p, hosts, room)?, p.start_jitter_us),
             WorkloadConfig::FlowList(p) => (flow_list::generate(p, hosts, files)?, p.start_jitter_us),
         };
         let jitter = time_from_us("workload.start_jitter_us", jitter_us)?;

@@ -147,7 +147,7 @@ fn check(p: &OpenLoopParams) -> Result<Length> {
 }
 
 /// The flows on `fabric`, in start order (ties by source host). `files` reads a CDF file.
-pub fn generate(p: &OpenLoopParams, fabric: &Fabric, rng: &mut Rng, files: &InputFiles) -> Result<Vec<FlowSpec>> {
+pub fn generate(p: &OpenLoopParams, fabric: &Fabric, rng: &mut Rng, files: &InputFiles, room: super::Room) -> Result<Vec<FlowSpec>> {
     let length = check(p)?;
     let sizes = SizeCdf::resolve(&p.cdf, files)?;
     let hosts = fabric.hosts;
@@ -178,6 +178,8 @@ pub fn generate(p: &OpenLoopParams, fabric: &Fabric, rng: &mut Rng, files: &Inpu
         };
         return Err(Error::invalid(key, format!("about {expected:.0} flows expected, more than the {MAX_FLOWS} a trace may hold: {advice}")));
     }
+    let key = if matches!(length, Length::Until(_)) { "workload.duration_us" } else { "workload.flows" };
+    room.admit_flows(key, (expected * 1.01) as u64 + 16, "the expected arrivals")?;
     let mut flows = Vec::with_capacity((expected * 1.01) as usize + 16);
     let mut next: BinaryHeap<Reverse<(Time, u32)>> = (0..hosts).map(|h| Reverse((exponential(rng, mean_gap_ps[h as usize]), h))).collect();
     while let Some(Reverse((start, src))) = next.pop() {
@@ -216,7 +218,7 @@ mod tests {
     }
 
     fn flows_of(p: &OpenLoopParams, seed: u64) -> Vec<FlowSpec> {
-        generate(p, &fabric(), &mut Rng::stream(seed, "workload", 0), &InputFiles::new(std::path::Path::new("."))).unwrap()
+        generate(p, &fabric(), &mut Rng::stream(seed, "workload", 0), &InputFiles::new(std::path::Path::new(".")), super::super::Room::UNLIMITED).unwrap()
     }
 
     //= seqbalance §5.2 (Flow generation); type=test
@@ -258,7 +260,7 @@ mod tests {
     fn destinations_are_uniform_and_can_exclude_the_own_rack() {
         let f = fabric();
         let p = OpenLoopParams { exclude_intra_rack: true, ..params("alistorage2019", 0.5, None, Some(50_000)) };
-        let flows = generate(&p, &f, &mut Rng::stream(3, "workload", 0), &InputFiles::new(std::path::Path::new("."))).unwrap();
+        let flows = generate(&p, &f, &mut Rng::stream(3, "workload", 0), &InputFiles::new(std::path::Path::new(".")), super::super::Room::UNLIMITED).unwrap();
         assert!(flows.iter().all(|x| f.tor_of_host[x.src as usize] != f.tor_of_host[x.dst as usize]));
         let mut received = vec![0u32; 128];
         flows.iter().for_each(|x| received[x.dst as usize] += 1);
@@ -274,7 +276,7 @@ mod tests {
     #[test]
     fn bad_loads_and_lengths_are_rejected_naming_the_key() {
         let f = fabric();
-        let err = |p: OpenLoopParams| generate(&p, &f, &mut Rng::stream(1, "workload", 0), &InputFiles::new(std::path::Path::new("."))).unwrap_err().to_string();
+        let err = |p: OpenLoopParams| generate(&p, &f, &mut Rng::stream(1, "workload", 0), &InputFiles::new(std::path::Path::new(".")), super::super::Room::UNLIMITED).unwrap_err().to_string();
         for load in [0.0, 1.0, -0.5, 1.5, f64::NAN] {
             let e = err(params("websearch", load, Some(100.0), None));
             assert!(e.contains("workload.load") && e.contains("strictly between 0 and 1"), "{load}: {e}");
@@ -295,7 +297,7 @@ mod tests {
         let slow = (BitsPerSec::from_gbps(1.0), US);
         let one_rack = build_shape(Shape { tors: 1, hosts_per_tor: 4, spines: 1, links_per_spine: 1 }, TierLinks { host: slow, tor_up: slow, agg_up: slow }, &[], 0).unwrap();
         let p = OpenLoopParams { exclude_intra_rack: true, ..params("websearch", 0.5, Some(10.0), None) };
-        let e = generate(&p, &one_rack, &mut Rng::stream(1, "workload", 0), &InputFiles::new(std::path::Path::new("."))).unwrap_err().to_string();
+        let e = generate(&p, &one_rack, &mut Rng::stream(1, "workload", 0), &InputFiles::new(std::path::Path::new(".")), super::super::Room::UNLIMITED).unwrap_err().to_string();
         assert!(e.contains("workload.exclude_intra_rack") && e.contains("at least 2 ToRs"), "{e}");
     }
 }

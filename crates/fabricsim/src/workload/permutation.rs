@@ -157,7 +157,7 @@ pub fn shifted_permutations(n: u32, m: u32, rng: &mut Rng) -> Vec<Vec<u32>> {
 }
 
 /// The flows. `pods` is the pod of every host (see `Fabric::pod_of_host`), `tors` its ToR.
-pub fn generate(p: &PermutationParams, pods: &[u32], tors: &[u32], rng: &mut Rng) -> Result<Vec<FlowSpec>> {
+pub fn generate(p: &PermutationParams, pods: &[u32], tors: &[u32], rng: &mut Rng, room: super::Room) -> Result<Vec<FlowSpec>> {
     let hosts = pods.len() as u32;
     if hosts < 2 {
         return Err(Error::invalid("workload.kind", "a permutation needs at least 2 hosts"));
@@ -168,7 +168,7 @@ pub fn generate(p: &PermutationParams, pods: &[u32], tors: &[u32], rng: &mut Rng
     if p.permutations == 0 {
         return Err(Error::invalid("workload.permutations", "0: must be at least 1"));
     }
-    super::check_flow_count("workload.permutations", hosts as u64 * p.permutations as u64, &format!("{hosts} hosts × {} permutations", p.permutations))?;
+    room.admit_flows("workload.permutations", hosts as u64 * p.permutations as u64, &format!("{hosts} hosts × {} permutations", p.permutations))?;
     let large = match (p.large_flows, p.large_flow_bytes) {
         (0, _) => 0,
         (_, None) => return Err(Error::invalid("workload.large_flow_bytes", "missing: large_flows needs large_flow_bytes")),
@@ -253,7 +253,7 @@ mod tests {
             ..Default::default()
         };
         let mut rng = Rng::stream(1, "t", 0);
-        let flows = generate(&p, &pods, &fabric.tor_of_host, &mut rng).unwrap();
+        let flows = generate(&p, &pods, &fabric.tor_of_host, &mut rng, super::super::Room::UNLIMITED).unwrap();
         assert_eq!(flows.len(), 3 * 128);
         assert!(flows.iter().all(|f| pods[f.src as usize] != pods[f.dst as usize]));
         for h in 0..128u32 {
@@ -286,10 +286,10 @@ mod tests {
         }
         let params = |m, locality| PermutationParams { permutations: m, method: Method::Shifts, locality, ..Default::default() };
         let pods = vec![0u32; 8];
-        let e = generate(&params(8, Locality::Any), &pods, &pods, &mut rng).unwrap_err().to_string();
+        let e = generate(&params(8, Locality::Any), &pods, &pods, &mut rng, super::super::Room::UNLIMITED).unwrap_err().to_string();
         assert!(e.contains("workload.permutations") && e.contains("1..=7"), "{e}");
-        let e = generate(&params(2, Locality::CrossTor), &pods, &pods, &mut rng).unwrap_err().to_string();
+        let e = generate(&params(2, Locality::CrossTor), &pods, &pods, &mut rng, super::super::Room::UNLIMITED).unwrap_err().to_string();
         assert!(e.contains("workload.locality") && e.contains("\"any\""), "{e}");
-        assert_eq!(generate(&params(7, Locality::Any), &pods, &pods, &mut rng).unwrap().len(), 56);
+        assert_eq!(generate(&params(7, Locality::Any), &pods, &pods, &mut rng, super::super::Room::UNLIMITED).unwrap().len(), 56);
     }
 }

@@ -89,7 +89,7 @@ fn default_pairs(clients: u32, fabric: &Fabric) -> Result<Vec<[u32; 2]>> {
 }
 
 /// The traffic graph: `qps_per_client` connections per pair, each with its backlog of WRITEs.
-pub fn generate(p: &RdmaWritesParams, fabric: &Fabric) -> Result<Traffic> {
+pub fn generate(p: &RdmaWritesParams, fabric: &Fabric, room: super::Room) -> Result<Traffic> {
     if p.qps_per_client == 0 {
         return Err(Error::invalid("workload.qps_per_client", "0: must be at least 1"));
     }
@@ -123,6 +123,9 @@ pub fn generate(p: &RdmaWritesParams, fabric: &Fabric) -> Result<Traffic> {
             format!("{total} WRITEs to post, more than the {MAX_MESSAGES} allowed: shorten the run or raise message_bytes"),
         ));
     }
+    let conns = pairs.len() as u64 * p.qps_per_client as u64;
+    let size = super::graph::GraphSize { flows: 0, conns, tasks: total, messages: total, edges: 0 };
+    room.admit("workload.duration_us", size, || format!("{conns} queue pairs keeping the links busy for {} µs", p.duration_us))?;
     let mut g = GraphBuilder::new();
     for &(client, server, start, messages) in &plan {
         for _ in 0..p.qps_per_client {
@@ -167,7 +170,7 @@ mod tests {
     #[test]
     fn default_pairs_cross_the_spines_with_staggered_starts_and_cover_the_run() {
         let f = testbed();
-        let t = generate(&RdmaWritesParams::default(), &f).unwrap();
+        let t = generate(&RdmaWritesParams::default(), &f, crate::workload::Room::UNLIMITED).unwrap();
         let rows = per_connection(&t);
         assert_eq!(rows.len(), 12);
         for (i, row) in rows.iter().enumerate() {
@@ -186,10 +189,10 @@ mod tests {
     fn explicit_pairs_and_their_errors() {
         let f = testbed();
         let p = RdmaWritesParams { pairs: vec![[5, 0], [1, 4]], qps_per_client: 2, message_bytes: ByteSize(1_000_000), stagger_us: 10.0, duration_us: 100.0, ..Default::default() };
-        let rows = per_connection(&generate(&p, &f).unwrap());
+        let rows = per_connection(&generate(&p, &f, crate::workload::Room::UNLIMITED).unwrap());
         // 40 Gb/s × 100 µs = 500 kB: one 1 MB WRITE per connection; the second pair from 10 µs.
         assert_eq!(rows, vec![(5, 0, 0, 1_000_000), (5, 0, 0, 1_000_000), (1, 4, 10 * US, 1_000_000), (1, 4, 10 * US, 1_000_000)]);
-        let err = |p: RdmaWritesParams| generate(&p, &f).unwrap_err().to_string();
+        let err = |p: RdmaWritesParams| generate(&p, &f, crate::workload::Room::UNLIMITED).unwrap_err().to_string();
         let e = err(RdmaWritesParams { pairs: vec![[0, 3], [1, 6]], ..Default::default() });
         assert!(e.contains("workload.pairs[1]") && e.contains("host 6 does not exist"), "{e}");
         let e = err(RdmaWritesParams { pairs: vec![[2, 2]], ..Default::default() });

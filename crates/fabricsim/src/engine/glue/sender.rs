@@ -233,6 +233,7 @@ impl Sim {
         conn.acked_pkts += 1;
         conn.acked_payload += payload;
         self.acked_bytes_total += payload;
+        self.last_acked_at = self.now;
         wire
     }
 

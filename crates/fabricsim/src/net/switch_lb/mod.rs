@@ -397,7 +397,7 @@ impl SwitchLbSelection {
     /// naming the key and the allowed ones.
     pub fn per_tier(&self, fabric: &Fabric) -> Result<[&SwitchLbConfig; 3]> {
         self.validate()?;
-        let three_tier = fabric.tier.contains(&Tier::Core);
+        let three_tier = fabric.three_tier;
         let (allowed, present): (&str, &[&str]) = if three_tier { ("`tor`, `agg`, `core`", &["tor", "agg", "core"]) } else { ("`tor`, `spine`", &["tor", "spine"]) };
         for (key, cfg) in self.tiers() {
             if cfg.is_some() && !present.contains(&key) {

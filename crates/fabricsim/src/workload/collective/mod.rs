@@ -33,7 +33,8 @@ pub mod double_binary_tree;
 pub mod halving_doubling;
 pub mod ring;
 
-use super::graph::{GraphBuilder, Instance, Trigger};
+use super::graph::{GraphBuilder, GraphSize, Instance, Trigger};
+use super::Room;
 use super::time_from_us;
 use crate::error::{Error, Result};
 use crate::ids::NodeId;
@@ -225,7 +226,8 @@ impl InstanceBuilder<'_> {
     /// A message of `bytes` from rank `src` to rank `dst`, posted when all of `deps` have fired
     /// (at the instance start if there are none), split evenly over the queue pairs.
     pub fn send(&mut self, src: u32, dst: u32, bytes: u64, deps: &[Dep]) -> Sent {
-        let q = self.qps.min(bytes.max(1) as u32);
+        // In u64: a chunk of 2^32 bytes or more must not wrap to a few bytes.
+        let q = (self.qps as u64).min(bytes.max(1)) as u32;
         let mut parts = [0u32; 16];
         let n = q as usize;
         debug_assert!(n <= parts.len());
@@ -279,6 +281,149 @@ pub fn chunk_count(bytes: u64, chunk: u64) -> usize {
 /// when steps carry different amounts: the one that completes the same fraction of the data.
 pub fn matching_chunk(j: usize, cur: usize, prev: usize) -> usize {
     (((j + 1) * prev).div_ceil(cur)).clamp(1, prev) - 1
+}
+
+/// What [`InstanceBuilder::send`] emits for one message over `q` queue pairs whose posting
+/// waits for `deps` dependencies: the parts, the joins, and the edges (from the dependencies or
+/// the instance start, to the instance end, into the parts' delivery and completion joins).
+fn send_size(q: u64, deps: u64) -> GraphSize {
+    if q == 1 {
+        return GraphSize { tasks: 1, messages: 1, edges: deps.max(1) + 1, ..GraphSize::default() };
+    }
+    let gate = deps > 1;
+    let into_parts = if gate { deps + q } else { q };
+    GraphSize { tasks: q + 2 + u64::from(gate), messages: q, edges: into_parts + 3 * q, ..GraphSize::default() }
+}
+
+/// What [`InstanceBuilder::send_chunked`] emits for `bytes` in chunks of `chunk` over up to `qps`
+/// queue pairs, each chunk waiting for `deps` dependencies; counted, not built.
+fn chunked_size(bytes: u64, chunk: u64, qps: u32, deps: u64) -> GraphSize {
+    let n = bytes.div_ceil(chunk).max(1);
+    let last = bytes.saturating_sub((n - 1).saturating_mul(chunk)).max(1);
+    let one = |size: u64| send_size((qps as u64).min(size.max(1)), deps);
+    one(chunk).times(n - 1).plus(one(last))
+}
+
+/// A join over `deps` dependencies ([`InstanceBuilder::join`]).
+fn join_size(deps: u64) -> GraphSize {
+    GraphSize { tasks: 1, edges: deps.max(1), ..GraphSize::default() }
+}
+
+/// What one instance of `op`/`alg` over `n` ranks emits ([`generate`]'s builders, counted
+/// without building them; a test keeps the two equal): its messages, joins and edges, its
+/// start and end markers. `c` is the collective (its bytes, parallelism and root).
+fn instance_size(op: &str, alg: &str, n: u32, c: &CollectiveSpec, chunk: u64, qps: u32) -> GraphSize {
+    let (n64, s) = (n as u64, c.bytes.0);
+    let chunked = |bytes: u64, deps: u64| chunked_size(bytes, chunk, qps, deps);
+    let ring = |steps: u64| {
+        let seg = s.div_ceil(n64);
+        chunked(seg, 0).times(n64).plus(chunked(seg, 1).times(n64 * (steps - 1)))
+    };
+    let body = match (op, alg) {
+        ("allreduce", "ring") => ring(2 * (n64 - 1)),
+        ("allgather" | "reducescatter", _) => ring(n64 - 1),
+        ("allreduce", "hd") => {
+            let levels = n.trailing_zeros();
+            let steps: Vec<u64> = (0..levels).chain((0..levels).rev()).map(|i| s.div_ceil(2u64 << i)).collect();
+            steps.iter().enumerate().fold(GraphSize::default(), |acc, (t, &b)| acc.plus(chunked(b, u64::from(t > 0)).times(n64)))
+        }
+        ("allreduce", "dbt") => {
+            let mut size = GraphSize::default();
+            for (t, half) in [s.div_ceil(2), s / 2].into_iter().enumerate().filter(|&(_, h)| h > 0) {
+                let parent = double_binary_tree::parents(n, t as u32);
+                let mut kids = vec![0u64; n as usize];
+                for p in parent.iter().flatten() {
+                    kids[*p as usize] += 1;
+                }
+                for (r, p) in parent.iter().enumerate() {
+                    let k = kids[r];
+                    // Up to the parent once the children's chunks arrived; down to each child
+                    // once the chunk is here (the root: once its children's arrived).
+                    size = size.plus(match p {
+                        Some(_) => chunked(half, k).plus(chunked(half, 1).times(k)),
+                        None => chunked(half, k).times(k),
+                    });
+                }
+            }
+            size
+        }
+        ("alltoall", "direct") => {
+            let per_peer = s.div_ceil(n64);
+            let p = c.parallelism.unwrap_or(n - 1).min(n - 1) as u64;
+            let m = chunk_count(per_peer, chunk) as u64;
+            let per_rank = chunked(per_peer, 0).times(p).plus(chunked(per_peer, 1).times(n64 - 1 - p)).plus(join_size(m).times(n64 - 1));
+            per_rank.times(n64)
+        }
+        ("alltoall", "pairwise") => {
+            let per_peer = s.div_ceil(n64);
+            let m = chunk_count(per_peer, chunk) as u64;
+            let round = |deps: u64| chunked(per_peer, deps).plus(join_size(2 * m)).times(n64);
+            round(0).plus(round(1).times(n64 - 2))
+        }
+        // broadcast: a chain of n − 1 hops, each but the first waiting for the previous.
+        _ => chunked(s, 0).plus(chunked(s, 1).times(n64 - 2)),
+    };
+    body.plus(GraphSize { tasks: 2, edges: 1, ..GraphSize::default() })
+}
+
+/// Connections one job of `n` ranks opens for the collectives `seq` with `qps` queue pairs per
+/// rank pair, at most (pairs of ranks that exchange data, shared between collectives where
+/// they coincide).
+fn job_conns(n: u32, seq: &[(&str, &str)], qps: u32) -> u64 {
+    let n64 = n as u64;
+    let all = n64 * (n64 - 1);
+    let has = |f: &dyn Fn(&str, &str) -> bool| seq.iter().any(|&(o, a)| f(o, a));
+    let pairs = if has(&|o, _| o == "alltoall") {
+        all
+    } else {
+        // Rings and broadcast chains (from any root) use the pairs rank r → r + 1.
+        let ring = if has(&|_, a| a == "ring") { n64 } else { 0 };
+        let hd = if has(&|_, a| a == "hd") { n64 * n.trailing_zeros() as u64 } else { 0 };
+        let dbt = if has(&|_, a| a == "dbt") { 4 * (n64 - 1) } else { 0 };
+        (ring + hd + dbt).min(all)
+    };
+    pairs * qps as u64
+}
+
+/// What one iteration of the collectives `seq` over `n` ranks emits (collectives that
+/// validation will refuse count nothing).
+fn iteration_size(chunk: u64, qps: u32, n: u32, seq: &[CollectiveSpec]) -> GraphSize {
+    seq.iter().filter_map(|c| validate_spec("", c, n).ok().map(|(o, a)| instance_size(o, a, n, c, chunk, qps))).fold(GraphSize::default(), GraphSize::plus)
+}
+
+/// What `count` copies of a job of `n` ranks running `seq` `iterations` times emit: instances,
+/// and the connections at most.
+fn job_size(job: &JobConfig, chunk: u64, qps: u32, n: u32, seq: &[CollectiveSpec]) -> GraphSize {
+    let pairs: Vec<(&str, &str)> = seq.iter().filter_map(|c| validate_spec("", c, n).ok()).collect();
+    let mut one = GraphSize { conns: job_conns(n, &pairs, qps), ..GraphSize::default() }.plus(iteration_size(chunk, qps, n, seq).times(job.iterations as u64));
+    // Every instance but the first waits for the one before it.
+    one.edges = one.edges.saturating_sub(1);
+    one.times(job.count as u64)
+}
+
+/// The size of `count` copies of a job of `n` ranks running `seq` `iterations` times, refused
+/// through `room` (on top of `so_far`, what earlier jobs generated) before it is built. The
+/// error names the key that makes it large: the iteration count, the job count, the chunk (or
+/// a collective's bytes, when the chunk is not below the default), or the ranks.
+fn admit_job(key: &str, job: &JobConfig, chunk: u64, qps: u32, n: u32, seq: &[CollectiveSpec], so_far: GraphSize, room: Room) -> Result<()> {
+    let size = so_far.plus(job_size(job, chunk, qps, n, seq));
+    // Messages as chunked, and as they would be with one chunk per message.
+    let per_iteration = |chunk: u64| iteration_size(chunk, qps, n, seq);
+    let (chunked, whole) = (per_iteration(chunk).messages.max(1), per_iteration(u64::MAX).messages.max(1));
+    let chunk_key = match (chunk < CollectivesParams::default().chunk.0, job.chunk.is_some()) {
+        (true, true) => format!("{key}.chunk"),
+        (true, false) => "workload.chunk".to_string(),
+        (false, _) => {
+            let biggest = (0..seq.len()).max_by_key(|&i| seq[i].bytes.0).unwrap_or(0);
+            format!("{key}.collectives[{biggest}].bytes")
+        }
+    };
+    let ranks_key = format!("{key}.{}", if job.placement == Placement::List { "hosts" } else { "ranks" });
+    let factors = [(format!("{key}.iterations"), job.iterations as f64), (format!("{key}.count"), job.count as f64), (chunk_key, chunked as f64 / whole as f64), (ranks_key, whole as f64)];
+    let blame = factors.iter().max_by(|a, b| a.1.total_cmp(&b.1)).map_or(key.to_string(), |f| f.0.clone());
+    room.admit(&blame, size, || {
+        format!("{} job(s) × {} iterations of {} collective(s) over {n} ranks, {chunked} messages per iteration in {chunk}-byte chunks", job.count, job.iterations, seq.len())
+    })
 }
 
 /// Bus bytes, pipeline-fill hops, dependency-chain hops and round trips of one collective (see
@@ -412,8 +557,9 @@ fn load_trace(key: &str, path: &str, files: &InputFiles) -> Result<Vec<Collectiv
     serde_path_to_error::deserialize(de).map_err(|e| Error::invalid(format!("{key}.trace"), format!("{}: at `{}`: {}", full.display(), e.path(), e.inner())))
 }
 
-/// Compiles the jobs into a traffic graph.
-pub fn generate(p: &CollectivesParams, hosts: u32, rng: &mut Rng, files: &InputFiles) -> Result<super::graph::Traffic> {
+/// Compiles the jobs into a traffic graph; each job is counted and admitted by `room` before it
+/// is built.
+pub fn generate(p: &CollectivesParams, hosts: u32, rng: &mut Rng, files: &InputFiles, room: Room) -> Result<super::graph::Traffic> {
     if p.jobs.is_empty() {
         return Err(Error::invalid("workload.jobs", "no jobs: add at least one [[workload.jobs]]"));
     }
@@ -445,6 +591,11 @@ pub fn generate(p: &CollectivesParams, hosts: u32, rng: &mut Rng, files: &InputF
         }
         let start = time_from_us(&format!("{key}.start_us"), job.start_us)?;
         let gap = time_from_us(&format!("{key}.compute_gap_us"), job.compute_gap_us)?;
+        // Ranks as placement will give them; a count that cannot be placed is refused there.
+        let n = if job.placement == Placement::List { job.hosts.as_ref().map_or(0, |h| h.len() as u64) } else { job.ranks.unwrap_or(0) as u64 };
+        if (2..=hosts as u64).contains(&n) {
+            admit_job(&key, job, chunk, qps, n as u32, &seq, g.size(), room)?;
+        }
         for _ in 0..job.count {
             let ranks = place(&key, job, hosts, &mut used, rng)?;
             let n = ranks.len() as u32;
@@ -512,6 +663,76 @@ mod tests {
         assert_eq!(chunk_sizes(256, 128).collect::<Vec<_>>(), vec![128, 128]);
         assert_eq!(chunk_sizes(5, 128).collect::<Vec<_>>(), vec![5]);
         assert_eq!(chunk_count(300, 128), 3);
+    }
+
+    /// The size of `job`'s graph as counted, and as built (on 64 hosts).
+    fn counted_and_built(p: &CollectivesParams) -> (GraphSize, GraphSize) {
+        let job = &p.jobs[0];
+        let (chunk, qps) = (job.chunk.unwrap_or(p.chunk).0, job.qps.unwrap_or(p.qps));
+        let counted = job_size(job, chunk, qps, job.ranks.unwrap(), &job.collectives);
+        let t = generate(p, 64, &mut Rng::stream(1, "t", 0), &InputFiles::new(std::path::Path::new(".")), Room::UNLIMITED).unwrap();
+        (counted, GraphSize::of(&t))
+    }
+
+    #[test]
+    fn counted_sizes_are_the_built_graphs() {
+        // Every operation and algorithm, odd and even rank counts, chunks below and above the
+        // queue-pair count, parallelism, roots, several collectives and iterations.
+        let mut rng = Rng::stream(7, "sizes", 0);
+        let ops = [("allreduce", "ring"), ("allreduce", "hd"), ("allreduce", "dbt"), ("allgather", "ring"), ("reducescatter", "ring"), ("alltoall", "direct"), ("alltoall", "pairwise"), ("broadcast", "ring")];
+        for case in 0..400 {
+            let (op, alg) = ops[case % ops.len()];
+            let n = if alg == "hd" { 1 << (1 + rng.below(4)) } else { 2 + rng.below(11) as u32 };
+            let chunk = [1, 3, 1000, 4096, 65_536, 1 << 20][rng.below(6) as usize];
+            let spec = |rng: &mut Rng| CollectiveSpec {
+                op: op.into(),
+                algorithm: Some(alg.into()),
+                bytes: ByteSize(1 + rng.below(if chunk < 100 { 5_000 } else { 200_000 })),
+                parallelism: (alg == "direct" && rng.below(2) == 0).then(|| 1 + rng.below(n as u64) as u32),
+                root: (op == "broadcast").then(|| rng.below(n as u64) as u32),
+                gap_us: None,
+            };
+            let collectives = (0..1 + rng.below(2)).map(|_| spec(&mut rng)).collect();
+            let job = JobConfig { count: 1, ranks: Some(n), placement: Placement::Contiguous, stride: 1, block: 8, hosts: None, iterations: 1 + rng.below(3) as u32, compute_gap_us: 0.0, start_us: 0.0, chunk: None, qps: None, collectives, trace: None };
+            let p = CollectivesParams { chunk: ByteSize(chunk), qps: 1 + rng.below(4) as u32, jobs: vec![job] };
+            let (counted, built) = counted_and_built(&p);
+            let what = format!("case {case}: {op}/{alg}, {n} ranks, chunk {chunk}, qps {}: counted {counted:?}, built {built:?}", p.qps);
+            assert_eq!((counted.tasks, counted.messages, counted.edges), (built.tasks, built.messages, built.edges), "{what}");
+            assert!(built.conns <= counted.conns, "{what}");
+        }
+    }
+
+    #[test]
+    fn a_job_too_large_for_the_budget_is_refused_naming_what_makes_it_large() {
+        let job = |chunk: Option<u64>, iterations: u32, bytes: u64| JobConfig {
+            count: 1,
+            ranks: Some(8),
+            placement: Placement::Contiguous,
+            stride: 1,
+            block: 8,
+            hosts: None,
+            iterations,
+            compute_gap_us: 0.0,
+            start_us: 0.0,
+            chunk: chunk.map(ByteSize),
+            qps: None,
+            collectives: vec![CollectiveSpec { op: "allreduce".into(), algorithm: None, bytes: ByteSize(bytes), parallelism: None, root: None, gap_us: None }],
+            trace: None,
+        };
+        let room = Room { budget: crate::budget::Budget { bytes: 1e9 }, pieces: 1 };
+        let refused = |j: JobConfig| {
+            let p = CollectivesParams { jobs: vec![j], ..Default::default() };
+            match generate(&p, 64, &mut Rng::stream(1, "t", 0), &InputFiles::new(std::path::Path::new(".")), room) {
+                Err(crate::error::Error::Invalid { key, .. }) => key,
+                other => panic!("not refused: {:?}", other.map(|t| t.tasks.len())),
+            }
+        };
+        assert_eq!(refused(job(Some(1), 1, 8 << 20)), "workload.jobs[0].chunk");
+        assert_eq!(refused(job(None, 100_000, 8 << 20)), "workload.jobs[0].iterations");
+        assert_eq!(refused(job(None, 1, 1 << 40)), "workload.jobs[0].collectives[0].bytes");
+        // Within the budget: generated.
+        let p = CollectivesParams { jobs: vec![job(Some(4096), 10, 1 << 20)], ..Default::default() };
+        assert!(generate(&p, 64, &mut Rng::stream(1, "t", 0), &InputFiles::new(std::path::Path::new(".")), room).is_ok());
     }
 
     #[test]
