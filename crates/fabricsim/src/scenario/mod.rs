@@ -4,7 +4,6 @@
 //! Every struct denies unknown keys, so a typo is an error that names the key and the allowed
 //! ones; every value is range-checked here, before anything runs or any file is written.
 
-mod input_files;
 mod link_events;
 mod queues;
 mod results_options;
@@ -16,7 +15,7 @@ mod topology;
 mod transport;
 mod values;
 
-pub use input_files::InputFiles;
+pub use crate::workload::InputFiles;
 pub use queues::{port_class, PortRules, QueueRule, PORT_CLASSES};
 pub use results_options::{ResultsOptions, StationaryWindow};
 pub use run_options::{DEFAULT_STALL_LIMIT_US, DROP_LIMITS, RUN_LIMITS};

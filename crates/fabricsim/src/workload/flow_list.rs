@@ -9,7 +9,7 @@
 use super::{check_endpoints, FlowSpec};
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
-use crate::scenario::InputFiles;
+use crate::workload::InputFiles;
 
 /// Registry name.
 pub const NAME: &str = "flow_list";

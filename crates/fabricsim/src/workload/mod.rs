@@ -12,6 +12,7 @@ pub mod all_to_all;
 pub mod collective;
 pub mod flow_list;
 pub mod graph;
+pub mod input_files;
 pub mod incast;
 pub mod open_loop;
 pub mod permutation;
@@ -27,7 +28,7 @@ use crate::rng::Rng;
 use crate::transport::shaper::AnyShaper;
 use crate::units::Time;
 use serde::Serialize;
-use crate::scenario::InputFiles;
+pub use input_files::InputFiles;
 
 /// One flow to simulate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

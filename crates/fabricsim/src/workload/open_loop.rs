@@ -31,7 +31,7 @@ use crate::units::{Time, SEC};
 use serde::{Deserialize, Serialize};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-use crate::scenario::InputFiles;
+use crate::workload::InputFiles;
 
 /// Registry name.
 pub const NAME: &str = "open_loop";

@@ -19,7 +19,7 @@
 
 use crate::error::{Error, Result};
 use crate::rng::Rng;
-use crate::scenario::InputFiles;
+use crate::workload::InputFiles;
 
 /// Built-in distributions: (name, file text).
 pub const BUILT_IN: &[(&str, &str)] = &[

@@ -43,7 +43,7 @@ use crate::units::ByteSize;
 use crate::units::Time;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
-use crate::scenario::InputFiles;
+use crate::workload::InputFiles;
 
 /// Registry name.
 pub const NAME: &str = "collectives";
