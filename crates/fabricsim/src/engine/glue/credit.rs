@@ -38,6 +38,22 @@ impl Sim {
         }
     }
 
+    /// Sender: `c` has a packet to send and no credit for it. When nothing could still give it
+    /// credit — nothing in flight (no ACK or timeout to come), no PULL owed by its receiver or
+    /// on its way — it starts a fresh unsolicited allowance, as an idle connection does when a
+    /// message is posted (see the module doc of [`crate::transport::credit`]); returns whether
+    /// it may send now.
+    pub(crate) fn credit_revive(&mut self, c: ConnId) -> bool {
+        let idle = self.hosts.conns[c as usize].in_flight == 0;
+        let s = &mut self.hosts.credit[c as usize];
+        if !idle || s.queued || s.pulls_settled != s.pulls_sent {
+            return false;
+        }
+        s.unsolicited_left = s.allowance.max(1);
+        s.granted += s.unsolicited_left;
+        true
+    }
+
     /// Sender: a timeout declared `n` packets lost; they are resent unsolicited.
     pub(crate) fn credit_on_timeout(&mut self, c: ConnId, n: u32) {
         self.hosts.credit[c as usize].unsolicited_left += n;
@@ -101,7 +117,9 @@ impl Sim {
     pub(crate) fn on_pull(&mut self, pkt: PktId) {
         let c = self.pool.get(pkt).conn;
         self.pool.free(pkt);
-        self.hosts.credit[c as usize].credits += 1;
+        let s = &mut self.hosts.credit[c as usize];
+        s.credits += 1;
+        s.pulls_settled += 1;
         self.conn_wake(c);
     }
 }

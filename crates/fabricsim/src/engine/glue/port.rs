@@ -160,6 +160,9 @@ impl Sim {
             self.c.headers_dropped += 1;
         } else if p.kind == PktKind::Data {
             conn.data_drops += 1;
+        } else if p.kind == PktKind::Pull {
+            // The credit it carried is gone: the sender may have to start afresh.
+            self.hosts.credit[p.conn as usize].pulls_settled += 1;
         }
         self.pool.free(pkt);
     }
