@@ -7,8 +7,9 @@
 //! - a rejection that is not an [`Error::Invalid`] naming a key (or a TOML syntax error naming
 //!   the line), so every refusal says which key is wrong;
 //! - an accepted scenario whose resolved form does not load back to itself;
-//! - a run that breaks an invariant other than the livelock and deadlock guards (those are
-//!   the scenario's, counted apart), or gives different output files on the same seed;
+//! - a run that breaks an invariant (the livelock guard stopping it is the scenario's and counted
+//!   apart; a deadlock, nothing left to do with messages unfinished, is a fault), or gives
+//!   different output files on the same seed;
 //! - a case running past its time limit, or live heap bytes passing the bound ([`guard`]: the
 //!   process ends there, printing the case).
 //!
@@ -109,8 +110,8 @@ pub struct Report {
     pub syntax_errors: u64,
     /// Run cases simulated (accepted), each twice.
     pub runs: u64,
-    /// Of them, stopped by the livelock guard or left with nothing to do (the scenario's
-    /// deadlock or livelock, not a simulator fault), and stopped at their end time.
+    /// Of them, stopped by the livelock guard (the scenario's livelock: a link down for good,
+    /// headers starving data), and stopped at their end time.
     pub stalled: u64,
     /// See [`Report::stalled`].
     pub stopped_at_end_time: u64,
@@ -147,7 +148,7 @@ impl Report {
     pub fn summary(&self) -> String {
         let rejected: u64 = self.rejected.values().sum();
         let mut s = format!(
-            "cases {} ({} check, {} run) in {:.1} s\naccepted {}, rejected {} (by {} distinct keys), TOML syntax errors {}\nruns {} (each twice): {} stopped by the livelock/deadlock guards, {} at their end time\npanics {}, hangs 0, allocation aborts 0, unnamed rejections {}, round-trip failures {}, invariant failures {}, determinism failures {}\npeak live heap of one case: {:.1} MB (case {})\n",
+            "cases {} ({} check, {} run) in {:.1} s\naccepted {}, rejected {} (by {} distinct keys), TOML syntax errors {}\nruns {} (each twice): {} stopped by the livelock guard, {} at their end time\npanics {}, hangs 0, allocation aborts 0, unnamed rejections {}, round-trip failures {}, invariant failures {}, determinism failures {}\npeak live heap of one case: {:.1} MB (case {})\n",
             self.cases,
             self.cases - self.run_cases,
             self.run_cases,
@@ -284,7 +285,9 @@ fn run_path(case: &Case, cfg: &Config) -> Ran {
         (Err(e), _) | (_, Err(e)) => return Ran::Invariant(format!("the run failed: {e}")),
     };
     let v = &a.summary.invariant_violations;
-    let stalled = !v.is_empty() && v.iter().all(|x| x.starts_with("livelock") || x.contains("(deadlock)"));
+    // The livelock guard stopping a run is the scenario's (a link down for good, headers
+    // starving data); a run left with nothing to do and messages unfinished is a fault.
+    let stalled = !v.is_empty() && v.iter().all(|x| x.starts_with("livelock"));
     if !v.is_empty() && !stalled {
         return Ran::Invariant(v.join("\n"));
     }
