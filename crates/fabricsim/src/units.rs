@@ -141,7 +141,8 @@ pub fn parse_bytes(s: &str) -> Result<u64, String> {
     };
     // Exact decimal arithmetic: "1.1KB" is 1100 B, which f64 would miss by a rounding error.
     let digits = |d: &str| -> Option<u128> { if d.is_empty() { Some(0) } else { d.parse::<u128>().ok() } };
-    let too_big = || format!("`{s}`: larger than {} B", u64::MAX);
+    // At most what a TOML integer holds, so that a resolved scenario can write it back.
+    let too_big = || format!("`{s}`: larger than {} B (2^63 − 1)", i64::MAX);
     if frac.len() > 30 {
         return Err(too_big());
     }
@@ -151,7 +152,7 @@ pub fn parse_bytes(s: &str) -> Result<u64, String> {
     if total % scale != 0 {
         return Err(format!("`{s}` is not a whole number of bytes"));
     }
-    u64::try_from(total / scale).map_err(|_| too_big())
+    i64::try_from(total / scale).map(|b| b as u64).map_err(|_| too_big())
 }
 
 /// Splits `"1.5 MiB"` into the integer digits, the fraction digits and the trimmed unit; `None`
@@ -182,7 +183,8 @@ impl<'de> Deserialize<'de> for ByteSize {
                 f.write_str(BYTE_SPELLINGS)
             }
             fn visit_u64<E: de::Error>(self, v: u64) -> std::result::Result<ByteSize, E> {
-                Ok(ByteSize(v))
+                // Above i64::MAX (only from JSON): a resolved scenario could not write it back.
+                i64::try_from(v).map(|_| ByteSize(v)).map_err(|_| E::invalid_value(de::Unexpected::Unsigned(v), &self))
             }
             fn visit_i64<E: de::Error>(self, v: i64) -> std::result::Result<ByteSize, E> {
                 u64::try_from(v).map(ByteSize).map_err(|_| E::invalid_value(de::Unexpected::Signed(v), &self))
@@ -328,6 +330,9 @@ mod tests {
         // Too large wraps nowhere: an error, not a clamp.
         assert!(err("20000000000GB").contains("larger than"));
         assert!(err("99999999999999999999999999999999999999999").contains("larger than"));
+        // 2^63 fits u64 but no TOML integer: a resolved scenario could not write it back.
+        assert!(err("9223372036854775808").contains("9223372036854775807"));
+        assert_eq!(parse_bytes("9223372036854775807"), Ok(i64::MAX as u64));
     }
 
     #[test]

@@ -116,3 +116,20 @@ fn collectives_on_persistent_connections_get_credit_for_every_message() {
     );
     assert_eq!(r.summary.collectives.as_ref().unwrap().finished, 4);
 }
+
+/// Found by the fuzzer: a connection whose retransmissions (here `rc_ooo` resending after a
+/// link went down) spent the credits the receiver had pulled for new data was left with data to
+/// send, nothing in flight and no PULL to come — no event left, a deadlock. It now starts a
+/// fresh unsolicited allowance, as an idle connection does when a message is posted.
+#[test]
+fn a_connection_left_without_credit_and_nothing_in_flight_starts_afresh() {
+    let r = common::run(
+        "[topology]\nk = 8\nkind = \"leaf_spine\"\noversubscription = \"2:1\"\n[switch]\ntrimming = false\n\
+         [transport]\nmtu_bytes = 1500\ncc = \"dcqcn\"\ncredit = \"eqds\"\nreliability = \"rc_ooo\"\nlb = \"ecmp\"\n\
+         [workload]\nkind = \"collectives\"\nchunk = \"64KiB\"\n\
+         [[workload.jobs]]\nranks = 2\ncollectives = [{ op = \"reducescatter\", bytes = \"16KiB\" }]\n\
+         [[workload.jobs]]\nranks = 8\ncollectives = [{ op = \"allreduce\", algorithm = \"hd\", bytes = \"256KiB\" }, { op = \"alltoall\", bytes = \"1MiB\", parallelism = 3 }]\n\
+         [[link_events]]\nat_us = 5\nlink = \"tor0-spine0\"\naction = \"down\"\n[[link_events]]\nat_us = 40\nlink = \"tor0-spine0\"\naction = \"up\"\n",
+    );
+    assert_eq!(r.summary.flows_finished, r.summary.flows);
+}

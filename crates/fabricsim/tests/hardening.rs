@@ -51,7 +51,8 @@ fn huge_host_counts_are_refused_at_once() {
 fn times_and_sizes_that_would_overflow_are_refused_with_their_range() {
     refused("[topology]\nk = 4\nlink_latency_ns = 1e18\n", "topology.link_latency_ns", &["1e18", "0..=1000000000000"]);
     refused("[topology]\nk = 4\n[workload]\nkind = \"incast\"\nsenders = 2\nstart_us = 1e300\n", "workload.start_us", &["1e300", "0..=1000000000"]);
-    refused("[topology]\nk = 4\n[switch]\nbuffer_bytes = \"10000000000GiB\"\n", "switch.buffer_bytes", &["1099511627776"]);
+    refused("[topology]\nk = 4\n[switch]\nbuffer_bytes = \"100000GiB\"\n", "switch.buffer_bytes", &["1099511627776"]);
+    refused("[topology]\nk = 4\n[switch]\nbuffer_bytes = \"10000000000GiB\"\n", "switch.buffer_bytes", &["9223372036854775807"]);
     refused("[topology]\nk = 4\n[switch]\nbuffer_bdp = 1e12\n", "switch.buffer_bdp", &["0.0001..=1000000"]);
     // Within its range, a multiple of a long path's BDP can still give more than 1 TiB.
     refused("[topology]\nk = 4\nlink_latency_ns = 1e9\n[switch]\nbuffer_bdp = 1e5\n", "switch.buffer_bdp", &["1099511627776"]);
@@ -173,6 +174,30 @@ fn the_livelock_guard_stops_exactly_one_limit_after_the_last_acknowledgement() {
     assert!(!s.stopped_at_end_time);
 }
 
+/// Found by the fuzzer: on a lossless fabric the RTO defaults to 4 ms, so a packet dropped on
+/// purpose (`run.drop_packets`; `sack` finds such a loss by the timeout alone) is not resent
+/// before a 500 µs stall limit stops the run. The violation says so, naming the RTO.
+#[test]
+fn a_stall_within_the_retransmission_timeout_names_it() {
+    let r = common::run_unchecked(
+        "[topology]\nk = 4\n[switch]\ntrimming = false\n[switch.pfc]\nenabled = true\n[transport]\ncc = \"line_rate\"\n\
+         [workload]\nkind = \"incast\"\nreceiver = 15\nsender_hosts = [0]\nflow_bytes = \"256KiB\"\n\
+         [run]\nstall_limit_us = 500\n[[run.drop_packets]]\nflow = 0\nseq = 1\n",
+    );
+    let v = r.summary.invariant_violations.iter().find(|v| v.starts_with("livelock")).expect("a livelock violation");
+    assert!(v.contains("retransmission timeout, 4000.000 µs, is not shorter"), "{v}");
+    // Without a stall limit below it, the timeout resends the packet and the flow finishes.
+    let r = common::run(
+        "[topology]\nk = 4\n[switch]\ntrimming = false\n[switch.pfc]\nenabled = true\n[transport]\ncc = \"line_rate\"\n\
+         [workload]\nkind = \"incast\"\nreceiver = 15\nsender_hosts = [0]\nflow_bytes = \"256KiB\"\n\
+         [[run.drop_packets]]\nflow = 0\nseq = 1\n",
+    );
+    assert_eq!(r.summary.flows_finished, 1);
+    // A stall that is not the timeout's says nothing of it.
+    let dead = common::run_unchecked(&dead_last_hop(""));
+    assert!(dead.summary.invariant_violations.iter().any(|v| v.starts_with("livelock") && !v.contains("retransmission timeout")));
+}
+
 #[test]
 fn idle_gaps_longer_than_the_stall_limit_are_no_livelock() {
     // Flows that start long after the limit, and a compute gap longer than it: nothing is
@@ -240,4 +265,15 @@ fn input_files_that_never_end_are_refused_without_reading_them() {
     refused_at_once("[topology]\nk = 4\n[workload]\nkind = \"flow_list\"\nfile = \"/\"\n", "workload.file", &["not a regular file"]);
     let e = fabricsim::Scenario::from_file(std::path::Path::new("/dev/zero"), &[]).unwrap_err().to_string();
     assert!(e.contains("not a regular file"), "{e}");
+}
+
+#[test]
+fn byte_counts_a_resolved_scenario_cannot_write_back_are_refused() {
+    // Found by the fuzzer: a chunk of 2^63 bytes (a string; TOML integers stop at 2^63 − 1) was
+    // accepted, and the resolved scenario `check` prints and summary.json echoes came out empty.
+    refused_at_once(&collective_job(4, "collectives = [{ op = \"allreduce\", bytes = \"64KiB\" }]").replace("kind = \"collectives\"", "kind = \"collectives\"\nchunk = \"9223372036854775808\""), "workload", &["9223372036854775807"]);
+    let s = fabricsim::Scenario::from_toml(&collective_job(4, "chunk = \"9223372036854775807\"\ncollectives = [{ op = \"allreduce\", bytes = \"64KiB\" }]"), &[]).unwrap();
+    let resolved = s.to_toml();
+    assert!(resolved.contains("chunk = 9223372036854775807"), "{resolved}");
+    assert_eq!(fabricsim::Scenario::from_toml(&resolved, &[]).unwrap().to_toml(), resolved);
 }

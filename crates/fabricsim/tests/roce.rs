@@ -282,3 +282,20 @@ fn headroom_absorbs_everything_sent_before_a_pause_lands() {
     assert!(pfc.pause_frames > 1000, "{pfc:?}");
     assert_eq!(pfc.headroom_overflow_drops, 0);
 }
+
+/// Found by the fuzzer (corpus `pfc-switch-latency-headroom.toml`): a packet reaching a switch
+/// also spends the switch latency on the way, so data still arrives for that much longer after
+/// XOFF leaves; the default headroom left it out and a lossless fabric with switch latency
+/// dropped packets (25 in this incast). It now counts it, on the data's way in and on the
+/// PAUSE frame's way to an upstream switch.
+#[test]
+fn default_headroom_covers_the_switch_latency() {
+    let r = common::run(
+        "[topology]\nk = 4\nlink_latency_ns = 100\nswitch_latency_ns = 1000\n[switch]\ntrimming = false\n[switch.pfc]\nenabled = true\n\
+         [transport]\ncc = \"line_rate\"\n[workload]\nkind = \"incast\"\nsenders = 15\nflow_bytes = \"256KiB\"\n",
+    );
+    let s = &r.summary;
+    assert_eq!(s.flows_finished, 15);
+    assert!(s.pfc.as_ref().is_some_and(|p| p.pause_frames > 0), "the incast must pause");
+    assert_eq!(s.packets.buffer_drops, 0, "lossless");
+}

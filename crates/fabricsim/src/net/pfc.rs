@@ -231,10 +231,16 @@ impl PfcConfig {
                 // frame's flight back and the data already on the cable (2 × delay × rate), the
                 // frame's own serialization, and two packets straddling the interval's ends.
                 // The spec's 2 × delay × rate + 2 MTU lacks the frame term and overflowed by
-                // 32 bytes in a 4:1 AlltoAll; the second frame term absorbs rounding.
+                // 32 bytes in a 4:1 AlltoAll; the second frame term absorbs rounding. A packet
+                // reaching a switch also spends the switch latency on the way (`Port`'s arrival
+                // delay): data towards this switch, and the frame towards an upstream switch,
+                // take that much longer (without it a fabric with switch latency overflowed,
+                // found by the fuzzer).
+                let sl = fabric.switch_latency;
+                let upstream_switch = spec.peer >= hosts;
                 let h = match self.headroom_bytes {
                     Some(b) => b.0,
-                    None => 2 * spec.rate.bytes_in(spec.latency) + 2 * mtu + 2 * FRAME_BYTES,
+                    None => spec.rate.bytes_in(spec.latency + sl) + spec.rate.bytes_in(spec.latency + if upstream_switch { sl } else { 0 }) + 2 * mtu + 2 * FRAME_BYTES,
                 };
                 ingress[up as usize].headroom_size = h;
                 headroom_total += h;

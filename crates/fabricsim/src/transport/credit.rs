@@ -14,8 +14,13 @@
 //! arrives, i.e. it reports the sender's backlog up to that moment rather than at send time —
 //! at most one one-way delay fresher; a connection that is idle (nothing in flight, no credit,
 //! no allowance left) when a new message is posted gets a fresh unsolicited allowance, as a new
-//! EQDS flow would; and retransmissions after a timeout go unsolicited (the timeout acts as the
-//! probe), so a connection whose every packet was lost cannot wait forever for credit.
+//! EQDS flow would, and so does one left with data to send and nothing that could still give it
+//! credit — nothing in flight, no PULL owed by its receiver or on its way (retransmissions that
+//! no trimmed header or timeout accounted for spend credits meant for new data, which the
+//! receiver never pulls again: without this, such a connection waited forever with no event
+//! left, found by the fuzzer); and retransmissions after a timeout go unsolicited (the timeout
+//! acts as the probe), so a connection whose every packet was lost cannot wait forever for
+//! credit.
 //!
 //! The connection's congestion control still applies on top (`inflight + size ≤ cwnd`): with
 //! `cc = "line_rate"` this is vanilla EQDS (no sender CC); with `smartt` or `mprdma` it is the
@@ -244,6 +249,9 @@ pub struct CreditState {
     pub credits: u32,
     /// Sender: the unsolicited allowance is speculative and not yet stopped (uec-spec §2.1).
     pub speculating: bool,
+    /// Sender: credits of the PULLs that arrived or were lost on the way, in packets (with
+    /// `pulls_sent`: whether a PULL is still on its way).
+    pub pulls_settled: u32,
     /// Receiver: highest pull target seen.
     pub target_seen: u32,
     /// Receiver: trimmed headers seen (each adds one to the target).
@@ -258,6 +266,14 @@ impl CreditState {
     /// A connection with an allowance of `allowance` packets.
     pub fn new(allowance: u32) -> Self {
         CreditState { allowance, unsolicited_left: allowance, granted: allowance, speculating: true, ..Default::default() }
+    }
+
+    /// Sender: starts a fresh unsolicited allowance of `packets` (a message posted on an idle
+    /// connection, or one left with nothing that could still give it credit).
+    pub(crate) fn start_allowance(&mut self, packets: u32) {
+        self.unsolicited_left = packets;
+        self.granted += packets;
+        self.speculating = true;
     }
 
     /// Receiver side: credits still owed, in packets.

@@ -35,9 +35,7 @@ impl Sim {
         let idle = self.hosts.conns[c as usize].in_flight == 0;
         let s = &mut self.hosts.credit[c as usize];
         if idle && s.credits == 0 && s.unsolicited_left == 0 {
-            s.unsolicited_left = s.allowance;
-            s.granted += s.allowance;
-            s.speculating = true;
+            s.start_allowance(s.allowance);
         }
     }
 
@@ -58,6 +56,21 @@ impl Sim {
         if self.hosts.conns[c as usize].in_flight == 0 {
             self.credit_on_data(c, false);
         }
+    }
+
+    /// Sender: `c` has a packet to send and no credit for it. When nothing could still give it
+    /// credit — nothing in flight (no ACK or timeout to come), no PULL owed by its receiver or
+    /// on its way — it starts a fresh unsolicited allowance, as an idle connection does when a
+    /// message is posted (see the module doc of [`crate::transport::credit`]); returns whether
+    /// it may send now.
+    pub(crate) fn credit_revive(&mut self, c: ConnId) -> bool {
+        let idle = self.hosts.conns[c as usize].in_flight == 0;
+        let s = &mut self.hosts.credit[c as usize];
+        if !idle || s.queued || s.pulls_settled != s.pulls_sent {
+            return false;
+        }
+        s.start_allowance(s.allowance.max(1));
+        true
     }
 
     /// Sender: a timeout declared `n` packets lost; they are resent unsolicited.
@@ -132,7 +145,9 @@ impl Sim {
     pub(crate) fn on_pull(&mut self, pkt: PktId) {
         let (c, grant) = (self.pool.get(pkt).conn, self.pool.get(pkt).seq);
         self.pool.free(pkt);
-        self.hosts.credit[c as usize].credits += grant;
+        let s = &mut self.hosts.credit[c as usize];
+        s.credits += grant;
+        s.pulls_settled += grant;
         self.credit_on_feedback(c);
         self.conn_wake(c);
     }

@@ -160,6 +160,9 @@ impl Sim {
             self.c.headers_dropped += 1;
         } else if p.kind == PktKind::Data {
             conn.data_drops += 1;
+        } else if p.kind == PktKind::Pull {
+            // The credits it granted are gone: the sender may have to start afresh.
+            self.hosts.credit[p.conn as usize].pulls_settled += p.seq;
         }
         self.pool.free(pkt);
     }

@@ -51,7 +51,7 @@ impl Sim {
                 return Readiness::Blocked;
             }
         }
-        if self.hosts.credit_on && !self.credit_allows(c) {
+        if self.hosts.credit_on && !self.credit_allows(c) && !self.credit_revive(c) {
             return Readiness::Blocked;
         }
         let conn = &mut self.hosts.conns[c as usize];

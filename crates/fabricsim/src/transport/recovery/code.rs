@@ -10,20 +10,26 @@
 //! no RTO is needed because the paced sender never stops until done; the RTO only matters to a
 //! window-based congestion control, whose window lost symbols would otherwise hold for good.)
 //!
-//! Receiver: counts the distinct packets that arrived from the oldest undelivered message's
-//! first packet on; the message is delivered once ⌈(1+ε)·n⌉ did (n = the packets it was posted
-//! as), whatever their sequence numbers. Its ACKs carry the end of the last delivered message
-//! as their cumulative point (the spec's `done` flag); the sender then settles the whole
-//! message ([`Actions::settle`]), lost symbols included. Symbols sent after the last needed one
-//! and before that ACK returns are wasted, as in the paper (§5 footnote 3).
+//! Receiver: counts the distinct packets that arrive for messages not yet delivered; the oldest
+//! undelivered message is delivered once ⌈(1+ε)·n⌉ of them did (n = the packets it was posted
+//! as), whatever their sequence numbers, and consumes that many of the count. Its ACKs carry
+//! the end of the last delivered message as their cumulative point (the spec's `done` flag); the
+//! sender then settles the whole message ([`Actions::settle`]), lost symbols included. Symbols
+//! sent after the last needed one and before that ACK returns are wasted, as in the paper (§5
+//! footnote 3), and so is a symbol of a message already delivered that arrives later.
 //!
 //! Modelling choices (ASSUMPTIONS, beyond spec and paper, which both model one message per
-//! flow): a connection carrying several messages codes them as one stream: packets of later
-//! messages also count toward an earlier, still undelivered one (extra symbols are appended to
-//! the last posted message, so an earlier message could otherwise never finish). Encoding and
-//! decoding take no time (spec LR-CODE5, paper §6). Extra symbols are full-sized packets and
-//! count in the acknowledged-bytes figures (progress, ACK traces). Spec and paper agree on
-//! everything this file models.
+//! flow): a connection carrying several messages codes them as one stream, as a sliding-window
+//! code would (a symbol combines the data posted and not yet acknowledged): a packet of a later
+//! message also counts toward an earlier, still undelivered one, since extra symbols are
+//! appended to the last posted message and an earlier message could otherwise never finish.
+//! Each symbol counts once: a message consumes the ⌈(1+ε)·n⌉ symbols it needs, and only the
+//! rest carry over to the next, so a receiver never delivers more packets than it received
+//! (found by the fuzzer: counting what had arrived for a message afresh when it became the
+//! oldest counted the symbols its predecessor had used a second time). Encoding and decoding
+//! take no time (spec LR-CODE5, paper §6). Extra symbols are full-sized packets and count in the
+//! acknowledged-bytes figures (progress, ACK traces). Spec and paper agree on everything this
+//! file models.
 
 use super::{Actions, AckInfo, LossReport, ReceiverRecovery, RxView, SenderCtx, SenderRecovery};
 use crate::scheme::Limit;
@@ -104,10 +110,11 @@ impl SenderRecovery for Code {
 #[derive(Clone, Copy, Debug)]
 pub struct CodeRx {
     epsilon: f64,
-    /// First packet of the message being counted (`u32::MAX` = none yet).
-    from: u32,
-    /// Distinct packets arrived from `from` on.
-    count: u32,
+    /// Distinct symbols counted for undelivered messages and not yet consumed by one.
+    unspent: u32,
+    /// The arrival counted last (the glue asks again, with the same sequence number, for the
+    /// next message after delivering one; `u32::MAX` = none yet).
+    last_seq: u32,
     /// End of the last delivered message: the cumulative point ACKs carry.
     delivered: u32,
 }
@@ -115,28 +122,23 @@ pub struct CodeRx {
 impl CodeRx {
     /// A receiver needing ⌈(1+ε)·n⌉ distinct packets per n-packet message.
     pub fn new(epsilon: f64) -> CodeRx {
-        CodeRx { epsilon, from: u32::MAX, count: 0, delivered: 0 }
+        CodeRx { epsilon, unspent: 0, last_seq: u32::MAX, delivered: 0 }
     }
-}
-
-/// Distinct packets at or above `from` that have arrived, read off the reorder window.
-fn arrived_from(rx: &RxView, from: u32) -> u32 {
-    let below_cum = rx.cum.saturating_sub(from);
-    let skip = from.saturating_sub(rx.cum) as usize;
-    below_cum + rx.window.iter().skip(skip).filter(|&&got| got).count() as u32
 }
 
 impl ReceiverRecovery for CodeRx {
     //= spec lb-ai-training.md LR-CODE0 receiver.on_data (done = rx ≥ (1+ε)·M)
-    fn delivered_end(&mut self, rx: &RxView, seq: u32, msg: &OpenMsg) -> u32 {
-        if self.from != msg.first_pkt {
-            // A new message: count what already arrived for it (the arriving packet included).
-            self.from = msg.first_pkt;
-            self.count = arrived_from(rx, self.from);
-        } else if seq >= self.from {
-            self.count += 1;
+    fn delivered_end(&mut self, _rx: &RxView, seq: u32, msg: &OpenMsg) -> u32 {
+        if seq != self.last_seq {
+            self.last_seq = seq;
+            // A symbol of an already delivered message (sent before its ACK returned) is wasted.
+            if seq >= msg.first_pkt {
+                self.unspent += 1;
+            }
         }
-        if self.count >= needed(msg.pkts, self.epsilon) {
+        let need = needed(msg.pkts, self.epsilon);
+        if self.unspent >= need {
+            self.unspent -= need;
             self.delivered = msg.end_pkt;
         }
         self.delivered
@@ -240,25 +242,72 @@ mod tests {
     }
 
     #[test]
-    fn a_later_message_counts_what_already_arrived_for_it() {
-        // Message 1 is packets 10..20 (n = 10); 4 of them arrived before message 0 finished.
+    fn messages_of_one_connection_share_the_stream_and_count_each_symbol_once() {
+        // Message 0 is packets 0..10, message 1 packets 10..20 (n = 10 each, ε = 0).
+        let (m0, m1) = (msg(0, 10, 10), msg(10, 10, 20));
+        let mut r = CodeRx::new(0.0);
         let mut win = window();
-        for s in [12, 13, 15, 19] {
-            win.receive(s);
+        fn arrive_at(win: &mut crate::transport::Connection, r: &mut CodeRx, s: u32, m: &OpenMsg) -> u32 {
+            assert!(win.receive(s));
+            r.delivered_end(&win.rx_view(), s, m)
         }
-        let rx = win.rx_view();
-        let mut r = CodeRx { delivered: 10, ..CodeRx::new(0.0) };
-        let m1 = msg(10, 10, 20);
-        assert_eq!(r.delivered_end(&rx, 19, &m1), 10);
-        assert_eq!(r.count, 4);
-        for s in [10, 11, 14, 16, 17] {
-            win.receive(s);
-            let rx = win.rx_view();
-            assert_eq!(r.delivered_end(&rx, s, &m1), 10);
+        // Packets 0..6 and four of message 1 arrive: 10 symbols, message 0 is decoded with
+        // the help of message 1's packets.
+        for s in [0, 1, 2, 3, 4, 5] {
+            assert_eq!(arrive_at(&mut win, &mut r, s, &m0), 0);
         }
-        win.receive(30);
-        let rx = win.rx_view();
-        assert_eq!(r.delivered_end(&rx, 30, &m1), 20);
+        for s in [12, 13, 15] {
+            assert_eq!(arrive_at(&mut win, &mut r, s, &m0), 0);
+        }
+        assert_eq!(arrive_at(&mut win, &mut r, 19, &m0), 10);
+        // Asked again for message 1 with the same arrival: nothing is counted twice.
+        assert_eq!(r.delivered_end(&win.rx_view(), 19, &m1), 10);
+        assert_eq!(r.unspent, 0, "message 0 consumed all ten symbols");
+        // A late symbol of message 0 is wasted; message 1 needs ten of its own.
+        assert_eq!(arrive_at(&mut win, &mut r, 7, &m1), 10);
+        for s in [10, 11, 14, 16, 17, 18, 20, 21, 22] {
+            assert_eq!(arrive_at(&mut win, &mut r, s, &m1), 10);
+        }
+        assert_eq!(arrive_at(&mut win, &mut r, 23, &m1), 20);
+    }
+
+    /// The symbols a receiver counts never fall short of what it delivers, however packets
+    /// of several messages interleave (the property the fuzzer found broken).
+    #[test]
+    fn delivered_messages_never_outnumber_the_symbols_received() {
+        for epsilon in [0.0, 0.05] {
+            let sizes = [3u32, 7, 1, 12, 5];
+            let mut msgs = Vec::new();
+            let mut first = 0;
+            for &n in &sizes {
+                msgs.push(msg(first, n, first + n));
+                first += n;
+            }
+            // The last message is extended with extra symbols, as the sender would.
+            msgs.last_mut().unwrap().end_pkt += 40;
+            let end = msgs.last().unwrap().end_pkt;
+            let mut r = CodeRx::new(epsilon);
+            let mut win = window();
+            let mut next = 0;
+            let (mut received, mut needed_total) = (0, 0);
+            // A fixed scrambled order with every fifth packet lost.
+            for k in 0..end {
+                let s = (k * 7) % end;
+                if s % 5 == 2 || !win.receive(s) {
+                    continue;
+                }
+                received += 1;
+                while let Some(m) = msgs.get(next) {
+                    if r.delivered_end(&win.rx_view(), s, m) < m.end_pkt {
+                        break;
+                    }
+                    needed_total += needed(m.pkts, epsilon);
+                    next += 1;
+                }
+                assert!(needed_total <= received, "ε = {epsilon}: {needed_total} symbols used of {received}");
+            }
+            assert_eq!(next, sizes.len(), "ε = {epsilon}: every message delivered");
+        }
     }
 
     //= type=test; LR-CODE0: the sender never retransmits; losses requeue nothing
