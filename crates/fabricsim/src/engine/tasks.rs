@@ -167,11 +167,12 @@ impl Sim {
         loop {
             let conn = &mut self.hosts.conns[c as usize];
             let Some(&m) = conn.msgs.front() else { break };
-            if m.end_pkt > conn.snd_una {
+            // Acknowledged (and, where the mode completes on settle, reported done) implies
+            // sent and delivered.
+            if m.end_pkt > conn.snd_una.min(conn.settled_end) {
                 break;
             }
             conn.msgs.pop_front();
-            // Acknowledged implies sent and delivered.
             conn.msgs_sent -= 1;
             conn.msgs_delivered -= 1;
             let TaskKind::Send { bytes, .. } = self.traffic.tasks[m.task as usize].kind else { unreachable!() };

@@ -109,6 +109,10 @@ pub struct Connection {
     pub in_flight: u64,
     /// Packets acknowledged so far.
     pub acked_pkts: u32,
+    /// Packets below this belong to messages the receiver reported done, in a mode that
+    /// [completes on settle](super::recovery::SenderRecovery::completes_on_settle) (`u32::MAX`
+    /// in the others, where acknowledged packets are enough).
+    pub settled_end: u32,
     /// Payload bytes acknowledged so far.
     pub acked_payload: u64,
     /// Earliest time the pacer lets the next packet go.
@@ -203,6 +207,8 @@ pub struct Connection {
 impl Connection {
     /// An idle connection from `src` to `dst`.
     pub fn new(src: NodeId, dst: NodeId, cc: AnyCc, lb: AnyLb, rng: Rng, recovery: AnyRecovery, rcv_recovery: AnyReceiverRecovery) -> Self {
+        use super::recovery::SenderRecovery;
+        let settled_end = if recovery.completes_on_settle() { 0 } else { u32::MAX };
         let pace_on_schedule = cc.pacing_clock() == PacingClock::Schedule;
         Connection {
             src,
@@ -223,6 +229,7 @@ impl Connection {
             tx_log: VecDeque::new(),
             in_flight: 0,
             acked_pkts: 0,
+            settled_end,
             acked_payload: 0,
             next_send: 0,
             last_tx: 0,
@@ -354,10 +361,12 @@ impl Connection {
         (i < self.msgs.len()).then_some(i)
     }
 
-    /// Whether everything posted has been acknowledged.
+    /// Whether everything posted has been acknowledged (and, in a mode that
+    /// [completes on settle](super::recovery::SenderRecovery::completes_on_settle), reported
+    /// done by the receiver).
     #[inline]
     pub fn idle(&self) -> bool {
-        self.acked_pkts == self.n_pkts
+        self.acked_pkts == self.n_pkts && self.settled_end >= self.n_pkts
     }
 
     /// Scoreboard slot of `seq` (which must lie in `snd_una..next_seq`).
@@ -398,6 +407,7 @@ impl Connection {
             next_seq: self.next_seq,
             n_pkts: self.n_pkts,
             acked_pkts: self.acked_pkts,
+            settled_end: self.settled_end,
             next_send: &mut self.next_send,
             board: &mut self.board,
             retx: &mut self.retx,

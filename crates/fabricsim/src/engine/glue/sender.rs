@@ -331,7 +331,7 @@ impl Sim {
     /// finish time and lets the connection send again.
     pub(crate) fn after_ack_progress(&mut self, c: ConnId) {
         let conn = &mut self.hosts.conns[c as usize];
-        if conn.msgs.front().is_some_and(|m| m.end_pkt <= conn.snd_una) {
+        if conn.msgs.front().is_some_and(|m| m.end_pkt <= conn.snd_una.min(conn.settled_end)) {
             self.complete_messages(c);
         }
         let conn = &mut self.hosts.conns[c as usize];
@@ -530,7 +530,9 @@ impl Sim {
         let Some(i) = conn.msg_of(seq).filter(|&i| conn.msgs[i].first_pkt <= seq) else { return };
         let end = conn.msgs[i].end_pkt;
         self.ack_below(c, end);
-        self.hosts.conns[c as usize].advance_una();
+        let conn = &mut self.hosts.conns[c as usize];
+        conn.advance_una();
+        conn.settled_end = conn.settled_end.max(end);
     }
 
     /// Sends a header-only probe for `c` (strack spec §2.5.9): its answer is an ACK whose bitmap

@@ -104,6 +104,12 @@ impl SenderRecovery for Code {
         ctx.retx.clear();
         Actions::NONE
     }
+
+    /// Every packet of a message may be acknowledged while its receiver still needs symbols:
+    /// only its report (the cumulative point) settles the message.
+    fn completes_on_settle(&self) -> bool {
+        true
+    }
 }
 
 /// Receiver half.

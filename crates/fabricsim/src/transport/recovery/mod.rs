@@ -259,13 +259,17 @@ pub struct SenderCtx<'a> {
     pub rng: &'a mut Rng,
     /// Posted messages not yet fully acknowledged, oldest first.
     pub(crate) msgs: &'a VecDeque<OpenMsg>,
+    /// Packets below this belong to messages the receiver reported done
+    /// ([`SenderRecovery::completes_on_settle`]; `u32::MAX` for the other modes).
+    pub settled_end: u32,
 }
 
 impl SenderCtx<'_> {
-    /// Whether everything posted has been acknowledged.
+    /// Whether everything posted has been acknowledged (and, in a mode that
+    /// [completes on settle](SenderRecovery::completes_on_settle), reported done).
     #[inline]
     pub fn idle(&self) -> bool {
-        self.acked_pkts == self.n_pkts
+        self.acked_pkts == self.n_pkts && self.settled_end >= self.n_pkts
     }
 
     /// Wire bytes in flight.
@@ -435,6 +439,15 @@ pub trait SenderRecovery {
     fn uses_shared_rto(&self) -> bool {
         true
     }
+    /// Whether a message is done only when the receiver says so ([`Actions::settle`]) rather
+    /// than once every packet posted for it was acknowledged: an erasure code's receiver may
+    /// need more symbols than the message's packets, so acknowledged packets prove nothing
+    /// until it reports the message decoded. Such a connection is not idle, and keeps sending,
+    /// while a message is unsettled.
+    #[inline]
+    fn completes_on_settle(&self) -> bool {
+        false
+    }
     /// The mode's own timers with their effective values on this connection's path, one line
     /// each, for `fabricsim check` (which adds the shared RTO when [`Self::uses_shared_rto`]).
     fn own_timers(&self) -> Vec<String> {
@@ -484,6 +497,10 @@ impl SenderRecovery for AnyRecovery {
     #[inline]
     fn uses_shared_rto(&self) -> bool {
         dispatch_tx!(self, m => m.uses_shared_rto())
+    }
+    #[inline]
+    fn completes_on_settle(&self) -> bool {
+        dispatch_tx!(self, m => m.completes_on_settle())
     }
 
     fn own_timers(&self) -> Vec<String> {
