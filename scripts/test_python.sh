@@ -17,9 +17,12 @@ export PATH="$venv/bin:$PATH"
 pip install --quiet --disable-pip-version-check "maturin>=1.5,<2" pandas pytest matplotlib polars pyarrow
 # Ray publishes wheels for some Python versions only: without one its tests are skipped (and say so).
 pip install --quiet --disable-pip-version-check ray || echo "test_python.sh: ray did not install; the Ray sweep tests will be skipped" >&2
-pip install --quiet --disable-pip-version-check --no-build-isolation --force-reinstall --no-deps ./python
+# Built with the `ci` profile (Cargo.toml: release without LTO), as scripts/test.sh builds the
+# tests: a wheel for use is `pip install ./python` (release).
+MATURIN_PEP517_ARGS="--profile ci" pip install --quiet --disable-pip-version-check --no-build-isolation --force-reinstall --no-deps ./python
 # The sweep tests also run `fabricsim sweep` through the CLI binary (a no-op after scripts/test.sh).
-cargo build --release --quiet -p fabricsim-cli
+cargo build --profile ci --quiet -p fabricsim-cli
+export FABRICSIM_BIN="$PWD/target/ci/fabricsim"
 # The report's test opens a report in a real headless browser, Debian's chromium: installed
 # here when missing where we can (root with apt-get, as on CI); there a browser still missing
 # fails that test instead of skipping it.

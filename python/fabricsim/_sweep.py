@@ -423,7 +423,9 @@ def _run_local(tasks: List[Tuple[int, _Task]], jobs: int, handle: _Handler, bar:
             while pending:
                 finished, _ = cf.wait(pending, timeout=1.0, return_when=cf.FIRST_COMPLETED)
                 bar.tick()
-                for fut in finished:
+                # In plan order: a set's order is arbitrary, and points that finish within one
+                # wait would print their lines in a different order from run to run.
+                for fut in sorted(finished, key=pending.__getitem__):
                     i = pending.pop(fut)
                     if fut.cancelled():
                         continue
