@@ -872,8 +872,22 @@ fn build(o: &Opts, argv: &[String], ctx: &Context) -> R<String> {
         }
     } else {
         if o.sender {
-            cc.push(line("name", "\"smartt\"", "-sender_cc: htsim_eqds's SMaRTT sender (eqds.cpp)"));
-            cc.push(line("preset", "\"htsim\"", "the public implementation's constants (SPEC §7)"));
+            // eqds.cpp's own SMaRTT constants (neither SPEC §7's spcl/HTSIM preset nor all of
+            // the paper's): gains per ACK and unscaled, a 7 µs target queueing delay, the
+            // window capped at -cwnd packets.
+            let c = o.cwnd.unwrap_or(64);
+            let wnd = c as u64 * mtu;
+            cc.push(line("name", "\"smartt\"", "-sender_cc: htsim_eqds's SMaRTT sender (eqds.cpp updateCwndOnAck_SmaRTT)"));
+            cc.push(line("fi", "0.25", "EqdsSrc::_beta: fair increase 0.25 × mtu × acked / cwnd"));
+            cc.push(line("mi", "2.0", "EqdsSrc::_mi"));
+            cc.push(line("fd", "0.8", "EqdsSrc::_gamma_g: fair decrease"));
+            cc.push(line("md", "1.0", "EqdsSrc::_md"));
+            cc.push(line("scale_gains", false, "eqds.cpp does not scale the gains by the BDP"));
+            cc.push(line("md_cap_includes_fd", false, "the MD term is capped at the acked bytes, the FD term comes on top"));
+            cc.push(line("qa_scaling", "1.0", "QuickAdapt to 1.0 × the bytes acked in the last epoch"));
+            cc.push(line("target_qdelay_us", "7.0", "EqdsSrc::_target_Qdelay = 7 µs over each flow's base RTT"));
+            cc.push(line("initial_window_bytes", wnd, format!("{}: _cwnd = _maxwnd = {c} × {mtu} B on every path", o.src("-cwnd", c, "htsim_eqds default 64 packets"))));
+            cc.push(line("max_window_bytes", wnd, "the same cap"));
             cc.push(line("wtd", o.exp_avg_ecn, o.src("-use_exp_avg_ecn", u8::from(o.exp_avg_ecn), "htsim_eqds default 0: no Wait-To-Decrease average")));
         } else {
             cc.push(line("name", "\"line_rate\"", "EQDS: no sender window, the receiver's PULLs pace"));

@@ -223,7 +223,9 @@ fn congestion_control_and_credit_flags() {
     assert_eq!(value(&toml, "transport.credit", "unsolicited_bytes"), (32 * 4150).to_string());
     let (toml, _) = ok("cc7", "htsim_eqds -tm m.cm -sender_cc_only -use_exp_avg_ecn 1");
     assert_eq!(value(&toml, "transport.cc", "name"), "\"smartt\"");
-    assert_eq!(value(&toml, "transport.cc", "preset"), "\"htsim\"");
+    // eqds.cpp's window cap: 64 packets of 4150 B, whatever the path.
+    assert_eq!(value(&toml, "transport.cc", "max_window_bytes"), "265600");
+    assert_eq!(value(&toml, "transport.cc", "md"), "1.0");
     assert_eq!(value(&toml, "transport.cc", "wtd"), "true");
     assert_eq!(value(&toml, "transport", "ack_coalesce_bytes"), "4000");
     assert!(!toml.contains("[transport.credit]"));
