@@ -91,21 +91,39 @@ def fabricsim_side(case):
     return {"fcts": fcts, "data_sent": data_sent, "rtx": rtx}
 
 
+def fmt(v):
+    """A packet count (a mean over seeds may have a fraction)."""
+    return "-" if v is None else f"{v:.0f}"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", default=str(HERE / "out"))
     ap.add_argument("--json", default=None)
+    ap.add_argument("--pool", action="store_true", help="one row per case over all its seeds (out/<case>__sS): FCTs pooled, packets, times and RSS averaged")
     args = ap.parse_args()
-    rows = []
+    groups = {}
     for case in sorted(p for p in Path(args.out).iterdir() if (p / "command.txt").exists()):
-        line = (case / "command.txt").read_text().strip()
-        argv = shlex.split(line)
-        matrix = Path(argv[argv.index("-tm") + 1])
-        starts = matrix_starts(matrix)
-        h, f = htsim_side(case, starts), fabricsim_side(case)
-        hw, hc, hm = time_v(case / "htsim.time")
-        fw, fc, fm = time_v(case / "fabricsim.time")
-        r = {"case": case.name, "flows": len(starts), "command": line}
+        key = re.sub(r"__s\d+$", "", case.name) if args.pool else case.name
+        groups.setdefault(key, []).append(case)
+    rows = []
+    for key, cases in groups.items():
+        sides, times, flows, line = {"htsim": [], "fabricsim": []}, {"htsim": [], "fabricsim": []}, 0, ""
+        for case in cases:
+            line = (case / "command.txt").read_text().strip()
+            argv = shlex.split(line)
+            starts = matrix_starts(Path(argv[argv.index("-tm") + 1]))
+            flows += len(starts)
+            sides["htsim"].append(htsim_side(case, starts))
+            sides["fabricsim"].append(fabricsim_side(case))
+            times["htsim"].append(time_v(case / "htsim.time"))
+            times["fabricsim"].append(time_v(case / "fabricsim.time"))
+        mean = lambda xs: sum(xs) / len(xs) if xs and None not in xs else None
+        pooled = lambda ds: {"fcts": [x for d in ds for x in d["fcts"]], "data_sent": mean([d["data_sent"] for d in ds]), "rtx": mean([d["rtx"] for d in ds])}
+        h, f = pooled(sides["htsim"]), pooled(sides["fabricsim"])
+        hw, hc, hm = (sum(t[i] for t in times["htsim"]) / len(cases) for i in range(3))
+        fw, fc, fm = (sum(t[i] for t in times["fabricsim"]) / len(cases) for i in range(3))
+        r = {"case": key + (f" ({len(cases)} seeds)" if args.pool and len(cases) > 1 else ""), "flows": flows, "command": line}
         for side, d in (("htsim", h), ("fabricsim", f)):
             r[side] = {
                 "finished": len(d["fcts"]),
@@ -129,7 +147,7 @@ def main():
         h, f = r["htsim"], r["fabricsim"]
         print(
             f"| {r['case']} | {h['finished']}/{f['finished']} of {r['flows']} | {h['p50']:.1f} / {f['p50']:.1f} ({r['ratio_p50']:.3f}) | {h['p99']:.1f} / {f['p99']:.1f} "
-            f"| {h['max']:.1f} / {f['max']:.1f} ({r['ratio_max']:.3f}) | {h['data_sent']} ({h['rtx']}) / {f['data_sent']} ({f['rtx']}) "
+            f"| {h['max']:.1f} / {f['max']:.1f} ({r['ratio_max']:.3f}) | {fmt(h['data_sent'])} ({fmt(h['rtx'])}) / {fmt(f['data_sent'])} ({fmt(f['rtx'])}) "
             f"| {'within 10 %' if r['within_10pct'] else 'MISS'} | {h['wall_s']:.2f} / {f['wall_s']:.2f} | {h['cpu_s']:.2f} / {f['cpu_s']:.2f} | {h['rss_mb']:.0f} / {f['rss_mb']:.0f} |"
         )
     path = Path(args.json) if args.json else Path(args.out) / "results.json"

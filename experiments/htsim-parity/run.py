@@ -83,14 +83,23 @@ def main():
     ap.add_argument("--only", action="append", default=[], help="run only cases whose name contains every one of these")
     ap.add_argument("--skip-htsim", action="store_true", help="rerun fabricsim only (keep htsim's outputs)")
     ap.add_argument("--nice", action="store_true", help="run both simulators under nice -n 19")
+    ap.add_argument("--seeds", default="", help="comma-separated seeds: each case once per seed (-seed S added to its line; out/<case>__sS)")
     args = ap.parse_args()
     if not args.htsim and not args.skip_htsim:
         sys.exit("error: --htsim DIR (or HTSIM_DIR): the folder holding htsim_uec and htsim_eqds")
     write_incasts()
     prefix = ["nice", "-n", "19"] if args.nice else []
-    for name, cmd, matrix in read_cases(Path(args.cases)):
-        if not all(o in name for o in args.only):
+    seeds = [int(s) for s in args.seeds.split(",") if s.strip()] or [None]
+    for base, cmd, matrix in read_cases(Path(args.cases)):
+        if not all(o in base for o in args.only):
             continue
+        for seed in seeds:
+            run_case(args, prefix, base if seed is None else f"{base}__s{seed}", cmd if seed is None else f"{cmd} -seed {seed}", matrix)
+
+
+def run_case(args, prefix, name, cmd, matrix):
+    """One case in both simulators (see the module doc)."""
+    if True:
         case = Path(args.out) / name
         case.mkdir(parents=True, exist_ok=True)
         line = f"{cmd} -tm {matrix}"
@@ -104,7 +113,7 @@ def main():
         tr = subprocess.run([args.fabricsim, "from-htsim", line, "-o", str(toml)], capture_output=True, text=True)
         if tr.returncode != 0:
             print(f"{name}: from-htsim failed: {tr.stderr.strip()}", flush=True)
-            continue
+            return
         rc = timed(prefix + [args.fabricsim, "run", "--quiet", "--force", str(toml), "--out", str(case / "fabricsim")], case, case / "fabricsim.log", case / "fabricsim.time")
         print(f"{name}: fabricsim exit {rc}", flush=True)
 

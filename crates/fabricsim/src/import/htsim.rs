@@ -21,6 +21,8 @@
 //! does not model are refused with the reason; so is any unknown flag and any malformed value
 //! (htsim's `atoi` reads `12abc` as 12 and a missing value as 0; here both are errors naming
 //! the flag). `-strat` accepts only `ecmp_host` (htsim ignores an unknown strategy silently).
+//! `htsim_eqds -use_reps 1` becomes one entropy per flow (`ecmp`): that is what `eqds.cpp`
+//! runs after a flow's first window, its recycled entropy being a member nothing sets.
 
 use crate::workload::flow_list::parse_htsim_cm;
 use std::fmt::{self, Write as _};
@@ -935,10 +937,12 @@ fn build(o: &Opts, argv: &[String], ctx: &Context) -> R<String> {
             ],
         }
     } else if o.use_reps {
+        // eqds.cpp's REPS walks the entropies for the first window, then takes `_next_pathid`
+        // for every packet: a member no code sets or initialises, so in practice one fixed
+        // entropy per flow (measured: htsim's FCT tail matches fabricsim's ECMP, not spraying;
+        // RESULTS.md). We translate what runs, not what was meant.
         vec![
-            line("name", "\"spray\"", "-use_reps 1: htsim_eqds's REPS never recycles (eqds.cpp never sets _next_pathid), so after one window it draws uniformly"),
-            line("order", "\"random_n\"", "independent uniform draws from the entropies"),
-            line("entropies", paths, psrc),
+            line("name", "\"ecmp\"", "-use_reps 1: eqds.cpp never sets _next_pathid, so after the first window every packet of a flow takes the same (uninitialised) entropy"),
         ]
     } else {
         vec![

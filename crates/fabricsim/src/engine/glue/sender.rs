@@ -180,7 +180,18 @@ impl Sim {
         }
         if coalescing {
             let full = conn.cc.window().is_some_and(|w| conn.in_flight + (mss + header) as u64 > w);
-            if ack_now || full || conn.next_to_send(now, mtu).is_none() {
+            //= uec-spec §4 (htsim UecSrc: the ACK-request flag also goes on every retransmission
+            //= and on the packet that spends the last credit)
+            //# Without it a receiver-paced sender that ran out of credit leaves up to a threshold
+            //# of bytes un-ACKed, nothing comes back to release them, and the RTO has to.
+            //= type=deviation reason=only with byte coalescing (htsim's ACK policy), so that
+            //= runs with `ack_every` keep their results
+            let by_bytes = self.hosts.tp.ack_coalesce_bytes > 0;
+            let last_credit = by_bytes && self.hosts.credit_on && {
+                let s = &self.hosts.credit[c as usize];
+                s.unsolicited_left + s.credits <= 1
+            };
+            if ack_now || full || (by_bytes && retx) || last_credit || conn.next_to_send(now, mtu).is_none() {
                 flags |= F_ACK_NOW;
             }
         }
