@@ -7,7 +7,7 @@ use crate::transport::lb::{EntropyCtx, Feedback, PathSelector};
 use crate::engine::queue::EventKind;
 use crate::engine::Sim;
 use crate::ids::{ConnId, PktId};
-use crate::net::packet::{Packet, PktKind, F_ACK_NOW, F_DOOMED, F_HELD, F_MSG_FIRST, F_ECE, F_ECT, F_PROBE_ACK, F_RETX};
+use crate::net::packet::{Packet, PktKind, F_ACK_NOW, F_DOOMED, F_HELD, F_MSG_FIRST, F_ECE, F_ECT, F_LAST_HOP, F_PROBE_ACK, F_RETX};
 use crate::transport::recovery::{AckInfo, Actions, Episode, Lost, LossReport, SenderRecovery};
 use crate::units::Time;
 
@@ -388,6 +388,7 @@ impl Sim {
             entropy: p.entropy,
             in_flight: conn.in_flight,
             sent_at: p.sent_at,
+            last_hop_paced: self.hosts.credit_on && p.flags & F_LAST_HOP != 0,
         };
         conn.cc.on_nack(&ev);
         conn.lb.on_feedback(p.entropy, Feedback::Nack, now);

@@ -694,7 +694,7 @@ mod tests {
     };
 
     const NACK: NackEvent =
-        NackEvent { now: 100 * US, bytes: 4096, cause: super::super::LossCause::Trimmed, entropy: 0, in_flight: 0, sent_at: 90 * US };
+        NackEvent { now: 100 * US, bytes: 4096, cause: super::super::LossCause::Trimmed, entropy: 0, in_flight: 0, sent_at: 90 * US, last_hop_paced: false };
 
     fn ack(now: Time, rtt: Time, ecn: bool) -> AckEvent {
         AckEvent { now, rtt, ecn, marked_pkts: ecn as u32, ..ACK }
