@@ -320,8 +320,17 @@ fn parse(flavour: Flavour, args: &[String]) -> R<Opts> {
                     return err(flag, format!("{}: allowed a power of two in 1..=65536 (htsim masks entropies with paths − 1)", o.paths));
                 }
             }
-            "-hop_latency" => o.hop_latency_us = parse_num(flag, v[0], "a latency in µs")?,
-            "-switch_latency" => o.switch_latency_us = parse_num(flag, v[0], "a latency in µs")?,
+            "-hop_latency" | "-switch_latency" => {
+                let l = parse_num(flag, v[0], "a latency in µs")?;
+                if l > 1e6 {
+                    return err(flag, format!("{}: allowed 0..=10^6 µs", v[0]));
+                }
+                if flag == "-hop_latency" {
+                    o.hop_latency_us = l;
+                } else {
+                    o.switch_latency_us = l;
+                }
+            }
             "-q" => {
                 let q = parse_int(flag, v[0], "a queue size in packets")?;
                 if q == 0 {
@@ -353,7 +362,15 @@ fn parse(flavour: Flavour, args: &[String]) -> R<Opts> {
             }
             "-end" => o.end_us = parse_int(flag, v[0], "a time in whole µs")?,
             "-seed" => o.seed = parse_int(flag, v[0], "a non-negative whole number")?,
-            "-cwnd" => o.cwnd = Some(parse_int(flag, v[0], "a window in packets")?),
+            "-cwnd" => {
+                let c: u32 = parse_int(flag, v[0], "a window in packets")?;
+                match (c, flavour) {
+                    // htsim_uec: 0 means "use the default" (1.5 BDP).
+                    (0, Flavour::Uec) => o.cwnd = None,
+                    (0, Flavour::Eqds) => return err(flag, "0: htsim_eqds's window would hold no packet; allowed 1 or more"),
+                    _ => o.cwnd = Some(c),
+                }
+            }
             "-sender_cc_only" => {
                 o.sender = true;
                 o.receiver = false;
@@ -460,7 +477,9 @@ fn parse_topo(path: &str, text: &str) -> R<TopoFile> {
         }
         let key = words[0].to_ascii_lowercase();
         let at = |m: String| FlagError { flag: flag.into(), message: format!("{path} line {}: {m}", n + 1) };
-        let value = || -> R<u64> { words.get(1).and_then(|w| w.parse::<u64>().ok()).ok_or_else(|| at(format!("`{}` needs a whole number", words[0]))) };
+        // Every count, rate (Gb/s) and latency (ns) stays below 10^9, so that products of two
+        // of them (hosts × rate) cannot overflow.
+        let value = || -> R<u64> { words.get(1).and_then(|w| w.parse::<u64>().ok()).filter(|&v| v <= 1_000_000_000).ok_or_else(|| at(format!("`{}` needs a whole number in 0..=10^9", words[0]))) };
         let tier = |c: Option<usize>| c.ok_or_else(|| at(format!("`{}` comes before any `Tier N` line", words[0])));
         match key.as_str() {
             "nodes" => t.nodes = value()? as u32,
@@ -750,6 +769,11 @@ fn build(o: &Opts, argv: &[String], ctx: &Context) -> R<String> {
         (Flavour::Eqds, None) => (35, "-q absent: htsim_eqds's default 35 packets".to_string()),
     };
     let queue_bytes = queue_pkts * mtu;
+    // fabricsim's limits on `switch.buffer_pkts` (2^20 packets) and on any buffer (1 TiB).
+    if queue_pkts > 1 << 20 || queue_bytes > crate::units::MAX_BUFFER_BYTES {
+        let flag = if o.q.is_some() { "-q" } else if o.q_bdp_factor.is_some() { "-queue_size_bdp_factor" } else { "-hop_latency" };
+        return err(flag, format!("the queue comes to {queue_pkts} packets ({queue_bytes} B): fabricsim's switch.buffer_pkts allows at most 1048576 packets"));
+    }
     // ECN thresholds in packets: htsim_uec marks by default at 20 % / 80 % of the BDP (not of
     // the queue); htsim_eqds only with -ecn.
     let ecn = match (o.ecn, uec) {
@@ -819,6 +843,9 @@ fn build(o: &Opts, argv: &[String], ctx: &Context) -> R<String> {
         (None, false, true) => (4_000, "htsim_eqds with a sender CC ACKs every 4000 B".to_string()),
         (None, false, false) => (16_384, "htsim_eqds ACKs every 16384 B".to_string()),
     };
+    if sack.0 as u64 > 64 * mtu {
+        return err("-sack_threshold", format!("{} B{}: fabricsim's SACK bitmap covers 64 packets, so the threshold may be at most 64 × {mtu} B = {} (-mtu {mtu})", sack.0, if o.sack_threshold.is_none() { " (htsim's default)" } else { "" }, 64 * mtu));
+    }
     tr.push(line("ack_coalesce_bytes", sack.0, sack.1));
     tr.push(line("ack_on_ce", true, "htsim ACKs a CE-marked packet at once"));
     tr.push(line("rto_us", format!("{rto_us:.6}"), format!("htsim's minimum RTO: {} µs + 6 × {queue_bytes} B queue drains at {} Gb/s", show(rto_base), show(gbps))));
@@ -827,6 +854,9 @@ fn build(o: &Opts, argv: &[String], ctx: &Context) -> R<String> {
 
     // Congestion control.
     let cwnd_bdp = o.cwnd.map(|c| (c as f64 * mtu as f64 / bdp_bytes, c));
+    if let Some((b, c)) = cwnd_bdp.filter(|(b, _)| uec && !(0.001..=1000.0).contains(b)) {
+        return err("-cwnd", format!("{c} packets is {b:.4} BDPs of this fabric; allowed 0.001..=1000 BDPs"));
+    }
     let cwnd_note = |c: Option<(f64, u32)>, d: &str| match c {
         Some((_, c)) => format!("-cwnd {c}: {c} × {mtu} B / BDP {:.0} B", bdp_bytes),
         None => format!("-cwnd absent: {d}"),
@@ -1002,7 +1032,12 @@ fn build(o: &Opts, argv: &[String], ctx: &Context) -> R<String> {
             ],
         );
     }
-    emit(w, Some("run"), &[line("end_time_us", o.end_us, o.src("-end", o.end_us, "htsim default 1000 µs: flows still running then are reported unfinished"))]);
+    if o.end_us == 0 {
+        // htsim's EventList takes an end time of 0 as "no end".
+        let _ = writeln!(w, "\n[run]\n# end_time_us unset: -end 0 (htsim runs until every flow is done)");
+    } else {
+        emit(w, Some("run"), &[line("end_time_us", o.end_us, o.src("-end", o.end_us, "htsim default 1000 µs: flows still running then are reported unfinished"))]);
+    }
     Ok(out)
 }
 

@@ -108,6 +108,13 @@ fn malformed_or_missing_values_are_named() {
         ("htsim_uec -tm m.cm -nodes 64", "-nodes", "128 nodes"),
         ("htsim_uec -tm big.cm -tiers 2", "-tm", "k²/2 hosts"),
         ("htsim_uec -tm m.cm -q 10", "-ecn", "exceeds the queue"),
+        ("htsim_uec -tm m.cm -q 2000000", "-q", "at most 1048576 packets"),
+        ("htsim_uec -tm m.cm -hop_latency 100000", "-hop_latency", "at most 1048576 packets"),
+        ("htsim_uec -tm m.cm -switch_latency 1e7", "-switch_latency", "allowed 0..=10^6"),
+        ("htsim_uec -tm m.cm -mtu 65", "-sack_threshold", "htsim's default"),
+        ("htsim_uec -tm m.cm -sack_threshold 300000", "-sack_threshold", "at most 64 × 4150"),
+        ("htsim_uec -tm m.cm -linkspeed 400000 -cwnd 1000000", "-cwnd", "allowed 0.001..=1000 BDPs"),
+        ("htsim_eqds -tm m.cm -cwnd 0", "-cwnd", "no packet"),
     ] {
         let e = refused(line);
         assert_eq!(e.flag, flag, "{line}: {e}");
@@ -132,6 +139,11 @@ fn fabric_flags_and_htsim_defaults() {
     assert_eq!(value(&toml, "topology", "switch_latency_ns"), "100");
     assert_eq!(value(&toml, "", "seed"), "7");
     assert_eq!(value(&toml, "run", "end_time_us"), "500");
+    // -end 0 is htsim's "no end"; -cwnd 0 its default window.
+    let (toml0, s0) = ok("fabric-end0", "htsim_uec -tm m.cm -end 0 -cwnd 0");
+    assert!(!toml0.contains("end_time_us ="), "{toml0}");
+    assert!(s0.scenario.run.end_time_us.is_none());
+    assert_eq!(value(&toml0, "transport.cc", "initial_window_bdp"), "1.5");
     // 2 × (6 × 0.5 + 5 × 0.1) µs + 6 × (81.92 + 1.28) ns = 7.4992 µs.
     assert_eq!(s.base_rtt, 7_499_200);
     // 2 tiers: htsim's leaf-spine of radix 16 for 128 hosts.
