@@ -826,7 +826,7 @@ fn build(o: &Opts, argv: &[String], ctx: &Context) -> R<String> {
     emit(w, Some("switch"), &sw);
     // htsim_uec leaves ECN off ToR downlinks when the receiver paces them (RCCC);
     // htsim_eqds's -ecn never applies there.
-    if ecn.is_some() && (o.receiver && uec || !uec) {
+    if ecn.is_some() && (o.receiver || !uec) {
         let why = if uec { "htsim_uec: no ECN on ToR downlinks when RCCC runs (set_ecn_parameters)" } else { "htsim_eqds: -ecn leaves ToR downlinks unmarked (set_ecn_parameters)" };
         emit(w, Some("switch.ports.tor_down"), &[line("ecn", false, why)]);
     }
