@@ -75,6 +75,14 @@ enum Cmd {
         #[arg(long, conflicts_with = "params")]
         outputs: bool,
     },
+    /// Translate an htsim command line (`htsim_uec ...` or `htsim_eqds ...`, quoted as one
+    /// argument) into a scenario TOML, htsim's defaults made explicit, each key commented with
+    /// the flag it came from. Prints it, or writes it with -o FILE (before or after the line).
+    #[command(name = "from-htsim", disable_help_flag = true)]
+    FromHtsim {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "'COMMAND LINE' [-o FILE]")]
+        args: Vec<String>,
+    },
     /// Run a sweep file (a base scenario, a grid of overrides, seeds) in parallel on every local
     /// core or a Ray cluster; resumable. Forwarded to the Python package (`sweep --help`).
     #[command(disable_help_flag = true)]
@@ -113,6 +121,7 @@ fn main() -> ExitCode {
         Cmd::List { outputs: true, markdown, .. } => emit(&if markdown { fabricsim::results::schema::markdown() } else { fabricsim::results::schema::text() }),
         Cmd::List { markdown: true, .. } => emit(&fabricsim::registry::markdown()),
         Cmd::List { params, .. } => list(params),
+        Cmd::FromHtsim { args } => return from_htsim(&args),
         Cmd::Sweep { args } => return python_command("sweep", &args),
         Cmd::Plot { args } => return python_command("plot", &args),
         Cmd::Report { args } => return python_command("report", &args),
@@ -149,6 +158,70 @@ fn python_command(command: &str, args: &[String]) -> ExitCode {
             eprintln!("error: could not start `{python}`: {e}");
             ExitCode::from(2)
         }
+    }
+}
+
+/// `fabricsim from-htsim 'COMMAND LINE' [-o FILE]`: prints the scenario or writes it to FILE
+/// (whose folder the matrix's name is made relative to). Every refusal exits 2 naming the
+/// htsim flag (or `-o`).
+fn from_htsim(args: &[String]) -> ExitCode {
+    use fabricsim::import::htsim::{split_command_line, translate, Context};
+    let fail = |what: &str, message: String| {
+        eprintln!("error: {what}: {message}");
+        ExitCode::from(2)
+    };
+    let usage = "usage: fabricsim from-htsim 'htsim_uec -tm FILE.cm ...' [-o FILE]";
+    let mut line = Vec::new();
+    let mut out: Option<PathBuf> = None;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "-o" | "--out" => match it.next() {
+                Some(f) => out = Some(PathBuf::from(f)),
+                None => return fail("-o", format!("needs a file name; {usage}")),
+            },
+            "-h" | "--help" => {
+                println!("Translate an htsim command line into a fabricsim scenario TOML.\n{usage}\nThe binary's name (htsim_uec or htsim_eqds) picks the flags; -tm and -topo are read relative to the current folder.");
+                return ExitCode::SUCCESS;
+            }
+            _ => line.push(a.clone()),
+        }
+    }
+    let line = match line.as_slice() {
+        [one] => one,
+        [] => return fail("command line", format!("missing; {usage}")),
+        _ => return fail("command line", format!("give the htsim command line as one quoted argument (so that its own flags, -o among them, stay htsim's); {usage}")),
+    };
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let out_dir = match &out {
+        Some(f) => {
+            let parent = f.parent().filter(|p| !p.as_os_str().is_empty()).map_or_else(|| cwd.clone(), |p| cwd.join(p));
+            match parent.canonicalize() {
+                Ok(p) => Some(p),
+                Err(e) => return fail("-o", format!("{}: the folder {} cannot be used: {e}", f.display(), parent.display())),
+            }
+        }
+        None => None,
+    };
+    let toml = match split_command_line(line).and_then(|argv| translate(&argv, &Context { cwd, out_dir })) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    match out {
+        Some(f) => match std::fs::write(&f, toml) {
+            Ok(()) => {
+                println!("wrote {} (run it: fabricsim run {})", f.display(), f.display());
+                ExitCode::SUCCESS
+            }
+            Err(e) => fail("-o", format!("cannot write {}: {e}", f.display())),
+        },
+        None => match emit(&toml) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => fail("stdout", e.to_string()),
+        },
     }
 }
 

@@ -38,6 +38,7 @@ pub mod engine;
 pub mod error;
 pub mod estimate;
 pub mod hint;
+pub mod import;
 pub mod ids;
 pub mod net;
 pub mod registry;

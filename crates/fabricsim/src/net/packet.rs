@@ -138,6 +138,9 @@ pub const F_HELD: u16 = 512;
 /// Flag (data): the first transmission of a message's first packet (RoCE's WRITE_FIRST /
 /// WRITE_ONLY opcode), which SeqBalance's message-pinned mode re-pins on.
 pub const F_MSG_FIRST: u16 = 1024;
+/// Flag (trimmed data, and the NACK of it): trimmed at the last hop, the port towards the
+/// receiving host (htsim's `last_hop` of a NACK; uec-spec §2.4).
+pub const F_LAST_HOP: u16 = 2048;
 
 /// One packet. Field meaning depends on `kind`; see each field.
 #[derive(Clone, Copy, Debug, Default)]

@@ -5,7 +5,7 @@
 
 use crate::engine::Sim;
 use crate::ids::{NodeId, PktId};
-use crate::net::packet::{Packet, PktKind, F_ACK_NOW, F_BOUNCED, F_CE, F_ECE, F_PROBE_ACK, F_RETX, F_TRIMMED};
+use crate::net::packet::{Packet, PktKind, F_ACK_NOW, F_BOUNCED, F_CE, F_ECE, F_PROBE_ACK, F_RETX, F_TRIMMED, F_LAST_HOP};
 use crate::transport::cc::CongestionControl;
 use crate::transport::recovery::{Admit, Arrival, ReceiverRecovery, Reply};
 use crate::units::Time;
@@ -50,7 +50,7 @@ impl Sim {
             a.src = p.dst;
             a.dst = p.src;
             a.size = ack_bytes;
-            a.flags = p.flags & F_RETX;
+            a.flags = p.flags & (F_RETX | F_LAST_HOP);
             self.host_send(port, pkt);
             return;
         }

@@ -7,7 +7,7 @@ use crate::transport::lb::{EntropyCtx, Feedback, PathSelector};
 use crate::engine::queue::EventKind;
 use crate::engine::Sim;
 use crate::ids::{ConnId, PktId};
-use crate::net::packet::{Packet, PktKind, F_ACK_NOW, F_DOOMED, F_HELD, F_MSG_FIRST, F_ECE, F_ECT, F_PROBE_ACK, F_RETX};
+use crate::net::packet::{Packet, PktKind, F_ACK_NOW, F_DOOMED, F_HELD, F_MSG_FIRST, F_ECE, F_ECT, F_LAST_HOP, F_PROBE_ACK, F_RETX};
 use crate::transport::recovery::{AckInfo, Actions, Episode, Lost, LossReport, SenderRecovery};
 use crate::units::Time;
 
@@ -180,7 +180,18 @@ impl Sim {
         }
         if coalescing {
             let full = conn.cc.window().is_some_and(|w| conn.in_flight + (mss + header) as u64 > w);
-            if ack_now || full || conn.next_to_send(now, mtu).is_none() {
+            //= uec-spec §4 (htsim UecSrc: the ACK-request flag also goes on every retransmission
+            //= and on the packet that spends the last credit)
+            //# Without it a receiver-paced sender that ran out of credit leaves up to a threshold
+            //# of bytes un-ACKed, nothing comes back to release them, and the RTO has to.
+            //= type=deviation reason=only with byte coalescing (htsim's ACK policy), so that
+            //= runs with `ack_every` keep their results
+            let by_bytes = self.hosts.tp.ack_coalesce_bytes > 0;
+            let last_credit = by_bytes && self.hosts.credit_on && {
+                let s = &self.hosts.credit[c as usize];
+                s.unsolicited_left + s.credits <= 1
+            };
+            if ack_now || full || (by_bytes && retx) || last_credit || conn.next_to_send(now, mtu).is_none() {
                 flags |= F_ACK_NOW;
             }
         }
@@ -377,6 +388,7 @@ impl Sim {
             entropy: p.entropy,
             in_flight: conn.in_flight,
             sent_at: p.sent_at,
+            last_hop_paced: self.hosts.credit_on && p.flags & F_LAST_HOP != 0,
         };
         conn.cc.on_nack(&ev);
         conn.lb.on_feedback(p.entropy, Feedback::Nack, now);

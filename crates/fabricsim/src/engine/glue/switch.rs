@@ -13,7 +13,7 @@
 
 use crate::engine::Sim;
 use crate::ids::{NodeId, PktId, PortId};
-use crate::net::packet::{Class, Packet, PktKind, F_BOUNCED, F_DOOMED, F_ECT, F_HELD, F_TRIMMED};
+use crate::net::packet::{Class, Packet, PktKind, F_BOUNCED, F_DOOMED, F_ECT, F_HELD, F_LAST_HOP, F_TRIMMED};
 use crate::net::qdisc::{ControlVerdict, TrimmedHeaders, Verdict};
 use crate::net::switch_lb::{Candidates, PortView, SwitchCtx, SwitchLb};
 
@@ -71,6 +71,11 @@ impl Sim {
         }
         p.size = self.net.qdisc.header_bytes;
         p.flags |= F_TRIMMED;
+        // A port whose peer is a host is the packet's last hop.
+        let peer = self.net.fabric.ports[out as usize].peer;
+        if self.net.fabric.tier[peer as usize] == crate::topo::Tier::Host {
+            p.flags |= F_LAST_HOP;
+        }
         let conn = p.conn;
         self.net.ports[out as usize].trims += 1;
         self.c.data_trimmed += 1;

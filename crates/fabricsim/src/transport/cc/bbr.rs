@@ -768,6 +768,7 @@ mod tests {
             entropy: 0,
             in_flight: 0,
             sent_at: 0,
+            last_hop_paced: false,
         });
         d.cc.on_timeout(&TimeoutEvent { now: d.now, lost_bytes: MTU, in_flight: 0, consecutive: 1, latest_sent_at: 0 });
         assert_eq!((d.cc.window(), d.cc.pacing_rate()), (w, r));

@@ -98,6 +98,10 @@ pub struct NackEvent {
     /// When the trimmed transmission left the sender (tells feedback on packets sent before a
     /// window reset, e.g. SMaRTT's QuickAdapt, from feedback on later ones).
     pub sent_at: Time,
+    /// The packet was trimmed at the last hop (the receiver's ToR downlink) and the receiver
+    /// paces that hop with credits: the trim is the credit scheme's to answer, not the
+    /// window's (uec-spec §2.4). False without receiver credits.
+    pub last_hop_paced: bool,
 }
 
 /// A retransmission timeout.

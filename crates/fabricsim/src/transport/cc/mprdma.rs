@@ -239,7 +239,7 @@ mod tests {
         let mut c = cc();
         c.on_ack(&AckEvent { ecn: true, marked_pkts: 1, ..ACK });
         assert_eq!(c.window(), Some(512_000 - 2048));
-        c.on_nack(&NackEvent { now: 0, bytes: MTU, cause: super::super::LossCause::Trimmed, entropy: 0, in_flight: 0, sent_at: 0 });
+        c.on_nack(&NackEvent { now: 0, bytes: MTU, cause: super::super::LossCause::Trimmed, entropy: 0, in_flight: 0, sent_at: 0, last_hop_paced: false });
         assert_eq!(c.window(), Some(512_000 - 2 * 2048));
         c.on_timeout(&TimeoutEvent { now: 0, lost_bytes: 3 * MTU, in_flight: 0, consecutive: 1, latest_sent_at: 0 });
         assert_eq!(c.window(), Some(512_000 - 5 * 2048));

@@ -27,8 +27,8 @@
 //! - Sizes are wire bytes, as everywhere in fabricsim; htsim's `mss` in the gains (`fi`, `alpha`,
 //!   `eta` are multiples of it) is the payload of a full packet, here `mtu − header` is not
 //!   known, so the gains use the full packet's wire size (1.6 % larger at 4096 + 64 B).
-//! - A NACK always counts as a trim before the last hop (fabricsim does not report the trim
-//!   hop), so with RCCC a last-hop trim still cuts the window (uec-spec §2.4).
+//! - (Closed: a trim at the last hop under receiver credits no longer cuts the window; the
+//!   switch marks such trims and the NACK carries the mark, uec-spec §2.4.)
 //! - On timeouts htsim cuts the window by each lost packet; here by the bytes the timeout
 //!   declared lost, the same sum.
 
@@ -375,7 +375,9 @@ impl CongestionControl for Nscc {
         self.ignored += ev.bytes;
         self.update_delay_average(self.network_rtt, true);
         self.qa_trigger = true;
-        if !self.quick_adapt(ev.now, true, true, 0, ev.in_flight) {
+        //= uec-spec §2.4 (htsim updateCwndOnNack_NSCC: no cut for a last-hop trim under RCCC)
+        //# The receiver's credits pace its own downlink; the window answers for the fabric.
+        if !self.quick_adapt(ev.now, true, true, 0, ev.in_flight) && !ev.last_hop_paced {
             self.cwnd -= ev.bytes as f64;
             self.clamp_window();
         }
@@ -553,6 +555,23 @@ mod tests {
         assert_close(c.cwnd, w);
     }
 
+    //= uec-spec §2.4 (no window cut for a last-hop trim under RCCC); type=test
+    #[test]
+    fn a_last_hop_trim_under_receiver_credits_leaves_the_window_but_arms_quick_adapt() {
+        let mut c = nscc(NsccParams::default());
+        c.on_ack(&ack(100 * US, 12 * US, false));
+        let w = c.cwnd;
+        let nack = NackEvent { now: 101 * US, bytes: 4096, cause: LossCause::Trimmed, entropy: 0, in_flight: 200_000, sent_at: 95 * US, last_hop_paced: true };
+        c.on_nack(&nack);
+        // Inside the first epoch QA cannot fire; the last-hop trim is the credits' to answer.
+        assert_close(c.cwnd, w);
+        assert!(c.qa_trigger, "the trim still arms QuickAdapt for the next epoch");
+        // The same trim before the last hop cuts the window by the packet (then clamps it to
+        // the max window, which the initial one may exceed).
+        c.on_nack(&NackEvent { last_hop_paced: false, ..nack });
+        assert!(c.cwnd <= w - 4096.0, "{} vs {w}", c.cwnd);
+    }
+
     //= uec-spec §1.6 (QuickAdapt on a trim); type=test
     #[test]
     fn quick_adapt_sets_the_window_to_the_delivered_bytes_after_a_trim() {
@@ -564,7 +583,7 @@ mod tests {
         }
         // A trim inside the epoch: no QA yet (epoch not over), cut by one packet.
         let w = c.cwnd;
-        c.on_nack(&NackEvent { now: 110 * US, bytes: 4096, cause: LossCause::Trimmed, entropy: 0, in_flight: 200_000, sent_at: 100 * US });
+        c.on_nack(&NackEvent { now: 110 * US, bytes: 4096, cause: LossCause::Trimmed, entropy: 0, in_flight: 200_000, sent_at: 100 * US, last_hop_paced: false });
         assert_close(c.cwnd, w - 4096.0);
         assert!(c.qa_trigger);
         // The first feedback after the epoch end: it and the 9 ACKs before delivered
@@ -606,7 +625,7 @@ mod tests {
     #[test]
     fn nack_feeds_the_delay_average_and_lowers_the_base_rtt() {
         let mut c = settled(NsccParams::default());
-        c.on_nack(&NackEvent { now: 200 * US, bytes: 4096, cause: LossCause::Trimmed, entropy: 0, in_flight: 0, sent_at: 192 * US });
+        c.on_nack(&NackEvent { now: 200 * US, bytes: 4096, cause: LossCause::Trimmed, entropy: 0, in_flight: 0, sent_at: 192 * US, last_hop_paced: false });
         // RTT 8 µs < 10 µs network RTT: base RTT 8 µs, max window 1.5 × 400 000.
         assert_eq!(c.base_rtt, 8 * US);
         assert_close(c.max_window, 600_000.0);

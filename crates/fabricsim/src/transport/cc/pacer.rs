@@ -168,7 +168,7 @@ mod tests {
         assert_eq!(c.pacing_clock(), PacingClock::Schedule);
         let before = c.pacing_rate();
         c.on_ack(&crate::transport::cc::AckEvent { ecn: true, marked_pkts: 1, rtt: 1_000_000_000, ..ACK });
-        c.on_nack(&NackEvent { now: 5, bytes: MTU, cause: LossCause::Trimmed, entropy: 0, in_flight: 0, sent_at: 0 });
+        c.on_nack(&NackEvent { now: 5, bytes: MTU, cause: LossCause::Trimmed, entropy: 0, in_flight: 0, sent_at: 0, last_hop_paced: false });
         c.on_timeout(&TimeoutEvent { now: 9, lost_bytes: 10 * MTU, in_flight: 0, consecutive: 3, latest_sent_at: 0 });
         c.on_cnp(10);
         c.advance_to(1_000_000_000);

@@ -18,8 +18,10 @@
 //! `initial_window_bdp` 1.25, `md_cap_includes_fd` false, `wtd` true, `wtd_alpha` 0.125,
 //! `wtd_threshold` 0.25, `quick_adapt` true, `qa_scaling` 0.8, `qa_epoch_trtt` 1,
 //! `qa_min_gap_trtt` 1, `qa_on_timeout` false, `nack_decrease_mtu` 1, `fast_increase` true,
-//! `fast_k` 2, `fast_eps_mtus` 5, `react_every` 1, `signals` "both". Each field's doc comment
-//! names its source.
+//! `fast_k` 2, `fast_eps_mtus` 5, `react_every` 1, `signals` "both"; unset by default, the
+//! absolute forms htsim_eqds's SMaRTT needs (uec-spec §9): `max_window_bytes`,
+//! `initial_window_bytes` (instead of the BDP multiples) and `target_qdelay_us` (target RTT =
+//! base RTT + this, instead of `trtt_ratio`). Each field's doc comment names its source.
 //!
 //! **Differences** (tagged `type=deviation` below):
 //! - Sizes are wire bytes (payload + header): fabricsim's windows and in-flight counts are wire
@@ -154,6 +156,18 @@ pub struct SmarttParams {
     /// Initial window, in path BDPs (spec §2.2 / U9: 1.25, from the paper's Fig. 2 caption, windows
     /// start at 1.42 MiB ≈ 1.25 BDP).
     pub initial_window_bdp: f64,
+    /// Largest window in bytes, the same on every path, instead of `max_window_bdp` (htsim_eqds
+    /// caps its SMaRTT window at `-cwnd` packets; uec-spec §9). Left out of resolved scenarios
+    /// while unset.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_window_bytes: Option<u64>,
+    /// Initial window in bytes instead of `initial_window_bdp`. Left out while unset.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub initial_window_bytes: Option<u64>,
+    /// Target queueing delay in µs: target RTT = path base RTT + this, instead of `trtt_ratio` ×
+    /// the base RTT (htsim_eqds: 7 µs on every path). Left out while unset.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target_qdelay_us: Option<f64>,
     /// Whether the one-packet cap of the MD case also covers the fair decrease applied with it
     /// (spec §2.7 / U11: false, the paper's Eq. 1 caps the MD term; true is the reference
     /// implementation's variant).
@@ -216,6 +230,9 @@ impl Default for SmarttParams {
             min_window_mtu: 1.0,
             max_window_bdp: 1.25,
             initial_window_bdp: 1.25,
+            max_window_bytes: None,
+            initial_window_bytes: None,
+            target_qdelay_us: None,
             md_cap_includes_fd: false,
             wtd: true,
             wtd_alpha: 0.125,
@@ -260,6 +277,14 @@ impl SmarttParams {
         require(positive(self.min_window_mtu), "min_window_mtu", self.min_window_mtu, "a positive number")?;
         require(positive(self.max_window_bdp), "max_window_bdp", self.max_window_bdp, "a positive number")?;
         require(positive(self.initial_window_bdp), "initial_window_bdp", self.initial_window_bdp, "a positive number")?;
+        for (key, v) in [("max_window_bytes", self.max_window_bytes), ("initial_window_bytes", self.initial_window_bytes)] {
+            if let Some(v) = v {
+                require(v > 0, key, v, "at least 1 byte")?;
+            }
+        }
+        if let Some(d) = self.target_qdelay_us {
+            require(positive(d), "target_qdelay_us", d, "a positive number of µs")?;
+        }
         require(self.wtd_alpha > 0.0 && self.wtd_alpha <= 1.0, "wtd_alpha", self.wtd_alpha, "in (0, 1]")?;
         require((0.0..=1.0).contains(&self.wtd_threshold), "wtd_threshold", self.wtd_threshold, "in [0, 1]")?;
         require(positive(self.qa_scaling), "qa_scaling", self.qa_scaling, "a positive number")?;
@@ -324,7 +349,11 @@ impl Smartt {
     pub fn new(p: &SmarttParams, path: &PathInfo) -> Self {
         let mtu = path.mtu_bytes as f64;
         let bdp = path.bdp_bytes.max(1) as f64;
-        let target_rtt = (path.base_rtt as f64 * p.trtt_ratio).round() as Time;
+        let target_rtt = match p.target_qdelay_us {
+            // An absolute queueing delay on top of each path's base RTT (htsim_eqds).
+            Some(d) => path.base_rtt + (d * 1e6).round() as Time,
+            None => (path.base_rtt as f64 * p.trtt_ratio).round() as Time,
+        };
         //= smartt-reps §3.5; spec §2.1 (γ scaling)
         //# Increase gains were tuned at 100 Gb/s × 12 µs; bigger pipes may grow proportionally faster.
         let gamma = if p.scale_gains { bdp / p.reference_bdp_bytes as f64 } else { 1.0 };
@@ -333,7 +362,7 @@ impl Smartt {
         let mi = p.mi.unwrap_or(1.0 / (p.trtt_ratio - 1.0));
         let min_window = p.min_window_mtu * mtu;
         // A BDP smaller than the minimum window (tiny fabrics) must not invert the bounds.
-        let max_window = (p.max_window_bdp * bdp).max(min_window);
+        let max_window = p.max_window_bytes.map_or(p.max_window_bdp * bdp, |b| b as f64).max(min_window);
         let serialisation = host_serialisation(path.host_rate, path.mtu_bytes);
         let trtt = target_rtt as f64;
         Smartt {
@@ -351,7 +380,7 @@ impl Smartt {
             fast_rtt_limit: path.base_rtt + (p.fast_eps_mtus * serialisation as f64).round() as Time,
             qa_epoch: ((trtt * p.qa_epoch_trtt).round() as Time).max(1),
             qa_min_gap: (trtt * p.qa_min_gap_trtt).round() as Time,
-            cwnd: (p.initial_window_bdp * bdp).clamp(min_window, max_window),
+            cwnd: p.initial_window_bytes.map_or(p.initial_window_bdp * bdp, |b| b as f64).clamp(min_window, max_window),
             avg_wtd: 0.0,
             qa_pending: false,
             qa_epoch_start: None,
@@ -610,7 +639,7 @@ impl CongestionControl for Smartt {
 impl crate::scheme::Scheme<PathInfo> for Smartt {
     const NAME: &'static str = NAME;
     const SUMMARY: &'static str = SUMMARY;
-    const LIMITS: &'static [crate::scheme::Limit] = &[crate::scheme::Limit::new("trtt_ratio", 1.001, 100.0), crate::scheme::Limit::new("fi", 0.0, 1000.0), crate::scheme::Limit::new("fd", 0.0, 1000.0), crate::scheme::Limit::new("mi", 0.0, 1000.0), crate::scheme::Limit::new("md", 0.0, 1000.0), crate::scheme::Limit::new("timeout_md", 0.0, 1000.0), crate::scheme::Limit::new("reference_bdp_bytes", 1.0, 1099511627776.0), crate::scheme::Limit::new("min_window_mtu", 0.001, 1000000.0), crate::scheme::Limit::new("max_window_bdp", 0.001, 1000.0), crate::scheme::Limit::new("initial_window_bdp", 0.001, 1000.0), crate::scheme::Limit::new("wtd_alpha", 1e-6, 1.0), crate::scheme::Limit::new("wtd_threshold", 0.0, 1.0), crate::scheme::Limit::new("qa_scaling", 0.001, 100.0), crate::scheme::Limit::new("qa_epoch_trtt", 0.001, 1000.0), crate::scheme::Limit::new("qa_min_gap_trtt", 0.0, 1000.0), crate::scheme::Limit::new("nack_decrease_mtu", 0.0, 1000000.0), crate::scheme::Limit::new("fast_k", 0.0, 1000000.0), crate::scheme::Limit::new("fast_eps_mtus", 0.0, 1000000.0), crate::scheme::Limit::new("react_every", 1.0, 1000000.0)];
+    const LIMITS: &'static [crate::scheme::Limit] = &[crate::scheme::Limit::new("trtt_ratio", 1.001, 100.0), crate::scheme::Limit::new("fi", 0.0, 1000.0), crate::scheme::Limit::new("fd", 0.0, 1000.0), crate::scheme::Limit::new("mi", 0.0, 1000.0), crate::scheme::Limit::new("md", 0.0, 1000.0), crate::scheme::Limit::new("timeout_md", 0.0, 1000.0), crate::scheme::Limit::new("reference_bdp_bytes", 1.0, 1099511627776.0), crate::scheme::Limit::new("min_window_mtu", 0.001, 1000000.0), crate::scheme::Limit::new("max_window_bdp", 0.001, 1000.0), crate::scheme::Limit::new("initial_window_bdp", 0.001, 1000.0), crate::scheme::Limit::new("max_window_bytes", 1.0, 1099511627776.0), crate::scheme::Limit::new("initial_window_bytes", 1.0, 1099511627776.0), crate::scheme::Limit::new("target_qdelay_us", 0.001, 1000000.0), crate::scheme::Limit::new("wtd_alpha", 1e-6, 1.0), crate::scheme::Limit::new("wtd_threshold", 0.0, 1.0), crate::scheme::Limit::new("qa_scaling", 0.001, 100.0), crate::scheme::Limit::new("qa_epoch_trtt", 0.001, 1000.0), crate::scheme::Limit::new("qa_min_gap_trtt", 0.0, 1000.0), crate::scheme::Limit::new("nack_decrease_mtu", 0.0, 1000000.0), crate::scheme::Limit::new("fast_k", 0.0, 1000000.0), crate::scheme::Limit::new("fast_eps_mtus", 0.0, 1000000.0), crate::scheme::Limit::new("react_every", 1.0, 1000000.0)];
     type Params = SmarttParams;
     fn check(p: &SmarttParams, _key: &str) -> crate::error::Result<()> {
         p.validate()
@@ -665,7 +694,7 @@ mod tests {
     };
 
     const NACK: NackEvent =
-        NackEvent { now: 100 * US, bytes: 4096, cause: super::super::LossCause::Trimmed, entropy: 0, in_flight: 0, sent_at: 90 * US };
+        NackEvent { now: 100 * US, bytes: 4096, cause: super::super::LossCause::Trimmed, entropy: 0, in_flight: 0, sent_at: 90 * US, last_hop_paced: false };
 
     fn ack(now: Time, rtt: Time, ecn: bool) -> AckEvent {
         AckEvent { now, rtt, ecn, marked_pkts: ecn as u32, ..ACK }
@@ -970,6 +999,24 @@ mod tests {
             }
         }
         assert!(SmarttParams::default().validate().is_ok());
+    }
+
+    //= uec-spec §9 (htsim_eqds's SMaRTT); type=test
+    #[test]
+    fn absolute_window_and_target_delay_replace_the_bdp_and_ratio_forms() {
+        // path(): base RTT 10 µs, BDP 500 000 B. 64 packets of 4150 B = 265 600 B on any path.
+        let p = SmarttParams { max_window_bytes: Some(265_600), initial_window_bytes: Some(265_600), target_qdelay_us: Some(7.0), ..SmarttParams::default() };
+        let c = Smartt::new(&p, &path());
+        assert_eq!(c.window(), Some(265_600));
+        assert_eq!(c.max_window, 265_600.0);
+        // Target RTT = 10 µs + 7 µs, not 1.5 × 10 µs.
+        assert_eq!(c.target_rtt, 17 * US);
+        // An initial window above the cap is clamped to it.
+        let c = Smartt::new(&SmarttParams { initial_window_bytes: Some(1 << 30), ..p }, &path());
+        assert_eq!(c.window(), Some(265_600));
+        for (field, p) in [("max_window_bytes", SmarttParams { max_window_bytes: Some(0), ..p }), ("target_qdelay_us", SmarttParams { target_qdelay_us: Some(-1.0), ..p })] {
+            assert!(matches!(p.validate(), Err(Error::Invalid { key, .. }) if key == format!("transport.cc.{field}")), "{field}");
+        }
     }
 
     //= uec-spec §7; type=test

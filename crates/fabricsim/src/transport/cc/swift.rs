@@ -395,7 +395,7 @@ mod tests {
     }
 
     fn nack(now: Time) -> NackEvent {
-        NackEvent { now, bytes: MTU, cause: LossCause::Trimmed, entropy: 0, in_flight: 0, sent_at: 0 }
+        NackEvent { now, bytes: MTU, cause: LossCause::Trimmed, entropy: 0, in_flight: 0, sent_at: 0, last_hop_paced: false }
     }
 
     fn timeout(now: Time) -> TimeoutEvent {
