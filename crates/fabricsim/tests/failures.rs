@@ -244,3 +244,18 @@ fn failures_survive_the_resolved_scenario() {
     let again = setup(&text);
     assert_eq!(again.fabric.failures, s.fabric.failures);
 }
+
+/// The fabric's description names the tier whose uplinks failed: named aggregation–core links
+/// (what `from-htsim` writes for htsim's `-failed`) were described as "ToR uplinks".
+#[test]
+fn failed_links_are_described_by_their_tier() {
+    let fabric = |links: &str| {
+        setup(&format!("[topology]\nk = 8\n[topology.failures]\nlinks = [{links}]\nmodel = \"degraded\"\ndegraded_rate_factor = 0.25\n")).fabric.description
+    };
+    let agg = fabric("\"agg0-core0\", \"agg0-core1\", \"agg0-core2\"");
+    assert!(agg.contains("3 agg uplinks degraded to 100 Gb/s (1 aggs × 3)"), "{agg}");
+    let tor = fabric("\"tor0-agg0\", \"tor1-agg1\"");
+    assert!(tor.contains("2 ToR uplinks degraded to 100 Gb/s (2 ToRs × 1)"), "{tor}");
+    let mixed = fabric("\"tor0-agg0\", \"agg0-core0\"");
+    assert!(mixed.contains("; 2 links degraded to 100 Gb/s") && !mixed.contains(" × "), "{mixed}");
+}

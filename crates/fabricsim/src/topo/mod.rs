@@ -278,6 +278,7 @@ impl Fabric {
             return;
         }
         let mut owners: Vec<NodeId> = links.iter().map(|l| self.ports[l.up as usize].owner).collect();
+        owners.sort_unstable();
         owners.dedup();
         let what = match (links[0].rate, links[0].flaky) {
             (_, Some(b)) => format!("flaky (loss bursts every {} µs for {} µs on average)", b.mean_gap as f64 / 1e6, b.mean_len as f64 / 1e6),
@@ -293,7 +294,14 @@ impl Fabric {
             let pods = self.pod_of_host().iter().max().map_or(0, |&m| m + 1);
             self.description += &format!("; {} pod–core links {what}{one_way} ({pods} pods × {})", links.len(), links.len() as u32 / pods.max(1));
         } else {
-            self.description += &format!("; {} ToR uplinks {what}{one_way} ({} ToRs × {})", links.len(), owners.len(), links.len() / owners.len());
+            // Named by the tier whose uplinks they are (named links may be agg–core links).
+            let tier = self.tier[owners[0] as usize];
+            let name = if tier == Tier::Tor { "ToR" } else { self.tier_name(tier) };
+            if owners.iter().all(|&o| self.tier[o as usize] == tier) && links.len() % owners.len() == 0 {
+                self.description += &format!("; {} {name} uplinks {what}{one_way} ({} {name}s × {})", links.len(), owners.len(), links.len() / owners.len());
+            } else {
+                self.description += &format!("; {} links {what}{one_way}", links.len());
+            }
         }
         self.pod_bottleneck = chosen.bottleneck;
         self.failures = links;
