@@ -41,31 +41,31 @@ impl CountingAlloc {
         PEAK.fetch_max(live, Relaxed);
         true
     }
+
+    /// Counts `size` bytes (ending the process past the bound), then allocates them with
+    /// `alloc`; a failed allocation is not counted.
+    #[inline]
+    fn counted(size: usize, alloc: impl FnOnce() -> *mut u8) -> *mut u8 {
+        if !Self::take(size) {
+            over_limit(size);
+        }
+        let p = alloc();
+        if p.is_null() {
+            LIVE.fetch_sub(size, Relaxed);
+        }
+        p
+    }
 }
 
 // SAFETY: every call is forwarded to the system allocator with the same layout; the counters
 // are atomics, and the over-limit path writes to stderr and exits without allocating.
 unsafe impl GlobalAlloc for CountingAlloc {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if !Self::take(layout.size()) {
-            over_limit(layout.size());
-        }
-        let p = System.alloc(layout);
-        if p.is_null() {
-            LIVE.fetch_sub(layout.size(), Relaxed);
-        }
-        p
+        Self::counted(layout.size(), || System.alloc(layout))
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        if !Self::take(layout.size()) {
-            over_limit(layout.size());
-        }
-        let p = System.alloc_zeroed(layout);
-        if p.is_null() {
-            LIVE.fetch_sub(layout.size(), Relaxed);
-        }
-        p
+        Self::counted(layout.size(), || System.alloc_zeroed(layout))
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {

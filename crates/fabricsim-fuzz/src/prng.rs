@@ -14,13 +14,12 @@ impl Prng {
         p
     }
 
-    /// The next 64 random bits.
+    /// The next 64 random bits: SplitMix64's step, whose output is the simulator's own
+    /// finaliser ([`fabricsim::rng::mix64`] adds the step's increment itself).
     pub fn next(&mut self) -> u64 {
+        let z = fabricsim::rng::mix64(self.0);
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        z
     }
 
     /// Uniform in `0..n` (`n` > 0; the modulo bias is irrelevant here).

@@ -76,13 +76,10 @@ impl Estimate {
         let (samples, ticks) = Self::trace_samples(setup, data_packets);
         let events = EVENTS_PER_PACKET * data_packets as f64 + ticks;
         let graph = crate::workload::graph::GraphSize::of(&setup.traffic);
-        let f = &setup.fabric;
-        let tors = f.tier.iter().filter(|&&t| t == crate::topo::Tier::Tor).count() as u64;
-        let switches = f.tier.len() as u64 - f.hosts as u64;
-        let fabric = crate::topo::FabricSize { nodes: f.tier.len() as u64, ports: f.ports.len() as u64, switches, tors };
+        let fabric = setup.fabric.size();
         let peak_memory_bytes = BASE_BYTES
             + BYTES_PER_CONN * conns
-            + BYTES_PER_PORT * f.ports.len() as f64
+            + BYTES_PER_PORT * fabric.ports as f64
             + BYTES_PER_PACKET * in_flight
             + fabric.route_entries() as f64 * crate::budget::BYTES_PER_ROUTE_ENTRY
             + graph.bytes()
@@ -92,76 +89,76 @@ impl Estimate {
     }
 
     /// Packets in flight at the peak: every connection that has a message ready when the run (or a
-/// collective instance) starts, with at most a window of its largest such message in flight.
-/// Later messages wait on earlier ones, so the connections that start together bound it.
-fn first_wave_packets(setup: &Setup, mss: u64, window_pkts: f64) -> f64 {
-    let t = &setup.traffic;
-    let mut first = vec![0u64; t.conns.len()];
-    let mut mark = |task: usize| {
-        if let TaskKind::Send { conn, bytes } = t.tasks[task].kind {
-            let c = &mut first[conn as usize];
-            *c = (*c).max(bytes.div_ceil(mss).max(1));
-        }
-    };
-    for (i, task) in t.tasks.iter().enumerate() {
-        match task.kind {
-            TaskKind::Send { .. } if task.deps == 0 => mark(i),
-            // An instance's first messages wait for its start alone.
-            TaskKind::Begin(_) => {
-                for e in t.edges_of(i as u32) {
-                    if t.tasks[e.to as usize].deps == 1 {
-                        mark(e.to as usize);
+    /// collective instance) starts, with at most a window of its largest such message in flight.
+    /// Later messages wait on earlier ones, so the connections that start together bound it.
+    fn first_wave_packets(setup: &Setup, mss: u64, window_pkts: f64) -> f64 {
+        let t = &setup.traffic;
+        let mut first = vec![0u64; t.conns.len()];
+        let mut mark = |task: usize| {
+            if let TaskKind::Send { conn, bytes } = t.tasks[task].kind {
+                let c = &mut first[conn as usize];
+                *c = (*c).max(bytes.div_ceil(mss).max(1));
+            }
+        };
+        for (i, task) in t.tasks.iter().enumerate() {
+            match task.kind {
+                TaskKind::Send { .. } if task.deps == 0 => mark(i),
+                // An instance's first messages wait for its start alone.
+                TaskKind::Begin(_) => {
+                    for e in t.edges_of(i as u32) {
+                        if t.tasks[e.to as usize].deps == 1 {
+                            mark(e.to as usize);
+                        }
                     }
                 }
+                _ => {}
             }
-            _ => {}
         }
+        first.iter().map(|&p| (p as f64).min(window_pkts)).sum()
     }
-    first.iter().map(|&p| (p as f64).min(window_pkts)).sum()
-}
 
-/// Trace samples a run records and the sampling events it takes: every traced connection and
-/// port once per `run.trace_interval_us` over the run, whose length is taken as the time the
-/// busiest host link needs for its data (at least the end time, when one is set, bounds it).
-fn trace_samples(setup: &Setup, data_packets: u64) -> (f64, f64) {
-    if setup.trace_interval == 0 {
-        return (0.0, 0.0);
-    }
-    let series = (setup.trace_conns.len() + setup.trace_ports.len()) as f64;
-    let f = &setup.fabric;
-    let rate = f.ports.get(f.host_port.first().copied().unwrap_or(0) as usize).map_or(1.0, |p| p.rate.0 as f64);
-    let mtu = setup.scenario.transport.mtu_bytes as f64;
-    let mut load = vec![0u64; f.hosts as usize];
-    for (c, bytes) in setup.traffic.conns.iter().zip(Self::per_conn_bytes(setup)) {
-        load[c.src as usize] += bytes;
-        load[c.dst as usize] += bytes;
-    }
-    let busiest = load.iter().copied().max().unwrap_or(0) as f64;
-    let start = setup.traffic.tasks.iter().map(|t| t.not_before).max().unwrap_or(0) as f64;
-    let mut duration = start + busiest * 8.0 / rate * 1e12 + setup.base_rtt as f64;
-    if data_packets > 0 {
-        duration = duration.max(mtu * 8.0 / rate * 1e12);
-    }
-    if let Some(end) = setup.end_time {
-        duration = duration.min(end as f64);
-    }
-    let ticks = (duration / setup.trace_interval as f64).ceil();
-    (ticks * series, ticks)
-}
-
-/// Payload bytes each connection carries.
-fn per_conn_bytes(setup: &Setup) -> Vec<u64> {
-    let t = &setup.traffic;
-    let mut bytes = vec![0u64; t.conns.len()];
-    for task in &t.tasks {
-        if let TaskKind::Send { conn, bytes: b } = task.kind {
-            bytes[conn as usize] = bytes[conn as usize].saturating_add(b);
+    /// Trace samples a run records and the sampling events it takes: every traced connection and
+    /// port once per `run.trace_interval_us` over the run, whose length is taken as the time the
+    /// busiest host link needs for its data (at least the end time, when one is set, bounds it).
+    fn trace_samples(setup: &Setup, data_packets: u64) -> (f64, f64) {
+        if setup.trace_interval == 0 {
+            return (0.0, 0.0);
         }
+        let series = (setup.trace_conns.len() + setup.trace_ports.len()) as f64;
+        let f = &setup.fabric;
+        let rate = f.ports.get(f.host_port.first().copied().unwrap_or(0) as usize).map_or(1.0, |p| p.rate.0 as f64);
+        let mtu = setup.scenario.transport.mtu_bytes as f64;
+        let mut load = vec![0u64; f.hosts as usize];
+        for (c, bytes) in setup.traffic.conns.iter().zip(Self::per_conn_bytes(setup)) {
+            load[c.src as usize] += bytes;
+            load[c.dst as usize] += bytes;
+        }
+        let busiest = load.iter().copied().max().unwrap_or(0) as f64;
+        let start = setup.traffic.tasks.iter().map(|t| t.not_before).max().unwrap_or(0) as f64;
+        let mut duration = start + busiest * 8.0 / rate * 1e12 + setup.base_rtt as f64;
+        if data_packets > 0 {
+            duration = duration.max(mtu * 8.0 / rate * 1e12);
+        }
+        if let Some(end) = setup.end_time {
+            duration = duration.min(end as f64);
+        }
+        let ticks = (duration / setup.trace_interval as f64).ceil();
+        (ticks * series, ticks)
     }
-    bytes
-}
 
-/// One line for `check`: packets, events, memory, wall time.
+    /// Payload bytes each connection carries.
+    fn per_conn_bytes(setup: &Setup) -> Vec<u64> {
+        let t = &setup.traffic;
+        let mut bytes = vec![0u64; t.conns.len()];
+        for task in &t.tasks {
+            if let TaskKind::Send { conn, bytes: b } = task.kind {
+                bytes[conn as usize] = bytes[conn as usize].saturating_add(b);
+            }
+        }
+        bytes
+    }
+
+    /// One line for `check`: packets, events, memory, wall time.
     pub fn describe(&self) -> String {
         format!(
             "{} data packets, ~{:.2e} events, peak memory ~{}, wall time ~{}–{}",

@@ -477,6 +477,15 @@ pub struct FabricSize {
     pub tors: u64,
 }
 
+impl Fabric {
+    /// The counts of this built fabric, as [`FabricSize`] counts a shape before building.
+    pub fn size(&self) -> FabricSize {
+        let nodes = self.tier.len() as u64;
+        let tors = self.tier.iter().filter(|&&t| t == Tier::Tor).count() as u64;
+        FabricSize { nodes, ports: self.ports.len() as u64, switches: nodes - self.hosts as u64, tors }
+    }
+}
+
 impl FabricSize {
     /// Route table entries: one per switch and destination ToR.
     pub fn route_entries(&self) -> u64 {

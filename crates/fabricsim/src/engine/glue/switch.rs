@@ -71,9 +71,8 @@ impl Sim {
         }
         p.size = self.net.qdisc.header_bytes;
         p.flags |= F_TRIMMED;
-        // A port whose peer is a host is the packet's last hop.
-        let peer = self.net.fabric.ports[out as usize].peer;
-        if self.net.fabric.tier[peer as usize] == crate::topo::Tier::Host {
+        // A port whose peer is a host (hosts are the nodes below `hosts`) is the last hop.
+        if self.net.fabric.ports[out as usize].peer < self.net.fabric.hosts {
             p.flags |= F_LAST_HOP;
         }
         let conn = p.conn;
