@@ -77,6 +77,49 @@ fn pause_storm_on_a_tree_does_not_deadlock() {
     assert!(s.pfc.as_ref().unwrap().pause_frames > 1000, "{:?}", s.pfc);
 }
 
+/// A PAUSE and a RESUME sent to one upstream port at the same instant (a packet crosses X_off
+/// on arrival and X_on on departure at once) arrive at the same instant too. The port must end
+/// in the state sent last: the frame event names only the port, and the frames it delivers are
+/// taken oldest first. (When the frame's kind was part of the event, the RESUME could run before
+/// the PAUSE and leave the port paused for good: this run deadlocked with 89 of 128 flows left.)
+#[test]
+fn simultaneous_pause_and_resume_leave_the_port_resumed() {
+    let r = common::run(
+        r#"
+        seed = 1
+        [topology]
+        kind = "fat_tree"
+        k = 8
+        link_rate_gbps = 100
+        link_latency_ns = 1000
+        switch_latency_ns = 0
+        [switch]
+        buffer_bytes = "1MiB"
+        trimming = false
+        [switch.pfc]
+        enabled = true
+        threshold = "static"
+        xoff_bytes = "32KiB"
+        resume_offset_bytes = "4KiB"
+        [transport]
+        mtu_bytes = 4096
+        header_bytes = 64
+        ack_bytes = 64
+        lb = "spray"
+        reliability = { name = "go_back_n", nack_repeat = "base_rtt" }
+        cc = { name = "pacer", rate_coefficient = 1.0 }
+        [workload]
+        kind = "permutation"
+        method = "shifts"
+        permutations = 1
+        flow_bytes = 201600
+    "#,
+    );
+    let s = &r.summary;
+    assert_eq!(s.flows_finished, s.flows, "{:?}", s.invariant_violations);
+    assert!(s.pfc.as_ref().unwrap().pause_frames > 100, "{:?}", s.pfc);
+}
+
 //= type=test; DCQCN (Zhu et al. 2015) §3: flows sharing a bottleneck converge to equal rates
 #[test]
 fn dcqcn_flows_converge_to_fair_share() {

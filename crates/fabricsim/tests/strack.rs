@@ -147,6 +147,10 @@ fn ack_on_ce_reports_every_mark() {
 /// A 2 MiB permutation on a 512-host leaf-spine (32 ToRs × 16 hosts) where 4 ToRs each lose one
 /// of their 16 uplinks, removed or degraded to 1/10 rate (`failure` is `""` for a healthy fabric).
 fn permutation_with_failures(failure: &str, transport: &str) -> fabricsim::Results {
+    permutation_with_failures_seeded(failure, transport, 1)
+}
+
+fn permutation_with_failures_seeded(failure: &str, transport: &str, seed: u64) -> fabricsim::Results {
     let failures = if failure.is_empty() {
         String::new()
     } else {
@@ -154,7 +158,7 @@ fn permutation_with_failures(failure: &str, transport: &str) -> fabricsim::Resul
     };
     common::run(&format!(
         r#"
-        seed = 1
+        seed = {seed}
         [topology]
         kind = "leaf_spine"
         k = 32
@@ -186,10 +190,13 @@ fn removed_uplinks_barely_slow_strack_while_degraded_ones_slow_only_their_tors()
     assert!(unaffected_max_us <= 1.1 * max_us(&healthy), "unaffected flows {unaffected_max_us} vs healthy {}", max_us(&healthy));
     assert!(max_us(&degraded) >= 2.0 * max_us(&healthy), "a 10x slower uplink that stays in ECMP must hurt: {}", max_us(&degraded));
 
-    // The ECN bitmap moves part of the load off the slow uplink, more so when every packet is
-    // ACKed and so every mark reaches it.
-    let oblivious = permutation_with_failures("degraded", &STRACK.replace("lb = \"strack\"", "lb = { name = \"strack\", mode = \"oblivious\" }"));
+    // The ECN bitmap moves part of the load off the slow uplink (on average over seeds: one
+    // seed's slowest flow can go either way; over seeds 1-6 adaptive averages 0.80 of
+    // oblivious), more so when every packet is ACKed and so every mark reaches it.
+    let oblivious_lb = STRACK.replace("lb = \"strack\"", "lb = { name = \"strack\", mode = \"oblivious\" }");
+    let mean_max = |transport: &str| (1..=4).map(|seed| max_us(&permutation_with_failures_seeded("degraded", transport, seed))).sum::<f64>() / 4.0;
+    let (adaptive, oblivious) = (mean_max(STRACK), mean_max(&oblivious_lb));
+    assert!(adaptive < 0.9 * oblivious, "adaptive {adaptive} vs oblivious {oblivious} (mean over 4 seeds)");
     let per_packet_acks = permutation_with_failures("degraded", &STRACK.replace("ack_every = 4", "ack_every = 1"));
-    assert!(max_us(&degraded) < 0.9 * max_us(&oblivious), "adaptive {} vs oblivious {}", max_us(&degraded), max_us(&oblivious));
     assert!(max_us(&per_packet_acks) < 0.8 * max_us(&degraded), "ACK per packet {} vs every 4 {}", max_us(&per_packet_acks), max_us(&degraded));
 }

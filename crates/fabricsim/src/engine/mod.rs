@@ -158,6 +158,18 @@ impl Sim {
         let net = build::network(setup)?;
         let hosts = build::hosts(setup, &net.fabric);
         let traffic = Arc::clone(&setup.traffic);
+        // Every element an event names must fit the order key's entity field (queue.rs).
+        for (what, n) in [
+            ("ports", net.ports.len() as u64),
+            ("connections", hosts.conns.len() as u64),
+            ("tasks", traffic.tasks.len() as u64),
+            ("hosts", net.fabric.hosts as u64),
+            ("link events", setup.link_events.len() as u64),
+        ] {
+            if n >= queue::MAX_ENTITIES {
+                return Err(crate::error::Error::invalid("topology", format!("the run has {n} {what}: the event queue orders at most {} of each", queue::MAX_ENTITIES - 1)));
+            }
+        }
         let tasks = TaskState::new(traffic.tasks.iter().map(|t| t.deps), traffic.tasks.len(), traffic.instances.len());
         let mtu = setup.scenario.transport.mtu_bytes as u64;
         let horizon = net.ports.iter().map(|p| p.arrival_delay + p.rate.tx_time(mtu)).max().unwrap_or(0);
@@ -220,8 +232,8 @@ impl Sim {
             self.now = ev.time;
             self.c.events += 1;
             self.prefetch_ahead();
-            match ev.kind {
-                EventKind::Arrive => self.on_arrive(ev.id),
+            match ev.kind() {
+                EventKind::Arrive | EventKind::HeldArrive => self.on_arrive(ev.id),
                 EventKind::PortFree => self.on_port_free(ev.id),
                 EventKind::TaskReady => self.on_task_ready(ev.id),
                 EventKind::ConnWake => self.on_conn_wake(ev.id),
@@ -313,7 +325,7 @@ impl Sim {
         const MID: usize = 5;
         const NEAR: usize = 3;
         if let Some(e) = self.q.peek_ahead(FAR) {
-            match e.kind {
+            match e.kind() {
                 EventKind::Arrive => self.pool.prefetch(e.id),
                 EventKind::PortFree => {
                     let ps = &self.net.ports[e.id as usize];
@@ -324,7 +336,7 @@ impl Sim {
             }
         }
         if let Some(e) = self.q.peek_ahead(MID) {
-            match e.kind {
+            match e.kind() {
                 EventKind::PortFree => {
                     // The address of the queue head needs only the port (prefetched at FAR).
                     let ps = &self.net.ports[e.id as usize];
@@ -343,13 +355,13 @@ impl Sim {
             }
         }
         if let Some(e) = self.q.peek_ahead(NEAR) {
-            if e.kind == EventKind::PortFree {
+            if e.kind() == EventKind::PortFree {
                 let ps = &self.net.ports[e.id as usize];
                 if let Some(&p) = ps.ctrl.front().or(ps.data.front()) {
                     self.pool.prefetch(p);
                 }
             }
-            if e.kind == EventKind::Arrive {
+            if e.kind() == EventKind::Arrive {
                 let id = e.id;
                 let p = self.pool.get(id);
                 let node = self.net.port_peer[p.port as usize];

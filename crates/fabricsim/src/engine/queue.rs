@@ -1,54 +1,109 @@
-//! The event queue: a min-heap ordered by (time, insertion sequence).
+//! The event queue: a min-heap ordered by (time, kind, entity).
 //!
-//! Ties at equal times are broken by insertion order, so two runs of the same scenario process
-//! events in exactly the same order. Events are small `Copy` records; the heap stores them
-//! inline, so scheduling an event never allocates once the heap has grown to its working size.
+//! Events at equal times run in an order that depends only on *what* they are: first by kind
+//! (the [`EventKind`] discriminant, a fixed priority), then by the element they concern (a
+//! port, a connection, a task, …): never on when or by whom they were scheduled. So the order
+//! is the same however the fabric is split between event queues (a parallel engine's
+//! partitions each see their own events in the serial engine's relative order), and two runs
+//! of the same scenario process events in exactly the same order. Events are 16-byte `Copy`
+//! records stored inline, so scheduling an event never allocates once the queue has grown to
+//! its working size.
 
 use crate::units::Time;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
-/// What an event does when it fires. The `id` of the event says to what.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// What an event does when it fires. The `id` of the event says to what. The discriminant is
+/// the priority among events at one instant (lower first): a link change takes effect before
+/// anything else at its moment, frames and packets arrive before ports and hosts act on what
+/// arrived, and the sampler sees the state after everything at its moment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 #[repr(u8)]
 pub enum EventKind {
-    /// Packet `id` has fully arrived at the far end of the port it last crossed.
-    Arrive,
-    /// Port `id` finished serializing its current packet and may start the next.
-    PortFree,
-    /// Task `id` of the traffic graph is ready (dependencies met, start time reached).
-    TaskReady,
-    /// Connection `id`'s pacing delay is over: it may send again.
-    ConnWake,
-    /// Connection `id`'s retransmission timer should be checked.
-    ConnTimer,
     /// The `id`-th scheduled link change (down, up, rate) takes effect.
-    LinkChange,
-    /// Periodic sampling of traced state (`run.trace_interval_us`).
-    Sample,
+    LinkChange = 0,
+    /// The oldest PFC frame in flight to upstream port `id` reaches it (which frame it is,
+    /// PAUSE or RESUME, is the port's to say: see `net::pfc::Ingress`).
+    Pfc = 1,
+    /// Packet `id` has fully arrived at the far end of the port it last crossed (the event's
+    /// entity: at most one packet arrives over a port at one instant).
+    Arrive = 2,
+    /// Packet `id`, held at its first switch by `run.drop_packets` (the event's entity is the
+    /// plan entry), arrives there anew.
+    HeldArrive = 3,
+    /// Port `id` finished serializing its current packet and may start the next.
+    PortFree = 4,
     /// Host `id`'s pull pacer may send its next credit (EQDS).
-    PullTick,
-    /// A PFC frame reaches upstream port `id >> 1`: PAUSE if `id & 1`, else RESUME.
-    Pfc,
+    PullTick = 5,
+    /// Connection `id`'s retransmission timer should be checked.
+    ConnTimer = 6,
     /// Connection `id`'s loss-recovery mode timer (e.g. STrack's probe timer) fired.
-    RecoveryTimer,
+    RecoveryTimer = 7,
+    /// Connection `id`'s pacing delay is over: it may send again.
+    ConnWake = 8,
+    /// Task `id` of the traffic graph is ready (dependencies met, start time reached).
+    TaskReady = 9,
+    /// Periodic sampling of traced state (`run.trace_interval_us`).
+    Sample = 10,
 }
 
-/// One scheduled event: 24 bytes.
+impl EventKind {
+    /// Every kind, by discriminant (`ALL[k as usize] == k`).
+    #[cfg(test)]
+    const ALL: [EventKind; 11] = [
+        EventKind::LinkChange,
+        EventKind::Pfc,
+        EventKind::Arrive,
+        EventKind::HeldArrive,
+        EventKind::PortFree,
+        EventKind::PullTick,
+        EventKind::ConnTimer,
+        EventKind::RecoveryTimer,
+        EventKind::ConnWake,
+        EventKind::TaskReady,
+        EventKind::Sample,
+    ];
+}
+
+/// Bits of an event's order key that hold the entity (below the kind's 4 bits).
+pub const ENTITY_BITS: u32 = 28;
+/// Entities an event kind can name: ports (×2 for PFC frames), connections, tasks, hosts, link
+/// changes and drop-plan entries must each stay below this (checked when a run is built).
+pub const MAX_ENTITIES: u64 = 1 << ENTITY_BITS;
+
+/// One scheduled event: 16 bytes.
 #[derive(Clone, Copy, Debug)]
 pub struct Event {
     /// When it fires.
     pub time: Time,
-    seq: u64,
+    /// Kind (top 4 bits) and entity (low 28 bits): the order among events at one instant.
+    key: u32,
     /// The element, packet or connection it concerns.
     pub id: u32,
+}
+
+impl Event {
     /// What it does.
-    pub kind: EventKind,
+    #[inline(always)]
+    pub fn kind(&self) -> EventKind {
+        // SAFETY: `key` is private and only ever built as `(kind as u32) << ENTITY_BITS | entity` with
+        // `entity` masked to its `ENTITY_BITS` (`push_for`), so its top bits are a valid discriminant
+        // of the `repr(u8)` enum. (A table lookup here cost 4 % of all instructions.)
+        unsafe { std::mem::transmute::<u8, EventKind>((self.key >> ENTITY_BITS) as u8) }
+    }
+
+    /// Its place in the run's total order. Two events with equal (time, key) are the same
+    /// event (same kind, same element; an `Arrive`'s port carries one packet at an instant), so
+    /// `id` breaks no tie that matters: it only makes the order total.
+    #[inline(always)]
+    fn order(&self) -> u128 {
+        (self.time as u128) << 64 | (self.key as u128) << 32 | self.id as u128
+    }
 }
 
 impl PartialEq for Event {
     fn eq(&self, o: &Self) -> bool {
-        self.time == o.time && self.seq == o.seq
+        self.order() == o.order()
     }
 }
 impl Eq for Event {}
@@ -60,7 +115,7 @@ impl PartialOrd for Event {
 impl Ord for Event {
     // Reversed so that `BinaryHeap` (a max-heap) pops the earliest event first.
     fn cmp(&self, o: &Self) -> Ordering {
-        o.time.cmp(&self.time).then(o.seq.cmp(&self.seq))
+        o.order().cmp(&self.order())
     }
 }
 
@@ -72,7 +127,7 @@ const DEFAULT_WHEEL: usize = 1 << 11;
 /// Deterministic event queue: a timing wheel for the near future plus a heap for the far.
 ///
 /// Most events fall within a few link delays of now, so they go into the wheel bucket of their
-/// time; the bucket being processed is sorted once by (time, seq) and popped from its end.
+/// time; the bucket being processed is sorted once by (time, key) and popped from its end.
 /// Events beyond the wheel's horizon (timers, late flow starts) wait in a binary heap and join
 /// the current bucket when the wheel reaches their time. A binary heap of every pending packet
 /// would cost a cache miss per level on large fabrics; buckets are touched sequentially.
@@ -92,7 +147,9 @@ pub struct EventQueue {
     far: BinaryHeap<Event>,
     /// Number of buckets minus one (a power of two minus one).
     mask: usize,
-    next_seq: u64,
+    /// Reusable buffers of `sort_bucket`.
+    sort_keys: Vec<u64>,
+    sort_scratch: Vec<Event>,
 }
 
 impl Default for EventQueue {
@@ -119,7 +176,8 @@ impl EventQueue {
             cur_bucket: 0,
             in_wheel: 0,
             far: BinaryHeap::new(),
-            next_seq: 0,
+            sort_keys: Vec::new(),
+            sort_scratch: Vec::new(),
         }
     }
 
@@ -128,12 +186,21 @@ impl EventQueue {
         Self::default()
     }
 
-    /// Schedules `kind` for `id` at `time` (never earlier than the last event popped).
+    /// Schedules `kind` for `id` at `time` (never earlier than the last event popped); `id` is
+    /// the entity that orders it among events of its kind at that instant.
     #[inline(always)]
     pub fn push(&mut self, time: Time, kind: EventKind, id: u32) {
-        let seq = self.next_seq;
-        self.next_seq += 1;
-        let ev = Event { time, seq, id, kind };
+        self.push_for(time, kind, id, id);
+    }
+
+    /// Schedules `kind` for `id` at `time`, ordered among events of its kind at that instant
+    /// by `entity` (e.g. an arriving packet by the port it crossed).
+    #[inline(always)]
+    pub fn push_for(&mut self, time: Time, kind: EventKind, entity: u32, id: u32) {
+        debug_assert!((entity as u64) < MAX_ENTITIES, "event entity {entity} beyond the key's {ENTITY_BITS} bits");
+        // Masked, so the kind bits stay a valid discriminant whatever `entity` is (`kind()`
+        // relies on it); `Sim::new` refuses runs whose entities would not fit.
+        let ev = Event { time, key: (kind as u32) << ENTITY_BITS | (entity & (MAX_ENTITIES as u32 - 1)), id };
         let bucket = time >> BUCKET_BITS;
         if bucket <= self.cur_bucket {
             self.late.push(ev);
@@ -187,14 +254,12 @@ impl EventQueue {
                 self.current.append(bucket);
             }
             if !self.current.is_empty() {
-                // Far events (pushed before any wheel event of this bucket, popped in order)
-                // precede the wheel's, which sit in push order: among equal times, sequence
-                // numbers already ascend. A stable sort on time alone therefore yields (time,
-                // seq) order, and runs of equal or ascending times (the common case: packets
-                // of synchronized flows) make it close to linear. Reversed so that the earliest
-                // event is last, ready for `pop`.
-                self.current.sort_by_key(|e| e.time);
-                self.current.reverse();
+                // Latest first, so that the earliest event is last, ready for `pop`. Within one
+                // bucket the time's high bits are equal, so (time, key) packs into a u64; equal
+                // (time, key) means the same event (see `Event::order`), so the unstable sort
+                // gives the one order whatever the push order.
+                sort_bucket(&mut self.current, &mut self.sort_keys, &mut self.sort_scratch);
+                debug_assert!(self.current.windows(2).all(|w| w[0].time >> BUCKET_BITS == w[1].time >> BUCKET_BITS && (w[0].time, w[0].key) != (w[1].time, w[1].key) || w[0].id == w[1].id));
                 return Some(());
             }
         }
@@ -219,19 +284,68 @@ impl EventQueue {
     }
 }
 
+/// Sorts one bucket's events latest first by (time, key), using `keys` and `scratch` as
+/// reusable buffers. All times in a bucket share their high bits, so an event's order packs
+/// into one u64 with its index in the bucket: (time's low bits, key, index). Sorting those plain
+/// integers and gathering the events by index costs a fraction of sorting the 16-byte events
+/// with a compound comparison.
+fn sort_bucket(events: &mut Vec<Event>, keys: &mut Vec<u64>, scratch: &mut Vec<Event>) {
+    const INDEX_BITS: u32 = 64 - 32 - BUCKET_BITS;
+    let n = events.len();
+    if n < 2 {
+        return;
+    }
+    if n >= 1 << INDEX_BITS {
+        // A huge bucket (e.g. a million tasks ready at once): the plain comparison sort.
+        events.sort_unstable_by_key(|e| std::cmp::Reverse(e.order()));
+        return;
+    }
+    const LOW: Time = (1 << BUCKET_BITS) - 1;
+    keys.clear();
+    keys.extend(events.iter().enumerate().map(|(i, e)| ((e.time & LOW) << 32 | e.key as u64) << INDEX_BITS | i as u64));
+    keys.sort_unstable();
+    scratch.clear();
+    scratch.extend(keys.iter().rev().map(|k| events[(k & ((1 << INDEX_BITS) - 1)) as usize]));
+    std::mem::swap(events, scratch);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn pops_by_time_then_insertion_order() {
-        let mut q = EventQueue::new();
-        q.push(5, EventKind::Arrive, 1);
-        q.push(3, EventKind::Arrive, 2);
-        q.push(5, EventKind::Arrive, 3);
-        q.push(3, EventKind::Arrive, 4);
-        let order: Vec<u32> = std::iter::from_fn(|| q.pop()).map(|e| e.id).collect();
-        assert_eq!(order, vec![2, 4, 1, 3]);
+    fn pops_by_time_then_kind_then_entity_whatever_the_push_order() {
+        let pushes = [
+            (5, EventKind::PortFree, 9, 1),
+            (3, EventKind::ConnWake, 2, 2),
+            (5, EventKind::Arrive, 7, 3),
+            (3, EventKind::Arrive, 8, 4),
+            (3, EventKind::Arrive, 6, 5),
+            (5, EventKind::LinkChange, 0, 6),
+        ];
+        let mut orders = Vec::new();
+        for rotation in 0..pushes.len() {
+            let mut q = EventQueue::new();
+            for &(t, kind, entity, id) in pushes.iter().cycle().skip(rotation).take(pushes.len()) {
+                q.push_for(t, kind, entity, id);
+            }
+            orders.push(std::iter::from_fn(|| q.pop()).map(|e| (e.id, e.kind())).collect::<Vec<_>>());
+        }
+        use EventKind::*;
+        let expected = vec![(5, Arrive), (4, Arrive), (2, ConnWake), (6, LinkChange), (3, Arrive), (1, PortFree)];
+        assert!(orders.iter().all(|o| *o == expected), "{orders:?}");
+    }
+
+    #[test]
+    fn an_event_is_sixteen_bytes_and_every_kind_round_trips() {
+        assert_eq!(std::mem::size_of::<Event>(), 16);
+        for (i, k) in EventKind::ALL.iter().enumerate() {
+            assert_eq!(*k as usize, i);
+            let mut q = EventQueue::new();
+            q.push_for(1, *k, (MAX_ENTITIES - 1) as u32, 7);
+            let e = q.pop().unwrap();
+            assert_eq!((e.kind(), e.id), (*k, 7));
+        }
     }
 
     /// The wheel must pop exactly what a plain binary heap would, including far-future events,
@@ -246,7 +360,6 @@ mod tests {
     fn matches_a_binary_heap(mut q: EventQueue) {
         let mut rng = crate::rng::Rng::stream(3, "queue-test", 0);
         let mut reference = BinaryHeap::new();
-        let mut seq = 0u64;
         let mut now = 0u64;
         for step in 0..200_000u32 {
             if rng.below(3) > 0 || reference.is_empty() {
@@ -256,13 +369,15 @@ mod tests {
                     2 => rng.below(200_000_000),
                     _ => 0,
                 };
-                q.push(now + delta, EventKind::Arrive, step);
-                reference.push(Event { time: now + delta, seq, id: step, kind: EventKind::Arrive });
-                seq += 1;
+                // Few entities, so that equal times meet equal kinds and entities differ.
+                let kind = EventKind::ALL[rng.below(EventKind::ALL.len() as u64) as usize];
+                let entity = rng.below(4) as u32;
+                q.push_for(now + delta, kind, entity, step);
+                reference.push(Event { time: now + delta, key: (kind as u32) << ENTITY_BITS | entity, id: step });
             } else {
                 let a = q.pop().unwrap();
                 let b = reference.pop().unwrap();
-                assert_eq!((a.time, a.id), (b.time, b.id));
+                assert_eq!((a.time, a.kind(), a.id), (b.time, b.kind(), b.id));
                 now = a.time;
             }
             assert_eq!(q.len(), reference.len());

@@ -16,8 +16,8 @@ impl Sim {
         // table: make them route again.
         let mut k = 0;
         while let Some(e) = self.q.peek_ahead(k) {
-            let (kind, id) = (e.kind, e.id);
-            if kind == EventKind::Arrive {
+            let (kind, id) = (e.kind(), e.id);
+            if matches!(kind, EventKind::Arrive | EventKind::HeldArrive) {
                 self.pool.get_mut(id).route_hint = 0;
             }
             k += 1;

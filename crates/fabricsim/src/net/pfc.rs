@@ -128,6 +128,34 @@ pub struct Ingress {
     pub paused_since: Time,
     /// Time the upstream port spent paused, over closed pauses.
     pub paused_total: Time,
+    /// PFC frames on their way to the upstream port, and whether the oldest is a PAUSE. The
+    /// frames alternate (a PAUSE only when `xoff` is set, a RESUME only when it is cleared), so
+    /// these two say which each frame is. A frame event names only the port: two frames that
+    /// arrive at one instant are then the same kind of event, and whichever runs first takes
+    /// the older frame, so the upstream port ends in the state sent last.
+    pub frames_in_flight: u32,
+    /// Whether the oldest frame in flight is a PAUSE.
+    pub oldest_frame_pauses: bool,
+}
+
+impl Ingress {
+    /// A frame (PAUSE if `pause`) leaves for the upstream port.
+    pub fn frame_sent(&mut self, pause: bool) {
+        if self.frames_in_flight == 0 {
+            self.oldest_frame_pauses = pause;
+        }
+        debug_assert_eq!(self.oldest_frame_pauses ^ (self.frames_in_flight % 2 == 1), pause, "PFC frames alternate");
+        self.frames_in_flight += 1;
+    }
+
+    /// The oldest frame in flight reaches the upstream port: whether it is a PAUSE.
+    pub fn frame_arrived(&mut self) -> bool {
+        debug_assert!(self.frames_in_flight > 0);
+        let pause = self.oldest_frame_pauses;
+        self.frames_in_flight -= 1;
+        self.oldest_frame_pauses = !pause;
+        pause
+    }
 }
 
 /// Run-time PFC state.
@@ -364,6 +392,18 @@ impl PfcState {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn frames_in_flight_arrive_oldest_first() {
+        let mut g = super::Ingress::default();
+        g.frame_sent(true);
+        g.frame_sent(false);
+        g.frame_sent(true);
+        assert_eq!([g.frame_arrived(), g.frame_arrived()], [true, false]);
+        g.frame_sent(false);
+        assert_eq!([g.frame_arrived(), g.frame_arrived()], [true, false]);
+        assert_eq!(g.frames_in_flight, 0);
+    }
+
     use super::{PfcModel, XoffRule};
 
     /// The PFC model of the scenario tests' tiny leaf-spine (2 ToRs, 1 spine, one host per ToR,

@@ -198,6 +198,9 @@ pub struct Performance {
     pub packet_hops_per_second: f64,
     /// Peak resident memory of the process (bytes), where the OS reports it.
     pub peak_rss_bytes: Option<u64>,
+    /// Packet records the engine held at its peak: a figure of the engine's memory, not of the
+    /// network (a parallel run holds one pool per partition).
+    pub peak_packets_in_pool: usize,
 }
 
 /// `summary.json`.
@@ -278,8 +281,6 @@ pub struct Summary {
     pub packets: PacketCounts,
     /// Events processed.
     pub events: u64,
-    /// Most packets alive at once.
-    pub peak_packets_in_pool: usize,
     /// Round-trip time of ACKed data packets (µs; percentiles at 0.13 µs resolution).
     pub ack_rtt_us: Stats,
     /// Data packets that reached their receiver more than once (spurious retransmissions).
@@ -515,7 +516,6 @@ pub(super) fn assemble(sim: &Sim, setup: &Setup, flows: &[FlowResult], plans: Pl
         collectives: collectives::summary(ccts),
         packets,
         events: sim.c.events,
-        peak_packets_in_pool: sim.pool.high_water(),
         ack_rtt_us: rtt_stats(&sim.rtt_hist),
         duplicate_data_packets: sim.hosts.conns.iter().map(|c| c.rcv_duplicates as u64).sum(),
         max_queue_bytes: sim.net.ports.iter().map(|p| p.max_data_bytes).max().unwrap_or(0),
@@ -544,6 +544,7 @@ pub(super) fn assemble(sim: &Sim, setup: &Setup, flows: &[FlowResult], plans: Pl
             events_per_second: sim.c.events as f64 / wall_seconds.max(1e-9),
             packet_hops_per_second: hops as f64 / wall_seconds.max(1e-9),
             peak_rss_bytes: peak_rss_bytes(),
+            peak_packets_in_pool: sim.pool.high_water(),
         },
         scenario: serde_json::to_value(&setup.scenario).unwrap_or(serde_json::Value::Null),
     }

@@ -41,12 +41,13 @@ impl Sim {
         if self.net.pfc.log_on && pause {
             self.net.pfc.log.push((self.now, up, pause));
         }
-        self.q.push(self.now + delay, EventKind::Pfc, up << 1 | pause as u32);
+        self.net.pfc.ingress[up as usize].frame_sent(pause);
+        self.q.push(self.now + delay, EventKind::Pfc, up);
     }
 
-    /// A PAUSE or RESUME frame reached upstream port `id >> 1`.
-    pub(crate) fn on_pfc_frame(&mut self, id: u32) {
-        let (port, pause) = (id >> 1, id & 1 == 1);
+    /// The oldest PFC frame in flight to upstream port `port` reached it.
+    pub(crate) fn on_pfc_frame(&mut self, port: u32) {
+        let pause = self.net.pfc.ingress[port as usize].frame_arrived();
         let now = self.now;
         let ps = &mut self.net.ports[port as usize];
         let stats = &mut self.net.pfc.ingress[port as usize];

@@ -134,7 +134,7 @@ impl Sim {
             let p = self.pool.get_mut(pkt);
             p.port = port;
             p.route_hint = 0;
-            self.q.push(done + ps.arrival_delay, EventKind::Arrive, pkt);
+            self.q.push_for(done + ps.arrival_delay, EventKind::Arrive, port, pkt);
         } else {
             ps.drops += 1;
             self.drop_packet(pkt);

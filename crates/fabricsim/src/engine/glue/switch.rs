@@ -215,8 +215,10 @@ impl Sim {
         p.flags &= !F_HELD;
         p.route_hint = 0;
         let (conn, seq) = (p.conn, p.seq);
-        let hold = self.hosts.drop_plan.iter().find(|d| d.0 == conn && d.1 == seq && d.4 > 0).map_or(0, |d| d.4);
-        self.q.push(self.now + hold, crate::engine::queue::EventKind::Arrive, pkt);
+        let entry = self.hosts.drop_plan.iter().position(|d| d.0 == conn && d.1 == seq && d.4 > 0);
+        let hold = entry.map_or(0, |i| self.hosts.drop_plan[i].4);
+        // Ordered by its plan entry (its port may carry another packet at that instant).
+        self.q.push_for(self.now + hold, crate::engine::queue::EventKind::HeldArrive, entry.unwrap_or(0) as u32, pkt);
     }
 
     /// Forwards packet `pkt` that arrived at switch `sw`.
