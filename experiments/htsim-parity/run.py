@@ -58,7 +58,7 @@ def read_cases(path):
     cases = []
     for m in matrices:
         if m.startswith("bench/"):
-            mpath = REPO.parent / "shared" / "bench" / m[len("bench/"):]
+            mpath = REPO / "bench" / "matrices" / m[len("bench/"):]
         else:
             mpath = HERE / m
         stem = Path(m).stem

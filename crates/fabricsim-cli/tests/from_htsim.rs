@@ -21,11 +21,12 @@ fn tmp(name: &str) -> PathBuf {
     d
 }
 
-/// A matrix of the validation set: the shared benchmark's when it lies beside the repository,
-/// else (a checkout without it) a permutation of the same size written into `dir`.
+/// A matrix of the validation set: the benchmark's (`bench/matrices/`) or the parity
+/// experiment's; one the checkout lacks (the parity incasts, which its `run.py` writes) is
+/// replaced by a permutation of the same size written into `dir`.
 fn matrix(name: &str, dir: &Path) -> PathBuf {
     let p = match name.strip_prefix("bench/") {
-        Some(f) => repo().join("../shared/bench").join(f),
+        Some(f) => repo().join("bench/matrices").join(f),
         None => repo().join("experiments/htsim-parity").join(name),
     };
     if p.is_file() {

@@ -14,6 +14,7 @@ mod glue;
 mod build;
 pub use build::recovery_timers;
 pub mod queue;
+mod buckets;
 mod reroute;
 pub mod tasks;
 pub mod flowlets;

@@ -9,6 +9,7 @@
 //! records stored inline, so scheduling an event never allocates once the queue has grown to
 //! its working size.
 
+use super::buckets::Buckets;
 use crate::units::Time;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -133,7 +134,7 @@ const DEFAULT_WHEEL: usize = 1 << 11;
 /// would cost a cache miss per level on large fabrics; buckets are touched sequentially.
 pub struct EventQueue {
     /// Unsorted future buckets, indexed by (time >> BUCKET_BITS) mod WHEEL.
-    wheel: Vec<Vec<Event>>,
+    wheel: Buckets,
     /// The bucket being processed, sorted so that the next event is last.
     current: Vec<Event>,
     /// Events pushed into the bucket being processed after it was sorted (e.g. the end of a
@@ -170,7 +171,7 @@ impl EventQueue {
     fn with_buckets(buckets: usize) -> Self {
         EventQueue {
             mask: buckets - 1,
-            wheel: (0..buckets).map(|_| Vec::new()).collect(),
+            wheel: Buckets::new(buckets),
             current: Vec::new(),
             late: BinaryHeap::new(),
             cur_bucket: 0,
@@ -205,7 +206,7 @@ impl EventQueue {
         if bucket <= self.cur_bucket {
             self.late.push(ev);
         } else if bucket <= self.cur_bucket + self.mask as u64 {
-            self.wheel[(bucket as usize) & self.mask].push(ev);
+            self.wheel.push((bucket as usize) & self.mask, ev);
             self.in_wheel += 1;
         } else {
             self.far.push(ev);
@@ -246,13 +247,7 @@ impl EventQueue {
                 }
                 self.current.push(self.far.pop().expect("peeked"));
             }
-            let bucket = &mut self.wheel[slot];
-            self.in_wheel -= bucket.len();
-            if self.current.is_empty() {
-                std::mem::swap(&mut self.current, bucket);
-            } else {
-                self.current.append(bucket);
-            }
+            self.in_wheel -= self.wheel.drain_into(slot, &mut self.current);
             if !self.current.is_empty() {
                 // Latest first, so that the earliest event is last, ready for `pop`. Within one
                 // bucket the time's high bits are equal, so (time, key) packs into a u64; equal
@@ -285,7 +280,7 @@ impl EventQueue {
 }
 
 /// Sorts one bucket's events latest first by (time, key), using `keys` and `scratch` as
-/// reusable buffers. All times in a bucket share their high bits, so an event's order packs
+/// reusable buffers (`scratch` and `events` trade buffers: both belong to the queue). All times in a bucket share their high bits, so an event's order packs
 /// into one u64 with its index in the bucket: (time's low bits, key, index). Sorting those plain
 /// integers and gathering the events by index costs a fraction of sorting the 16-byte events
 /// with a compound comparison.

@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+"""Runs the benchmark matrices and prints (optionally records) the figures; `scripts/bench.sh`
+builds the binaries and calls this.
+
+Sides, run interleaved (round 1: every side, round 2: every side, ...) so that a machine's drift
+and neighbours hit every side alike; figures are medians over the rounds:
+  new        this tree's fabricsim on bench/perm_N.toml (fixed 1-BDP window + oblivious spraying)
+  base       fabricsim built from an earlier commit (`--ab REV`), same scenario files
+  htsim      an htsim_uec binary (`--htsim BIN`) on the same matrix: NSCC + REPS, trimming, 400 G
+  new-nscc   (with --htsim) this tree's fabricsim on the scenario `fabricsim from-htsim`
+             translates that same htsim command line into: the same scheme on both sides
+Each run is timed by /usr/bin/time (wall, peak RSS of the process); fabricsim's events/s and
+packet-hops/s come from its summary.json. A ratio is only printed between sides measured here.
+
+`--record` appends one row per fabricsim side and matrix to bench/HISTORY.md.
+"""
+import argparse
+import datetime
+import filecmp
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+HISTORY = REPO / "bench" / "HISTORY.md"
+HTSIM_ARGS = ["-linkspeed", "400000", "-load_balancing_algo", "reps", "-end", "20000"]
+
+
+def timed(cmd, cwd):
+    """Runs cmd; returns (wall seconds, peak RSS in MB) as /usr/bin/time measured them."""
+    with tempfile.NamedTemporaryFile("r", suffix=".time") as tf:
+        full = ["/usr/bin/time", "-f", "%e %M", "-o", tf.name] + cmd
+        r = subprocess.run(full, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        if r.returncode != 0:
+            sys.exit(f"bench: {' '.join(cmd)} failed ({r.returncode}):\n{r.stderr[-2000:]}")
+        wall, rss_kb = tf.read().split()[-2:]
+    return float(wall), float(rss_kb) / 1024
+
+
+def machine():
+    cpu = "unknown CPU"
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{cpu}, {os.cpu_count()} cores ({platform.node()})"
+
+
+def commit_label():
+    rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO, capture_output=True, text=True).stdout.strip()
+    return rev + ("+dirty" if dirty else "")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("sizes", nargs="*", type=int, default=[1024, 8192])
+    ap.add_argument("--new", required=True, help="this tree's fabricsim binary")
+    ap.add_argument("--base", help="an earlier fabricsim binary (A/B)")
+    ap.add_argument("--base-label", default="base")
+    ap.add_argument("--htsim", help="an htsim_uec binary, run side by side")
+    ap.add_argument("--htsim-label", default="htsim_uec")
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--record", action="store_true", help="append the figures to bench/HISTORY.md")
+    ap.add_argument("--note", default="", help="what changed (the HISTORY row's note)")
+    a = ap.parse_args()
+    for n in a.sizes:
+        if not (REPO / "bench" / f"perm_{n}.toml").exists() and n != 128:
+            sys.exit(f"bench: no matrix for {n} hosts (sizes: 128, 1024, 8192)")
+    work = Path(tempfile.mkdtemp(prefix="fabricsim-bench-"))
+    rows = []
+    try:
+        for n in a.sizes:
+            matrix = REPO / "bench" / "matrices" / f"perm_{n}n_2MiB.cm"
+            scenario = REPO / "bench" / f"perm_{n}.toml"
+            if not scenario.exists():  # 128 hosts: the matrix itself, on the same fabric
+                scenario = matrix
+            sides = {"new": [a.new, "run", str(scenario), "--quiet"]}
+            if a.base:
+                sides["base"] = [a.base, "run", str(scenario), "--quiet"]
+            if a.htsim:
+                htsim = [str(Path(a.htsim).resolve()), "-tm", str(matrix)] + HTSIM_ARGS
+                sides["htsim"] = htsim
+                translated = work / f"nscc_{n}.toml"
+                line = " ".join(["htsim_uec", "-tm", str(matrix)] + HTSIM_ARGS)
+                subprocess.run([a.new, "from-htsim", line, "-o", str(translated)], check=True, stdout=subprocess.DEVNULL)
+                sides["new-nscc"] = [a.new, "run", str(translated), "--quiet"]
+            figures = {s: {"wall": [], "rss": [], "events": [], "hops": []} for s in sides}
+            for i in range(1, a.runs + 1):
+                for side, cmd in sides.items():
+                    out = work / f"{side}-{n}-{i}"
+                    run = cmd + (["--out", str(out)] if side != "htsim" else [])
+                    cwd = work / f"htsim-{n}-{i}" if side == "htsim" else REPO
+                    cwd.mkdir(exist_ok=True)
+                    wall, rss = timed(run, cwd)
+                    f = figures[side]
+                    f["wall"].append(wall)
+                    f["rss"].append(rss)
+                    if side != "htsim":
+                        p = json.load(open(out / "summary.json"))["performance"]
+                        f["events"].append(p["events_per_second"])
+                        f["hops"].append(p["packet_hops_per_second"])
+                    if side == "htsim":
+                        shutil.rmtree(cwd, ignore_errors=True)
+            med = {s: {k: (statistics.median(v) if v else None) for k, v in f.items()} for s, f in figures.items()}
+            print(f"perm_{n}n_2MiB, {a.runs} interleaved rounds (medians; wall and peak RSS by /usr/bin/time):")
+            for side, m in med.items():
+                extra = f", {m['events']/1e6:.2f} M events/s, {m['hops']/1e6:.2f} M packet-hops/s" if m["events"] else ""
+                walls = [round(x, 2) for x in figures[side]["wall"]]
+                print(f"  {side:9s} wall {m['wall']:8.2f} s {walls}  peak RSS {m['rss']:7.0f} MB{extra}")
+            if a.base:
+                same = all(filecmp.cmp(work / f"base-{n}-{i}" / "flows.csv", work / f"new-{n}-{i}" / "flows.csv", shallow=False) for i in range(1, a.runs + 1))
+                print(f"  new vs {a.base_label}: wall ratio {med['new']['wall'] / med['base']['wall']:.3f}, "
+                      f"peak RSS {med['base']['rss']:.0f} -> {med['new']['rss']:.0f} MB; flows.csv {'identical' if same else 'DIFFERS'}")
+            if a.htsim:
+                h = med["htsim"]
+                for side in ("new", "new-nscc"):
+                    m = med[side]
+                    print(f"  {side} vs {a.htsim_label}: {h['wall'] / m['wall']:.1f}x faster, {m['rss'] / h['rss']:.2f}x the memory")
+            for side in [s for s in sides if s in ("new", "new-nscc")]:
+                m = med[side]
+                h = med.get("htsim")
+                rows.append([
+                    datetime.date.today().isoformat(), commit_label(), f"perm_{n}n_2MiB",
+                    "fixed + spray" if side == "new" else "NSCC + REPS (from-htsim)",
+                    f"{m['wall']:.2f}", f"{m['rss']:.0f}", f"{m['events'] / 1e6:.2f}", f"{m['hops'] / 1e6:.2f}",
+                    f"{h['wall'] / m['wall']:.1f}x, {m['rss'] / h['rss']:.2f}x mem" if h else "",
+                    f"{m['wall'] / med['base']['wall']:.3f} vs {a.base_label}" if a.base and side == "new" else "",
+                    str(a.runs), machine(), a.note,
+                ])
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    if a.record:
+        with open(HISTORY, "a") as f:
+            for r in rows:
+                f.write("| " + " | ".join(c.replace("|", "/") for c in r) + " |\n")
+        print(f"recorded {len(rows)} rows in {HISTORY.relative_to(REPO)}")
+
+
+if __name__ == "__main__":
+    main()
