@@ -27,12 +27,15 @@ pub struct Buckets {
     head: Vec<u32>,
     tail: Vec<u32>,
     tail_len: Vec<u8>,
+    /// Bit `b` set when bucket `b` holds events.
+    occupied: Vec<u64>,
 }
 
 impl Buckets {
     /// `n` empty buckets.
     pub fn new(n: usize) -> Self {
-        Buckets { chunks: Vec::new(), next: Vec::new(), free: NIL, head: vec![NIL; n], tail: vec![NIL; n], tail_len: vec![0; n] }
+        debug_assert!(n.is_power_of_two() && n >= 64);
+        Buckets { chunks: Vec::new(), next: Vec::new(), free: NIL, head: vec![NIL; n], tail: vec![NIL; n], tail_len: vec![0; n], occupied: vec![0; n / 64] }
     }
 
     /// Appends `ev` to bucket `b`.
@@ -63,7 +66,10 @@ impl Buckets {
         self.chunks[c as usize][0] = ev;
         self.next[c as usize] = NIL;
         match self.tail[b] {
-            NIL => self.head[b] = c,
+            NIL => {
+                self.head[b] = c;
+                self.occupied[b / 64] |= 1 << (b % 64);
+            }
             t => self.next[t as usize] = c,
         }
         self.tail[b] = c;
@@ -85,7 +91,28 @@ impl Buckets {
         self.head[b] = NIL;
         self.tail[b] = NIL;
         self.tail_len[b] = 0;
+        self.occupied[b / 64] &= !(1 << (b % 64));
         out.len() - before
+    }
+
+    /// How many buckets after `from` (cyclically, `from` itself at 0) the first occupied one
+    /// lies. At least one bucket must be occupied.
+    pub fn next_occupied(&self, from: usize) -> usize {
+        let words = self.occupied.len();
+        let (w0, bit) = (from / 64, from % 64);
+        // The first word from `from`'s bit on; then whole words, wrapping around (the last
+        // one is the first word again, for its bits below `from`).
+        let first = self.occupied[w0] >> bit;
+        if first != 0 {
+            return first.trailing_zeros() as usize;
+        }
+        for i in 1..=words {
+            let w = self.occupied[(w0 + i) % words];
+            if w != 0 {
+                return i * 64 - bit + w.trailing_zeros() as usize;
+            }
+        }
+        unreachable!("next_occupied on an empty wheel")
     }
 
     /// Chunks the arena holds (in use or free): its memory is this × 512 B.
@@ -110,7 +137,7 @@ mod tests {
     #[test]
     fn drains_in_push_order_across_chunks_and_reuses_them() {
         let sample = an_event();
-        let mut b = Buckets::new(4);
+        let mut b = Buckets::new(64);
         let mk = |id: u32| {
             let mut e = sample;
             e.id = id;
@@ -132,6 +159,22 @@ mod tests {
         let mut out = Vec::new();
         b.drain_into(1, &mut out);
         assert!(out.iter().map(|e| e.id).eq((1..(3 * CHUNK as u32 + 5)).step_by(2)));
+    }
+
+    #[test]
+    fn finds_the_next_occupied_bucket_cyclically() {
+        let e = an_event();
+        let mut b = Buckets::new(256);
+        for &at in &[3usize, 70, 200] {
+            b.push(at, e);
+        }
+        assert_eq!(b.next_occupied(0), 3);
+        assert_eq!(b.next_occupied(3), 0);
+        assert_eq!(b.next_occupied(4), 66);
+        assert_eq!(b.next_occupied(71), 129);
+        assert_eq!(b.next_occupied(201), 256 - 201 + 3);
+        b.drain_into(3, &mut Vec::new());
+        assert_eq!(b.next_occupied(201), 256 - 201 + 70);
     }
 
     /// A burst in every bucket in turn holds memory for one burst, not one per bucket.

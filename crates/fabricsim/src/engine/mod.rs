@@ -174,9 +174,11 @@ impl Sim {
         let tasks = TaskState::new(traffic.tasks.iter().map(|t| t.deps), traffic.tasks.len(), traffic.instances.len());
         let mtu = setup.scenario.transport.mtu_bytes as u64;
         let horizon = net.ports.iter().map(|p| p.arrival_delay + p.rate.tx_time(mtu)).max().unwrap_or(0);
+        // When every port is busy: two events (a departure, an arrival) per MTU-sized packet.
+        let events_per_ns: f64 = net.ports.iter().map(|p| 2.0 * p.rate.0 as f64 / 8e9 / mtu.max(1) as f64).sum();
         let mut sim = Sim {
             now: 0,
-            q: EventQueue::with_horizon(horizon),
+            q: EventQueue::with_horizon(horizon, events_per_ns),
             pool: PacketPool::default(),
             net,
             hosts,

@@ -120,8 +120,13 @@ impl Ord for Event {
     }
 }
 
-/// log2 of a wheel bucket's width in picoseconds (4.096 ns: well below one packet time).
-const BUCKET_BITS: u32 = 12;
+/// log2 of a wheel bucket's width in picoseconds when nothing says better (4.096 ns).
+const DEFAULT_BUCKET_BITS: u32 = 12;
+/// Events a bucket should hold when the fabric is busy: enough that a bucket's fixed cost is
+/// shared, few enough that sorting it stays short. (Measured by instruction counts: a
+/// 1024-host fabric at 400 Gb/s does best at 128-256 ps buckets, a 128-host one at 100 Gb/s
+/// at 1 ns; the estimate of the event rate below lands both there.)
+const EVENTS_PER_BUCKET: f64 = 8.0;
 /// Default number of buckets (a horizon of 2048 × 4.096 ns ≈ 8.4 µs).
 const DEFAULT_WHEEL: usize = 1 << 11;
 
@@ -133,14 +138,14 @@ const DEFAULT_WHEEL: usize = 1 << 11;
 /// the current bucket when the wheel reaches their time. A binary heap of every pending packet
 /// would cost a cache miss per level on large fabrics; buckets are touched sequentially.
 pub struct EventQueue {
-    /// Unsorted future buckets, indexed by (time >> BUCKET_BITS) mod WHEEL.
+    /// Unsorted future buckets, indexed by (time >> bits) mod WHEEL.
     wheel: Buckets,
     /// The bucket being processed, sorted so that the next event is last.
     current: Vec<Event>,
     /// Events pushed into the bucket being processed after it was sorted (e.g. the end of a
     /// 64-byte ACK's serialization, 1.3 ns away): a heap, so an insert never shifts `current`.
     late: BinaryHeap<Event>,
-    /// Bucket number ((time >> BUCKET_BITS)) of `current`.
+    /// Bucket number ((time >> bits)) of `current`.
     cur_bucket: u64,
     /// Events in `wheel` (not counting `current`).
     in_wheel: usize,
@@ -148,6 +153,8 @@ pub struct EventQueue {
     far: BinaryHeap<Event>,
     /// Number of buckets minus one (a power of two minus one).
     mask: usize,
+    /// log2 of a bucket's width in picoseconds.
+    bits: u32,
     /// Reusable buffers of `sort_bucket`.
     sort_keys: Vec<u64>,
     sort_scratch: Vec<Event>,
@@ -155,7 +162,7 @@ pub struct EventQueue {
 
 impl Default for EventQueue {
     fn default() -> Self {
-        Self::with_buckets(DEFAULT_WHEEL)
+        Self::with_buckets(DEFAULT_WHEEL, DEFAULT_BUCKET_BITS)
     }
 }
 
@@ -163,14 +170,28 @@ impl EventQueue {
     /// A queue whose wheel covers at least `horizon` picoseconds ahead: size it to the longest
     /// packet flight (serialization + propagation + switch latency), so that almost every packet
     /// event lands in the wheel while buckets that sit idle hold no memory.
-    pub fn with_horizon(horizon: Time) -> Self {
-        let buckets = ((horizon >> BUCKET_BITS) as usize + 2).next_power_of_two().clamp(64, 1 << 16);
-        Self::with_buckets(buckets)
+    pub fn with_horizon(horizon: Time, events_per_ns: f64) -> Self {
+        let bits = Self::bucket_bits(events_per_ns);
+        let buckets = ((horizon >> bits) as usize + 2).next_power_of_two().clamp(64, 1 << 16);
+        Self::with_buckets(buckets, bits)
     }
 
-    fn with_buckets(buckets: usize) -> Self {
+    /// The bucket width for a fabric expected to make `events_per_ns` events per nanosecond
+    /// when busy: about [`EVENTS_PER_BUCKET`] per bucket (rounded down to a power of two),
+    /// between 128 ps and 8 ns. (The width only moves work between sorting buckets and
+    /// stepping through them; the order of events is the same.)
+    fn bucket_bits(events_per_ns: f64) -> u32 {
+        if !(events_per_ns > 0.0) {
+            return DEFAULT_BUCKET_BITS;
+        }
+        let width_ps = EVENTS_PER_BUCKET / events_per_ns * 1000.0;
+        (width_ps.log2().floor() as i64).clamp(7, 13) as u32
+    }
+
+    fn with_buckets(buckets: usize, bits: u32) -> Self {
         EventQueue {
             mask: buckets - 1,
+            bits,
             wheel: Buckets::new(buckets),
             current: Vec::new(),
             late: BinaryHeap::new(),
@@ -202,7 +223,7 @@ impl EventQueue {
         // Masked, so the kind bits stay a valid discriminant whatever `entity` is (`kind()`
         // relies on it); `Sim::new` refuses runs whose entities would not fit.
         let ev = Event { time, key: (kind as u32) << ENTITY_BITS | (entity & (MAX_ENTITIES as u32 - 1)), id };
-        let bucket = time >> BUCKET_BITS;
+        let bucket = time >> self.bits;
         if bucket <= self.cur_bucket {
             self.late.push(ev);
         } else if bucket <= self.cur_bucket + self.mask as u64 {
@@ -232,17 +253,21 @@ impl EventQueue {
     #[cold]
     fn advance(&mut self) -> Option<()> {
         loop {
-            if self.in_wheel == 0 {
-                // Nothing near: jump straight to the far heap's earliest bucket.
-                let t = self.far.peek()?.time;
-                self.cur_bucket = t >> BUCKET_BITS;
-            } else {
-                self.cur_bucket += 1;
-            }
+            // The next bucket with events: the wheel's next occupied one (its bitmap skips
+            // empty buckets a word at a time) or the far heap's earliest, whichever is sooner.
+            let near = (self.in_wheel > 0).then(|| {
+                let from = (self.cur_bucket + 1) as usize & self.mask;
+                self.cur_bucket + 1 + self.wheel.next_occupied(from) as u64
+            });
+            let far = self.far.peek().map(|e| e.time >> self.bits);
+            self.cur_bucket = match (near, far) {
+                (Some(a), Some(b)) => a.min(b),
+                (a, b) => a.or(b)?,
+            };
             let slot = (self.cur_bucket as usize) & self.mask;
             debug_assert!(self.current.is_empty());
             while let Some(e) = self.far.peek() {
-                if e.time >> BUCKET_BITS != self.cur_bucket {
+                if e.time >> self.bits != self.cur_bucket {
                     break;
                 }
                 self.current.push(self.far.pop().expect("peeked"));
@@ -253,8 +278,8 @@ impl EventQueue {
                 // bucket the time's high bits are equal, so (time, key) packs into a u64; equal
                 // (time, key) means the same event (see `Event::order`), so the unstable sort
                 // gives the one order whatever the push order.
-                sort_bucket(&mut self.current, &mut self.sort_keys, &mut self.sort_scratch);
-                debug_assert!(self.current.windows(2).all(|w| w[0].time >> BUCKET_BITS == w[1].time >> BUCKET_BITS && (w[0].time, w[0].key) != (w[1].time, w[1].key) || w[0].id == w[1].id));
+                sort_bucket(&mut self.current, self.bits, &mut self.sort_keys, &mut self.sort_scratch);
+                debug_assert!(self.current.windows(2).all(|w| w[0].time >> self.bits == w[1].time >> self.bits && (w[0].time, w[0].key) != (w[1].time, w[1].key) || w[0].id == w[1].id));
                 return Some(());
             }
         }
@@ -284,23 +309,23 @@ impl EventQueue {
 /// into one u64 with its index in the bucket: (time's low bits, key, index). Sorting those plain
 /// integers and gathering the events by index costs a fraction of sorting the 16-byte events
 /// with a compound comparison.
-fn sort_bucket(events: &mut Vec<Event>, keys: &mut Vec<u64>, scratch: &mut Vec<Event>) {
-    const INDEX_BITS: u32 = 64 - 32 - BUCKET_BITS;
+fn sort_bucket(events: &mut Vec<Event>, bits: u32, keys: &mut Vec<u64>, scratch: &mut Vec<Event>) {
+    let index_bits: u32 = 64 - 32 - bits;
     let n = events.len();
     if n < 2 {
         return;
     }
-    if n >= 1 << INDEX_BITS {
+    if n >= 1 << index_bits {
         // A huge bucket (e.g. a million tasks ready at once): the plain comparison sort.
         events.sort_unstable_by_key(|e| std::cmp::Reverse(e.order()));
         return;
     }
-    const LOW: Time = (1 << BUCKET_BITS) - 1;
+    let low: Time = (1 << bits) - 1;
     keys.clear();
-    keys.extend(events.iter().enumerate().map(|(i, e)| ((e.time & LOW) << 32 | e.key as u64) << INDEX_BITS | i as u64));
+    keys.extend(events.iter().enumerate().map(|(i, e)| ((e.time & low) << 32 | e.key as u64) << index_bits | i as u64));
     keys.sort_unstable();
     scratch.clear();
-    scratch.extend(keys.iter().rev().map(|k| events[(k & ((1 << INDEX_BITS) - 1)) as usize]));
+    scratch.extend(keys.iter().rev().map(|k| events[(k & ((1 << index_bits) - 1)) as usize]));
     std::mem::swap(events, scratch);
 }
 
@@ -347,7 +372,7 @@ mod tests {
     /// events pushed into the bucket being processed, and ties.
     #[test]
     fn matches_a_binary_heap_on_random_workloads() {
-        for q in [EventQueue::new(), EventQueue::with_horizon(100_000)] {
+        for q in [EventQueue::new(), EventQueue::with_horizon(100_000, 0.0), EventQueue::with_horizon(2_000_000, 500.0), EventQueue::with_horizon(100_000, 0.001)] {
             matches_a_binary_heap(q);
         }
     }
