@@ -97,8 +97,8 @@ impl Event {
     /// event (same kind, same element; an `Arrive`'s port carries one packet at an instant), so
     /// `id` breaks no tie that matters: it only makes the order total.
     #[inline(always)]
-    fn order(&self) -> u128 {
-        (self.time as u128) << 64 | (self.key as u128) << 32 | self.id as u128
+    fn order(&self) -> (Time, u64) {
+        (self.time, (self.key as u64) << 32 | self.id as u64)
     }
 }
 
