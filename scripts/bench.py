@@ -98,19 +98,20 @@ def main():
             for i in range(1, a.runs + 1):
                 for side, cmd in sides.items():
                     out = work / f"{side}-{n}-{i}"
-                    run = cmd + (["--out", str(out)] if side != "htsim" else [])
-                    cwd = work / f"htsim-{n}-{i}" if side == "htsim" else REPO
-                    cwd.mkdir(exist_ok=True)
-                    wall, rss = timed(run, cwd)
                     f = figures[side]
-                    f["wall"].append(wall)
-                    f["rss"].append(rss)
-                    if side != "htsim":
+                    if side == "htsim":
+                        # htsim writes its outputs into its working folder: a fresh one per run.
+                        cwd = work / f"htsim-{n}-{i}"
+                        cwd.mkdir()
+                        wall, rss = timed(cmd, cwd)
+                        shutil.rmtree(cwd, ignore_errors=True)
+                    else:
+                        wall, rss = timed(cmd + ["--out", str(out)], REPO)
                         p = json.load(open(out / "summary.json"))["performance"]
                         f["events"].append(p["events_per_second"])
                         f["hops"].append(p["packet_hops_per_second"])
-                    if side == "htsim":
-                        shutil.rmtree(cwd, ignore_errors=True)
+                    f["wall"].append(wall)
+                    f["rss"].append(rss)
             med = {s: {k: (statistics.median(v) if v else None) for k, v in f.items()} for s, f in figures.items()}
             print(f"perm_{n}n_2MiB, {a.runs} interleaved rounds (medians; wall and peak RSS by /usr/bin/time):")
             for side, m in med.items():

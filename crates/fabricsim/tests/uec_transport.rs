@@ -61,7 +61,12 @@ fn incast(n: u32, transport: &str) -> Results {
 }
 
 fn incast_of(n: u32, transport: &str, flow_bytes: &str) -> Results {
-    run("", transport, &format!("kind = \"incast\"\nsenders = {n}\nreceiver = 0\nflow_bytes = \"{flow_bytes}\"\n[run]\ntier_queue_stats = true"))
+    incast_seeded(n, transport, flow_bytes, 1)
+}
+
+fn incast_seeded(n: u32, transport: &str, flow_bytes: &str, seed: u64) -> Results {
+    let scenario = format!("{FABRIC}[switch]\n[transport]\n{transport}\n[workload]\nkind = \"incast\"\nsenders = {n}\nreceiver = 0\nflow_bytes = \"{flow_bytes}\"\n[run]\ntier_queue_stats = true\n");
+    common::run(&scenario.replacen("seed = 1", &format!("seed = {seed}"), 1))
 }
 
 /// (max FCT / N·size/rate, (max − min) / max FCT): the second is the fair-share error, since
@@ -84,11 +89,7 @@ fn nscc_shares_an_eight_to_one_incast_fairly_and_keeps_the_queue_near_target() {
     // per seed at 4 MiB, experiments/htsim-parity), so the fairness bound is on the mean of
     // four seeds.
     let spreads: Vec<f64> = (2..=4)
-        .map(|seed| {
-            let scenario = format!("{FABRIC}[transport]\ncc = \"nscc\"\nlb = \"mixed\"\n[workload]\nkind = \"incast\"\nsenders = 8\nreceiver = 0\nflow_bytes = \"16MiB\"\n");
-            let r = common::run(&scenario.replace("seed = 1", &format!("seed = {seed}")));
-            incast_figures(&r, 8).1
-        })
+        .map(|seed| incast_figures(&incast_seeded(8, "cc = \"nscc\"\nlb = \"mixed\"", "16MiB", seed), 8).1)
         .collect();
     let r = incast_of(8, "cc = \"nscc\"\nlb = \"mixed\"", "16MiB");
     assert_eq!(r.summary.flows_finished, 8);

@@ -274,12 +274,10 @@ impl EventQueue {
             }
             self.in_wheel -= self.wheel.drain_into(slot, &mut self.current);
             if !self.current.is_empty() {
-                // Latest first, so that the earliest event is last, ready for `pop`. Within one
-                // bucket the time's high bits are equal, so (time, key) packs into a u64; equal
-                // (time, key) means the same event (see `Event::order`), so the unstable sort
-                // gives the one order whatever the push order.
+                // Latest first, so that the earliest event is last, ready for `pop`.
                 sort_bucket(&mut self.current, self.bits, &mut self.sort_keys, &mut self.sort_scratch);
-                debug_assert!(self.current.windows(2).all(|w| w[0].time >> self.bits == w[1].time >> self.bits && (w[0].time, w[0].key) != (w[1].time, w[1].key) || w[0].id == w[1].id));
+                // Equal (time, key) must mean the same event (`Event::order`).
+                debug_assert!(self.current.windows(2).all(|w| (w[0].time, w[0].key) != (w[1].time, w[1].key) || w[0].id == w[1].id));
                 return Some(());
             }
         }
@@ -305,10 +303,11 @@ impl EventQueue {
 }
 
 /// Sorts one bucket's events latest first by (time, key), using `keys` and `scratch` as
-/// reusable buffers (`scratch` and `events` trade buffers: both belong to the queue). All times in a bucket share their high bits, so an event's order packs
-/// into one u64 with its index in the bucket: (time's low bits, key, index). Sorting those plain
-/// integers and gathering the events by index costs a fraction of sorting the 16-byte events
-/// with a compound comparison.
+/// reusable buffers (`scratch` and `events` trade buffers: both belong to the queue). All times
+/// in a bucket share their high bits, so an event's order packs into one u64 with its index in
+/// the bucket: (time's low bits, key, index). Sorting those plain integers and gathering the
+/// events by index costs a fraction of sorting the 16-byte events with a compound comparison;
+/// equal (time, key) is one event, so the unstable sort gives one order whatever the push order.
 fn sort_bucket(events: &mut Vec<Event>, bits: u32, keys: &mut Vec<u64>, scratch: &mut Vec<Event>) {
     let index_bits: u32 = 64 - 32 - bits;
     let n = events.len();
