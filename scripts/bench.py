@@ -70,6 +70,7 @@ def main():
     ap.add_argument("--htsim", help="an htsim_uec binary, run side by side")
     ap.add_argument("--htsim-label", default="htsim_uec")
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--threads", type=int, default=0, help="also run this tree's fabricsim with --threads N (partitioned engine)")
     ap.add_argument("--record", action="store_true", help="append the figures to bench/HISTORY.md")
     ap.add_argument("--note", default="", help="what changed (the HISTORY row's note)")
     a = ap.parse_args()
@@ -94,6 +95,9 @@ def main():
                 line = " ".join(["htsim_uec", "-tm", str(matrix)] + HTSIM_ARGS)
                 subprocess.run([a.new, "from-htsim", line, "-o", str(translated)], check=True, stdout=subprocess.DEVNULL)
                 sides["new-nscc"] = [a.new, "run", str(translated), "--quiet"]
+            if a.threads > 1:
+                for side in [s for s in sides if s.startswith("new")]:
+                    sides[f"{side}-{a.threads}t"] = sides[side] + ["--threads", str(a.threads)]
             figures = {s: {"wall": [], "rss": [], "events": [], "hops": []} for s in sides}
             for i in range(1, a.runs + 1):
                 for side, cmd in sides.items():
@@ -122,17 +126,25 @@ def main():
                 same = all(filecmp.cmp(work / f"base-{n}-{i}" / "flows.csv", work / f"new-{n}-{i}" / "flows.csv", shallow=False) for i in range(1, a.runs + 1))
                 print(f"  new vs {a.base_label}: wall ratio {med['new']['wall'] / med['base']['wall']:.3f}, "
                       f"peak RSS {med['base']['rss']:.0f} -> {med['new']['rss']:.0f} MB; flows.csv {'identical' if same else 'DIFFERS'}")
+            for side in [s for s in sides if s.endswith("t") and s.startswith("new")]:
+                serial = side.rsplit("-", 1)[0]
+                same = all(filecmp.cmp(work / f"{serial}-{n}-{i}" / "flows.csv", work / f"{side}-{n}-{i}" / "flows.csv", shallow=False) for i in range(1, a.runs + 1))
+                print(f"  {side} vs {serial}: {med[serial]['wall'] / med[side]['wall']:.2f}x faster, "
+                      f"peak RSS {med[serial]['rss']:.0f} -> {med[side]['rss']:.0f} MB; flows.csv {'identical' if same else 'DIFFERS'}")
             if a.htsim:
                 h = med["htsim"]
-                for side in ("new", "new-nscc"):
+                for side in [s for s in sides if s.startswith("new")]:
                     m = med[side]
                     print(f"  {side} vs {a.htsim_label}: {h['wall'] / m['wall']:.1f}x faster, {m['rss'] / h['rss']:.2f}x the memory")
-            for side in [s for s in sides if s in ("new", "new-nscc")]:
+            for side in [s for s in sides if s.startswith("new")]:
                 m = med[side]
                 h = med.get("htsim")
+                scheme = "NSCC + REPS (from-htsim)" if side.startswith("new-nscc") else "fixed + spray"
+                if side.endswith("t"):
+                    scheme += f", --threads {a.threads}"
                 rows.append([
                     datetime.date.today().isoformat(), commit_label(), f"perm_{n}n_2MiB",
-                    "fixed + spray" if side == "new" else "NSCC + REPS (from-htsim)",
+                    scheme,
                     f"{m['wall']:.2f}", f"{m['rss']:.0f}", f"{m['events'] / 1e6:.2f}", f"{m['hops'] / 1e6:.2f}",
                     f"{h['wall'] / m['wall']:.1f}x, {m['rss'] / h['rss']:.2f}x mem" if h else "",
                     f"{m['wall'] / med['base']['wall']:.3f} vs {a.base_label}" if a.base and side == "new" else "",

@@ -13,6 +13,9 @@
 #                                                 scenario and against the same htsim command line
 #                                                 translated by `fabricsim from-htsim`; prints the
 #                                                 ratios measured in this run
+#   --threads N                                   also run each fabricsim side with --threads N
+#                                                 (the partitioned engine): speed-up and a check
+#                                                 that it wrote the serial run's flows.csv
 #   --record [--note TEXT]                        append the figures to bench/HISTORY.md
 #
 # SIZES are 128, 1024, 8192 (default 1024 8192). The options combine (--ab and --htsim in one
@@ -27,7 +30,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --ab) ab="${2:-HEAD~1}"; shift 2 ;;
     --runs) runs="$2"; shift 2 ;;
-    --htsim|--note|--htsim-label) pass+=("$1" "$2"); shift 2 ;;
+    --htsim|--note|--htsim-label|--threads) pass+=("$1" "$2"); shift 2 ;;
     --record) pass+=("$1"); shift ;;
     *) pass+=("$1"); shift ;;
   esac

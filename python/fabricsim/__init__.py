@@ -81,6 +81,7 @@ def run(
     seed: Optional[int] = None,
     progress: Union[bool, Callable[[Progress], Any]] = True,
     out: Union[None, str, "os.PathLike[str]"] = None,
+    threads: int = 1,
 ) -> Result:
     """Simulates one scenario and returns its :class:`Result`.
 
@@ -103,6 +104,10 @@ def run(
             *before* simulating (an unusable folder fails at once), then written as
             ``fabricsim run --out`` writes it. Without it nothing is written; call
             :meth:`Result.save` later if you like.
+        threads: cores to use (``fabricsim run --threads``): the fabric is cut into up to
+            this many partitions run in parallel, with results identical to a serial run's;
+            ``summary["performance"]`` says how many ran (``partitions``) or why the run
+            stayed serial (``serial_reason``). A value below 1 raises :class:`ScenarioError`.
 
     Returns:
         A :class:`Result`: ``flows``, ``ccts``, ``messages``, ``trace``, ``port_trace`` as
@@ -116,7 +121,8 @@ def run(
         KeyboardInterrupt: Ctrl-C; the run stops within a fraction of a second.
 
     The simulation runs without holding the GIL, so other Python threads keep running; use
-    processes to run several simulations at once on several cores.
+    processes to run several simulations at once on several cores, or ``threads`` to spread
+    one over them.
     """
     text, is_path = source(scenario)
     sets = override_list(overrides, seed)
@@ -131,7 +137,7 @@ def run(
     hook = None if callback is None else (lambda *p: callback(Progress(*p)))
     out_path = None if out is None else Path(os.fspath(out))
     try:
-        native = _native.run(text, is_path, sets, None if out_path is None else str(out_path), hook)
+        native = _native.run(text, is_path, sets, None if out_path is None else str(out_path), hook, threads)
     finally:
         if bar is not None:
             bar.close()

@@ -165,6 +165,21 @@ def test_same_seed_same_frames_other_seed_differs(example):
     assert not runs[0].flows["dst"].equals(runs[2].flows["dst"])
 
 
+def test_threads_spread_one_run_with_identical_frames(example):
+    # (Tracing keeps a run serial: SMALL's traces are left out.)
+    small = {"workload.flow_bytes": "64KiB", "run.message_log": True}
+    serial = fabricsim.run(example, overrides=small, progress=False)
+    parallel = fabricsim.run(example, overrides=small, progress=False, threads=2)
+    for name in fabricsim.TABLES:
+        pd.testing.assert_frame_equal(getattr(serial, name), getattr(parallel, name))
+    strip = lambda s: {k: v for k, v in s.items() if k != "performance"}
+    assert strip(serial.summary) == strip(parallel.summary)
+    assert (serial.summary["performance"]["partitions"], parallel.summary["performance"]["partitions"]) == (1, 2)
+    with pytest.raises(fabricsim.ScenarioError) as e:
+        fabricsim.run(example, overrides=small, progress=False, threads=0)
+    assert e.value.key == "threads"
+
+
 def test_ctrl_c_stops_the_run_and_the_gil_is_free(example):
     ticks = []
     stop = threading.Event()

@@ -51,6 +51,11 @@ enum Cmd {
         /// Run even when the estimated peak memory exceeds this machine's physical memory.
         #[arg(long)]
         force: bool,
+        /// Cores to use: the fabric is cut into up to N partitions that run in parallel, with
+        /// results identical to a serial run (summary.json's `performance` says how many ran,
+        /// or why the run stayed serial).
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
+        threads: u32,
     },
     /// Validate a scenario and print the derived fabric.
     Check {
@@ -109,12 +114,12 @@ enum Cmd {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.cmd {
-        Cmd::Run { scenario, out, seed, mut set, quiet, force } => match seed {
+        Cmd::Run { scenario, out, seed, mut set, quiet, force, threads } => match seed {
             // The seed travels as a scenario key, and TOML integers stop at i64::MAX.
             Some(s) if s > i64::MAX as u64 => Err(Error::invalid("--seed", format!("{s}: allowed 0..={}", i64::MAX))),
             _ => {
                 set.extend(seed.map(|s| format!("seed={s}")));
-                run(&scenario, out, &set, quiet, force)
+                run(&scenario, out, &set, quiet, force, threads as usize)
             }
         },
         Cmd::Check { scenario, set } => check(&scenario, &set),
@@ -275,7 +280,7 @@ impl ProgressBar {
     }
 }
 
-fn run(path: &Path, out: Option<PathBuf>, set: &[String], quiet: bool, force: bool) -> Result<(), Error> {
+fn run(path: &Path, out: Option<PathBuf>, set: &[String], quiet: bool, force: bool, threads: usize) -> Result<(), Error> {
     // --force also lifts setup's own budget (the fabric's and the workload's tables).
     let setup = scenario::load_within(path, set, if force { Budget::UNLIMITED } else { Budget::of_machine() })?;
     let estimate = Estimate::of(&setup);
@@ -299,7 +304,7 @@ fn run(path: &Path, out: Option<PathBuf>, set: &[String], quiet: bool, force: bo
     let out_dir = OutDir::prepare(&out, "--out")?;
     let start = Instant::now();
     let mut bar = ProgressBar { start, last: start, shown: false, quiet };
-    let results = fabricsim::run(&setup, &mut |p| bar.update(p))?;
+    let results = fabricsim::run_threads(&setup, threads, &mut |p| bar.update(p), &std::sync::atomic::AtomicBool::new(false))?;
     if bar.shown {
         eprintln!();
     }

@@ -126,8 +126,11 @@ fn load(source: &str, is_path: bool, overrides: &[String]) -> fabricsim::Result<
 /// `progress(fraction, simulated_us, events, messages_done, messages)` is called every 0.1 s of
 /// wall time; Ctrl-C (or an exception from `progress`) stops the run and is raised here.
 #[pyfunction]
-#[pyo3(signature = (source, is_path, overrides, out=None, progress=None))]
-fn run(py: Python<'_>, source: &str, is_path: bool, overrides: Vec<String>, out: Option<PathBuf>, progress: Option<PyObject>) -> PyResult<NativeResults> {
+#[pyo3(signature = (source, is_path, overrides, out=None, progress=None, threads=1))]
+fn run(py: Python<'_>, source: &str, is_path: bool, overrides: Vec<String>, out: Option<PathBuf>, progress: Option<PyObject>, threads: i64) -> PyResult<NativeResults> {
+    if !(1..=1024).contains(&threads) {
+        return Err(to_py(py, fabricsim::Error::invalid("threads", format!("{threads}: allowed 1..=1024 (1 = the serial engine)"))));
+    }
     let setup = py
         .allow_threads(|| catch_unwind(AssertUnwindSafe(|| load(source, is_path, &overrides))))
         .map_err(panic_to_py)?
@@ -156,7 +159,7 @@ fn run(py: Python<'_>, source: &str, is_path: bool, overrides: Vec<String>, out:
     };
     let ran = py.allow_threads(|| {
         catch_unwind(AssertUnwindSafe(|| {
-            let results = fabricsim::run_until_stopped(&setup, &mut poll, &stop)?;
+            let results = fabricsim::run_threads(&setup, threads as usize, &mut poll, &stop)?;
             if let Some(dir) = &out_dir {
                 results.write_to(dir)?;
             }

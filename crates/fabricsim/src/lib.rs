@@ -68,13 +68,29 @@ pub fn run(setup: &Setup, progress: &mut dyn FnMut(&Progress)) -> Result<Results
 /// polls for an interrupt there stops within 65,536 events). A run never stopped gives the
 /// same results as [`run`].
 pub fn run_until_stopped(setup: &Setup, progress: &mut dyn FnMut(&Progress), stop: &std::sync::atomic::AtomicBool) -> Result<Results> {
-    let mut sim = engine::Sim::new(setup)?;
-    let t0 = std::time::Instant::now();
-    if sim.run_until_stopped(progress, stop) {
-        return Err(Error::Stopped);
+    run_threads(setup, 1, progress, stop)
+}
+
+/// [`run_until_stopped`] on up to `threads` cores: the fabric is cut into partitions that run
+/// in parallel (see [`engine::parallel`]), with results byte-identical to the serial engine's
+/// apart from `summary.json`'s `performance` block, which says how many partitions ran (or
+/// why the run stayed serial: tracing, receiver credits, dependencies between partitions...).
+pub fn run_threads(setup: &Setup, threads: usize, progress: &mut dyn FnMut(&Progress), stop: &std::sync::atomic::AtomicBool) -> Result<Results> {
+    if threads == 0 {
+        return Err(Error::invalid("threads", "0: give 1 (serial) or more"));
     }
+    let t0 = std::time::Instant::now();
+    let Some((sim, exec)) = engine::parallel::run(setup, threads, progress, stop)? else {
+        return Err(Error::Stopped);
+    };
     let wall = t0.elapsed().as_secs_f64();
-    Ok(results::collect(&sim, setup, wall))
+    let mut results = results::collect(&sim, setup, wall);
+    let perf = &mut results.summary.performance;
+    perf.threads = exec.threads;
+    perf.partitions = exec.partitions;
+    perf.serial_reason = exec.serial_reason;
+    perf.sync_windows = exec.windows;
+    Ok(results)
 }
 
 /// Turns a run's invariant violations into an error.

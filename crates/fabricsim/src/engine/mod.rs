@@ -16,6 +16,7 @@ pub use build::recovery_timers;
 pub mod queue;
 mod buckets;
 mod reroute;
+pub mod parallel;
 pub mod tasks;
 pub mod flowlets;
 pub mod trace;
@@ -87,6 +88,59 @@ pub struct Counters {
 }
 
 impl Counters {
+    /// Adds another partition's counts (every counter counts events that happen in one place).
+    pub(crate) fn absorb(&mut self, o: &Counters) {
+        // Destructured, so that a new counter cannot be forgotten here.
+        let Counters {
+            events,
+            packet_hops,
+            sent,
+            arrived,
+            dropped,
+            data_retransmitted,
+            data_trimmed,
+            headers_dropped,
+            headers_bounced,
+            bounces_returned,
+            ecn_marked,
+            ecn_mark_events,
+            timeouts,
+            timeout_lost,
+            buffer_drops,
+            ooo_recoveries,
+            fast_retransmits,
+            probe_recoveries,
+            reroutes,
+            wire_losses,
+        } = *o;
+        for (mine, theirs) in [(&mut self.sent, sent), (&mut self.arrived, arrived), (&mut self.dropped, dropped)] {
+            for (a, b) in mine.0.iter_mut().zip(theirs.0) {
+                *a += b;
+            }
+        }
+        for (a, b) in [
+            (&mut self.events, events),
+            (&mut self.packet_hops, packet_hops),
+            (&mut self.data_retransmitted, data_retransmitted),
+            (&mut self.data_trimmed, data_trimmed),
+            (&mut self.headers_dropped, headers_dropped),
+            (&mut self.headers_bounced, headers_bounced),
+            (&mut self.bounces_returned, bounces_returned),
+            (&mut self.ecn_marked, ecn_marked),
+            (&mut self.ecn_mark_events, ecn_mark_events),
+            (&mut self.timeouts, timeouts),
+            (&mut self.timeout_lost, timeout_lost),
+            (&mut self.buffer_drops, buffer_drops),
+            (&mut self.ooo_recoveries, ooo_recoveries),
+            (&mut self.fast_retransmits, fast_retransmits),
+            (&mut self.probe_recoveries, probe_recoveries),
+            (&mut self.reroutes, reroutes),
+            (&mut self.wire_losses, wire_losses),
+        ] {
+            *a += b;
+        }
+    }
+
     /// A switch port marks a data packet CE (at enqueue or dequeue): one marking event, and a
     /// marked packet unless an earlier hop already marked it.
     #[inline]
@@ -136,26 +190,82 @@ pub struct Sim {
     pub(crate) link_events: Vec<LinkEvent>,
     pub(crate) acked_bytes_total: u64,
     total_bytes: u64,
-    end_time: Option<Time>,
-    /// Events later than this are looked at before they run: the end time, or the livelock
-    /// guard's deadline as last computed (see [`Sim::past_horizon`]).
-    horizon: Time,
+    /// When the run stops short of completion: the end time and the livelock guard.
+    stop_rule: StopRule,
     /// Livelock guard (`run.stall_limit_us`; 0 = off): when payload was last acknowledged, when
     /// messages last became outstanding on an idle network, how many messages have been handed
-    /// to their connections, the deadline as last computed, and the stalled interval once the
-    /// guard fired.
+    /// to their connections, and the stalled interval once the guard fired.
     pub(crate) last_acked_at: Time,
     busy_since: Time,
     pub(crate) sends_ready: u32,
-    stall_deadline: Time,
-    stall_limit: Time,
     pub(crate) stalled: Option<(Time, Time)>,
     pub(crate) stopped_early: bool,
+    /// Set when this `Sim` is one partition of a parallel run (`parallel.rs`).
+    pub(crate) part: Option<Box<parallel::Partition>>,
+}
+
+/// Why a run stops short of completion.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Stop {
+    /// The livelock guard fired: nothing was acknowledged over (since, deadline).
+    Stalled(Time, Time),
+    /// The scenario's end time came.
+    End(Time),
+}
+
+/// The end time and the livelock guard, as one rule the serial loop and the parallel engine's
+/// coordinator both apply to the global state.
+///
+/// The guard fires when messages have been outstanding (handed to their connections and not
+/// yet completed) without a payload byte acknowledged for `stall_limit`: its deadline is
+/// `stall_limit` after the later of the last acknowledgement and the moment messages became
+/// outstanding on an idle network, so a compute gap or a late start never counts. Both
+/// moments are recorded as they happen (one store each); the deadline is recomputed only
+/// when an event passes it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct StopRule {
+    end: Time,
+    stall_limit: Time,
+    stall_deadline: Time,
+    /// Events later than this are looked at before they run: the end time, or the guard's
+    /// deadline as last computed.
+    pub(crate) horizon: Time,
+}
+
+impl StopRule {
+    fn new(end: Option<Time>, stall_limit: Time) -> Self {
+        let stall_deadline = if stall_limit > 0 { stall_limit } else { Time::MAX };
+        let end = end.unwrap_or(Time::MAX);
+        StopRule { end, stall_limit, stall_deadline, horizon: end.min(stall_deadline) }
+    }
+
+    /// Whether the run stops before an event at `t`, which lies beyond the horizon; `idle` says
+    /// whether no message is outstanding, `since` is the later of the last acknowledgement and
+    /// the moment messages last became outstanding. Otherwise the horizon moves to the next
+    /// moment either could fall.
+    pub(crate) fn check(&mut self, t: Time, idle: bool, since: Time) -> Option<Stop> {
+        if self.stall_limit > 0 && t > self.stall_deadline {
+            if idle {
+                // Messages become outstanding at `t` at the earliest.
+                self.stall_deadline = t.saturating_add(self.stall_limit);
+            } else {
+                self.stall_deadline = since.saturating_add(self.stall_limit);
+                if t > self.stall_deadline && self.stall_deadline < self.end {
+                    return Some(Stop::Stalled(since, self.stall_deadline));
+                }
+            }
+        }
+        if t > self.end {
+            return Some(Stop::End(self.end));
+        }
+        self.horizon = self.end.min(self.stall_deadline);
+        None
+    }
 }
 
 impl Sim {
-    /// Builds the simulation of a validated scenario.
-    pub fn new(setup: &Setup) -> Result<Sim> {
+    /// Builds the simulation of a validated scenario, with nothing scheduled yet.
+    pub(crate) fn unseeded(setup: &Setup) -> Result<Sim> {
         let net = build::network(setup)?;
         let hosts = build::hosts(setup, &net.fabric);
         let traffic = Arc::clone(&setup.traffic);
@@ -176,7 +286,7 @@ impl Sim {
         let horizon = net.ports.iter().map(|p| p.arrival_delay + p.rate.tx_time(mtu)).max().unwrap_or(0);
         // When every port is busy: two events (a departure, an arrival) per MTU-sized packet.
         let events_per_ns: f64 = net.ports.iter().map(|p| 2.0 * p.rate.0 as f64 / 8e9 / mtu.max(1) as f64).sum();
-        let mut sim = Sim {
+        let sim = Sim {
             now: 0,
             q: EventQueue::with_horizon(horizon, events_per_ns),
             pool: PacketPool::default(),
@@ -191,29 +301,39 @@ impl Sim {
             c: Counters::default(),
             link_events: setup.link_events.clone(),
             acked_bytes_total: 0,
-            end_time: setup.end_time,
-            horizon: 0,
+            stop_rule: StopRule::new(setup.end_time, setup.stall_limit),
             last_acked_at: 0,
             busy_since: 0,
             sends_ready: 0,
-            stall_deadline: if setup.stall_limit > 0 { setup.stall_limit } else { Time::MAX },
-            stall_limit: setup.stall_limit,
             stalled: None,
             stopped_early: false,
+            part: None,
         };
+        Ok(sim)
+    }
+
+    /// Builds the simulation of a validated scenario, ready to run.
+    pub fn new(setup: &Setup) -> Result<Sim> {
+        let mut sim = Sim::unseeded(setup)?;
+        sim.seed(&|_| true);
+        Ok(sim)
+    }
+
+    /// Schedules the run's first events: the tasks without dependencies for which `own_task`
+    /// holds (a partition starts its own), every link change, the first sample.
+    pub(crate) fn seed(&mut self, own_task: &dyn Fn(usize) -> bool) {
+        let traffic = Arc::clone(&self.traffic);
         for (i, t) in traffic.tasks.iter().enumerate() {
-            if t.deps == 0 {
-                sim.q.push(t.not_before, EventKind::TaskReady, i as u32);
+            if t.deps == 0 && own_task(i) {
+                self.q.push(t.not_before, EventKind::TaskReady, i as u32);
             }
         }
-        for (i, ev) in setup.link_events.iter().enumerate() {
-            sim.q.push(ev.at, EventKind::LinkChange, i as u32);
+        for (i, ev) in self.link_events.iter().enumerate() {
+            self.q.push(ev.at, EventKind::LinkChange, i as u32);
         }
-        if sim.tracer.interval > 0 && !(sim.tracer.conns.is_empty() && sim.tracer.ports.is_empty()) {
-            sim.q.push(0, EventKind::Sample, 0);
+        if self.tracer.interval > 0 && !(self.tracer.conns.is_empty() && self.tracer.ports.is_empty()) {
+            self.q.push(0, EventKind::Sample, 0);
         }
-        sim.horizon = sim.end_time.unwrap_or(Time::MAX).min(sim.stall_deadline);
-        Ok(sim)
     }
 
     /// Runs to completion (every flow finished and every packet drained), to the scenario's
@@ -228,25 +348,14 @@ impl Sim {
     pub fn run_until_stopped(&mut self, progress: &mut dyn FnMut(&Progress), stop: &AtomicBool) -> bool {
         let total = self.total_sends;
         while let Some(ev) = self.q.pop() {
-            if ev.time > self.horizon && self.past_horizon(ev.time) {
+            if ev.time > self.stop_rule.horizon && self.past_horizon(ev.time) {
                 break;
             }
             debug_assert!(ev.time >= self.now);
             self.now = ev.time;
             self.c.events += 1;
             self.prefetch_ahead();
-            match ev.kind() {
-                EventKind::Arrive | EventKind::HeldArrive => self.on_arrive(ev.id),
-                EventKind::PortFree => self.on_port_free(ev.id),
-                EventKind::TaskReady => self.on_task_ready(ev.id),
-                EventKind::ConnWake => self.on_conn_wake(ev.id),
-                EventKind::ConnTimer => self.on_conn_timer(ev.id),
-                EventKind::LinkChange => self.on_link_change(ev.id),
-                EventKind::Sample => self.on_sample(),
-                EventKind::PullTick => self.on_pull_tick(ev.id),
-                EventKind::Pfc => self.on_pfc_frame(ev.id),
-                EventKind::RecoveryTimer => self.on_recovery_timer(ev.id),
-            }
+            self.dispatch(ev);
             if self.tasks.sends_completed == total && self.pool.live() == 0 {
                 break;
             }
@@ -261,45 +370,56 @@ impl Sim {
         false
     }
 
-    /// Whether the run stops before an event at `t`, which lies beyond the horizon: at the end
-    /// time, or at the livelock guard's deadline. Stopping sets the clock to that moment, so the
-    /// reported stop is exact. Otherwise the horizon moves to the next moment either could fall.
-    ///
-    /// The guard fires when messages have been outstanding (handed to their connections and not
-    /// yet completed) without a payload byte acknowledged for `stall_limit`: its deadline is
-    /// `stall_limit` after the later of the last acknowledgement and the moment messages became
-    /// outstanding on an idle network, so a compute gap or a late start never counts. Both
-    /// moments are recorded as they happen (one store each); the deadline is recomputed only
-    /// when an event passes it.
+    /// Runs one event's handler.
+    #[inline(always)]
+    fn dispatch(&mut self, ev: queue::Event) {
+        match ev.kind() {
+            EventKind::Arrive | EventKind::HeldArrive => self.on_arrive(ev.id),
+            EventKind::PortFree => self.on_port_free(ev.id),
+            EventKind::TaskReady => self.on_task_ready(ev.id),
+            EventKind::ConnWake => self.on_conn_wake(ev.id),
+            EventKind::ConnTimer => self.on_conn_timer(ev.id),
+            EventKind::LinkChange => self.on_link_change(ev.id),
+            EventKind::Sample => self.on_sample(),
+            EventKind::PullTick => self.on_pull_tick(ev.id),
+            EventKind::Pfc => self.on_pfc_frame(ev.id),
+            EventKind::RecoveryTimer => self.on_recovery_timer(ev.id),
+        }
+    }
+
+    /// Whether the run stops before an event at `t`, which lies beyond the horizon
+    /// ([`StopRule::check`]). Stopping sets the clock to that moment, so the reported stop is
+    /// exact.
     fn past_horizon(&mut self, t: Time) -> bool {
-        let end = self.end_time.unwrap_or(Time::MAX);
-        if self.stall_limit > 0 && t > self.stall_deadline {
-            if self.sends_ready == self.tasks.sends_completed {
-                // Idle: messages become outstanding at `t` at the earliest.
-                self.stall_deadline = t.saturating_add(self.stall_limit);
-            } else {
-                let since = self.last_acked_at.max(self.busy_since);
-                self.stall_deadline = since.saturating_add(self.stall_limit);
-                if t > self.stall_deadline && self.stall_deadline < end {
-                    self.stalled = Some((since, self.stall_deadline));
-                    self.now = self.stall_deadline;
-                    return true;
-                }
+        let idle = self.sends_ready == self.tasks.sends_completed;
+        let since = self.last_acked_at.max(self.busy_since);
+        let Some(stop) = self.stop_rule.check(t, idle, since) else { return false };
+        self.apply_stop(stop);
+        true
+    }
+
+    /// Records why and when the run stopped short.
+    pub(crate) fn apply_stop(&mut self, stop: Stop) {
+        match stop {
+            Stop::Stalled(since, deadline) => {
+                self.stalled = Some((since, deadline));
+                self.now = deadline;
+            }
+            Stop::End(end) => {
+                self.stopped_early = true;
+                self.now = end;
             }
         }
-        if t > end {
-            self.stopped_early = true;
-            self.now = end;
-            return true;
-        }
-        self.horizon = end.min(self.stall_deadline);
-        false
     }
 
     /// A message is handed to its connection: the livelock guard's clock starts now if none
     /// was outstanding.
     #[inline]
     pub(crate) fn note_message_ready(&mut self) {
+        if let Some(part) = self.part.as_deref_mut() {
+            // Whether the network is idle is a global question: the coordinator answers it.
+            part.log_outstanding(1);
+        }
         if self.sends_ready == self.tasks.sends_completed {
             self.busy_since = self.now;
         }
@@ -412,7 +532,10 @@ impl Sim {
         }
         if ev.action == LinkAction::Up {
             for p in ev.ports {
-                self.port_kick(p);
+                // (Every partition applies a link change; each kicks the ports it owns.)
+                if !self.part.as_deref().is_some_and(|part| part.remote(self.net.ports[p as usize].owner)) {
+                    self.port_kick(p);
+                }
             }
         }
     }

@@ -93,6 +93,13 @@ impl Event {
         unsafe { std::mem::transmute::<u8, EventKind>((self.key >> ENTITY_BITS) as u8) }
     }
 
+    /// (time, kind and entity): where it stands among all events of the run. A parallel run's
+    /// partitions compare their progress by it (`engine::parallel`).
+    #[inline(always)]
+    pub fn point(&self) -> (Time, u32) {
+        (self.time, self.key)
+    }
+
     /// Its place in the run's total order. Two events with equal (time, key) are the same
     /// event (same kind, same element; an `Arrive`'s port carries one packet at an instant), so
     /// `id` breaks no tie that matters: it only makes the order total.
@@ -246,6 +253,19 @@ impl EventQueue {
             (Some(a), Some(b)) if b > a => self.late.pop(),
             (Some(_), _) => self.current.pop(),
             (None, _) => self.late.pop(),
+        }
+    }
+
+    /// The earliest event, left in the queue.
+    #[inline]
+    pub fn peek(&mut self) -> Option<&Event> {
+        if self.current.is_empty() && self.late.is_empty() {
+            self.advance()?;
+        }
+        match (self.current.last(), self.late.peek()) {
+            (Some(a), Some(b)) if b > a => Some(b),
+            (Some(a), _) => Some(a),
+            (None, b) => b,
         }
     }
 

@@ -49,6 +49,39 @@ impl TaskState {
     }
 }
 
+impl TaskState {
+    /// Join `t` (of kind `kind`) fires at `now`: its firing time, and an instance marker's
+    /// start or end.
+    pub(crate) fn record_fire(&mut self, kind: TaskKind, t: u32, now: Time) {
+        match kind {
+            TaskKind::Begin(i) => self.instance_span[i as usize].0 = now,
+            TaskKind::End(i) => self.instance_span[i as usize].1 = now,
+            TaskKind::Join | TaskKind::Send { .. } => {}
+        }
+        self.fired_at[t as usize] = now;
+    }
+
+    /// Takes the entries another partition changed from their initial values `init` (each
+    /// task's entries change in one partition only: the one that runs the task, or for a
+    /// message's delivery time the receiver's), and adds its completed messages.
+    pub(crate) fn absorb(&mut self, o: &TaskState, init: &TaskState) {
+        fn take<T: Copy + PartialEq>(mine: &mut [T], theirs: &[T], init: &[T]) {
+            for ((m, &t), &i) in mine.iter_mut().zip(theirs).zip(init) {
+                if t != i {
+                    *m = t;
+                }
+            }
+        }
+        take(&mut self.deps_left, &o.deps_left, &init.deps_left);
+        take(&mut self.ready_at, &o.ready_at, &init.ready_at);
+        take(&mut self.fired_at, &o.fired_at, &init.fired_at);
+        take(&mut self.delivered_at, &o.delivered_at, &init.delivered_at);
+        take(&mut self.completed_at, &o.completed_at, &init.completed_at);
+        take(&mut self.instance_span, &o.instance_span, &init.instance_span);
+        self.sends_completed += o.sends_completed;
+    }
+}
+
 impl Sim {
     /// A `TaskReady` event: the task's dependencies fired and its time has come.
     pub(crate) fn on_task_ready(&mut self, t: u32) {
@@ -57,7 +90,7 @@ impl Sim {
     }
 
     /// One of task `to`'s dependencies is satisfied at `at`.
-    fn satisfy(&mut self, to: u32, at: Time) {
+    pub(crate) fn satisfy(&mut self, to: u32, at: Time) {
         let ts = &mut self.tasks;
         let i = to as usize;
         ts.ready_at[i] = ts.ready_at[i].max(at);
@@ -78,7 +111,14 @@ impl Sim {
         let now = self.now;
         for e in traffic.edges_of(t) {
             if on.is_none_or(|o| o == e.on) {
-                self.satisfy(e.to, now + e.delay);
+                let at = now + e.delay;
+                if let Some(part) = self.part.as_deref_mut() {
+                    // A partitioned run: the edge may be another partition's or the coordinator's.
+                    if !part.applies_here(t, e.to, at) {
+                        continue;
+                    }
+                }
+                self.satisfy(e.to, at);
             }
         }
     }
@@ -99,11 +139,8 @@ impl Sim {
                 self.try_post(conn);
                 return;
             }
-            TaskKind::Join => {}
-            TaskKind::Begin(i) => self.tasks.instance_span[i as usize].0 = now,
-            TaskKind::End(i) => self.tasks.instance_span[i as usize].1 = now,
+            kind => self.tasks.record_fire(kind, t, now),
         }
-        self.tasks.fired_at[t as usize] = now;
         self.propagate(t, None);
     }
 
@@ -133,6 +170,12 @@ impl Sim {
                 }
             }
             conn.post(t, bytes, mss, now);
+            let dst = conn.dst;
+            if let Some(part) = self.part.as_deref_mut().filter(|p| p.remote(dst)) {
+                // The receiver's half of the connection, in another partition, learns the
+                // message's boundaries from this.
+                part.send(dst, crate::engine::parallel::Message::Post { conn: c, task: t, bytes, at: now });
+            }
             if self.hosts.credit_on {
                 self.credit_on_post(c);
             }
@@ -148,13 +191,14 @@ impl Sim {
         let now = self.now;
         loop {
             let conn = &mut self.hosts.conns[c as usize];
-            let Some(m) = conn.msgs.get_mut(conn.msgs_delivered) else { break };
+            let i = conn.rcv_next_msg();
+            let Some(m) = conn.msgs.get_mut(i) else { break };
             if m.end_pkt > end {
                 break;
             }
             m.delivered_at = now;
             let t = m.task;
-            conn.msgs_delivered += 1;
+            conn.rcv_msgs_delivered += 1;
             self.tasks.delivered_at[t as usize] = now;
             self.propagate(t, Some(Trigger::Delivered));
         }
@@ -174,7 +218,7 @@ impl Sim {
             }
             conn.msgs.pop_front();
             conn.msgs_sent -= 1;
-            conn.msgs_delivered -= 1;
+            conn.msgs_retired += 1;
             let TaskKind::Send { bytes, .. } = self.traffic.tasks[m.task as usize].kind else { unreachable!() };
             let lane = &mut self.hosts.lanes[c as usize];
             lane.in_flight_msgs -= 1;
@@ -196,6 +240,9 @@ impl Sim {
             }
             self.tasks.completed_at[m.task as usize] = now;
             self.tasks.sends_completed += 1;
+            if let Some(part) = self.part.as_deref_mut() {
+                part.log_outstanding(-1);
+            }
             self.propagate(m.task, Some(Trigger::Completed));
         }
         self.try_post(c);

@@ -85,6 +85,15 @@ pub struct RttHistogram {
     pub bins: Vec<u64>,
 }
 
+impl RttHistogram {
+    /// Adds another histogram's counts.
+    pub(crate) fn absorb(&mut self, o: &RttHistogram) {
+        for (a, b) in self.bins.iter_mut().zip(&o.bins) {
+            *a += b;
+        }
+    }
+}
+
 impl Default for RttHistogram {
     fn default() -> Self {
         RttHistogram { bins: vec![0; RTT_BINS] }

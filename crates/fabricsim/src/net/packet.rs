@@ -333,6 +333,13 @@ impl PacketPool {
     pub fn high_water(&self) -> usize {
         self.slots.len()
     }
+
+    /// Takes over another pool's packets (a parallel run's partitions, merged when it ends:
+    /// the live count and the high-water mark become sums; the packets' ids are not kept).
+    pub fn absorb(&mut self, o: PacketPool) {
+        self.live += o.live;
+        self.slots.extend(o.slots);
+    }
 }
 
 #[cfg(test)]

@@ -139,6 +139,15 @@ pub struct Ingress {
 }
 
 impl Ingress {
+    /// The record of a cable whose two ends ran in different partitions: the accounting of
+    /// the downstream switch's ingress from `down`'s copy, what the upstream port saw (frames
+    /// received, time paused) from `up`'s.
+    pub fn from_halves(down: &Ingress, up: &Ingress) -> Ingress {
+        let Ingress { shared, headroom, headroom_size, xoff, pauses_sent, .. } = *down;
+        let Ingress { pauses_received, paused_since, paused_total, frames_in_flight, oldest_frame_pauses, .. } = *up;
+        Ingress { shared, headroom, headroom_size, xoff, pauses_sent, pauses_received, paused_since, paused_total, frames_in_flight, oldest_frame_pauses }
+    }
+
     /// A frame (PAUSE if `pause`) leaves for the upstream port.
     pub fn frame_sent(&mut self, pause: bool) {
         if self.frames_in_flight == 0 {

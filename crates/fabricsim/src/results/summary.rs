@@ -201,6 +201,14 @@ pub struct Performance {
     /// Packet records the engine held at its peak: a figure of the engine's memory, not of the
     /// network (a parallel run holds one pool per partition).
     pub peak_packets_in_pool: usize,
+    /// Threads the run was asked to use (`--threads`).
+    pub threads: usize,
+    /// Partitions that ran in parallel (1: the serial engine).
+    pub partitions: usize,
+    /// Why a run asked to use several threads ran serially.
+    pub serial_reason: Option<String>,
+    /// Synchronisation windows of a parallel run (0 when serial).
+    pub sync_windows: u64,
 }
 
 /// `summary.json`.
@@ -545,6 +553,10 @@ pub(super) fn assemble(sim: &Sim, setup: &Setup, flows: &[FlowResult], plans: Pl
             packet_hops_per_second: hops as f64 / wall_seconds.max(1e-9),
             peak_rss_bytes: peak_rss_bytes(),
             peak_packets_in_pool: sim.pool.high_water(),
+            threads: 1,
+            partitions: 1,
+            serial_reason: None,
+            sync_windows: 0,
         },
         scenario: serde_json::to_value(&setup.scenario).unwrap_or(serde_json::Value::Null),
     }

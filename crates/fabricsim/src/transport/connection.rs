@@ -91,8 +91,8 @@ pub struct Connection {
     pub msgs: VecDeque<OpenMsg>,
     /// Of `msgs`, how many leading ones have had all their packets sent at least once.
     pub msgs_sent: usize,
-    /// Of `msgs`, how many leading ones have been delivered at the receiver.
-    pub msgs_delivered: usize,
+    /// Messages the sender has retired from the front of `msgs` (fully acknowledged).
+    pub msgs_retired: usize,
 
     // --- sender ---
     /// Next never-sent sequence number.
@@ -164,6 +164,12 @@ pub struct Connection {
     pub rcv_unacked_ce: u32,
     /// Lowest sequence number that arrived since the last ACK (`u32::MAX` = none).
     pub rcv_lowest_unacked: u32,
+    /// Messages delivered at the receiver so far. The receiver's next message is
+    /// `msgs[rcv_msgs_delivered - msgs_retired]`: counting both halves' progress from the start
+    /// (rather than one index the sender shifts when it retires a message) lets a partitioned
+    /// engine keep the receiver's copy of the record apart from the sender's, where only the
+    /// posts reach the receiver (see `engine::parallel`).
+    pub rcv_msgs_delivered: usize,
     /// Arrival time of the latest data packet (the receiver half's clock, [`RxView::now`]).
     pub rcv_now: Time,
     /// Base RTT of the connection's path (full-sized packet and its ACK on an idle fabric):
@@ -221,7 +227,7 @@ impl Connection {
             started: false,
             msgs: VecDeque::new(),
             msgs_sent: 0,
-            msgs_delivered: 0,
+            msgs_retired: 0,
             next_seq: 0,
             snd_una: 0,
             board: VecDeque::new(),
@@ -253,6 +259,7 @@ impl Connection {
             rcv_unacked_bytes: 0,
             rcv_unacked_ce: 0,
             rcv_lowest_unacked: u32::MAX,
+            rcv_msgs_delivered: 0,
             rcv_now: 0,
             base_rtt: 0,
             rcv_recovery,
@@ -270,6 +277,36 @@ impl Connection {
             data_drops: 0,
             cnps: 0,
         }
+    }
+
+    /// Takes the receiver's half from `rx`, the copy of this connection that ran at the
+    /// receiver (a parallel run whose ends were in different partitions; this is the sender's
+    /// copy).
+    pub fn take_receiver_half(&mut self, rx: &mut Connection) {
+        // Every receiver field, by name: a new one must be placed here or in the sender's.
+        std::mem::swap(&mut self.rcv_window, &mut rx.rcv_window);
+        std::mem::swap(&mut self.rcv_recovery, &mut rx.rcv_recovery);
+        self.rcv_cum = rx.rcv_cum;
+        self.rcv_pkts = rx.rcv_pkts;
+        self.rcv_bytes = rx.rcv_bytes;
+        self.rcv_duplicates = rx.rcv_duplicates;
+        self.rcv_unacked = rx.rcv_unacked;
+        self.rcv_unacked_bytes = rx.rcv_unacked_bytes;
+        self.rcv_unacked_ce = rx.rcv_unacked_ce;
+        self.rcv_lowest_unacked = rx.rcv_lowest_unacked;
+        self.rcv_msgs_delivered = rx.rcv_msgs_delivered;
+        self.rcv_now = rx.rcv_now;
+        self.rcv_discarded = rx.rcv_discarded;
+        self.rcv_last_cnp = rx.rcv_last_cnp;
+    }
+
+    /// Adds the statistics that switches (anywhere on the path) keep for this connection, from
+    /// another partition's copy of it.
+    pub fn absorb_path_counts(&mut self, o: &Connection) {
+        self.drops += o.drops;
+        self.data_drops += o.data_drops;
+        self.trims += o.trims;
+        self.reroutes += o.reroutes;
     }
 
     /// Appends a message of `bytes` payload bytes (task `task`), split into `mss`-byte packets.
@@ -330,10 +367,16 @@ impl Connection {
     #[inline]
     pub fn newly_delivered_end(&mut self, seq: u32) -> Option<u32> {
         use super::recovery::ReceiverRecovery;
-        let m = self.msgs.get(self.msgs_delivered)?;
+        let m = self.msgs.get(self.rcv_next_msg())?;
         let rx = RxView { cum: self.rcv_cum, window: &self.rcv_window, lowest_unacked: self.rcv_lowest_unacked, now: self.rcv_now, base_rtt: self.base_rtt };
         let end = self.rcv_recovery.delivered_end(&rx, seq, m);
         (m.end_pkt <= end).then_some(end)
+    }
+
+    /// Index in `msgs` of the oldest message not yet delivered at the receiver.
+    #[inline]
+    pub fn rcv_next_msg(&self) -> usize {
+        self.rcv_msgs_delivered - self.msgs_retired
     }
 
     /// The cumulative point the receiver's ACKs carry, as its loss-recovery mode chooses.

@@ -42,7 +42,11 @@ impl Sim {
             self.net.pfc.log.push((self.now, up, pause));
         }
         self.net.pfc.ingress[up as usize].frame_sent(pause);
-        self.q.push(self.now + delay, EventKind::Pfc, up);
+        let (at, upstream) = (self.now + delay, self.net.ports[up as usize].owner);
+        match self.part.as_deref_mut() {
+            Some(part) if part.remote(upstream) => part.send(upstream, crate::engine::parallel::Message::Frame { at, port: up, pause }),
+            _ => self.q.push(at, EventKind::Pfc, up),
+        }
     }
 
     /// The oldest PFC frame in flight to upstream port `port` reached it.

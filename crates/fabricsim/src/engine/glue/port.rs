@@ -131,10 +131,18 @@ impl Sim {
             self.pool.get_mut(pkt).port = port;
             self.drop_packet(pkt);
         } else if ps.up {
+            let at = done + ps.arrival_delay;
             let p = self.pool.get_mut(pkt);
             p.port = port;
             p.route_hint = 0;
-            self.q.push_for(done + ps.arrival_delay, EventKind::Arrive, port, pkt);
+            match self.part.as_deref_mut() {
+                Some(part) if part.remote(self.net.port_peer[port as usize]) => {
+                    // The far end is another partition's: the packet travels as a message.
+                    part.send(self.net.port_peer[port as usize], crate::engine::parallel::Message::Packet { at, port, pkt: *p });
+                    self.pool.free(pkt);
+                }
+                _ => self.q.push_for(at, EventKind::Arrive, port, pkt),
+            }
         } else {
             ps.drops += 1;
             self.drop_packet(pkt);

@@ -297,6 +297,10 @@ impl MessageGate for Mcc {
     fn rtt_sample_stride(&self) -> u32 {
         self.sample_every
     }
+
+    fn reads_delivery_time(&self) -> bool {
+        self.message_delay == MessageDelay::OneWay
+    }
 }
 
 #[cfg(test)]

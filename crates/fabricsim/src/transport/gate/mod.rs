@@ -90,6 +90,12 @@ pub trait MessageGate {
     fn rtt_sample_stride(&self) -> u32 {
         0
     }
+    /// Whether the gate reads [`MessageFeedback::delivered_at`], a time the receiver knows
+    /// and the sender learns without a packet: a partitioned run cannot give it to a sender in
+    /// another partition, so such a run stays serial (`engine::parallel`).
+    fn reads_delivery_time(&self) -> bool {
+        false
+    }
 }
 
 crate::scheme_family! {
@@ -179,5 +185,8 @@ impl MessageGate for AnyGate {
     #[inline]
     fn rtt_sample_stride(&self) -> u32 {
         dispatch!(self, g => g.rtt_sample_stride())
+    }
+    fn reads_delivery_time(&self) -> bool {
+        dispatch!(self, g => g.reads_delivery_time())
     }
 }

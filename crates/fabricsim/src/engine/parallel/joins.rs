@@ -1,0 +1,92 @@
+//! Joins of the traffic graph whose inputs fire in several partitions ([`Place::Coordinator`],
+//! e.g. a collective's end marker): the coordinator counts their inputs, which the partitions
+//! report with the point of the event that fired each, and fires them as the serial run would.
+//!
+//! A join fires in the event of its last input, at once, unless an input's delay or its start
+//! time puts it later. At once: its edges act from that point, on the partitions through
+//! messages (the plan checked they take at least the lookahead, so they arrive in time) and on
+//! other coordinator joins directly. Later: every partition runs it as a `TaskReady` event at
+//! that time, the event the serial run has, and applies its edges to its own tasks.
+
+use super::plan::Place;
+use super::{point_time, Message, Point};
+use crate::engine::tasks::TaskState;
+use crate::units::Time;
+use crate::workload::graph::Traffic;
+
+/// The coordinator's state of the coordinator joins.
+pub(super) struct Joins {
+    deps_left: Vec<u32>,
+    ready_at: Vec<Time>,
+    /// Joins fired at once: (task, time).
+    fired: Vec<(u32, Time)>,
+    /// Inputs reported and not yet folded in: (point, partition, order in its report, join,
+    /// satisfied at).
+    pending: Vec<(Point, u16, u32, u32, Time)>,
+}
+
+impl Joins {
+    pub(super) fn new(traffic: &Traffic) -> Self {
+        Joins { deps_left: traffic.tasks.iter().map(|t| t.deps).collect(), ready_at: vec![0; traffic.tasks.len()], fired: Vec::new(), pending: Vec::new() }
+    }
+
+    /// Inputs partition `part` reported, in the order it fired them.
+    pub(super) fn report(&mut self, part: u16, inputs: &[(Point, u32, Time)]) {
+        for (seq, &(p, join, at)) in inputs.iter().enumerate() {
+            self.pending.push((p, part, seq as u32, join, at));
+        }
+    }
+
+    /// Folds in the reported inputs (all before the window's end, `bound`; `None` when the run
+    /// stopped at the last of them: nothing after it runs), in the serial order;
+    /// `send(Some(k), m)` sends a message to partition `k`, `send(None, m)` to all.
+    pub(super) fn settle(&mut self, traffic: &Traffic, places: &[Place], bound: Option<Time>, send: &mut dyn FnMut(Option<u16>, Message)) {
+        let mut pending = std::mem::take(&mut self.pending);
+        pending.sort_unstable();
+        for &(p, _, _, join, at) in &pending {
+            self.satisfy(traffic, places, bound, p, join, at, send);
+        }
+        pending.clear();
+        self.pending = pending;
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn satisfy(&mut self, traffic: &Traffic, places: &[Place], bound: Option<Time>, p: Point, join: u32, at: Time, send: &mut dyn FnMut(Option<u16>, Message)) {
+        let j = join as usize;
+        self.ready_at[j] = self.ready_at[j].max(at);
+        self.deps_left[j] -= 1;
+        if self.deps_left[j] > 0 {
+            return;
+        }
+        let now = point_time(p);
+        let when = self.ready_at[j].max(traffic.tasks[j].not_before);
+        if when > now {
+            if let Some(bound) = bound {
+                assert!(when >= bound, "join {join} would fire at {when} ps, inside a window that ended at {bound} ps (the plan's lookahead check failed)");
+                send(None, Message::Fire { task: join, at: when });
+            }
+            return;
+        }
+        self.fired.push((join, now));
+        for e in traffic.edges_of(join) {
+            let at = now + e.delay;
+            match places[e.to as usize] {
+                Place::Part(k) if bound.is_some() => send(Some(k), Message::Satisfy { task: e.to, at }),
+                Place::Part(_) => {}
+                Place::Coordinator => self.satisfy(traffic, places, bound, p, e.to, at, send),
+                Place::Everywhere => unreachable!("a join that waits for a coordinator join runs at the coordinator"),
+            }
+        }
+    }
+
+    /// Writes the coordinator joins' state into the merged run's task state.
+    pub(super) fn apply_to(&self, tasks: &mut TaskState, traffic: &Traffic, places: &[Place]) {
+        for (t, _) in places.iter().enumerate().filter(|(_, p)| **p == Place::Coordinator) {
+            tasks.deps_left[t] = self.deps_left[t];
+            tasks.ready_at[t] = self.ready_at[t];
+        }
+        for &(t, now) in &self.fired {
+            tasks.record_fire(traffic.tasks[t as usize].kind, t, now);
+        }
+    }
+}

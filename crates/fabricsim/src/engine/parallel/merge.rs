@@ -1,0 +1,93 @@
+//! The end of a parallel run: the partitions' replicas become one [`Sim`], each element taken
+//! from the partition that owned it (ports, switches, NICs and tasks from their node's; a
+//! connection's sender half from the sender's, its receiver half from the receiver's), and
+//! counts kept in several places summed. The results are then collected from it as from a
+//! serial run.
+
+use super::plan::Plan;
+use crate::engine::tasks::TaskState;
+use crate::engine::Sim;
+use crate::net::pfc::Ingress;
+use crate::workload::graph::TaskKind;
+
+/// Merges the replicas (`sims[k]` ran partition `k`).
+pub(super) fn merge(mut sims: Vec<Sim>, plan: &Plan) -> Sim {
+    let mut rest = sims.split_off(1);
+    let mut m = sims.pop().expect("partition 0");
+    let part = |node: u32| plan.node_part[node as usize] as usize;
+    let hosts = m.net.fabric.hosts;
+
+    // Network: ports and switches from their owners; a PFC ingress record half from each end.
+    for p in 0..m.net.ports.len() {
+        let owner = part(m.net.ports[p].owner);
+        if owner != 0 {
+            std::mem::swap(&mut m.net.ports[p], &mut rest[owner - 1].net.ports[p]);
+        }
+    }
+    for s in 0..m.net.switch_lb.len() {
+        let owner = part(hosts + s as u32);
+        if owner != 0 {
+            let o = &mut rest[owner - 1];
+            std::mem::swap(&mut m.net.switch_lb[s], &mut o.net.switch_lb[s]);
+            std::mem::swap(&mut m.net.switch_rng[s], &mut o.net.switch_rng[s]);
+            if m.net.pfc.on {
+                std::mem::swap(&mut m.net.pfc.switches[s], &mut o.net.pfc.switches[s]);
+            }
+        }
+    }
+    if m.net.pfc.on {
+        let copy = |m: &Sim, rest: &[Sim], k: usize, up: usize| -> Ingress { if k == 0 { m.net.pfc.ingress[up] } else { rest[k - 1].net.pfc.ingress[up] } };
+        for up in 0..m.net.pfc.ingress.len() {
+            let down = part(m.net.port_peer[up]);
+            let upstream = part(m.net.ports[up].owner);
+            m.net.pfc.ingress[up] = Ingress::from_halves(&copy(&m, &rest, down, up), &copy(&m, &rest, upstream, up));
+        }
+        m.net.pfc.overflow_drops += rest.iter().map(|o| o.net.pfc.overflow_drops).sum::<u64>();
+    }
+
+    // Hosts: NICs from their host; a connection's lane (gate, pending messages) and sender
+    // half from its sender, its receiver half from its receiver, path statistics summed.
+    for h in 0..hosts {
+        let owner = part(h);
+        if owner != 0 {
+            std::mem::swap(&mut m.hosts.nics[h as usize], &mut rest[owner - 1].hosts.nics[h as usize]);
+        }
+    }
+    for c in 0..m.hosts.conns.len() {
+        let (src, dst) = (m.hosts.conns[c].src, m.hosts.conns[c].dst);
+        let (ks, kr) = (part(src), part(dst));
+        if ks != 0 {
+            std::mem::swap(&mut m.hosts.conns[c], &mut rest[ks - 1].hosts.conns[c]);
+            std::mem::swap(&mut m.hosts.lanes[c], &mut rest[ks - 1].hosts.lanes[c]);
+        }
+        // Where the receiver's copy is now (partition 0's copy moved to the sender's slot).
+        if kr != ks {
+            let holder = if kr == 0 { ks } else { kr };
+            m.hosts.conns[c].take_receiver_half(&mut rest[holder - 1].hosts.conns[c]);
+        }
+        // Every slot of `rest` now holds one partition's copy other than the sender's.
+        for o in &rest {
+            let other = &o.hosts.conns[c];
+            m.hosts.conns[c].absorb_path_counts(other);
+        }
+    }
+
+    // The traffic graph: each task's entries from the partition that changed them.
+    let init = TaskState::new(m.traffic.tasks.iter().map(|t| t.deps), m.traffic.tasks.len(), m.traffic.instances.len());
+    debug_assert!(m.traffic.tasks.iter().all(|t| !matches!(t.kind, TaskKind::Send { bytes: 0, .. })));
+    for o in &rest {
+        m.tasks.absorb(&o.tasks, &init);
+    }
+
+    // Run-wide counts.
+    for o in rest {
+        m.c.absorb(&o.c);
+        m.rtt_hist.absorb(&o.rtt_hist);
+        m.acked_bytes_total += o.acked_bytes_total;
+        m.last_acked_at = m.last_acked_at.max(o.last_acked_at);
+        m.sends_ready += o.sends_ready;
+        m.pool.absorb(o.pool);
+    }
+    m.part = None;
+    m
+}

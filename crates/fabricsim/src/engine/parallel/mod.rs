@@ -1,0 +1,630 @@
+//! The partitioned engine (`--threads N`): one run spread over several cores, with outputs
+//! byte-identical to the serial engine's.
+//!
+//! **Replicas, each running its own events.** Every partition is a full [`Sim`] built from the
+//! same scenario, with its own event queue and packet pool, that runs only the events of the
+//! elements it owns (`plan.rs`: blocks of ToRs with their hosts and the switches above them).
+//! What one partition does to another's elements travels as a [`Message`]: a packet crossing a
+//! cable between them, a PFC frame, or the news that a sender posted a message (the receiver's
+//! half of the connection learns message boundaries from it). At the end the replicas are
+//! merged, each element taken from its owner (`merge.rs`).
+//!
+//! **Conservative windows.** Anything crossing between partitions takes at least the lookahead
+//! L (the least cable delay between them), so with W the earliest pending event anywhere, every
+//! partition can run its events before W + L without hearing from the others: what they send
+//! in that window arrives at W + L or later. At the barrier the messages are handed over and
+//! the next window starts. The event order is (time, kind, entity) (`queue.rs`), which does not
+//! depend on which queue holds an event, so each partition runs its events in the serial
+//! order, and every event runs exactly as it did in the serial run.
+//!
+//! **The exact stop.** The serial run stops right after the first event after which every
+//! message is complete and no packet is left anywhere. A partition is *quiet* when its own
+//! senders' messages are all complete, its pool is empty and it has sent no packet in this
+//! window; the run is done at the first point where all are quiet. A quiet partition may run
+//! past that point only if it is known not to be done yet, so a quiet partition pauses before
+//! an event that lies beyond what the coordinator has verified; at the barrier the coordinator
+//! looks at every partition's quiet intervals up to the earliest point it knows all of them
+//! to: it either finds the first point where all are quiet (the stop, exactly the serial one)
+//! or verifies that stretch and lets the paused partitions go on. Busy partitions are never
+//! quiet, so pauses only happen near the end of a run.
+//!
+//! The end time and the livelock guard ([`StopRule`]) are checked by the coordinator on the
+//! merged state at window boundaries, with windows cut at the rule's horizon: the same
+//! decisions at the same moments as the serial loop. A run whose features share state without
+//! a packet (tracing, credits, cross-partition task dependencies, ...) runs serially and says
+//! why (`plan.rs`).
+
+mod joins;
+mod merge;
+pub mod plan;
+
+use super::queue::EventKind;
+use plan::Place;
+use super::{Progress, Sim, Stop, StopRule};
+use crate::error::Result;
+use crate::ids::{NodeId, PortId};
+use crate::net::packet::Packet;
+use crate::scenario::Setup;
+use crate::units::Time;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::sync::Arc;
+
+/// A point of the run's total event order, packed so that it compares as one integer: an
+/// event at time `t` with order key `k` is `t << 33 | k << 1 | 1` (odd); `t << 33` (even) lies
+/// before every event at `t`; 0 lies before every event of the run.
+pub(crate) type Point = u128;
+
+/// The point of an event at `time` with order key `key`.
+#[inline(always)]
+fn event_point(time: Time, key: u32) -> Point {
+    (time as u128) << 33 | (key as u128) << 1 | 1
+}
+
+/// The point before every event at `time`.
+fn time_point(time: Time) -> Point {
+    (time as u128) << 33
+}
+
+/// The time of a point.
+fn point_time(p: Point) -> Time {
+    (p >> 33) as Time
+}
+
+/// What one partition does to another's elements.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Message {
+    /// A packet that crossed port `port` (owned by the sender) arrives at `at`.
+    Packet { at: Time, port: PortId, pkt: Packet },
+    /// A PFC frame (PAUSE if `pause`) for upstream port `port` arrives at `at`.
+    Frame { at: Time, port: PortId, pause: bool },
+    /// The sender of connection `conn` posted message `task` of `bytes` at `at`: the
+    /// receiver's copy of the connection appends it as the sender did.
+    Post { conn: u32, task: u32, bytes: u64, at: Time },
+    /// A dependency of task `task` (this partition's) is satisfied at `at`.
+    Satisfy { task: u32, at: Time },
+    /// Join `task` (run at the coordinator) fires at `at`: in every partition, as a
+    /// `TaskReady` event.
+    Fire { task: u32, at: Time },
+}
+
+impl Message {
+    /// When it takes effect, if it schedules an event.
+    fn at(&self) -> Option<Time> {
+        match *self {
+            Message::Packet { at, .. } | Message::Frame { at, .. } | Message::Satisfy { at, .. } | Message::Fire { at, .. } => Some(at),
+            Message::Post { .. } => None,
+        }
+    }
+}
+
+/// A [`Message`] and the partition it is for.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Outgoing {
+    to: u16,
+    msg: Message,
+}
+
+/// The partition context a replica carries (`Sim::part`).
+pub(crate) struct Partition {
+    /// This partition.
+    pub(crate) id: u16,
+    node_part: Arc<Vec<u16>>,
+    places: Arc<Vec<Place>>,
+    /// Inputs of coordinator joins since the last report: (point, join, satisfied at).
+    joins: Vec<(Point, u32, Time)>,
+    /// Messages sent in the current window.
+    out: Vec<Outgoing>,
+    /// Of those, packets.
+    out_packets: u32,
+    /// Messages whose completion this partition records (its hosts' sends).
+    own_sends: u32,
+    /// The point of the event being run.
+    at: Point,
+    /// Changes of the number of outstanding messages (+1 handed to a connection, -1
+    /// completed), with the point they happened at, since the last report.
+    outstanding: Vec<(Point, i32)>,
+}
+
+impl Partition {
+    /// Whether node `node` belongs to another partition.
+    #[inline(always)]
+    pub(crate) fn remote(&self, node: NodeId) -> bool {
+        self.node_part[node as usize] != self.id
+    }
+
+    /// Sends `msg` to the partition of node `node`.
+    pub(crate) fn send(&mut self, node: NodeId, msg: Message) {
+        self.send_to(self.node_part[node as usize], msg);
+    }
+
+    fn send_to(&mut self, to: u16, msg: Message) {
+        if matches!(msg, Message::Packet { .. }) {
+            self.out_packets += 1;
+        }
+        self.out.push(Outgoing { to, msg });
+    }
+
+    /// The edge from task `from` to task `to`, satisfied at `at`, fired in this partition:
+    /// whether it acts here; if not, it has been sent where it acts (or is left to the
+    /// partition that runs a replicated source too).
+    pub(crate) fn applies_here(&mut self, from: u32, to: u32, at: Time) -> bool {
+        // A join that ran everywhere fired in every partition: each applies its own edges.
+        let replicated = !matches!(self.places[from as usize], Place::Part(_));
+        match self.places[to as usize] {
+            Place::Everywhere => true,
+            Place::Part(q) if q == self.id => true,
+            Place::Part(q) => {
+                if !replicated {
+                    self.send_to(q, Message::Satisfy { task: to, at });
+                }
+                false
+            }
+            Place::Coordinator => {
+                if !replicated || self.id == 0 {
+                    self.joins.push((self.at, to, at));
+                }
+                false
+            }
+        }
+    }
+
+    /// The number of outstanding messages changed by `delta` in the current event.
+    pub(crate) fn log_outstanding(&mut self, delta: i32) {
+        self.outstanding.push((self.at, delta));
+    }
+}
+
+/// How a run was executed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Execution {
+    /// Threads asked for.
+    pub threads: usize,
+    /// Partitions that ran (1 = serial).
+    pub partitions: usize,
+    /// Why a run asked to use several threads ran serially.
+    pub serial_reason: Option<String>,
+    /// Synchronisation windows (0 when serial).
+    pub windows: u64,
+}
+
+/// Runs `setup` on up to `threads` partitions (serially when it cannot be partitioned; see
+/// [`Execution::serial_reason`]); returns the merged simulation, or `None` if `stop` was set.
+pub(crate) fn run(setup: &Setup, threads: usize, progress: &mut dyn FnMut(&Progress), stop: &AtomicBool) -> Result<Option<(Sim, Execution)>> {
+    let mut first = Sim::unseeded(setup)?;
+    let mut exec = Execution { threads, partitions: 1, serial_reason: None, windows: 0 };
+    let plan = if threads > 1 { plan::plan(&first, threads) } else { Err(String::new()) };
+    let plan = match plan {
+        Ok(p) => p,
+        Err(reason) => {
+            exec.serial_reason = (threads > 1).then_some(reason);
+            first.seed(&|_| true);
+            if first.run_until_stopped(progress, stop) {
+                return Ok(None);
+            }
+            return Ok(Some((first, exec)));
+        }
+    };
+    exec.partitions = plan.parts;
+    let plan = Arc::new(plan);
+    let node_part = Arc::new(plan.node_part.clone());
+    let places = Arc::new(plan.task_place.clone());
+    let make = |mut sim: Sim, id: u16| -> Sim {
+        let own_sends = sim.traffic.sends.iter().filter(|&&t| plan.task_place[t as usize] == Place::Part(id)).count() as u32;
+        sim.part = Some(Box::new(Partition {
+            id,
+            node_part: Arc::clone(&node_part),
+            places: Arc::clone(&places),
+            joins: Vec::new(),
+            out: Vec::new(),
+            out_packets: 0,
+            own_sends,
+            at: 0,
+            outstanding: Vec::new(),
+        }));
+        sim.seed(&|t| matches!(plan.task_place[t], Place::Part(q) if q == id) || plan.task_place[t] == Place::Everywhere);
+        sim
+    };
+    let sims = std::thread::scope(|scope| -> Result<Option<Vec<Sim>>> {
+        let (report_tx, report_rx) = mpsc::channel::<Report>();
+        let mut cmd_txs = Vec::new();
+        let mut handles = Vec::new();
+        let mut first = Some(first);
+        for id in 0..plan.parts as u16 {
+            let (cmd_tx, cmd_rx) = mpsc::channel::<Cmd>();
+            cmd_txs.push(cmd_tx);
+            let report_tx = report_tx.clone();
+            let given = first.take();
+            let make = &make;
+            handles.push(scope.spawn(move || -> Result<Sim> {
+                let sim = match given {
+                    Some(s) => s,
+                    None => Sim::unseeded(setup)?,
+                };
+                Ok(serve(make(sim, id), cmd_rx, report_tx))
+            }));
+        }
+        drop(report_tx);
+        let mut joins = joins::Joins::new(&setup.traffic);
+        let outcome = coordinate(&plan, setup, &cmd_txs, &report_rx, progress, stop, &mut exec, &mut joins);
+        for tx in &cmd_txs {
+            // A worker that failed to build has hung up already.
+            let _ = tx.send(Cmd::Finish);
+        }
+        let mut sims = Vec::new();
+        for h in handles {
+            sims.push(h.join().expect("a partition's thread panicked")?);
+        }
+        match outcome {
+            Some(end) => {
+                let mut merged = merge::merge(sims, &plan);
+                joins.apply_to(&mut merged.tasks, &setup.traffic, &plan.task_place);
+                merged.finish_parallel(end);
+                Ok(Some(vec![merged]))
+            }
+            None => Ok(None),
+        }
+    })?;
+    Ok(sims.map(|mut v| (v.pop().expect("merged"), exec)))
+}
+
+/// A command to a partition's thread.
+enum Cmd {
+    /// Run events before `bound`, pausing when quiet before an event beyond `safe`. The first
+    /// round of a window starts it: the window's messages for this partition, and the point
+    /// where the previous window ended (from there on, the packets among them are this
+    /// partition's, no longer their sender's).
+    Round { bound: Point, safe: Point, window: Option<(Point, Vec<Message>)> },
+    /// Hand the replica back.
+    Finish,
+}
+
+/// A partition's answer to a round.
+struct Report {
+    id: u16,
+    /// Its next event (None: its queue is empty).
+    next: Option<Point>,
+    /// It stopped before `next` because it is quiet and `next` lies beyond the safe point.
+    paused: bool,
+    /// Quiet intervals closed in this round ([start, end) in points), and the start of the
+    /// open one if it is quiet now.
+    closed: Vec<(Point, Point)>,
+    quiet_since: Option<Point>,
+    outstanding: Vec<(Point, i32)>,
+    joins: Vec<(Point, u32, Time)>,
+    out: Vec<Outgoing>,
+    sends_completed: u32,
+    last_acked_at: Time,
+    events: u64,
+    acked_bytes: u64,
+    now: Time,
+}
+
+/// How the coordinator ended the run: the simulated time of the stop, and whether the end
+/// time or the livelock guard stopped it.
+#[derive(Clone, Copy, Debug)]
+struct End {
+    now: Time,
+    stop: Option<Stop>,
+}
+
+/// A partition's thread: answers rounds until told to finish.
+fn serve(mut sim: Sim, cmds: mpsc::Receiver<Cmd>, reports: mpsc::Sender<Report>) -> Sim {
+    let mut quiet_since = sim.quiet().then_some(0);
+    while let Ok(Cmd::Round { bound, safe, window }) = cmds.recv() {
+        let mut closed = Vec::new();
+        if let Some((start, inbox)) = window {
+            sim.part.as_deref_mut().expect("a partition").out_packets = 0;
+            for m in inbox {
+                sim.deliver(m);
+            }
+            match (sim.quiet(), quiet_since) {
+                // Packets arrived for it: busy from the window's start on.
+                (false, Some(s)) => {
+                    closed.push((s, start));
+                    quiet_since = None;
+                }
+                // What it sent is now the receivers' concern.
+                (true, None) => quiet_since = Some(start),
+                _ => {}
+            }
+        }
+        let paused = sim.run_round(bound, safe, &mut quiet_since, &mut closed);
+        let part = sim.part.as_deref_mut().expect("a partition");
+        let report = Report {
+            id: part.id,
+            next: None,
+            paused,
+            closed,
+            quiet_since,
+            outstanding: std::mem::take(&mut part.outstanding),
+            joins: std::mem::take(&mut part.joins),
+            out: std::mem::take(&mut part.out),
+            sends_completed: sim.tasks.sends_completed,
+            last_acked_at: sim.last_acked_at,
+            events: sim.c.events,
+            acked_bytes: sim.acked_bytes_total,
+            now: sim.now,
+        };
+        let next = sim.q.peek().map(|e| event_point(e.time, e.point().1));
+        if reports.send(Report { next, ..report }).is_err() {
+            break;
+        }
+    }
+    sim
+}
+
+impl Sim {
+    /// Whether this partition is quiet: its senders' messages all complete, no packet in its
+    /// pool, none sent to another partition in this window.
+    fn quiet(&self) -> bool {
+        let part = self.part.as_deref().expect("a partition");
+        self.tasks.sends_completed == part.own_sends && self.pool.live() == 0 && part.out_packets == 0
+    }
+
+    /// Applies a message from another partition.
+    fn deliver(&mut self, m: Message) {
+        match m {
+            Message::Packet { at, port, pkt } => {
+                let id = self.pool.alloc(pkt);
+                self.q.push_for(at, EventKind::Arrive, port, id);
+            }
+            Message::Frame { at, port, pause } => {
+                self.net.pfc.ingress[port as usize].frame_sent(pause);
+                self.q.push(at, EventKind::Pfc, port);
+            }
+            Message::Post { conn, task, bytes, at } => {
+                let mss = self.hosts.tp.mss;
+                self.hosts.conns[conn as usize].post(task, bytes, mss, at);
+            }
+            Message::Satisfy { task, at } => {
+                // At or after the window's end, so the task, if ready, is an event to come.
+                debug_assert!(at > self.now);
+                self.satisfy(task, at);
+            }
+            Message::Fire { task, at } => self.q.push(at, EventKind::TaskReady, task),
+        }
+    }
+
+    /// Runs this partition's events before `bound`; a quiet partition stops before an event
+    /// beyond `safe` (returns true: paused). Tracks the quiet intervals.
+    fn run_round(&mut self, bound: Point, safe: Point, quiet_since: &mut Option<Point>, closed: &mut Vec<(Point, Point)>) -> bool {
+        let part = self.part.as_deref().expect("a partition");
+        // Events every partition runs (link changes, replicated joins) are counted by one.
+        let counts_shared = part.id == 0;
+        let places = Arc::clone(&part.places);
+        loop {
+            let Some(&ev) = self.q.peek() else { return false };
+            let at = event_point(ev.time, ev.point().1);
+            if at >= bound {
+                return false;
+            }
+            if at > safe && quiet_since.is_some() {
+                return true;
+            }
+            let ev = self.q.pop().expect("peeked");
+            self.now = ev.time;
+            let shared = match ev.kind() {
+                EventKind::LinkChange => true,
+                EventKind::TaskReady => !matches!(places[ev.id as usize], Place::Part(_)),
+                _ => false,
+            };
+            if !shared || counts_shared {
+                self.c.events += 1;
+            }
+            self.part.as_deref_mut().expect("a partition").at = at;
+            self.prefetch_ahead();
+            self.dispatch(ev);
+            match (self.quiet(), *quiet_since) {
+                (true, None) => *quiet_since = Some(at),
+                (false, Some(s)) => {
+                    closed.push((s, at));
+                    *quiet_since = None;
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// The merged simulation takes the coordinator's stop.
+    fn finish_parallel(&mut self, end: End) {
+        self.now = end.now;
+        if let Some(stop) = end.stop {
+            self.apply_stop(stop);
+        }
+    }
+}
+
+/// The coordinator: runs windows until the run is done (returns how it ended) or `stop` is
+/// set (returns None).
+fn coordinate(
+    plan: &plan::Plan,
+    setup: &Setup,
+    cmds: &[mpsc::Sender<Cmd>],
+    reports: &mpsc::Receiver<Report>,
+    progress: &mut dyn FnMut(&Progress),
+    stop: &AtomicBool,
+    exec: &mut Execution,
+    joins: &mut joins::Joins,
+) -> Option<End> {
+    let n = plan.parts;
+    let mut rule = StopRule::new(setup.end_time, setup.stall_limit);
+    let total_sends = setup.traffic.sends.len() as u32;
+    let total_bytes = setup.traffic.total_bytes();
+    // Messages of the current window, by receiving partition; handed over when it ends.
+    let mut inboxes: Vec<Vec<Message>> = vec![Vec::new(); n];
+    let mut window_start: Option<Point> = Some(0);
+    let mut latest: Vec<Option<Report>> = (0..n).map(|_| None).collect();
+    // Quiet intervals per partition ([start, end); end u128::MAX while open).
+    let mut quiet: Vec<Vec<(Point, Point)>> = vec![Vec::new(); n];
+    // Outstanding-message changes not yet folded in, and the livelock guard's global view.
+    let mut pending_outstanding: Vec<(Point, u16, u32, i32)> = Vec::new();
+    let mut outstanding: i64 = 0;
+    let mut busy_since: Time = 0;
+    let mut shown_events = 0u64;
+    let mut next_message: Option<Time> = None;
+    // Everything before `safe` is known not to be the stop.
+    let mut safe: Point = 0;
+    // The first window starts at the earliest event: ask every partition where it stands.
+    let mut bound: Point = 0;
+    loop {
+        // One window: rounds until every partition has run everything before `bound`.
+        loop {
+            let mut deliver: Vec<Vec<Message>> = if window_start.is_some() { std::mem::replace(&mut inboxes, vec![Vec::new(); n]) } else { Vec::new() };
+            for (id, tx) in cmds.iter().enumerate() {
+                let window = window_start.map(|s| (s, std::mem::take(&mut deliver[id])));
+                if tx.send(Cmd::Round { bound, safe, window }).is_err() {
+                    return None;
+                }
+            }
+            window_start = None;
+            for _ in 0..n {
+                let r = reports.recv().ok()?;
+                let id = r.id as usize;
+                for &(s, e) in &r.closed {
+                    close_or_push(&mut quiet[id], s, e);
+                }
+                if let Some(s) = r.quiet_since {
+                    open_interval(&mut quiet[id], s);
+                }
+                for (seq, &(p, d)) in r.outstanding.iter().enumerate() {
+                    pending_outstanding.push((p, r.id, seq as u32, d));
+                }
+                joins.report(r.id, &r.joins);
+                for o in &r.out {
+                    if let Some(at) = o.msg.at() {
+                        next_message = Some(next_message.map_or(at, |t: Time| t.min(at)));
+                    }
+                    inboxes[o.to as usize].push(o.msg);
+                }
+                latest[id] = Some(r);
+            }
+            // How far every partition's state is known: up to its next event if it paused,
+            // else to the bound.
+            let known = latest.iter().flatten().map(|r| if r.paused { r.next.expect("paused before an event") } else { bound }).min().unwrap_or(bound);
+            if let Some(p) = first_all_quiet(&quiet, safe, known) {
+                // Joins whose last input came before the stop fired in the serial run.
+                joins.settle(&setup.traffic, &plan.task_place, None, &mut |_, _| {});
+                return Some(End { now: point_time(p), stop: None });
+            }
+            safe = safe.max(known);
+            for q in quiet.iter_mut() {
+                q.retain(|&(_, e)| e > safe);
+            }
+            if known >= bound {
+                break;
+            }
+        }
+        // The window is complete: fold in the outstanding-message changes in event order.
+        pending_outstanding.sort_unstable();
+        for &(p, _, _, d) in &pending_outstanding {
+            if d > 0 && outstanding == 0 {
+                busy_since = point_time(p);
+            }
+            outstanding += d as i64;
+        }
+        pending_outstanding.clear();
+        // And the inputs of coordinator joins; what fires goes out with the window's messages.
+        joins.settle(&setup.traffic, &plan.task_place, Some(point_time(bound)), &mut |to, m| {
+            if let Some(at) = m.at() {
+                next_message = Some(next_message.map_or(at, |t: Time| t.min(at)));
+            }
+            match to {
+                Some(k) => inboxes[k as usize].push(m),
+                None => inboxes.iter_mut().for_each(|i| i.push(m)),
+            }
+        });
+        // The next event anywhere: in a queue, or a message of the window.
+        let mut next: Option<Time> = next_message.take();
+        for r in latest.iter().flatten() {
+            if let Some(p) = r.next {
+                next = Some(next.map_or(point_time(p), |t| t.min(point_time(p))));
+            }
+        }
+        let reps = latest.iter().flatten();
+        let (events, acked, completed, last_acked, now) =
+            reps.fold((0u64, 0u64, 0u32, 0, 0), |(e, a, c, l, t), r| (e + r.events, a + r.acked_bytes, c + r.sends_completed, l.max(r.last_acked_at), t.max(r.now)));
+        exec.windows += 1;
+        if events >> 16 != shown_events >> 16 {
+            shown_events = events;
+            progress(&Progress {
+                now,
+                events,
+                messages_done: completed,
+                messages: total_sends,
+                fraction: if total_bytes == 0 { 1.0 } else { (acked as f64 / total_bytes as f64).min(1.0) },
+            });
+            if stop.load(Ordering::Relaxed) {
+                return None;
+            }
+        }
+        let Some(w) = next else {
+            // Nothing left to do anywhere (the serial loop ends on an empty queue).
+            return Some(End { now, stop: None });
+        };
+        if w > rule.horizon {
+            if let Some(s) = rule.check(w, outstanding == 0, last_acked.max(busy_since)) {
+                let at = match s {
+                    Stop::Stalled(_, deadline) => deadline,
+                    Stop::End(end) => end,
+                };
+                return Some(End { now: at, stop: Some(s) });
+            }
+        }
+        let end = w.saturating_add(plan.lookahead).min(rule.horizon.saturating_add(1));
+        window_start = Some(bound);
+        bound = time_point(end);
+        safe = safe.max(time_point(w));
+    }
+}
+
+/// Records the closed quiet interval [s, e): it may close the open one that started at `s`.
+fn close_or_push(v: &mut Vec<(Point, Point)>, s: Point, e: Point) {
+    match v.last_mut() {
+        Some(last) if last.0 == s && last.1 == u128::MAX => last.1 = e,
+        _ => v.push((s, e)),
+    }
+}
+
+/// Records that the partition is quiet since `s` (and still is).
+fn open_interval(v: &mut Vec<(Point, Point)>, s: Point) {
+    if !v.last().is_some_and(|last| last.0 == s && last.1 == u128::MAX) {
+        v.push((s, u128::MAX));
+    }
+}
+
+/// The first event point in [safe, known) at which every partition is quiet. Such a point is
+/// where the last partition became quiet, so only the starts of quiet intervals are candidates.
+fn first_all_quiet(quiet: &[Vec<(Point, Point)>], safe: Point, known: Point) -> Option<Point> {
+    let mut candidates: Vec<Point> = quiet.iter().flatten().map(|&(s, _)| s).filter(|&s| s >= safe && s < known && s & 1 == 1).collect();
+    candidates.sort_unstable();
+    candidates.into_iter().find(|&p| quiet.iter().all(|q| q.iter().any(|&(s, e)| s <= p && p < e)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn points_order_by_time_then_key_and_time_points_come_first() {
+        assert!(event_point(5, 7) < event_point(5, 8));
+        assert!(event_point(5, u32::MAX) < time_point(6));
+        assert!(time_point(5) < event_point(5, 0));
+        assert_eq!(point_time(event_point(123_456, 99)), 123_456);
+    }
+
+    #[test]
+    fn the_stop_is_where_the_last_partition_falls_quiet() {
+        let p = |t| event_point(t, 1);
+        // Partition 0 is quiet over [2, 5) and from 8; partition 1 from 4 on.
+        let quiet = vec![vec![(p(2), p(5)), (p(8), u128::MAX)], vec![(p(4), u128::MAX)]];
+        assert_eq!(first_all_quiet(&quiet, 0, p(100)), Some(p(4)));
+        // Beyond what is known, nothing is decided.
+        assert_eq!(first_all_quiet(&quiet, 0, p(4)), None);
+        // Once [0, 5) is verified, the next candidate is 8.
+        assert_eq!(first_all_quiet(&quiet, p(5), p(100)), Some(p(8)));
+        // A partition never quiet keeps the run going.
+        let busy = vec![vec![(p(2), u128::MAX)], vec![]];
+        assert_eq!(first_all_quiet(&busy, 0, p(100)), None);
+    }
+}

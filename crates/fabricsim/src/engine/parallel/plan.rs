@@ -1,0 +1,228 @@
+//! How a run is cut into partitions, and whether it can be: the assignment of every node to a
+//! partition, of every task of the traffic graph to the partition that runs it, and the
+//! lookahead (the least delay of anything that crosses between partitions).
+//!
+//! A partition is a block of ToRs with their hosts, plus the switches above them that mostly
+//! connect into that block (a 3-tier fat tree's pods); switches that connect to every block
+//! alike (cores, leaf-spine spines) are dealt round-robin. Every cross-partition effect then
+//! travels over a cable, so it takes at least that cable's propagation delay: the lookahead of
+//! the conservative synchronisation.
+
+use crate::engine::Sim;
+use crate::scenario::LinkAction;
+use crate::topo::Tier;
+use crate::transport::gate::MessageGate;
+use crate::transport::recovery::SenderRecovery;
+use crate::units::Time;
+use crate::workload::graph::{TaskKind, Trigger};
+
+/// A partitioning of one run.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    /// Number of partitions (at least 2).
+    pub parts: usize,
+    /// Partition of every node.
+    pub node_part: Vec<u16>,
+    /// Where every task of the traffic graph runs.
+    pub task_place: Vec<Place>,
+    /// Least delay between an action in one partition and its effect in another (ps, > 0).
+    pub lookahead: Time,
+}
+
+/// Cuts the run `sim` was built for into at most `threads` partitions, or says why it must
+/// run serially.
+pub fn plan(sim: &Sim, threads: usize) -> Result<Plan, String> {
+    serial_only(sim)?;
+    let f = &sim.net.fabric;
+    let tors: Vec<u32> = (f.hosts..f.tier.len() as u32).filter(|&n| f.tier[n as usize] == Tier::Tor).collect();
+    let parts = threads.min(tors.len()).min(u16::MAX as usize);
+    if parts < 2 {
+        return Err(format!("the fabric has {} ToR switch(es): a partition needs at least one", tors.len()));
+    }
+    let mut node_part = vec![u16::MAX; f.tier.len()];
+    for (i, &t) in tors.iter().enumerate() {
+        node_part[t as usize] = (i * parts / tors.len()) as u16;
+    }
+    for h in 0..f.hosts {
+        node_part[h as usize] = node_part[f.tor_of_host[h as usize] as usize];
+    }
+    // Upper tiers, lowest first: each joins the partition most of its assigned neighbours are
+    // in; a tie (a core sees every pod alike) goes round-robin by its index in the tier.
+    for tier in [Tier::Agg, Tier::Core] {
+        for n in f.hosts..f.tier.len() as u32 {
+            if f.tier[n as usize] != tier {
+                continue;
+            }
+            let mut votes = vec![0u32; parts];
+            for &p in f.ports_of(n) {
+                let peer = sim.net.port_peer[p as usize];
+                if let Some(&q) = node_part.get(peer as usize).filter(|&&q| q != u16::MAX) {
+                    votes[q as usize] += 1;
+                }
+            }
+            let best = *votes.iter().max().expect("at least two partitions");
+            let preferred = f.index_in_tier[n as usize] as usize % parts;
+            let pick = if votes[preferred] == best { preferred } else { votes.iter().position(|&v| v == best).expect("max is present") };
+            node_part[n as usize] = pick as u16;
+        }
+    }
+    if let Some(n) = node_part.iter().position(|&q| q == u16::MAX) {
+        return Err(format!("node {n} is in no tier a partition covers"));
+    }
+    // Lookahead: the least propagation delay over cables between partitions (a packet's
+    // arrival and a PFC frame both take at least that long).
+    let lookahead = (0..f.ports.len())
+        .filter(|&p| node_part[sim.net.ports[p].owner as usize] != node_part[sim.net.port_peer[p] as usize])
+        .map(|p| f.ports[p].latency)
+        .min()
+        .unwrap_or(Time::MAX);
+    if lookahead == 0 {
+        return Err("a cable between partitions has no propagation delay (no lookahead)".into());
+    }
+    let task_place = task_places(sim, &node_part, lookahead)?;
+    Ok(Plan { parts, node_part, task_place, lookahead })
+}
+
+/// Features whose state is shared between partitions without a packet to carry it.
+fn serial_only(sim: &Sim) -> Result<(), String> {
+    let t = &sim.tracer;
+    if t.interval > 0 || t.log_drops || !t.ack_conns.is_empty() || t.log_gates || t.flowlets.is_some() || sim.net.pfc.log_on {
+        return Err("tracing and event logs sample the whole fabric".into());
+    }
+    if sim.link_events.iter().any(|e| e.action == LinkAction::Reroute) {
+        return Err("`reroute_after_us` recomputes every switch's routes at once".into());
+    }
+    if sim.hosts.credit_on {
+        return Err("receiver credits (`transport.credit`): a dropped PULL returns its credit to the sender at once".into());
+    }
+    if sim.hosts.conns.first().is_some_and(|c| c.recovery.completes_on_settle()) {
+        return Err("the loss-recovery mode completes messages on the receiver's word, not on an ACK".into());
+    }
+    if sim.hosts.lanes.first().is_some_and(|l| l.gate.reads_delivery_time()) {
+        return Err("the message gate reads the receiver's delivery time".into());
+    }
+    if sim.hosts.drop_plan.iter().any(|d| d.4 > 0) {
+        return Err("`run.drop_packets` holds a packet at a switch on the sender's count".into());
+    }
+    if sim.total_sends == 0 {
+        return Err("the workload sends nothing".into());
+    }
+    Ok(())
+}
+
+/// Where a task of the traffic graph runs in a partitioned run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Place {
+    /// In one partition: a message at its sender's, a join whose inputs all fire there.
+    Part(u16),
+    /// In every partition at the same point: a join without dependencies (it fires at its
+    /// start time), or one whose inputs are all such joins. Each partition applies its edges to
+    /// its own tasks.
+    Everywhere,
+    /// At the coordinator: a join whose inputs fire in several partitions (a collective's end
+    /// marker). Partitions report its inputs; when the last one comes, it fires at once at
+    /// that point (its edges then act on the partitions through messages, which needs every
+    /// edge out of it to take at least the lookahead), or, when an input's delay or its start
+    /// time puts it later, the coordinator schedules it in every partition as an `Everywhere`
+    /// join.
+    Coordinator,
+}
+
+/// What the inputs of a join seen so far have in common.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Inputs {
+    None,
+    Place(Place),
+    Mixed,
+}
+
+/// Where each task runs, in topological order of the graph; checks that every dependency
+/// between places leaves the partitions time to hear of it (the lookahead).
+fn task_places(sim: &Sim, node_part: &[u16], lookahead: Time) -> Result<Vec<Place>, String> {
+    let traffic = &sim.traffic;
+    let n = traffic.tasks.len();
+    let mut place = vec![Place::Everywhere; n];
+    let mut inputs = vec![Inputs::None; n];
+    let mut left: Vec<u32> = traffic.tasks.iter().map(|t| t.deps).collect();
+    let mut ready: Vec<u32> = (0..n as u32).filter(|&t| left[t as usize] == 0).collect();
+    let mut seen = 0;
+    // Where an edge out of `from` fires: a delivery at the receiver, a completion at the
+    // sender, a join where it runs.
+    let fires_at = |place: &[Place], from: usize, on: Trigger| -> Place {
+        match traffic.tasks[from].kind {
+            TaskKind::Send { conn, .. } => {
+                let c = traffic.conns[conn as usize];
+                Place::Part(node_part[if on == Trigger::Delivered { c.dst } else { c.src } as usize])
+            }
+            _ => place[from],
+        }
+    };
+    while let Some(t) = ready.pop() {
+        seen += 1;
+        let i = t as usize;
+        place[i] = match traffic.tasks[i].kind {
+            TaskKind::Send { conn, .. } => Place::Part(node_part[traffic.conns[conn as usize].src as usize]),
+            _ => match inputs[i] {
+                Inputs::None => Place::Everywhere,
+                Inputs::Place(p) => p,
+                Inputs::Mixed => Place::Coordinator,
+            },
+        };
+        for e in traffic.edges_of(t) {
+            let at = fires_at(&place, i, e.on);
+            let to = e.to as usize;
+            inputs[to] = match (inputs[to], at) {
+                (_, Place::Coordinator) => Inputs::Mixed,
+                (Inputs::None, p) => Inputs::Place(p),
+                (Inputs::Place(q), p) if q == p => Inputs::Place(p),
+                _ => Inputs::Mixed,
+            };
+            left[to] -= 1;
+            if left[to] == 0 {
+                ready.push(e.to);
+            }
+        }
+    }
+    if seen != n {
+        return Err("the traffic graph has a cycle".into());
+    }
+    // A coordinator join that may fire at once (an input without delay) acts on the
+    // partitions at that point: its edges must take the lookahead, and it must not wait for
+    // a start time that could fall before they hear of it.
+    let may_fire_at_once: Vec<bool> = {
+        let mut v = vec![false; n];
+        for from in 0..n {
+            for e in traffic.edges_of(from as u32) {
+                if e.delay == 0 {
+                    v[e.to as usize] = true;
+                }
+            }
+        }
+        v
+    };
+    let too_close = |from: usize, to: u32, d: Time| format!("the traffic graph has a dependency between partitions shorter than the lookahead ({} ps): task {from} -> {to} after {d} ps", lookahead);
+    for from in 0..n {
+        for e in traffic.edges_of(from as u32) {
+            let (source, target) = (fires_at(&place, from, e.on), place[e.to as usize]);
+            let ok = match (source, target) {
+                (Place::Part(p), Place::Part(q)) => p == q || e.delay >= lookahead,
+                (Place::Everywhere, _) => true,
+                (Place::Coordinator, Place::Part(_) | Place::Everywhere) => !may_fire_at_once[from] || e.delay >= lookahead,
+                (_, Place::Coordinator) => {
+                    (e.delay == 0 || e.delay >= lookahead)
+                        && (source != Place::Coordinator || !may_fire_at_once[from] || e.delay >= lookahead)
+                }
+                (Place::Part(_), Place::Everywhere) => false,
+            };
+            if !ok {
+                return Err(too_close(from, e.to, e.delay));
+            }
+        }
+    }
+    for (t, task) in traffic.tasks.iter().enumerate() {
+        if place[t] == Place::Coordinator && may_fire_at_once[t] && task.not_before > 0 {
+            return Err(format!("the traffic graph has a join of several partitions (task {t}) with a start time"));
+        }
+    }
+    Ok(place)
+}

@@ -1,0 +1,164 @@
+//! The partitioned engine (`--threads N`, `engine::parallel`): how a fabric is cut, and runs
+//! that end early (the end time, the livelock guard), wait (late starts, compute gaps) or
+//! cannot be cut, each compared with the serial run byte for byte. (Every fingerprint case on
+//! 2, 3 and 4 threads: `fingerprints.rs`.)
+mod common;
+
+use fabricsim::engine::parallel::plan::{plan, Place};
+use fabricsim::engine::Sim;
+use fabricsim::{Results, Scenario, Setup};
+use std::path::Path;
+
+fn setup(toml: &str) -> Setup {
+    Scenario::from_toml(toml, &[]).expect("valid scenario").setup(Path::new(".")).expect("setup")
+}
+
+fn run_on(toml: &str, threads: usize) -> Results {
+    fabricsim::run_threads(&setup(toml), threads, &mut |_| {}, &Default::default()).expect("run")
+}
+
+/// Every output of a run but the wall-clock `performance` block.
+fn outputs(r: &Results) -> Vec<String> {
+    let mut summary: serde_json::Value = serde_json::from_str(&r.summary_json()).expect("summary.json parses");
+    summary.as_object_mut().expect("an object").remove("performance");
+    vec![summary.to_string(), r.flows_csv(), r.ccts_csv(), r.messages_csv()]
+}
+
+/// Runs `toml` serially and on each of `threads`, asserting that each ran that many partitions
+/// and wrote the serial run's outputs; returns the serial results.
+fn same_as_serial(toml: &str, threads: &[usize]) -> Results {
+    let serial = run_on(toml, 1);
+    assert_eq!(serial.summary.performance.partitions, 1);
+    for &n in threads {
+        let r = run_on(toml, n);
+        assert_eq!(r.summary.performance.partitions, n, "{:?}", r.summary.performance.serial_reason);
+        assert!(r.summary.performance.sync_windows > 0);
+        let (a, b) = (outputs(&serial), outputs(&r));
+        for (i, name) in ["summary.json", "flows.csv", "ccts.csv", "messages.csv"].iter().enumerate() {
+            assert!(a[i] == b[i], "{name} differs on {n} threads:\nserial:   {}\nparallel: {}", &a[i][..a[i].len().min(600)], &b[i][..b[i].len().min(600)]);
+        }
+    }
+    serial
+}
+
+#[test]
+fn a_fat_tree_is_cut_into_blocks_of_pods_with_cores_dealt_round_robin() {
+    // k = 4: 16 hosts, 8 ToRs and 8 aggregation switches in 4 pods, 4 cores.
+    let sim = Sim::new(&setup("[topology]\nk = 4\n")).expect("build");
+    let f = sim.fabric();
+    let p = plan(&sim, 2).expect("partitioned");
+    assert_eq!(p.parts, 2);
+    for h in 0..16 {
+        // Hosts 0-7 hang from the ToRs of pods 0-1.
+        assert_eq!(p.node_part[h], (h / 8) as u16, "host {h}");
+    }
+    let of_tier = |name: &str| -> Vec<u16> { (16..f.tier.len()).filter(|&n| f.tier_name(f.tier[n]) == name).map(|n| p.node_part[n]).collect() };
+    assert_eq!(of_tier("tor"), [0, 0, 0, 0, 1, 1, 1, 1]);
+    assert_eq!(of_tier("agg"), [0, 0, 0, 0, 1, 1, 1, 1], "an aggregation switch goes with its pod");
+    assert_eq!(of_tier("core"), [0, 1, 0, 1], "cores see every pod alike: round-robin");
+    // The lookahead is the cable delay (1 µs by default).
+    assert_eq!(p.lookahead, 1_000_000);
+    // More threads than ToRs: one partition per ToR.
+    assert_eq!(plan(&sim, 64).expect("partitioned").parts, 8);
+    // A flow workload: every message runs at its sender.
+    for (t, place) in p.task_place.iter().enumerate() {
+        assert!(matches!(place, Place::Part(_)), "task {t}: {place:?}");
+    }
+}
+
+#[test]
+fn a_collective_sequence_gathers_its_end_at_the_coordinator() {
+    let toml = "[topology]\nk = 4\n[workload]\nkind = \"collectives\"\n[[workload.jobs]]\nranks = 16\niterations = 2\ncompute_gap_us = 10\n\
+                collectives = [{ op = \"allreduce\", bytes = \"256KiB\" }]\n";
+    let sim = Sim::new(&setup(toml)).expect("build");
+    let p = plan(&sim, 2).expect("partitioned");
+    let count = |want: Place| p.task_place.iter().filter(|&&x| x == want).count();
+    // The first instance's start fires everywhere; its end, and the second instance's start
+    // (10 µs later, beyond the lookahead), at the coordinator.
+    assert!(count(Place::Everywhere) >= 1);
+    assert!(count(Place::Coordinator) >= 2);
+    let r = same_as_serial(toml, &[2, 4]);
+    assert_eq!(r.summary.collectives.as_ref().map(|c| c.finished), Some(2));
+}
+
+#[test]
+fn the_livelock_guard_stops_a_parallel_run_at_the_serial_moment() {
+    // The last hop of a lone flow dies at 20 µs (no re-routing): the guard fires 300 µs after
+    // the last acknowledgement.
+    let toml = "[topology]\nk = 4\nlink_rate_gbps = 100\n[transport]\nlb = \"ecmp\"\n[workload]\nkind = \"incast\"\nreceiver = 15\nsender_hosts = [0]\nflow_bytes = \"4MiB\"\n\
+                [[link_events]]\nat_us = 20\nlink = \"tor7-host15\"\naction = \"down\"\n[run]\nstall_limit_us = 300\nend_time_us = 5000\n";
+    let r = same_as_serial(toml, &[2, 3]);
+    assert!(r.summary.stalled_since_us.is_some(), "the guard must fire");
+}
+
+#[test]
+fn an_end_time_stops_a_parallel_run_at_the_same_event() {
+    let toml = "[topology]\nk = 4\n[workload]\nkind = \"permutation\"\nflow_bytes = \"1MiB\"\n[run]\nend_time_us = 15\n";
+    let r = same_as_serial(toml, &[2, 4]);
+    assert!(r.summary.stopped_at_end_time);
+}
+
+#[test]
+fn late_starts_and_compute_gaps_longer_than_the_stall_limit_are_waited_out() {
+    same_as_serial("[topology]\nk = 4\n[workload]\nkind = \"incast\"\nsenders = 6\nflow_bytes = \"64KiB\"\nstart_us = 1000\n[run]\nstall_limit_us = 50\n", &[2]);
+    same_as_serial(
+        "[topology]\nk = 4\n[workload]\nkind = \"collectives\"\n[[workload.jobs]]\nranks = 16\niterations = 3\ncompute_gap_us = 200\n\
+         collectives = [{ op = \"allreduce\", bytes = \"64KiB\" }]\n[run]\nstall_limit_us = 50\n",
+        &[2, 3],
+    );
+}
+
+#[test]
+fn a_lossless_fabric_passes_pause_frames_between_partitions() {
+    // RoCE, a 12-to-1 incast: pauses spread up from the receiver's ToR into other partitions.
+    let toml = format!(
+        "[topology]\nk = 4\n{}{}[workload]\nkind = \"incast\"\nreceiver = 15\nsenders = 12\nflow_bytes = \"256KiB\"\n",
+        common::ROCE_SWITCH,
+        common::ROCE_TRANSPORT
+    );
+    let r = same_as_serial(&toml, &[2, 4]);
+    assert!(r.summary.pfc.as_ref().is_some_and(|p| p.pause_frames > 0), "the case must pause");
+}
+
+#[test]
+fn runs_whose_state_is_shared_without_a_packet_stay_serial_and_say_why() {
+    const BASE: &str = "[topology]\nk = 4\n[workload]\nkind = \"permutation\"\nflow_bytes = \"64KiB\"\n";
+    for (extra, why) in [
+        ("[transport]\ncc = \"line_rate\"\ncredit = \"eqds\"\n", "credits"),
+        ("[transport]\nreliability = \"code\"\n", "receiver's word"),
+        ("[run]\ntrace_interval_us = 1\ntrace_ports = [\"tor0-host0\"]\n", "tracing"),
+        ("[[run.drop_packets]]\nflow = 0\nseq = 3\nhold_us = 5\n", "drop_packets"),
+    ] {
+        let toml = format!("{BASE}{extra}");
+        let r = run_on(&toml, 2);
+        let perf = &r.summary.performance;
+        assert_eq!((perf.partitions, perf.sync_windows), (1, 0), "{extra}");
+        assert!(perf.serial_reason.as_deref().is_some_and(|s| s.contains(why)), "{extra}: {:?}", perf.serial_reason);
+        assert_eq!(outputs(&r), outputs(&run_on(&toml, 1)));
+    }
+    // Collectives back to back (no compute gap): an instance's end starts the next at once in
+    // every partition, closer than any lookahead.
+    let back_to_back = "[topology]\nk = 4\n[workload]\nkind = \"collectives\"\n[[workload.jobs]]\nranks = 16\niterations = 2\n\
+                        collectives = [{ op = \"allreduce\", bytes = \"64KiB\" }]\n";
+    let r = run_on(back_to_back, 2);
+    assert!(r.summary.performance.serial_reason.as_deref().is_some_and(|s| s.contains("lookahead")), "{:?}", r.summary.performance.serial_reason);
+    // One thread asked: serial, no reason needed.
+    assert_eq!(run_on(BASE, 1).summary.performance.serial_reason, None);
+}
+
+#[test]
+fn zero_threads_is_refused_naming_the_key() {
+    let e = fabricsim::run_threads(&setup("[topology]\nk = 4\n"), 0, &mut |_| {}, &Default::default()).err().expect("refused");
+    assert!(e.to_string().contains("threads"), "{e}");
+}
+
+#[test]
+fn switch_selectors_that_feed_back_in_packets_run_partitioned() {
+    // CONGA's leaf-to-leaf feedback and SeqBalance's Congestion Packets ride on packets, so
+    // they cross partitions as packets do (on a RoCE leaf-spine of 4 leaves and 4 spines).
+    for lb in ["conga", "seqbalance"] {
+        let fabric = common::roce_leaf_spine(3, (4, 4, 4), &format!("[switch.lb]\nname = \"{lb}\""), "");
+        let toml = format!("{fabric}[workload]\nkind = \"permutation\"\nflow_bytes = \"1MiB\"\nlocality = \"cross_tor\"\n");
+        same_as_serial(&toml, &[2, 4]);
+    }
+}
