@@ -79,12 +79,10 @@ pub fn run_threads(setup: &Setup, threads: usize, progress: &mut dyn FnMut(&Prog
     if threads == 0 {
         return Err(Error::invalid("threads", "0: give 1 (serial) or more"));
     }
-    let t0 = std::time::Instant::now();
     let Some((sim, exec)) = engine::parallel::run(setup, threads, progress, stop)? else {
         return Err(Error::Stopped);
     };
-    let wall = t0.elapsed().as_secs_f64();
-    let mut results = results::collect(&sim, setup, wall);
+    let mut results = results::collect(&sim, setup, exec.wall_seconds);
     let perf = &mut results.summary.performance;
     perf.threads = exec.threads;
     perf.partitions = exec.partitions;

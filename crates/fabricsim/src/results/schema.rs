@@ -347,7 +347,7 @@ pub const SUMMARY: FileSchema = FileSchema {
         c("pfc.max_switch_buffer_bytes", "bytes", "most bytes any switch buffered at once"),
         c("pfc.headroom_overflow_drops", "packets", "data packets dropped because headroom overflowed (must be 0: lossless)"),
         c("invariant_violations", "text", "invariant violations, one string each; empty when the run is sound (any entry makes `fabricsim run` exit 1)"),
-        c("performance.wall_seconds", "seconds", "wall-clock time of the simulation loop (differs between identical runs)"),
+        c("performance.wall_seconds", "seconds", "wall-clock time of the simulation loop (a parallel run: from starting its partitions, which build their copies of the fabric meanwhile, to merging them; differs between identical runs)"),
         c("performance.events_per_second", "events/s", "events per wall second"),
         c("performance.packet_hops_per_second", "hops/s", "packet-hops per wall second"),
         c("performance.peak_rss_bytes", "bytes", "peak resident memory of the process, where the OS reports it (else null)"),

@@ -190,7 +190,8 @@ impl LossFigures {
 /// Run performance (the only fields that differ between identical runs).
 #[derive(Clone, Debug, Serialize)]
 pub struct Performance {
-    /// Wall-clock seconds of the simulation loop.
+    /// Wall-clock seconds of the simulation loop (a parallel run: from starting its partitions
+    /// to merging them).
     pub wall_seconds: f64,
     /// Events per wall second.
     pub events_per_second: f64,

@@ -176,7 +176,7 @@ impl Partition {
 }
 
 /// How a run was executed.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Execution {
     /// Threads asked for.
     pub threads: usize,
@@ -186,22 +186,27 @@ pub struct Execution {
     pub serial_reason: Option<String>,
     /// Synchronisation windows (0 when serial).
     pub windows: u64,
+    /// Wall-clock seconds of the simulation: the serial loop; a parallel run from starting its
+    /// partitions (which build their replicas meanwhile) to the merged result.
+    pub wall_seconds: f64,
 }
 
 /// Runs `setup` on up to `threads` partitions (serially when it cannot be partitioned; see
 /// [`Execution::serial_reason`]); returns the merged simulation, or `None` if `stop` was set.
 pub(crate) fn run(setup: &Setup, threads: usize, progress: &mut dyn FnMut(&Progress), stop: &AtomicBool) -> Result<Option<(Sim, Execution)>> {
     let mut first = Sim::unseeded(setup)?;
-    let mut exec = Execution { threads, partitions: 1, serial_reason: None, windows: 0 };
+    let mut exec = Execution { threads, partitions: 1, serial_reason: None, windows: 0, wall_seconds: 0.0 };
     let plan = if threads > 1 { plan::plan(&first, threads) } else { Err(String::new()) };
     let plan = match plan {
         Ok(p) => p,
         Err(reason) => {
             exec.serial_reason = (threads > 1).then_some(reason);
             first.seed(&|_| true);
+            let t0 = std::time::Instant::now();
             if first.run_until_stopped(progress, stop) {
                 return Ok(None);
             }
+            exec.wall_seconds = t0.elapsed().as_secs_f64();
             return Ok(Some((first, exec)));
         }
     };
@@ -225,6 +230,7 @@ pub(crate) fn run(setup: &Setup, threads: usize, progress: &mut dyn FnMut(&Progr
         sim.seed(&|t| matches!(plan.task_place[t], Place::Part(q) if q == id) || plan.task_place[t] == Place::Everywhere);
         sim
     };
+    let t0 = std::time::Instant::now();
     let sims = std::thread::scope(|scope| -> Result<Option<Vec<Sim>>> {
         let (report_tx, report_rx) = mpsc::channel::<Report>();
         let mut cmd_txs = Vec::new();
@@ -265,6 +271,7 @@ pub(crate) fn run(setup: &Setup, threads: usize, progress: &mut dyn FnMut(&Progr
             None => Ok(None),
         }
     })?;
+    exec.wall_seconds = t0.elapsed().as_secs_f64();
     Ok(sims.map(|mut v| (v.pop().expect("merged"), exec)))
 }
 
