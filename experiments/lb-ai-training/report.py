@@ -13,6 +13,8 @@ One table row per configuration (every run field but the seed), over its seeds:
   timeouts and fast retransmits (all flows, mean over seeds); trims; PFC paused µs summed over
   ports; re-routes per packet (adaptive switches);
 - wall = simulator wall seconds per run (mean), and the target's total.
+Runs with unfinished flows or with invariant violations (which run.py records rather than
+raising) are counted in `seeds` and named there, and left out of the CCT figures.
 Targets with a swept rate coefficient c also get a "best c" table: per configuration the c with
 the lowest mean norm. CCT (paper §6: "we report the best c").
 """
@@ -77,15 +79,23 @@ def groups(rows):
     return fields, g
 
 
+def violated(r):
+    """Whether the run reported invariant violations (run.py records them instead of failing)."""
+    return bool(r.get("invariants"))
+
+
 def figures(rs):
     # A run with unfinished flows has no CCT (its completion time counts only the finished
-    # ones): it is counted as unfinished and left out of the CCT figures.
-    done = [r for r in rs if r["flows_finished"] == r["flows"]]
+    # ones): it is counted as unfinished and left out of the CCT figures. So is a run that broke
+    # one of the simulator's invariants (a deadlock, a conservation error): its figures mean
+    # nothing, and the table says how many there were.
+    done = [r for r in rs if r["flows_finished"] == r["flows"] and not violated(r)]
     cct = [r["norm_cct"] for r in done] or [float("nan")]
     per_flow = lambda r, k: r["loss"][k]
     return {
         "n": len(rs),
         "unfinished": sum(1 for r in rs if r["flows_finished"] < r["flows"]),
+        "violated": sum(1 for r in rs if violated(r)),
         "mean": mean(cct), "std": std(cct), "min": min(cct), "max": max(cct),
         "cct_ms": mean([r["completion_us"] / 1e3 for r in done]),
         "loss": mean([per_flow(r, "data_loss_rate") for r in rs]),
@@ -117,7 +127,9 @@ def table_rows(fields, g):
     out = []
     for key, rs in g.items():
         f = figures(rs)
-        unf = f" ({f['unfinished']} unfinished)" if f["unfinished"] else ""
+        notes = [f"{f['unfinished']} unfinished"] if f["unfinished"] else []
+        notes += [f"{f['violated']} broke invariants"] if f["violated"] else []
+        unf = f" ({', '.join(notes)})" if notes else ""
         out.append(list(map(str, key)) + [f"{f['n']}{unf}", f"{f['mean']:.3f} ± {f['std']:.3f}", fmt(f["min"]), fmt(f["max"]), fmt(f["cct_ms"], 2),
                                           fmt(f["loss"], 4), fmt(f["worst"], 3), fmt(f["spurious"], 2), fmt(f["rto"], 0), fmt(f["fr"], 0), fmt(f["trims"], 0),
                                           fmt(f["pfc_us"], 0), fmt(f["reroutes"], 2), fmt(f["wall"], 1)])
