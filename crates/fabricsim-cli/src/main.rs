@@ -64,6 +64,9 @@ enum Cmd {
         /// Override a scenario key.
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
+        /// Also say how `run --threads N` would cut the fabric (or why it would run serially).
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024))]
+        threads: Option<u32>,
     },
     /// List every scheme by family: topologies, congestion controls, host and switch path
     /// selections, workloads, queue disciplines, gates, credits, loss recovery.
@@ -122,7 +125,7 @@ fn main() -> ExitCode {
                 run(&scenario, out, &set, quiet, force, threads as usize)
             }
         },
-        Cmd::Check { scenario, set } => check(&scenario, &set),
+        Cmd::Check { scenario, set, threads } => check(&scenario, &set, threads.map(|t| t as usize)),
         Cmd::List { outputs: true, markdown, .. } => emit(&if markdown { fabricsim::results::schema::markdown() } else { fabricsim::results::schema::text() }),
         Cmd::List { markdown: true, .. } => emit(&fabricsim::registry::markdown()),
         Cmd::List { params, .. } => list(params),
@@ -318,7 +321,7 @@ fn run(path: &Path, out: Option<PathBuf>, set: &[String], quiet: bool, force: bo
     fabricsim::check_invariants(&results)
 }
 
-fn check(path: &Path, set: &[String]) -> Result<(), Error> {
+fn check(path: &Path, set: &[String], threads: Option<usize>) -> Result<(), Error> {
     let setup = scenario::load(path, set)?;
     let mut o = String::new();
     let f = &setup.fabric;
@@ -359,6 +362,20 @@ fn check(path: &Path, set: &[String]) -> Result<(), Error> {
     let t = &setup.traffic;
     say!(o, "workload      {} connections, {} messages, {} bytes", t.conns.len(), t.sends.len(), t.total_bytes());
     say!(o, "estimate      {}", Estimate::of(&setup).describe());
+    if let Some(n) = threads {
+        match fabricsim::engine::parallel::plan_for(&setup, n)? {
+            Ok(p) => {
+                let mut hosts = vec![0u32; p.parts];
+                for &k in &p.node_part[..f.hosts as usize] {
+                    hosts[k as usize] += 1;
+                }
+                let (lo, hi) = (hosts.iter().min().copied().unwrap_or(0), hosts.iter().max().copied().unwrap_or(0));
+                let each = if lo == hi { format!("{lo}") } else { format!("{lo}-{hi}") };
+                say!(o, "threads       {n}: {} partitions of {each} hosts, windows of {} (the shortest cable between them)", p.parts, ShowTime(p.lookahead));
+            }
+            Err(why) => say!(o, "threads       {n}: runs serially: {why}"),
+        }
+    }
     if !t.instances.is_empty() {
         let jobs = t.instances.iter().map(|i| i.job + 1).max().unwrap_or(0);
         say!(o, "collectives   {} jobs, {} collective instances, {} graph tasks", jobs, t.instances.len(), t.tasks.len());

@@ -41,6 +41,34 @@ fn run_writes_flows_and_summary() {
 }
 
 #[test]
+fn threads_cut_the_run_and_change_nothing_but_the_performance_block() {
+    let (serial, a) = run_example("threads1", &["--set", "topology.k=4"]);
+    let (parallel, b) = run_example("threads3", &["--set", "topology.k=4", "--threads", "3"]);
+    assert!(serial.status.success() && parallel.status.success(), "{}", String::from_utf8_lossy(&parallel.stderr));
+    let read = |d: &Path, f: &str| std::fs::read_to_string(d.join(f)).unwrap();
+    assert_eq!(read(&a, "flows.csv"), read(&b, "flows.csv"));
+    let summary = |d: &Path| -> serde_json::Value { serde_json::from_str(&read(d, "summary.json")).unwrap() };
+    let (mut sa, mut sb) = (summary(&a), summary(&b));
+    assert_eq!(sb["performance"]["partitions"], 3);
+    sa.as_object_mut().unwrap().remove("performance");
+    sb.as_object_mut().unwrap().remove("performance");
+    assert_eq!(sa, sb);
+    // `check --threads` says how a run would be cut, or why it would not be.
+    let o = bin().args(["check", "--threads", "3", "--set", "topology.k=4"]).arg(repo().join("scenarios/example.toml")).output().unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("threads       3: 3 partitions of 4-6 hosts, windows of 1.000 us"), "{text}");
+    let o = bin().args(["check", "--threads", "2", "--set", "run.trace_interval_us=1", "--set", "run.trace_ports=[\"tor0-host0\"]"]).arg(repo().join("scenarios/example.toml")).output().unwrap();
+    assert!(String::from_utf8_lossy(&o.stdout).contains("threads       2: runs serially: tracing"));
+    // 0 threads: exit 2 naming the option.
+    let (zero, c) = run_example("threads0", &["--threads", "0"]);
+    assert_eq!(zero.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&zero.stderr).contains("threads"));
+    for d in [a, b, c] {
+        let _ = std::fs::remove_dir_all(&d);
+    }
+}
+
+#[test]
 fn bad_input_exits_2_and_writes_nothing() {
     let (o, out) = run_example("bad", &["--set", "topology.oversubscription=8:1"]);
     assert_eq!(o.status.code(), Some(2));

@@ -191,6 +191,13 @@ pub struct Execution {
     pub wall_seconds: f64,
 }
 
+/// How a run of `setup` on `threads` threads would be cut (`fabricsim check --threads`): the
+/// plan, or why the run would stay serial (`Err` inside: the reason).
+pub fn plan_for(setup: &Setup, threads: usize) -> Result<std::result::Result<plan::Plan, String>> {
+    let sim = Sim::unseeded(setup)?;
+    Ok(if threads > 1 { plan::plan(&sim, threads) } else { Err("one thread asked".into()) })
+}
+
 /// Runs `setup` on up to `threads` partitions (serially when it cannot be partitioned; see
 /// [`Execution::serial_reason`]); returns the merged simulation, or `None` if `stop` was set.
 pub(crate) fn run(setup: &Setup, threads: usize, progress: &mut dyn FnMut(&Progress), stop: &AtomicBool) -> Result<Option<(Sim, Execution)>> {
