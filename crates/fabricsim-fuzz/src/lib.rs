@@ -115,6 +115,8 @@ pub struct Report {
     pub stalled: u64,
     /// See [`Report::stalled`].
     pub stopped_at_end_time: u64,
+    /// Runs whose second run was partitioned (the others stayed serial, with a reason).
+    pub partitioned: u64,
     /// The first few stalled runs: case index and the guard's message.
     pub stall_examples: Vec<(u64, String)>,
     /// Panics.
@@ -148,7 +150,7 @@ impl Report {
     pub fn summary(&self) -> String {
         let rejected: u64 = self.rejected.values().sum();
         let mut s = format!(
-            "cases {} ({} check, {} run) in {:.1} s\naccepted {}, rejected {} (by {} distinct keys), TOML syntax errors {}\nruns {} (each twice): {} stopped by the livelock guard, {} at their end time\npanics {}, hangs 0, allocation aborts 0, unnamed rejections {}, round-trip failures {}, invariant failures {}, determinism failures {}\npeak live heap of one case: {:.1} MB (case {})\n",
+            "cases {} ({} check, {} run) in {:.1} s\naccepted {}, rejected {} (by {} distinct keys), TOML syntax errors {}\nruns {} (each twice, the second on 2-4 threads: {} partitioned): {} stopped by the livelock guard, {} at their end time\npanics {}, hangs 0, allocation aborts 0, unnamed rejections {}, round-trip failures {}, invariant failures {}, determinism failures {}\npeak live heap of one case: {:.1} MB (case {})\n",
             self.cases,
             self.cases - self.run_cases,
             self.run_cases,
@@ -158,6 +160,7 @@ impl Report {
             self.rejected.len(),
             self.syntax_errors,
             self.runs,
+            self.partitioned,
             self.stalled,
             self.stopped_at_end_time,
             self.panics,
@@ -264,23 +267,25 @@ fn outputs(r: &fabricsim::Results) -> Vec<(&'static str, String)> {
 /// How one run case ended.
 enum Ran {
     Rejected(Checked),
-    Ran { stalled: Option<String>, at_end_time: bool },
+    Ran { stalled: Option<String>, at_end_time: bool, partitioned: bool },
     Invariant(String),
     Nondeterministic(String),
 }
 
-/// A run case: the check path, then two runs from two setups of the same text, their
-/// invariants, and every output file compared.
+/// A run case: the check path, then two runs from two setups of the same text, the second on 2
+/// to 4 threads (the partitioned engine must give the serial run's outputs, or stay serial),
+/// their invariants, and every output file compared.
 fn run_path(case: &Case, cfg: &Config) -> Ran {
     match check_path(case, cfg) {
         Checked::Accepted => {}
         other => return Ran::Rejected(other),
     }
-    let once = || -> fabricsim::Result<fabricsim::Results> {
+    let once = |threads: usize| -> fabricsim::Result<fabricsim::Results> {
         let setup = Scenario::from_toml(&case.toml, &case.overrides)?.setup_within(&cfg.data_dir, Budget { bytes: cfg.budget_bytes })?;
-        fabricsim::run(&setup, &mut |_| {})
+        fabricsim::run_threads(&setup, threads, &mut |_| {}, &Default::default())
     };
-    let (a, b) = match (once(), once()) {
+    let threads = 2 + case.toml.len() % 3;
+    let (a, b) = match (once(1), once(threads)) {
         (Ok(a), Ok(b)) => (a, b),
         (Err(e), _) | (_, Err(e)) => return Ran::Invariant(format!("the run failed: {e}")),
     };
@@ -295,10 +300,14 @@ fn run_path(case: &Case, cfg: &Config) -> Ran {
     for ((name, x), (_, y)) in outputs(&a).into_iter().zip(outputs(&b)) {
         if x != y {
             let line = x.lines().zip(y.lines()).position(|(p, q)| p != q).unwrap_or(0);
-            return Ran::Nondeterministic(format!("{name} differs between two runs of the same seed (first at line {})", line + 1));
+            let how = match b.summary.performance.partitions {
+                1 => "two runs of the same seed".to_string(),
+                n => format!("the serial run and a run on {n} partitions"),
+            };
+            return Ran::Nondeterministic(format!("{name} differs between {how} (first at line {})", line + 1));
         }
     }
-    Ran::Ran { stalled, at_end_time: a.summary.stopped_at_end_time }
+    Ran::Ran { stalled, at_end_time: a.summary.stopped_at_end_time, partitioned: b.summary.performance.partitions > 1 }
 }
 
 /// The message of the panic being unwound, recorded by [`install_panic_hook`].
@@ -383,9 +392,10 @@ pub fn fuzz(cfg: &Config) -> Report {
                 fail("round trip", e);
                 report.round_trip_failures += 1;
             }
-            Ok(Ran::Ran { stalled, at_end_time }) => {
+            Ok(Ran::Ran { stalled, at_end_time, partitioned }) => {
                 report.accepted += 1;
                 report.runs += 1;
+                report.partitioned += u64::from(partitioned);
                 if let Some(m) = stalled {
                     report.stalled += 1;
                     if report.stall_examples.len() < 10 {

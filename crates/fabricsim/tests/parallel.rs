@@ -81,6 +81,21 @@ fn a_collective_sequence_gathers_its_end_at_the_coordinator() {
     assert_eq!(r.summary.collectives.as_ref().map(|c| c.finished), Some(2));
 }
 
+/// Found by the fuzzer (seed 7, case 5): a 2-rank job inside one partition beside an 8-rank
+/// job across all of them. Its instances start in every partition (a start marker without
+/// dependencies) and end in one: the merge must take the start and the end of an instance each
+/// from where it was set.
+#[test]
+fn an_instance_that_ends_inside_one_partition_keeps_its_end() {
+    let toml = "[topology]\nkind = \"leaf_spine\"\nk = 8\n[workload]\nkind = \"collectives\"\nchunk = \"4KiB\"\n\
+                [[workload.jobs]]\nranks = 8\nplacement = \"random\"\niterations = 2\ncompute_gap_us = 2.0\n\
+                collectives = [{ op = \"allgather\", algorithm = \"ring\", bytes = \"1MiB\" }]\n\
+                [[workload.jobs]]\nranks = 2\niterations = 2\ncompute_gap_us = 2.0\n\
+                collectives = [{ op = \"broadcast\", algorithm = \"ring\", bytes = \"256KiB\" }]\n";
+    let r = same_as_serial(toml, &[2, 4]);
+    assert_eq!(r.summary.collectives.as_ref().map(|c| c.finished), Some(4));
+}
+
 #[test]
 fn the_livelock_guard_stops_a_parallel_run_at_the_serial_moment() {
     // The last hop of a lone flow dies at 20 µs (no re-routing): the guard fires 300 µs after
@@ -142,6 +157,16 @@ fn runs_whose_state_is_shared_without_a_packet_stay_serial_and_say_why() {
                         collectives = [{ op = \"allreduce\", bytes = \"64KiB\" }]\n";
     let r = run_on(back_to_back, 2);
     assert!(r.summary.performance.serial_reason.as_deref().is_some_and(|s| s.contains("lookahead")), "{:?}", r.summary.performance.serial_reason);
+    // Found by the fuzzer (seed 1, cases 299 and 407): with coalesced ACKs a receiver
+    // acknowledges at once when it holds all its sender has posted, read from the sender's
+    // state. One message per connection: partitioned; several: serial.
+    let coalesced = format!("{BASE}[transport]\nack_every = 4\n");
+    assert_eq!(run_on(&coalesced, 2).summary.performance.partitions, 2);
+    let several = "[topology]\nk = 4\n[transport]\nack_every = 4\n[workload]\nkind = \"collectives\"\n[[workload.jobs]]\nranks = 16\niterations = 2\ncompute_gap_us = 10\n\
+                   collectives = [{ op = \"allreduce\", bytes = \"256KiB\" }]\n";
+    let r = run_on(several, 2);
+    assert!(r.summary.performance.serial_reason.as_deref().is_some_and(|s| s.contains("coalescing")), "{:?}", r.summary.performance.serial_reason);
+    assert_eq!(outputs(&r), outputs(&run_on(several, 1)));
     // One thread asked: serial, no reason needed.
     assert_eq!(run_on(BASE, 1).summary.performance.serial_reason, None);
 }

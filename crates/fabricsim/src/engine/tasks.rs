@@ -77,7 +77,16 @@ impl TaskState {
         take(&mut self.fired_at, &o.fired_at, &init.fired_at);
         take(&mut self.delivered_at, &o.delivered_at, &init.delivered_at);
         take(&mut self.completed_at, &o.completed_at, &init.completed_at);
-        take(&mut self.instance_span, &o.instance_span, &init.instance_span);
+        // An instance's start and end can be set in different partitions (a start marker that
+        // runs everywhere, an end marker that runs in one): each half on its own.
+        for ((m, t), i) in self.instance_span.iter_mut().zip(&o.instance_span).zip(&init.instance_span) {
+            if t.0 != i.0 {
+                m.0 = t.0;
+            }
+            if t.1 != i.1 {
+                m.1 = t.1;
+            }
+        }
         self.sends_completed += o.sends_completed;
     }
 }

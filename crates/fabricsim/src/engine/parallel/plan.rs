@@ -104,10 +104,22 @@ fn serial_only(sim: &Sim) -> Result<(), String> {
     if sim.hosts.drop_plan.iter().any(|d| d.4 > 0) {
         return Err("`run.drop_packets` holds a packet at a switch on the sender's count".into());
     }
+    if sim.hosts.tp.coalescing() && several_messages_on_a_connection(sim) {
+        return Err("ACK coalescing (`transport.ack_every`, `transport.ack_coalesce_bytes`) with several messages on a connection: a receiver acknowledges at once when it holds all the sender has posted, which it reads from the sender's state".into());
+    }
     if sim.total_sends == 0 {
         return Err("the workload sends nothing".into());
     }
     Ok(())
+}
+
+/// Whether some connection carries more than one message.
+fn several_messages_on_a_connection(sim: &Sim) -> bool {
+    let mut seen = vec![false; sim.hosts.conns.len()];
+    sim.traffic.sends.iter().any(|&t| match sim.traffic.tasks[t as usize].kind {
+        TaskKind::Send { conn, .. } => std::mem::replace(&mut seen[conn as usize], true),
+        _ => false,
+    })
 }
 
 /// Where a task of the traffic graph runs in a partitioned run.
