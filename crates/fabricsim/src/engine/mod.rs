@@ -192,12 +192,10 @@ pub struct Sim {
     total_bytes: u64,
     /// When the run stops short of completion: the end time and the livelock guard.
     stop_rule: StopRule,
-    /// Livelock guard (`run.stall_limit_us`; 0 = off): when payload was last acknowledged, when
-    /// messages last became outstanding on an idle network, how many messages have been handed
-    /// to their connections, and the stalled interval once the guard fired.
+    /// Livelock guard (`run.stall_limit_us`; 0 = off): when payload was last acknowledged, the
+    /// messages outstanding and since when, and the stalled interval once the guard fired.
     pub(crate) last_acked_at: Time,
-    busy_since: Time,
-    pub(crate) sends_ready: u32,
+    busy: BusyClock,
     pub(crate) stalled: Option<(Time, Time)>,
     pub(crate) stopped_early: bool,
     /// Set when this `Sim` is one partition of a parallel run (`parallel.rs`).
@@ -230,6 +228,37 @@ pub(crate) struct StopRule {
     /// Events later than this are looked at before they run: the end time, or the guard's
     /// deadline as last computed.
     pub(crate) horizon: Time,
+}
+
+/// The livelock guard's count of outstanding messages (handed to their connections, not yet
+/// completed) and when they last became outstanding on an idle network. The serial loop keeps
+/// one as messages come and go; the parallel coordinator rebuilds one from its partitions'
+/// logs, in event order.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct BusyClock {
+    outstanding: u64,
+    since: Time,
+}
+
+impl BusyClock {
+    /// `delta` messages became outstanding (or, negative, completed) at `now`.
+    #[inline]
+    pub(crate) fn change(&mut self, now: Time, delta: i32) {
+        if delta > 0 && self.outstanding == 0 {
+            self.since = now;
+        }
+        self.outstanding = self.outstanding.wrapping_add_signed(delta as i64);
+    }
+
+    /// Whether no message is outstanding.
+    pub(crate) fn idle(&self) -> bool {
+        self.outstanding == 0
+    }
+
+    /// When messages last became outstanding on an idle network.
+    pub(crate) fn since(&self) -> Time {
+        self.since
+    }
 }
 
 impl StopRule {
@@ -303,8 +332,7 @@ impl Sim {
             acked_bytes_total: 0,
             stop_rule: StopRule::new(setup.end_time, setup.stall_limit),
             last_acked_at: 0,
-            busy_since: 0,
-            sends_ready: 0,
+            busy: BusyClock::default(),
             stalled: None,
             stopped_early: false,
             part: None,
@@ -391,8 +419,8 @@ impl Sim {
     /// ([`StopRule::check`]). Stopping sets the clock to that moment, so the reported stop is
     /// exact.
     fn past_horizon(&mut self, t: Time) -> bool {
-        let idle = self.sends_ready == self.tasks.sends_completed;
-        let since = self.last_acked_at.max(self.busy_since);
+        let idle = self.busy.idle();
+        let since = self.last_acked_at.max(self.busy.since());
         let Some(stop) = self.stop_rule.check(t, idle, since) else { return false };
         self.apply_stop(stop);
         true
@@ -412,18 +440,15 @@ impl Sim {
         }
     }
 
-    /// A message is handed to its connection: the livelock guard's clock starts now if none
-    /// was outstanding.
+    /// A message was handed to its connection (`delta` = 1) or completed (−1): the livelock
+    /// guard's clock.
     #[inline]
-    pub(crate) fn note_message_ready(&mut self) {
+    pub(crate) fn outstanding_changed(&mut self, delta: i32) {
+        self.busy.change(self.now, delta);
         if let Some(part) = self.part.as_deref_mut() {
             // Whether the network is idle is a global question: the coordinator answers it.
-            part.log_outstanding(1);
+            part.log_outstanding(delta);
         }
-        if self.sends_ready == self.tasks.sends_completed {
-            self.busy_since = self.now;
-        }
-        self.sends_ready += 1;
     }
 
     /// Current progress figures.

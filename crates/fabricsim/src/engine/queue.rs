@@ -244,29 +244,47 @@ impl EventQueue {
     /// Removes and returns the earliest event.
     #[inline]
     pub fn pop(&mut self) -> Option<Event> {
-        if self.current.is_empty() && self.late.is_empty() {
-            self.advance()?;
+        self.pop_if(|_| true)
+    }
+
+    /// Removes and returns the earliest event if `take` accepts it; otherwise leaves it queued
+    /// and returns None (as it does when the queue is empty).
+    #[inline]
+    pub fn pop_if(&mut self, take: impl FnOnce(&Event) -> bool) -> Option<Event> {
+        let late = self.earliest_is_late()?;
+        let next = if late { self.late.peek() } else { self.current.last() };
+        if !take(next.expect("non-empty")) {
+            return None;
         }
-        // The earliest of the sorted bucket's last event and the late heap's top
-        // (`Event`'s order is reversed: greater = earlier).
-        match (self.current.last(), self.late.peek()) {
-            (Some(a), Some(b)) if b > a => self.late.pop(),
-            (Some(_), _) => self.current.pop(),
-            (None, _) => self.late.pop(),
+        if late {
+            self.late.pop()
+        } else {
+            self.current.pop()
         }
     }
 
     /// The earliest event, left in the queue.
     #[inline]
     pub fn peek(&mut self) -> Option<&Event> {
+        if self.earliest_is_late()? {
+            self.late.peek()
+        } else {
+            self.current.last()
+        }
+    }
+
+    /// Whether the earliest event is the late heap's top rather than the sorted bucket's last
+    /// (`Event`'s order is reversed: greater = earlier); None when the queue is empty.
+    #[inline(always)]
+    fn earliest_is_late(&mut self) -> Option<bool> {
         if self.current.is_empty() && self.late.is_empty() {
             self.advance()?;
         }
-        match (self.current.last(), self.late.peek()) {
-            (Some(a), Some(b)) if b > a => Some(b),
-            (Some(a), _) => Some(a),
-            (None, b) => b,
-        }
+        Some(match (self.current.last(), self.late.peek()) {
+            (Some(a), Some(b)) => b > a,
+            (Some(_), None) => false,
+            (None, _) => true,
+        })
     }
 
     /// Moves to the next non-empty bucket and sorts it into `current`.

@@ -143,7 +143,7 @@ impl Sim {
         match self.traffic.tasks[t as usize].kind {
             TaskKind::Send { conn, .. } => {
                 // A message's `fired_at` is its posting time, which its gate decides.
-                self.note_message_ready();
+                self.outstanding_changed(1);
                 self.hosts.lanes[conn as usize].pending.push_back(t);
                 self.try_post(conn);
                 return;
@@ -249,9 +249,7 @@ impl Sim {
             }
             self.tasks.completed_at[m.task as usize] = now;
             self.tasks.sends_completed += 1;
-            if let Some(part) = self.part.as_deref_mut() {
-                part.log_outstanding(-1);
-            }
+            self.outstanding_changed(-1);
             self.propagate(m.task, Some(Trigger::Completed));
         }
         self.try_post(c);

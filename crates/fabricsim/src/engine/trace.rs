@@ -74,6 +74,14 @@ pub struct Tracer {
     pub flowlets: Option<Box<super::flowlets::FlowletMeter>>,
 }
 
+impl Tracer {
+    /// Whether it samples or logs anything; a parallel run stays serial while it does (a new
+    /// kind of record belongs in this test).
+    pub(crate) fn records_anything(&self) -> bool {
+        self.interval > 0 || self.log_drops || !self.ack_conns.is_empty() || self.log_gates || self.flowlets.is_some()
+    }
+}
+
 /// Width of an RTT histogram bin: 2^17 ps ≈ 131 ns.
 pub const RTT_BIN_BITS: u32 = 17;
 const RTT_BINS: usize = 1 << 14;

@@ -40,7 +40,7 @@ pub mod plan;
 
 use super::queue::EventKind;
 use plan::Place;
-use super::{Progress, Sim, Stop, StopRule};
+use super::{BusyClock, Progress, Sim, Stop, StopRule};
 use crate::error::Result;
 use crate::ids::{NodeId, PortId};
 use crate::net::packet::Packet;
@@ -59,6 +59,18 @@ pub(crate) type Point = u128;
 #[inline(always)]
 fn event_point(time: Time, key: u32) -> Point {
     (time as u128) << 33 | (key as u128) << 1 | 1
+}
+
+/// The point of event `e`.
+#[inline(always)]
+fn point_of(e: &super::queue::Event) -> Point {
+    let (time, key) = e.point();
+    event_point(time, key)
+}
+
+/// The earlier of `a` (None: none yet) and `t`.
+fn sooner(a: Option<Time>, t: Time) -> Option<Time> {
+    Some(a.map_or(t, |a| a.min(t)))
 }
 
 /// The point before every event at `time`.
@@ -109,8 +121,8 @@ pub(crate) struct Outgoing {
 pub(crate) struct Partition {
     /// This partition.
     pub(crate) id: u16,
-    node_part: Arc<Vec<u16>>,
-    places: Arc<Vec<Place>>,
+    /// The cut every partition shares (whose each node and task is).
+    plan: Arc<plan::Plan>,
     /// Inputs of coordinator joins since the last report: (point, join, satisfied at).
     joins: Vec<(Point, u32, Time)>,
     /// Messages sent in the current window.
@@ -130,12 +142,12 @@ impl Partition {
     /// Whether node `node` belongs to another partition.
     #[inline(always)]
     pub(crate) fn remote(&self, node: NodeId) -> bool {
-        self.node_part[node as usize] != self.id
+        self.plan.node_part[node as usize] != self.id
     }
 
     /// Sends `msg` to the partition of node `node`.
     pub(crate) fn send(&mut self, node: NodeId, msg: Message) {
-        self.send_to(self.node_part[node as usize], msg);
+        self.send_to(self.plan.node_part[node as usize], msg);
     }
 
     fn send_to(&mut self, to: u16, msg: Message) {
@@ -150,8 +162,8 @@ impl Partition {
     /// partition that runs a replicated source too).
     pub(crate) fn applies_here(&mut self, from: u32, to: u32, at: Time) -> bool {
         // A join that ran everywhere fired in every partition: each applies its own edges.
-        let replicated = !matches!(self.places[from as usize], Place::Part(_));
-        match self.places[to as usize] {
+        let replicated = !matches!(self.plan.task_place[from as usize], Place::Part(_));
+        match self.plan.task_place[to as usize] {
             Place::Everywhere => true,
             Place::Part(q) if q == self.id => true,
             Place::Part(q) => {
@@ -219,14 +231,11 @@ pub(crate) fn run(setup: &Setup, threads: usize, progress: &mut dyn FnMut(&Progr
     };
     exec.partitions = plan.parts;
     let plan = Arc::new(plan);
-    let node_part = Arc::new(plan.node_part.clone());
-    let places = Arc::new(plan.task_place.clone());
     let make = |mut sim: Sim, id: u16| -> Sim {
         let own_sends = sim.traffic.sends.iter().filter(|&&t| plan.task_place[t as usize] == Place::Part(id)).count() as u32;
         sim.part = Some(Box::new(Partition {
             id,
-            node_part: Arc::clone(&node_part),
-            places: Arc::clone(&places),
+            plan: Arc::clone(&plan),
             joins: Vec::new(),
             out: Vec::new(),
             out_packets: 0,
@@ -344,10 +353,11 @@ fn serve(mut sim: Sim, cmds: mpsc::Receiver<Cmd>, reports: mpsc::Sender<Report>)
             }
         }
         let paused = sim.run_round(bound, safe, &mut quiet_since, &mut closed);
+        let next = sim.q.peek().map(point_of);
         let part = sim.part.as_deref_mut().expect("a partition");
         let report = Report {
             id: part.id,
-            next: None,
+            next,
             paused,
             closed,
             quiet_since,
@@ -360,8 +370,7 @@ fn serve(mut sim: Sim, cmds: mpsc::Receiver<Cmd>, reports: mpsc::Sender<Report>)
             acked_bytes: sim.acked_bytes_total,
             now: sim.now,
         };
-        let next = sim.q.peek().map(|e| event_point(e.time, e.point().1));
-        if reports.send(Report { next, ..report }).is_err() {
+        if reports.send(report).is_err() {
             break;
         }
     }
@@ -406,21 +415,21 @@ impl Sim {
         let part = self.part.as_deref().expect("a partition");
         // Events every partition runs (link changes, replicated joins) are counted by one.
         let counts_shared = part.id == 0;
-        let places = Arc::clone(&part.places);
+        let plan = Arc::clone(&part.plan);
         loop {
-            let Some(&ev) = self.q.peek() else { return false };
-            let at = event_point(ev.time, ev.point().1);
-            if at >= bound {
-                return false;
-            }
-            if at > safe && quiet_since.is_some() {
-                return true;
-            }
-            let ev = self.q.pop().expect("peeked");
+            let quiet = quiet_since.is_some();
+            let mut paused = false;
+            let next = self.q.pop_if(|e| {
+                let at = point_of(e);
+                paused = at < bound && at > safe && quiet;
+                at < bound && !paused
+            });
+            let Some(ev) = next else { return paused };
+            let at = point_of(&ev);
             self.now = ev.time;
             let shared = match ev.kind() {
                 EventKind::LinkChange => true,
-                EventKind::TaskReady => !matches!(places[ev.id as usize], Place::Part(_)),
+                EventKind::TaskReady => !matches!(plan.task_place[ev.id as usize], Place::Part(_)),
                 _ => false,
             };
             if !shared || counts_shared {
@@ -473,8 +482,7 @@ fn coordinate(
     let mut quiet: Vec<Vec<(Point, Point)>> = vec![Vec::new(); n];
     // Outstanding-message changes not yet folded in, and the livelock guard's global view.
     let mut pending_outstanding: Vec<(Point, u16, u32, i32)> = Vec::new();
-    let mut outstanding: i64 = 0;
-    let mut busy_since: Time = 0;
+    let mut busy = BusyClock::default();
     let mut shown_events = 0u64;
     let mut next_message: Option<Time> = None;
     // Everything before `safe` is known not to be the stop.
@@ -493,7 +501,7 @@ fn coordinate(
             }
             window_start = None;
             for _ in 0..n {
-                let r = reports.recv().ok()?;
+                let mut r = reports.recv().ok()?;
                 let id = r.id as usize;
                 for &(s, e) in &r.closed {
                     close_or_push(&mut quiet[id], s, e);
@@ -505,9 +513,9 @@ fn coordinate(
                     pending_outstanding.push((p, r.id, seq as u32, d));
                 }
                 joins.report(r.id, &r.joins);
-                for o in &r.out {
+                for o in std::mem::take(&mut r.out) {
                     if let Some(at) = o.msg.at() {
-                        next_message = Some(next_message.map_or(at, |t: Time| t.min(at)));
+                        next_message = sooner(next_message, at);
                     }
                     inboxes[o.to as usize].push(o.msg);
                 }
@@ -532,16 +540,13 @@ fn coordinate(
         // The window is complete: fold in the outstanding-message changes in event order.
         pending_outstanding.sort_unstable();
         for &(p, _, _, d) in &pending_outstanding {
-            if d > 0 && outstanding == 0 {
-                busy_since = point_time(p);
-            }
-            outstanding += d as i64;
+            busy.change(point_time(p), d);
         }
         pending_outstanding.clear();
         // And the inputs of coordinator joins; what fires goes out with the window's messages.
         joins.settle(&setup.traffic, &plan.task_place, Some(point_time(bound)), &mut |to, m| {
             if let Some(at) = m.at() {
-                next_message = Some(next_message.map_or(at, |t: Time| t.min(at)));
+                next_message = sooner(next_message, at);
             }
             match to {
                 Some(k) => inboxes[k as usize].push(m),
@@ -550,10 +555,8 @@ fn coordinate(
         });
         // The next event anywhere: in a queue, or a message of the window.
         let mut next: Option<Time> = next_message.take();
-        for r in latest.iter().flatten() {
-            if let Some(p) = r.next {
-                next = Some(next.map_or(point_time(p), |t| t.min(point_time(p))));
-            }
+        for p in latest.iter().flatten().filter_map(|r| r.next) {
+            next = sooner(next, point_time(p));
         }
         let reps = latest.iter().flatten();
         let (events, acked, completed, last_acked, now) =
@@ -577,7 +580,7 @@ fn coordinate(
             return Some(End { now, stop: None });
         };
         if w > rule.horizon {
-            if let Some(s) = rule.check(w, outstanding == 0, last_acked.max(busy_since)) {
+            if let Some(s) = rule.check(w, busy.idle(), last_acked.max(busy.since())) {
                 let at = match s {
                     Stop::Stalled(_, deadline) => deadline,
                     Stop::End(end) => end,
