@@ -68,6 +68,9 @@ LR = {
     "trim": (['name = "trim"'], TRIM, []),
     "trim_rts": (['name = "trim"'], TRIM + ['trimmed_headers = "to_sender"'], []),
     "roce": (['name = "go_back_n"', 'nack_repeat = "base_rtt"'], NO_TRIM, PFC),
+    # E2's Swift (spec §2.2 CC-SWIFT: htsim's Swift model): RTO at least 100 µs, and an expiry
+    # resends from snd_una on (htsim's Swift rewinds its highest sent sequence to the last ACK).
+    "tcp_swift": (['name = "tcp"', 'on_rto = "go_back_n"', "rto_min_us = 100.0"], NO_TRIM, []),
     "subtcp3": (['name = "subflow_tcp"', "d = 3"], NO_TRIM, []),
     "subtcp6": (['name = "subflow_tcp"', "d = 6"], NO_TRIM, []),
     # Sensitivity (S2): htsim's header lane of 2·Q of its own; trimming without desync.
@@ -187,7 +190,7 @@ def targets(seeds, first_seed=1):
         for wl, w in [("ata", ata()), ("perm1", perm(1))]:
             for q in ["32KiB", "400KB"]:
                 init = 1.0 / w[1]
-                add("E2", {"wl": wl, "q": q, "cc": "swift"}, s, lb="spray", lr="tcp", workload=w, q=q, cc=SWIFT + [f"init_cwnd_bdp = {init}"])
+                add("E2", {"wl": wl, "q": q, "cc": "swift"}, s, lb="spray", lr="tcp_swift", workload=w, q=q, cc=SWIFT + [f"init_cwnd_bdp = {init}"])
                 add("E2", {"wl": wl, "q": q, "cc": "fixed"}, s, lb="spray", lr="code0", workload=w, q=q)
         # E9 (Fig. 8): loss recovery vs c, all-to-all.
         for lr in FIVE_LR:

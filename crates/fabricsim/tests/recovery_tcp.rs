@@ -55,6 +55,52 @@ fn the_shared_retransmission_timer_does_not_run_beside_the_modes_own() {
     assert_eq!((r.summary.packets.retransmitted, r.summary.packets.timeouts), (1, 0));
 }
 
+//= type=test; LR-TCP under a window (E2's Swift): an RTO frees a window held by lost packets
+#[test]
+fn a_windowed_sender_is_not_held_forever_by_packets_lost_in_flight() {
+    // Swift with htsim's constants over `tcp` on a k = 4 all-to-all with 32 KiB drop-tail
+    // queues (lb-ai-training E2 at small scale). Before the fix, seeds 1 and 3 hung: a resend
+    // of snd_una waited in the queue behind a window held by one dropped packet, and each RTO
+    // resent nothing new, so the livelock guard stopped the run.
+    for seed in [1, 3] {
+        let r = common::run_unchecked(&format!(
+            r#"seed = {seed}
+[topology]
+kind = "fat_tree"
+k = 4
+link_rate_gbps = 100
+link_latency_ns = 1000
+switch_latency_ns = 0
+[switch]
+buffer_bytes = "32KiB"
+trimming = false
+[transport]
+mtu_bytes = 4096
+header_bytes = 64
+lb = "spray"
+[transport.reliability]
+name = "tcp"
+[transport.cc]
+name = "swift"
+base_target_us = 20.0
+h_us = 3.05
+flow_scaling = true
+min_cwnd_pkts = 0.001
+max_cwnd_pkts = 1000.0
+retx_reset_threshold = 5
+init_cwnd_bdp = 0.007874
+[workload]
+kind = "all_to_all"
+flow_bytes = 80640
+"#
+        ));
+        let s = &r.summary;
+        assert!(s.invariant_violations.is_empty(), "seed {seed}: {:?}", s.invariant_violations);
+        assert_eq!(s.flows_finished, s.flows, "seed {seed}");
+        assert!(s.packets.dropped > 0 && s.packets.timeouts > 0, "seed {seed}: the case needs losses repaired by RTO");
+    }
+}
+
 #[test]
 fn bad_settings_are_rejected_naming_the_key() {
     let e = common::rejection("[transport.reliability]\nname = \"tcp\"\nd = 0\n");

@@ -204,6 +204,9 @@ impl Seqs for SubView<'_, '_> {
         }
         lost
     }
+    fn window_full(&self) -> bool {
+        self.ctx.window_full()
+    }
 }
 
 /// The packet the last [`SenderRecovery::next_to_send`] chose.

@@ -20,6 +20,10 @@
 //!   (`on_rto = "recovery"`); or go back N (`on_rto = "go_back_n"`): every unacknowledged
 //!   packet from `snd_una` on is resent. Each expiry counts as a timeout and reaches the
 //!   congestion controller exactly as an expiry of the shared RTO would.
+//! - **Under a congestion window** (Swift, say; the spec's pacer has none): an expiry that finds
+//!   `snd_una`'s resend still queued behind a full window declares every packet in flight lost
+//!   as well, so that the resend can leave (otherwise packets dropped in flight would hold the
+//!   window for ever).
 //!
 //! Loss never changes the rate here: what reaches the congestion controller is what every
 //! mode reports (ACKs, trimming NACKs, timeouts). Trimming NACKs keep the default behaviour
@@ -96,6 +100,9 @@ pub(super) trait Seqs {
     /// Declares its in-flight packets in `[from, end)` (clipped to `una..nxt`) lost and queues
     /// them for retransmission, oldest first.
     fn lose(&mut self, from: u32, end: u32) -> Lost;
+    /// Whether the congestion window holds back the next full-sized packet (never for a
+    /// window-less sender such as the fixed-rate pacer).
+    fn window_full(&self) -> bool;
 }
 
 impl Seqs for SenderCtx<'_> {
@@ -110,6 +117,9 @@ impl Seqs for SenderCtx<'_> {
     }
     fn lose(&mut self, from: u32, end: u32) -> Lost {
         self.declare_lost_detail(from, end)
+    }
+    fn window_full(&self) -> bool {
+        self.window_full()
     }
 }
 
@@ -283,7 +293,16 @@ impl TcpFlow {
             self.in_recovery = false;
             v.lose(v.una(), u32::MAX)
         } else {
-            self.enter_recovery(v)
+            match self.enter_recovery(v) {
+                // `snd_una`'s resend is already queued, and a congestion window (Swift's, say)
+                // is held by packets that were in flight when the timer expired: without more,
+                // nothing could ever leave again. A timeout says they are gone (RFC 5681 §3.1:
+                // after an RTO the sender starts again from one segment, and classic TCP goes
+                // back N, as htsim's Swift does): declare them lost too. Never happens to a
+                // window-less sender, so the spec's default is unchanged for the pacer.
+                l if l.pkts == 0 && v.window_full() => v.lose(v.una(), u32::MAX),
+                l => l,
+            }
         };
         self.deadline = Some(now + self.rto());
         Some(lost)
@@ -566,6 +585,32 @@ mod tests {
         }
         let _ = m.on_ack(&mut b.ctx(101 * US), &dup(3));
         assert!(b.lost().is_empty(), "snd_una 0 is below the guard (6)");
+    }
+
+    //= type=test; LR-TCP RTO with a window: a resend held back by packets in flight at the expiry cannot hang the flow
+    #[test]
+    fn rto_frees_a_window_held_by_packets_in_flight_at_expiry() {
+        // Packet 0 was declared lost and waits in the queue; 1 and 2 hold the 2-packet window,
+        // so the resend cannot leave. The second expiry finds nothing new in flight at
+        // `snd_una`: it declares 1 and 2 lost, which frees the window (a Swift run of the
+        // lb-ai-training all-to-all hung this way, with one phantom packet in flight).
+        let mut b = Board::new(3, 2);
+        let mut m = tcp(TcpParams::default());
+        let _ = m.on_send(&mut b.ctx(0), 2);
+        let _ = m.on_timer(&mut b.ctx(100 * US));
+        assert_eq!((b.lost(), b.conn.in_flight), (vec![0], 2 * MTU_BYTES));
+        assert!(b.ctx(0).window_full());
+        let a = m.on_timer(&mut b.ctx(300 * US));
+        assert_eq!((b.lost(), b.conn.in_flight), (vec![0, 1, 2], 0));
+        assert_eq!(a.episode, Some(Episode::Timeout(Lost { pkts: 2, bytes: 2 * MTU_BYTES, latest_sent_at: 2 })));
+        // With room in the window (or no window at all) the default resends `snd_una` only.
+        let mut b = Board::new(3, 100);
+        let mut m = tcp(TcpParams::default());
+        let _ = m.on_send(&mut b.ctx(0), 2);
+        let _ = m.on_timer(&mut b.ctx(100 * US));
+        let a = m.on_timer(&mut b.ctx(300 * US));
+        assert!(!b.ctx(0).window_full());
+        assert_eq!((b.lost(), a.episode), (vec![0], None));
     }
 
     #[test]
