@@ -59,9 +59,12 @@ impl Sim {
             // A long gap (a slow rate): the rate may rise before the gap ends, as a NIC rate
             // limiter's would, so re-read it and wake at least every RATE_RECHECK.
             conn.cc.advance_to(now);
-            if let Some(rate) = conn.cc.pacing_rate() {
-                conn.next_send = conn.last_tx + rate.tx_time(conn.last_wire as u64);
-            }
+            conn.next_send = match conn.cc.pacing_rate() {
+                Some(rate) => conn.last_tx + rate.tx_time(conn.last_wire as u64),
+                // The controller stopped pacing (Swift leaves pacing once its window is a
+                // packet again): the gap of its last slow rate no longer holds the packet.
+                None => conn.last_tx,
+            };
             if conn.next_send > now {
                 return Readiness::Paced(conn.next_send.min(now + RATE_RECHECK));
             }
