@@ -68,60 +68,47 @@ pub struct OpenMsg {
 }
 
 /// A connection (queue pair).
+///
+/// Laid out in declaration order (`repr(C)`), hottest first: the sender's fields that every
+/// packet sent and every ACK reads sit together at the front, the receiver's next, identity and
+/// statistics last, so a packet event touches as few of the record's cache lines as it can
+/// (an all-to-all keeps thousands of connections busy at once, more than the caches hold).
 #[derive(Debug)]
+#[repr(C, align(64))]
 pub struct Connection {
-    /// Sending host.
-    pub src: NodeId,
-    /// Receiving host.
-    pub dst: NodeId,
-    /// Payload bytes posted so far.
-    pub size: u64,
-    /// Data packets posted so far, plus any the loss-recovery mode sent past the posted data
-    /// ([`Connection::extend_last_msg`]).
-    pub n_pkts: u32,
-    /// Of `n_pkts`, packets sent past the posted data (erasure-coding symbols).
-    pub extra_pkts: u32,
-    /// When the first message was posted.
-    pub start: Time,
-    /// When the sender last saw everything posted acknowledged (`None` while busy or unused).
-    pub finish: Option<Time>,
-    /// Whether a message was ever posted.
-    pub started: bool,
-    /// Posted messages not yet fully acknowledged, oldest first.
-    pub msgs: VecDeque<OpenMsg>,
-    /// Of `msgs`, how many leading ones have had all their packets sent at least once.
-    pub msgs_sent: usize,
-    /// Messages the sender has retired from the front of `msgs` (fully acknowledged).
-    pub msgs_retired: usize,
-
-    // --- sender ---
+    // --- sender, touched per packet sent and per ACK (first cache lines) ---
     /// Next never-sent sequence number.
     pub next_seq: u32,
     /// Lowest unacknowledged sequence number: the scoreboard's base.
     pub snd_una: u32,
-    /// Slots for `snd_una..next_seq`.
-    pub board: VecDeque<Slot>,
-    /// Packets declared lost, oldest first (may hold entries acknowledged since: skipped).
-    pub retx: VecDeque<u32>,
-    /// Transmissions in time order, for the retransmission timer (stale entries skipped).
-    pub tx_log: VecDeque<(u32, Time)>,
-    /// Wire bytes of packets in state InFlight.
-    pub in_flight: u64,
+    /// Data packets posted so far, plus any the loss-recovery mode sent past the posted data
+    /// ([`Connection::extend_last_msg`]).
+    pub n_pkts: u32,
     /// Packets acknowledged so far.
     pub acked_pkts: u32,
     /// Packets below this belong to messages the receiver reported done, in a mode that
     /// [completes on settle](super::recovery::SenderRecovery::completes_on_settle) (`u32::MAX`
     /// in the others, where acknowledged packets are enough).
     pub settled_end: u32,
-    /// Payload bytes acknowledged so far.
-    pub acked_payload: u64,
+    /// Wire bytes of that packet.
+    pub last_wire: u32,
+    /// Timeouts since the last ACK.
+    pub consecutive_timeouts: u32,
+    /// Of `n_pkts`, packets sent past the posted data (erasure-coding symbols).
+    pub extra_pkts: u32,
+    /// Wire bytes of packets in state InFlight.
+    pub in_flight: u64,
     /// Earliest time the pacer lets the next packet go.
     pub next_send: Time,
     /// When the last data packet left, and its wire bytes (the pacing gap is recomputed from
     /// them when the rate changes during a long gap).
     pub last_tx: Time,
-    /// Wire bytes of that packet.
-    pub last_wire: u32,
+    /// Payload bytes acknowledged so far.
+    pub acked_payload: u64,
+    /// Of `msgs`, how many leading ones have had all their packets sent at least once.
+    pub msgs_sent: usize,
+    /// Messages the sender has retired from the front of `msgs` (fully acknowledged).
+    pub msgs_retired: usize,
     /// Whether the connection sits in its host's ready ring.
     pub in_ready: bool,
     /// Whether a pacing wake-up is scheduled.
@@ -134,28 +121,30 @@ pub struct Connection {
     /// A scheduled pacer found nothing to send: its schedule resumes at `max(now, next_send)`
     /// when it has something again.
     pub pace_idle: bool,
-    /// Timeouts since the last ACK.
-    pub consecutive_timeouts: u32,
-    /// Loss recovery, sender half (the mode's per-connection state).
-    pub recovery: AnyRecovery,
+    /// Whether a message was ever posted.
+    pub started: bool,
+    /// Slots for `snd_una..next_seq`.
+    pub board: VecDeque<Slot>,
+    /// Packets declared lost, oldest first (may hold entries acknowledged since: skipped).
+    pub retx: VecDeque<u32>,
+    /// Transmissions in time order, for the retransmission timer (stale entries skipped).
+    pub tx_log: VecDeque<(u32, Time)>,
+    /// Posted messages not yet fully acknowledged, oldest first.
+    pub msgs: VecDeque<OpenMsg>,
     /// Congestion control.
     pub cc: AnyCc,
     /// Path selection.
     pub lb: AnyLb,
+    /// Loss recovery, sender half (the mode's per-connection state).
+    pub recovery: AnyRecovery,
     /// This connection's random stream (entropy draws).
     pub rng: Rng,
 
-    // --- receiver ---
+    // --- receiver, touched per data packet arriving ---
     /// Every packet below this has arrived.
     pub rcv_cum: u32,
-    /// Arrival flags for `rcv_cum..`.
-    pub rcv_window: VecDeque<bool>,
     /// Distinct data packets received.
     pub rcv_pkts: u32,
-    /// Distinct payload bytes delivered.
-    pub rcv_bytes: u64,
-    /// Data packets received more than once.
-    pub rcv_duplicates: u32,
     /// Data packets received since the last ACK.
     pub rcv_unacked: u32,
     /// Their wire bytes (`transport.ack_coalesce_bytes`).
@@ -164,6 +153,12 @@ pub struct Connection {
     pub rcv_unacked_ce: u32,
     /// Lowest sequence number that arrived since the last ACK (`u32::MAX` = none).
     pub rcv_lowest_unacked: u32,
+    /// Data packets received more than once.
+    pub rcv_duplicates: u32,
+    /// Out-of-order packets discarded (go-back-N).
+    pub rcv_discarded: u32,
+    /// Distinct payload bytes delivered.
+    pub rcv_bytes: u64,
     /// Messages delivered at the receiver so far. The receiver's next message is
     /// `msgs[rcv_msgs_delivered - msgs_retired]`: counting both halves' progress from the start
     /// (rather than one index the sender shifts when it retires a message) lets a partitioned
@@ -175,14 +170,24 @@ pub struct Connection {
     /// Base RTT of the connection's path (full-sized packet and its ACK on an idle fabric):
     /// the ideal FCT's latency term and the receiver half's [`RxView::base_rtt`].
     pub base_rtt: Time,
-    /// Loss recovery, receiver half (the mode's per-connection state).
-    pub rcv_recovery: AnyReceiverRecovery,
-    /// Out-of-order packets discarded (go-back-N).
-    pub rcv_discarded: u32,
     /// When the last CNP left (`Time::MAX` = never).
     pub rcv_last_cnp: Time,
+    /// Arrival flags for `rcv_cum..`.
+    pub rcv_window: VecDeque<bool>,
+    /// Loss recovery, receiver half (the mode's per-connection state).
+    pub rcv_recovery: AnyReceiverRecovery,
 
-    // --- statistics ---
+    // --- identity and statistics, touched per message or per loss ---
+    /// Sending host.
+    pub src: NodeId,
+    /// Receiving host.
+    pub dst: NodeId,
+    /// Payload bytes posted so far.
+    pub size: u64,
+    /// When the first message was posted.
+    pub start: Time,
+    /// When the sender last saw everything posted acknowledged (`None` while busy or unused).
+    pub finish: Option<Time>,
     /// Data packets sent again.
     pub retransmits: u32,
     /// NACKs (trimmed packets) seen by the sender.
