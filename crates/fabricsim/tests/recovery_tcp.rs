@@ -67,13 +67,7 @@ k = 4
 link_rate_gbps = 100
 link_latency_ns = 1000
 switch_latency_ns = 0
-[switch]
-buffer_bytes = "32KiB"
-trimming = false
-[transport]
-mtu_bytes = 4096
-header_bytes = 64
-lb = "spray"
+{queues}
 [transport.reliability]
 name = "tcp"
 {reliability}
@@ -91,7 +85,8 @@ kind = "all_to_all"
 flow_bytes = {flow_bytes}
 [run]
 {run}
-"#
+"#,
+        queues = common::LB_STUDY_QUEUES
     ))
 }
 

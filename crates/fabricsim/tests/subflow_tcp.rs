@@ -24,13 +24,7 @@ fn permutation(reliability: &str, seed: u64) -> Results {
         [topology]
         k = 8
         link_rate_gbps = 100
-        [switch]
-        buffer_bytes = "32KiB"
-        trimming = false
-        [transport]
-        mtu_bytes = 4096
-        header_bytes = 64
-        lb = "spray"
+        {queues}
         [transport.cc]
         name = "pacer"
         [transport.reliability]
@@ -38,7 +32,8 @@ fn permutation(reliability: &str, seed: u64) -> Results {
         [workload]
         kind = "permutation"
         flow_bytes = 2016000
-    "#
+    "#,
+        queues = common::LB_STUDY_QUEUES
     ))
 }
 

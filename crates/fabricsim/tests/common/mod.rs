@@ -26,6 +26,19 @@ pub fn rejection(toml: &str) -> String {
     }
 }
 
+/// The lb-ai-training fabric's queues and packets (spec §4-5): 32 KiB drop-tail switch buffers,
+/// 4096-byte packets with 64-byte headers, host spraying. `[switch]` and `[transport]` tables;
+/// the caller adds the topology, the subtables of `[transport]` and the workload.
+pub const LB_STUDY_QUEUES: &str = r#"
+[switch]
+buffer_bytes = "32KiB"
+trimming = false
+[transport]
+mtu_bytes = 4096
+header_bytes = 64
+lb = "spray"
+"#;
+
 /// Lossless RoCEv2 switches (strack spec §4, §5.4): PFC on, no trimming, ECN step at 1 BDP.
 pub const ROCE_SWITCH: &str = r#"
     [switch]

@@ -45,11 +45,8 @@ impl Sim {
             conn.next_send = conn.next_send.max(now);
         }
         let wire = conn.wire_of(seq, retx, mss, header) as u64;
-        if let Some(w) = conn.cc.window() {
-            // An empty pipe may always send one packet, whatever the window.
-            if conn.in_flight > 0 && conn.in_flight + wire > w {
-                return Readiness::Blocked;
-            }
+        if crate::transport::cc::window_holds_back(conn.cc.window(), conn.in_flight, wire) {
+            return Readiness::Blocked;
         }
         if self.hosts.credit_on && !self.credit_allows(c) && !self.credit_revive(c) {
             return Readiness::Blocked;

@@ -119,6 +119,14 @@ pub struct TimeoutEvent {
     pub latest_sent_at: Time,
 }
 
+/// Whether a congestion window of `window` bytes (`None`: no window) holds back a packet of
+/// `wire` bytes while `in_flight` bytes are outstanding. An empty pipe may always send one
+/// packet, whatever the window. The one rule the sender glue and the loss-recovery modes share.
+#[inline(always)]
+pub fn window_holds_back(window: Option<u64>, in_flight: u64, wire: u64) -> bool {
+    window.is_some_and(|w| in_flight > 0 && in_flight + wire > w)
+}
+
 /// The interface every congestion controller implements. Hooks default to doing nothing.
 pub trait CongestionControl {
     /// An ACK arrived.

@@ -278,12 +278,11 @@ impl SenderCtx<'_> {
         *self.in_flight
     }
 
-    /// Whether the congestion window holds back the next full-sized packet: the rule of the
-    /// sender glue (an empty pipe may always send one); never for a window-less sender.
+    /// Whether the congestion window holds back the next full-sized packet (the sender glue's
+    /// rule, [`crate::transport::cc::window_holds_back`]); never for a window-less sender.
     #[inline]
     pub fn window_full(&self) -> bool {
-        let in_flight = *self.in_flight;
-        self.cc.window().is_some_and(|w| in_flight > 0 && in_flight + self.mtu > w)
+        crate::transport::cc::window_holds_back(self.cc.window(), *self.in_flight, self.mtu)
     }
 
     /// The pacer's gap after a full-sized packet at the current pacing rate (`None` for a
