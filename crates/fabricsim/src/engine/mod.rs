@@ -475,21 +475,17 @@ impl Sim {
         if let Some(e) = self.q.peek_ahead(FAR) {
             match e.kind() {
                 EventKind::Arrive => self.pool.prefetch(e.id),
-                EventKind::PortFree => {
-                    let ps = &self.net.ports[e.id as usize];
-                    prefetch(ps);
-                    prefetch(&ps.ctrl);
-                }
+                EventKind::PortFree => self.net.ports[e.id as usize].prefetch(),
                 _ => {}
             }
         }
         if let Some(e) = self.q.peek_ahead(MID) {
             match e.kind() {
                 EventKind::PortFree => {
-                    // The address of the queue head needs only the port (prefetched at FAR).
+                    // The queue heads are in the port (prefetched at FAR).
                     let ps = &self.net.ports[e.id as usize];
-                    if let Some(slot) = ps.ctrl.front().or(ps.data.front()) {
-                        prefetch(slot);
+                    if let Some(p) = ps.ctrl.front().or(ps.data.front()) {
+                        self.pool.prefetch(p);
                     }
                 }
                 EventKind::Arrive => {
@@ -503,12 +499,6 @@ impl Sim {
             }
         }
         if let Some(e) = self.q.peek_ahead(NEAR) {
-            if e.kind() == EventKind::PortFree {
-                let ps = &self.net.ports[e.id as usize];
-                if let Some(&p) = ps.ctrl.front().or(ps.data.front()) {
-                    self.pool.prefetch(p);
-                }
-            }
             if e.kind() == EventKind::Arrive {
                 let id = e.id;
                 let p = self.pool.get(id);
@@ -516,10 +506,8 @@ impl Sim {
                 // Only choices that follow from the header may be made early (`SwitchLb::peek`).
                 if node >= self.net.fabric.hosts {
                     if let Some(out) = self.route_peek(node, p) {
-                        let ps = &self.net.ports[out as usize];
-                        prefetch(ps);
-                        prefetch(&ps.ctrl);
-                        self.pool.get_mut(id).route_hint = out + 1;
+                        self.net.ports[out as usize].prefetch();
+                        self.pool.get_mut(id).link = out + 1;
                     }
                 }
             }

@@ -18,7 +18,7 @@ impl Sim {
         while let Some(e) = self.q.peek_ahead(k) {
             let (kind, id) = (e.kind(), e.id);
             if matches!(kind, EventKind::Arrive | EventKind::HeldArrive) {
-                self.pool.get_mut(id).route_hint = 0;
+                self.pool.get_mut(id).link = 0;
             }
             k += 1;
         }

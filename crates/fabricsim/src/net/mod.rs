@@ -6,6 +6,7 @@
 pub mod flaky;
 pub mod nic;
 pub mod packet;
+pub mod packet_queue;
 pub mod pfc;
 pub mod port;
 pub mod qdisc;

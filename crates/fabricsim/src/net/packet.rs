@@ -186,9 +186,13 @@ pub struct Packet {
     /// holds a [`CongaWord`] between leaves instead (data: LBTag and CE; other kinds:
     /// feedback), 0 at hosts.
     pub path_tag: u16,
-    /// Output port + 1 that the next switch will choose, if the event loop's look-ahead already
-    /// computed it (0 = not computed). Reset whenever the packet starts crossing a link.
-    pub route_hint: u32,
+    /// Two uses that never overlap, as a packet either waits at a port or crosses a link (one
+    /// field, so the packet stays 64 bytes):
+    /// - while queued at a port: the packet queued after it ([`PacketQueue`](super::packet_queue::PacketQueue));
+    /// - while crossing a link: the output port + 1 that the next switch will choose, if the
+    ///   event loop's look-ahead already computed it (0 = not computed). Cleared when the
+    ///   packet leaves a queue and whenever it starts crossing a link.
+    pub link: u32,
 }
 
 /// One of CONGA's overlay fields (seqbalance §3.4: LBTag + CE, or FB_LBTag + FB_Metric) packed

@@ -10,15 +10,17 @@
 //! This file holds the port's state; its handlers (kick, start, drop) are in
 //! `engine/glue/port.rs`.
 
-use crate::ids::{NodeId, PktId};
+use crate::ids::NodeId;
 use crate::net::flaky::FlakyPort;
+use crate::net::packet_queue::PacketQueue;
 use crate::rng::Rng;
 use crate::topo::{Fabric, PortSpec};
 use crate::units::{BitsPerSec, Time};
-use std::collections::VecDeque;
 
-/// Run-time state of one output port. Fields touched per packet come first and the struct is
-/// cache-line aligned, so forwarding a packet touches two lines of it.
+/// Run-time state of one output port, cache-line aligned. Everything that forwarding a packet
+/// reads or writes is on the first two lines (line 0: timing, flags, the control queue; line 1:
+/// counters, the occupancy integral, the data queue); line 2 holds what only marking and
+/// losses touch. [`PortState::prefetch`] requests the two hot lines.
 #[derive(Debug)]
 #[repr(C, align(64))]
 pub struct PortState {
@@ -33,10 +35,12 @@ pub struct PortState {
     /// Time from the end of serialization to the packet being ready at the far node's output
     /// stage: propagation plus, if the far node is a switch, its forwarding latency.
     pub arrival_delay: Time,
-    /// The node at the far end.
-    pub peer: NodeId,
     /// The node that transmits on this port.
     pub owner: NodeId,
+    /// Control packets sent in a row while data waited (for weighted round-robin).
+    pub ctrl_streak: u32,
+    /// Control class: ACKs, NACKs, trimmed headers. Served first.
+    pub ctrl: PacketQueue,
     /// Whether the cable carries traffic.
     pub up: bool,
     /// Whether a `PortFree` event is scheduled.
@@ -45,15 +49,12 @@ pub struct PortState {
     pub is_nic: bool,
     /// Whether PFC has paused the data class.
     pub paused: bool,
-    /// Index of this port's queue profile in `Sim::qdisc` (static; fills the byte after the flags,
-    /// so the queues start on the second cache line).
+    /// Index of this port's queue profile in `Sim::qdisc` (static).
     pub qdisc: u8,
-    /// Control packets sent in a row while data waited (for weighted round-robin).
-    pub ctrl_streak: u32,
-    /// Control class: ACKs, NACKs, trimmed headers. Served first.
-    pub ctrl: VecDeque<PktId>,
-    /// Data class.
-    pub data: VecDeque<PktId>,
+    /// ∫ data-class bytes dt (byte·ps) up to `occ_since` (first on line 1, for its alignment).
+    pub occ_area: u128,
+    /// When `data_bytes` last changed.
+    pub occ_since: Time,
     /// Bytes in the control class.
     pub ctrl_bytes: u64,
     /// Most bytes the control class ever held.
@@ -63,11 +64,8 @@ pub struct PortState {
     /// Flaky link (`[topology.failures] kind = "flaky"`): its loss-burst process and its
     /// transmit and wire-loss counters.
     pub flaky: Option<Box<FlakyPort>>,
-    /// When `data_bytes` last changed.
-    pub occ_since: Time,
-    /// ∫ data-class bytes dt (byte·ps) up to `occ_since`. With the transmit counter and the
-    /// flaky pointer it fills the third cache line, which every transmission touches anyway.
-    pub occ_area: u128,
+    /// Data class.
+    pub data: PacketQueue,
     /// Random stream for marking decisions (drawn only inside the marking ramp).
     pub rng: Rng,
     /// Packets dropped here.
@@ -76,9 +74,12 @@ pub struct PortState {
     pub trims: u64,
     /// Packets marked CE here.
     pub marks: u64,
-    // Rarer figures live beside the port, so the state stays four cache lines (a fifth cost
-    // 10–15 % of wall time on the 1024-host benchmark): pause time and count in
-    // `PfcState::ingress`, transmissions and wire losses of a flaky link in its `FlakyPort`.
+    /// The node at the far end (for switch-side selectors; the hot path reads
+    /// `Network::port_peer`).
+    pub peer: NodeId,
+    // Rarer figures live beside the port, so the state stays three cache lines: pause time and
+    // count in `PfcState::ingress`, transmissions and wire losses of a flaky link in its
+    // `FlakyPort`.
 }
 
 impl PortState {
@@ -87,8 +88,8 @@ impl PortState {
         PortState {
             rate: spec.rate,
             arrival_delay: spec.latency + if to_switch { switch_latency } else { 0 },
-            peer: spec.peer,
             owner: spec.owner,
+            peer: spec.peer,
             up: true,
             busy_until: 0,
             free_pending: false,
@@ -96,8 +97,8 @@ impl PortState {
             paused: false,
             qdisc: 0,
             ctrl_streak: 0,
-            ctrl: VecDeque::new(),
-            data: VecDeque::new(),
+            ctrl: PacketQueue::default(),
+            data: PacketQueue::default(),
             data_bytes: 0,
             max_data_bytes: 0,
             ctrl_bytes: 0,
@@ -111,6 +112,13 @@ impl PortState {
             occ_area: 0,
             occ_since: 0,
         }
+    }
+
+    /// Hints the CPU to load the two lines that forwarding a packet touches.
+    #[inline]
+    pub fn prefetch(&self) {
+        crate::hint::prefetch(self);
+        crate::hint::prefetch(&self.occ_area);
     }
 
     /// Accounts the data-class occupancy up to `now`; call before every change of `data_bytes`.
@@ -155,17 +163,17 @@ mod tests {
     use std::mem::{offset_of, size_of};
 
     #[test]
-    fn queue_profile_index_shares_the_first_cache_line() {
-        // Forwarding reads the flags, the profile index and both queues: lines 0 and 1.
-        assert!(offset_of!(PortState, qdisc) < 64);
-        assert!(offset_of!(PortState, ctrl) >= 64 && offset_of!(PortState, data) + size_of::<VecDeque<PktId>>() <= 128);
-        // A transmission also reads the counters, the flaky pointer and the occupancy integral:
-        // all on line 2.
-        for o in [offset_of!(PortState, ctrl_bytes), offset_of!(PortState, tx_bytes), offset_of!(PortState, flaky), offset_of!(PortState, occ_since)] {
-            assert!((128..192).contains(&o), "{o}");
+    fn forwarding_touches_two_cache_lines() {
+        let on_line = |line: usize, offset: usize, size: usize| offset >= 64 * line && offset + size <= 64 * (line + 1);
+        // Line 0: timing, flags, profile index, control queue.
+        for (o, n) in [(offset_of!(PortState, busy_until), 8), (offset_of!(PortState, arrival_delay), 8), (offset_of!(PortState, ctrl_streak), 4), (offset_of!(PortState, ctrl), size_of::<PacketQueue>()), (offset_of!(PortState, qdisc), 1)] {
+            assert!(on_line(0, o, n), "{o}");
         }
-        assert!(offset_of!(PortState, occ_area) + 16 <= 192);
-        // Four lines in all: the port array of an 8192-host fabric is 60 k ports.
-        assert_eq!(size_of::<PortState>(), 256);
+        // Line 1: counters, the flaky pointer, the occupancy integral, data queue.
+        for (o, n) in [(offset_of!(PortState, occ_area), 16), (offset_of!(PortState, ctrl_bytes), 8), (offset_of!(PortState, max_ctrl_bytes), 8), (offset_of!(PortState, tx_bytes), 8), (offset_of!(PortState, flaky), 8), (offset_of!(PortState, data), size_of::<PacketQueue>())] {
+            assert!(on_line(1, o, n), "{o}");
+        }
+        // Three lines in all: the port array of an 8192-host fabric is 60 k ports.
+        assert_eq!(size_of::<PortState>(), 192);
     }
 }

@@ -19,7 +19,7 @@ impl Sim {
     pub(crate) fn enqueue_ctrl(&mut self, port: PortId, pkt: PktId) {
         let size = self.pool.get(pkt).size as u64;
         let ps = &mut self.net.ports[port as usize];
-        ps.ctrl.push_back(pkt);
+        ps.ctrl.push_back(&mut self.pool, pkt);
         ps.ctrl_bytes += size;
         ps.max_ctrl_bytes = ps.max_ctrl_bytes.max(ps.ctrl_bytes);
         self.port_kick(port);
@@ -38,7 +38,7 @@ impl Sim {
                 let size = p.size as u64;
                 let ps = &mut self.net.ports[port as usize];
                 ps.occupancy_to(self.now);
-                ps.data.push_back(pkt);
+                ps.data.push_back(&mut self.pool, pkt);
                 ps.data_bytes += size;
                 self.port_kick(port);
             }
@@ -78,13 +78,13 @@ impl Sim {
             // A NIC has no data queue here (it pulls from its scheduler), so it stays strict.
             let control_turn = !ps.ctrl.is_empty() && (weight == 0 || !data_waits || ps.ctrl_streak < weight);
             if control_turn {
-                let p = ps.ctrl.pop_front().expect("control class is non-empty");
+                let p = ps.ctrl.pop_front(&mut self.pool).expect("control class is non-empty");
                 ps.ctrl_bytes -= self.pool.get(p).size as u64;
                 ps.ctrl_streak = if data_waits { ps.ctrl_streak + 1 } else { 0 };
                 Some(p)
             } else if ps.paused {
                 None
-            } else if let Some(p) = ps.data.pop_front() {
+            } else if let Some(p) = ps.data.pop_front(&mut self.pool) {
                 ps.ctrl_streak = 0;
                 let pk = self.pool.get_mut(p);
                 ps.occupancy_to(self.now);
@@ -134,7 +134,7 @@ impl Sim {
             let at = done + ps.arrival_delay;
             let p = self.pool.get_mut(pkt);
             p.port = port;
-            p.route_hint = 0;
+            p.link = 0;
             match self.part.as_deref_mut() {
                 Some(part) if part.remote(self.net.port_peer[port as usize]) => {
                     // The far end is another partition's: the packet travels as a message.

@@ -20,7 +20,7 @@ use crate::net::switch_lb::{Candidates, PortView, SwitchCtx, SwitchLb};
 impl Sim {
     /// The output port switch `sw` sends packet `p` to, if it follows from the header and the
     /// tables alone: the host's port at its ToR, the only next hop, or the selector's
-    /// [`SwitchLb::peek`] (ECMP). The look-ahead caches it in `route_hint`.
+    /// [`SwitchLb::peek`] (ECMP). The look-ahead caches it in `link`.
     #[inline]
     pub(crate) fn route_peek(&self, sw: NodeId, p: &Packet) -> Option<PortId> {
         let dst_tor = self.net.route_tor[p.dst as usize];
@@ -115,7 +115,7 @@ impl Sim {
                     // The newest data packet leaves the data class; its header is kept, ahead
                     // of the arrival (lb-ai-training spec §4.2), or returned to its sender.
                     let ps = &mut self.net.ports[out as usize];
-                    let victim = ps.data.pop_back().expect("eviction only with queued data");
+                    let victim = ps.data.pop_back(&mut self.pool).expect("eviction only with queued data");
                     ps.occupancy_to(self.now);
                     ps.data_bytes -= self.pool.get(victim).size as u64;
                     self.trim(out, victim);
@@ -148,7 +148,7 @@ impl Sim {
         let p = self.pool.get_mut(pkt);
         std::mem::swap(&mut p.src, &mut p.dst);
         p.flags |= F_BOUNCED;
-        p.route_hint = 0;
+        p.link = 0;
         self.c.headers_bounced += 1;
         let back = self.route_out(sw, pkt);
         if !self.net.ports[back as usize].up {
@@ -177,7 +177,7 @@ impl Sim {
     /// a ToR switch) in the control class; it counts as sent of its kind.
     fn switch_emit(&mut self, sw: NodeId, mut made: Packet) {
         debug_assert_eq!(made.kind.class(), Class::Control, "switches make control packets only");
-        made.route_hint = 0;
+        made.link = 0;
         self.c.sent[made.kind] += 1;
         let pkt = self.pool.alloc(made);
         if made.dst == sw {
@@ -213,7 +213,7 @@ impl Sim {
             return self.drop_packet(pkt);
         }
         p.flags &= !F_HELD;
-        p.route_hint = 0;
+        p.link = 0;
         let (conn, seq) = (p.conn, p.seq);
         let entry = self.hosts.drop_plan.iter().position(|d| d.0 == conn && d.1 == seq && d.4 > 0);
         let hold = entry.map_or(0, |i| self.hosts.drop_plan[i].4);
@@ -226,7 +226,7 @@ impl Sim {
         if self.pool.get(pkt).dst == sw {
             return self.switch_consume(sw, pkt);
         }
-        let out = match self.pool.get(pkt).route_hint {
+        let out = match self.pool.get(pkt).link {
             0 => self.route_out(sw, pkt),
             hint => hint - 1,
         };
@@ -260,7 +260,7 @@ impl Sim {
                     ps.marks += 1;
                 }
                 ps.occupancy_to(self.now);
-                ps.data.push_back(pkt);
+                ps.data.push_back(&mut self.pool, pkt);
                 ps.data_bytes += p.size as u64;
                 ps.max_data_bytes = ps.max_data_bytes.max(ps.data_bytes);
                 self.port_kick(out);

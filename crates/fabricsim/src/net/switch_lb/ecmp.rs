@@ -97,7 +97,7 @@ mod tests {
         }
         assert_eq!(lb.peek(&p, &ports), Some(first));
         // The header is left as it was.
-        assert_eq!((p.entropy, p.seq, p.route_hint), (0, 0, 0));
+        assert_eq!((p.entropy, p.seq, p.link), (0, 0, 0));
     }
 
     #[test]

@@ -27,9 +27,9 @@
 //! keyed by (connection, entropy) of the flowlet-style schemes; [`ecmp::Ecmp::index`] the hash
 //! that hash-based schemes start from.
 //!
-//! # Look-ahead (`route_hint`)
+//! # Look-ahead (route hints in `Packet::link`)
 //! The event loop routes arrivals a few events early to prefetch the output port
-//! (`engine::Sim::prefetch_ahead`) and caches the result in the packet's `route_hint`. That is
+//! (`engine::Sim::prefetch_ahead`) and caches the result in the packet's `link`. That is
 //! only sound for a choice that is a pure function of the header and the static tables: such a
 //! scheme answers [`SwitchLb::peek`] (ECMP does); the glue then never calls `choose` for it, so
 //! its `choose` must equal `peek` and have no side effects. Any scheme that reads port state,
