@@ -12,3 +12,9 @@
 pub mod columns;
 #[cfg(feature = "python")]
 mod python;
+
+/// Large arrays on transparent huge pages, as in the command-line tool (see
+/// [`fabricsim::huge_pages`]): only the extension's own allocations, never Python's.
+#[cfg(feature = "python")]
+#[global_allocator]
+static ALLOC: fabricsim::huge_pages::HugePageAlloc = fabricsim::huge_pages::HugePageAlloc;

@@ -4,8 +4,9 @@
 //!
 //! Layers, bottom up (start reading at [`engine`]); a module uses only modules of the layers
 //! before it, so the top-level modules form no import circle:
-//! - [`units`], [`ids`], [`rng`], [`error`], [`hint`], [`budget`]: integer picosecond time and
-//!   byte counts, dense ids, seeded random streams, errors, cache prefetch hints, and the memory
+//! - [`units`], [`ids`], [`rng`], [`error`], [`hint`], [`huge_pages`], [`budget`]: integer
+//!   picosecond time and byte counts, dense ids, seeded random streams, errors, cache prefetch
+//!   hints, an allocator that puts large arrays on huge pages (binaries opt in), and the memory
 //!   setup may plan for.
 //! - [`scheme`]: the shape of a pluggable scheme ([`scheme::Scheme`]), the `scheme_family!` and
 //!   `tagged_config!` macros and the parameter helpers they use.
@@ -38,6 +39,7 @@ pub mod engine;
 pub mod error;
 pub mod estimate;
 pub mod hint;
+pub mod huge_pages;
 pub mod import;
 pub mod ids;
 pub mod net;
