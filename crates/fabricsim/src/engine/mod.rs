@@ -25,7 +25,7 @@ pub use crate::hint::prefetch;
 
 use crate::error::Result;
 use crate::ids::NodeId;
-use crate::net::packet::{PacketPool, PerKind};
+use crate::net::packet::{PacketPool, PerKind, PktKind};
 use crate::net::Network;
 use crate::scenario::{LinkAction, LinkEvent, Setup};
 use crate::topo::Fabric;
@@ -493,6 +493,8 @@ impl Sim {
                     let node = self.net.port_peer[p.port as usize];
                     if node >= self.net.fabric.hosts {
                         self.net.fabric.routes.prefetch_next_hops(&self.net.fabric, node, self.net.route_tor[p.dst as usize]);
+                    } else if let Some(c) = self.hosts.conns.get(p.conn as usize) {
+                        c.prefetch_fields(p.kind == PktKind::Data);
                     }
                 }
                 _ => {}
@@ -503,12 +505,14 @@ impl Sim {
                 let id = e.id;
                 let p = self.pool.get(id);
                 let node = self.net.port_peer[p.port as usize];
-                // Only choices that follow from the header may be made early (`SwitchLb::peek`).
-                if node >= self.net.fabric.hosts {
-                    if let Some(out) = self.route_peek(node, p) {
-                        self.net.ports[out as usize].prefetch();
-                        self.pool.get_mut(id).link = out + 1;
+                if node < self.net.fabric.hosts {
+                    if let Some(c) = self.hosts.conns.get(p.conn as usize) {
+                        c.prefetch_entries(p.kind == PktKind::Data, p.seq);
                     }
+                } else if let Some(out) = self.route_peek(node, p) {
+                    // Only choices that follow from the header may be made early (`SwitchLb::peek`).
+                    self.net.ports[out as usize].prefetch();
+                    self.pool.get_mut(id).link = out + 1;
                 }
             }
         }

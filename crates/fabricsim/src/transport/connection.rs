@@ -9,6 +9,7 @@
 use super::cc::{AnyCc, CongestionControl, PacingClock};
 use super::lb::AnyLb;
 use super::recovery::{AnyReceiverRecovery, AnyRecovery, RxView, SenderCtx};
+use crate::hint::prefetch;
 use crate::ids::NodeId;
 use crate::rng::Rng;
 use crate::units::Time;
@@ -415,6 +416,40 @@ impl Connection {
     #[inline]
     pub fn idle(&self) -> bool {
         self.acked_pkts == self.n_pkts && self.settled_end >= self.n_pkts
+    }
+
+    /// Hints the CPU to load the fields that handling an arriving packet of this connection
+    /// reads first: the receiver's for data (`data`), the sender's for the rest (ACKs, NACKs).
+    /// The event loop's look-ahead calls it; then [`Connection::prefetch_entries`].
+    #[inline]
+    pub fn prefetch_fields(&self, data: bool) {
+        if data {
+            prefetch(&self.rcv_cum);
+            prefetch(&self.rcv_window);
+        } else {
+            prefetch(self);
+            prefetch(&self.board);
+            prefetch(&self.tx_log);
+        }
+    }
+
+    /// Hints the CPU to load the scoreboard entries packet `seq` will touch: its slot in the
+    /// receive window (data), or its scoreboard slot and the oldest retransmission-timer entry
+    /// (anything else). Reads the fields [`Connection::prefetch_fields`] requested.
+    #[inline]
+    pub fn prefetch_entries(&self, data: bool, seq: u32) {
+        if data {
+            if let Some(b) = seq.checked_sub(self.rcv_cum).and_then(|i| self.rcv_window.get(i as usize)) {
+                prefetch(b);
+            }
+        } else {
+            if let Some(s) = seq.checked_sub(self.snd_una).and_then(|i| self.board.get(i as usize)) {
+                prefetch(s);
+            }
+            if let Some(e) = self.tx_log.front() {
+                prefetch(e);
+            }
+        }
     }
 
     /// Scoreboard slot of `seq` (which must lie in `snd_una..next_seq`).
