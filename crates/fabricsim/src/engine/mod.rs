@@ -500,11 +500,17 @@ impl Sim {
                         c.prefetch_fields(p.kind == PktKind::Data);
                     }
                 }
+                // Paced senders and their timers (a large share of the events of paced
+                // workloads such as lb-ai-training's) read the sender's fields, then its rings.
+                EventKind::ConnWake | EventKind::ConnTimer => self.hosts.conns[e.id as usize].prefetch_fields(false),
                 _ => {}
             }
         }
         if let Some(e) = self.q.peek_ahead(NEAR) {
-            if e.kind() == EventKind::Arrive {
+            let kind = e.kind();
+            if matches!(kind, EventKind::ConnWake | EventKind::ConnTimer) {
+                self.hosts.conns[e.id as usize].prefetch_sender_entries(kind == EventKind::ConnTimer);
+            } else if kind == EventKind::Arrive {
                 let id = e.id;
                 let p = self.pool.get(id);
                 let node = self.net.port_peer[p.port as usize];

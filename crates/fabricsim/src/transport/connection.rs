@@ -430,6 +430,33 @@ impl Connection {
             prefetch(self);
             prefetch(&self.board);
             prefetch(&self.tx_log);
+            prefetch(&self.msgs);
+        }
+    }
+
+    /// Hints the CPU to load what a pacing wake (`timer` false) or a retransmission-timer
+    /// check (`timer` true) of this sender touches in its rings: the message whose next packet
+    /// it would send, and the newest scoreboard and timer entries; or the oldest of both.
+    /// Reads the fields [`Connection::prefetch_fields`] (sender side) requested.
+    #[inline]
+    pub fn prefetch_sender_entries(&self, timer: bool) {
+        if timer {
+            if let Some(e) = self.tx_log.front() {
+                prefetch(e);
+            }
+            if let Some(s) = self.board.front() {
+                prefetch(s);
+            }
+        } else {
+            if let Some(m) = self.msgs.get(self.msgs_sent) {
+                prefetch(m);
+            }
+            if let Some(s) = self.board.back() {
+                prefetch(s);
+            }
+            if let Some(e) = self.tx_log.back() {
+                prefetch(e);
+            }
         }
     }
 
@@ -448,6 +475,10 @@ impl Connection {
             }
             if let Some(e) = self.tx_log.front() {
                 prefetch(e);
+            }
+            // An ACK that opens the window sends the next packet at once.
+            if let Some(m) = self.msgs.get(self.msgs_sent) {
+                prefetch(m);
             }
         }
     }
