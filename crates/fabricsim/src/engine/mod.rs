@@ -507,22 +507,27 @@ impl Sim {
             }
         }
         if let Some(e) = self.q.peek_ahead(NEAR) {
-            let kind = e.kind();
-            if matches!(kind, EventKind::ConnWake | EventKind::ConnTimer) {
-                self.hosts.conns[e.id as usize].prefetch_sender_entries(kind == EventKind::ConnTimer);
-            } else if kind == EventKind::Arrive {
-                let id = e.id;
-                let p = self.pool.get(id);
-                let node = self.net.port_peer[p.port as usize];
-                if node < self.net.fabric.hosts {
-                    if let Some(c) = self.hosts.conns.get(p.conn as usize) {
-                        c.prefetch_entries(p.kind == PktKind::Data, p.seq);
-                    }
-                } else if let Some(out) = self.route_peek(node, p) {
-                    // Only choices that follow from the header may be made early (`SwitchLb::peek`).
-                    self.net.ports[out as usize].prefetch();
-                    self.pool.get_mut(id).link = out + 1;
+            let id = e.id;
+            match e.kind() {
+                EventKind::ConnWake => self.hosts.conns[id as usize].prefetch_wake_entries(),
+                EventKind::ConnTimer => {
+                    let c = &self.hosts.conns[id as usize];
+                    c.prefetch_entries(false, c.snd_una);
                 }
+                EventKind::Arrive => {
+                    let p = self.pool.get(id);
+                    let node = self.net.port_peer[p.port as usize];
+                    if node < self.net.fabric.hosts {
+                        if let Some(c) = self.hosts.conns.get(p.conn as usize) {
+                            c.prefetch_entries(p.kind == PktKind::Data, p.seq);
+                        }
+                    } else if let Some(out) = self.route_peek(node, p) {
+                        // Only choices that follow from the header may be made early (`SwitchLb::peek`).
+                        self.net.ports[out as usize].prefetch();
+                        self.pool.get_mut(id).link = out + 1;
+                    }
+                }
+                _ => {}
             }
         }
     }

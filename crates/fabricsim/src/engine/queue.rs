@@ -189,7 +189,7 @@ pub struct EventQueue {
 
 impl Default for EventQueue {
     fn default() -> Self {
-        Self::with_buckets(DEFAULT_WHEEL, DEFAULT_BUCKET_BITS)
+        Self::with_wheels(DEFAULT_WHEEL, OUTER_SLOTS, DEFAULT_BUCKET_BITS)
     }
 }
 
@@ -200,7 +200,7 @@ impl EventQueue {
     pub fn with_horizon(horizon: Time, events_per_ns: f64) -> Self {
         let bits = Self::bucket_bits(events_per_ns);
         let buckets = ((horizon >> bits) as usize + 2).next_power_of_two().clamp(64, 1 << 16);
-        Self::with_buckets(buckets, bits)
+        Self::with_wheels(buckets, OUTER_SLOTS, bits)
     }
 
     /// The bucket width for a fabric expected to make `events_per_ns` events per nanosecond
@@ -215,10 +215,7 @@ impl EventQueue {
         (width_ps.log2().floor() as i64).clamp(7, 13) as u32
     }
 
-    fn with_buckets(buckets: usize, bits: u32) -> Self {
-        Self::with_wheels(buckets, OUTER_SLOTS, bits)
-    }
-
+    /// `buckets` inner buckets of 2^`bits` ps and `outer_slots` outer slots (both powers of two).
     fn with_wheels(buckets: usize, outer_slots: usize, bits: u32) -> Self {
         EventQueue {
             mask: buckets - 1,

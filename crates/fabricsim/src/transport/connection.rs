@@ -434,29 +434,26 @@ impl Connection {
         }
     }
 
-    /// Hints the CPU to load what a pacing wake (`timer` false) or a retransmission-timer
-    /// check (`timer` true) of this sender touches in its rings: the message whose next packet
-    /// it would send, and the newest scoreboard and timer entries; or the oldest of both.
-    /// Reads the fields [`Connection::prefetch_fields`] (sender side) requested.
+    /// Hints the CPU to load what a pacing wake of this sender touches in its rings: the
+    /// message its next new packet comes from, and the newest scoreboard and timer entries.
+    /// Reads the fields [`Connection::prefetch_fields`] (sender side) requested. (A timer
+    /// check touches the oldest ones: [`Connection::prefetch_entries`] at `snd_una`.)
     #[inline]
-    pub fn prefetch_sender_entries(&self, timer: bool) {
-        if timer {
-            if let Some(e) = self.tx_log.front() {
-                prefetch(e);
-            }
-            if let Some(s) = self.board.front() {
-                prefetch(s);
-            }
-        } else {
-            if let Some(m) = self.msgs.get(self.msgs_sent) {
-                prefetch(m);
-            }
-            if let Some(s) = self.board.back() {
-                prefetch(s);
-            }
-            if let Some(e) = self.tx_log.back() {
-                prefetch(e);
-            }
+    pub fn prefetch_wake_entries(&self) {
+        self.prefetch_next_msg();
+        if let Some(s) = self.board.back() {
+            prefetch(s);
+        }
+        if let Some(e) = self.tx_log.back() {
+            prefetch(e);
+        }
+    }
+
+    /// Hints the CPU to load the message the next new packet comes from.
+    #[inline]
+    fn prefetch_next_msg(&self) {
+        if let Some(m) = self.msgs.get(self.msgs_sent) {
+            prefetch(m);
         }
     }
 
@@ -477,9 +474,7 @@ impl Connection {
                 prefetch(e);
             }
             // An ACK that opens the window sends the next packet at once.
-            if let Some(m) = self.msgs.get(self.msgs_sent) {
-                prefetch(m);
-            }
+            self.prefetch_next_msg();
         }
     }
 
