@@ -67,8 +67,8 @@ pub enum Trigger {
     Completed,
 }
 
-/// A dependency edge (stored by source in compressed rows).
-#[derive(Clone, Copy, Debug)]
+/// A dependency edge, as [`Traffic::edges_of`] gives it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Edge {
     /// The dependent task.
     pub to: u32,
@@ -76,6 +76,24 @@ pub struct Edge {
     pub on: Trigger,
     /// Delay between that event and the dependency being satisfied (e.g. compute time).
     pub delay: Time,
+}
+
+/// An edge as stored, 8 bytes: a graph holds a few edges per message, and a collective with
+/// 4 queue pairs tens of millions of them. The trigger is the top bit of `packed`; the rest
+/// indexes the graph's table of distinct delays (a handful: 0 and the compute gaps).
+#[derive(Clone, Copy, Debug, Default)]
+struct PackedEdge {
+    to: u32,
+    packed: u32,
+}
+
+const COMPLETED_BIT: u32 = 1 << 31;
+
+impl PackedEdge {
+    fn unpack(self, delays: &[Time]) -> Edge {
+        let on = if self.packed & COMPLETED_BIT != 0 { Trigger::Completed } else { Trigger::Delivered };
+        Edge { to: self.to, on, delay: delays[(self.packed & !COMPLETED_BIT) as usize] }
+    }
 }
 
 /// One run of a collective by one job (one row of `ccts.csv`).
@@ -153,9 +171,10 @@ impl GraphSize {
         self.flows as f64 * BYTES_PER_FLOW + self.conns as f64 * BYTES_PER_CONN + self.tasks as f64 * BYTES_PER_TASK + self.edges as f64 * BYTES_PER_EDGE
     }
 
-    /// Whether its ids fit the graph's 32-bit indices (tasks, edges, connections, messages).
+    /// Whether its ids fit the graph's 32-bit indices (tasks, connections, messages), and its
+    /// edges the 31 bits that index their delays.
     pub fn fits_ids(&self) -> bool {
-        [self.conns, self.tasks, self.edges].iter().all(|&n| n < u32::MAX as u64)
+        [self.conns, self.tasks].iter().all(|&n| n < u32::MAX as u64) && self.edges < (1 << 31)
     }
 
     /// The counts for a message.
@@ -165,7 +184,7 @@ impl GraphSize {
 
     /// The size of `traffic` as generated.
     pub fn of(t: &Traffic) -> GraphSize {
-        GraphSize { flows: 0, conns: t.conns.len() as u64, tasks: t.tasks.len() as u64, messages: t.sends.len() as u64, edges: t.edges.len() as u64 }
+        GraphSize { flows: 0, conns: t.conns.len() as u64, tasks: t.tasks.len() as u64, messages: t.sends.len() as u64, edges: t.edge_count() as u64 }
     }
 }
 
@@ -177,9 +196,11 @@ pub struct Traffic {
     /// Tasks, indexed by task id.
     pub tasks: Vec<Task>,
     /// Edges of task `t` are `edges[edge_start[t]..edge_start[t + 1]]`.
-    pub edge_start: Vec<u32>,
+    edge_start: Vec<u32>,
     /// All edges, grouped by source task.
-    pub edges: Vec<Edge>,
+    edges: Vec<PackedEdge>,
+    /// The distinct edge delays (index 0 holds 0).
+    delays: Vec<Time>,
     /// Collective instances (empty for flow workloads).
     pub instances: Vec<Instance>,
     /// Task ids that are messages, in creation order (their index is the message id).
@@ -192,10 +213,16 @@ pub struct Traffic {
 }
 
 impl Traffic {
-    /// Edges leaving task `t`.
+    /// Edges leaving task `t`, in the order they were added.
     #[inline]
-    pub fn edges_of(&self, t: u32) -> &[Edge] {
-        &self.edges[self.edge_start[t as usize] as usize..self.edge_start[t as usize + 1] as usize]
+    pub fn edges_of(&self, t: u32) -> impl Iterator<Item = Edge> + '_ {
+        let row = &self.edges[self.edge_start[t as usize] as usize..self.edge_start[t as usize + 1] as usize];
+        row.iter().map(|e| e.unpack(&self.delays))
+    }
+
+    /// Number of dependency edges.
+    pub fn edge_count(&self) -> usize {
+        self.edges.len()
     }
 
     /// Connections of app flow `f` (see [`Traffic::app_flows`]; only when it is not empty).
@@ -244,16 +271,36 @@ impl Traffic {
 }
 
 /// Incremental construction of a [`Traffic`] graph.
-#[derive(Default)]
 pub struct GraphBuilder {
     t: Traffic,
-    raw_edges: Vec<(u32, Edge)>,
+    /// Edges as added, with their source task (sorted into rows by [`GraphBuilder::finish`]).
+    raw_edges: Vec<(u32, PackedEdge)>,
+    /// Index of each distinct delay in `t.delays`.
+    delay_index: std::collections::HashMap<Time, u32>,
+}
+
+impl Default for GraphBuilder {
+    fn default() -> Self {
+        let t = Traffic { delays: vec![0], ..Traffic::default() };
+        GraphBuilder { t, raw_edges: Vec::new(), delay_index: std::collections::HashMap::new() }
+    }
 }
 
 impl GraphBuilder {
     /// An empty graph.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Makes room for `more` (counted before it is built, see [`GraphSize`]) in one allocation
+    /// per table instead of the doubling growth's, whose slack and copies would otherwise set
+    /// the setup's peak memory on a large collective.
+    pub fn reserve(&mut self, more: GraphSize) {
+        let n = |x: u64| usize::try_from(x).unwrap_or(usize::MAX);
+        self.t.conns.reserve_exact(n(more.conns));
+        self.t.tasks.reserve_exact(n(more.tasks));
+        self.t.sends.reserve_exact(n(more.messages));
+        self.raw_edges.reserve_exact(n(more.edges));
     }
 
     /// Adds a connection and returns its id.
@@ -304,7 +351,19 @@ impl GraphBuilder {
     /// `to` waits for `from`'s `on` event, plus `delay`.
     pub fn edge(&mut self, from: u32, to: u32, on: Trigger, delay: Time) {
         self.t.tasks[to as usize].deps += 1;
-        self.raw_edges.push((from, Edge { to, on, delay }));
+        let index = if delay == 0 {
+            0
+        } else {
+            let delays = &mut self.t.delays;
+            *self.delay_index.entry(delay).or_insert_with(|| {
+                delays.push(delay);
+                (delays.len() - 1) as u32
+            })
+        };
+        // At most one distinct delay per edge, and `GraphSize::fits_ids` keeps edges below 2^31.
+        debug_assert!(index < COMPLETED_BIT);
+        let packed = index | if on == Trigger::Completed { COMPLETED_BIT } else { 0 };
+        self.raw_edges.push((from, PackedEdge { to, packed }));
     }
 
     /// The finished graph (edges sorted into rows by source, in insertion order).
@@ -318,13 +377,50 @@ impl GraphBuilder {
             start[i + 1] += start[i];
         }
         let mut fill = start.clone();
-        let mut edges = vec![Edge { to: 0, on: Trigger::Delivered, delay: 0 }; self.raw_edges.len()];
-        for (from, e) in self.raw_edges.drain(..) {
+        let mut edges = vec![PackedEdge::default(); self.raw_edges.len()];
+        for &(from, e) in &self.raw_edges {
             edges[fill[from as usize] as usize] = e;
             fill[from as usize] += 1;
         }
+        // Freed before the caller goes on: the collected edges are half again the rows' size.
+        drop(std::mem::take(&mut self.raw_edges));
         self.t.edge_start = start;
         self.t.edges = edges;
         self.t
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn edges_keep_their_trigger_delay_and_order_per_source() {
+        let mut g = GraphBuilder::new();
+        let c = g.conn(0, 1);
+        let t: Vec<u32> = (0..4).map(|_| g.send(c, 1000, 0)).collect();
+        let j = g.join();
+        // Added out of source order, with repeated and distinct delays.
+        g.edge(t[2], j, Trigger::Completed, 0);
+        g.edge(t[0], t[1], Trigger::Delivered, 5_000);
+        g.edge(t[0], t[3], Trigger::Completed, 7_000);
+        g.edge(t[2], t[3], Trigger::Delivered, 5_000);
+        g.edge(t[0], j, Trigger::Delivered, 0);
+        let tr = g.finish();
+        let row = |s: u32| tr.edges_of(s).map(|e| (e.to, e.on, e.delay)).collect::<Vec<_>>();
+        assert_eq!(row(t[0]), vec![(t[1], Trigger::Delivered, 5_000), (t[3], Trigger::Completed, 7_000), (j, Trigger::Delivered, 0)]);
+        assert_eq!(row(t[1]), vec![]);
+        assert_eq!(row(t[2]), vec![(j, Trigger::Completed, 0), (t[3], Trigger::Delivered, 5_000)]);
+        assert_eq!(tr.edge_count(), 5);
+        // Three distinct delays, 0 included, in one table.
+        assert_eq!(tr.delays, vec![0, 5_000, 7_000]);
+        assert_eq!((tr.tasks[j as usize].deps, tr.tasks[t[3] as usize].deps), (2, 2));
+    }
+
+    #[test]
+    fn edges_past_31_bits_do_not_fit() {
+        let size = |edges: u64| GraphSize { edges, ..GraphSize::default() };
+        assert!(size((1 << 31) - 1).fits_ids());
+        assert!(!size(1 << 31).fits_ids());
     }
 }

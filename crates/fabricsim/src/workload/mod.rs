@@ -127,7 +127,7 @@ impl Room {
         let what = format!("{}: {}", how(), size.describe());
         self.budget.admit(key, size.bytes(), || what.clone())?;
         if !size.fits_ids() {
-            return Err(Error::invalid(key, format!("{what}; allowed fewer than 2^32 − 1 tasks, dependencies and connections")));
+            return Err(Error::invalid(key, format!("{what}; allowed fewer than 2^32 − 1 tasks and connections and fewer than 2^31 dependencies")));
         }
         Ok(())
     }
@@ -207,6 +207,9 @@ impl WorkloadConfig {
 /// ([`Traffic::app_flows`]), even for flows left whole.
 pub fn flows_to_traffic(flows: &[FlowSpec], shaper: &AnyShaper) -> Traffic {
     let mut g = GraphBuilder::new();
+    // One connection and message per flow at least (more where the shaper splits flows).
+    let n = flows.len() as u64;
+    g.reserve(GraphSize { flows: 0, conns: n, tasks: n, messages: n, edges: 0 });
     // Send tasks of flow f: first_send[f]..first_send[f + 1] (connections are numbered alike).
     let mut first_send = Vec::with_capacity(flows.len() + 1);
     let mut pieces = Vec::new();
@@ -307,9 +310,9 @@ mod tests {
         assert_eq!(t.tasks.len(), 9);
         assert_eq!((t.tasks[8].kind, t.tasks[8].deps), (TaskKind::Join, 4));
         for s in 0..4 {
-            assert_eq!(t.edges_of(s).iter().map(|e| (e.to, e.on)).collect::<Vec<_>>(), vec![(8, Trigger::Completed)]);
+            assert_eq!(t.edges_of(s).map(|e| (e.to, e.on)).collect::<Vec<_>>(), vec![(8, Trigger::Completed)]);
         }
-        assert_eq!(t.edges_of(8).iter().map(|e| e.to).collect::<Vec<_>>(), vec![5, 6, 7]);
+        assert_eq!(t.edges_of(8).map(|e| e.to).collect::<Vec<_>>(), vec![5, 6, 7]);
         assert!((5..8).all(|s| t.tasks[s].deps == 1));
     }
 
@@ -320,7 +323,7 @@ mod tests {
         let t = flows_to_traffic(&flows, &none);
         assert!(t.app_flows.is_empty() && !none.is_active());
         assert_eq!((t.conns.len(), t.tasks.len()), (2, 2));
-        assert_eq!(t.edges_of(0).iter().map(|e| (e.to, e.on)).collect::<Vec<_>>(), vec![(1, Trigger::Completed)]);
+        assert_eq!(t.edges_of(0).map(|e| (e.to, e.on)).collect::<Vec<_>>(), vec![(1, Trigger::Completed)]);
         // qps = 1 splits nothing but still reports per app flow.
         let t = flows_to_traffic(&flows, &shaper("name = \"seqbalance\"\nqps = 1"));
         assert_eq!((t.conns.len(), t.tasks.len(), t.app_flows.clone()), (2, 2, vec![0, 1, 2]));

@@ -170,11 +170,12 @@ pub struct Dep {
     pub on: Trigger,
 }
 
-/// A logical message between two ranks: one task, or a join over its queue-pair parts.
+/// A logical message between two ranks: one task, or joins over its queue-pair parts.
 #[derive(Clone, Copy, Debug)]
 pub struct Sent {
     delivered: u32,
-    completed: u32,
+    /// Only where the instance builds completion joins ([`waits_for_completions`]).
+    completed: Option<u32>,
 }
 
 impl Sent {
@@ -182,9 +183,11 @@ impl Sent {
     pub fn delivered(&self) -> Dep {
         Dep { task: self.delivered, on: Trigger::Delivered }
     }
-    /// Fires when the sender saw the whole message acknowledged.
+    /// Fires when the sender saw the whole message acknowledged (only for algorithms that
+    /// [`waits_for_completions`] names: the builder makes the join for them alone).
     pub fn completed(&self) -> Dep {
-        Dep { task: self.completed, on: Trigger::Completed }
+        let task = self.completed.expect("completion joins are built for the algorithms that wait for completions");
+        Dep { task, on: Trigger::Completed }
     }
 }
 
@@ -198,6 +201,8 @@ pub struct InstanceBuilder<'a> {
     pub chunk: u64,
     begin: u32,
     end: u32,
+    /// Whether a message over several queue pairs gets a join over its parts' completions.
+    completions: bool,
 }
 
 impl InstanceBuilder<'_> {
@@ -250,12 +255,18 @@ impl InstanceBuilder<'_> {
             *slot = t;
         }
         if n == 1 {
-            return Sent { delivered: parts[0], completed: parts[0] };
+            return Sent { delivered: parts[0], completed: Some(parts[0]) };
         }
-        let (d, c) = (self.g.join(), self.g.join());
+        // One join stands for the parts' arrival, and where the algorithm waits for a message's
+        // completion at its sender, one for their completion. Only AlltoAll does (the instance
+        // end waits for every part directly): elsewhere the join would be a sixth of the tasks
+        // and a quarter of the edges at 4 queue pairs, and nothing would read it.
+        let (d, c) = (self.g.join(), self.completions.then(|| self.g.join()));
         for &t in &parts[..n] {
             self.g.edge(t, d, Trigger::Delivered, 0);
-            self.g.edge(t, c, Trigger::Completed, 0);
+            if let Some(c) = c {
+                self.g.edge(t, c, Trigger::Completed, 0);
+            }
         }
         Sent { delivered: d, completed: c }
     }
@@ -285,22 +296,29 @@ pub fn matching_chunk(j: usize, cur: usize, prev: usize) -> usize {
 
 /// What [`InstanceBuilder::send`] emits for one message over `q` queue pairs whose posting
 /// waits for `deps` dependencies: the parts, the joins, and the edges (from the dependencies or
-/// the instance start, to the instance end, into the parts' delivery and completion joins).
-fn send_size(q: u64, deps: u64) -> GraphSize {
+/// the instance start, to the instance end, into the parts' delivery join).
+fn send_size(q: u64, deps: u64, completions: bool) -> GraphSize {
     if q == 1 {
         return GraphSize { tasks: 1, messages: 1, edges: deps.max(1) + 1, ..GraphSize::default() };
     }
     let gate = deps > 1;
     let into_parts = if gate { deps + q } else { q };
-    GraphSize { tasks: q + 2 + u64::from(gate), messages: q, edges: into_parts + 3 * q, ..GraphSize::default() }
+    let joins = 1 + u64::from(completions);
+    GraphSize { tasks: q + joins + u64::from(gate), messages: q, edges: into_parts + (1 + joins) * q, ..GraphSize::default() }
+}
+
+/// Whether the messages of `op`/`alg` get completion joins ([`Sent::completed`]): AlltoAll
+/// starts a peer's (or a round's) messages once earlier ones completed at their sender.
+pub fn waits_for_completions(op: &str) -> bool {
+    op == "alltoall"
 }
 
 /// What [`InstanceBuilder::send_chunked`] emits for `bytes` in chunks of `chunk` over up to `qps`
 /// queue pairs, each chunk waiting for `deps` dependencies; counted, not built.
-fn chunked_size(bytes: u64, chunk: u64, qps: u32, deps: u64) -> GraphSize {
+fn chunked_size(bytes: u64, chunk: u64, qps: u32, deps: u64, completions: bool) -> GraphSize {
     let n = bytes.div_ceil(chunk).max(1);
     let last = bytes.saturating_sub((n - 1).saturating_mul(chunk)).max(1);
-    let one = |size: u64| send_size((qps as u64).min(size.max(1)), deps);
+    let one = |size: u64| send_size((qps as u64).min(size.max(1)), deps, completions);
     one(chunk).times(n - 1).plus(one(last))
 }
 
@@ -314,7 +332,7 @@ fn join_size(deps: u64) -> GraphSize {
 /// start and end markers. `c` is the collective (its bytes, parallelism and root).
 fn instance_size(op: &str, alg: &str, n: u32, c: &CollectiveSpec, chunk: u64, qps: u32) -> GraphSize {
     let (n64, s) = (n as u64, c.bytes.0);
-    let chunked = |bytes: u64, deps: u64| chunked_size(bytes, chunk, qps, deps);
+    let chunked = |bytes: u64, deps: u64| chunked_size(bytes, chunk, qps, deps, waits_for_completions(op));
     let ring = |steps: u64| {
         let seg = s.div_ceil(n64);
         chunked(seg, 0).times(n64).plus(chunked(seg, 1).times(n64 * (steps - 1)))
@@ -595,6 +613,9 @@ pub fn generate(p: &CollectivesParams, hosts: u32, rng: &mut Rng, files: &InputF
         let n = if job.placement == Placement::List { job.hosts.as_ref().map_or(0, |h| h.len() as u64) } else { job.ranks.unwrap_or(0) as u64 };
         if (2..=hosts as u64).contains(&n) {
             admit_job(&key, job, chunk, qps, n as u32, &seq, g.size(), room)?;
+            // Counted exactly (a test keeps count and build equal), so the tables are allocated
+            // once at their size.
+            g.reserve(job_size(job, chunk, qps, n as u32, &seq));
         }
         for _ in 0..job.count {
             let ranks = place(&key, job, hosts, &mut used, rng)?;
@@ -633,7 +654,7 @@ pub fn generate(p: &CollectivesParams, hosts: u32, rng: &mut Rng, files: &InputF
                         g.edge(e, begin, Trigger::Completed, d);
                     }
                     let end = g.end(i);
-                    let mut b = InstanceBuilder { g: &mut g, conns: &mut conns, hosts: &ranks, qps, chunk, begin, end };
+                    let mut b = InstanceBuilder { g: &mut g, conns: &mut conns, hosts: &ranks, qps, chunk, begin, end, completions: waits_for_completions(op) };
                     match (op, alg) {
                         ("allreduce", "ring") => ring::build(&mut b, c.bytes.0, 2 * (n - 1)),
                         ("allgather" | "reducescatter", _) => ring::build(&mut b, c.bytes.0, n - 1),
