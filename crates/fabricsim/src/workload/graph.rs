@@ -90,6 +90,13 @@ struct PackedEdge {
 const COMPLETED_BIT: u32 = 1 << 31;
 
 impl PackedEdge {
+    /// `to`, fired on `on`, after the delay at `delay_index` of the graph's table.
+    fn new(to: u32, on: Trigger, delay_index: u32) -> Self {
+        // At most one distinct delay per edge, and `GraphSize::fits_ids` keeps edges below 2^31.
+        debug_assert!(delay_index < COMPLETED_BIT);
+        PackedEdge { to, packed: delay_index | if on == Trigger::Completed { COMPLETED_BIT } else { 0 } }
+    }
+
     fn unpack(self, delays: &[Time]) -> Edge {
         let on = if self.packed & COMPLETED_BIT != 0 { Trigger::Completed } else { Trigger::Delivered };
         Edge { to: self.to, on, delay: delays[(self.packed & !COMPLETED_BIT) as usize] }
@@ -360,10 +367,7 @@ impl GraphBuilder {
                 (delays.len() - 1) as u32
             })
         };
-        // At most one distinct delay per edge, and `GraphSize::fits_ids` keeps edges below 2^31.
-        debug_assert!(index < COMPLETED_BIT);
-        let packed = index | if on == Trigger::Completed { COMPLETED_BIT } else { 0 };
-        self.raw_edges.push((from, PackedEdge { to, packed }));
+        self.raw_edges.push((from, PackedEdge::new(to, on, index)));
     }
 
     /// The finished graph (edges sorted into rows by source, in insertion order).
@@ -382,8 +386,6 @@ impl GraphBuilder {
             edges[fill[from as usize] as usize] = e;
             fill[from as usize] += 1;
         }
-        // Freed before the caller goes on: the collected edges are half again the rows' size.
-        drop(std::mem::take(&mut self.raw_edges));
         self.t.edge_start = start;
         self.t.edges = edges;
         self.t

@@ -174,7 +174,7 @@ pub struct Dep {
 #[derive(Clone, Copy, Debug)]
 pub struct Sent {
     delivered: u32,
-    /// Only where the instance builds completion joins ([`waits_for_completions`]).
+    /// Only where the instance builds completion joins (`waits_for_completions`).
     completed: Option<u32>,
 }
 
@@ -184,7 +184,7 @@ impl Sent {
         Dep { task: self.delivered, on: Trigger::Delivered }
     }
     /// Fires when the sender saw the whole message acknowledged (only for algorithms that
-    /// [`waits_for_completions`] names: the builder makes the join for them alone).
+    /// `waits_for_completions` names: the builder makes the join for them alone).
     pub fn completed(&self) -> Dep {
         let task = self.completed.expect("completion joins are built for the algorithms that wait for completions");
         Dep { task, on: Trigger::Completed }
@@ -309,7 +309,7 @@ fn send_size(q: u64, deps: u64, completions: bool) -> GraphSize {
 
 /// Whether the messages of `op`/`alg` get completion joins ([`Sent::completed`]): AlltoAll
 /// starts a peer's (or a round's) messages once earlier ones completed at their sender.
-pub fn waits_for_completions(op: &str) -> bool {
+fn waits_for_completions(op: &str) -> bool {
     op == "alltoall"
 }
 
