@@ -9,6 +9,9 @@ and neighbours hit every side alike; figures are medians over the rounds:
   htsim      an htsim_uec binary (`--htsim BIN`) on the same matrix: NSCC + REPS, trimming, 400 G
   new-nscc   (with --htsim) this tree's fabricsim on the scenario `fabricsim from-htsim`
              translates that same htsim command line into: the same scheme on both sides
+  SIDE-Nt    (with --threads N) each fabricsim side again with --threads N, the base's too: the
+             speed-up over the same side's serial run, and new-Nt against base-Nt (an A/B of
+             the partitioned engine)
 Each run is timed by /usr/bin/time (wall, peak RSS of the process); fabricsim's events/s and
 packet-hops/s come from its summary.json. A ratio is only printed between sides measured here.
 
@@ -96,7 +99,8 @@ def main():
                 subprocess.run([a.new, "from-htsim", line, "-o", str(translated)], check=True, stdout=subprocess.DEVNULL)
                 sides["new-nscc"] = [a.new, "run", str(translated), "--quiet"]
             if a.threads > 1:
-                for side in [s for s in sides if s.startswith("new")]:
+                # The base too, so that a change to the partitioned engine gets its own A/B.
+                for side in [s for s in sides if s.startswith("new") or s == "base"]:
                     sides[f"{side}-{a.threads}t"] = sides[side] + ["--threads", str(a.threads)]
             figures = {s: {"wall": [], "rss": [], "events": [], "hops": []} for s in sides}
             for i in range(1, a.runs + 1):
@@ -126,8 +130,14 @@ def main():
                 same = all(filecmp.cmp(work / f"base-{n}-{i}" / "flows.csv", work / f"new-{n}-{i}" / "flows.csv", shallow=False) for i in range(1, a.runs + 1))
                 print(f"  new vs {a.base_label}: wall ratio {med['new']['wall'] / med['base']['wall']:.3f}, "
                       f"peak RSS {med['base']['rss']:.0f} -> {med['new']['rss']:.0f} MB; flows.csv {'identical' if same else 'DIFFERS'}")
-            for side in [s for s in sides if s.endswith("t") and s.startswith("new")]:
-                serial = side.rsplit("-", 1)[0]
+            threaded = f"-{a.threads}t"
+            if a.base and a.threads > 1:
+                b, m = med[f"base{threaded}"], med[f"new{threaded}"]
+                same = all(filecmp.cmp(work / f"base{threaded}-{n}-{i}" / "flows.csv", work / f"new{threaded}-{n}-{i}" / "flows.csv", shallow=False) for i in range(1, a.runs + 1))
+                print(f"  new{threaded} vs {a.base_label}{threaded}: wall ratio {m['wall'] / b['wall']:.3f}, "
+                      f"peak RSS {b['rss']:.0f} -> {m['rss']:.0f} MB; flows.csv {'identical' if same else 'DIFFERS'}")
+            for side in [s for s in sides if s.endswith(threaded)]:
+                serial = side[: -len(threaded)]
                 same = all(filecmp.cmp(work / f"{serial}-{n}-{i}" / "flows.csv", work / f"{side}-{n}-{i}" / "flows.csv", shallow=False) for i in range(1, a.runs + 1))
                 print(f"  {side} vs {serial}: {med[serial]['wall'] / med[side]['wall']:.2f}x faster, "
                       f"peak RSS {med[serial]['rss']:.0f} -> {med[side]['rss']:.0f} MB; flows.csv {'identical' if same else 'DIFFERS'}")
@@ -140,14 +150,15 @@ def main():
                 m = med[side]
                 h = med.get("htsim")
                 scheme = "NSCC + REPS (from-htsim)" if side.startswith("new-nscc") else "fixed + spray"
-                if side.endswith("t"):
+                if side.endswith(threaded):
                     scheme += f", --threads {a.threads}"
+                base_side = "base" + side[len("new"):].replace("-nscc", "")
                 rows.append([
                     datetime.date.today().isoformat(), commit_label(), f"perm_{n}n_2MiB",
                     scheme,
                     f"{m['wall']:.2f}", f"{m['rss']:.0f}", f"{m['events'] / 1e6:.2f}", f"{m['hops'] / 1e6:.2f}",
                     f"{h['wall'] / m['wall']:.1f}x, {m['rss'] / h['rss']:.2f}x mem" if h else "",
-                    f"{m['wall'] / med['base']['wall']:.3f} vs {a.base_label}" if a.base and side == "new" else "",
+                    f"{m['wall'] / med[base_side]['wall']:.3f} vs {a.base_label}" if a.base and base_side in med and "nscc" not in side else "",
                     str(a.runs), machine(), a.note,
                 ])
     finally:

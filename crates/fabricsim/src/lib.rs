@@ -90,6 +90,8 @@ pub fn run_threads(setup: &Setup, threads: usize, progress: &mut dyn FnMut(&Prog
     perf.partitions = exec.partitions;
     perf.serial_reason = exec.serial_reason;
     perf.sync_windows = exec.windows;
+    perf.partition_cpu_seconds = exec.partition_cpu_seconds;
+    perf.critical_path_seconds = exec.critical_path_seconds;
     Ok(results)
 }
 

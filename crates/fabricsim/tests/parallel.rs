@@ -33,12 +33,29 @@ fn same_as_serial(toml: &str, threads: &[usize]) -> Results {
         let r = run_on(toml, n);
         assert_eq!(r.summary.performance.partitions, n, "{:?}", r.summary.performance.serial_reason);
         assert!(r.summary.performance.sync_windows > 0);
+        check_cpu_figures(&r.summary.performance, n);
         let (a, b) = (outputs(&serial), outputs(&r));
         for (i, name) in ["summary.json", "flows.csv", "ccts.csv", "messages.csv"].iter().enumerate() {
             assert!(a[i] == b[i], "{name} differs on {n} threads:\nserial:   {}\nparallel: {}", &a[i][..a[i].len().min(600)], &b[i][..b[i].len().min(600)]);
         }
     }
     serial
+}
+
+/// A parallel run's CPU figures (Linux, where a thread's CPU time is reported): the critical
+/// path takes the busiest partition of every round, so it is at least the mean partition's
+/// share, and no more than the partitions' sum plus the coordinator's rounds (nothing else
+/// runs in a round).
+fn check_cpu_figures(perf: &fabricsim::results::Performance, n: usize) {
+    if !cfg!(target_os = "linux") {
+        return;
+    }
+    let (Some(cpu), Some(critical)) = (perf.partition_cpu_seconds, perf.critical_path_seconds) else {
+        panic!("a parallel run on Linux reports its CPU figures: {perf:?}");
+    };
+    assert!(cpu > 0.0 && critical > 0.0, "{perf:?}");
+    assert!(critical >= cpu / n as f64 * (1.0 - 1e-9), "critical path {critical} s below the mean partition's {} s", cpu / n as f64);
+    assert!(critical <= cpu + perf.wall_seconds, "critical path {critical} s beyond the partitions' {cpu} s and the run's wall time");
 }
 
 #[test]
@@ -148,6 +165,7 @@ fn runs_whose_state_is_shared_without_a_packet_stay_serial_and_say_why() {
         let r = run_on(&toml, 2);
         let perf = &r.summary.performance;
         assert_eq!((perf.partitions, perf.sync_windows), (1, 0), "{extra}");
+        assert_eq!((perf.partition_cpu_seconds, perf.critical_path_seconds), (None, None), "{extra}: a serial run has no parallel rounds");
         assert!(perf.serial_reason.as_deref().is_some_and(|s| s.contains(why)), "{extra}: {:?}", perf.serial_reason);
         assert_eq!(outputs(&r), outputs(&run_on(&toml, 1)));
     }

@@ -356,6 +356,8 @@ pub const SUMMARY: FileSchema = FileSchema {
         c("performance.partitions", "partitions", "partitions that ran in parallel (1 = the serial engine)"),
         c("performance.serial_reason", "text", "why a run asked to use several threads ran serially (null otherwise)"),
         c("performance.sync_windows", "windows", "synchronisation windows of a parallel run (0 when serial)"),
+        c("performance.partition_cpu_seconds", "seconds", "CPU time the partitions of a parallel run spent running events and taking in messages, summed over partitions (null when serial, or where the OS does not report a thread's CPU time)"),
+        c("performance.critical_path_seconds", "seconds", "a parallel run's critical path in CPU time: per synchronisation round the busiest partition's CPU time plus the coordinator's serial share, summed; the wall time with a free core per partition and free synchronisation, so serial wall / this bounds the speed-up apart from the machine's memory and caches (null as above)"),
         c("estimate.data_packets", "packets", "data packets the workload posts (first transmissions), as `check` estimates them before the run"),
         c("estimate.events", "count", "events the estimate expected (about 21 per data packet; compare `events`)"),
         c("estimate.peak_memory_bytes", "bytes", "peak memory the estimate expected (compare `performance.peak_rss_bytes`); `run` refuses a scenario whose estimate exceeds the machine's memory unless `--force`"),

@@ -210,6 +210,12 @@ pub struct Performance {
     pub serial_reason: Option<String>,
     /// Synchronisation windows of a parallel run (0 when serial).
     pub sync_windows: u64,
+    /// CPU seconds the partitions of a parallel run spent in their rounds, summed (null when
+    /// serial, or where the OS does not report a thread's CPU time).
+    pub partition_cpu_seconds: Option<f64>,
+    /// The parallel rounds' critical path in CPU seconds: per round the busiest partition
+    /// plus the coordinator's serial share, summed (null as above).
+    pub critical_path_seconds: Option<f64>,
 }
 
 /// `summary.json`.
@@ -558,6 +564,8 @@ pub(super) fn assemble(sim: &Sim, setup: &Setup, flows: &[FlowResult], plans: Pl
             partitions: 1,
             serial_reason: None,
             sync_windows: 0,
+            partition_cpu_seconds: None,
+            critical_path_seconds: None,
         },
         scenario: serde_json::to_value(&setup.scenario).unwrap_or(serde_json::Value::Null),
     }

@@ -138,7 +138,7 @@ impl Sim {
             match self.part.as_deref_mut() {
                 Some(part) if part.remote(self.net.port_peer[port as usize]) => {
                     // The far end is another partition's: the packet travels as a message.
-                    part.send(self.net.port_peer[port as usize], crate::engine::parallel::Message::Packet { at, port, pkt: *p });
+                    part.send_packet(self.net.port_peer[port as usize], at, p);
                     self.pool.free(pkt);
                 }
                 _ => self.q.push_for(at, EventKind::Arrive, port, pkt),

@@ -4,10 +4,12 @@
 //! **Replicas, each running its own events.** Every partition is a full [`Sim`] built from the
 //! same scenario, with its own event queue and packet pool, that runs only the events of the
 //! elements it owns (`plan.rs`: blocks of ToRs with their hosts and the switches above them).
-//! What one partition does to another's elements travels as a [`Message`]: a packet crossing a
+//! What one partition does to another's elements travels in a [`Mailbox`]: a packet crossing a
 //! cable between them, a PFC frame, or the news that a sender posted a message (the receiver's
-//! half of the connection learns message boundaries from it). At the end the replicas are
-//! merged, each element taken from its owner (`merge.rs`).
+//! half of the connection learns message boundaries from it). Each partition fills one mailbox
+//! per receiver, and the coordinator hands the mailboxes over whole at the barrier
+//! (`mailbox.rs`). At the end the replicas are merged, each element taken from its owner
+//! (`merge.rs`).
 //!
 //! **Conservative windows.** Anything crossing between partitions takes at least the lookahead
 //! L (the least cable delay between them), so with W the earliest pending event anywhere, every
@@ -35,10 +37,12 @@
 //! why (`plan.rs`).
 
 mod joins;
+mod mailbox;
 mod merge;
 pub mod plan;
 
 use super::queue::EventKind;
+use mailbox::Mailbox;
 use plan::Place;
 use super::{BusyClock, Progress, Sim, Stop, StopRule};
 use crate::error::Result;
@@ -73,6 +77,24 @@ fn sooner(a: Option<Time>, t: Time) -> Option<Time> {
     Some(a.map_or(t, |a| a.min(t)))
 }
 
+/// CPU seconds the calling thread has run, where the OS tells (Linux).
+fn thread_cpu_seconds() -> Option<f64> {
+    #[cfg(target_os = "linux")]
+    {
+        let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        // SAFETY: `ts` is a valid timespec for the call to fill.
+        let ok = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) } == 0;
+        ok.then(|| ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9)
+    }
+    #[cfg(not(target_os = "linux"))]
+    None
+}
+
+/// CPU seconds since `since` (a [`thread_cpu_seconds`] reading of this thread).
+fn cpu_since(since: Option<f64>) -> Option<f64> {
+    Some(thread_cpu_seconds()? - since?)
+}
+
 /// The point before every event at `time`.
 fn time_point(time: Time) -> Point {
     (time as u128) << 33
@@ -83,11 +105,10 @@ fn point_time(p: Point) -> Time {
     (p >> 33) as Time
 }
 
-/// What one partition does to another's elements.
+/// What one partition does to another's elements, besides sending it a packet
+/// ([`Mailbox::push_packet`]).
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Message {
-    /// A packet that crossed port `port` (owned by the sender) arrives at `at`.
-    Packet { at: Time, port: PortId, pkt: Packet },
     /// A PFC frame (PAUSE if `pause`) for upstream port `port` arrives at `at`.
     Frame { at: Time, port: PortId, pause: bool },
     /// The sender of connection `conn` posted message `task` of `bytes` at `at`: the
@@ -104,17 +125,10 @@ impl Message {
     /// When it takes effect, if it schedules an event.
     fn at(&self) -> Option<Time> {
         match *self {
-            Message::Packet { at, .. } | Message::Frame { at, .. } | Message::Satisfy { at, .. } | Message::Fire { at, .. } => Some(at),
+            Message::Frame { at, .. } | Message::Satisfy { at, .. } | Message::Fire { at, .. } => Some(at),
             Message::Post { .. } => None,
         }
     }
-}
-
-/// A [`Message`] and the partition it is for.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Outgoing {
-    to: u16,
-    msg: Message,
 }
 
 /// The partition context a replica carries (`Sim::part`).
@@ -125,10 +139,14 @@ pub(crate) struct Partition {
     plan: Arc<plan::Plan>,
     /// Inputs of coordinator joins since the last report: (point, join, satisfied at).
     joins: Vec<(Point, u32, Time)>,
-    /// Messages sent in the current window.
-    out: Vec<Outgoing>,
-    /// Of those, packets.
+    /// Messages sent in the current round, by receiving partition (`out[id]` stays empty).
+    out: Vec<Mailbox>,
+    /// The earliest time at which one of them takes effect.
+    out_first_at: Option<Time>,
+    /// Packets sent in the current window.
     out_packets: u32,
+    /// Emptied mailboxes, to send the next round's messages in.
+    spare: Vec<Mailbox>,
     /// Messages whose completion this partition records (its hosts' sends).
     own_sends: u32,
     /// The point of the event being run.
@@ -151,10 +169,38 @@ impl Partition {
     }
 
     fn send_to(&mut self, to: u16, msg: Message) {
-        if matches!(msg, Message::Packet { .. }) {
-            self.out_packets += 1;
+        if let Some(at) = msg.at() {
+            self.out_first_at = sooner(self.out_first_at, at);
         }
-        self.out.push(Outgoing { to, msg });
+        self.out[to as usize].push(msg);
+    }
+
+    /// Sends packet `pkt`, which crossed a cable to node `node` (another partition's), to
+    /// arrive at `at`.
+    #[inline]
+    pub(crate) fn send_packet(&mut self, node: NodeId, at: Time, pkt: &Packet) {
+        self.out_packets += 1;
+        self.out_first_at = sooner(self.out_first_at, at);
+        self.out[self.plan.node_part[node as usize] as usize].push_packet(at, pkt);
+    }
+
+    /// The mailboxes filled in this round, by receiver, replaced by empty ones.
+    fn take_out(&mut self) -> Vec<(u16, Mailbox)> {
+        let mut full = Vec::new();
+        for (to, m) in self.out.iter_mut().enumerate() {
+            if !m.is_empty() {
+                full.push((to as u16, std::mem::replace(m, self.spare.pop().unwrap_or_default())));
+            }
+        }
+        full
+    }
+
+    /// Keeps a delivered mailbox's buffers for sending (as many as it can fill in a round).
+    fn recycle(&mut self, mut m: Mailbox) {
+        if self.spare.len() < self.out.len() {
+            m.clear();
+            self.spare.push(m);
+        }
     }
 
     /// The edge from task `from` to task `to`, satisfied at `at`, fired in this partition:
@@ -201,6 +247,15 @@ pub struct Execution {
     /// Wall-clock seconds of the simulation: the serial loop; a parallel run from starting its
     /// partitions (which build their replicas meanwhile) to the merged result.
     pub wall_seconds: f64,
+    /// Parallel runs, where the OS reports thread CPU time: CPU seconds the partitions spent
+    /// in rounds (running events, taking in messages), summed over partitions.
+    pub partition_cpu_seconds: Option<f64>,
+    /// Parallel runs, likewise: the rounds' critical path, i.e. per round the busiest
+    /// partition's CPU seconds plus the coordinator's between the round's last report and the
+    /// next round's start, summed. The wall time the rounds would take with a free core for
+    /// every partition and the coordinator and free synchronisation: what bounds the speed-up
+    /// apart from the machine (memory bandwidth, shared caches, wake-up latency).
+    pub critical_path_seconds: Option<f64>,
 }
 
 /// How a run of `setup` on `threads` threads would be cut (`fabricsim check --threads`): the
@@ -214,7 +269,7 @@ pub fn plan_for(setup: &Setup, threads: usize) -> Result<std::result::Result<pla
 /// [`Execution::serial_reason`]); returns the merged simulation, or `None` if `stop` was set.
 pub(crate) fn run(setup: &Setup, threads: usize, progress: &mut dyn FnMut(&Progress), stop: &AtomicBool) -> Result<Option<(Sim, Execution)>> {
     let mut first = Sim::unseeded(setup)?;
-    let mut exec = Execution { threads, partitions: 1, serial_reason: None, windows: 0, wall_seconds: 0.0 };
+    let mut exec = Execution { threads, partitions: 1, ..Execution::default() };
     let plan = if threads > 1 { plan::plan(&first, threads) } else { Err(String::new()) };
     let plan = match plan {
         Ok(p) => p,
@@ -237,8 +292,10 @@ pub(crate) fn run(setup: &Setup, threads: usize, progress: &mut dyn FnMut(&Progr
             id,
             plan: Arc::clone(&plan),
             joins: Vec::new(),
-            out: Vec::new(),
+            out: (0..plan.parts).map(|_| Mailbox::default()).collect(),
+            out_first_at: None,
             out_packets: 0,
+            spare: Vec::new(),
             own_sends,
             at: 0,
             outstanding: Vec::new(),
@@ -294,10 +351,10 @@ pub(crate) fn run(setup: &Setup, threads: usize, progress: &mut dyn FnMut(&Progr
 /// A command to a partition's thread.
 enum Cmd {
     /// Run events before `bound`, pausing when quiet before an event beyond `safe`. The first
-    /// round of a window starts it: the window's messages for this partition, and the point
-    /// where the previous window ended (from there on, the packets among them are this
+    /// round of a window starts it: the window's mailboxes for this partition, and the point
+    /// where the previous window ended (from there on, the packets in them are this
     /// partition's, no longer their sender's).
-    Round { bound: Point, safe: Point, window: Option<(Point, Vec<Message>)> },
+    Round { bound: Point, safe: Point, window: Option<(Point, Vec<Mailbox>)> },
     /// Hand the replica back.
     Finish,
 }
@@ -315,12 +372,17 @@ struct Report {
     quiet_since: Option<Point>,
     outstanding: Vec<(Point, i32)>,
     joins: Vec<(Point, u32, Time)>,
-    out: Vec<Outgoing>,
+    /// Mailboxes filled in this round, by receiver.
+    out: Vec<(u16, Mailbox)>,
+    /// The earliest time at which one of their messages takes effect.
+    out_first_at: Option<Time>,
     sends_completed: u32,
     last_acked_at: Time,
     events: u64,
     acked_bytes: u64,
     now: Time,
+    /// CPU seconds the round took (None where the OS does not tell).
+    cpu: Option<f64>,
 }
 
 /// How the coordinator ended the run: the simulated time of the stop, and whether the end
@@ -335,11 +397,13 @@ struct End {
 fn serve(mut sim: Sim, cmds: mpsc::Receiver<Cmd>, reports: mpsc::Sender<Report>) -> Sim {
     let mut quiet_since = sim.quiet().then_some(0);
     while let Ok(Cmd::Round { bound, safe, window }) = cmds.recv() {
+        let cpu_start = thread_cpu_seconds();
         let mut closed = Vec::new();
         if let Some((start, inbox)) = window {
             sim.part.as_deref_mut().expect("a partition").out_packets = 0;
-            for m in inbox {
-                sim.deliver(m);
+            for mailbox in inbox {
+                sim.deliver(&mailbox);
+                sim.part.as_deref_mut().expect("a partition").recycle(mailbox);
             }
             match (sim.quiet(), quiet_since) {
                 // Packets arrived for it: busy from the window's start on.
@@ -363,12 +427,14 @@ fn serve(mut sim: Sim, cmds: mpsc::Receiver<Cmd>, reports: mpsc::Sender<Report>)
             quiet_since,
             outstanding: std::mem::take(&mut part.outstanding),
             joins: std::mem::take(&mut part.joins),
-            out: std::mem::take(&mut part.out),
+            out: part.take_out(),
+            out_first_at: part.out_first_at.take(),
             sends_completed: sim.tasks.sends_completed,
             last_acked_at: sim.last_acked_at,
             events: sim.c.events,
             acked_bytes: sim.acked_bytes_total,
             now: sim.now,
+            cpu: cpu_since(cpu_start),
         };
         if reports.send(report).is_err() {
             break;
@@ -385,13 +451,21 @@ impl Sim {
         self.tasks.sends_completed == part.own_sends && self.pool.live() == 0 && part.out_packets == 0
     }
 
-    /// Applies a message from another partition.
-    fn deliver(&mut self, m: Message) {
+    /// Applies the messages of a mailbox from another partition (or the coordinator).
+    fn deliver(&mut self, mailbox: &Mailbox) {
+        let (packets, other) = mailbox.contents();
+        for (at, pkt) in packets {
+            let id = self.pool.alloc(*pkt);
+            self.q.push_for(at, EventKind::Arrive, pkt.port, id);
+        }
+        for &m in other {
+            self.deliver_message(m);
+        }
+    }
+
+    /// Applies one message that is not a packet.
+    fn deliver_message(&mut self, m: Message) {
         match m {
-            Message::Packet { at, port, pkt } => {
-                let id = self.pool.alloc(pkt);
-                self.q.push_for(at, EventKind::Arrive, port, id);
-            }
             Message::Frame { at, port, pause } => {
                 self.net.pfc.ingress[port as usize].frame_sent(pause);
                 self.q.push(at, EventKind::Pfc, port);
@@ -474,8 +548,8 @@ fn coordinate(
     let mut rule = StopRule::new(setup.end_time, setup.stall_limit);
     let total_sends = setup.traffic.sends.len() as u32;
     let total_bytes = setup.traffic.total_bytes();
-    // Messages of the current window, by receiving partition; handed over when it ends.
-    let mut inboxes: Vec<Vec<Message>> = vec![Vec::new(); n];
+    // Mailboxes of the current window, by receiving partition; handed over when it ends.
+    let mut inboxes: Vec<Vec<Mailbox>> = (0..n).map(|_| Vec::new()).collect();
     let mut window_start: Option<Point> = Some(0);
     let mut latest: Vec<Option<Report>> = (0..n).map(|_| None).collect();
     // Quiet intervals per partition ([start, end); end u128::MAX while open).
@@ -489,19 +563,32 @@ fn coordinate(
     let mut safe: Point = 0;
     // The first window starts at the earliest event: ask every partition where it stands.
     let mut bound: Point = 0;
+    // The critical path and CPU sums (None once a reading is missing), and the coordinator's
+    // CPU reading at the last report of the round before.
+    let (mut critical, mut cpu_sum) = (Some(0.0f64), Some(0.0f64));
+    let mut serial_since: Option<f64> = None;
     loop {
         // One window: rounds until every partition has run everything before `bound`.
         loop {
-            let mut deliver: Vec<Vec<Message>> = if window_start.is_some() { std::mem::replace(&mut inboxes, vec![Vec::new(); n]) } else { Vec::new() };
+            let mut deliver: Vec<Vec<Mailbox>> = if window_start.is_some() { std::mem::replace(&mut inboxes, (0..n).map(|_| Vec::new()).collect()) } else { Vec::new() };
             for (id, tx) in cmds.iter().enumerate() {
                 let window = window_start.map(|s| (s, std::mem::take(&mut deliver[id])));
                 if tx.send(Cmd::Round { bound, safe, window }).is_err() {
                     return None;
                 }
             }
+            if serial_since.is_some() {
+                critical = critical.zip(cpu_since(serial_since)).map(|(c, d)| c + d);
+            }
             window_start = None;
-            for _ in 0..n {
+            let mut busiest = Some(0.0f64);
+            for k in 0..n {
                 let mut r = reports.recv().ok()?;
+                if k + 1 == n {
+                    serial_since = thread_cpu_seconds();
+                }
+                busiest = busiest.zip(r.cpu).map(|(b, c)| b.max(c));
+                cpu_sum = cpu_sum.zip(r.cpu).map(|(s, c)| s + c);
                 let id = r.id as usize;
                 for &(s, e) in &r.closed {
                     close_or_push(&mut quiet[id], s, e);
@@ -513,17 +600,20 @@ fn coordinate(
                     pending_outstanding.push((p, r.id, seq as u32, d));
                 }
                 joins.report(r.id, &r.joins);
-                for o in std::mem::take(&mut r.out) {
-                    if let Some(at) = o.msg.at() {
-                        next_message = sooner(next_message, at);
-                    }
-                    inboxes[o.to as usize].push(o.msg);
+                if let Some(at) = r.out_first_at {
+                    next_message = sooner(next_message, at);
+                }
+                for (to, m) in std::mem::take(&mut r.out) {
+                    inboxes[to as usize].push(m);
                 }
                 latest[id] = Some(r);
             }
             // How far every partition's state is known: up to its next event if it paused,
             // else to the bound.
             let known = latest.iter().flatten().map(|r| if r.paused { r.next.expect("paused before an event") } else { bound }).min().unwrap_or(bound);
+            critical = critical.zip(busiest).map(|(c, b)| c + b);
+            exec.partition_cpu_seconds = cpu_sum;
+            exec.critical_path_seconds = critical.zip(cpu_since(serial_since)).map(|(c, d)| c + d);
             if let Some(p) = first_all_quiet(&quiet, safe, known) {
                 // Joins whose last input came before the stop fired in the serial run.
                 joins.settle(&setup.traffic, &plan.task_place, None, &mut |_, _| {});
@@ -544,15 +634,19 @@ fn coordinate(
         }
         pending_outstanding.clear();
         // And the inputs of coordinator joins; what fires goes out with the window's messages.
+        let mut fired: Vec<Mailbox> = (0..n).map(|_| Mailbox::default()).collect();
         joins.settle(&setup.traffic, &plan.task_place, Some(point_time(bound)), &mut |to, m| {
             if let Some(at) = m.at() {
                 next_message = sooner(next_message, at);
             }
             match to {
-                Some(k) => inboxes[k as usize].push(m),
-                None => inboxes.iter_mut().for_each(|i| i.push(m)),
+                Some(k) => fired[k as usize].push(m),
+                None => fired.iter_mut().for_each(|f| f.push(m)),
             }
         });
+        for (k, f) in fired.into_iter().enumerate().filter(|(_, f)| !f.is_empty()) {
+            inboxes[k].push(f);
+        }
         // The next event anywhere: in a queue, or a message of the window.
         let mut next: Option<Time> = next_message.take();
         for p in latest.iter().flatten().filter_map(|r| r.next) {
