@@ -9,9 +9,13 @@ and neighbours hit every side alike; figures are medians over the rounds:
   htsim      an htsim_uec binary (`--htsim BIN`) on the same matrix: NSCC + REPS, trimming, 400 G
   new-nscc   (with --htsim) this tree's fabricsim on the scenario `fabricsim from-htsim`
              translates that same htsim command line into: the same scheme on both sides
-  SIDE-Nt    (with --threads N) each fabricsim side again with --threads N, the base's too: the
-             speed-up over the same side's serial run, and new-Nt against base-Nt (an A/B of
-             the partitioned engine)
+  SIDE-Nt    (with --threads N[,M...]) each fabricsim side again with --threads N (and M...),
+             the base's too: the speed-up over the same side's serial run, new-Nt against
+             base-Nt (an A/B of the partitioned engine), and the run's critical path
+             (summary.json `critical_path_seconds`) plus the process's time outside the
+             simulation (parsing, setup, writing results; wall minus `wall_seconds`): serial
+             wall over that sum is what N free cores could reach at best (the replicas' build
+             and merge not counted), so a 2-core machine tells how 16 partitions would scale
 Each run is timed by /usr/bin/time (wall, peak RSS of the process); fabricsim's events/s and
 packet-hops/s come from its summary.json. A ratio is only printed between sides measured here.
 
@@ -64,6 +68,17 @@ def commit_label():
     return rev + ("+dirty" if dirty else "")
 
 
+def thread_counts(text):
+    """`--threads`: one count or several, comma-separated, each at least 2."""
+    try:
+        counts = [int(x) for x in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: give thread counts as N or N,M,... (integers)")
+    if not counts or any(c < 2 for c in counts):
+        raise argparse.ArgumentTypeError(f"{text!r}: each thread count must be at least 2 (1 is the serial side every run has)")
+    return counts
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("sizes", nargs="*", type=int, default=[1024, 8192])
@@ -73,7 +88,7 @@ def main():
     ap.add_argument("--htsim", help="an htsim_uec binary, run side by side")
     ap.add_argument("--htsim-label", default="htsim_uec")
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--threads", type=int, default=0, help="also run this tree's fabricsim with --threads N (partitioned engine)")
+    ap.add_argument("--threads", type=thread_counts, default=[], help="also run the fabricsim sides with --threads N (partitioned engine); several as N,M,...")
     ap.add_argument("--record", action="store_true", help="append the figures to bench/HISTORY.md")
     ap.add_argument("--note", default="", help="what changed (the HISTORY row's note)")
     a = ap.parse_args()
@@ -98,11 +113,12 @@ def main():
                 line = " ".join(["htsim_uec", "-tm", str(matrix)] + HTSIM_ARGS)
                 subprocess.run([a.new, "from-htsim", line, "-o", str(translated)], check=True, stdout=subprocess.DEVNULL)
                 sides["new-nscc"] = [a.new, "run", str(translated), "--quiet"]
-            if a.threads > 1:
-                # The base too, so that a change to the partitioned engine gets its own A/B.
-                for side in [s for s in sides if s.startswith("new") or s == "base"]:
-                    sides[f"{side}-{a.threads}t"] = sides[side] + ["--threads", str(a.threads)]
-            figures = {s: {"wall": [], "rss": [], "events": [], "hops": []} for s in sides}
+            # The base too, so that a change to the partitioned engine gets its own A/B.
+            serial_sides = [s for s in sides if s.startswith("new") or s == "base"]
+            for t in a.threads:
+                for side in serial_sides:
+                    sides[f"{side}-{t}t"] = sides[side] + ["--threads", str(t)]
+            figures = {s: {"wall": [], "rss": [], "events": [], "hops": [], "critical": []} for s in sides}
             for i in range(1, a.runs + 1):
                 for side, cmd in sides.items():
                     out = work / f"{side}-{n}-{i}"
@@ -118,6 +134,8 @@ def main():
                         p = json.load(open(out / "summary.json"))["performance"]
                         f["events"].append(p["events_per_second"])
                         f["hops"].append(p["packet_hops_per_second"])
+                        if p.get("critical_path_seconds") is not None:
+                            f["critical"].append(p["critical_path_seconds"] + max(0.0, wall - p["wall_seconds"]))
                     f["wall"].append(wall)
                     f["rss"].append(rss)
             med = {s: {k: (statistics.median(v) if v else None) for k, v in f.items()} for s, f in figures.items()}
@@ -130,17 +148,21 @@ def main():
                 same = all(filecmp.cmp(work / f"base-{n}-{i}" / "flows.csv", work / f"new-{n}-{i}" / "flows.csv", shallow=False) for i in range(1, a.runs + 1))
                 print(f"  new vs {a.base_label}: wall ratio {med['new']['wall'] / med['base']['wall']:.3f}, "
                       f"peak RSS {med['base']['rss']:.0f} -> {med['new']['rss']:.0f} MB; flows.csv {'identical' if same else 'DIFFERS'}")
-            threaded = f"-{a.threads}t"
-            if a.base and a.threads > 1:
-                b, m = med[f"base{threaded}"], med[f"new{threaded}"]
-                same = all(filecmp.cmp(work / f"base{threaded}-{n}-{i}" / "flows.csv", work / f"new{threaded}-{n}-{i}" / "flows.csv", shallow=False) for i in range(1, a.runs + 1))
-                print(f"  new{threaded} vs {a.base_label}{threaded}: wall ratio {m['wall'] / b['wall']:.3f}, "
-                      f"peak RSS {b['rss']:.0f} -> {m['rss']:.0f} MB; flows.csv {'identical' if same else 'DIFFERS'}")
-            for side in [s for s in sides if s.endswith(threaded)]:
-                serial = side[: -len(threaded)]
-                same = all(filecmp.cmp(work / f"{serial}-{n}-{i}" / "flows.csv", work / f"{side}-{n}-{i}" / "flows.csv", shallow=False) for i in range(1, a.runs + 1))
-                print(f"  {side} vs {serial}: {med[serial]['wall'] / med[side]['wall']:.2f}x faster, "
-                      f"peak RSS {med[serial]['rss']:.0f} -> {med[side]['rss']:.0f} MB; flows.csv {'identical' if same else 'DIFFERS'}")
+            def identical(x, y):
+                return all(filecmp.cmp(work / f"{x}-{n}-{i}" / "flows.csv", work / f"{y}-{n}-{i}" / "flows.csv", shallow=False) for i in range(1, a.runs + 1))
+
+            for t in a.threads:
+                threaded = f"-{t}t"
+                if a.base:
+                    b, m = med[f"base{threaded}"], med[f"new{threaded}"]
+                    print(f"  new{threaded} vs {a.base_label}{threaded}: wall ratio {m['wall'] / b['wall']:.3f}, "
+                          f"peak RSS {b['rss']:.0f} -> {m['rss']:.0f} MB; flows.csv {'identical' if identical(f'base{threaded}', f'new{threaded}') else 'DIFFERS'}")
+                for side in [s for s in sides if s.endswith(threaded)]:
+                    serial = side[: -len(threaded)]
+                    m = med[side]
+                    bound = f"; critical path with the serial setup {m['critical']:.2f} s: at most {med[serial]['wall'] / m['critical']:.1f}x on {t} free cores" if m["critical"] else ""
+                    print(f"  {side} vs {serial}: {med[serial]['wall'] / m['wall']:.2f}x faster ({med[serial]['wall'] / m['wall'] / t:.2f} of linear), "
+                          f"peak RSS {med[serial]['rss']:.0f} -> {m['rss']:.0f} MB; flows.csv {'identical' if identical(serial, side) else 'DIFFERS'}{bound}")
             if a.htsim:
                 h = med["htsim"]
                 for side in [s for s in sides if s.startswith("new")]:
@@ -150,8 +172,9 @@ def main():
                 m = med[side]
                 h = med.get("htsim")
                 scheme = "NSCC + REPS (from-htsim)" if side.startswith("new-nscc") else "fixed + spray"
-                if side.endswith(threaded):
-                    scheme += f", --threads {a.threads}"
+                threads = next((t for t in a.threads if side.endswith(f"-{t}t")), None)
+                if threads:
+                    scheme += f", --threads {threads}"
                 base_side = "base" + side[len("new"):].replace("-nscc", "")
                 rows.append([
                     datetime.date.today().isoformat(), commit_label(), f"perm_{n}n_2MiB",

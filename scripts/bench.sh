@@ -13,9 +13,11 @@
 #                                                 scenario and against the same htsim command line
 #                                                 translated by `fabricsim from-htsim`; prints the
 #                                                 ratios measured in this run
-#   --threads N                                   also run each fabricsim side with --threads N
-#                                                 (the partitioned engine): speed-up and a check
-#                                                 that it wrote the serial run's flows.csv
+#   --threads N[,M...]                            also run each fabricsim side with --threads N
+#                                                 (the partitioned engine; several counts as
+#                                                 2,4,8,16): speed-up, a check that it wrote the
+#                                                 serial run's flows.csv, and the critical path
+#                                                 (what N free cores could reach)
 #   --record [--note TEXT]                        append the figures to bench/HISTORY.md
 #
 # SIZES are 128, 1024, 8192 (default 1024 8192). The options combine (--ab and --htsim in one
