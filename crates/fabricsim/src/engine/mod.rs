@@ -318,7 +318,7 @@ impl Sim {
         let sim = Sim {
             now: 0,
             q: EventQueue::with_horizon(horizon, events_per_ns),
-            pool: PacketPool::default(),
+            pool: PacketPool::with_capacity(crate::estimate::Estimate::pool_packets(setup)),
             net,
             hosts,
             total_sends: traffic.sends.len() as u32,

@@ -291,6 +291,11 @@ pub struct PacketPool {
 }
 
 impl PacketPool {
+    /// An empty pool with room for `n` packets before it grows.
+    pub fn with_capacity(n: usize) -> Self {
+        PacketPool { slots: Vec::with_capacity(n), free: Vec::with_capacity(n), live: 0 }
+    }
+
     /// Stores `p` and returns its handle.
     #[inline]
     pub fn alloc(&mut self, p: Packet) -> PktId {
@@ -370,6 +375,29 @@ mod tests {
         assert_eq!(PktKind::Data.class(), Class::Data);
         assert_eq!(PktKind::Probe.class(), Class::Data);
         assert_eq!(PktKind::Ack.class(), Class::Control);
+    }
+
+    #[test]
+    fn a_reserved_pool_hands_out_the_same_handles_as_a_growing_one() {
+        // The engine reserves the pool from the estimate; outputs must not depend on it, so
+        // handles follow only the order of allocations and frees (last freed, first reused).
+        let mut pools = [PacketPool::default(), PacketPool::with_capacity(1000), PacketPool::with_capacity(2)];
+        let mut handles: Vec<Vec<PktId>> = vec![Vec::new(); pools.len()];
+        for (pool, got) in pools.iter_mut().zip(&mut handles) {
+            let mut live = Vec::new();
+            for i in 0..50u32 {
+                live.push(pool.alloc(Packet { seq: i, ..Packet::default() }));
+                if i % 3 == 0 {
+                    let id = live.remove(live.len() / 2);
+                    pool.free(id);
+                }
+            }
+            got.extend(&live);
+            assert_eq!(pool.live(), live.len());
+            assert!(live.iter().all(|&id| pool.get(id).seq < 50));
+        }
+        assert_eq!(handles[0], handles[1]);
+        assert_eq!(handles[0], handles[2]);
     }
 
     #[test]
