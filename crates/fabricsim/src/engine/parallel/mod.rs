@@ -447,8 +447,11 @@ impl Sim {
     /// Whether this partition is quiet: its senders' messages all complete, no packet in its
     /// pool, none sent to another partition in this window.
     fn quiet(&self) -> bool {
-        let part = self.part.as_deref().expect("a partition");
-        self.tasks.sends_completed == part.own_sends && self.pool.live() == 0 && part.out_packets == 0
+        // The pool first: while packets are about (nearly every event), nothing else is read.
+        self.pool.live() == 0 && {
+            let part = self.part.as_deref().expect("a partition");
+            self.tasks.sends_completed == part.own_sends && part.out_packets == 0
+        }
     }
 
     /// Applies the messages of a mailbox from another partition (or the coordinator).
@@ -490,13 +493,19 @@ impl Sim {
         // Events every partition runs (link changes, replicated joins) are counted by one.
         let counts_shared = part.id == 0;
         let plan = Arc::clone(&part.plan);
+        // The bound is the point before every event of its time (`coordinate`), so an event
+        // lies before it exactly when its time does.
+        let bound_time = point_time(bound);
+        debug_assert_eq!(bound, time_point(bound_time));
         loop {
             let quiet = quiet_since.is_some();
             let mut paused = false;
             let next = self.q.pop_if(|e| {
-                let at = point_of(e);
-                paused = at < bound && at > safe && quiet;
-                at < bound && !paused
+                if e.time >= bound_time {
+                    return false;
+                }
+                paused = quiet && point_of(e) > safe;
+                !paused
             });
             let Some(ev) = next else { return paused };
             let at = point_of(&ev);
