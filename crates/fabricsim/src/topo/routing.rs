@@ -21,18 +21,25 @@
 use super::{Fabric, Tier};
 use crate::ids::{NodeId, PortId};
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// Next-hop sets indexed by (switch, destination ToR).
+///
+/// Immutable once computed (a link change that reroutes computes a new table), so its arrays
+/// are shared: a copy costs four reference counts. Each partition of a parallel run holds a
+/// copy of the fabric, and 16 copies of an 8192-host table (6 MB each) crowded the shared
+/// cache that every lookup reads. An `Arc<[T]>` sits in the table as pointer and length, so a
+/// lookup loads no more than from a `Vec`.
 #[derive(Clone, Debug, Default)]
 pub struct RouteTable {
     /// Dense index of each node among ToRs (u32::MAX for non-ToRs).
-    pub tor_index: Vec<u32>,
+    pub tor_index: Arc<[u32]>,
     tors: u32,
     /// (offset, length) into `ports` for switch-local index × tors + tor index.
-    sets: Vec<(u32, u32)>,
-    ports: Vec<PortId>,
+    sets: Arc<[(u32, u32)]>,
+    ports: Arc<[PortId]>,
     /// Hop distance (switch-to-switch links) from each switch to each ToR.
-    dist: Vec<u8>,
+    dist: Arc<[u8]>,
 }
 
 impl RouteTable {
@@ -80,13 +87,10 @@ pub fn compute(fabric: &Fabric, alive: impl Fn(PortId) -> bool) -> RouteTable {
             tors += 1;
         }
     }
-    let mut table = RouteTable {
-        tor_index,
-        tors,
-        sets: vec![(0, 0); switches * tors as usize],
-        ports: Vec::new(),
-        dist: vec![u8::MAX; switches * tors as usize],
-    };
+    // Built in place, shared once complete.
+    let mut sets = vec![(0u32, 0u32); switches * tors as usize];
+    let mut ports: Vec<PortId> = Vec::new();
+    let mut hop_dist = vec![u8::MAX; switches * tors as usize];
     // A cable is usable when both directions are alive (failures take whole cables down).
     let up: Vec<bool> = (0..fabric.ports.len() as PortId).map(|p| alive(p) && alive(fabric.ports[p as usize].reverse)).collect();
     let all_up = up.iter().all(|&u| u);
@@ -99,14 +103,14 @@ pub fn compute(fabric: &Fabric, alive: impl Fn(PortId) -> bool) -> RouteTable {
         if fabric.tier[tor] != Tier::Tor {
             continue;
         }
-        let ti = table.tor_index[tor] as usize;
+        let ti = tor_index[tor] as usize;
         bfs(fabric, tor as NodeId, |p| up[p as usize], &mut dist, &mut scratch);
         if !all_up {
             bfs(fabric, tor as NodeId, |_| true, &mut full, &mut scratch);
         }
         for s in hosts..n {
             let slot = (s - hosts) * tors as usize + ti;
-            table.dist[slot] = dist[s].min(u8::MAX as u32) as u8;
+            hop_dist[slot] = dist[s].min(u8::MAX as u32) as u8;
             if s == tor {
                 continue;
             }
@@ -131,14 +135,14 @@ pub fn compute(fabric: &Fabric, alive: impl Fn(PortId) -> bool) -> RouteTable {
                 continue;
             }
             let entry = *interned.entry(set.clone()).or_insert_with(|| {
-                let off = table.ports.len() as u32;
-                table.ports.extend_from_slice(&set);
+                let off = ports.len() as u32;
+                ports.extend_from_slice(&set);
                 (off, set.len() as u32)
             });
-            table.sets[slot] = entry;
+            sets[slot] = entry;
         }
     }
-    table
+    RouteTable { tor_index: tor_index.into(), tors, sets: sets.into(), ports: ports.into(), dist: hop_dist.into() }
 }
 
 /// Hop distances from every switch to `tor` over the switch graph, crossing only ports `p` with
