@@ -291,9 +291,15 @@ pub struct PacketPool {
 }
 
 impl PacketPool {
-    /// An empty pool with room for `n` packets before it grows.
+    /// An empty pool with room for `n` packets before it grows, where the system grants the
+    /// address space (a machine that refuses it, e.g. under strict overcommit, gets a pool that
+    /// grows as it goes, as it always may).
     pub fn with_capacity(n: usize) -> Self {
-        PacketPool { slots: Vec::with_capacity(n), free: Vec::with_capacity(n), live: 0 }
+        let mut pool = PacketPool::default();
+        if pool.slots.try_reserve_exact(n).is_ok() {
+            let _ = pool.free.try_reserve_exact(n);
+        }
+        pool
     }
 
     /// Stores `p` and returns its handle.
@@ -381,7 +387,9 @@ mod tests {
     fn a_reserved_pool_hands_out_the_same_handles_as_a_growing_one() {
         // The engine reserves the pool from the estimate; outputs must not depend on it, so
         // handles follow only the order of allocations and frees (last freed, first reused).
-        let mut pools = [PacketPool::default(), PacketPool::with_capacity(1000), PacketPool::with_capacity(2)];
+        let mut pools = [PacketPool::default(), PacketPool::with_capacity(1000), PacketPool::with_capacity(2), PacketPool::with_capacity(usize::MAX / 2)];
+        assert!(pools[1].slots.capacity() >= 1000);
+        assert_eq!(pools[3].slots.capacity(), 0, "a reservation the system refuses leaves a growing pool, not an abort");
         let mut handles: Vec<Vec<PktId>> = vec![Vec::new(); pools.len()];
         for (pool, got) in pools.iter_mut().zip(&mut handles) {
             let mut live = Vec::new();
