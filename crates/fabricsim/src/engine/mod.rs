@@ -295,6 +295,12 @@ impl StopRule {
 impl Sim {
     /// Builds the simulation of a validated scenario, with nothing scheduled yet.
     pub(crate) fn unseeded(setup: &Setup) -> Result<Sim> {
+        Self::unseeded_with_pool(setup, crate::estimate::Estimate::pool_packets(setup))
+    }
+
+    /// [`Sim::unseeded`] with the packet pool's reservation given (a parallel run reckons it
+    /// once for all its replicas: it scans the whole traffic graph).
+    pub(crate) fn unseeded_with_pool(setup: &Setup, pool_packets: usize) -> Result<Sim> {
         let net = build::network(setup)?;
         let hosts = build::hosts(setup, &net.fabric);
         let traffic = Arc::clone(&setup.traffic);
@@ -318,7 +324,7 @@ impl Sim {
         let sim = Sim {
             now: 0,
             q: EventQueue::with_horizon(horizon, events_per_ns),
-            pool: PacketPool::with_capacity(crate::estimate::Estimate::pool_packets(setup)),
+            pool: PacketPool::with_capacity(pool_packets),
             net,
             hosts,
             total_sends: traffic.sends.len() as u32,

@@ -286,7 +286,8 @@ pub fn plan_for(setup: &Setup, threads: usize) -> Result<std::result::Result<pla
 /// Runs `setup` on up to `threads` partitions (serially when it cannot be partitioned; see
 /// [`Execution::serial_reason`]); returns the merged simulation, or `None` if `stop` was set.
 pub(crate) fn run(setup: &Setup, threads: usize, progress: &mut dyn FnMut(&Progress), stop: &AtomicBool) -> Result<Option<(Sim, Execution)>> {
-    let mut first = Sim::unseeded(setup)?;
+    let pool_packets = crate::estimate::Estimate::pool_packets(setup);
+    let mut first = Sim::unseeded_with_pool(setup, pool_packets)?;
     let mut exec = Execution { threads, partitions: 1, ..Execution::default() };
     let plan = if threads > 1 { plan::plan(&first, threads) } else { Err(String::new()) };
     let plan = match plan {
@@ -336,7 +337,7 @@ pub(crate) fn run(setup: &Setup, threads: usize, progress: &mut dyn FnMut(&Progr
             handles.push(scope.spawn(move || -> Result<Sim> {
                 let sim = match given {
                     Some(s) => s,
-                    None => Sim::unseeded(setup)?,
+                    None => Sim::unseeded_with_pool(setup, pool_packets)?,
                 };
                 Ok(serve(make(sim, id), cmd_rx, report_tx))
             }));
