@@ -19,10 +19,10 @@ pub const BYTES_PER_ROUTE_ENTRY: f64 = 9.0;
 pub const BYTES_PER_PORT: f64 = 64.0;
 /// One node: tier, index, adjacency offsets, breadth-first-search scratch.
 pub const BYTES_PER_NODE: f64 = 32.0;
-/// One graph task (message, join or instance marker, 32 bytes) with its share of the message
+/// One graph task (message, join or instance marker, 24 bytes) with its share of the message
 /// list and the edge offsets (workloads reserve their tables at their counted size, so there is
 /// no growth slack).
-pub const BYTES_PER_TASK: f64 = 40.0;
+pub const BYTES_PER_TASK: f64 = 32.0;
 /// One dependency edge, while collected (12 bytes) and once sorted into rows (8 bytes).
 pub const BYTES_PER_EDGE: f64 = 20.0;
 /// One connection, and its entry in a collective job's (rank pair, queue pair) map.

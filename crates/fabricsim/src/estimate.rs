@@ -35,9 +35,9 @@ const BYTES_PER_PORT: f64 = 200.0;
 const BYTES_PER_PACKET: f64 = 300.0;
 /// In flight per connection, in BDPs of the longest path.
 const WINDOW_BDP: f64 = 1.25;
-/// Per graph task while it runs: dependencies left, readiness and the times it fired, was
-/// delivered and completed (`engine::tasks::TaskState`).
-const BYTES_PER_TASK_RUN: f64 = 40.0;
+/// Per graph task while it runs: dependencies left, the time it may fire (then fired), and the
+/// times it was delivered and completed (`engine::tasks::TaskState`).
+const BYTES_PER_TASK_RUN: f64 = 28.0;
 /// Per trace sample (a connection's or a port's), as `engine::trace` records it.
 const BYTES_PER_SAMPLE: f64 = 48.0;
 /// Simulation speed range, events per second (slow: a busy shared machine; fast: small runs).
@@ -95,7 +95,7 @@ impl Estimate {
             .traffic
             .tasks
             .iter()
-            .filter_map(|t| match t.kind {
+            .filter_map(|t| match t.kind() {
                 TaskKind::Send { bytes, .. } => Some(bytes.div_ceil(mss).max(1)),
                 _ => None,
             })
@@ -117,18 +117,18 @@ impl Estimate {
         let t = &setup.traffic;
         let mut first = vec![0u64; t.conns.len()];
         let mut mark = |task: usize| {
-            if let TaskKind::Send { conn, bytes } = t.tasks[task].kind {
+            if let TaskKind::Send { conn, bytes } = t.tasks[task].kind() {
                 let c = &mut first[conn as usize];
                 *c = (*c).max(bytes.div_ceil(mss).max(1));
             }
         };
         for (i, task) in t.tasks.iter().enumerate() {
-            match task.kind {
-                TaskKind::Send { .. } if task.deps == 0 => mark(i),
+            match task.kind() {
+                TaskKind::Send { .. } if task.deps() == 0 => mark(i),
                 // An instance's first messages wait for its start alone.
                 TaskKind::Begin(_) => {
                     for e in t.edges_of(i as u32) {
-                        if t.tasks[e.to as usize].deps == 1 {
+                        if t.tasks[e.to as usize].deps() == 1 {
                             mark(e.to as usize);
                         }
                     }
@@ -156,7 +156,7 @@ impl Estimate {
             load[c.dst as usize] += bytes;
         }
         let busiest = load.iter().copied().max().unwrap_or(0) as f64;
-        let start = setup.traffic.tasks.iter().map(|t| t.not_before).max().unwrap_or(0) as f64;
+        let start = setup.traffic.tasks.iter().map(|t| t.not_before()).max().unwrap_or(0) as f64;
         let mut duration = start + busiest * 8.0 / rate * 1e12 + setup.base_rtt as f64;
         if data_packets > 0 {
             duration = duration.max(mtu * 8.0 / rate * 1e12);
@@ -173,7 +173,7 @@ impl Estimate {
         let t = &setup.traffic;
         let mut bytes = vec![0u64; t.conns.len()];
         for task in &t.tasks {
-            if let TaskKind::Send { conn, bytes: b } = task.kind {
+            if let TaskKind::Send { conn, bytes: b } = task.kind() {
                 bytes[conn as usize] = bytes[conn as usize].saturating_add(b);
             }
         }

@@ -316,7 +316,7 @@ impl Sim {
                 return Err(crate::error::Error::invalid("topology", format!("the run has {n} {what}: the event queue orders at most {} of each", queue::MAX_ENTITIES - 1)));
             }
         }
-        let tasks = TaskState::new(traffic.tasks.iter().map(|t| t.deps), traffic.tasks.len(), traffic.instances.len());
+        let tasks = TaskState::new(traffic.tasks.iter().map(|t| t.deps()), traffic.tasks.len(), traffic.instances.len());
         let mtu = setup.scenario.transport.mtu_bytes as u64;
         let horizon = net.ports.iter().map(|p| p.arrival_delay + p.rate.tx_time(mtu)).max().unwrap_or(0);
         // When every port is busy: two events (a departure, an arrival) per MTU-sized packet.
@@ -358,8 +358,8 @@ impl Sim {
     pub(crate) fn seed(&mut self, own_task: &dyn Fn(usize) -> bool) {
         let traffic = Arc::clone(&self.traffic);
         for (i, t) in traffic.tasks.iter().enumerate() {
-            if t.deps == 0 && own_task(i) {
-                self.q.push(t.not_before, EventKind::TaskReady, i as u32);
+            if t.deps() == 0 && own_task(i) {
+                self.q.push(t.not_before(), EventKind::TaskReady, i as u32);
             }
         }
         for (i, ev) in self.link_events.iter().enumerate() {

@@ -13,14 +13,16 @@ use crate::units::Time;
 use crate::workload::graph::{TaskKind, Trigger};
 
 /// Run-time state of the graph.
+///
+/// A task's wait and its firing share one time ([`TaskState::time`]): a large collective has
+/// tens of millions of tasks, and the time it may fire is not needed once it has fired.
 #[derive(Debug, Default)]
 pub struct TaskState {
-    /// Unfired incoming edges per task.
-    pub deps_left: Vec<u32>,
-    /// Latest (trigger time + delay) over the task's fired edges.
-    pub ready_at: Vec<Time>,
-    /// When the task fired (joins) or its message was posted (sends); `Time::MAX` if not yet.
-    pub fired_at: Vec<Time>,
+    /// Unfired incoming edges per task, with [`FIRED`] set once the task fired.
+    deps_left: Vec<u32>,
+    /// Until the task fires, the latest (trigger time + delay) over its fired edges; then when it
+    /// fired (joins) or its message was posted (sends).
+    time: Vec<Time>,
     /// Messages: delivery time at the receiver; `Time::MAX` if not yet.
     pub delivered_at: Vec<Time>,
     /// Messages: completion time at the sender; `Time::MAX` if not yet.
@@ -33,18 +35,47 @@ pub struct TaskState {
     pub sends_completed: u32,
 }
 
+/// The flag of [`TaskState::deps_left`] that says the task fired (a task waits for fewer than
+/// 2^31 edges: `GraphSize::fits_ids`).
+const FIRED: u32 = 1 << 31;
+
 impl TaskState {
     /// Initial state for a graph of `tasks` tasks and `instances` instances.
     pub fn new(deps: impl Iterator<Item = u32>, tasks: usize, instances: usize) -> Self {
         TaskState {
             deps_left: deps.collect(),
-            ready_at: vec![0; tasks],
-            fired_at: vec![Time::MAX; tasks],
+            time: vec![0; tasks],
             delivered_at: vec![Time::MAX; tasks],
             completed_at: vec![Time::MAX; tasks],
             instance_span: vec![(Time::MAX, Time::MAX); instances],
             stack: Vec::new(),
             sends_completed: 0,
+        }
+    }
+
+    /// When task `t` fired (joins) or its message was posted (sends); `Time::MAX` if not yet.
+    #[inline]
+    pub fn fired_at(&self, t: usize) -> Time {
+        if self.deps_left[t] & FIRED != 0 {
+            self.time[t]
+        } else {
+            Time::MAX
+        }
+    }
+
+    /// Task `t` fired (or its message was posted) at `now`.
+    #[inline]
+    fn set_fired(&mut self, t: u32, now: Time) {
+        self.deps_left[t as usize] |= FIRED;
+        self.time[t as usize] = now;
+    }
+
+    /// Sets task `t`'s wait, `deps_left` edges left and ready at `ready_at` so far, unless it
+    /// fired (the coordinator's joins, whose inputs it counted itself).
+    pub(crate) fn set_wait(&mut self, t: usize, deps_left: u32, ready_at: Time) {
+        if self.fired_at(t) == Time::MAX {
+            self.deps_left[t] = deps_left;
+            self.time[t] = ready_at;
         }
     }
 }
@@ -58,7 +89,7 @@ impl TaskState {
             TaskKind::End(i) => self.instance_span[i as usize].1 = now,
             TaskKind::Join | TaskKind::Send { .. } => {}
         }
-        self.fired_at[t as usize] = now;
+        self.set_fired(t, now);
     }
 
     /// Takes the entries another partition changed from their initial values `init` (each
@@ -73,8 +104,7 @@ impl TaskState {
             }
         }
         take(&mut self.deps_left, &o.deps_left, &init.deps_left);
-        take(&mut self.ready_at, &o.ready_at, &init.ready_at);
-        take(&mut self.fired_at, &o.fired_at, &init.fired_at);
+        take(&mut self.time, &o.time, &init.time);
         take(&mut self.delivered_at, &o.delivered_at, &init.delivered_at);
         take(&mut self.completed_at, &o.completed_at, &init.completed_at);
         // An instance's start and end can be set in different partitions (a start marker that
@@ -102,10 +132,11 @@ impl Sim {
     pub(crate) fn satisfy(&mut self, to: u32, at: Time) {
         let ts = &mut self.tasks;
         let i = to as usize;
-        ts.ready_at[i] = ts.ready_at[i].max(at);
+        debug_assert!(ts.deps_left[i] & FIRED == 0 && ts.deps_left[i] > 0, "task {to} satisfied after it fired or beyond its dependencies");
+        ts.time[i] = ts.time[i].max(at);
         ts.deps_left[i] -= 1;
         if ts.deps_left[i] == 0 {
-            let when = ts.ready_at[i].max(self.traffic.tasks[i].not_before);
+            let when = ts.time[i].max(self.traffic.tasks[i].not_before());
             if when > self.now {
                 self.q.push(when, EventKind::TaskReady, to);
             } else {
@@ -140,7 +171,7 @@ impl Sim {
 
     fn fire_task(&mut self, t: u32) {
         let now = self.now;
-        match self.traffic.tasks[t as usize].kind {
+        match self.traffic.tasks[t as usize].kind() {
             TaskKind::Send { conn, .. } => {
                 // A message's `fired_at` is its posting time, which its gate decides.
                 self.outstanding_changed(1);
@@ -158,7 +189,7 @@ impl Sim {
         let (now, mss) = (self.now, self.hosts.tp.mss);
         let mut posted = false;
         while let Some(&t) = self.hosts.lanes[c as usize].pending.front() {
-            let TaskKind::Send { bytes, .. } = self.traffic.tasks[t as usize].kind else { unreachable!("only messages are pending") };
+            let TaskKind::Send { bytes, .. } = self.traffic.tasks[t as usize].kind() else { unreachable!("only messages are pending") };
             let lane = &mut self.hosts.lanes[c as usize];
             let st = GateState { now, in_flight_msgs: lane.in_flight_msgs, in_flight_bytes: lane.in_flight_bytes, next_bytes: bytes };
             if !lane.gate.may_post(&st) {
@@ -167,7 +198,7 @@ impl Sim {
             lane.pending.pop_front();
             lane.in_flight_msgs += 1;
             lane.in_flight_bytes += bytes;
-            self.tasks.fired_at[t as usize] = now;
+            self.tasks.set_fired(t, now);
             let conn = &mut self.hosts.conns[c as usize];
             if conn.idle() {
                 // A message on an idle connection starts a flow: its pacer may delay it.
@@ -228,7 +259,7 @@ impl Sim {
             conn.msgs.pop_front();
             conn.msgs_sent -= 1;
             conn.msgs_retired += 1;
-            let TaskKind::Send { bytes, .. } = self.traffic.tasks[m.task as usize].kind else { unreachable!() };
+            let TaskKind::Send { bytes, .. } = self.traffic.tasks[m.task as usize].kind() else { unreachable!() };
             let lane = &mut self.hosts.lanes[c as usize];
             lane.in_flight_msgs -= 1;
             lane.in_flight_bytes -= bytes;

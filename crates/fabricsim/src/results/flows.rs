@@ -114,9 +114,9 @@ pub(super) fn plan(sim: &Sim) -> Vec<ConnPlan> {
     let mut plan = vec![ConnPlan { bytes: 0, pkts: 0, tail: 0, due: Time::MAX }; traffic.conns.len()];
     for &t in &traffic.sends {
         let task = &traffic.tasks[t as usize];
-        if let TaskKind::Send { conn, bytes } = task.kind {
+        if let TaskKind::Send { conn, bytes } = task.kind() {
             let p = &mut plan[conn as usize];
-            let m = ConnPlan::unsplit(bytes, mss, task.not_before);
+            let m = ConnPlan::unsplit(bytes, mss, task.not_before());
             p.bytes += m.bytes;
             p.pkts += m.pkts;
             p.tail = m.tail;

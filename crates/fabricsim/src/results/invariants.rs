@@ -43,12 +43,12 @@ pub fn check(sim: &Sim, setup: &Setup) -> Vec<String> {
     let t = &sim.tasks;
     for (from, _) in sim.traffic.tasks.iter().enumerate() {
         for e in sim.traffic.edges_of(from as u32) {
-            let src_time = match (&sim.traffic.tasks[from].kind, e.on) {
+            let src_time = match (&sim.traffic.tasks[from].kind(), e.on) {
                 (TaskKind::Send { .. }, Trigger::Delivered) => t.delivered_at[from],
                 (TaskKind::Send { .. }, Trigger::Completed) => t.completed_at[from],
-                _ => t.fired_at[from],
+                _ => t.fired_at(from),
             };
-            let to_time = t.fired_at[e.to as usize];
+            let to_time = t.fired_at(e.to as usize);
             if to_time != Time::MAX && (src_time == Time::MAX || to_time < src_time + e.delay) {
                 v.push(format!("task {} fired at {to_time} ps before its dependency on task {from} was met", e.to));
                 break;

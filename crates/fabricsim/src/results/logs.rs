@@ -55,7 +55,7 @@ pub(super) fn messages(sim: &Sim, setup: &Setup) -> Vec<MessageRow> {
         .iter()
         .enumerate()
         .map(|(id, &t)| {
-            let TaskKind::Send { conn, bytes } = traffic.tasks[t as usize].kind else { unreachable!("sends are messages") };
+            let TaskKind::Send { conn, bytes } = traffic.tasks[t as usize].kind() else { unreachable!("sends are messages") };
             let c = traffic.conns[conn as usize];
             MessageRow {
                 id: id as u32,
@@ -63,7 +63,7 @@ pub(super) fn messages(sim: &Sim, setup: &Setup) -> Vec<MessageRow> {
                 src: c.src,
                 dst: c.dst,
                 bytes,
-                posted: known(ts.fired_at[t as usize]),
+                posted: known(ts.fired_at(t as usize)),
                 delivered: known(ts.delivered_at[t as usize]),
                 completed: known(ts.completed_at[t as usize]),
             }

@@ -46,15 +46,64 @@ pub enum TaskKind {
     End(u32),
 }
 
-/// One node of the graph.
+/// One node of the graph, 24 bytes: a large collective holds tens of millions of them (four
+/// per chunk with 4 queue pairs), so the kind and its small operand share one word.
 #[derive(Clone, Copy, Debug)]
 pub struct Task {
-    /// What it is.
-    pub kind: TaskKind,
+    /// The kind in the top two bits ([`KIND_SHIFT`]); a message's connection in the rest.
+    head: u32,
     /// Number of incoming edges.
-    pub deps: u32,
+    deps: u32,
+    /// A message's payload bytes; an instance marker's instance.
+    operand: u64,
     /// It does not fire before this time.
-    pub not_before: Time,
+    not_before: Time,
+}
+
+/// Where [`Task::head`] keeps the kind; connections must stay below `1 << KIND_SHIFT`
+/// ([`GraphSize::fits_ids`]).
+const KIND_SHIFT: u32 = 30;
+const SEND: u32 = 0;
+const JOIN: u32 = 1;
+const BEGIN: u32 = 2;
+const END: u32 = 3;
+
+impl Task {
+    fn new(kind: TaskKind, not_before: Time) -> Task {
+        let (tag, conn, operand) = match kind {
+            TaskKind::Send { conn, bytes } => {
+                debug_assert!(conn < 1 << KIND_SHIFT, "connection {conn} beyond the task's {KIND_SHIFT} bits");
+                (SEND, conn, bytes)
+            }
+            TaskKind::Join => (JOIN, 0, 0),
+            TaskKind::Begin(i) => (BEGIN, 0, i as u64),
+            TaskKind::End(i) => (END, 0, i as u64),
+        };
+        Task { head: tag << KIND_SHIFT | conn, deps: 0, operand, not_before }
+    }
+
+    /// What it is.
+    #[inline]
+    pub fn kind(&self) -> TaskKind {
+        match self.head >> KIND_SHIFT {
+            SEND => TaskKind::Send { conn: self.head & ((1 << KIND_SHIFT) - 1), bytes: self.operand },
+            JOIN => TaskKind::Join,
+            BEGIN => TaskKind::Begin(self.operand as u32),
+            _ => TaskKind::End(self.operand as u32),
+        }
+    }
+
+    /// Number of incoming edges.
+    #[inline]
+    pub fn deps(&self) -> u32 {
+        self.deps
+    }
+
+    /// It does not fire before this time.
+    #[inline]
+    pub fn not_before(&self) -> Time {
+        self.not_before
+    }
 }
 
 /// When an edge fires.
@@ -178,10 +227,10 @@ impl GraphSize {
         self.flows as f64 * BYTES_PER_FLOW + self.conns as f64 * BYTES_PER_CONN + self.tasks as f64 * BYTES_PER_TASK + self.edges as f64 * BYTES_PER_EDGE
     }
 
-    /// Whether its ids fit the graph's 32-bit indices (tasks, connections, messages), and its
-    /// edges the 31 bits that index their delays.
+    /// Whether its ids fit the graph's indices: tasks 32 bits, connections the 30 bits a task
+    /// keeps beside its kind, edges the 31 bits that index their delays.
     pub fn fits_ids(&self) -> bool {
-        [self.conns, self.tasks].iter().all(|&n| n < u32::MAX as u64) && self.edges < (1 << 31)
+        self.tasks < u32::MAX as u64 && self.conns < 1 << KIND_SHIFT && self.edges < (1 << 31)
     }
 
     /// The counts for a message.
@@ -245,7 +294,7 @@ impl Traffic {
 
     /// (connection, payload bytes) of every message.
     fn sends(&self) -> impl Iterator<Item = (u32, u64)> + '_ {
-        self.tasks.iter().filter_map(|t| match t.kind {
+        self.tasks.iter().filter_map(|t| match t.kind() {
             TaskKind::Send { conn, bytes } => Some((conn, bytes)),
             _ => None,
         })
@@ -327,7 +376,7 @@ impl GraphBuilder {
     }
 
     fn task(&mut self, kind: TaskKind, not_before: Time) -> u32 {
-        self.t.tasks.push(Task { kind, deps: 0, not_before });
+        self.t.tasks.push(Task::new(kind, not_before));
         (self.t.tasks.len() - 1) as u32
     }
 
@@ -417,6 +466,31 @@ mod tests {
         // Three distinct delays, 0 included, in one table.
         assert_eq!(tr.delays, vec![0, 5_000, 7_000]);
         assert_eq!((tr.tasks[j as usize].deps, tr.tasks[t[3] as usize].deps), (2, 2));
+    }
+
+    #[test]
+    fn a_task_is_24_bytes_and_keeps_its_kind_operand_and_time() {
+        assert_eq!(std::mem::size_of::<Task>(), 24);
+        let top = (1 << KIND_SHIFT) - 1;
+        for kind in [
+            TaskKind::Send { conn: 0, bytes: 1 },
+            TaskKind::Send { conn: top, bytes: u64::MAX },
+            TaskKind::Join,
+            TaskKind::Begin(0),
+            TaskKind::Begin(u32::MAX),
+            TaskKind::End(7),
+            TaskKind::End(u32::MAX),
+        ] {
+            let t = Task::new(kind, 123_456);
+            assert_eq!((t.kind(), t.deps(), t.not_before()), (kind, 0, 123_456));
+        }
+    }
+
+    #[test]
+    fn connections_past_30_bits_do_not_fit() {
+        let size = |conns: u64| GraphSize { conns, ..GraphSize::default() };
+        assert!(size((1 << 30) - 1).fits_ids());
+        assert!(!size(1 << 30).fits_ids());
     }
 
     #[test]

@@ -127,7 +127,7 @@ impl Room {
         let what = format!("{}: {}", how(), size.describe());
         self.budget.admit(key, size.bytes(), || what.clone())?;
         if !size.fits_ids() {
-            return Err(Error::invalid(key, format!("{what}; allowed fewer than 2^32 − 1 tasks and connections and fewer than 2^31 dependencies")));
+            return Err(Error::invalid(key, format!("{what}; allowed fewer than 2^32 − 1 tasks, 2^30 connections and 2^31 dependencies")));
         }
         Ok(())
     }
@@ -301,19 +301,19 @@ mod tests {
         let flows = [flow(10_000, None), flow(700, None), flow(2_500, Some(0))];
         let t = flows_to_traffic(&flows, &shaper("name = \"seqbalance\"\nqps = 4"));
         assert_eq!(t.app_flows, vec![0, 4, 5, 8]);
-        let sizes: Vec<u64> = t.sends.iter().map(|&s| match t.tasks[s as usize].kind { TaskKind::Send { bytes, .. } => bytes, _ => 0 }).collect();
+        let sizes: Vec<u64> = t.sends.iter().map(|&s| match t.tasks[s as usize].kind() { TaskKind::Send { bytes, .. } => bytes, _ => 0 }).collect();
         assert_eq!(sizes, vec![3000, 3000, 2000, 2000, 700, 1000, 1000, 500]);
-        assert!(t.sends.iter().all(|&s| t.tasks[s as usize].not_before == 5));
+        assert!(t.sends.iter().all(|&s| t.tasks[s as usize].not_before() == 5));
         assert_eq!(t.conns_of_app_flow(2), 5..8);
         // One join (task 8) waits for the four completions of flow 0 and releases each of the
         // three sub-WQEs of flow 2.
         assert_eq!(t.tasks.len(), 9);
-        assert_eq!((t.tasks[8].kind, t.tasks[8].deps), (TaskKind::Join, 4));
+        assert_eq!((t.tasks[8].kind(), t.tasks[8].deps()), (TaskKind::Join, 4));
         for s in 0..4 {
             assert_eq!(t.edges_of(s).map(|e| (e.to, e.on)).collect::<Vec<_>>(), vec![(8, Trigger::Completed)]);
         }
         assert_eq!(t.edges_of(8).map(|e| e.to).collect::<Vec<_>>(), vec![5, 6, 7]);
-        assert!((5..8).all(|s| t.tasks[s].deps == 1));
+        assert!((5..8).all(|s| t.tasks[s].deps() == 1));
     }
 
     #[test]

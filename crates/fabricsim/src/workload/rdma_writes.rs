@@ -157,9 +157,9 @@ mod tests {
     fn per_connection(t: &Traffic) -> Vec<(u32, u32, Time, u64)> {
         let mut rows: Vec<(u32, u32, Time, u64)> = t.conns.iter().map(|c| (c.src, c.dst, Time::MAX, 0)).collect();
         for task in &t.tasks {
-            if let TaskKind::Send { conn, bytes } = task.kind {
+            if let TaskKind::Send { conn, bytes } = task.kind() {
                 let row = &mut rows[conn as usize];
-                row.2 = row.2.min(task.not_before);
+                row.2 = row.2.min(task.not_before());
                 row.3 += bytes;
             }
         }

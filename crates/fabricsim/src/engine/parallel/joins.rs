@@ -16,6 +16,9 @@ use crate::workload::graph::Traffic;
 
 /// The coordinator's state of the coordinator joins.
 pub(super) struct Joins {
+    /// The coordinator joins' task ids, ascending: a join's state is at its index here (they
+    /// are a few per collective instance, the graph tens of millions of tasks).
+    ids: Vec<u32>,
     deps_left: Vec<u32>,
     ready_at: Vec<Time>,
     /// Joins fired at once: (task, time).
@@ -26,8 +29,15 @@ pub(super) struct Joins {
 }
 
 impl Joins {
-    pub(super) fn new(traffic: &Traffic) -> Self {
-        Joins { deps_left: traffic.tasks.iter().map(|t| t.deps).collect(), ready_at: vec![0; traffic.tasks.len()], fired: Vec::new(), pending: Vec::new() }
+    pub(super) fn new(traffic: &Traffic, places: &[Place]) -> Self {
+        let ids: Vec<u32> = (0..places.len() as u32).filter(|&t| places[t as usize] == Place::Coordinator).collect();
+        let deps_left = ids.iter().map(|&t| traffic.tasks[t as usize].deps()).collect();
+        Joins { ready_at: vec![0; ids.len()], ids, deps_left, fired: Vec::new(), pending: Vec::new() }
+    }
+
+    /// Where coordinator join `t`'s state is.
+    fn slot(&self, t: u32) -> usize {
+        self.ids.binary_search(&t).expect("only coordinator joins are reported to the coordinator")
     }
 
     /// Inputs partition `part` reported, in the order it fired them.
@@ -52,14 +62,14 @@ impl Joins {
 
     #[allow(clippy::too_many_arguments)]
     fn satisfy(&mut self, traffic: &Traffic, places: &[Place], bound: Option<Time>, p: Point, join: u32, at: Time, send: &mut dyn FnMut(Option<u16>, Message)) {
-        let j = join as usize;
+        let j = self.slot(join);
         self.ready_at[j] = self.ready_at[j].max(at);
         self.deps_left[j] -= 1;
         if self.deps_left[j] > 0 {
             return;
         }
         let now = point_time(p);
-        let when = self.ready_at[j].max(traffic.tasks[j].not_before);
+        let when = self.ready_at[j].max(traffic.tasks[join as usize].not_before());
         if when > now {
             if let Some(bound) = bound {
                 assert!(when >= bound, "join {join} would fire at {when} ps, inside a window that ended at {bound} ps (the plan's lookahead check failed)");
@@ -80,13 +90,13 @@ impl Joins {
     }
 
     /// Writes the coordinator joins' state into the merged run's task state.
-    pub(super) fn apply_to(&self, tasks: &mut TaskState, traffic: &Traffic, places: &[Place]) {
-        for (t, _) in places.iter().enumerate().filter(|(_, p)| **p == Place::Coordinator) {
-            tasks.deps_left[t] = self.deps_left[t];
-            tasks.ready_at[t] = self.ready_at[t];
+    pub(super) fn apply_to(&self, tasks: &mut TaskState, traffic: &Traffic) {
+        for (j, &t) in self.ids.iter().enumerate() {
+            // A join fired later, as every partition's `TaskReady` event, comes from them.
+            tasks.set_wait(t as usize, self.deps_left[j], self.ready_at[j]);
         }
         for &(t, now) in &self.fired {
-            tasks.record_fire(traffic.tasks[t as usize].kind, t, now);
+            tasks.record_fire(traffic.tasks[t as usize].kind(), t, now);
         }
     }
 }

@@ -343,7 +343,7 @@ pub(crate) fn run(setup: &Setup, threads: usize, progress: &mut dyn FnMut(&Progr
             }));
         }
         drop(report_tx);
-        let mut joins = joins::Joins::new(&setup.traffic);
+        let mut joins = joins::Joins::new(&setup.traffic, &plan.task_place);
         let outcome = coordinate(&plan, setup, &cmd_txs, &report_rx, progress, stop, &mut exec, &mut joins);
         for tx in &cmd_txs {
             // A worker that failed to build has hung up already.
@@ -356,7 +356,7 @@ pub(crate) fn run(setup: &Setup, threads: usize, progress: &mut dyn FnMut(&Progr
         match outcome {
             Some(end) => {
                 let mut merged = merge::merge(sims, &plan);
-                joins.apply_to(&mut merged.tasks, &setup.traffic, &plan.task_place);
+                joins.apply_to(&mut merged.tasks, &setup.traffic);
                 merged.finish_parallel(end);
                 Ok(Some(vec![merged]))
             }

@@ -115,7 +115,7 @@ fn serial_only(sim: &Sim) -> Result<(), String> {
 /// Whether some connection carries more than one message.
 fn several_messages_on_a_connection(sim: &Sim) -> bool {
     let mut seen = vec![false; sim.hosts.conns.len()];
-    sim.traffic.sends.iter().any(|&t| match sim.traffic.tasks[t as usize].kind {
+    sim.traffic.sends.iter().any(|&t| match sim.traffic.tasks[t as usize].kind() {
         TaskKind::Send { conn, .. } => std::mem::replace(&mut seen[conn as usize], true),
         _ => false,
     })
@@ -154,13 +154,13 @@ fn task_places(sim: &Sim, node_part: &[u16], lookahead: Time) -> Result<Vec<Plac
     let n = traffic.tasks.len();
     let mut place = vec![Place::Everywhere; n];
     let mut inputs = vec![Inputs::None; n];
-    let mut left: Vec<u32> = traffic.tasks.iter().map(|t| t.deps).collect();
+    let mut left: Vec<u32> = traffic.tasks.iter().map(|t| t.deps()).collect();
     let mut ready: Vec<u32> = (0..n as u32).filter(|&t| left[t as usize] == 0).collect();
     let mut seen = 0;
     // Where an edge out of `from` fires: a delivery at the receiver, a completion at the
     // sender, a join where it runs.
     let fires_at = |place: &[Place], from: usize, on: Trigger| -> Place {
-        match traffic.tasks[from].kind {
+        match traffic.tasks[from].kind() {
             TaskKind::Send { conn, .. } => {
                 let c = traffic.conns[conn as usize];
                 Place::Part(node_part[if on == Trigger::Delivered { c.dst } else { c.src } as usize])
@@ -171,7 +171,7 @@ fn task_places(sim: &Sim, node_part: &[u16], lookahead: Time) -> Result<Vec<Plac
     while let Some(t) = ready.pop() {
         seen += 1;
         let i = t as usize;
-        place[i] = match traffic.tasks[i].kind {
+        place[i] = match traffic.tasks[i].kind() {
             TaskKind::Send { conn, .. } => Place::Part(node_part[traffic.conns[conn as usize].src as usize]),
             _ => match inputs[i] {
                 Inputs::None => Place::Everywhere,
@@ -231,7 +231,7 @@ fn task_places(sim: &Sim, node_part: &[u16], lookahead: Time) -> Result<Vec<Plac
         }
     }
     for (t, task) in traffic.tasks.iter().enumerate() {
-        if place[t] == Place::Coordinator && may_fire_at_once[t] && task.not_before > 0 {
+        if place[t] == Place::Coordinator && may_fire_at_once[t] && task.not_before() > 0 {
             return Err(format!("the traffic graph has a join of several partitions (task {t}) with a start time"));
         }
     }
