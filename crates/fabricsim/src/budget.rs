@@ -19,10 +19,11 @@ pub const BYTES_PER_ROUTE_ENTRY: f64 = 9.0;
 pub const BYTES_PER_PORT: f64 = 64.0;
 /// One node: tier, index, adjacency offsets, breadth-first-search scratch.
 pub const BYTES_PER_NODE: f64 = 32.0;
-/// One graph task (message, join or instance marker, 24 bytes) with its share of the message
-/// list and the edge offsets (workloads reserve their tables at their counted size, so there is
-/// no growth slack).
+/// One graph task (send, join or instance marker, 24 bytes) with its edge offsets and its first
+/// message (workloads reserve their tables at their counted size, so there is no growth slack).
 pub const BYTES_PER_TASK: f64 = 32.0;
+/// One message (a send's part on one queue pair): its send task and its connection.
+pub const BYTES_PER_MESSAGE: f64 = 8.0;
 /// One dependency edge, while collected (12 bytes) and once sorted into rows (8 bytes).
 pub const BYTES_PER_EDGE: f64 = 20.0;
 /// One connection, and its entry in a collective job's (rank pair, queue pair) map.

@@ -35,9 +35,12 @@ const BYTES_PER_PORT: f64 = 200.0;
 const BYTES_PER_PACKET: f64 = 300.0;
 /// In flight per connection, in BDPs of the longest path.
 const WINDOW_BDP: f64 = 1.25;
-/// Per graph task while it runs: dependencies left, the time it may fire (then fired), and the
-/// times it was delivered and completed (`engine::tasks::TaskState`).
-const BYTES_PER_TASK_RUN: f64 = 28.0;
+/// Per graph task while it runs: dependencies left, the time it may fire (then fired), the
+/// times it was delivered and completed, and a send's parts left to deliver and complete
+/// (`engine::tasks::TaskState`).
+const BYTES_PER_TASK_RUN: f64 = 30.0;
+/// Per message with `run.message_log`: when it was posted, delivered and completed.
+const BYTES_PER_LOGGED_MESSAGE: f64 = 24.0;
 /// Per trace sample (a connection's or a port's), as `engine::trace` records it.
 const BYTES_PER_SAMPLE: f64 = 48.0;
 /// Simulation speed range, events per second (slow: a busy shared machine; fast: small runs).
@@ -73,6 +76,7 @@ impl Estimate {
             + fabric.route_entries() as f64 * crate::budget::BYTES_PER_ROUTE_ENTRY
             + graph.bytes()
             + BYTES_PER_TASK_RUN * graph.tasks as f64
+            + if setup.scenario.run.message_log { BYTES_PER_LOGGED_MESSAGE * graph.messages as f64 } else { 0.0 }
             + BYTES_PER_SAMPLE * samples;
         Estimate { data_packets, events, peak_memory_bytes, wall_s: (events / EVENTS_PER_SEC.1, events / EVENTS_PER_SEC.0) }
     }
@@ -91,15 +95,7 @@ impl Estimate {
     fn data_packets(setup: &Setup) -> u64 {
         let tr = &setup.scenario.transport;
         let mss = (tr.mtu_bytes - tr.header_bytes) as u64;
-        setup
-            .traffic
-            .tasks
-            .iter()
-            .filter_map(|t| match t.kind() {
-                TaskKind::Send { bytes, .. } => Some(bytes.div_ceil(mss).max(1)),
-                _ => None,
-            })
-            .fold(0u64, u64::saturating_add)
+        setup.traffic.messages().map(|m| m.bytes.div_ceil(mss).max(1)).fold(0u64, u64::saturating_add)
     }
 
     /// Data packets in flight at the peak, of a workload that posts `data_packets` in all.
@@ -117,9 +113,11 @@ impl Estimate {
         let t = &setup.traffic;
         let mut first = vec![0u64; t.conns.len()];
         let mut mark = |task: usize| {
-            if let TaskKind::Send { conn, bytes } = t.tasks[task].kind() {
-                let c = &mut first[conn as usize];
-                *c = (*c).max(bytes.div_ceil(mss).max(1));
+            if let TaskKind::Send { .. } = t.tasks[task].kind() {
+                for m in t.messages_of(task as u32).map(|m| t.message(m)) {
+                    let c = &mut first[m.conn as usize];
+                    *c = (*c).max(m.bytes.div_ceil(mss).max(1));
+                }
             }
         };
         for (i, task) in t.tasks.iter().enumerate() {
@@ -172,10 +170,8 @@ impl Estimate {
     fn per_conn_bytes(setup: &Setup) -> Vec<u64> {
         let t = &setup.traffic;
         let mut bytes = vec![0u64; t.conns.len()];
-        for task in &t.tasks {
-            if let TaskKind::Send { conn, bytes: b } = task.kind() {
-                bytes[conn as usize] = bytes[conn as usize].saturating_add(b);
-            }
+        for m in t.messages() {
+            bytes[m.conn as usize] = bytes[m.conn as usize].saturating_add(m.bytes);
         }
         bytes
     }

@@ -316,7 +316,7 @@ impl Sim {
                 return Err(crate::error::Error::invalid("topology", format!("the run has {n} {what}: the event queue orders at most {} of each", queue::MAX_ENTITIES - 1)));
             }
         }
-        let tasks = TaskState::new(traffic.tasks.iter().map(|t| t.deps()), traffic.tasks.len(), traffic.instances.len());
+        let tasks = TaskState::new(&traffic, setup.scenario.run.message_log);
         let mtu = setup.scenario.transport.mtu_bytes as u64;
         let horizon = net.ports.iter().map(|p| p.arrival_delay + p.rate.tx_time(mtu)).max().unwrap_or(0);
         // When every port is busy: two events (a departure, an arrival) per MTU-sized packet.

@@ -10,23 +10,30 @@ use super::Sim;
 use crate::transport::cc::CongestionControl;
 use crate::transport::gate::{GateState, MessageFeedback, MessageGate};
 use crate::units::Time;
-use crate::workload::graph::{TaskKind, Trigger};
+use crate::workload::graph::{Message, TaskKind, Traffic, Trigger};
 
 /// Run-time state of the graph.
 ///
 /// A task's wait and its firing share one time ([`TaskState::time`]): a large collective has
-/// tens of millions of tasks, and the time it may fire is not needed once it has fired.
+/// tens of millions of tasks, and the time it may fire is not needed once it has fired. Times
+/// per message (per part of a send) are kept only for `messages.csv` (`run.message_log`).
 #[derive(Debug, Default)]
 pub struct TaskState {
     /// Unfired incoming edges per task, with [`FIRED`] set once the task fired.
     deps_left: Vec<u32>,
     /// Until the task fires, the latest (trigger time + delay) over its fired edges; then when it
-    /// fired (joins) or its message was posted (sends).
+    /// fired (a send: when it handed its parts to their connections' gates).
     time: Vec<Time>,
-    /// Messages: delivery time at the receiver; `Time::MAX` if not yet.
+    /// Sends: when the last part was delivered at the receiver; `Time::MAX` if not yet.
     pub delivered_at: Vec<Time>,
-    /// Messages: completion time at the sender; `Time::MAX` if not yet.
+    /// Sends: when the last part completed at the sender; `Time::MAX` if not yet.
     pub completed_at: Vec<Time>,
+    /// Sends: parts not yet delivered (changed at the receiver).
+    parts_undelivered: Vec<u8>,
+    /// Sends: parts not yet completed (changed at the sender).
+    parts_uncompleted: Vec<u8>,
+    /// Per message when the message log is on (else empty): posted, delivered, completed.
+    pub message_log: MessageTimes,
     /// Collective instances: (start, end), `Time::MAX` while unknown.
     pub instance_span: Vec<(Time, Time)>,
     /// Tasks ready to fire now.
@@ -39,21 +46,50 @@ pub struct TaskState {
 /// 2^31 edges: `GraphSize::fits_ids`).
 const FIRED: u32 = 1 << 31;
 
+/// Counts a send's part done at `now` against its parts `left`; at the last, sets the send's
+/// time `at` and returns true.
+#[inline]
+fn count_part(left: &mut u8, at: &mut Time, now: Time) -> bool {
+    *left -= 1;
+    if *left == 0 {
+        *at = now;
+    }
+    *left == 0
+}
+
+/// Times of each message (`messages.csv`), `Time::MAX` while unknown.
+#[derive(Debug, Default, Clone)]
+pub struct MessageTimes {
+    /// When its gate let it through.
+    pub posted: Vec<Time>,
+    /// When its last byte was delivered in order at the receiver.
+    pub delivered: Vec<Time>,
+    /// When the sender saw it fully acknowledged.
+    pub completed: Vec<Time>,
+}
+
 impl TaskState {
-    /// Initial state for a graph of `tasks` tasks and `instances` instances.
-    pub fn new(deps: impl Iterator<Item = u32>, tasks: usize, instances: usize) -> Self {
+    /// Initial state for `traffic`, with per-message times if `log_messages`.
+    pub fn new(traffic: &Traffic, log_messages: bool) -> Self {
+        let tasks = traffic.tasks.len();
+        let parts: Vec<u8> = traffic.tasks.iter().map(|t| if let TaskKind::Send { parts, .. } = t.kind() { parts as u8 } else { 0 }).collect();
+        let per_message = if log_messages { traffic.sends.len() } else { 0 };
         TaskState {
-            deps_left: deps.collect(),
+            deps_left: traffic.tasks.iter().map(|t| t.deps()).collect(),
             time: vec![0; tasks],
             delivered_at: vec![Time::MAX; tasks],
             completed_at: vec![Time::MAX; tasks],
-            instance_span: vec![(Time::MAX, Time::MAX); instances],
+            parts_undelivered: parts.clone(),
+            parts_uncompleted: parts,
+            message_log: MessageTimes { posted: vec![Time::MAX; per_message], delivered: vec![Time::MAX; per_message], completed: vec![Time::MAX; per_message] },
+            instance_span: vec![(Time::MAX, Time::MAX); traffic.instances.len()],
             stack: Vec::new(),
             sends_completed: 0,
         }
     }
 
-    /// When task `t` fired (joins) or its message was posted (sends); `Time::MAX` if not yet.
+    /// When task `t` fired (for a send: posted its parts to their connections' gates);
+    /// `Time::MAX` if not yet.
     #[inline]
     pub fn fired_at(&self, t: usize) -> Time {
         if self.deps_left[t] & FIRED != 0 {
@@ -68,6 +104,23 @@ impl TaskState {
     fn set_fired(&mut self, t: u32, now: Time) {
         self.deps_left[t as usize] |= FIRED;
         self.time[t as usize] = now;
+    }
+
+    /// Whether the message log is on.
+    pub fn logs_messages(&self) -> bool {
+        !self.message_log.posted.is_empty()
+    }
+
+    /// A part of send `t` was delivered at `now`; true when it was the last.
+    #[inline]
+    fn part_delivered(&mut self, t: u32, now: Time) -> bool {
+        count_part(&mut self.parts_undelivered[t as usize], &mut self.delivered_at[t as usize], now)
+    }
+
+    /// A part of send `t` completed at `now`; true when it was the last.
+    #[inline]
+    fn part_completed(&mut self, t: u32, now: Time) -> bool {
+        count_part(&mut self.parts_uncompleted[t as usize], &mut self.completed_at[t as usize], now)
     }
 
     /// Sets task `t`'s wait, `deps_left` edges left and ready at `ready_at` so far, unless it
@@ -93,8 +146,8 @@ impl TaskState {
     }
 
     /// Takes the entries another partition changed from their initial values `init` (each
-    /// task's entries change in one partition only: the one that runs the task, or for a
-    /// message's delivery time the receiver's), and adds its completed messages.
+    /// task's entries change in one partition only: the one that runs the task, or for a send's
+    /// deliveries the receiver's), and adds its completed messages.
     pub(crate) fn absorb(&mut self, o: &TaskState, init: &TaskState) {
         fn take<T: Copy + PartialEq>(mine: &mut [T], theirs: &[T], init: &[T]) {
             for ((m, &t), &i) in mine.iter_mut().zip(theirs).zip(init) {
@@ -107,6 +160,11 @@ impl TaskState {
         take(&mut self.time, &o.time, &init.time);
         take(&mut self.delivered_at, &o.delivered_at, &init.delivered_at);
         take(&mut self.completed_at, &o.completed_at, &init.completed_at);
+        take(&mut self.parts_undelivered, &o.parts_undelivered, &init.parts_undelivered);
+        take(&mut self.parts_uncompleted, &o.parts_uncompleted, &init.parts_uncompleted);
+        take(&mut self.message_log.posted, &o.message_log.posted, &init.message_log.posted);
+        take(&mut self.message_log.delivered, &o.message_log.delivered, &init.message_log.delivered);
+        take(&mut self.message_log.completed, &o.message_log.completed, &init.message_log.completed);
         // An instance's start and end can be set in different partitions (a start marker that
         // runs everywhere, an end marker that runs in one): each half on its own.
         for ((m, t), i) in self.instance_span.iter_mut().zip(&o.instance_span).zip(&init.instance_span) {
@@ -172,11 +230,17 @@ impl Sim {
     fn fire_task(&mut self, t: u32) {
         let now = self.now;
         match self.traffic.tasks[t as usize].kind() {
-            TaskKind::Send { conn, .. } => {
-                // A message's `fired_at` is its posting time, which its gate decides.
-                self.outstanding_changed(1);
-                self.hosts.lanes[conn as usize].pending.push_back(t);
-                self.try_post(conn);
+            TaskKind::Send { .. } => {
+                self.tasks.set_fired(t, now);
+                // Last part first: the order the task stack released a chunk's parts in when
+                // each was a task of its own (pushed in order, popped last first), so that
+                // outputs did not change when they became one task.
+                for m in self.traffic.messages_of(t).rev() {
+                    let conn = self.traffic.message(m).conn;
+                    self.outstanding_changed(1);
+                    self.hosts.lanes[conn as usize].pending.push_back(m);
+                    self.try_post(conn);
+                }
                 return;
             }
             kind => self.tasks.record_fire(kind, t, now),
@@ -188,8 +252,8 @@ impl Sim {
     fn try_post(&mut self, c: u32) {
         let (now, mss) = (self.now, self.hosts.tp.mss);
         let mut posted = false;
-        while let Some(&t) = self.hosts.lanes[c as usize].pending.front() {
-            let TaskKind::Send { bytes, .. } = self.traffic.tasks[t as usize].kind() else { unreachable!("only messages are pending") };
+        while let Some(&m) = self.hosts.lanes[c as usize].pending.front() {
+            let bytes = self.traffic.message(m).bytes;
             let lane = &mut self.hosts.lanes[c as usize];
             let st = GateState { now, in_flight_msgs: lane.in_flight_msgs, in_flight_bytes: lane.in_flight_bytes, next_bytes: bytes };
             if !lane.gate.may_post(&st) {
@@ -198,7 +262,9 @@ impl Sim {
             lane.pending.pop_front();
             lane.in_flight_msgs += 1;
             lane.in_flight_bytes += bytes;
-            self.tasks.set_fired(t, now);
+            if let Some(at) = self.tasks.message_log.posted.get_mut(m as usize) {
+                *at = now;
+            }
             let conn = &mut self.hosts.conns[c as usize];
             if conn.idle() {
                 // A message on an idle connection starts a flow: its pacer may delay it.
@@ -209,12 +275,12 @@ impl Sim {
                     conn.pace_idle = false;
                 }
             }
-            conn.post(t, bytes, mss, now);
+            conn.post(m, bytes, mss, now);
             let dst = conn.dst;
             if let Some(part) = self.part.as_deref_mut().filter(|p| p.remote(dst)) {
                 // The receiver's half of the connection, in another partition, learns the
                 // message's boundaries from this.
-                part.send(dst, crate::engine::parallel::Message::Post { conn: c, task: t, bytes, at: now });
+                part.send(dst, crate::engine::parallel::Message::Post { conn: c, msg: m, bytes, at: now });
             }
             if self.hosts.credit_on {
                 self.credit_on_post(c);
@@ -237,10 +303,15 @@ impl Sim {
                 break;
             }
             m.delivered_at = now;
-            let t = m.task;
+            let msg = m.msg;
             conn.rcv_msgs_delivered += 1;
-            self.tasks.delivered_at[t as usize] = now;
-            self.propagate(t, Some(Trigger::Delivered));
+            if let Some(at) = self.tasks.message_log.delivered.get_mut(msg as usize) {
+                *at = now;
+            }
+            let t = self.traffic.sends[msg as usize];
+            if self.tasks.part_delivered(t, now) {
+                self.propagate(t, Some(Trigger::Delivered));
+            }
         }
         self.run_ready_tasks();
     }
@@ -259,7 +330,7 @@ impl Sim {
             conn.msgs.pop_front();
             conn.msgs_sent -= 1;
             conn.msgs_retired += 1;
-            let TaskKind::Send { bytes, .. } = self.traffic.tasks[m.task as usize].kind() else { unreachable!() };
+            let Message { task, bytes, .. } = self.traffic.message(m.msg);
             let lane = &mut self.hosts.lanes[c as usize];
             lane.in_flight_msgs -= 1;
             lane.in_flight_bytes -= bytes;
@@ -278,10 +349,14 @@ impl Sim {
                     self.tracer.gate_updates.push((now, c, u));
                 }
             }
-            self.tasks.completed_at[m.task as usize] = now;
+            if let Some(at) = self.tasks.message_log.completed.get_mut(m.msg as usize) {
+                *at = now;
+            }
             self.tasks.sends_completed += 1;
             self.outstanding_changed(-1);
-            self.propagate(m.task, Some(Trigger::Completed));
+            if self.tasks.part_completed(task, now) {
+                self.propagate(task, Some(Trigger::Completed));
+            }
         }
         self.try_post(c);
         self.run_ready_tasks();

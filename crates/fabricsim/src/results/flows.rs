@@ -5,7 +5,6 @@
 
 use crate::engine::Sim;
 use crate::units::{BitsPerSec, Time};
-use crate::workload::graph::TaskKind;
 use serde::Serialize;
 
 /// Outcome of one flow (one connection, which may carry several messages).
@@ -112,16 +111,13 @@ pub(super) fn plan(sim: &Sim) -> Vec<ConnPlan> {
     let mss = sim.hosts.tp.mss as u64;
     let traffic = &sim.traffic;
     let mut plan = vec![ConnPlan { bytes: 0, pkts: 0, tail: 0, due: Time::MAX }; traffic.conns.len()];
-    for &t in &traffic.sends {
-        let task = &traffic.tasks[t as usize];
-        if let TaskKind::Send { conn, bytes } = task.kind() {
-            let p = &mut plan[conn as usize];
-            let m = ConnPlan::unsplit(bytes, mss, task.not_before());
-            p.bytes += m.bytes;
-            p.pkts += m.pkts;
-            p.tail = m.tail;
-            p.due = p.due.min(m.due);
-        }
+    for msg in traffic.messages() {
+        let p = &mut plan[msg.conn as usize];
+        let m = ConnPlan::unsplit(msg.bytes, mss, traffic.tasks[msg.task as usize].not_before());
+        p.bytes += m.bytes;
+        p.pkts += m.pkts;
+        p.tail = m.tail;
+        p.due = p.due.min(m.due);
     }
     plan
 }

@@ -5,7 +5,6 @@ use super::known;
 use crate::engine::Sim;
 use crate::scenario::Setup;
 use crate::units::Time;
-use crate::workload::graph::TaskKind;
 use serde::Serialize;
 
 /// One message (a row of `messages.csv`, written when `run.message_log` is set).
@@ -49,23 +48,21 @@ pub(super) fn messages(sim: &Sim, setup: &Setup) -> Vec<MessageRow> {
         return Vec::new();
     }
     let traffic = &sim.traffic;
-    let ts = &sim.tasks;
+    let log = &sim.tasks.message_log;
     traffic
-        .sends
-        .iter()
+        .messages()
         .enumerate()
-        .map(|(id, &t)| {
-            let TaskKind::Send { conn, bytes } = traffic.tasks[t as usize].kind() else { unreachable!("sends are messages") };
-            let c = traffic.conns[conn as usize];
+        .map(|(id, m)| {
+            let c = traffic.conns[m.conn as usize];
             MessageRow {
                 id: id as u32,
-                conn,
+                conn: m.conn,
                 src: c.src,
                 dst: c.dst,
-                bytes,
-                posted: known(ts.fired_at(t as usize)),
-                delivered: known(ts.delivered_at[t as usize]),
-                completed: known(ts.completed_at[t as usize]),
+                bytes: m.bytes,
+                posted: known(log.posted[id]),
+                delivered: known(log.delivered[id]),
+                completed: known(log.completed[id]),
             }
         })
         .collect()

@@ -43,8 +43,8 @@ pub struct Slot {
 /// A message posted on a connection and not yet fully acknowledged.
 #[derive(Clone, Copy, Debug)]
 pub struct OpenMsg {
-    /// Task id of the message in the traffic graph.
-    pub task: u32,
+    /// Message id in the traffic graph.
+    pub msg: u32,
     /// Its first packet's sequence number.
     pub first_pkt: u32,
     /// Packets its payload was split into when posted (`end_pkt - first_pkt` unless the
@@ -315,14 +315,14 @@ impl Connection {
         self.reroutes += o.reroutes;
     }
 
-    /// Appends a message of `bytes` payload bytes (task `task`), split into `mss`-byte packets.
-    pub fn post(&mut self, task: u32, bytes: u64, mss: u32, now: Time) {
+    /// Appends message `msg` of `bytes` payload bytes, split into `mss`-byte packets.
+    pub fn post(&mut self, msg: u32, bytes: u64, mss: u32, now: Time) {
         let pkts = bytes.div_ceil(mss as u64).max(1);
         let end = self.n_pkts as u64 + pkts;
         assert!(end < u32::MAX as u64, "connection {}->{}: more than 2^32 packets posted", self.src, self.dst);
         let last_payload = (bytes - (pkts - 1) * mss as u64) as u32;
         self.msgs.push_back(OpenMsg {
-            task,
+            msg,
             first_pkt: self.n_pkts,
             pkts: pkts as u32,
             end_pkt: end as u32,

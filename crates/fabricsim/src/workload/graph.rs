@@ -4,8 +4,11 @@
 //! A *message* is one unit handed to the transport (a flow, or one chunk of a collective step,
 //! posted as one work request). Messages on a connection are sent in posting order, like work
 //! requests on an RDMA queue pair, so the transport state (window, rate, entropies) carries from
-//! one message to the next. A message is posted once all its dependencies have fired and its
-//! earliest start time has come.
+//! one message to the next. A *send* task posts one message, or a chunk split evenly over
+//! several queue pairs as one message per pair (its *parts*), once all its dependencies have
+//! fired and its earliest start time has come; it is delivered (completed) when all its parts
+//! are. One task per chunk, not per part: a collective over 4 queue pairs has tens of millions
+//! of parts.
 //!
 //! Dependencies are edges `from → to` that fire when `from` is *delivered* (its last byte reached
 //! the receiver in order: the receiving rank may use it) or *completed* (the sender saw its last
@@ -31,11 +34,12 @@ pub struct ConnSpec {
 /// What a task of the graph is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TaskKind {
-    /// Post a message of `bytes` payload bytes on connection `conn`.
+    /// Post `bytes` payload bytes as `parts` messages of (nearly) equal size, one on each of
+    /// its connections ([`Traffic::messages_of`]).
     Send {
-        /// Connection index.
-        conn: u32,
-        /// Payload bytes (at least 1).
+        /// Messages (queue pairs), 1 to [`MAX_PARTS`].
+        parts: u32,
+        /// Payload bytes (at least one per part).
         bytes: u64,
     },
     /// Fires when all its inputs have.
@@ -46,23 +50,24 @@ pub enum TaskKind {
     End(u32),
 }
 
-/// One node of the graph, 24 bytes: a large collective holds tens of millions of them (four
-/// per chunk with 4 queue pairs), so the kind and its small operand share one word.
+/// One node of the graph, 24 bytes: a large collective holds tens of millions of them, so the
+/// kind and its small operand share one word.
 #[derive(Clone, Copy, Debug)]
 pub struct Task {
-    /// The kind in the top two bits ([`KIND_SHIFT`]); a message's connection in the rest.
+    /// The kind in the top two bits ([`KIND_SHIFT`]); a send's parts in the rest.
     head: u32,
     /// Number of incoming edges.
     deps: u32,
-    /// A message's payload bytes; an instance marker's instance.
+    /// A send's payload bytes; an instance marker's instance.
     operand: u64,
     /// It does not fire before this time.
     not_before: Time,
 }
 
-/// Where [`Task::head`] keeps the kind; connections must stay below `1 << KIND_SHIFT`
-/// ([`GraphSize::fits_ids`]).
+/// Where [`Task::head`] keeps the kind.
 const KIND_SHIFT: u32 = 30;
+/// The most parts (queue pairs) of one send.
+pub const MAX_PARTS: u32 = 16;
 const SEND: u32 = 0;
 const JOIN: u32 = 1;
 const BEGIN: u32 = 2;
@@ -70,23 +75,23 @@ const END: u32 = 3;
 
 impl Task {
     fn new(kind: TaskKind, not_before: Time) -> Task {
-        let (tag, conn, operand) = match kind {
-            TaskKind::Send { conn, bytes } => {
-                debug_assert!(conn < 1 << KIND_SHIFT, "connection {conn} beyond the task's {KIND_SHIFT} bits");
-                (SEND, conn, bytes)
+        let (tag, parts, operand) = match kind {
+            TaskKind::Send { parts, bytes } => {
+                debug_assert!((1..=MAX_PARTS).contains(&parts), "a send of {parts} parts");
+                (SEND, parts, bytes)
             }
             TaskKind::Join => (JOIN, 0, 0),
             TaskKind::Begin(i) => (BEGIN, 0, i as u64),
             TaskKind::End(i) => (END, 0, i as u64),
         };
-        Task { head: tag << KIND_SHIFT | conn, deps: 0, operand, not_before }
+        Task { head: tag << KIND_SHIFT | parts, deps: 0, operand, not_before }
     }
 
     /// What it is.
     #[inline]
     pub fn kind(&self) -> TaskKind {
         match self.head >> KIND_SHIFT {
-            SEND => TaskKind::Send { conn: self.head & ((1 << KIND_SHIFT) - 1), bytes: self.operand },
+            SEND => TaskKind::Send { parts: self.head & ((1 << KIND_SHIFT) - 1), bytes: self.operand },
             JOIN => TaskKind::Join,
             BEGIN => TaskKind::Begin(self.operand as u32),
             _ => TaskKind::End(self.operand as u32),
@@ -223,14 +228,18 @@ impl GraphSize {
 
     /// Bytes generating it takes at the peak ([`crate::budget`]'s costs).
     pub fn bytes(&self) -> f64 {
-        use crate::budget::{BYTES_PER_CONN, BYTES_PER_EDGE, BYTES_PER_FLOW, BYTES_PER_TASK};
-        self.flows as f64 * BYTES_PER_FLOW + self.conns as f64 * BYTES_PER_CONN + self.tasks as f64 * BYTES_PER_TASK + self.edges as f64 * BYTES_PER_EDGE
+        use crate::budget::{BYTES_PER_CONN, BYTES_PER_EDGE, BYTES_PER_FLOW, BYTES_PER_MESSAGE, BYTES_PER_TASK};
+        self.flows as f64 * BYTES_PER_FLOW
+            + self.conns as f64 * BYTES_PER_CONN
+            + self.tasks as f64 * BYTES_PER_TASK
+            + self.messages as f64 * BYTES_PER_MESSAGE
+            + self.edges as f64 * BYTES_PER_EDGE
     }
 
-    /// Whether its ids fit the graph's indices: tasks 32 bits, connections the 30 bits a task
-    /// keeps beside its kind, edges the 31 bits that index their delays.
+    /// Whether its ids fit the graph's 32-bit indices (tasks, connections, messages), and its
+    /// edges the 31 bits that index their delays.
     pub fn fits_ids(&self) -> bool {
-        self.tasks < u32::MAX as u64 && self.conns < 1 << KIND_SHIFT && self.edges < (1 << 31)
+        [self.conns, self.tasks, self.messages].iter().all(|&n| n < u32::MAX as u64) && self.edges < (1 << 31)
     }
 
     /// The counts for a message.
@@ -242,6 +251,17 @@ impl GraphSize {
     pub fn of(t: &Traffic) -> GraphSize {
         GraphSize { flows: 0, conns: t.conns.len() as u64, tasks: t.tasks.len() as u64, messages: t.sends.len() as u64, edges: t.edge_count() as u64 }
     }
+}
+
+/// One message: a send task's part on one connection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Message {
+    /// Its send task.
+    pub task: u32,
+    /// Its connection.
+    pub conn: u32,
+    /// Its payload bytes: the send's bytes split evenly, the first parts taking the remainder.
+    pub bytes: u64,
 }
 
 /// A workload compiled to connections, tasks and edges.
@@ -259,8 +279,13 @@ pub struct Traffic {
     delays: Vec<Time>,
     /// Collective instances (empty for flow workloads).
     pub instances: Vec<Instance>,
-    /// Task ids that are messages, in creation order (their index is the message id).
+    /// The send task of each message (its index is the message id: messages are numbered in
+    /// creation order, a send's parts consecutively).
     pub sends: Vec<u32>,
+    /// The connection of each message.
+    message_conn: Vec<u32>,
+    /// A send task's first message (`u32::MAX` for other tasks).
+    first_message: Vec<u32>,
     /// Flow workloads under a message shaper (`[transport.shaper]`): application flow `f` is
     /// carried by connections `app_flows[f]..app_flows[f + 1]` (its sub-QPs, one sub-message
     /// each), so the list has one entry more than there are app flows. Empty without a shaper:
@@ -288,23 +313,43 @@ impl Traffic {
 
     /// Total payload bytes of all messages (at most `u64::MAX`).
     pub fn total_bytes(&self) -> u64 {
-        let total: u128 = self.sends().map(|(_, bytes)| bytes as u128).sum();
+        let total: u128 = self.tasks.iter().map(|t| if let TaskKind::Send { bytes, .. } = t.kind() { bytes as u128 } else { 0 }).sum();
         u64::try_from(total).unwrap_or(u64::MAX)
     }
 
-    /// (connection, payload bytes) of every message.
-    fn sends(&self) -> impl Iterator<Item = (u32, u64)> + '_ {
-        self.tasks.iter().filter_map(|t| match t.kind() {
-            TaskKind::Send { conn, bytes } => Some((conn, bytes)),
-            _ => None,
-        })
+    /// The messages (ids) send task `t` posts.
+    #[inline]
+    pub fn messages_of(&self, t: u32) -> std::ops::Range<u32> {
+        let TaskKind::Send { parts, .. } = self.tasks[t as usize].kind() else { unreachable!("task {t} is no send") };
+        let first = self.first_message[t as usize];
+        first..first + parts
+    }
+
+    /// Message `m`.
+    #[inline]
+    pub fn message(&self, m: u32) -> Message {
+        let task = self.sends[m as usize];
+        let TaskKind::Send { parts, bytes } = self.tasks[task as usize].kind() else { unreachable!("message {m} of a task that is no send") };
+        let k = (m - self.first_message[task as usize]) as u64;
+        let parts = parts as u64;
+        Message { task, conn: self.message_conn[m as usize], bytes: bytes / parts + u64::from(k < bytes % parts) }
+    }
+
+    /// Every message, in id order.
+    pub fn messages(&self) -> impl Iterator<Item = Message> + '_ {
+        (0..self.sends.len() as u32).map(|m| self.message(m))
+    }
+
+    /// The connection of send task `t`'s first message (all its parts join the same two hosts).
+    pub fn send_conn(&self, t: u32) -> u32 {
+        self.message_conn[self.first_message[t as usize] as usize]
     }
 
     /// Checks that no connection carries more packets of `mss` payload bytes than a sequence
     /// number counts (2^32 − 1); the error names `key`, the workload key that sized them.
     pub fn check_packet_counts(&self, mss: u64, key: &str) -> Result<()> {
         let mut pkts = vec![0u64; self.conns.len()];
-        for (conn, bytes) in self.sends() {
+        for Message { conn, bytes, .. } in self.messages() {
             let p = &mut pkts[conn as usize];
             *p = p.saturating_add(bytes.div_ceil(mss).max(1));
             if *p >= u32::MAX as u64 {
@@ -355,7 +400,9 @@ impl GraphBuilder {
         let n = |x: u64| usize::try_from(x).unwrap_or(usize::MAX);
         self.t.conns.reserve_exact(n(more.conns));
         self.t.tasks.reserve_exact(n(more.tasks));
+        self.t.first_message.reserve_exact(n(more.tasks));
         self.t.sends.reserve_exact(n(more.messages));
+        self.t.message_conn.reserve_exact(n(more.messages));
         self.raw_edges.reserve_exact(n(more.edges));
     }
 
@@ -377,13 +424,28 @@ impl GraphBuilder {
 
     fn task(&mut self, kind: TaskKind, not_before: Time) -> u32 {
         self.t.tasks.push(Task::new(kind, not_before));
+        self.t.first_message.push(u32::MAX);
         (self.t.tasks.len() - 1) as u32
     }
 
     /// Adds a message of `bytes` (≥ 1) on `conn`, not posted before `not_before`.
     pub fn send(&mut self, conn: u32, bytes: u64, not_before: Time) -> u32 {
-        let id = self.task(TaskKind::Send { conn, bytes: bytes.max(1) }, not_before);
-        self.t.sends.push(id);
+        self.send_parts(&[conn], bytes, not_before)
+    }
+
+    /// Adds a send of `bytes` split evenly over `conns` (1 to [`MAX_PARTS`] connections between
+    /// the same two hosts, at least a byte each), one message on each, not posted before
+    /// `not_before`. Its parts are posted in reverse order, last connection first, as the
+    /// engine's task stack once released separate messages.
+    pub fn send_parts(&mut self, conns: &[u32], bytes: u64, not_before: Time) -> u32 {
+        let parts = conns.len() as u32;
+        debug_assert!(conns.iter().all(|&c| (self.t.conns[c as usize].src, self.t.conns[c as usize].dst) == (self.t.conns[conns[0] as usize].src, self.t.conns[conns[0] as usize].dst)));
+        let id = self.task(TaskKind::Send { parts, bytes: bytes.max(parts as u64) }, not_before);
+        self.t.first_message[id as usize] = self.t.sends.len() as u32;
+        for &c in conns {
+            self.t.sends.push(id);
+            self.t.message_conn.push(c);
+        }
         id
     }
 
@@ -471,10 +533,9 @@ mod tests {
     #[test]
     fn a_task_is_24_bytes_and_keeps_its_kind_operand_and_time() {
         assert_eq!(std::mem::size_of::<Task>(), 24);
-        let top = (1 << KIND_SHIFT) - 1;
         for kind in [
-            TaskKind::Send { conn: 0, bytes: 1 },
-            TaskKind::Send { conn: top, bytes: u64::MAX },
+            TaskKind::Send { parts: 1, bytes: 1 },
+            TaskKind::Send { parts: MAX_PARTS, bytes: u64::MAX },
             TaskKind::Join,
             TaskKind::Begin(0),
             TaskKind::Begin(u32::MAX),
@@ -487,10 +548,18 @@ mod tests {
     }
 
     #[test]
-    fn connections_past_30_bits_do_not_fit() {
-        let size = |conns: u64| GraphSize { conns, ..GraphSize::default() };
-        assert!(size((1 << 30) - 1).fits_ids());
-        assert!(!size(1 << 30).fits_ids());
+    fn a_send_splits_its_bytes_evenly_over_its_parts_in_order() {
+        let mut g = GraphBuilder::new();
+        let c: Vec<u32> = (0..3).map(|_| g.conn(0, 1)).collect();
+        let one = g.send(c[2], 0, 0);
+        let t = g.send_parts(&c, 10, 5);
+        let tr = g.finish();
+        assert_eq!((tr.messages_of(one), tr.messages_of(t)), (0..1, 1..4));
+        assert_eq!(tr.message(0), Message { task: one, conn: c[2], bytes: 1 });
+        let parts: Vec<_> = tr.messages_of(t).map(|m| tr.message(m)).collect();
+        assert_eq!(parts.iter().map(|m| (m.task, m.conn, m.bytes)).collect::<Vec<_>>(), vec![(t, c[0], 4), (t, c[1], 3), (t, c[2], 3)]);
+        assert_eq!((tr.send_conn(t), tr.total_bytes()), (c[0], 11));
+        assert_eq!(tr.messages().count(), 4);
     }
 
     #[test]

@@ -145,7 +145,6 @@ mod tests {
     use crate::topo::leaf_spine::{build_shape, Shape};
     use crate::topo::TierLinks;
     use crate::units::{BitsPerSec, US};
-    use crate::workload::graph::TaskKind;
 
     /// The testbed (spec §5.1): 2 leaves × 4 spines, 3 + 3 hosts, 40 Gb/s.
     fn testbed() -> Fabric {
@@ -156,12 +155,10 @@ mod tests {
     /// Per connection: (src, dst, first post time, bytes posted).
     fn per_connection(t: &Traffic) -> Vec<(u32, u32, Time, u64)> {
         let mut rows: Vec<(u32, u32, Time, u64)> = t.conns.iter().map(|c| (c.src, c.dst, Time::MAX, 0)).collect();
-        for task in &t.tasks {
-            if let TaskKind::Send { conn, bytes } = task.kind() {
-                let row = &mut rows[conn as usize];
-                row.2 = row.2.min(task.not_before());
-                row.3 += bytes;
-            }
+        for m in t.messages() {
+            let row = &mut rows[m.conn as usize];
+            row.2 = row.2.min(t.tasks[m.task as usize].not_before());
+            row.3 += m.bytes;
         }
         rows
     }

@@ -72,7 +72,7 @@ pub(super) fn merge(mut sims: Vec<Sim>, plan: &Plan) -> Sim {
     }
 
     // The traffic graph: each task's entries from the partition that changed them.
-    let init = TaskState::new(m.traffic.tasks.iter().map(|t| t.deps()), m.traffic.tasks.len(), m.traffic.instances.len());
+    let init = TaskState::new(&m.traffic, m.tasks.logs_messages());
     for o in &rest {
         m.tasks.absorb(&o.tasks, &init);
     }

@@ -129,9 +129,9 @@ fn point_time(p: Point) -> Time {
 pub(crate) enum Message {
     /// A PFC frame (PAUSE if `pause`) for upstream port `port` arrives at `at`.
     Frame { at: Time, port: PortId, pause: bool },
-    /// The sender of connection `conn` posted message `task` of `bytes` at `at`: the
+    /// The sender of connection `conn` posted message `msg` of `bytes` at `at`: the
     /// receiver's copy of the connection appends it as the sender did.
-    Post { conn: u32, task: u32, bytes: u64, at: Time },
+    Post { conn: u32, msg: u32, bytes: u64, at: Time },
     /// A dependency of task `task` (this partition's) is satisfied at `at`.
     Satisfy { task: u32, at: Time },
     /// Join `task` (run at the coordinator) fires at `at`: in every partition, as a
@@ -492,9 +492,9 @@ impl Sim {
                 self.net.pfc.ingress[port as usize].frame_sent(pause);
                 self.q.push(at, EventKind::Pfc, port);
             }
-            Message::Post { conn, task, bytes, at } => {
+            Message::Post { conn, msg, bytes, at } => {
                 let mss = self.hosts.tp.mss;
-                self.hosts.conns[conn as usize].post(task, bytes, mss, at);
+                self.hosts.conns[conn as usize].post(msg, bytes, mss, at);
             }
             Message::Satisfy { task, at } => {
                 // At or after the window's end, so the task, if ready, is an event to come.

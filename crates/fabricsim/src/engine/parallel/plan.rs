@@ -115,10 +115,7 @@ fn serial_only(sim: &Sim) -> Result<(), String> {
 /// Whether some connection carries more than one message.
 fn several_messages_on_a_connection(sim: &Sim) -> bool {
     let mut seen = vec![false; sim.hosts.conns.len()];
-    sim.traffic.sends.iter().any(|&t| match sim.traffic.tasks[t as usize].kind() {
-        TaskKind::Send { conn, .. } => std::mem::replace(&mut seen[conn as usize], true),
-        _ => false,
-    })
+    sim.traffic.messages().any(|m| std::mem::replace(&mut seen[m.conn as usize], true))
 }
 
 /// Where a task of the traffic graph runs in a partitioned run.
@@ -161,8 +158,8 @@ fn task_places(sim: &Sim, node_part: &[u16], lookahead: Time) -> Result<Vec<Plac
     // sender, a join where it runs.
     let fires_at = |place: &[Place], from: usize, on: Trigger| -> Place {
         match traffic.tasks[from].kind() {
-            TaskKind::Send { conn, .. } => {
-                let c = traffic.conns[conn as usize];
+            TaskKind::Send { .. } => {
+                let c = traffic.conns[traffic.send_conn(from as u32) as usize];
                 Place::Part(node_part[if on == Trigger::Delivered { c.dst } else { c.src } as usize])
             }
             _ => place[from],
@@ -172,7 +169,7 @@ fn task_places(sim: &Sim, node_part: &[u16], lookahead: Time) -> Result<Vec<Plac
         seen += 1;
         let i = t as usize;
         place[i] = match traffic.tasks[i].kind() {
-            TaskKind::Send { conn, .. } => Place::Part(node_part[traffic.conns[conn as usize].src as usize]),
+            TaskKind::Send { .. } => Place::Part(node_part[traffic.conns[traffic.send_conn(t) as usize].src as usize]),
             _ => match inputs[i] {
                 Inputs::None => Place::Everywhere,
                 Inputs::Place(p) => p,

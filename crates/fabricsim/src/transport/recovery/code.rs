@@ -184,7 +184,7 @@ mod tests {
     }
 
     fn msg(first: u32, pkts: u32, end: u32) -> OpenMsg {
-        OpenMsg { task: 0, first_pkt: first, pkts, end_pkt: end, last_payload: 1000, posted_at: 0, first_tx: 0, delivered_at: Time::MAX, rtt_max: 0, rtt_sum: 0, rtt_samples: 0 }
+        OpenMsg { msg: 0, first_pkt: first, pkts, end_pkt: end, last_payload: 1000, posted_at: 0, first_tx: 0, delivered_at: Time::MAX, rtt_max: 0, rtt_sum: 0, rtt_samples: 0 }
     }
 
     /// Feeds `arrivals` (first copies only reach the hook, as in the glue) to a receiver for

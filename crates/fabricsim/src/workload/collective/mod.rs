@@ -33,7 +33,7 @@ pub mod double_binary_tree;
 pub mod halving_doubling;
 pub mod ring;
 
-use super::graph::{GraphBuilder, GraphSize, Instance, Trigger};
+use super::graph::{GraphBuilder, GraphSize, Instance, Trigger, MAX_PARTS};
 use super::Room;
 use super::time_from_us;
 use crate::error::{Error, Result};
@@ -170,7 +170,7 @@ pub struct Dep {
     pub on: Trigger,
 }
 
-/// A logical message between two ranks: one task, or joins over its queue-pair parts.
+/// A logical message between two ranks: its send task, or joins over its queue-pair parts.
 #[derive(Clone, Copy, Debug)]
 pub struct Sent {
     delivered: u32,
@@ -229,44 +229,35 @@ impl InstanceBuilder<'_> {
     }
 
     /// A message of `bytes` from rank `src` to rank `dst`, posted when all of `deps` have fired
-    /// (at the instance start if there are none), split evenly over the queue pairs.
+    /// (at the instance start if there are none), split evenly over the queue pairs: one send
+    /// task, one message (part) per queue pair.
     pub fn send(&mut self, src: u32, dst: u32, bytes: u64, deps: &[Dep]) -> Sent {
         // In u64: a chunk of 2^32 bytes or more must not wrap to a few bytes.
         let q = (self.qps as u64).min(bytes.max(1)) as u32;
-        let mut parts = [0u32; 16];
+        let mut conns = [0u32; MAX_PARTS as usize];
         let n = q as usize;
-        debug_assert!(n <= parts.len());
-        // With several parts, the dependencies go through one join instead of to every part.
-        let gate = if n > 1 && deps.len() > 1 { Some(self.join(deps)) } else { None };
-        for (k, slot) in parts.iter_mut().enumerate().take(n) {
-            let share = bytes / q as u64 + u64::from((k as u64) < bytes % q as u64);
-            let c = self.conn(src, dst, k as u32);
-            let t = self.g.send(c, share, 0);
-            match gate {
-                Some(j) => self.g.edge(j, t, Trigger::Delivered, 0),
-                None if deps.is_empty() => self.g.edge(self.begin, t, Trigger::Delivered, 0),
-                None => {
-                    for d in deps {
-                        self.g.edge(d.task, t, d.on, 0);
-                    }
-                }
-            }
-            self.g.edge(t, self.end, Trigger::Completed, 0);
-            *slot = t;
+        for (k, slot) in conns.iter_mut().enumerate().take(n) {
+            *slot = self.conn(src, dst, k as u32);
         }
+        let t = self.g.send_parts(&conns[..n], bytes, 0);
+        if deps.is_empty() {
+            self.g.edge(self.begin, t, Trigger::Delivered, 0);
+        }
+        for d in deps {
+            self.g.edge(d.task, t, d.on, 0);
+        }
+        self.g.edge(t, self.end, Trigger::Completed, 0);
         if n == 1 {
-            return Sent { delivered: parts[0], completed: Some(parts[0]) };
+            return Sent { delivered: t, completed: Some(t) };
         }
-        // One join stands for the parts' arrival, and where the algorithm waits for a message's
-        // completion at its sender, one for their completion. Only AlltoAll does (the instance
-        // end waits for every part directly): elsewhere the join would be a sixth of the tasks
-        // and a quarter of the edges at 4 queue pairs, and nothing would read it.
+        // Over several queue pairs, a join stands for the send's arrival, as when each part was
+        // a task of its own (its firing goes through the task stack, an order that outputs
+        // depend on); and where the algorithm waits for a message's completion at its sender
+        // (only AlltoAll), one for its completion.
         let (d, c) = (self.g.join(), self.completions.then(|| self.g.join()));
-        for &t in &parts[..n] {
-            self.g.edge(t, d, Trigger::Delivered, 0);
-            if let Some(c) = c {
-                self.g.edge(t, c, Trigger::Completed, 0);
-            }
+        self.g.edge(t, d, Trigger::Delivered, 0);
+        if let Some(c) = c {
+            self.g.edge(t, c, Trigger::Completed, 0);
         }
         Sent { delivered: d, completed: c }
     }
@@ -298,13 +289,8 @@ pub fn matching_chunk(j: usize, cur: usize, prev: usize) -> usize {
 /// waits for `deps` dependencies: the parts, the joins, and the edges (from the dependencies or
 /// the instance start, to the instance end, into the parts' delivery join).
 fn send_size(q: u64, deps: u64, completions: bool) -> GraphSize {
-    if q == 1 {
-        return GraphSize { tasks: 1, messages: 1, edges: deps.max(1) + 1, ..GraphSize::default() };
-    }
-    let gate = deps > 1;
-    let into_parts = if gate { deps + q } else { q };
-    let joins = 1 + u64::from(completions);
-    GraphSize { tasks: q + joins + u64::from(gate), messages: q, edges: into_parts + (1 + joins) * q, ..GraphSize::default() }
+    let joins = if q == 1 { 0 } else { 1 + u64::from(completions) };
+    GraphSize { tasks: 1 + joins, messages: q, edges: deps.max(1) + 1 + joins, ..GraphSize::default() }
 }
 
 /// Whether the messages of `op`/`alg` get completion joins ([`Sent::completed`]): AlltoAll
