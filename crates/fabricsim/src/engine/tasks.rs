@@ -3,7 +3,8 @@
 //! deliveries and completions reported by the transport into dependency firings.
 //!
 //! Firing is iterative (a work stack), never recursive, so a long chain of joins cannot grow
-//! the call stack.
+//! the call stack. A send over several queue pairs fires its delivery edges through that stack
+//! too, when its last part arrives, as the join over its parts did when each was a task.
 
 use super::queue::EventKind;
 use super::Sim;
@@ -36,7 +37,7 @@ pub struct TaskState {
     pub message_log: MessageTimes,
     /// Collective instances: (start, end), `Time::MAX` while unknown.
     pub instance_span: Vec<(Time, Time)>,
-    /// Tasks ready to fire now.
+    /// Tasks ready to fire now, and sends (flagged [`DELIVERED`]) whose delivery edges fire now.
     stack: Vec<u32>,
     /// Messages completed so far.
     pub sends_completed: u32,
@@ -45,6 +46,10 @@ pub struct TaskState {
 /// The flag of [`TaskState::deps_left`] that says the task fired (a task waits for fewer than
 /// 2^31 edges: `GraphSize::fits_ids`).
 const FIRED: u32 = 1 << 31;
+
+/// The flag of a [`TaskState::stack`] entry that fires a send's delivery edges (task ids stay
+/// below the event queue's 2^28 entities: `Sim::unseeded_with_pool`).
+const DELIVERED: u32 = 1 << 31;
 
 /// Counts a send's part done at `now` against its parts `left`; at the last, sets the send's
 /// time `at` and returns true.
@@ -223,7 +228,11 @@ impl Sim {
 
     fn run_ready_tasks(&mut self) {
         while let Some(t) = self.tasks.stack.pop() {
-            self.fire_task(t);
+            if t & DELIVERED != 0 {
+                self.propagate(t & !DELIVERED, Some(Trigger::Delivered));
+            } else {
+                self.fire_task(t);
+            }
         }
     }
 
@@ -310,7 +319,11 @@ impl Sim {
             }
             let t = self.traffic.sends[msg as usize];
             if self.tasks.part_delivered(t, now) {
-                self.propagate(t, Some(Trigger::Delivered));
+                match self.traffic.tasks[t as usize].kind() {
+                    // Several parts: the stack, where the join over the parts once fired.
+                    TaskKind::Send { parts, .. } if parts > 1 => self.tasks.stack.push(t | DELIVERED),
+                    _ => self.propagate(t, Some(Trigger::Delivered)),
+                }
             }
         }
         self.run_ready_tasks();

@@ -436,7 +436,8 @@ impl GraphBuilder {
     /// Adds a send of `bytes` split evenly over `conns` (1 to [`MAX_PARTS`] connections between
     /// the same two hosts, at least a byte each), one message on each, not posted before
     /// `not_before`. Its parts are posted in reverse order, last connection first, as the
-    /// engine's task stack once released separate messages.
+    /// engine's task stack once released separate messages; with several parts, its delivery
+    /// edges fire through that stack when the last part arrives, as a join over the parts did.
     pub fn send_parts(&mut self, conns: &[u32], bytes: u64, not_before: Time) -> u32 {
         let parts = conns.len() as u32;
         debug_assert!(conns.iter().all(|&c| (self.t.conns[c as usize].src, self.t.conns[c as usize].dst) == (self.t.conns[conns[0] as usize].src, self.t.conns[conns[0] as usize].dst)));

@@ -170,7 +170,8 @@ pub struct Dep {
     pub on: Trigger,
 }
 
-/// A logical message between two ranks: its send task, or joins over its queue-pair parts.
+/// A logical message between two ranks: its send task (and, for AlltoAll over several queue
+/// pairs, a join over its completion).
 #[derive(Clone, Copy, Debug)]
 pub struct Sent {
     delivered: u32,
@@ -250,16 +251,14 @@ impl InstanceBuilder<'_> {
         if n == 1 {
             return Sent { delivered: t, completed: Some(t) };
         }
-        // Over several queue pairs, a join stands for the send's arrival, as when each part was
-        // a task of its own (its firing goes through the task stack, an order that outputs
-        // depend on); and where the algorithm waits for a message's completion at its sender
-        // (only AlltoAll), one for its completion.
-        let (d, c) = (self.g.join(), self.completions.then(|| self.g.join()));
-        self.g.edge(t, d, Trigger::Delivered, 0);
+        // Over several queue pairs, where the algorithm waits for a message's completion at its
+        // sender (only AlltoAll), a join over it: the instance end waits for the send at once,
+        // the join's dependents through the task stack, as when each part was a task of its own.
+        let c = self.completions.then(|| self.g.join());
         if let Some(c) = c {
             self.g.edge(t, c, Trigger::Completed, 0);
         }
-        Sent { delivered: d, completed: c }
+        Sent { delivered: t, completed: c }
     }
 
     /// `bytes` from `src` to `dst` as consecutive chunks; chunk i waits for `deps(i)`.
@@ -286,10 +285,10 @@ pub fn matching_chunk(j: usize, cur: usize, prev: usize) -> usize {
 }
 
 /// What [`InstanceBuilder::send`] emits for one message over `q` queue pairs whose posting
-/// waits for `deps` dependencies: the parts, the joins, and the edges (from the dependencies or
-/// the instance start, to the instance end, into the parts' delivery join).
+/// waits for `deps` dependencies: the send, its completion join, and the edges (from the
+/// dependencies or the instance start, to the instance end, into the join).
 fn send_size(q: u64, deps: u64, completions: bool) -> GraphSize {
-    let joins = if q == 1 { 0 } else { 1 + u64::from(completions) };
+    let joins = u64::from(q > 1 && completions);
     GraphSize { tasks: 1 + joins, messages: q, edges: deps.max(1) + 1 + joins, ..GraphSize::default() }
 }
 
