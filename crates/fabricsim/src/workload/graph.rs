@@ -440,7 +440,8 @@ impl GraphBuilder {
     /// edges fire through that stack when the last part arrives, as a join over the parts did.
     pub fn send_parts(&mut self, conns: &[u32], bytes: u64, not_before: Time) -> u32 {
         let parts = conns.len() as u32;
-        debug_assert!(conns.iter().all(|&c| (self.t.conns[c as usize].src, self.t.conns[c as usize].dst) == (self.t.conns[conns[0] as usize].src, self.t.conns[conns[0] as usize].dst)));
+        let hosts = |c: u32| (self.t.conns[c as usize].src, self.t.conns[c as usize].dst);
+        debug_assert!(conns.iter().all(|&c| hosts(c) == hosts(conns[0])), "a send's parts join one pair of hosts");
         let id = self.task(TaskKind::Send { parts, bytes: bytes.max(parts as u64) }, not_before);
         self.t.first_message[id as usize] = self.t.sends.len() as u32;
         for &c in conns {
