@@ -39,7 +39,8 @@ pub fn check(sim: &Sim, setup: &Setup) -> Vec<String> {
     if flow_lost != lost {
         v.push(format!("flows lost {flow_lost} data packets in all, the fabric {lost}"));
     }
-    // Dependencies: no message was posted before every message it waits for had fired.
+    // Dependencies: no task fired (a send: handed its parts to their gates) before every
+    // dependency it waits for had fired.
     let t = &sim.tasks;
     for (from, _) in sim.traffic.tasks.iter().enumerate() {
         for e in sim.traffic.edges_of(from as u32) {
