@@ -91,19 +91,22 @@ impl Estimate {
         (2.0 * Self::packets_in_flight(setup, Self::data_packets(setup))).min((1u64 << 24) as f64) as usize
     }
 
+    /// Payload bytes per packet.
+    fn mss(setup: &Setup) -> u64 {
+        let tr = &setup.scenario.transport;
+        (tr.mtu_bytes - tr.header_bytes) as u64
+    }
+
     /// Data packets the workload posts (first transmissions).
     fn data_packets(setup: &Setup) -> u64 {
-        let tr = &setup.scenario.transport;
-        let mss = (tr.mtu_bytes - tr.header_bytes) as u64;
+        let mss = Self::mss(setup);
         setup.traffic.messages().map(|m| m.bytes.div_ceil(mss).max(1)).fold(0u64, u64::saturating_add)
     }
 
     /// Data packets in flight at the peak, of a workload that posts `data_packets` in all.
     fn packets_in_flight(setup: &Setup, data_packets: u64) -> f64 {
-        let tr = &setup.scenario.transport;
-        let mss = (tr.mtu_bytes - tr.header_bytes) as u64;
-        let window_pkts = (WINDOW_BDP * setup.bdp_bytes as f64 / tr.mtu_bytes as f64).max(1.0);
-        Self::first_wave_packets(setup, mss, window_pkts).min(data_packets as f64)
+        let window_pkts = (WINDOW_BDP * setup.bdp_bytes as f64 / setup.scenario.transport.mtu_bytes as f64).max(1.0);
+        Self::first_wave_packets(setup, Self::mss(setup), window_pkts).min(data_packets as f64)
     }
 
     /// Packets in flight at the peak: every connection that has a message ready when the run (or a

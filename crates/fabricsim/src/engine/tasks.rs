@@ -62,7 +62,8 @@ fn count_part(left: &mut u8, at: &mut Time, now: Time) -> bool {
     *left == 0
 }
 
-/// Times of each message (`messages.csv`), `Time::MAX` while unknown.
+/// Times of each message (`messages.csv`), `Time::MAX` while unknown; every list is empty when
+/// the message log is off.
 #[derive(Debug, Default, Clone)]
 pub struct MessageTimes {
     /// When its gate let it through.
@@ -71,6 +72,14 @@ pub struct MessageTimes {
     pub delivered: Vec<Time>,
     /// When the sender saw it fully acknowledged.
     pub completed: Vec<Time>,
+}
+
+/// Message `m`'s entry of `times` is `now`, where the message log keeps times.
+#[inline]
+fn log_time(times: &mut [Time], m: u32, now: Time) {
+    if let Some(at) = times.get_mut(m as usize) {
+        *at = now;
+    }
 }
 
 impl TaskState {
@@ -104,7 +113,7 @@ impl TaskState {
         }
     }
 
-    /// Task `t` fired (or its message was posted) at `now`.
+    /// Task `t` fired at `now`.
     #[inline]
     fn set_fired(&mut self, t: u32, now: Time) {
         self.deps_left[t as usize] |= FIRED;
@@ -271,9 +280,7 @@ impl Sim {
             lane.pending.pop_front();
             lane.in_flight_msgs += 1;
             lane.in_flight_bytes += bytes;
-            if let Some(at) = self.tasks.message_log.posted.get_mut(m as usize) {
-                *at = now;
-            }
+            log_time(&mut self.tasks.message_log.posted, m, now);
             let conn = &mut self.hosts.conns[c as usize];
             if conn.idle() {
                 // A message on an idle connection starts a flow: its pacer may delay it.
@@ -314,9 +321,7 @@ impl Sim {
             m.delivered_at = now;
             let msg = m.msg;
             conn.rcv_msgs_delivered += 1;
-            if let Some(at) = self.tasks.message_log.delivered.get_mut(msg as usize) {
-                *at = now;
-            }
+            log_time(&mut self.tasks.message_log.delivered, msg, now);
             let t = self.traffic.sends[msg as usize];
             if self.tasks.part_delivered(t, now) {
                 match self.traffic.tasks[t as usize].kind() {
@@ -362,9 +367,7 @@ impl Sim {
                     self.tracer.gate_updates.push((now, c, u));
                 }
             }
-            if let Some(at) = self.tasks.message_log.completed.get_mut(m.msg as usize) {
-                *at = now;
-            }
+            log_time(&mut self.tasks.message_log.completed, m.msg, now);
             self.tasks.sends_completed += 1;
             self.outstanding_changed(-1);
             if self.tasks.part_completed(task, now) {

@@ -127,7 +127,7 @@ impl Room {
         let what = format!("{}: {}", how(), size.describe());
         self.budget.admit(key, size.bytes(), || what.clone())?;
         if !size.fits_ids() {
-            return Err(Error::invalid(key, format!("{what}; allowed fewer than 2^32 − 1 tasks, 2^30 connections and 2^31 dependencies")));
+            return Err(Error::invalid(key, format!("{what}; allowed fewer than 2^32 − 1 tasks, connections and messages and fewer than 2^31 dependencies")));
         }
         Ok(())
     }
