@@ -877,6 +877,19 @@ impl Gen {
             ("results.window_start_us", float(10.0), "results.window_end_us", float(1.0)),
             ("workload.jobs[0].trace", s(TRACE), "workload.jobs[0].collectives", Value::Array(vec![])),
             ("topology.kind", s("leaf_spine"), "topology.pods", int(2)),
+            // Issue 49's outside campaign: values valid alone, absurd beside another.
+            ("topology.failures.kind", s("flaky"), "topology.failures.burst_len_us", float(2000.0)),
+            ("workload.kind", s("open_loop"), "workload.load", float(1e-9)),
+            ("workload.flows", int(100), "workload.load", float(1e-300)),
+            ("switch.control_lane", s("separate"), "switch.control_lane_factor", float(1e-6)),
+            ("transport.rto_us", float(1e-6), "run.end_time_us", float(100.0)),
+            ("switch.ecn_kmin_bytes", s("1GiB"), "switch.ecn_kmax_bytes", s("2GiB")),
+            ("switch.pfc.enabled", Value::Boolean(true), "switch.pfc.resume_offset_bytes", s("1GiB")),
+            ("transport.cc.name", s("dcqcn"), "transport.cc.min_rate_mbps", float(1e9)),
+            ("run.stall_limit_us", float(1e-6), "run.end_time_us", float(100.0)),
+            ("topology.link_rate_gbps", float(0.001), "switch.buffer_bytes", s("64KiB")),
+            ("workload.kind", s("all_to_all"), "topology.k", int(64)),
+            ("workload.permutations", int(390_625), "workload.flow_bytes", int(1)),
         ];
         let (a, va, b, vb) = self.rng.pick(pairs).clone();
         put(t, a, va);

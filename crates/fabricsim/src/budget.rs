@@ -30,6 +30,15 @@ pub const BYTES_PER_EDGE: f64 = 20.0;
 pub const BYTES_PER_CONN: f64 = 40.0;
 /// One generated flow before it is compiled to the graph.
 pub const BYTES_PER_FLOW: f64 = 48.0;
+/// One connection while the run holds it: its transport state, its messages' bookkeeping and
+/// its result rows. Measured: 10⁵ and 10⁶ one-byte flows (the example's fabric,
+/// `workload.permutations` 782 and 7813) peak at 1.77 and 1.65 KB per flow, of which the graph,
+/// the task state and one packet in flight take about 410 B ([`crate::estimate`] counts those).
+pub const BYTES_PER_CONN_RUN: f64 = 1.2e3;
+/// One graph task while it runs: dependencies left, the time it may fire (then fired), the
+/// times it was delivered and completed, and a send's parts left to deliver and complete
+/// (`engine::tasks::TaskState`).
+pub const BYTES_PER_TASK_RUN: f64 = 30.0;
 
 /// Setup's memory budget, in bytes.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -59,6 +68,27 @@ impl Budget {
             return Ok(());
         }
         Err(Error::invalid(key, format!("{} needs about {} to set up, more than the {} allowed (half this machine's memory unless told otherwise): make it smaller", what(), show_bytes(bytes), show_bytes(self.bytes))))
+    }
+
+    /// Refuses a workload whose setup (`setup_bytes`) and run state (`run_bytes`) together
+    /// exceed twice the budget (setup has half the machine, the run's own state the other
+    /// half): counted before anything is generated, so that a scenario `fabricsim run` would
+    /// refuse for its memory estimate is refused at once instead of after minutes of setup.
+    pub fn admit_run(self, key: &str, setup_bytes: f64, run_bytes: f64, what: impl FnOnce() -> String) -> Result<()> {
+        let (total, allowed) = (setup_bytes + run_bytes, 2.0 * self.bytes);
+        if total <= allowed {
+            return Ok(());
+        }
+        Err(Error::invalid(
+            key,
+            format!(
+                "{} needs at least {} to set up and run ({} of it the connections' and tasks' run state), more than the {} allowed (this machine's memory unless told otherwise): make it smaller",
+                what(),
+                show_bytes(total),
+                show_bytes(run_bytes),
+                show_bytes(allowed)
+            ),
+        ))
     }
 }
 

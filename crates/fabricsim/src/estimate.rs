@@ -27,18 +27,12 @@ use crate::workload::graph::TaskKind;
 const EVENTS_PER_PACKET: f64 = 21.0;
 /// Memory not proportional to the scenario: code, allocator, fixed tables.
 const BASE_BYTES: f64 = 8e6;
-/// Per connection: its transport state, its messages and its result rows.
-const BYTES_PER_CONN: f64 = 10e3;
 /// Per port: queue, counters, routing entries.
 const BYTES_PER_PORT: f64 = 200.0;
 /// Per packet in flight: the pool slot and its share of queue and bookkeeping.
 const BYTES_PER_PACKET: f64 = 300.0;
 /// In flight per connection, in BDPs of the longest path.
 const WINDOW_BDP: f64 = 1.25;
-/// Per graph task while it runs: dependencies left, the time it may fire (then fired), the
-/// times it was delivered and completed, and a send's parts left to deliver and complete
-/// (`engine::tasks::TaskState`).
-const BYTES_PER_TASK_RUN: f64 = 30.0;
 /// Per message with `run.message_log`: when it was posted, delivered and completed.
 const BYTES_PER_LOGGED_MESSAGE: f64 = 24.0;
 /// Per trace sample (a connection's or a port's), as `engine::trace` records it.
@@ -63,19 +57,17 @@ impl Estimate {
     /// The estimate of `setup`.
     pub fn of(setup: &Setup) -> Estimate {
         let data_packets = Self::data_packets(setup);
-        let conns = setup.traffic.conns.len() as f64;
         let in_flight = Self::packets_in_flight(setup, data_packets);
         let (samples, ticks) = Self::trace_samples(setup, data_packets);
         let events = EVENTS_PER_PACKET * data_packets as f64 + ticks;
         let graph = crate::workload::graph::GraphSize::of(&setup.traffic);
         let fabric = setup.fabric.size();
         let peak_memory_bytes = BASE_BYTES
-            + BYTES_PER_CONN * conns
             + BYTES_PER_PORT * fabric.ports as f64
             + BYTES_PER_PACKET * in_flight
             + fabric.route_entries() as f64 * crate::budget::BYTES_PER_ROUTE_ENTRY
             + graph.bytes()
-            + BYTES_PER_TASK_RUN * graph.tasks as f64
+            + graph.run_bytes()
             + if setup.scenario.run.message_log { BYTES_PER_LOGGED_MESSAGE * graph.messages as f64 } else { 0.0 }
             + BYTES_PER_SAMPLE * samples;
         Estimate { data_packets, events, peak_memory_bytes, wall_s: (events / EVENTS_PER_SEC.1, events / EVENTS_PER_SEC.0) }

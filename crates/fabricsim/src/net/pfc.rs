@@ -304,6 +304,20 @@ impl PfcConfig {
             }
             switches.push(SwitchBuffer { size: buffer, shared_size: buffer - headroom_total, ..Default::default() });
         }
+        // XON needs the shared bytes `resume_offset` below the XOFF threshold, whose largest
+        // value is α × an empty shared pool (dynamic) or xoff_bytes (static): an offset at or
+        // above it resumes a port only once it has drained, which is no threshold at all.
+        let smallest_pool = switches.iter().map(|b| b.shared_size).min().unwrap_or(0);
+        let (top, what) = match self.threshold {
+            PfcThreshold::Dynamic => ((smallest_pool as f64 * self.alpha) as u64, format!("α ({}) × the smallest shared pool ({smallest_pool} bytes)", self.alpha)),
+            PfcThreshold::Static => (xoff_static, "switch.pfc.xoff_bytes".to_string()),
+        };
+        if !switches.is_empty() && resume_offset >= top {
+            return Err(Error::invalid(
+                "switch.pfc.resume_offset_bytes",
+                format!("{resume_offset}: must be below the largest XOFF threshold, {top} bytes ({what}); default 2 × mtu_bytes ({} bytes)", 2 * mtu),
+            ));
+        }
         Ok(PfcState {
             on: true,
             switches,

@@ -108,14 +108,17 @@ pub fn check(sim: &Sim, setup: &Setup) -> Vec<String> {
             String::new()
         };
         v.push(format!(
-            "livelock: no payload byte acknowledged from {:.3} to {:.3} µs while messages were outstanding ({} of {} messages unfinished, {} packets trimmed, {} dropped so far); \
+            "livelock: no payload byte acknowledged from {:.3} to {:.3} µs while messages were outstanding ({} of {} messages unfinished, {} packets trimmed, {} data and {} control packets dropped so far); \
              raise run.stall_limit_us if the scenario really pauses this long{rto_hint}",
             since as f64 / 1e6,
             at as f64 / 1e6,
             total - done,
             total,
             c.data_trimmed,
-            c.dropped[PktKind::Data] - c.headers_dropped
+            c.dropped[PktKind::Data] - c.headers_dropped,
+            // ACKs, NACKs and trimmed headers: a control lane too small for them stalls a run
+            // whose data all arrives.
+            c.dropped.sum_where(|k| k != PktKind::Data) + c.headers_dropped
         ));
     } else if !sim.stopped_early {
         v.push(format!(

@@ -35,7 +35,7 @@ use crate::units::{show_num, BitsPerSec, Gbps, Time, MAX_BUFFER_BYTES, MAX_RATE_
 use crate::transport::credit::CreditConfig;
 use crate::transport::gate::GateConfig;
 use crate::workload::graph::Traffic;
-use crate::workload::WorkloadConfig;
+use crate::workload::{HostPlan, WorkloadConfig};
 use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -721,13 +721,25 @@ impl Scenario {
     /// makes them large, when they would take more than `budget` ([`Budget::UNLIMITED`]: never).
     pub fn setup_within(self, base_dir: &Path, budget: Budget) -> Result<Setup> {
         transport::check(&self.transport)?;
-        let (fabric, fabric_bytes) = self.build_fabric(budget)?;
+        // Everything that can be counted from the scenario's numbers is, before anything large
+        // is built: the fabric's tables from its shape, then the workload from the host count
+        // (a workload that needs nothing else is generated here), so that an oversized scenario
+        // is refused in milliseconds, not after seconds of building a 65,536-host fabric.
+        let plan = self.plan_fabric(budget)?;
+        let limits = run_options::Limits::of(&self.run)?;
+        let shaper = self.transport.shaper.build(&mut ShaperCtx { mss: (self.transport.mtu_bytes - self.transport.header_bytes) as u64 });
+        let files = InputFiles::new(&self.files_dir.as_ref().map_or_else(|| base_dir.to_path_buf(), |d| base_dir.join(d)));
+        let (hosts, plan_host_rate) = (HostPlan { hosts: plan.size.hosts() as u32, host_rate: plan.host_rate }, plan.host_rate);
+        let workload_budget = budget.less(plan.bytes);
+        let early = self.workload.generate_early(hosts, self.seed, &files, &shaper, workload_budget)?;
+        let fabric = self.build_fabric(plan)?;
         transport::check_cc_hosts(&self.transport, fabric.hosts)?;
+        transport::check_rate_floors(&self.transport, plan_host_rate.0)?;
         let base = timing::Base::of(&fabric, &self.transport);
         let (mut qdisc, pfc) = self.switch_ports(&fabric, base.bdp_bytes)?;
         let rto = timing::rto(&self.transport, self.switch.pfc.enabled, &fabric, &qdisc, &base)?;
+        let stall_limit = timing::stall_limit(limits.stall_limit, rto, &base)?;
         let link_events = link_events::resolve(&self.link_events, &fabric, &mut qdisc, self.transport.mtu_bytes as u64)?;
-        let limits = run_options::Limits::of(&self.run)?;
         let results = ResultsOptions::of(&self.results)?;
         self.transport.gate.validate()?;
         //= mcc §2.1 (Fig. 5): the NIC is unmodified with its hardware congestion control off
@@ -738,9 +750,10 @@ impl Scenario {
                 return Err(Error::invalid(&key, format!("\"{}\": gate \"mcc\" runs with the NIC's congestion control off; set {key} = \"line_rate\"", cc.name())));
             }
         }
-        let shaper = self.transport.shaper.build(&mut ShaperCtx { mss: (self.transport.mtu_bytes - self.transport.header_bytes) as u64 });
-        let files = InputFiles::new(&self.files_dir.as_ref().map_or_else(|| base_dir.to_path_buf(), |d| base_dir.join(d)));
-        let traffic = self.workload.generate(&fabric, self.seed, &files, &shaper, budget.less(fabric_bytes))?;
+        let traffic = match early {
+            Some(traffic) => traffic,
+            None => self.workload.generate(&fabric, self.seed, &files, &shaper, workload_budget)?,
+        };
         traffic.check_packet_counts((self.transport.mtu_bytes - self.transport.header_bytes) as u64, self.workload.size_key())?;
         let traffic = Arc::new(traffic);
         let tracing = run_options::Tracing::of(&self.run, &fabric, traffic.conns.len() as u32)?;
@@ -754,7 +767,7 @@ impl Scenario {
             rto,
             link_events,
             end_time: limits.end_time,
-            stall_limit: limits.stall_limit,
+            stall_limit,
             trace_interval: tracing.interval,
             trace_conns: tracing.conns,
             trace_ports: tracing.ports,

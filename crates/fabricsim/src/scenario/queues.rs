@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 use crate::net::qdisc::{ControlLane, MarkAt, QdiscConfig, QdiscTable};
 use crate::scenario::ByteSize;
 use crate::topo::{Fabric, Tier};
-use crate::units::{BitsPerSec, MAX_BUFFER_BYTES};
+use crate::units::{show_num, BitsPerSec, MAX_BUFFER_BYTES};
 use serde::{Deserialize, Serialize};
 
 /// Overrides of `[switch]` keys for some ports; an unset key falls through to the next rule.
@@ -399,6 +399,13 @@ fn profile(layers: &[Layer], sw: &SwitchConfig, cx: &Context, label: &str) -> Re
         let whose = if kmin_at == kmax_at { String::new() } else { format!(" (Kmax from {kmax_at})") };
         return Err(Error::invalid(format!("{kmin_at}.ecn_kmin"), format!("Kmin ({kmin} B) must not exceed Kmax ({kmax} B){on}{whose}")));
     }
+    // A queue never holds more than its buffer, so a threshold above it never marks.
+    if !pfc && pick(layers, |r| r.ecn).0 && kmin > buffer {
+        return Err(Error::invalid(
+            format!("{kmin_at}.ecn_kmin_bytes"),
+            format!("Kmin ({kmin} B) exceeds the port's {buffer}-byte buffer{on}: the queue never reaches it, so ECN would never mark; allowed up to the buffer (or set ecn = false)"),
+        ));
+    }
     let (trimming, tk) = pick(layers, |r| r.trimming);
     if pfc && trimming {
         let key = if tk == "switch" { "switch.pfc.enabled".to_string() } else { format!("{tk}.trimming") };
@@ -418,12 +425,12 @@ fn profile(layers: &[Layer], sw: &SwitchConfig, cx: &Context, label: &str) -> Re
             MarkAtConfig::Enqueue => MarkAt::Enqueue,
         },
         trimming,
-        control: control_lane(sw, buffer, trimming)?,
+        control: control_lane(sw, buffer, trimming, cx.header_bytes as u64)?,
     })
 }
 
 /// The control-lane bound of a port with a `buffer`-byte data buffer.
-fn control_lane(sw: &SwitchConfig, buffer: u64, trimming: bool) -> Result<ControlLane> {
+fn control_lane(sw: &SwitchConfig, buffer: u64, trimming: bool, header_bytes: u64) -> Result<ControlLane> {
     use super::ControlLaneConfig as C;
     if sw.control_lane != C::Separate && sw.control_lane_factor.is_some() {
         return Err(Error::invalid("switch.control_lane_factor", "applies only to control_lane = \"separate\""));
@@ -439,7 +446,15 @@ fn control_lane(sw: &SwitchConfig, buffer: u64, trimming: bool) -> Result<Contro
                     format!("{f}: must be a positive multiple of the port's {buffer}-byte buffer, giving at most {MAX_BUFFER_BYTES} bytes (1 TiB)"),
                 ));
             }
-            ControlLane::Separate((f * buffer as f64).round() as u64)
+            let lane = (f * buffer as f64).round() as u64;
+            // A lane that cannot hold one ACK drops every ACK: no run could finish.
+            if lane < header_bytes {
+                return Err(Error::invalid(
+                    "switch.control_lane_factor",
+                    format!("{}: a lane of {lane} bytes ({} × the {buffer}-byte buffer) cannot hold one ACK or header ({header_bytes} bytes, transport.header_bytes); allowed from {}", show_num(f), show_num(f), show_num(header_bytes as f64 / buffer as f64)),
+                ));
+            }
+            ControlLane::Separate(lane)
         }
         C::Shared if !trimming => {
             return Err(Error::invalid(
@@ -506,7 +521,8 @@ mod tests {
     //= type=test; mcc spec §2.10.1: Kmin/Kmax/Pmax 1600 KB / 6400 KB / 0.2 on 400 G ports
     #[test]
     fn rate_rule_applies_to_ports_of_its_rate() {
-        let s = setup("[[switch.by_link_rate]]\nrate_gbps = 400\necn_kmin_bytes = \"1600KB\"\necn_kmax_bytes = \"6400KB\"\necn_pmax = 0.2").unwrap();
+        // (MCC runs them under PFC; without it a port needs a buffer above Kmin.)
+        let s = setup("[[switch.by_link_rate]]\nrate_gbps = 400\nbuffer_bytes = \"8MiB\"\necn_kmin_bytes = \"1600KB\"\necn_kmax_bytes = \"6400KB\"\necn_pmax = 0.2").unwrap();
         let (q, n) = profile(&s, "tor_up@400G");
         assert_eq!((q.kmin_bytes, q.kmax_bytes, q.pmax, n), (1_600_000, 6_400_000, 0.2, 64));
         let mut fast: Vec<&str> = s.qdisc.labels[1].split(", ").collect();

@@ -22,7 +22,8 @@ pub const RUN_LIMITS: &[Limit] = &[
     Limit::new("flowlet_gaps_us", 1e-6, MAX_TIME_US),
 ];
 
-/// `run.stall_limit_us` when unset: 10 ms of simulated time.
+/// `run.stall_limit_us` when unset: 10 ms of simulated time, or more on fabrics so slow that a
+/// timeout and a round trip take longer ([`super::timing::stall_limit`]).
 pub const DEFAULT_STALL_LIMIT_US: f64 = 10_000.0;
 
 /// Ranges of the numeric keys of each `run.drop_packets` entry.
@@ -32,8 +33,8 @@ pub const DROP_LIMITS: &[Limit] = &[Limit::new("transmission", 1.0, 1e6), Limit:
 pub(super) struct Limits {
     /// `run.end_time_us`.
     pub end_time: Option<Time>,
-    /// `run.stall_limit_us` (default 10 ms); 0 = off.
-    pub stall_limit: Time,
+    /// `run.stall_limit_us` as given (0 = off); unset, [`super::timing::stall_limit`] derives it.
+    pub stall_limit: Option<Time>,
 }
 
 impl Limits {
@@ -47,7 +48,7 @@ impl Limits {
             Some(us) => Some(time_from_us("run.end_time_us", us)?),
             None => None,
         };
-        let stall_limit = time_from_us("run.stall_limit_us", run.stall_limit_us.unwrap_or(DEFAULT_STALL_LIMIT_US))?;
+        let stall_limit = run.stall_limit_us.map(|us| time_from_us("run.stall_limit_us", us)).transpose()?;
         Ok(Limits { end_time, stall_limit })
     }
 }

@@ -35,11 +35,11 @@ fn unknown_key_is_rejected_naming_the_key() {
 
 #[test]
 fn set_overrides_reach_nested_tables() {
-    let s = setup("", &["switch.pfc.enabled=true", "switch.trimming=false", "switch.ports.tor_down.buffer_bytes=\"64KiB\"", "run.stall_limit_us=5"]).unwrap();
+    let s = setup("", &["switch.pfc.enabled=true", "switch.trimming=false", "switch.ports.tor_down.buffer_bytes=\"64KiB\"", "run.stall_limit_us=50"]).unwrap();
     assert!(s.scenario.switch.pfc.enabled);
     let rule = s.scenario.switch.ports.tor_down.as_ref().expect("tor_down rule created by --set");
     assert_eq!(rule.buffer_bytes.map(|b| b.0), Some(65_536));
-    assert_eq!(s.stall_limit, 5 * US);
+    assert_eq!(s.stall_limit, 50 * US);
     // An override also wins over the file.
     assert_eq!(setup("", &["topology.link_latency_ns=2000"]).unwrap().scenario.topology.link_latency_ns, 2000.0);
 }
@@ -107,13 +107,16 @@ fn run_options_are_checked_against_the_fabric_and_workload() {
 
 #[test]
 fn the_first_error_in_pipeline_order_is_reported() {
-    // Transport sizes come before the fabric, the fabric before link events, link events
-    // before run limits, and those before tracing.
+    // Transport sizes come before the fabric, the fabric's numbers before run limits (both
+    // checked from the scenario alone, before anything is built), those before the workload's
+    // counts, link events (which need the built fabric) and tracing.
     let bad_link = "[[link_events]]\nlink = \"tor0-core0\"\naction = \"down\"\n";
     let bad_end = "[run]\nend_time_us = -1\ntrace_conns = [5]\n";
+    let bad_flows = ["workload.permutations=4294967295"];
     assert_eq!(rejected(&format!("[transport]\nmtu_bytes = 64\n{bad_link}{bad_end}"), &[]).0, "transport.mtu_bytes");
     assert_eq!(rejected(&format!("{bad_link}{bad_end}"), &["topology.link_latency_ns=-1"]).0, "topology.link_latency_ns");
-    assert_eq!(rejected(&format!("{bad_link}{bad_end}"), &[]).0, "link_events[0].link");
-    assert_eq!(rejected(bad_end, &[]).0, "run.end_time_us");
+    assert_eq!(rejected(&format!("{bad_link}{bad_end}"), &bad_flows).0, "run.end_time_us");
+    assert_eq!(rejected(bad_link, &bad_flows).0, "workload.permutations");
+    assert_eq!(rejected(bad_link, &[]).0, "link_events[0].link");
     assert_eq!(rejected("[run]\ntrace_conns = [5]\nack_log_conns = [6]\n", &[]).0, "run.trace_conns");
 }

@@ -6,7 +6,7 @@ use crate::error::{Error, Result};
 use crate::ids::NodeId;
 use crate::net::qdisc::QdiscTable;
 use crate::topo::Fabric;
-use crate::units::{us_to_ps, Time, MAX_TIME_US, MS, SEC};
+use crate::units::{show_num, us_to_ps, Time, MAX_TIME_US, MS, SEC};
 
 /// The longest path's figures.
 pub(super) struct Base {
@@ -16,6 +16,9 @@ pub(super) struct Base {
     pub rtt: Time,
     /// Host rate × that RTT.
     pub bdp_bytes: u64,
+    /// The round trip of the nearest pair (hosts 0 and 1, numbered ToR by ToR): no
+    /// acknowledgement can come back sooner.
+    pub nearest_rtt: Time,
 }
 
 impl Base {
@@ -24,7 +27,8 @@ impl Base {
         let (a, b) = fabric.farthest_pair();
         let rtt = fabric.base_rtt(a, b, tr.mtu_bytes as u64, tr.ack_bytes as u64);
         let host_rate = fabric.ports[fabric.host_port[0] as usize].rate;
-        Base { pair: (a, b), rtt, bdp_bytes: host_rate.bytes_in(rtt) }
+        let nearest_rtt = if fabric.hosts >= 2 { fabric.base_rtt(0, 1, tr.mtu_bytes as u64, tr.ack_bytes as u64) } else { rtt };
+        Base { pair: (a, b), rtt, bdp_bytes: host_rate.bytes_in(rtt), nearest_rtt }
     }
 }
 
@@ -33,7 +37,21 @@ impl Base {
 /// of the longest path.
 pub(super) fn rto(tr: &TransportConfig, lossless: bool, fabric: &Fabric, qdisc: &QdiscTable, base: &Base) -> Result<Time> {
     Ok(match tr.rto_us {
-        Some(us) => positive_time("transport.rto_us", us, "the retransmission timeout")?,
+        Some(us) => {
+            let rto = positive_time("transport.rto_us", us, "the retransmission timeout")?;
+            if rto < base.nearest_rtt {
+                return Err(Error::invalid(
+                    "transport.rto_us",
+                    format!(
+                        "{}: shorter than the round trip of the nearest pair of hosts ({} µs), so every packet would time out before its ACK could return; allowed from {} µs",
+                        show_num(us),
+                        show_num(base.nearest_rtt as f64 / 1e6),
+                        show_num(base.nearest_rtt as f64 / 1e6)
+                    ),
+                ));
+            }
+            rto
+        }
         // A lossless fabric loses nothing to congestion, and pauses can hold a packet far
         // longer than one port's buffer takes to drain: RoCE NICs use milliseconds (4 ms,
         // the HPCC ns-3 default the seqbalance spec §2.3.2 adopts).
@@ -59,4 +77,26 @@ pub(super) fn rto(tr: &TransportConfig, lossless: bool, fabric: &Fabric, qdisc: 
             rto as Time
         }
     })
+}
+
+/// The livelock guard's limit: `run.stall_limit_us` as `given` (0 = off; else at least the
+/// nearest pair's round trip, before which nothing can be acknowledged), or unset the 10 ms
+/// default, raised to twice a timeout and a longest-path round trip where those are longer: a
+/// loss found by the timeout is acknowledged only one RTO and one RTT later, and on slow links
+/// (1 Mb/s: 33 ms to send one 4 KB packet) that exceeds 10 ms for every run.
+pub(super) fn stall_limit(given: Option<Time>, rto: Time, base: &Base) -> Result<Time> {
+    match given {
+        Some(0) => Ok(0),
+        Some(limit) if limit < base.nearest_rtt => Err(Error::invalid(
+            "run.stall_limit_us",
+            format!(
+                "{}: shorter than the round trip of the nearest pair of hosts ({} µs), before which nothing can be acknowledged; allowed: 0 (off) or from {} µs",
+                show_num(limit as f64 / 1e6),
+                show_num(base.nearest_rtt as f64 / 1e6),
+                show_num(base.nearest_rtt as f64 / 1e6)
+            ),
+        )),
+        Some(limit) => Ok(limit),
+        None => Ok(us_to_ps(super::run_options::DEFAULT_STALL_LIMIT_US).max(rto.saturating_add(base.rtt).saturating_mul(2))),
+    }
 }

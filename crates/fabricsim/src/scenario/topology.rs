@@ -18,16 +18,44 @@ impl TopologyConfig {
     }
 }
 
+/// A fabric validated and counted from `[topology]`, not yet built: setup checks the workload's
+/// counts against [`FabricPlan::size`] before [`FabricPlan::build`] spends seconds on a large
+/// fabric's route table, so that an oversized scenario is refused at once.
+pub(crate) struct FabricPlan {
+    /// The counts the fabric will have.
+    pub size: FabricSize,
+    /// Bytes building it takes at its peak ([`FabricSize::bytes`]).
+    pub bytes: f64,
+    /// The rate of every host's link (all hosts of a tiered fabric share it).
+    pub host_rate: BitsPerSec,
+    /// The key that makes the fabric large, for a refusal.
+    pub sized_by: &'static str,
+    build: Box<dyn FnOnce() -> Result<Fabric>>,
+}
+
+impl FabricPlan {
+    fn new(sized_by: &'static str, size: FabricSize, host_rate: BitsPerSec, build: impl FnOnce() -> Result<Fabric> + 'static) -> FabricPlan {
+        FabricPlan { size, bytes: size.bytes(), host_rate, sized_by, build: Box::new(build) }
+    }
+}
+
 impl Scenario {
-    /// The fabric as `[topology]` describes it, with `[topology.failures]` applied, and what
-    /// building it took ([`FabricSize::bytes`]); refused before anything is built when that
-    /// exceeds `budget`.
-    pub(super) fn build_fabric(&self, budget: Budget) -> Result<(Fabric, f64)> {
-        let (mut fabric, bytes) = self.build_topology(budget)?;
+    /// The fabric as `[topology]` describes it, counted and admitted against `budget` but not
+    /// built; [`Scenario::build_fabric`] builds it.
+    pub(super) fn plan_fabric(&self, budget: Budget) -> Result<FabricPlan> {
+        let plan = self.plan_topology()?;
+        budget.admit(plan.sized_by, plan.bytes, || plan.size.describe())?;
+        Ok(plan)
+    }
+
+    /// Builds a planned fabric and applies `[topology.failures]` to it.
+    pub(super) fn build_fabric(&self, plan: FabricPlan) -> Result<Fabric> {
+        let mut fabric = (plan.build)()?;
+        debug_assert_eq!(fabric.size(), plan.size, "the plan counts what it builds");
         if let Some(f) = self.topology.active_failures() {
             fabric.apply_failures(f.choose(&fabric, self.failure_seed())?);
         }
-        Ok((fabric, bytes))
+        Ok(fabric)
     }
 
     /// The seed of the failures' random choices and flaky bursts: `[topology.failures] seed`
@@ -37,9 +65,9 @@ impl Scenario {
         self.topology.active_failures().and_then(|f| f.seed).unwrap_or(self.seed)
     }
 
-    /// The intact fabric: the family, its size and the rate and latency of each tier; and the
-    /// bytes its tables take.
-    fn build_topology(&self, budget: Budget) -> Result<(Fabric, f64)> {
+    /// The intact fabric's plan: the family, its size and the rate and latency of each tier,
+    /// every key checked.
+    fn plan_topology(&self) -> Result<FabricPlan> {
         let t = &self.topology;
         let shape = leaf_spine_shape(t)?;
         let pods = pod_shape(t)?;
@@ -55,14 +83,11 @@ impl Scenario {
             tor_up: (pick("topology.tor_uplink_rate_gbps", t.tor_uplink_rate_gbps)?, lat),
             agg_up: (pick("topology.agg_uplink_rate_gbps", t.agg_uplink_rate_gbps)?, lat),
         };
+        let host_rate = links.host.0;
         let sw_lat = nanos("topology.switch_latency_ns", t.switch_latency_ns)?;
         let ratio = t.oversubscription.0;
         // The key that sizes a radix-built fabric.
         let sized_by = if t.hosts.is_some() { "topology.hosts" } else { "topology.k" };
-        let admit = |key: &str, size: FabricSize| -> Result<f64> {
-            budget.admit(key, size.bytes(), || size.describe())?;
-            Ok(size.bytes())
-        };
         match t.kind {
             TopologyKind::FatTree => {
                 if t.spine_link_rates_gbps.is_some() {
@@ -76,8 +101,7 @@ impl Scenario {
                         ));
                     }
                     shape.check()?;
-                    let bytes = admit("topology.pods", shape.size())?;
-                    return Ok((fat_tree::build_pods(shape, links, sw_lat)?, bytes));
+                    return Ok(FabricPlan::new("topology.pods", shape.size(), host_rate, move || fat_tree::build_pods(shape, links, sw_lat)));
                 }
                 let k = radix(t, fat_tree::radix_for_hosts, 8)?;
                 if k > fat_tree::MAX_K {
@@ -87,8 +111,7 @@ impl Scenario {
                     OversubTier::Tor => fat_tree::OversubscribedTier::Tor,
                     OversubTier::Agg => fat_tree::OversubscribedTier::Agg,
                 };
-                let bytes = admit(sized_by, fat_tree::shape(k, ratio, at)?.size())?;
-                Ok((fat_tree::build(k, ratio, at, links, sw_lat)?, bytes))
+                Ok(FabricPlan::new(sized_by, fat_tree::shape(k, ratio, at)?.size(), host_rate, move || fat_tree::build(k, ratio, at, links, sw_lat)))
             }
             TopologyKind::LeafSpine => {
                 if t.agg_uplink_rate_gbps.is_some() {
@@ -99,8 +122,8 @@ impl Scenario {
                 }
                 if let Some(shape) = shape {
                     shape.check()?;
-                    let bytes = admit("topology.tors", shape.size())?;
-                    return Ok((leaf_spine::build_shape(shape, links, &spine_rates(t)?, sw_lat)?, bytes));
+                    let rates = spine_rates(t)?;
+                    return Ok(FabricPlan::new("topology.tors", shape.size(), host_rate, move || leaf_spine::build_shape(shape, links, &rates, sw_lat)));
                 }
                 if t.spine_link_rates_gbps.is_some() {
                     return Err(Error::invalid("topology.spine_link_rates_gbps", "only with the explicit counts `tors`, `hosts_per_tor`, `spines`"));
@@ -109,8 +132,7 @@ impl Scenario {
                 if k > leaf_spine::MAX_K {
                     return Err(Error::invalid("topology.k", format!("{k}: leaf-spines up to K={} are supported", leaf_spine::MAX_K)));
                 }
-                let bytes = admit(sized_by, leaf_spine::shape(k, ratio)?.size())?;
-                Ok((leaf_spine::build(k, ratio, links, sw_lat)?, bytes))
+                Ok(FabricPlan::new(sized_by, leaf_spine::shape(k, ratio)?.size(), host_rate, move || leaf_spine::build(k, ratio, links, sw_lat)))
             }
         }
     }

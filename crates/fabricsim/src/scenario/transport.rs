@@ -3,6 +3,8 @@
 
 use super::TransportConfig;
 use crate::error::{Error, Result};
+use crate::transport::cc::CcConfig;
+use crate::units::show_num;
 
 /// Checks sizes first (MTU, ACK size, ACK ratio), then each scheme's parameters (every
 /// `cc_by_source` controller too; its hosts are checked with the fabric). The message
@@ -59,6 +61,27 @@ pub(super) fn check_cc_hosts(tr: &TransportConfig, hosts: u32) -> Result<()> {
             if std::mem::replace(slot, true) {
                 return Err(Error::invalid(&key, format!("host {h} is listed twice: a host has one congestion control")));
             }
+        }
+    }
+    Ok(())
+}
+
+/// Refuses a rate controller's floor above the host link rate it controls (`host_rate`, bits
+/// per second): DCQCN's and TIMELY's `min_rate_mbps` would otherwise be cut to the line rate
+/// without a word, and the controller could never slow down.
+pub(super) fn check_rate_floors(tr: &TransportConfig, host_rate: u64) -> Result<()> {
+    let ccs = std::iter::once(("transport.cc".to_string(), &tr.cc)).chain(tr.cc_by_source.iter().enumerate().map(|(i, e)| (format!("transport.cc_by_source[{i}].cc"), &e.cc)));
+    for (key, cc) in ccs {
+        let floor_mbps = match cc {
+            CcConfig::Dcqcn(p) => p.min_rate_mbps,
+            CcConfig::Timely(p) => p.min_rate_mbps,
+            _ => continue,
+        };
+        if floor_mbps * 1e6 > host_rate as f64 {
+            return Err(Error::invalid(
+                format!("{key}.min_rate_mbps"),
+                format!("{}: above the host link rate ({} Mb/s), so the controller could never slow down; allowed up to the host link rate", show_num(floor_mbps), show_num(host_rate as f64 / 1e6)),
+            ));
         }
     }
     Ok(())

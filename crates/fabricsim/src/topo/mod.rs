@@ -487,6 +487,11 @@ impl Fabric {
 }
 
 impl FabricSize {
+    /// Hosts: the nodes that are not switches.
+    pub fn hosts(&self) -> u64 {
+        self.nodes - self.switches
+    }
+
     /// Route table entries: one per switch and destination ToR.
     pub fn route_entries(&self) -> u64 {
         self.switches.saturating_mul(self.tors)

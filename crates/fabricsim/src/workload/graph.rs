@@ -236,6 +236,13 @@ impl GraphSize {
             + self.edges as f64 * BYTES_PER_EDGE
     }
 
+    /// Bytes its connections and tasks take while the run holds them, at the least
+    /// ([`crate::budget`]'s costs; the packets in flight and the fabric come on top).
+    pub fn run_bytes(&self) -> f64 {
+        use crate::budget::{BYTES_PER_CONN_RUN, BYTES_PER_TASK_RUN};
+        self.conns as f64 * BYTES_PER_CONN_RUN + self.tasks as f64 * BYTES_PER_TASK_RUN
+    }
+
     /// Whether its ids fit the graph's 32-bit indices (tasks, connections, messages), and its
     /// edges the 31 bits that index their delays.
     pub fn fits_ids(&self) -> bool {

@@ -121,11 +121,13 @@ impl Room {
     /// No limit, no shaper.
     pub const UNLIMITED: Room = Room { budget: Budget::UNLIMITED, pieces: 1 };
 
-    /// Refuses a graph of `size`, naming `key`, when its ids would not fit 32 bits or it would
-    /// exceed the budget; `how` says how the counts arose.
+    /// Refuses a graph of `size`, naming `key`, when its ids would not fit 32 bits, it would
+    /// exceed the budget, or it and the run state of its connections and tasks would exceed
+    /// the machine ([`Budget::admit_run`]); `how` says how the counts arose.
     pub fn admit(&self, key: &str, size: GraphSize, how: impl FnOnce() -> String) -> Result<()> {
         let what = format!("{}: {}", how(), size.describe());
         self.budget.admit(key, size.bytes(), || what.clone())?;
+        self.budget.admit_run(key, size.bytes(), size.run_bytes(), || what.clone())?;
         if !size.fits_ids() {
             return Err(Error::invalid(key, format!("{what}; allowed fewer than 2^32 − 1 tasks, connections and messages and fewer than 2^31 dependencies")));
         }
@@ -168,6 +170,21 @@ impl WorkloadConfig {
     /// large is generated when it would exceed `budget`. `base_dir` resolves relative file
     /// names; `seed` is the scenario's master seed.
     pub fn generate(&self, fabric: &Fabric, seed: u64, files: &InputFiles, shaper: &AnyShaper, budget: Budget) -> Result<Traffic> {
+        // The host rate is for counting before the fabric is built: here each host's own is read.
+        let hosts = HostPlan { hosts: fabric.hosts, host_rate: fabric.host_port.first().map_or(crate::units::BitsPerSec(0), |&p| fabric.ports[p as usize].rate) };
+        Ok(self.generate_on(hosts, Some(fabric), seed, files, shaper, budget)?.expect("on a built fabric every workload is generated"))
+    }
+
+    /// What can be done before the fabric is built, from its host count alone: a workload that
+    /// needs nothing else (collectives, incast, all-to-all, a flow list) is generated (`Some`,
+    /// the same traffic [`WorkloadConfig::generate`] gives); the others have their counts
+    /// checked (`None`: generate them on the built fabric). Either way a workload too large
+    /// for `budget` is refused here, before seconds go into building a large fabric.
+    pub fn generate_early(&self, hosts: HostPlan, seed: u64, files: &InputFiles, shaper: &AnyShaper, budget: Budget) -> Result<Option<Traffic>> {
+        self.generate_on(hosts, None, seed, files, shaper, budget)
+    }
+
+    fn generate_on(&self, plan: HostPlan, fabric: Option<&Fabric>, seed: u64, files: &InputFiles, shaper: &AnyShaper, budget: Budget) -> Result<Option<Traffic>> {
         let room = Room { budget, pieces: shaper.max_pieces() };
         if shaper.is_active() && !self.compiles_flows() {
             return Err(Error::invalid(
@@ -175,16 +192,21 @@ impl WorkloadConfig {
                 "a message shaper splits flow workloads only (permutation, incast, all_to_all, flow_list, open_loop); collectives spread each chunk over queue pairs themselves: use workload.qps (1..=16); rdma_writes streams: N x qps_per_client with message_bytes / N; and shaper = \"none\"",
             ));
         }
-        let hosts = fabric.hosts;
+        let hosts = plan.hosts;
         let mut rng = Rng::stream(seed, "workload", 0);
-        let (mut flows, jitter_us) = match self {
-            WorkloadConfig::Collectives(p) => return collective::generate(p, hosts, &mut rng, files, room),
-            WorkloadConfig::RdmaWrites(p) => return rdma_writes::generate(p, fabric, room),
-            WorkloadConfig::OpenLoop(p) => (open_loop::generate(p, fabric, &mut rng, files, room)?, 0.0),
-            WorkloadConfig::Permutation(p) => (permutation::generate(p, &fabric.pod_of_host(), &fabric.tor_of_host, &mut rng, room)?, p.start_jitter_us),
-            WorkloadConfig::Incast(p) => (incast::generate(p, hosts, &mut rng)?, p.start_jitter_us),
-            WorkloadConfig::AllToAll(p) => (all_to_all::generate(p, hosts, room)?, p.start_jitter_us),
-            WorkloadConfig::FlowList(p) => (flow_list::generate(p, hosts, files)?, p.start_jitter_us),
+        let (mut flows, jitter_us) = match (self, fabric) {
+            (WorkloadConfig::Collectives(p), _) => return collective::generate(p, hosts, &mut rng, files, room).map(Some),
+            (WorkloadConfig::Incast(p), _) => (incast::generate(p, hosts, &mut rng)?, p.start_jitter_us),
+            (WorkloadConfig::AllToAll(p), _) => (all_to_all::generate(p, hosts, room)?, p.start_jitter_us),
+            (WorkloadConfig::FlowList(p), _) => (flow_list::generate(p, hosts, files)?, p.start_jitter_us),
+            // These need the built fabric (its ToRs and pods, its host links): before it, their
+            // counts are checked.
+            (WorkloadConfig::Permutation(p), None) => return permutation::admit(p, hosts, room).map(|_| None),
+            (WorkloadConfig::OpenLoop(p), None) => return open_loop::admit(p, hosts, plan.host_rate, files, room).map(|_| None),
+            (WorkloadConfig::RdmaWrites(_), None) => return Ok(None),
+            (WorkloadConfig::RdmaWrites(p), Some(fabric)) => return rdma_writes::generate(p, fabric, room).map(Some),
+            (WorkloadConfig::OpenLoop(p), Some(fabric)) => (open_loop::generate(p, fabric, &mut rng, files, room)?, 0.0),
+            (WorkloadConfig::Permutation(p), Some(fabric)) => (permutation::generate(p, &fabric.pod_of_host(), &fabric.tor_of_host, &mut rng, room)?, p.start_jitter_us),
         };
         let jitter = time_from_us("workload.start_jitter_us", jitter_us)?;
         if jitter > 0 {
@@ -196,8 +218,17 @@ impl WorkloadConfig {
         if flows.is_empty() {
             return Err(Error::invalid("workload", "the workload generates no flows"));
         }
-        Ok(flows_to_traffic(&flows, shaper))
+        Ok(Some(flows_to_traffic(&flows, shaper)))
     }
+}
+
+/// What a workload may know of a fabric before it is built ([`WorkloadConfig::generate_early`]).
+#[derive(Clone, Copy, Debug)]
+pub struct HostPlan {
+    /// Hosts.
+    pub hosts: u32,
+    /// The rate of every host's link.
+    pub host_rate: crate::units::BitsPerSec,
 }
 
 /// One connection and one message per flow, or, as `shaper` splits it, one connection (sub-QP)

@@ -27,7 +27,7 @@ use crate::error::{Error, Result};
 use crate::rng::Rng;
 use crate::scheme::{param_rows, validate_params, Limit, SchemeRow};
 use crate::topo::Fabric;
-use crate::units::{Time, SEC};
+use crate::units::{BitsPerSec, Time, MAX_TIME_US, SEC};
 use serde::{Deserialize, Serialize};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -146,6 +146,62 @@ fn check(p: &OpenLoopParams) -> Result<Length> {
     }
 }
 
+/// Host h's mean gap between arrivals, in picoseconds, on a link of `rate_bps`.
+fn mean_gap_ps(p: &OpenLoopParams, sizes: &SizeCdf, rate_bps: f64) -> f64 {
+    //= seqbalance §5.2 (Flow generation); type=assumption
+    //# Each host runs an independent Poisson arrival process. Mean inter-arrival =
+    //# mean_size · 8 / (C_host · L).
+    sizes.mean() * 8.0 * SEC as f64 / (rate_bps * p.load)
+}
+
+/// The flows a trace of `length` is expected to hold given every host's mean gap, refused
+/// beyond [`MAX_FLOWS`] or `room`, and refused when `flows` arrivals would run past the longest
+/// time a run may have (a tiny `load` spreads them over ages: 10⁻⁹ puts the first at 10¹¹ µs).
+fn expected_flows(p: &OpenLoopParams, length: Length, gaps: impl Iterator<Item = f64>, room: super::Room) -> Result<f64> {
+    let rate_per_ps: f64 = gaps.map(|g| 1.0 / g).sum();
+    let expected = match length {
+        Length::Until(end) => end as f64 * rate_per_ps,
+        Length::Flows(n) => {
+            let horizon_us = n as f64 / rate_per_ps / 1e6;
+            if !(horizon_us <= MAX_TIME_US) {
+                return Err(past_the_horizon(p, horizon_us));
+            }
+            n as f64
+        }
+    };
+    if expected > MAX_FLOWS as f64 {
+        let (key, advice) = match length {
+            Length::Until(_) => ("workload.duration_us", "shorten the duration or lower the load"),
+            Length::Flows(_) => ("workload.flows", "ask for fewer"),
+        };
+        return Err(Error::invalid(key, format!("about {expected:.0} flows expected, more than the {MAX_FLOWS} a trace may hold: {advice}")));
+    }
+    let key = if matches!(length, Length::Until(_)) { "workload.duration_us" } else { "workload.flows" };
+    room.admit_flows(key, (expected * 1.01) as u64 + 16, "the expected arrivals")?;
+    Ok(expected)
+}
+
+/// The refusal of arrivals that would start `horizon_us` µs into the run, past [`MAX_TIME_US`].
+fn past_the_horizon(p: &OpenLoopParams, horizon_us: f64) -> Error {
+    Error::invalid(
+        "workload.load",
+        format!(
+            "{}: at this load the flows' arrivals run to about {horizon_us:.3e} µs, past the {} µs a run may last: raise the load or ask for fewer flows",
+            crate::units::show_num(p.load),
+            crate::units::show_num(MAX_TIME_US)
+        ),
+    )
+}
+
+/// Checks the trace's size before the fabric is built: `hosts` hosts whose links run at
+/// `host_rate`, as [`generate`] will find them. `files` reads a CDF file.
+pub fn admit(p: &OpenLoopParams, hosts: u32, host_rate: BitsPerSec, files: &InputFiles, room: super::Room) -> Result<()> {
+    let length = check(p)?;
+    let sizes = SizeCdf::resolve(&p.cdf, files)?;
+    let gap = mean_gap_ps(p, &sizes, host_rate.0 as f64);
+    expected_flows(p, length, (0..hosts).map(|_| gap), room).map(|_| ())
+}
+
 /// The flows on `fabric`, in start order (ties by source host). `files` reads a CDF file.
 pub fn generate(p: &OpenLoopParams, fabric: &Fabric, rng: &mut Rng, files: &InputFiles, room: super::Room) -> Result<Vec<FlowSpec>> {
     let length = check(p)?;
@@ -161,25 +217,8 @@ pub fn generate(p: &OpenLoopParams, fabric: &Fabric, rng: &mut Rng, files: &Inpu
         };
         return Err(Error::invalid(key, format!("host {h} has no destination: {why}")));
     }
-    //= seqbalance §5.2 (Flow generation); type=assumption
-    //# Each host runs an independent Poisson arrival process. Mean inter-arrival =
-    //# mean_size · 8 / (C_host · L).
-    let mean_gap_ps: Vec<f64> = (0..hosts)
-        .map(|h| sizes.mean() * 8.0 * SEC as f64 / (fabric.ports[fabric.host_port[h as usize] as usize].rate.0 as f64 * p.load))
-        .collect();
-    let expected = match length {
-        Length::Until(end) => mean_gap_ps.iter().map(|g| end as f64 / g).sum::<f64>(),
-        Length::Flows(n) => n as f64,
-    };
-    if expected > MAX_FLOWS as f64 {
-        let (key, advice) = match length {
-            Length::Until(_) => ("workload.duration_us", "shorten the duration or lower the load"),
-            Length::Flows(_) => ("workload.flows", "ask for fewer"),
-        };
-        return Err(Error::invalid(key, format!("about {expected:.0} flows expected, more than the {MAX_FLOWS} a trace may hold: {advice}")));
-    }
-    let key = if matches!(length, Length::Until(_)) { "workload.duration_us" } else { "workload.flows" };
-    room.admit_flows(key, (expected * 1.01) as u64 + 16, "the expected arrivals")?;
+    let mean_gap_ps: Vec<f64> = (0..hosts).map(|h| mean_gap_ps(p, &sizes, fabric.ports[fabric.host_port[h as usize] as usize].rate.0 as f64)).collect();
+    let expected = expected_flows(p, length, mean_gap_ps.iter().copied(), room)?;
     let mut flows = Vec::with_capacity((expected * 1.01) as usize + 16);
     let mut next: BinaryHeap<Reverse<(Time, u32)>> = (0..hosts).map(|h| Reverse((exponential(rng, mean_gap_ps[h as usize]), h))).collect();
     while let Some(Reverse((start, src))) = next.pop() {
@@ -190,12 +229,16 @@ pub fn generate(p: &OpenLoopParams, fabric: &Fabric, rng: &mut Rng, files: &Inpu
         if done {
             break;
         }
+        // The expected horizon was checked; a trace that still draws past it is refused too.
+        if start > crate::units::us_to_ps(MAX_TIME_US) {
+            return Err(past_the_horizon(p, start as f64 / 1e6));
+        }
         //= seqbalance §5.2 (Flow generation); type=assumption
         //# The destination is uniform over the other hosts.
         let dst = others.pick(src, rng);
         let bytes = sizes.sample(rng);
         flows.push(FlowSpec { src, dst, bytes, start, after: None });
-        next.push(Reverse((start + exponential(rng, mean_gap_ps[src as usize]), src)));
+        next.push(Reverse((start.saturating_add(exponential(rng, mean_gap_ps[src as usize])), src)));
     }
     Ok(flows)
 }

@@ -156,9 +156,9 @@ pub fn shifted_permutations(n: u32, m: u32, rng: &mut Rng) -> Vec<Vec<u32>> {
     shifts[..m as usize].iter().map(|&j| (0..n).map(|s| inv[((pi[s as usize] + j) % n) as usize]).collect()).collect()
 }
 
-/// The flows. `pods` is the pod of every host (see `Fabric::pod_of_host`), `tors` its ToR.
-pub fn generate(p: &PermutationParams, pods: &[u32], tors: &[u32], rng: &mut Rng, room: super::Room) -> Result<Vec<FlowSpec>> {
-    let hosts = pods.len() as u32;
+/// Checks the workload's counts on `hosts` hosts (before the fabric is built, and again by
+/// [`generate`]).
+pub fn admit(p: &PermutationParams, hosts: u32, room: super::Room) -> Result<()> {
     if hosts < 2 {
         return Err(Error::invalid("workload.kind", "a permutation needs at least 2 hosts"));
     }
@@ -168,7 +168,13 @@ pub fn generate(p: &PermutationParams, pods: &[u32], tors: &[u32], rng: &mut Rng
     if p.permutations == 0 {
         return Err(Error::invalid("workload.permutations", "0: must be at least 1"));
     }
-    room.admit_flows("workload.permutations", hosts as u64 * p.permutations as u64, &format!("{hosts} hosts × {} permutations", p.permutations))?;
+    room.admit_flows("workload.permutations", hosts as u64 * p.permutations as u64, &format!("{hosts} hosts × {} permutations", p.permutations))
+}
+
+/// The flows. `pods` is the pod of every host (see `Fabric::pod_of_host`), `tors` its ToR.
+pub fn generate(p: &PermutationParams, pods: &[u32], tors: &[u32], rng: &mut Rng, room: super::Room) -> Result<Vec<FlowSpec>> {
+    let hosts = pods.len() as u32;
+    admit(p, hosts, room)?;
     let large = match (p.large_flows, p.large_flow_bytes) {
         (0, _) => 0,
         (_, None) => return Err(Error::invalid("workload.large_flow_bytes", "missing: large_flows needs large_flow_bytes")),
