@@ -24,6 +24,7 @@
 //! `htsim_eqds -use_reps 1` becomes one entropy per flow (`ecmp`): that is what `eqds.cpp`
 //! runs after a flow's first window, its recycled entropy being a member nothing sets.
 
+use crate::scenario::clip;
 use crate::workload::flow_list::parse_htsim_cm;
 use std::fmt::{self, Write as _};
 use std::path::{Component, Path, PathBuf};
@@ -227,13 +228,13 @@ impl Opts {
 }
 
 fn parse_int<T: std::str::FromStr>(flag: &str, s: &str, what: &str) -> R<T> {
-    s.parse::<T>().or_else(|_| err(flag, format!("`{s}` is not {what}")))
+    s.parse::<T>().or_else(|_| err(flag, format!("`{}` is not {what}", clip(s))))
 }
 
 fn parse_num(flag: &str, s: &str, what: &str) -> R<f64> {
     match s.parse::<f64>() {
         Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
-        _ => err(flag, format!("`{s}` is not {what} (a number ≥ 0)")),
+        _ => err(flag, format!("`{}` is not {what} (a number ≥ 0)", clip(s))),
     }
 }
 
@@ -299,13 +300,13 @@ fn parse(flavour: Flavour, args: &[String]) -> R<Opts> {
             }
             "-planes" => {
                 if parse_int::<u32>(flag, v[0], "a plane count")? != 1 {
-                    return err(flag, format!("not supported: {}: multi-plane fabrics (several NIC ports) are not modelled; allowed 1", v[0]));
+                    return err(flag, format!("not supported: {}: multi-plane fabrics (several NIC ports) are not modelled; allowed 1", clip(v[0])));
                 }
             }
             "-linkspeed" => {
                 o.linkspeed_mbps = parse_num(flag, v[0], "a rate in Mb/s")?;
                 if !(1.0..=1e9).contains(&o.linkspeed_mbps) {
-                    return err(flag, format!("{}: allowed 1..=10^9 Mb/s", v[0]));
+                    return err(flag, format!("{}: allowed 1..=10^9 Mb/s", clip(v[0])));
                 }
             }
             "-mtu" => {
@@ -323,7 +324,7 @@ fn parse(flavour: Flavour, args: &[String]) -> R<Opts> {
             "-hop_latency" | "-switch_latency" => {
                 let l = parse_num(flag, v[0], "a latency in µs")?;
                 if l > 1e6 {
-                    return err(flag, format!("{}: allowed 0..=10^6 µs", v[0]));
+                    return err(flag, format!("{}: allowed 0..=10^6 µs", clip(v[0])));
                 }
                 if flag == "-hop_latency" {
                     o.hop_latency_us = l;
@@ -388,8 +389,8 @@ fn parse(flavour: Flavour, args: &[String]) -> R<Opts> {
                     (Flavour::Uec, "dctcp") => SenderAlgo::Dctcp,
                     (Flavour::Uec, "constant") => SenderAlgo::Constant,
                     (Flavour::Eqds, "dctcp") => return err(flag, "not supported: dctcp: htsim_eqds's DCTCP sender is not translated (its default sender CC, SMaRTT, is: use -sender_cc)"),
-                    (Flavour::Uec, other) => return err(flag, format!("`{other}`: allowed nscc, dctcp, constant")),
-                    (Flavour::Eqds, other) => return err(flag, format!("`{other}`: allowed dctcp")),
+                    (Flavour::Uec, other) => return err(flag, format!("`{}`: allowed nscc, dctcp, constant", clip(other))),
+                    (Flavour::Eqds, other) => return err(flag, format!("`{}`: allowed dctcp", clip(other))),
                 };
             }
             "-load_balancing_algo" => {
@@ -399,7 +400,7 @@ fn parse(flavour: Flavour, args: &[String]) -> R<Opts> {
                     "reps" => LbAlgo::Reps,
                     "reps_legacy" => LbAlgo::RepsLegacy,
                     "oblivious" => LbAlgo::Oblivious,
-                    other => return err(flag, format!("`{other}`: allowed mixed, bitmap, reps, reps_legacy, oblivious")),
+                    other => return err(flag, format!("`{}`: allowed mixed, bitmap, reps, reps_legacy, oblivious", clip(other))),
                 }
             }
             "-use_reps" => o.use_reps = parse_int::<u32>(flag, v[0], "0 or 1")? != 0,
@@ -424,17 +425,17 @@ fn parse(flavour: Flavour, args: &[String]) -> R<Opts> {
             "-force_disable_oversubscribed_cc" => o.force_disable_os_cc = true,
             "-strat" => {
                 if v[0] != "ecmp_host" {
-                    return err(flag, format!("not supported: `{}`: only ecmp_host (host entropies over switch ECMP, htsim's default) is translated; htsim's switch adaptive routing, round robin and ECN-driven host routing differ from fabricsim's switch.lb schemes", v[0]));
+                    return err(flag, format!("not supported: `{}`: only ecmp_host (host entropies over switch ECMP, htsim's default) is translated; htsim's switch adaptive routing, round robin and ECN-driven host routing differ from fabricsim's switch.lb schemes", clip(v[0])));
                 }
             }
             "-queue_type" => {
                 if v[0] != "composite" {
-                    return err(flag, format!("not supported: `{}`: only composite (htsim's default trimming queue) is translated", v[0]));
+                    return err(flag, format!("not supported: `{}`: only composite (htsim's default trimming queue) is translated", clip(v[0])));
                 }
             }
             "-host_queue_type" => {
                 if v[0] != "fair_prio" {
-                    return err(flag, format!("not supported: `{}`: only fair_prio (htsim's default NIC scheduler, round robin over connections) is translated", v[0]));
+                    return err(flag, format!("not supported: `{}`: only fair_prio (htsim's default NIC scheduler, round robin over connections) is translated", clip(v[0])));
                 }
             }
             "-o" | "-log" | "-logtime" | "-logtime_us" | "-debug" => o.ignored.push(args[i..=i + arity].join(" ")),
@@ -479,8 +480,8 @@ fn parse_topo(path: &str, text: &str) -> R<TopoFile> {
         let at = |m: String| FlagError { flag: flag.into(), message: format!("{path} line {}: {m}", n + 1) };
         // Every count, rate (Gb/s) and latency (ns) stays below 10^9, so that products of two
         // of them (hosts × rate) cannot overflow.
-        let value = || -> R<u64> { words.get(1).and_then(|w| w.parse::<u64>().ok()).filter(|&v| v <= 1_000_000_000).ok_or_else(|| at(format!("`{}` needs a whole number in 0..=10^9", words[0]))) };
-        let tier = |c: Option<usize>| c.ok_or_else(|| at(format!("`{}` comes before any `Tier N` line", words[0])));
+        let value = || -> R<u64> { words.get(1).and_then(|w| w.parse::<u64>().ok()).filter(|&v| v <= 1_000_000_000).ok_or_else(|| at(format!("`{}` needs a whole number in 0..=10^9", clip(words[0])))) };
+        let tier = |c: Option<usize>| c.ok_or_else(|| at(format!("`{}` comes before any `Tier N` line", clip(words[0]))));
         match key.as_str() {
             "nodes" => t.nodes = value()? as u32,
             "tiers" => t.tiers = value()? as u32,
@@ -502,7 +503,7 @@ fn parse_topo(path: &str, text: &str) -> R<TopoFile> {
             "queue_up" | "queue_down" => {
                 return Err(at(format!("`{}`: not supported: per-tier queue sizes are not translated (htsim_uec overrides them with -q or its BDP default anyway); set [switch.ports.*] buffer_bytes in the scenario", words[0])))
             }
-            _ => return Err(at(format!("unknown attribute `{}`; allowed: nodes, tiers, podsize, tier, downlink_speed_gbps, radix_up, radix_down, oversubscribed, bundle, switch_latency_ns, downlink_latency_ns", words[0]))),
+            _ => return Err(at(format!("unknown attribute `{}`; allowed: nodes, tiers, podsize, tier, downlink_speed_gbps, radix_up, radix_down, oversubscribed, bundle, switch_latency_ns, downlink_latency_ns", clip(words[0])))),
         }
     }
     let whole = |m: &str| err::<TopoFile>(flag, format!("{path}: {m}"));

@@ -146,8 +146,8 @@ pub fn short_excerpt(msg: &str, column: usize) -> String {
         if !gutter[..bar].trim().chars().all(|c| c.is_ascii_digit()) || text.chars().count() <= EXCERPT_CHARS {
             return l.to_string();
         }
-        let kept: String = text.chars().skip(skip).take(EXCERPT_CHARS).collect();
-        let more = text.chars().count() > skip + EXCERPT_CHARS && !kept.trim().is_empty();
+        let (kept, more) = window(text, skip);
+        let more = more && !kept.trim().is_empty();
         // A caret line keeps its alignment: "…" before the source text, a space before the caret.
         let lead = match (skip > 0, kept.trim_start().starts_with('^')) {
             (false, _) => "",
@@ -157,6 +157,37 @@ pub fn short_excerpt(msg: &str, column: usize) -> String {
         format!("{gutter}{lead}{kept}{}", if more { "…" } else { "" })
     };
     msg.lines().map(cut).collect::<Vec<_>>().join("\n")
+}
+
+/// At most [`EXCERPT_CHARS`] characters of `text` from character `skip` on, and whether text
+/// follows them.
+fn window(text: &str, skip: usize) -> (String, bool) {
+    let kept: String = text.chars().skip(skip).take(EXCERPT_CHARS).collect();
+    (kept, text.chars().nth(skip + EXCERPT_CHARS).is_some())
+}
+
+/// `text` (a token or line read from an input file, or a message quoting one) as an error
+/// message quotes it: each stretch between quote marks (`` ` `` or `"`) cut to its first
+/// [`EXCERPT_CHARS`] characters and "…", so that a bad 1 MB token does not give 1 MB of
+/// error. Short text comes back unchanged.
+pub(crate) fn clip(text: &str) -> String {
+    if text.chars().nth(EXCERPT_CHARS).is_none() {
+        return text.to_string();
+    }
+    let mut out = String::new();
+    for piece in text.split_inclusive(['`', '"']) {
+        let (body, quote) = match piece.strip_suffix(['`', '"']) {
+            Some(b) => (b, &piece[b.len()..]),
+            None => (piece, ""),
+        };
+        let (kept, more) = window(body, 0);
+        out.push_str(&kept);
+        if more {
+            out.push_str(&format!("… ({} characters)", body.chars().count()));
+        }
+        out.push_str(quote);
+    }
+    out
 }
 
 /// `[x] name = "<name>"`: the table a `x = "<name>"` shorthand stands for.
@@ -188,5 +219,14 @@ mod tests {
         assert_eq!(v["transport"]["cc"]["window_bdp"].as_float(), Some(2.0));
         assert_eq!(v["transport"]["lb"].as_str(), Some("ecmp"));
         assert!(apply_override(&mut v, "nonsense").is_err());
+    }
+
+    #[test]
+    fn clip_cuts_each_long_stretch() {
+        assert_eq!(clip("size `12x`"), "size `12x`");
+        let long = "9".repeat(1 << 20);
+        let c = clip(&format!("size `{long}` is not a number, expected `a` or `b`"));
+        assert!(c.len() < 250 && c.starts_with("size `9999") && c.contains("… (1048576 characters)`") && c.ends_with("expected `a` or `b`"), "{c}");
+        assert_eq!(clip(&"é".repeat(101)), format!("{}… (101 characters)", "é".repeat(100)));
     }
 }

@@ -5,10 +5,13 @@
 //! - htsim's connection matrix (`.cm`): `Nodes N`, `Connections C`, then lines
 //!   `SRC->DST id K start T size BYTES` (T in microseconds, as htsim reads it), the format of the
 //!   shared benchmark matrices.
+//!
+//! Errors quote at most ~100 characters of a bad token or line (`scenario::clip`).
 
 use super::{check_endpoints, FlowSpec};
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
+use crate::scenario::clip;
 use crate::workload::InputFiles;
 
 /// Registry name.
@@ -59,7 +62,7 @@ fn bad(file: &str, line: usize, msg: impl std::fmt::Display) -> Error {
 }
 
 fn parse_num<T: std::str::FromStr>(file: &str, line: usize, what: &str, s: &str) -> Result<T> {
-    s.trim().parse().map_err(|_| bad(file, line, format!("{what} `{}` is not a valid number", s.trim())))
+    s.trim().parse().map_err(|_| bad(file, line, format!("{what} `{}` is not a valid number", clip(s.trim()))))
 }
 
 fn start_from_us(file: &str, line: usize, s: &str) -> Result<u64> {
@@ -74,7 +77,7 @@ pub fn parse_csv(text: &str, file: &str, hosts: u32) -> Result<Vec<FlowSpec>> {
     let cols: Vec<String> = header.split(',').map(|c| c.trim().to_ascii_lowercase()).collect();
     let col = |name: &str| cols.iter().position(|c| c == name);
     let (Some(si), Some(di), Some(bi)) = (col("src"), col("dst"), col("bytes")) else {
-        return Err(bad(file, hline + 1, format!("header `{header}` must name the columns src, dst, bytes (and optionally start_us)")));
+        return Err(bad(file, hline + 1, format!("header `{}` must name the columns src, dst, bytes (and optionally start_us)", clip(header))));
     };
     let ti = col("start_us");
     let mut flows = Vec::new();
@@ -137,7 +140,7 @@ pub fn parse_htsim_cm(text: &str, file: &str, hosts: u32) -> Result<Vec<FlowSpec
                 }
                 flows.push(FlowSpec { src: src as u32, dst: dst as u32, bytes, start, after: None });
             }
-            _ => return Err(bad(file, n, format!("unrecognised line `{t}` (expected `Nodes N`, `Connections C` or `SRC->DST ... size BYTES`)"))),
+            _ => return Err(bad(file, n, format!("unrecognised line `{}` (expected `Nodes N`, `Connections C` or `SRC->DST ... size BYTES`)", clip(t)))),
         }
     }
     // htsim runs a matrix on a fabric of exactly its node count: a smaller matrix on a larger
