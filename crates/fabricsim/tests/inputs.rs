@@ -168,6 +168,7 @@ fn a_megabyte_bad_token_in_an_input_file_is_quoted_in_at_most_an_excerpt() {
         ("flows.csv", format!("src,dst,bytes\n0,1,100\n0,1,{token}\n"), "kind = \"flow_list\"\nfile = \"flows.csv\"", "workload.file", Some(":3:")),
         ("flows.csv", format!("{token},dst,bytes\n"), "kind = \"flow_list\"\nfile = \"flows.csv\"", "workload.file", Some(":1:")),
         ("m.cm", format!("Nodes 8\n0->1 id 1 start 0 size {token}\n"), "kind = \"flow_list\"\nfile = \"m.cm\"", "workload.file", Some(":2:")),
+        ("m.cm", format!("Nodes 8\n0->1 id 1 start 0 size 5 {token} 1\n"), "kind = \"flow_list\"\nfile = \"m.cm\"", "workload.file", Some(":2:")),
         ("m.cm", format!("Nodes 8\n{token}\n"), "kind = \"flow_list\"\nfile = \"m.cm\"", "workload.file", Some(":2:")),
         ("s.cdf", format!("100 0.5\n{token} 1\n"), "kind = \"open_loop\"\ncdf = \"s.cdf\"\nload = 0.5\nflows = 10", "workload.cdf", Some(":2:")),
         ("t.json", format!("[{{\"op\": \"allreduce\", \"bytes\": \"{token}\"}}]"), "kind = \"collectives\"\n[[workload.jobs]]\nranks = 4\ntrace = \"t.json\"", "workload.jobs[0].trace", Some(": at `[0].bytes`")),
