@@ -182,7 +182,9 @@ fn a_megabyte_bad_token_in_an_input_file_is_quoted_in_at_most_an_excerpt() {
             Ok(()) => panic!("accepted: {file}"),
             Err(e) => e.to_string(),
         };
-        assert!(e.len() < 500 && e.contains(key) && at.is_none_or(|at| e.contains(&format!("{file}{at}"))) && e.contains("7777…"), "{} bytes: {}", e.len(), &e[..e.len().min(600)]);
+        // A flow list's errors are short; a byte count's carries its spellings (~400 bytes).
+        let most = if key == "workload.file" { 500 } else { 800 };
+        assert!(e.len() < most && e.contains(key) && at.is_none_or(|at| e.contains(&format!("{file}{at}"))) && e.contains("7777…"), "{} bytes: {}", e.len(), &e[..e.len().min(600)]);
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -20,7 +20,7 @@ pub use queues::{port_class, PortRules, QueueRule, PORT_CLASSES};
 pub use results_options::{ResultsOptions, StationaryWindow};
 pub use run_options::{DEFAULT_STALL_LIMIT_US, DROP_LIMITS, RUN_LIMITS};
 pub use values::{deserialize_params, ByteSize, NoParams, Ratio};
-pub(crate) use values::clip;
+pub(crate) use values::{clip, clip_quoted};
 
 use crate::budget::Budget;
 use crate::error::{Error, Result};
@@ -687,7 +687,7 @@ impl Scenario {
             let inner: String = e.into_inner().to_string().lines().filter(|l| !l.starts_with("in `")).collect::<Vec<_>>().join(" ");
             let key = if path == "." { "(top level)".to_string() } else { path };
             // A bad value is quoted in the message: at most an excerpt of it.
-            Error::invalid(key, clip(inner.trim_end()))
+            Error::invalid(key, clip_quoted(inner.trim_end()))
         })?;
         // A switched-off failure section is dropped here, so that the run and its resolved
         // scenario are exactly those of a scenario without it.

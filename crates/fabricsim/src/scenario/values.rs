@@ -146,7 +146,7 @@ pub fn short_excerpt(msg: &str, column: usize) -> String {
         if !gutter[..bar].trim().chars().all(|c| c.is_ascii_digit()) || text.chars().count() <= EXCERPT_CHARS {
             return l.to_string();
         }
-        let (kept, more) = window(text, skip);
+        let (kept, more) = window(text, skip, EXCERPT_CHARS);
         let more = more && !kept.trim().is_empty();
         // A caret line keeps its alignment: "…" before the source text, a space before the caret.
         let lead = match (skip > 0, kept.trim_start().starts_with('^')) {
@@ -159,34 +159,52 @@ pub fn short_excerpt(msg: &str, column: usize) -> String {
     msg.lines().map(cut).collect::<Vec<_>>().join("\n")
 }
 
-/// At most [`EXCERPT_CHARS`] characters of `text` from character `skip` on, and whether text
-/// follows them.
-fn window(text: &str, skip: usize) -> (String, bool) {
-    let kept: String = text.chars().skip(skip).take(EXCERPT_CHARS).collect();
-    (kept, text.chars().nth(skip + EXCERPT_CHARS).is_some())
+/// At most `limit` characters of `text` from character `skip` on, and whether text follows
+/// them.
+fn window(text: &str, skip: usize, limit: usize) -> (String, bool) {
+    let kept: String = text.chars().skip(skip).take(limit).collect();
+    (kept, text.chars().nth(skip + limit).is_some())
 }
 
-/// `text` (a token or line read from an input file, or a message quoting one) as an error
-/// message quotes it: each stretch between quote marks (`` ` `` or `"`) cut to its first
-/// [`EXCERPT_CHARS`] characters and "…", so that a bad 1 MB token does not give 1 MB of
-/// error. Short text comes back unchanged.
+/// `text` cut to `limit` characters, "… (N characters)" saying how long it was.
+fn cut_to(text: &str, limit: usize) -> String {
+    match window(text, 0, limit) {
+        (kept, true) => format!("{kept}… ({} characters)", text.chars().count()),
+        (kept, false) => kept,
+    }
+}
+
+/// A token or line read from an input file as an error message quotes it: its first
+/// [`EXCERPT_CHARS`] characters, so that a bad 1 MB token does not give 1 MB of error.
 pub(crate) fn clip(text: &str) -> String {
-    if text.chars().nth(EXCERPT_CHARS).is_none() {
-        return text.to_string();
+    cut_to(text, EXCERPT_CHARS)
+}
+
+/// A message that quotes the input (serde's ``unknown variant `…` `` or `string "…"`) with
+/// each quoted stretch [`clip`]ped. The message's own words, outside quotes, are kept up to
+/// ten times as many characters: that bound holds a value whose own quote marks upset the
+/// pairing.
+pub(crate) fn clip_quoted(msg: &str) -> String {
+    if msg.chars().nth(EXCERPT_CHARS).is_none() {
+        return msg.to_string();
     }
-    let mut out = String::new();
-    for piece in text.split_inclusive(['`', '"']) {
-        let (body, quote) = match piece.strip_suffix(['`', '"']) {
-            Some(b) => (b, &piece[b.len()..]),
-            None => (piece, ""),
+    let piece = |quoted: bool, text: &str| if quoted { clip(text) } else { cut_to(text, 10 * EXCERPT_CHARS) };
+    let (mut out, mut stretch, mut open) = (String::new(), String::new(), None);
+    for c in msg.chars() {
+        let boundary = match open {
+            Some(q) => c == q,
+            None => c == '`' || c == '"',
         };
-        let (kept, more) = window(body, 0);
-        out.push_str(&kept);
-        if more {
-            out.push_str(&format!("… ({} characters)", body.chars().count()));
+        if !boundary {
+            stretch.push(c);
+            continue;
         }
-        out.push_str(quote);
+        out.push_str(&piece(open.is_some(), &stretch));
+        out.push(c);
+        stretch.clear();
+        open = if open.is_some() { None } else { Some(c) };
     }
+    out.push_str(&piece(open.is_some(), &stretch));
     out
 }
 
@@ -222,11 +240,14 @@ mod tests {
     }
 
     #[test]
-    fn clip_cuts_each_long_stretch() {
-        assert_eq!(clip("size `12x`"), "size `12x`");
-        let long = "9".repeat(1 << 20);
-        let c = clip(&format!("size `{long}` is not a number, expected `a` or `b`"));
-        assert!(c.len() < 250 && c.starts_with("size `9999") && c.contains("… (1048576 characters)`") && c.ends_with("expected `a` or `b`"), "{c}");
+    fn clip_cuts_long_tokens_and_quoted_values() {
+        assert_eq!(clip("12x"), "12x");
         assert_eq!(clip(&"é".repeat(101)), format!("{}… (101 characters)", "é".repeat(100)));
+        let long = "9".repeat(1 << 20);
+        let c = clip_quoted(&format!("unknown variant `{long}`, expected `a` or `b`"));
+        assert!(c.len() < 250 && c.starts_with("unknown variant `9999") && c.contains("… (1048576 characters)`") && c.ends_with("expected `a` or `b`"), "{c}");
+        // The message's own words are kept, however many.
+        let prose = format!("`2 parsecs`: unknown unit; {}, e.g. \"2MiB\"", "expected a count ".repeat(10));
+        assert_eq!(clip_quoted(&prose), prose);
     }
 }

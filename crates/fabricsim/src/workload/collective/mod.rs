@@ -557,7 +557,7 @@ fn load_trace(key: &str, path: &str, files: &InputFiles) -> Result<Vec<Collectiv
     let (full, text) = files.read(path);
     let text = text.map_err(|e| Error::invalid(format!("{key}.trace"), format!("cannot read {}: {e}", full.display())))?;
     let de = &mut serde_json::Deserializer::from_str(&text);
-    serde_path_to_error::deserialize(de).map_err(|e| Error::invalid(format!("{key}.trace"), format!("{}: at `{}`: {}", full.display(), crate::scenario::clip(&e.path().to_string()), crate::scenario::clip(&e.inner().to_string()))))
+    serde_path_to_error::deserialize(de).map_err(|e| Error::invalid(format!("{key}.trace"), format!("{}: at `{}`: {}", full.display(), crate::scenario::clip(&e.path().to_string()), crate::scenario::clip_quoted(&e.inner().to_string()))))
 }
 
 /// Compiles the jobs into a traffic graph; each job is counted and admitted by `room` before it
