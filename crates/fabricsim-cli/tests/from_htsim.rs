@@ -137,3 +137,22 @@ fn bad_command_lines_exit_2_naming_the_flag() {
     assert!(out.contains("file = \"m.cm\"") && out.contains("[transport.cc]"), "{out}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn command_lines_whose_scenario_check_would_refuse_exit_2_naming_the_flag_and_write_nothing() {
+    let dir = tmp("refused-by-check");
+    std::fs::write(dir.join("m.cm"), "Nodes 16\nConnections 1\n0->15 id 1 start 0 size 1000\n").unwrap();
+    // Each of these once wrote a scenario that `fabricsim check` refused (issue 49).
+    for (line, flag, allowed) in [
+        ("htsim_uec -tm m.cm -failed 8 -linkspeed 1 -q 35", "`-failed`", "allowed -linkspeed 4..=10^9 Mb/s"),
+        ("htsim_uec -tm m.cm -end 4294967295", "`-end`", "up to 10^9 µs"),
+        ("htsim_uec -tm m.cm -target_q_delay 100000000", "`-target_q_delay`", "allowed 0.001..=10^6 µs"),
+        ("htsim_eqds -tm m.cm -cwnd 4000000000", "`-cwnd`", "allowed 1..="),
+    ] {
+        let o = bin().arg("from-htsim").arg(line).args(["-o", "s.toml"]).current_dir(&dir).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.code() == Some(2) && err.contains(flag) && err.contains(allowed), "{line}: {err}");
+        assert!(!dir.join("s.toml").exists(), "{line}: a refused translation wrote its scenario");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -5,7 +5,9 @@
 //! check cases, a few hostile mutations of any key: values at and beyond the ranges (0,
 //! negatives, 1e-300, 1e300, 2^40, 2^63, u64::MAX, NaN and infinities as numbers and strings),
 //! wrong types, empty strings and lists, very long strings, unknown keys, removed keys,
-//! contradictory keys, `--set` overrides (also malformed ones) and TOML text with duplicate keys.
+//! contradictory keys, `--set` overrides (also malformed ones), TOML text with duplicate keys,
+//! and a workload reading a bad input file ([`BAD_INPUTS`]: 1 MB tokens, unknown or repeated
+//! `.cm` words, duplicate ids, htsim triggers).
 //!
 //! Scheme parameters come from the registry (`fabricsim::registry::families`), so a new scheme
 //! or parameter is fuzzed without an edit here; non-scheme keys come from the default scenario
@@ -61,7 +63,47 @@ pub fn write_data_files(dir: &std::path::Path) -> std::io::Result<()> {
     std::fs::write(dir.join(FLOW_LIST), "src,dst,bytes,start_us\n0,1,8192,0\n1,0,4096,1.5\n2,1,65536,0\n")?;
     std::fs::write(dir.join(CDF), "1000 0\n4000 50\n64000 90\n1000000 100\n")?;
     std::fs::write(dir.join(TRACE), r#"[{"op": "allreduce", "bytes": 65536}, {"op": "alltoall", "bytes": 32768, "parallelism": 1}]"#)?;
+    for name in BAD_INPUTS {
+        std::fs::write(dir.join(name), bad_input_text(name))?;
+    }
     Ok(())
+}
+
+/// Input files with what an outside campaign found accepted or echoed (issue 49): 1 MB bad
+/// tokens in CSV and `.cm` lines and in a CDF (the error must quote an excerpt), and `.cm`
+/// lines with an unknown word, a duplicate id, a repeated word, htsim triggers (a cycle; a
+/// `Triggers` section) and a 1 MB unknown word. Each must be refused naming `workload.file`
+/// (or `workload.cdf`). Written by [`write_data_files`]; the suffix gives the format.
+pub const BAD_INPUTS: &[&str] = &[
+    "bad_long_token.csv",
+    "bad_long_header.csv",
+    "bad_long_token.cm",
+    "bad_long_word.cm",
+    "bad_long_line.cm",
+    "bad_unknown_word.cm",
+    "bad_duplicate_id.cm",
+    "bad_repeated_size.cm",
+    "bad_trigger_cycle.cm",
+    "bad_triggers.cm",
+    "bad_long_token.cdf",
+];
+
+/// The text of the [`BAD_INPUTS`] file `name`.
+fn bad_input_text(name: &str) -> String {
+    let long = "9".repeat(1 << 20) + "x";
+    match name {
+        "bad_long_token.csv" => format!("src,dst,bytes\n0,1,100\n0,1,{long}\n"),
+        "bad_long_header.csv" => format!("{long},dst,bytes\n0,1,100\n"),
+        "bad_long_token.cm" => format!("Nodes 16\n0->1 id 1 start 0 size {long}\n"),
+        "bad_long_word.cm" => format!("0->1 id 1 start 0 size 100 {long} 1\n"),
+        "bad_long_line.cm" => format!("{long}\n"),
+        "bad_unknown_word.cm" => "0->1 id 1 start 0 size 100 colour blue\n".into(),
+        "bad_duplicate_id.cm" => "0->1 id 1 start 0 size 100\n1->0 id 1 start 0 size 100\n".into(),
+        "bad_repeated_size.cm" => "0->1 id 1 start 0 size 100 size 200\n".into(),
+        "bad_trigger_cycle.cm" => "0->1 id 1 trigger 2 size 100 send_done_trigger 1\n1->0 id 2 trigger 1 size 100 send_done_trigger 2\n".into(),
+        "bad_triggers.cm" => "Triggers 1\n0->1 id 1 start 0 size 100 send_done_trigger 1\ntrigger id 1 oneshot\n".into(),
+        _ => format!("100 0.5\n{long} 1\n"),
+    }
 }
 
 /// What the topology generator built, for keys that must agree with it.
@@ -264,6 +306,9 @@ impl Gen {
             for _ in 0..n {
                 self.mutate(&mut t, &mut case);
             }
+        }
+        if !self.run && self.rng.chance(0.03) {
+            self.bad_input_file(&mut t, &mut case);
         }
         case.toml = toml::to_string(&t).unwrap_or_default();
         if !self.run && self.rng.chance(0.04) {
@@ -897,6 +942,24 @@ impl Gen {
         case.mutations.push(format!("contradiction {a} / {b}"));
     }
 
+    /// The workload made to read one of [`BAD_INPUTS`]: a flow list, or an open-loop
+    /// workload's CDF.
+    fn bad_input_file(&mut self, t: &mut Table, case: &mut Case) {
+        let name = *self.rng.pick(BAD_INPUTS);
+        // The workload table replaced whole: another kind's keys would be refused first.
+        remove(t, "workload");
+        if name.ends_with(".cdf") {
+            put(t, "workload.kind", s("open_loop"));
+            put(t, "workload.cdf", s(name));
+            put(t, "workload.load", float(0.3));
+            put(t, "workload.flows", int(10));
+        } else {
+            put(t, "workload.kind", s("flow_list"));
+            put(t, "workload.file", s(name));
+        }
+        case.mutations.push(format!("bad input file {name}"));
+    }
+
     /// A TOML-level mutation of the text: a duplicate key, an unterminated string, garbage.
     fn mutate_text(&mut self, case: &mut Case) {
         let m = *self.rng.pick(&["duplicate", "unterminated", "garbage", "long line"]);
@@ -928,6 +991,34 @@ mod tests {
         remove(&mut t, "topology.k");
         assert!(!toml::to_string(&t).unwrap().contains("op ="));
         assert_eq!(parse_range("0.001..=1000000"), Some((0.001, 1e6)));
+    }
+
+    #[test]
+    fn every_bad_input_file_is_refused_naming_its_key_in_a_short_message() {
+        let dir = std::env::temp_dir().join(format!("fabricsim-fuzz-bad-inputs-{}", std::process::id()));
+        write_data_files(&dir).unwrap();
+        let mut drawn = std::collections::BTreeSet::new();
+        let mut g = Gen::new(3, 0, false);
+        for _ in 0..400 {
+            let mut t = Table::new();
+            put(&mut t, "topology.kind", s("leaf_spine"));
+            put(&mut t, "topology.k", int(4));
+            let mut case = Case { index: 0, toml: String::new(), overrides: Vec::new(), mutations: Vec::new(), run: false };
+            g.bad_input_file(&mut t, &mut case);
+            let name = case.mutations[0].trim_start_matches("bad input file ").to_string();
+            if !drawn.insert(name.clone()) {
+                continue;
+            }
+            let e = match fabricsim::Scenario::from_toml(&toml::to_string(&t).unwrap(), &[]).and_then(|sc| sc.setup(&dir)) {
+                Ok(_) => panic!("{name} accepted"),
+                Err(e) => e,
+            };
+            let key = if name.ends_with(".cdf") { "workload.cdf" } else { "workload.file" };
+            let m = e.to_string();
+            assert!(matches!(&e, fabricsim::Error::Invalid { key: k, .. } if k == key) && m.len() < 500 && m.contains(&name), "{name}: {} bytes: {}", m.len(), &m[..m.len().min(600)]);
+        }
+        assert_eq!(drawn.len(), BAD_INPUTS.len(), "every bad file is drawn");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -154,3 +154,37 @@ fn failure_errors_name_their_keys_and_the_switch() {
     let e = setup_error(&present, &["topology.failures.seed=-1"]);
     assert!(e.contains("topology.failures.seed"), "{e}");
 }
+
+// ---- input files with a bad token (issue 49) ----
+
+#[test]
+fn a_megabyte_bad_token_in_an_input_file_is_quoted_in_at_most_an_excerpt() {
+    let dir = std::env::temp_dir().join(format!("fabricsim-inputs-long-token-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let token = "7".repeat(1 << 20) + "x";
+    let fabric = "[topology]\nkind = \"leaf_spine\"\nk = 4\n";
+    // (file, its text, the workload table naming it, the key the error names, where in the file)
+    let cases = [
+        ("flows.csv", format!("src,dst,bytes\n0,1,100\n0,1,{token}\n"), "kind = \"flow_list\"\nfile = \"flows.csv\"", "workload.file", Some(":3:")),
+        ("flows.csv", format!("{token},dst,bytes\n"), "kind = \"flow_list\"\nfile = \"flows.csv\"", "workload.file", Some(":1:")),
+        ("m.cm", format!("Nodes 8\n0->1 id 1 start 0 size {token}\n"), "kind = \"flow_list\"\nfile = \"m.cm\"", "workload.file", Some(":2:")),
+        ("m.cm", format!("Nodes 8\n0->1 id 1 start 0 size 5 {token} 1\n"), "kind = \"flow_list\"\nfile = \"m.cm\"", "workload.file", Some(":2:")),
+        ("m.cm", format!("Nodes 8\n{token}\n"), "kind = \"flow_list\"\nfile = \"m.cm\"", "workload.file", Some(":2:")),
+        ("s.cdf", format!("100 0.5\n{token} 1\n"), "kind = \"open_loop\"\ncdf = \"s.cdf\"\nload = 0.5\nflows = 10", "workload.cdf", Some(":2:")),
+        ("t.json", format!("[{{\"op\": \"allreduce\", \"bytes\": \"{token}\"}}]"), "kind = \"collectives\"\n[[workload.jobs]]\nranks = 4\ntrace = \"t.json\"", "workload.jobs[0].trace", Some(": at `[0].bytes`")),
+        // A trace's collectives are checked as the job's own, by their key.
+        ("t.json", format!("[{{\"op\": \"{token}\", \"bytes\": 1000}}]"), "kind = \"collectives\"\n[[workload.jobs]]\nranks = 4\ntrace = \"t.json\"", "workload.jobs[0].collectives[0].op", None),
+    ];
+    for (file, text, workload, key, at) in cases {
+        std::fs::write(dir.join(file), text).unwrap();
+        let toml = format!("{fabric}[workload]\n{workload}\n");
+        let e = match Scenario::from_toml(&toml, &[]).and_then(|s| s.setup(&dir).map(|_| ())) {
+            Ok(()) => panic!("accepted: {file}"),
+            Err(e) => e.to_string(),
+        };
+        // A flow list's errors are short; a byte count's carries its spellings (~400 bytes).
+        let most = if key == "workload.file" { 500 } else { 800 };
+        assert!(e.len() < most && e.contains(key) && at.is_none_or(|at| e.contains(&format!("{file}{at}"))) && e.contains("7777…"), "{} bytes: {}", e.len(), &e[..e.len().min(600)]);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

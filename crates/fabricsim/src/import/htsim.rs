@@ -23,7 +23,12 @@
 //! the flag). `-strat` accepts only `ecmp_host` (htsim ignores an unknown strategy silently).
 //! `htsim_eqds -use_reps 1` becomes one entropy per flow (`ecmp`): that is what `eqds.cpp`
 //! runs after a flow's first window, its recycled entropy being a member nothing sets.
+//! Every translation is validated as `fabricsim check` validates a scenario, so a command line
+//! is never turned into a scenario fabricsim refuses: the refused key is traced back, through
+//! its comment, to the flag that wrote it (flags with a known limit say it in htsim's terms).
 
+use crate::error::Error;
+use crate::scenario::{clip, Scenario};
 use crate::workload::flow_list::parse_htsim_cm;
 use std::fmt::{self, Write as _};
 use std::path::{Component, Path, PathBuf};
@@ -227,13 +232,13 @@ impl Opts {
 }
 
 fn parse_int<T: std::str::FromStr>(flag: &str, s: &str, what: &str) -> R<T> {
-    s.parse::<T>().or_else(|_| err(flag, format!("`{s}` is not {what}")))
+    s.parse::<T>().or_else(|_| err(flag, format!("`{}` is not {what}", clip(s))))
 }
 
 fn parse_num(flag: &str, s: &str, what: &str) -> R<f64> {
     match s.parse::<f64>() {
         Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
-        _ => err(flag, format!("`{s}` is not {what} (a number ≥ 0)")),
+        _ => err(flag, format!("`{}` is not {what} (a number ≥ 0)", clip(s))),
     }
 }
 
@@ -299,13 +304,13 @@ fn parse(flavour: Flavour, args: &[String]) -> R<Opts> {
             }
             "-planes" => {
                 if parse_int::<u32>(flag, v[0], "a plane count")? != 1 {
-                    return err(flag, format!("not supported: {}: multi-plane fabrics (several NIC ports) are not modelled; allowed 1", v[0]));
+                    return err(flag, format!("not supported: {}: multi-plane fabrics (several NIC ports) are not modelled; allowed 1", clip(v[0])));
                 }
             }
             "-linkspeed" => {
                 o.linkspeed_mbps = parse_num(flag, v[0], "a rate in Mb/s")?;
                 if !(1.0..=1e9).contains(&o.linkspeed_mbps) {
-                    return err(flag, format!("{}: allowed 1..=10^9 Mb/s", v[0]));
+                    return err(flag, format!("{}: allowed 1..=10^9 Mb/s", clip(v[0])));
                 }
             }
             "-mtu" => {
@@ -323,7 +328,7 @@ fn parse(flavour: Flavour, args: &[String]) -> R<Opts> {
             "-hop_latency" | "-switch_latency" => {
                 let l = parse_num(flag, v[0], "a latency in µs")?;
                 if l > 1e6 {
-                    return err(flag, format!("{}: allowed 0..=10^6 µs", v[0]));
+                    return err(flag, format!("{}: allowed 0..=10^6 µs", clip(v[0])));
                 }
                 if flag == "-hop_latency" {
                     o.hop_latency_us = l;
@@ -360,7 +365,12 @@ fn parse(flavour: Flavour, args: &[String]) -> R<Opts> {
                     return err(flag, format!("not supported: {t}: fabricsim's trimmed packet is the data packets' 64 B header (transport.header_bytes), so another trim size would also change every packet's payload; allowed 64"));
                 }
             }
-            "-end" => o.end_us = parse_int(flag, v[0], "a time in whole µs")?,
+            "-end" => {
+                o.end_us = parse_int(flag, v[0], "a time in whole µs")?;
+                if o.end_us as f64 > crate::units::MAX_TIME_US {
+                    return err(flag, format!("{}: allowed 0 (no end) or up to 10^9 µs (fabricsim's run.end_time_us)", o.end_us));
+                }
+            }
             "-seed" => o.seed = parse_int(flag, v[0], "a non-negative whole number")?,
             "-cwnd" => {
                 let c: u32 = parse_int(flag, v[0], "a window in packets")?;
@@ -388,8 +398,8 @@ fn parse(flavour: Flavour, args: &[String]) -> R<Opts> {
                     (Flavour::Uec, "dctcp") => SenderAlgo::Dctcp,
                     (Flavour::Uec, "constant") => SenderAlgo::Constant,
                     (Flavour::Eqds, "dctcp") => return err(flag, "not supported: dctcp: htsim_eqds's DCTCP sender is not translated (its default sender CC, SMaRTT, is: use -sender_cc)"),
-                    (Flavour::Uec, other) => return err(flag, format!("`{other}`: allowed nscc, dctcp, constant")),
-                    (Flavour::Eqds, other) => return err(flag, format!("`{other}`: allowed dctcp")),
+                    (Flavour::Uec, other) => return err(flag, format!("`{}`: allowed nscc, dctcp, constant", clip(other))),
+                    (Flavour::Eqds, other) => return err(flag, format!("`{}`: allowed dctcp", clip(other))),
                 };
             }
             "-load_balancing_algo" => {
@@ -399,7 +409,7 @@ fn parse(flavour: Flavour, args: &[String]) -> R<Opts> {
                     "reps" => LbAlgo::Reps,
                     "reps_legacy" => LbAlgo::RepsLegacy,
                     "oblivious" => LbAlgo::Oblivious,
-                    other => return err(flag, format!("`{other}`: allowed mixed, bitmap, reps, reps_legacy, oblivious")),
+                    other => return err(flag, format!("`{}`: allowed mixed, bitmap, reps, reps_legacy, oblivious", clip(other))),
                 }
             }
             "-use_reps" => o.use_reps = parse_int::<u32>(flag, v[0], "0 or 1")? != 0,
@@ -408,6 +418,9 @@ fn parse(flavour: Flavour, args: &[String]) -> R<Opts> {
                 let t = parse_num(flag, v[0], "a delay in µs")?;
                 if t == 0.0 {
                     return err(flag, "0: allowed a delay above 0 µs (htsim takes 0 as \"use the default\")");
+                }
+                if !(0.001..=1e6).contains(&t) {
+                    return err(flag, format!("{}: allowed 0.001..=10^6 µs (fabricsim's transport.cc.target_qdelay_us)", clip(v[0])));
                 }
                 o.target_q_delay_us = Some(t);
             }
@@ -424,17 +437,17 @@ fn parse(flavour: Flavour, args: &[String]) -> R<Opts> {
             "-force_disable_oversubscribed_cc" => o.force_disable_os_cc = true,
             "-strat" => {
                 if v[0] != "ecmp_host" {
-                    return err(flag, format!("not supported: `{}`: only ecmp_host (host entropies over switch ECMP, htsim's default) is translated; htsim's switch adaptive routing, round robin and ECN-driven host routing differ from fabricsim's switch.lb schemes", v[0]));
+                    return err(flag, format!("not supported: `{}`: only ecmp_host (host entropies over switch ECMP, htsim's default) is translated; htsim's switch adaptive routing, round robin and ECN-driven host routing differ from fabricsim's switch.lb schemes", clip(v[0])));
                 }
             }
             "-queue_type" => {
                 if v[0] != "composite" {
-                    return err(flag, format!("not supported: `{}`: only composite (htsim's default trimming queue) is translated", v[0]));
+                    return err(flag, format!("not supported: `{}`: only composite (htsim's default trimming queue) is translated", clip(v[0])));
                 }
             }
             "-host_queue_type" => {
                 if v[0] != "fair_prio" {
-                    return err(flag, format!("not supported: `{}`: only fair_prio (htsim's default NIC scheduler, round robin over connections) is translated", v[0]));
+                    return err(flag, format!("not supported: `{}`: only fair_prio (htsim's default NIC scheduler, round robin over connections) is translated", clip(v[0])));
                 }
             }
             "-o" | "-log" | "-logtime" | "-logtime_us" | "-debug" => o.ignored.push(args[i..=i + arity].join(" ")),
@@ -479,8 +492,8 @@ fn parse_topo(path: &str, text: &str) -> R<TopoFile> {
         let at = |m: String| FlagError { flag: flag.into(), message: format!("{path} line {}: {m}", n + 1) };
         // Every count, rate (Gb/s) and latency (ns) stays below 10^9, so that products of two
         // of them (hosts × rate) cannot overflow.
-        let value = || -> R<u64> { words.get(1).and_then(|w| w.parse::<u64>().ok()).filter(|&v| v <= 1_000_000_000).ok_or_else(|| at(format!("`{}` needs a whole number in 0..=10^9", words[0]))) };
-        let tier = |c: Option<usize>| c.ok_or_else(|| at(format!("`{}` comes before any `Tier N` line", words[0])));
+        let value = || -> R<u64> { words.get(1).and_then(|w| w.parse::<u64>().ok()).filter(|&v| v <= 1_000_000_000).ok_or_else(|| at(format!("`{}` needs a whole number in 0..=10^9", clip(words[0])))) };
+        let tier = |c: Option<usize>| c.ok_or_else(|| at(format!("`{}` comes before any `Tier N` line", clip(words[0]))));
         match key.as_str() {
             "nodes" => t.nodes = value()? as u32,
             "tiers" => t.tiers = value()? as u32,
@@ -502,7 +515,7 @@ fn parse_topo(path: &str, text: &str) -> R<TopoFile> {
             "queue_up" | "queue_down" => {
                 return Err(at(format!("`{}`: not supported: per-tier queue sizes are not translated (htsim_uec overrides them with -q or its BDP default anyway); set [switch.ports.*] buffer_bytes in the scenario", words[0])))
             }
-            _ => return Err(at(format!("unknown attribute `{}`; allowed: nodes, tiers, podsize, tier, downlink_speed_gbps, radix_up, radix_down, oversubscribed, bundle, switch_latency_ns, downlink_latency_ns", words[0]))),
+            _ => return Err(at(format!("unknown attribute `{}`; allowed: nodes, tiers, podsize, tier, downlink_speed_gbps, radix_up, radix_down, oversubscribed, bundle, switch_latency_ns, downlink_latency_ns", clip(words[0])))),
         }
     }
     let whole = |m: &str| err::<TopoFile>(flag, format!("{path}: {m}"));
@@ -707,7 +720,9 @@ pub fn translate(argv: &[String], ctx: &Context) -> R<String> {
         _ => return err(binary, "the command line must start with the htsim binary, htsim_uec or htsim_eqds (any folder); its name picks which flags apply"),
     };
     let o = parse(flavour, &argv[1..])?;
-    build(&o, argv, ctx)
+    let doc = build(&o, argv, ctx)?;
+    validate(&doc, &o, ctx)?;
+    Ok(doc.text)
 }
 
 fn read(flag: &str, name: &str, ctx: &Context) -> R<(PathBuf, String)> {
@@ -719,7 +734,7 @@ fn read(flag: &str, name: &str, ctx: &Context) -> R<(PathBuf, String)> {
 }
 
 /// Writes the scenario for the parsed flags.
-fn build(o: &Opts, argv: &[String], ctx: &Context) -> R<String> {
+fn build(o: &Opts, argv: &[String], ctx: &Context) -> R<Doc> {
     let uec = o.flavour == Flavour::Uec;
     let tm = o.tm.as_deref().ok_or_else(|| FlagError { flag: "-tm".into(), message: "missing: htsim reads the matrix from standard input without it; fabricsim needs the file (-tm FILE.cm)".into() })?;
     let (tm_path, text) = read("-tm", tm, ctx)?;
@@ -793,7 +808,7 @@ fn build(o: &Opts, argv: &[String], ctx: &Context) -> R<String> {
     let rto_base = if uec { 15.0 } else { 150.0 };
     let rto_us = rto_base + queue_bytes as f64 * 6.0 * 8.0 * 1e6 / (fabric.host_mbps * 1e6);
 
-    let mut out = String::new();
+    let mut out = Doc::default();
     let w = &mut out;
     let _ = writeln!(w, "# Scenario translated by `fabricsim from-htsim` from:");
     let _ = writeln!(w, "#   {}", argv.join(" "));
@@ -994,6 +1009,11 @@ fn build(o: &Opts, argv: &[String], ctx: &Context) -> R<String> {
 
     // -failed: links at a quarter of their rate, queue and ECN scaled alike (SPEC §6).
     if o.failed > 0 {
+        // fabricsim's slowest link is 1 Mb/s, so a quarter of the failed links' rate must
+        // reach it (a .topo file's switch links run at whole Gb/s).
+        if o.topo.is_none() && fabric.host_mbps * 0.25 < 1.0 {
+            return err("-failed", format!("{}: a failed link runs at a quarter of -linkspeed ({} Mb/s), below fabricsim's slowest link of 1 Mb/s; with -failed, allowed -linkspeed 4..=10^9 Mb/s", o.failed, show(fabric.host_mbps)));
+        }
         let mut names = Vec::new();
         if o.tiers == 3 {
             // htsim fails core→agg of agg a's l-th uplink when l + a × aggs_per_pod < N;
@@ -1041,8 +1061,23 @@ fn build(o: &Opts, argv: &[String], ctx: &Context) -> R<String> {
     Ok(out)
 }
 
+/// The scenario as it is written, and for each key (dotted) the comment saying which htsim
+/// flag or default it comes from: what a refusal of the scenario is traced back through.
+#[derive(Default)]
+struct Doc {
+    text: String,
+    sources: Vec<(String, String)>,
+}
+
+impl fmt::Write for Doc {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        self.text.push_str(s);
+        Ok(())
+    }
+}
+
 /// Writes one TOML table: `key = value  # comment`, comments aligned.
-fn emit(w: &mut String, table: Option<&str>, lines: &[(String, String, String)]) {
+fn emit(w: &mut Doc, table: Option<&str>, lines: &[(String, String, String)]) {
     if let Some(t) = table {
         let _ = writeln!(w, "\n[{t}]");
     }
@@ -1050,5 +1085,34 @@ fn emit(w: &mut String, table: Option<&str>, lines: &[(String, String, String)])
     for (k, v, c) in lines {
         let kv = format!("{k} = {v}");
         let _ = writeln!(w, "{kv:<width$}  # {c}");
+        w.sources.push((table.map_or_else(|| k.clone(), |t| format!("{t}.{k}")), c.clone()));
     }
+}
+
+/// Runs on the translated scenario the validation `fabricsim check` runs (parse, then set up
+/// the fabric and the workload, the matrix read as the scenario names it), so that no command
+/// line translates to a scenario `check` refuses. A refusal is reported under the htsim flag
+/// that wrote the refused key, found in that key's comment (or the closest enclosing key's).
+fn validate(doc: &Doc, o: &Opts, ctx: &Context) -> R<()> {
+    let base = ctx.out_dir.as_ref().unwrap_or(&ctx.cwd);
+    let refusal = match Scenario::from_toml(&doc.text, &[]).and_then(|s| s.setup(base)) {
+        Ok(_) => return Ok(()),
+        Err(e) => e,
+    };
+    let (key, why) = match &refusal {
+        Error::Invalid { key, message } => (key.as_str(), format!("`{key}`: {message}")),
+        e => ("", e.to_string()),
+    };
+    // The written key the refused one is, or lies under (`topology.failures.links[0]`,
+    // `workload.file (m.cm:3)`), else the first written under it (`topology.failures`).
+    let under = |k: &str, of: &str| k.strip_prefix(of).is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[', ' ']));
+    let source = doc.sources.iter().filter(|(k, _)| under(key, k)).max_by_key(|(k, _)| k.len()).or_else(|| doc.sources.iter().find(|(k, _)| !key.is_empty() && under(k, key)));
+    let known = if o.flavour == Flavour::Uec { UEC_FLAGS } else { EQDS_FLAGS };
+    let flags: Vec<&str> = source.map_or_else(Vec::new, |(_, c)| c.split(|ch: char| ch.is_whitespace() || ",:;()".contains(ch)).filter(|w| known.contains(w)).collect());
+    let mut flags = flags.into_iter();
+    let flag = flags.next().unwrap_or("command line");
+    let also: Vec<&str> = flags.filter(|f| *f != flag).collect();
+    let from = source.map_or_else(String::new, |(k, c)| format!(" (`{k}` comes from: {c})"));
+    let with = if also.is_empty() { String::new() } else { format!("with {}, ", also.join(" ")) };
+    err(flag, format!("{with}the scenario it translates to is refused by `fabricsim check`: {why}{from}"))
 }

@@ -20,6 +20,7 @@ pub use queues::{port_class, PortRules, QueueRule, PORT_CLASSES};
 pub use results_options::{ResultsOptions, StationaryWindow};
 pub use run_options::{DEFAULT_STALL_LIMIT_US, DROP_LIMITS, RUN_LIMITS};
 pub use values::{deserialize_params, ByteSize, NoParams, Ratio};
+pub(crate) use values::{clip, clip_quoted};
 
 use crate::budget::Budget;
 use crate::error::{Error, Result};
@@ -685,7 +686,8 @@ impl Scenario {
             // toml appends "in `key`" lines that repeat the path we already report.
             let inner: String = e.into_inner().to_string().lines().filter(|l| !l.starts_with("in `")).collect::<Vec<_>>().join(" ");
             let key = if path == "." { "(top level)".to_string() } else { path };
-            Error::invalid(key, inner.trim_end().to_string())
+            // A bad value is quoted in the message: at most an excerpt of it.
+            Error::invalid(key, clip_quoted(inner.trim_end()))
         })?;
         // A switched-off failure section is dropped here, so that the run and its resolved
         // scenario are exactly those of a scenario without it.
@@ -846,7 +848,7 @@ pub fn htsim_matrix_scenario(path: &Path) -> Result<String> {
         .map(str::trim)
         .find_map(|l| l.strip_prefix("Nodes").map(str::trim).filter(|n| !n.is_empty()))
         .ok_or_else(|| Error::invalid(key, format!("{}: an htsim matrix starts with `Nodes N`; without it the fabric's size is unknown", path.display())))?;
-    let nodes: u32 = nodes.parse().map_err(|_| Error::invalid(key, format!("{}: `Nodes {nodes}` is not a host count", path.display())))?;
+    let nodes: u32 = nodes.parse().map_err(|_| Error::invalid(key, format!("{}: `Nodes {}` is not a host count", path.display(), clip(nodes))))?;
     let file = path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
     let quoted = toml::Value::String(file.clone()).to_string();
     Ok(format!(

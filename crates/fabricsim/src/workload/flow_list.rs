@@ -4,12 +4,21 @@
 //!   order; `#` starts a comment line).
 //! - htsim's connection matrix (`.cm`): `Nodes N`, `Connections C`, then lines
 //!   `SRC->DST id K start T size BYTES` (T in microseconds, as htsim reads it), the format of the
-//!   shared benchmark matrices.
+//!   shared benchmark matrices. Each word of a line at most once; ids unique. htsim's words for
+//!   what fabricsim does not model are refused naming the word, not skipped: triggers
+//!   (`trigger`, `send_done_trigger`, `recv_done_trigger`, `Triggers` and `trigger id ...`
+//!   lines: a connection started by others finishing), `msg`, `prio` and `failure` lines.
+//!   (htsim refuses unknown words too; it reads `start` through a cast to whole µs, fabricsim
+//!   keeps the fraction.)
+//!
+//! Errors quote at most ~100 characters of a bad token or line (`scenario::clip`).
 
 use super::{check_endpoints, FlowSpec};
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
+use crate::scenario::clip;
 use crate::workload::InputFiles;
+use std::collections::HashMap;
 
 /// Registry name.
 pub const NAME: &str = "flow_list";
@@ -59,7 +68,7 @@ fn bad(file: &str, line: usize, msg: impl std::fmt::Display) -> Error {
 }
 
 fn parse_num<T: std::str::FromStr>(file: &str, line: usize, what: &str, s: &str) -> Result<T> {
-    s.trim().parse().map_err(|_| bad(file, line, format!("{what} `{}` is not a valid number", s.trim())))
+    s.trim().parse().map_err(|_| bad(file, line, format!("{what} `{}` is not a valid number", clip(s.trim()))))
 }
 
 fn start_from_us(file: &str, line: usize, s: &str) -> Result<u64> {
@@ -74,7 +83,7 @@ pub fn parse_csv(text: &str, file: &str, hosts: u32) -> Result<Vec<FlowSpec>> {
     let cols: Vec<String> = header.split(',').map(|c| c.trim().to_ascii_lowercase()).collect();
     let col = |name: &str| cols.iter().position(|c| c == name);
     let (Some(si), Some(di), Some(bi)) = (col("src"), col("dst"), col("bytes")) else {
-        return Err(bad(file, hline + 1, format!("header `{header}` must name the columns src, dst, bytes (and optionally start_us)")));
+        return Err(bad(file, hline + 1, format!("header `{}` must name the columns src, dst, bytes (and optionally start_us)", clip(header))));
     };
     let ti = col("start_us");
     let mut flows = Vec::new();
@@ -100,11 +109,32 @@ pub fn parse_csv(text: &str, file: &str, hosts: u32) -> Result<Vec<FlowSpec>> {
     Ok(flows)
 }
 
+/// The words a `.cm` connection line may carry, each followed by its value.
+const CM_WORDS: &str = "id, start, size";
+
+/// Why fabricsim refuses htsim's trigger words: it has no triggers (the ordering a trigger
+/// gives cannot be dropped silently, nor mapped onto a finish dependency without htsim's
+/// oneshot / multishot / barrier counting and its send-done versus receive-done moments).
+const NO_TRIGGERS: &str = "fabricsim does not model htsim triggers (connections started when others finish or a barrier fills); give every connection a `start` time instead (traffic with dependencies: workload kind \"collectives\")";
+
+/// htsim `.cm` words of mechanisms fabricsim does not model, with the reason.
+fn cm_unsupported(word: &str) -> Option<&'static str> {
+    Some(match word {
+        "trigger" | "send_done_trigger" | "recv_done_trigger" | "Triggers" => NO_TRIGGERS,
+        "msg" => "several messages on one connection (htsim's `msg`, with -conn_reuse) are not modelled: every line is its own connection",
+        "prio" => "per-connection priorities are not modelled",
+        "failure" | "Failures" => "htsim's matrix failures are not translated: fail links with [topology.failures] or [[link_events]] in the scenario",
+        _ => return None,
+    })
+}
+
 /// Parses htsim's connection-matrix form.
 pub fn parse_htsim_cm(text: &str, file: &str, hosts: u32) -> Result<Vec<FlowSpec>> {
     let mut flows = Vec::new();
     let mut declared_nodes = None;
     let mut declared_conns = None;
+    // Connection id -> the line that gave it, to name both lines of a duplicate.
+    let mut ids: HashMap<u64, usize> = HashMap::new();
     for (i, line) in text.lines().enumerate() {
         let n = i + 1;
         let t = line.trim();
@@ -112,6 +142,9 @@ pub fn parse_htsim_cm(text: &str, file: &str, hosts: u32) -> Result<Vec<FlowSpec
             continue;
         }
         let words: Vec<&str> = t.split_whitespace().collect();
+        if let Some(why) = cm_unsupported(words[0]) {
+            return Err(bad(file, n, format!("`{}`: not supported: {why}", words[0])));
+        }
         match words[0] {
             "Nodes" if words.len() == 2 => declared_nodes = Some(parse_num::<u64>(file, n, "Nodes", words[1])?),
             "Connections" if words.len() == 2 => declared_conns = Some(parse_num::<u64>(file, n, "Connections", words[1])?),
@@ -119,25 +152,48 @@ pub fn parse_htsim_cm(text: &str, file: &str, hosts: u32) -> Result<Vec<FlowSpec
                 let (s, d) = w.split_once("->").unwrap_or_default();
                 let src: u64 = parse_num(file, n, "source", s)?;
                 let dst: u64 = parse_num(file, n, "destination", d)?;
-                let mut bytes = None;
-                let mut start = 0;
-                let mut k = 1;
-                while k + 1 < words.len() {
-                    match words[k] {
-                        "size" => bytes = Some(parse_num::<u64>(file, n, "size", words[k + 1])?),
-                        "start" => start = start_from_us(file, n, words[k + 1])?,
-                        _ => {}
+                let (mut bytes, mut start, mut id) = (None, None, None);
+                for pair in words[1..].chunks(2) {
+                    let word = pair[0];
+                    if let Some(why) = cm_unsupported(word) {
+                        return Err(bad(file, n, format!("`{word}`: not supported: {why}")));
                     }
-                    k += 2;
+                    let slot_given = match word {
+                        "size" => bytes.is_some(),
+                        "start" => start.is_some(),
+                        "id" => id.is_some(),
+                        _ => return Err(bad(file, n, format!("unknown word `{}`; a connection line allows {CM_WORDS} (`SRC->DST id N start T size BYTES`)", clip(word)))),
+                    };
+                    if slot_given {
+                        return Err(bad(file, n, format!("`{word}` given twice on one line; each of {CM_WORDS} at most once")));
+                    }
+                    let Some(&value) = pair.get(1) else {
+                        return Err(bad(file, n, format!("`{word}` needs a value after it")));
+                    };
+                    match word {
+                        "size" => bytes = Some(parse_num::<u64>(file, n, "size", value)?),
+                        "start" => start = Some(start_from_us(file, n, value)?),
+                        _ => id = Some(parse_num::<u64>(file, n, "id", value)?),
+                    }
+                }
+                if let Some(id) = id {
+                    // htsim refuses id 0 too; duplicates it would take, but a repeated id
+                    // is a mistake in a matrix whose ids name its flows.
+                    if id == 0 {
+                        return Err(bad(file, n, "id 0: connection ids start at 1 (htsim refuses 0 too)"));
+                    }
+                    if let Some(first) = ids.insert(id, n) {
+                        return Err(bad(file, n, format!("connection id {id} is also line {first}'s: ids must be unique")));
+                    }
                 }
                 let bytes = bytes.ok_or_else(|| bad(file, n, "connection line has no `size BYTES`"))?;
                 check_endpoints(&format!("workload.file ({file}:{n})"), src, dst, hosts)?;
                 if bytes == 0 {
                     return Err(bad(file, n, "size must be at least 1"));
                 }
-                flows.push(FlowSpec { src: src as u32, dst: dst as u32, bytes, start, after: None });
+                flows.push(FlowSpec { src: src as u32, dst: dst as u32, bytes, start: start.unwrap_or(0), after: None });
             }
-            _ => return Err(bad(file, n, format!("unrecognised line `{t}` (expected `Nodes N`, `Connections C` or `SRC->DST ... size BYTES`)"))),
+            _ => return Err(bad(file, n, format!("unrecognised line `{}` (expected `Nodes N`, `Connections C` or `SRC->DST ... size BYTES`)", clip(t)))),
         }
     }
     // htsim runs a matrix on a fabric of exactly its node count: a smaller matrix on a larger
@@ -172,6 +228,38 @@ mod tests {
             let err = parse_htsim_cm(cm, "m.cm", hosts).unwrap_err().to_string();
             assert!(err.contains("workload.file") && err.contains("for 4 nodes") && err.contains("topology.hosts = 4"), "{err}");
         }
+    }
+
+    #[test]
+    fn matrix_words_fabricsim_does_not_read_are_refused_naming_file_line_and_word() {
+        let cm = |lines: &str| parse_htsim_cm(&format!("Nodes 4\n{lines}"), "m.cm", 4).unwrap_err().to_string();
+        let e = cm("0->3 id 1 start 0 size 100 colour blue\n");
+        assert!(e.contains("workload.file") && e.contains("m.cm:2:") && e.contains("unknown word `colour`") && e.contains("id, start, size"), "{e}");
+        let e = cm("0->3 id 1 start 0 size 100\n1->2 id 1 start 0 size 100\n");
+        assert!(e.contains("m.cm:3:") && e.contains("connection id 1 is also line 2's"), "{e}");
+        let e = cm("0->3 id 1 size 100 start 0 size 200\n");
+        assert!(e.contains("m.cm:2:") && e.contains("`size` given twice"), "{e}");
+        let e = cm("0->3 id 1 start 0 size\n");
+        assert!(e.contains("`size` needs a value"), "{e}");
+        let e = cm("0->3 id 0 start 0 size 100\n");
+        assert!(e.contains("id 0"), "{e}");
+        // Triggers, in every spelling htsim has: a trigger cycle would otherwise start both
+        // flows at t = 0.
+        for (lines, word, at) in [
+            ("0->3 id 1 trigger 2 size 100 send_done_trigger 1\n1->2 id 2 trigger 1 size 100 send_done_trigger 2\n", "trigger", "m.cm:2:"),
+            ("0->3 id 1 start 0 size 100 send_done_trigger 1\n", "send_done_trigger", "m.cm:2:"),
+            ("0->3 id 1 start 0 size 100 recv_done_trigger 1\n", "recv_done_trigger", "m.cm:2:"),
+            ("Triggers 1\n0->3 id 1 start 0 size 100\n", "Triggers", "m.cm:2:"),
+            ("0->3 id 1 start 0 size 100\ntrigger id 1 oneshot\n", "trigger", "m.cm:3:"),
+        ] {
+            let e = cm(lines);
+            assert!(e.contains(at) && e.contains(&format!("`{word}`: not supported")) && e.contains("does not model htsim triggers") && e.contains("`start` time"), "{lines}: {e}");
+        }
+        for (word, why) in [("msg 3", "several messages"), ("prio 5", "priorities")] {
+            let e = cm(&format!("0->3 id 1 start 0 size 100 {word}\n"));
+            assert!(e.contains(why), "{e}");
+        }
+        assert!(cm("failure switch_type TOR\n").contains("[topology.failures]"));
     }
 
     #[test]

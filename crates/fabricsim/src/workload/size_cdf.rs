@@ -19,6 +19,7 @@
 
 use crate::error::{Error, Result};
 use crate::rng::Rng;
+use crate::scenario::clip;
 use crate::workload::InputFiles;
 
 /// Built-in distributions: (name, file text).
@@ -73,12 +74,12 @@ impl SizeCdf {
             }
             let words: Vec<&str> = content.split_whitespace().collect();
             let [size, value] = words[..] else {
-                return Err(bad(file, n, format!("expected two numbers `size cdf`, found `{content}`")));
+                return Err(bad(file, n, format!("expected two numbers `size cdf`, found `{}`", clip(content))));
             };
             let number = |what: &str, s: &str| -> Result<f64> {
                 match s.parse::<f64>() {
                     Ok(v) if v.is_finite() => Ok(v),
-                    _ => Err(bad(file, n, format!("{what} `{s}` is not a valid number"))),
+                    _ => Err(bad(file, n, format!("{what} `{}` is not a valid number", clip(s)))),
                 }
             };
             let (size, value) = (number("size", size)?, number("cdf value", value)?);
