@@ -193,7 +193,8 @@ impl Results {
 
     /// Writes the results into a prepared folder: first the manifest naming every file about to
     /// be written (so a write cut short still leaves them listed for the next run to remove),
-    /// then the files.
+    /// then the files, each aside and renamed into place once complete. A failed write is an
+    /// [`crate::Error::Write`] naming the file; the files written before it stay, whole.
     pub fn write_to(&self, out: &OutDir) -> Result<()> {
         let files: Vec<&OutputFile> = OUTPUT_FILES.iter().filter(|f| (f.has_rows)(self)).collect();
         out.write_manifest(&files.iter().map(|f| f.schema.name).collect::<Vec<_>>())?;
