@@ -320,7 +320,8 @@ fn run(path: &Path, out: Option<PathBuf>, set: &[String], quiet: bool, force: bo
     let out_dir = OutDir::prepare(&out, "--out")?;
     let start = Instant::now();
     let mut bar = ProgressBar { start, last: start, shown: false, quiet };
-    let results = fabricsim::run_threads(&setup, threads, &mut |p| bar.update(p), &std::sync::atomic::AtomicBool::new(false))?;
+    // Trace samples go to their files as they are taken, not into memory.
+    let results = fabricsim::run_into(&setup, threads, &mut |p| bar.update(p), &std::sync::atomic::AtomicBool::new(false), &out_dir)?;
     if bar.shown {
         eprintln!();
     }

@@ -229,6 +229,32 @@ fn a_failed_write_exits_3_naming_the_file_and_leaves_no_partial_file() {
     let _ = std::fs::remove_dir_all(&out);
 }
 
+/// A traced run streams its samples to their files: the same bytes with `--threads 2` (which
+/// runs serially: tracing keeps a run in one partition), and a crashed run's temporary files
+/// in the folder neither stop the next run nor survive it.
+#[test]
+fn a_traced_run_streams_the_same_files_with_threads_and_clears_leftovers() {
+    let (a, b) = (tmp("trace1"), tmp("trace2"));
+    std::fs::create_dir_all(&b).unwrap();
+    std::fs::write(b.join("port_trace.csv.partial"), "left by a crashed run").unwrap();
+    std::fs::write(b.join("flows.csv.partial"), "left by a crashed run").unwrap();
+    let traced = ["--set", "run.trace_interval_us=0.01", "--set", "run.trace_ports=[\"*-*\"]", "--set", "run.trace_conns=[0, 3]"];
+    let o = run_into(&a, &traced);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = run_into(&b, &[&traced[..], &["--threads", "2"]].concat());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let want = ["flows.csv", "manifest.json", "port_trace.csv", "resolved_scenario.toml", "summary.json", "trace.csv"];
+    assert_eq!(files_in(&a), want);
+    assert_eq!(files_in(&b), want);
+    for f in ["port_trace.csv", "trace.csv", "flows.csv", "manifest.json"] {
+        assert!(std::fs::read(a.join(f)).unwrap() == std::fs::read(b.join(f)).unwrap(), "{f} differs");
+    }
+    let ports = std::fs::read_to_string(a.join("port_trace.csv")).unwrap();
+    assert!(ports.lines().count() > 100_000, "{} rows", ports.lines().count());
+    let _ = std::fs::remove_dir_all(&a);
+    let _ = std::fs::remove_dir_all(&b);
+}
+
 #[test]
 fn an_unwritable_out_fails_before_simulating() {
     // A folder below a plain file cannot be created. The run would take tens of seconds
