@@ -4,7 +4,9 @@
 //! forwarded to it so that a user has one command name.
 //!
 //! Exit codes: 0 success; 1 the run broke an invariant (results are still written, with the
-//! violations in summary.json); 2 bad input (nothing is written).
+//! violations in summary.json); 2 bad input (nothing is written); 3 the run finished but its
+//! results could not all be written (a full disk: the message names the file and the system's
+//! error; no file is left half-written under its own name).
 
 use clap::{Parser, Subcommand};
 use fabricsim::results::OutDir;
@@ -143,7 +145,13 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e}");
-            ExitCode::from(if e.is_input_error() { 2 } else { 1 })
+            ExitCode::from(if e.is_input_error() {
+                2
+            } else if e.is_write_error() {
+                3
+            } else {
+                1
+            })
         }
     }
 }
@@ -312,7 +320,8 @@ fn run(path: &Path, out: Option<PathBuf>, set: &[String], quiet: bool, force: bo
     let out_dir = OutDir::prepare(&out, "--out")?;
     let start = Instant::now();
     let mut bar = ProgressBar { start, last: start, shown: false, quiet };
-    let results = fabricsim::run_threads(&setup, threads, &mut |p| bar.update(p), &std::sync::atomic::AtomicBool::new(false))?;
+    // Trace samples go to their files as they are taken, not into memory.
+    let results = fabricsim::run_into(&setup, threads, &mut |p| bar.update(p), &std::sync::atomic::AtomicBool::new(false), &out_dir)?;
     if bar.shown {
         eprintln!();
     }

@@ -201,6 +201,60 @@ fn a_folder_with_foreign_results_is_refused_with_exit_2_and_untouched() {
     let _ = std::fs::remove_dir_all(&out);
 }
 
+/// A run whose results cannot be written exits 3 (not 2, bad input), names the file and the
+/// system's error and says the results were not all written; no file is left half-written
+/// under its own name. The file size limit (`ulimit -f`, with SIGXFSZ ignored so that the write
+/// fails rather than the process) stands for a full disk without root: a 11 KB `flows.csv`
+/// cannot be written, the 177-byte manifest can.
+#[test]
+#[cfg(target_os = "linux")]
+fn a_failed_write_exits_3_naming_the_file_and_leaves_no_partial_file() {
+    let out = tmp("full");
+    let o = Command::new("sh")
+        .args(["-c", "trap '' XFSZ; ulimit -f 4; exec \"$0\" \"$@\""])
+        .arg(env!("CARGO_BIN_EXE_fabricsim"))
+        .args(["run", "--quiet", "--out"])
+        .arg(&out)
+        .arg(repo().join("scenarios/example.toml"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    let path = out.join("flows.csv").display().to_string();
+    assert!(err.contains(&path) && err.contains("File too large") && err.contains("the run's results were not all written"), "{err}");
+    assert!(o.stdout.is_empty(), "no summary for results not written");
+    // The manifest lists the files the run meant to write (the next run removes them); none of
+    // them exists, whole or partial.
+    assert_eq!(files_in(&out), ["manifest.json"]);
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+/// A traced run streams its samples to their files: the same bytes with `--threads 2` (which
+/// runs serially: tracing keeps a run in one partition), and a crashed run's temporary files
+/// in the folder neither stop the next run nor survive it.
+#[test]
+fn a_traced_run_streams_the_same_files_with_threads_and_clears_leftovers() {
+    let (a, b) = (tmp("trace1"), tmp("trace2"));
+    std::fs::create_dir_all(&b).unwrap();
+    std::fs::write(b.join("port_trace.csv.partial"), "left by a crashed run").unwrap();
+    std::fs::write(b.join("flows.csv.partial"), "left by a crashed run").unwrap();
+    let traced = ["--set", "run.trace_interval_us=0.01", "--set", "run.trace_ports=[\"*-*\"]", "--set", "run.trace_conns=[0, 3]"];
+    let o = run_into(&a, &traced);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = run_into(&b, &[&traced[..], &["--threads", "2"]].concat());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let want = ["flows.csv", "manifest.json", "port_trace.csv", "resolved_scenario.toml", "summary.json", "trace.csv"];
+    assert_eq!(files_in(&a), want);
+    assert_eq!(files_in(&b), want);
+    for f in ["port_trace.csv", "trace.csv", "flows.csv", "manifest.json"] {
+        assert!(std::fs::read(a.join(f)).unwrap() == std::fs::read(b.join(f)).unwrap(), "{f} differs");
+    }
+    let ports = std::fs::read_to_string(a.join("port_trace.csv")).unwrap();
+    assert!(ports.lines().count() > 100_000, "{} rows", ports.lines().count());
+    let _ = std::fs::remove_dir_all(&a);
+    let _ = std::fs::remove_dir_all(&b);
+}
+
 #[test]
 fn an_unwritable_out_fails_before_simulating() {
     // A folder below a plain file cannot be created. The run would take tens of seconds

@@ -36,6 +36,16 @@ pub enum Error {
         /// What is wrong and what to do.
         message: String,
     },
+    /// A result file could not be written (a full disk, a quota, a folder removed under the
+    /// run): the run itself finished, but its results are not all in the folder. The file is
+    /// left under its temporary name or not at all, never half-written under its own name.
+    #[error("cannot write `{path}`: {message}; the run's results were not all written (free some space, or give another results folder, and run again)")]
+    Write {
+        /// The file, as its final name in the results folder.
+        path: String,
+        /// The operating system's complaint (e.g. "No space left on device (os error 28)").
+        message: String,
+    },
     /// The simulation broke one of its own invariants (a simulator bug or a scheme bug).
     #[error("invariant violated:\n  {}", .0.join("\n  "))]
     Invariant(Vec<String>),
@@ -62,6 +72,12 @@ impl Error {
     /// Whether the error is the user's input (exit code 2) rather than the run's.
     pub fn is_input_error(&self) -> bool {
         matches!(self, Error::Invalid { .. } | Error::Syntax(_) | Error::Io { .. } | Error::OutDir { .. })
+    }
+
+    /// Whether the run finished but writing its results failed ([`Error::Write`]; the CLI's
+    /// exit code 3).
+    pub fn is_write_error(&self) -> bool {
+        matches!(self, Error::Write { .. })
     }
 }
 

@@ -12,11 +12,16 @@
 //! longest path per connection, the default largest window of most controllers, on the
 //! connections that start together: a collective's later steps wait for its first), the route
 //! table (one entry per switch and destination ToR), the workload's task graph as setup built it
-//! ([`crate::budget`]'s costs) and its run-time state, and the trace samples (every traced
-//! connection and port once per sampling period over the busiest host link's time; each tick an
-//! event). Measured against it: the example 1.12×, `scenarios/collectives.toml` 1.55× (it was
-//! 5× before the first-wave bound), a 917,504-message collective in 1-byte chunks 1.35×,
-//! `bench/perm_1024.toml` 1.13×, the example traced every 10 ns 1.36×, a k = 32 fat tree 1.25×.
+//! ([`crate::budget`]'s costs) and its run-time state, and the trace (every traced connection
+//! and port once per sampling period over the busiest host link's time; each tick an event).
+//! `fabricsim run` streams the trace samples to their files ([`crate::results::stream`]), so
+//! they cost write time rather than memory: the memory counts the two files' buffers and the
+//! uplink-imbalance values; the wall time counts every sample's row. (A library caller that
+//! keeps the samples, [`crate::run_threads`], holds 48 bytes more per sample.) Measured against
+//! it: the example 1.12×, `scenarios/collectives.toml` 1.55× (it was 5× before the first-wave
+//! bound), a 917,504-message collective in 1-byte chunks 1.35×, `bench/perm_1024.toml` 1.13×,
+//! the example traced every 10 ns on its ToR uplinks 1.44× (13.2 MB measured) and every 1 ns on
+//! every port 1.3× (14.6 MB; wall time 7.6 s, estimated 11–46 s), a k = 32 fat tree 1.25×.
 
 pub use crate::budget::physical_memory_bytes;
 use crate::budget::show_bytes;
@@ -35,8 +40,18 @@ const BYTES_PER_PACKET: f64 = 300.0;
 const WINDOW_BDP: f64 = 1.25;
 /// Per message with `run.message_log`: when it was posted, delivered and completed.
 const BYTES_PER_LOGGED_MESSAGE: f64 = 24.0;
-/// Per trace sample (a connection's or a port's), as `engine::trace` records it.
-const BYTES_PER_SAMPLE: f64 = 48.0;
+/// A streamed trace's buffers: two files' row buffers ([`crate::results::stream`]).
+const TRACE_BUFFER_BYTES: f64 = 2.0 * (crate::results::stream::BUFFER_BYTES as f64 + 1024.0);
+/// Per (ToR, sampling tick) of the uplink-imbalance figure: its value, and its copy while the
+/// figure is sorted.
+const BYTES_PER_IMBALANCE_VALUE: f64 = 16.0;
+/// Wall time per trace sample written (its CSV row formatted and written through the buffer),
+/// seconds: (fast machine, slow machine). Measured with `fabricsim run` (ci profile) on the
+/// bundled example traced every 1 ns on every port (`run.trace_interval_us = 0.001`,
+/// `run.trace_ports = ["*-*"]`): 48.76 M samples (1.97 GB of CSV) took 7.55 s against 0.17 s
+/// untraced on the development machine, 151 ns per sample; the slow end allows 4× for a busy
+/// machine or a slower disk.
+const SECS_PER_SAMPLE: (f64, f64) = (1.5e-7, 6e-7);
 /// Simulation speed range, events per second (slow: a busy shared machine; fast: small runs).
 const EVENTS_PER_SEC: (f64, f64) = (3e6, 20e6);
 
@@ -59,6 +74,10 @@ impl Estimate {
         let data_packets = Self::data_packets(setup);
         let in_flight = Self::packets_in_flight(setup, data_packets);
         let (samples, ticks) = Self::trace_samples(setup, data_packets);
+        // One value per (ToR, tick) in which its uplinks sent something: at most one per packet
+        // sent up (a data packet at its source's ToR, an ACK at its receiver's).
+        let tors = if samples > 0.0 { crate::results::imbalance::UplinkMeter::tors(&setup.fabric, &setup.trace_ports) as f64 } else { 0.0 };
+        let imbalance_values = (ticks * tors).min(2.0 * data_packets as f64);
         let events = EVENTS_PER_PACKET * data_packets as f64 + ticks;
         let graph = crate::workload::graph::GraphSize::of(&setup.traffic);
         let fabric = setup.fabric.size();
@@ -69,8 +88,9 @@ impl Estimate {
             + graph.bytes()
             + graph.run_bytes()
             + if setup.scenario.run.message_log { BYTES_PER_LOGGED_MESSAGE * graph.messages as f64 } else { 0.0 }
-            + BYTES_PER_SAMPLE * samples;
-        Estimate { data_packets, events, peak_memory_bytes, wall_s: (events / EVENTS_PER_SEC.1, events / EVENTS_PER_SEC.0) }
+            + if samples > 0.0 { TRACE_BUFFER_BYTES + BYTES_PER_IMBALANCE_VALUE * imbalance_values } else { 0.0 };
+        let wall_s = (events / EVENTS_PER_SEC.1 + samples * SECS_PER_SAMPLE.0, events / EVENTS_PER_SEC.0 + samples * SECS_PER_SAMPLE.1);
+        Estimate { data_packets, events, peak_memory_bytes, wall_s }
     }
 
     /// Packet records the engine's pool should reserve address space for: twice the data
@@ -216,14 +236,18 @@ mod tests {
 
     #[test]
     fn collectives_route_tables_and_traces_are_counted() {
-        // Measured: 120.6 MB peak RSS (917,504 one-packet messages); 17.8 MB; 61.2 MB.
+        // Measured: 120.6 MB peak RSS (917,504 one-packet messages); 17.8 MB; 13.2 MB (the
+        // trace streamed to its file: 792,320 samples, 132 MB while they were kept).
         let chunks = estimate("[topology]\nk = 8\n[workload]\nkind = \"collectives\"\nchunk = 1\n[[workload.jobs]]\nranks = 8\ncollectives = [{ op = \"allreduce\", bytes = \"64KiB\" }]\n");
         assert!((0.5..=2.0).contains(&(chunks.peak_memory_bytes / 120.6e6)), "{chunks:?}");
         let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/collectives.toml")).unwrap();
         let coll = estimate(&text);
         assert!((0.5..=2.0).contains(&(coll.peak_memory_bytes / 17.8e6)), "{coll:?}");
         let traced = estimate("[topology]\nk = 8\n[workload]\nkind = \"permutation\"\nflow_bytes = \"2MiB\"\n[run]\ntrace_interval_us = 0.01\ntrace_ports = [\"tor_up\"]\n");
-        assert!((0.5..=2.0).contains(&(traced.peak_memory_bytes / 61.2e6)), "{traced:?}");
+        assert!((0.5..=2.0).contains(&(traced.peak_memory_bytes / 13.2e6)), "{traced:?}");
+        // Its samples cost write time: more than the untraced run's whole estimate.
+        let plain = estimate("[topology]\nk = 8\n[workload]\nkind = \"permutation\"\nflow_bytes = \"2MiB\"\n");
+        assert!(traced.wall_s.0 > 2.0 * plain.wall_s.0 && traced.wall_s.1 > 2.0 * plain.wall_s.1, "{traced:?} {plain:?}");
     }
 
     #[test]

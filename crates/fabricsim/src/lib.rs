@@ -78,13 +78,32 @@ pub fn run_until_stopped(setup: &Setup, progress: &mut dyn FnMut(&Progress), sto
 /// apart from `summary.json`'s `performance` block, which says how many partitions ran (or
 /// why the run stayed serial: tracing, receiver credits, dependencies between partitions...).
 pub fn run_threads(setup: &Setup, threads: usize, progress: &mut dyn FnMut(&Progress), stop: &std::sync::atomic::AtomicBool) -> Result<Results> {
+    run_with(setup, threads, progress, stop, None)
+}
+
+/// [`run_threads`] for a run whose results go to the prepared folder `out`: the trace samples
+/// (`trace.csv`, `port_trace.csv`) are written there while the run takes them, through a
+/// bounded buffer, instead of being kept ([`results::stream`]), so a finely sampled trace needs
+/// no memory; the results' `trace` and `port_trace` stay empty and [`Results::write_to`] on
+/// `out` moves the files into place. The files are the same bytes as without streaming. A
+/// failed write of a trace file is an [`Error::Write`] naming it.
+pub fn run_into(setup: &Setup, threads: usize, progress: &mut dyn FnMut(&Progress), stop: &std::sync::atomic::AtomicBool, out: &results::OutDir) -> Result<Results> {
+    run_with(setup, threads, progress, stop, Some(out))
+}
+
+fn run_with(setup: &Setup, threads: usize, progress: &mut dyn FnMut(&Progress), stop: &std::sync::atomic::AtomicBool, out: Option<&results::OutDir>) -> Result<Results> {
     if threads == 0 {
         return Err(Error::invalid("threads", "0: give 1 (serial) or more"));
     }
-    let Some((sim, exec)) = engine::parallel::run(setup, threads, progress, stop)? else {
+    let Some((mut sim, exec)) = engine::parallel::run(setup, threads, progress, stop, out)? else {
         return Err(Error::Stopped);
     };
+    let streamed = match sim.tracer.files.take() {
+        Some(files) => files.finish()?,
+        None => Vec::new(),
+    };
     let mut results = results::collect(&sim, setup, exec.wall_seconds);
+    results.streamed = streamed;
     let perf = &mut results.summary.performance;
     perf.threads = exec.threads;
     perf.partitions = exec.partitions;

@@ -121,3 +121,42 @@ fn port_stats_add_up_to_the_run_and_find_the_hot_link() {
     assert!(csv.starts_with("port,link,class,rate_gbps,tx_bytes,utilisation,max_queue_bytes,mean_queue_bytes,drops,wire_losses,trims,ecn_marks,pauses,paused_us\n"));
     assert_eq!(csv.lines().count(), 1 + r.ports.len());
 }
+
+/// Trace samples streamed to their files while the run takes them (`fabricsim run`, through
+/// `run_into`) are the rows the kept samples give, byte for byte: every port of the fabric every
+/// 10 ns, a port file many times the stream's buffer, and nothing kept in memory.
+#[test]
+fn a_streamed_trace_is_the_kept_trace_row_for_row() {
+    use fabricsim::results::{stream::BUFFER_BYTES, OutDir};
+    let text = incast4("64KiB", "trace_interval_us = 0.01\ntrace_conns = [0, 1, 2, 3]\ntrace_ports = [\"*-*\"]");
+    let setup = fabricsim::Scenario::from_toml(&text, &[]).unwrap().setup(std::path::Path::new(".")).unwrap();
+    let kept = fabricsim::run(&setup, &mut |_| {}).unwrap();
+    let dir = std::env::temp_dir().join(format!("fabricsim-tracing-streamed-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = OutDir::prepare(&dir, "results folder").unwrap();
+    let r = fabricsim::run_into(&setup, 1, &mut |_| {}, &std::sync::atomic::AtomicBool::new(false), &out).unwrap();
+    assert!(r.trace.is_empty() && r.port_trace.is_empty(), "streamed samples are not kept");
+    // Every port of the k = 4 fat tree (48 links) at every tick; the four connections likewise.
+    let ports = kept.port_names.len();
+    assert_eq!(ports, 96);
+    let ticks = kept.port_trace.len() / ports;
+    assert!(ticks > 500 && kept.port_trace.len() == ticks * ports && kept.trace.len() == 4 * ticks, "{ticks}");
+    let rows: Vec<(&str, u64)> = r.streamed.iter().map(|s| (s.name, s.rows)).collect();
+    assert_eq!(rows, [("trace.csv", 4 * ticks as u64), ("port_trace.csv", (ticks * ports) as u64)]);
+    // Until the results are written the files have their temporary names only.
+    assert!(!dir.join("port_trace.csv").exists() && dir.join("port_trace.csv.partial").exists());
+    r.write_to(&out).unwrap();
+    let port_csv = std::fs::read_to_string(dir.join("port_trace.csv")).unwrap();
+    assert_eq!(port_csv.lines().count(), 1 + ticks * ports);
+    assert!(port_csv.len() > 20 * BUFFER_BYTES, "{} bytes", port_csv.len());
+    assert!(port_csv == kept.port_trace_csv(), "port_trace.csv differs from the kept samples' text");
+    assert_eq!(std::fs::read_to_string(dir.join("trace.csv")).unwrap(), kept.trace_csv());
+    // The uplink imbalance, computed while sampling, is the kept run's.
+    let fig = |r: &fabricsim::Results| serde_json::to_string(&r.summary.uplink_imbalance).unwrap();
+    assert!(kept.summary.uplink_imbalance.is_some());
+    assert_eq!(fig(&r), fig(&kept));
+    let mut files: Vec<String> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    files.sort();
+    assert_eq!(files, ["flows.csv", "manifest.json", "port_trace.csv", "resolved_scenario.toml", "summary.json", "trace.csv"]);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -365,7 +365,7 @@ impl Sim {
         for (i, ev) in self.link_events.iter().enumerate() {
             self.q.push(ev.at, EventKind::LinkChange, i as u32);
         }
-        if self.tracer.interval > 0 && !(self.tracer.conns.is_empty() && self.tracer.ports.is_empty()) {
+        if self.tracer.samples_anything() {
             self.q.push(0, EventKind::Sample, 0);
         }
     }

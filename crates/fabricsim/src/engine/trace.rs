@@ -5,6 +5,12 @@
 //! Sampling is an event every `run.trace_interval_us` that reads the traced connections' state;
 //! it stops rescheduling itself when nothing else is pending, so it never keeps a finished or
 //! deadlocked run alive. The RTT histogram is always on: one array increment per ACK.
+//!
+//! Samples go to one of two sinks: the tracer's vectors, which the results hand to library
+//! callers (the Python package, tests), or, for `fabricsim run`, their CSV files, row by row
+//! through a bounded buffer ([`crate::results::stream`]), so that a run sampled every
+//! nanosecond holds no more samples than the buffer. The uplink-imbalance figure is kept up
+//! to date tick by tick ([`crate::results::imbalance::UplinkMeter`]) for the same reason.
 
 use super::queue::EventKind;
 use super::Sim;
@@ -52,12 +58,16 @@ pub struct Tracer {
     pub interval: Time,
     /// Connections to sample.
     pub conns: Vec<u32>,
-    /// Samples in time order.
+    /// Samples in time order (none when streamed to `files`).
     pub samples: Vec<ConnSample>,
     /// Ports to sample.
     pub ports: Vec<u32>,
-    /// Port samples in time order.
+    /// Port samples in time order (none when streamed to `files`).
     pub port_samples: Vec<PortSample>,
+    /// The files the samples are streamed to instead of the vectors above.
+    pub(crate) files: Option<Box<crate::results::stream::TraceFiles>>,
+    /// The uplink imbalance of the ToRs whose uplinks are all traced, tick by tick.
+    pub(crate) imbalance: Option<crate::results::imbalance::UplinkMeter>,
     /// Whether to log drops (`run.event_log`).
     pub log_drops: bool,
     /// Dropped packets: (time, port where it was lost, connection).
@@ -79,6 +89,11 @@ impl Tracer {
     /// kind of record belongs in this test).
     pub(crate) fn records_anything(&self) -> bool {
         self.interval > 0 || self.log_drops || !self.ack_conns.is_empty() || self.log_gates || self.flowlets.is_some()
+    }
+
+    /// Whether the run takes samples: a period and something to sample.
+    pub(crate) fn samples_anything(&self) -> bool {
+        self.interval > 0 && !(self.conns.is_empty() && self.ports.is_empty())
     }
 }
 
@@ -143,20 +158,32 @@ impl Sim {
     /// A sampling tick.
     pub(crate) fn on_sample(&mut self) {
         let now = self.now;
-        for &c in &self.tracer.conns {
+        let Tracer { conns, samples, ports, port_samples, files, imbalance, .. } = &mut self.tracer;
+        for &c in conns.iter() {
             let conn = &self.hosts.conns[c as usize];
-            self.tracer.samples.push(ConnSample {
+            let s = ConnSample {
                 at: now,
                 conn: c,
                 window: conn.cc.window(),
                 in_flight: conn.in_flight,
                 rate_bps: conn.cc.pacing_rate().map(|r| r.0),
                 acked_bytes: conn.acked_payload,
-            });
+            };
+            match files {
+                Some(f) => f.conn(&s),
+                None => samples.push(s),
+            }
         }
-        for &p in &self.tracer.ports {
+        for (i, &p) in ports.iter().enumerate() {
             let ps = &self.net.ports[p as usize];
-            self.tracer.port_samples.push(PortSample { at: now, port: p, data_bytes: ps.data_bytes, tx_bytes: ps.tx_bytes, paused: ps.paused, marks: ps.marks });
+            let s = PortSample { at: now, port: p, data_bytes: ps.data_bytes, tx_bytes: ps.tx_bytes, paused: ps.paused, marks: ps.marks };
+            match files {
+                Some(f) => f.port(i, &s),
+                None => port_samples.push(s),
+            }
+        }
+        if let Some(m) = imbalance {
+            m.tick(|p| self.net.ports[p as usize].tx_bytes);
         }
         if !self.q.is_empty() {
             self.q.push(now + self.tracer.interval, EventKind::Sample, 0);

@@ -6,6 +6,7 @@ use super::schema::{self, FileSchema};
 use super::Results;
 use super::out_dir::OutDir;
 use crate::error::Result;
+use crate::engine::trace::{ConnSample, PortSample};
 use crate::units::{Time, US};
 use std::fmt::Write as _;
 use std::path::Path;
@@ -24,7 +25,32 @@ fn fmt_us(out: &mut String, t: Option<Time>) {
     }
 }
 
+/// Appends the `trace.csv` row of sample `t`.
+pub(super) fn trace_row(s: &mut String, t: &ConnSample) {
+    fmt_us(s, Some(t.at));
+    let _ = write!(s, ",{},", t.conn);
+    if let Some(w) = t.window {
+        let _ = write!(s, "{w}");
+    }
+    let _ = write!(s, ",{},", t.in_flight);
+    if let Some(r) = t.rate_bps {
+        let _ = write!(s, "{:.3}", r as f64 / 1e9);
+    }
+    let _ = writeln!(s, ",{}", t.acked_bytes);
+}
+
+/// Appends the `port_trace.csv` row of sample `t` of the port named `link`.
+pub(super) fn port_trace_row(s: &mut String, t: &PortSample, link: &str) {
+    fmt_us(s, Some(t.at));
+    let _ = writeln!(s, ",{},{link},{},{},{},{}", t.port, t.data_bytes, t.tx_bytes, t.paused as u8, t.marks);
+}
+
 impl Results {
+    /// The rows of `file` written during the run ([`super::stream`]), if it was streamed.
+    fn streamed(&self, file: &str) -> Option<&super::stream::Streamed> {
+        self.streamed.iter().find(|s| s.name == file)
+    }
+
     /// Whether this run's `flows.csv` has column `name`: the `reroutes` column only in runs
     /// whose switches count re-routes (adaptive schemes), so ECMP runs keep their columns;
     /// `subflows` only under a message shaper, whose rows are application flows; every other
@@ -87,16 +113,7 @@ impl Results {
     pub fn trace_csv(&self) -> String {
         let mut s = schema::TRACE.header();
         for t in &self.trace {
-            fmt_us(&mut s, Some(t.at));
-            let _ = write!(s, ",{},", t.conn);
-            if let Some(w) = t.window {
-                let _ = write!(s, "{w}");
-            }
-            let _ = write!(s, ",{},", t.in_flight);
-            if let Some(r) = t.rate_bps {
-                let _ = write!(s, "{:.3}", r as f64 / 1e9);
-            }
-            let _ = writeln!(s, ",{}", t.acked_bytes);
+            trace_row(&mut s, t);
         }
         s
     }
@@ -105,9 +122,7 @@ impl Results {
     pub fn port_trace_csv(&self) -> String {
         let mut s = schema::PORT_TRACE.header();
         for t in &self.port_trace {
-            fmt_us(&mut s, Some(t.at));
-            let link = self.port_names.get(&t.port).map_or("", String::as_str);
-            let _ = writeln!(s, ",{},{link},{},{},{},{}", t.port, t.data_bytes, t.tx_bytes, t.paused as u8, t.marks);
+            port_trace_row(&mut s, t, self.port_names.get(&t.port).map_or("", String::as_str));
         }
         s
     }
@@ -193,12 +208,23 @@ impl Results {
 
     /// Writes the results into a prepared folder: first the manifest naming every file about to
     /// be written (so a write cut short still leaves them listed for the next run to remove),
-    /// then the files.
+    /// then the files, each aside and renamed into place once complete. The trace files a run
+    /// streamed into the folder ([`crate::run_into`]) are moved into place in their turn. A
+    /// failed write is an [`crate::Error::Write`] naming the file; the files written before it
+    /// stay, whole.
     pub fn write_to(&self, out: &OutDir) -> Result<()> {
         let files: Vec<&OutputFile> = OUTPUT_FILES.iter().filter(|f| (f.has_rows)(self)).collect();
         out.write_manifest(&files.iter().map(|f| f.schema.name).collect::<Vec<_>>())?;
         for f in files {
-            out.write(f.schema.name, &(f.text)(self))?;
+            let name = f.schema.name;
+            match self.streamed(name) {
+                Some(s) => std::fs::rename(s.path(), out.path().join(name)).map_err(|e| out.write_error(name, e))?,
+                None => out.write(name, &(f.text)(self))?,
+            }
+        }
+        // A streamed file without rows is not a result.
+        for s in self.streamed.iter().filter(|s| s.rows == 0) {
+            let _ = std::fs::remove_file(s.path());
         }
         Ok(())
     }
@@ -216,8 +242,8 @@ pub(super) struct OutputFile {
 pub(super) const OUTPUT_FILES: &[OutputFile] = &[
     OutputFile { schema: &schema::FLOWS, has_rows: |_| true, text: Results::flows_csv },
     OutputFile { schema: &schema::CCTS, has_rows: |r| !r.ccts.is_empty(), text: Results::ccts_csv },
-    OutputFile { schema: &schema::TRACE, has_rows: |r| !r.trace.is_empty(), text: Results::trace_csv },
-    OutputFile { schema: &schema::PORT_TRACE, has_rows: |r| !r.port_trace.is_empty(), text: Results::port_trace_csv },
+    OutputFile { schema: &schema::TRACE, has_rows: |r| !r.trace.is_empty() || r.streamed(schema::TRACE.name).is_some_and(|s| s.rows > 0), text: Results::trace_csv },
+    OutputFile { schema: &schema::PORT_TRACE, has_rows: |r| !r.port_trace.is_empty() || r.streamed(schema::PORT_TRACE.name).is_some_and(|s| s.rows > 0), text: Results::port_trace_csv },
     OutputFile { schema: &schema::PFC_PORTS, has_rows: |r| r.summary.pfc.as_ref().is_some_and(|p| !p.ports.is_empty()), text: Results::pfc_ports_csv },
     OutputFile { schema: &schema::ACKS, has_rows: |r| !r.acks.is_empty(), text: Results::acks_csv },
     OutputFile { schema: &schema::GATE_LOG, has_rows: |r| !r.gate_log.is_empty(), text: Results::gate_log_csv },

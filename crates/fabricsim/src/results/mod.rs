@@ -11,13 +11,14 @@ mod csv;
 mod flowlets;
 mod floors;
 mod flows;
-mod imbalance;
+pub(crate) mod imbalance;
 mod invariants;
 mod logs;
 pub mod out_dir;
 mod ports;
 pub mod schema;
 mod stats;
+pub mod stream;
 mod summary;
 
 pub use by_size::{SizeBucket, WindowFigures};
@@ -28,6 +29,7 @@ pub use logs::{EventRow, MessageRow};
 pub use out_dir::OutDir;
 pub use ports::PortStats;
 pub use stats::Stats;
+pub use stream::Streamed;
 pub use summary::{peak_rss_bytes, PacketCounts, Performance, PfcSummary, QueueProfile, Summary};
 
 use crate::engine::Sim;
@@ -43,10 +45,13 @@ pub struct Results {
     pub ccts: Vec<CctResult>,
     /// Per-message rows (empty unless `run.message_log`).
     pub messages: Vec<MessageRow>,
-    /// Sampled connection state (empty unless `run.trace_interval_us`).
+    /// Sampled connection state (empty unless `run.trace_interval_us`, and when streamed).
     pub trace: Vec<crate::engine::trace::ConnSample>,
-    /// Sampled port state (empty unless `run.trace_ports`).
+    /// Sampled port state (empty unless `run.trace_ports`, and when streamed).
     pub port_trace: Vec<crate::engine::trace::PortSample>,
+    /// The trace files the run wrote while it ran instead of keeping their samples
+    /// ([`crate::run_into`]); [`Results::write_to`] moves them into place.
+    pub streamed: Vec<Streamed>,
     /// Logged drops and pauses (empty unless `run.event_log`).
     pub events: Vec<EventRow>,
     /// Logged ACKs (`run.ack_log_conns`): (time, connection, RTT, ECN echo).
@@ -73,7 +78,8 @@ fn known(t: Time) -> Option<Time> {
     (t != Time::MAX).then_some(t)
 }
 
-/// Gathers results after [`Sim::run`].
+/// Gathers results after [`Sim::run`] (the samples of a streamed trace are in their files, not
+/// here: see [`crate::run_into`]).
 pub fn collect(sim: &Sim, setup: &Setup, wall_seconds: f64) -> Results {
     let plan = flows::plan(sim);
     let (flows, flow_plan) = flows::app_flows(sim, flows::rows(sim, &plan), &plan);
@@ -87,6 +93,7 @@ pub fn collect(sim: &Sim, setup: &Setup, wall_seconds: f64) -> Results {
         messages: logs::messages(sim, setup),
         trace: sim.tracer.samples.clone(),
         port_trace: sim.tracer.port_samples.clone(),
+        streamed: Vec::new(),
         events: logs::events(sim),
         acks: sim.tracer.acks.clone(),
         gate_log: sim.tracer.gate_updates.clone(),

@@ -16,6 +16,11 @@
 //! no files yet; [`crate::Results::write_to`] then rewrites the manifest with the files it is
 //! about to write before writing them, so a run cut off while writing still leaves a manifest
 //! that covers everything it wrote.
+//! - Every file is written aside, under its name with [`PARTIAL`] appended, and renamed into
+//!   place once complete, so that a reader never sees a half-written `flows.csv` (a full disk
+//!   leaves the old name absent, not truncated). A `NAME.partial` of an output name is a
+//!   leftover of a run cut short: it never causes a refusal, and is removed when a run claims
+//!   the folder.
 
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
@@ -28,6 +33,20 @@ pub const MANIFEST: &str = "manifest.json";
 /// `csv.rs`, so that a new output file is recognised here without a second list.
 pub fn is_output_file(name: &str) -> bool {
     super::csv::OUTPUT_FILES.iter().any(|f| f.schema.name == name)
+}
+
+/// Appended to a file's name while it is being written.
+pub const PARTIAL: &str = ".partial";
+
+/// The name `file` has while it is being written.
+pub(crate) fn partial_name(file: &str) -> String {
+    format!("{file}{PARTIAL}")
+}
+
+/// Whether `name` is a leftover of a run cut short while writing: the name of an output file
+/// or of the manifest with [`PARTIAL`] appended.
+fn is_partial(name: &str) -> bool {
+    name.strip_suffix(PARTIAL).is_some_and(|base| base == MANIFEST || is_output_file(base))
 }
 
 /// Written into [`Manifest::written_by`]; a manifest without it is not ours.
@@ -67,7 +86,7 @@ impl Manifest {
 }
 
 /// A results folder that passed the rules and is claimed for one run.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct OutDir {
     path: PathBuf,
     /// How the user named the folder (`--out` for the CLI), for error messages.
@@ -93,8 +112,23 @@ impl OutDir {
                 Err(e) => return Err(out.error(format!("cannot remove `{f}` of the previous run: {e}"))),
             }
         }
-        out.write_manifest(&[])?;
+        out.remove_partial_files()?;
+        let manifest = Manifest::of(&[]).text();
+        out.write_io(MANIFEST, manifest.as_bytes()).map_err(|e| out.error(format!("cannot write `{MANIFEST}` into it: {e}")))?;
         Ok(out)
+    }
+
+    /// Removes the files a run cut short left under their temporary names.
+    fn remove_partial_files(&self) -> Result<()> {
+        let entries = std::fs::read_dir(&self.path).map_err(|e| self.error(format!("cannot be read: {e}")))?;
+        for name in entries.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).filter(|n| is_partial(n)) {
+            match std::fs::remove_file(self.path.join(&name)) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(self.error(format!("cannot remove `{name}`, left by a run cut short: {e}"))),
+            }
+        }
+        Ok(())
     }
 
     /// The folder.
@@ -107,9 +141,31 @@ impl OutDir {
         self.write(MANIFEST, &Manifest::of(files).text())
     }
 
-    /// Writes one file of the folder.
+    /// Writes one file of the folder, aside and then renamed into place; a failure is an
+    /// [`Error::Write`] naming the file.
     pub(crate) fn write(&self, file: &str, text: &str) -> Result<()> {
-        std::fs::write(self.path.join(file), text).map_err(|e| self.error(format!("cannot write `{file}`: {e}")))
+        self.write_io(file, text.as_bytes()).map_err(|e| self.write_error(file, e))
+    }
+
+    /// Writes `bytes` to `file`'s temporary name, then renames it to `file`; on failure the
+    /// temporary file is removed and `file` is as it was.
+    fn write_io(&self, file: &str, bytes: &[u8]) -> std::io::Result<()> {
+        let temp = self.partial_path(file);
+        let done = std::fs::write(&temp, bytes).and_then(|()| std::fs::rename(&temp, self.path.join(file)));
+        if done.is_err() {
+            let _ = std::fs::remove_file(&temp);
+        }
+        done
+    }
+
+    /// Where `file` is written until it is complete.
+    pub(crate) fn partial_path(&self, file: &str) -> PathBuf {
+        self.path.join(partial_name(file))
+    }
+
+    /// The error of a failed write of `file`.
+    pub(crate) fn write_error(&self, file: &str, e: std::io::Error) -> Error {
+        Error::Write { path: self.path.join(file).display().to_string(), message: e.to_string() }
     }
 
     /// The manifest of the run that wrote the folder before (an empty one for a folder without
@@ -228,6 +284,42 @@ mod tests {
         let d = folder_with("inputs", &[("scenario.toml", "x"), ("cdf.txt", "x")]);
         OutDir::prepare(&d, "--out").unwrap();
         assert_eq!(files_in(&d), set(&[MANIFEST, "scenario.toml", "cdf.txt"]));
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn leftovers_of_a_run_cut_short_are_removed_and_never_a_reason_to_refuse() {
+        // Temporary names of a run cut short, in a folder without a manifest: not refused (they
+        // are not result names), removed; other `.partial` files stay.
+        let d = folder_with("partial", &[("port_trace.csv.partial", "half"), ("manifest.json.partial", "{"), ("notes.partial", "mine")]);
+        OutDir::prepare(&d, "--out").unwrap();
+        assert_eq!(files_in(&d), set(&[MANIFEST, "notes.partial"]));
+        // Beside the manifest of the run that left them.
+        std::fs::write(d.join(MANIFEST), Manifest::of(&["flows.csv"]).text()).unwrap();
+        std::fs::write(d.join("flows.csv.partial"), "half").unwrap();
+        OutDir::prepare(&d, "--out").unwrap();
+        assert_eq!(files_in(&d), set(&[MANIFEST, "notes.partial"]));
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn a_failed_write_names_the_file_and_the_error_and_leaves_the_old_file_whole() {
+        let d = temp_dir("full");
+        let out = OutDir::prepare(&d, "--out").unwrap();
+        out.write("flows.csv", "old\n").unwrap();
+        assert_eq!(files_in(&d), set(&[MANIFEST, "flows.csv"]));
+        // Writes to /dev/full fail with ENOSPC: the temporary file, made a link to it, stands
+        // for a full disk.
+        std::os::unix::fs::symlink("/dev/full", out.partial_path("flows.csv")).unwrap();
+        let e = out.write("flows.csv", "new\n").unwrap_err();
+        assert!(e.is_write_error() && !e.is_input_error(), "{e:?}");
+        let msg = e.to_string();
+        let path = d.join("flows.csv").display().to_string();
+        assert!(msg.contains(&path) && msg.contains("No space left on device") && msg.contains("results were not all written"), "{msg}");
+        // The reader sees the old file, whole; the temporary one is gone.
+        assert_eq!(std::fs::read_to_string(d.join("flows.csv")).unwrap(), "old\n");
+        assert_eq!(files_in(&d), set(&[MANIFEST, "flows.csv"]));
         let _ = std::fs::remove_dir_all(&d);
     }
 
