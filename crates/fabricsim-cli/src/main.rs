@@ -315,17 +315,17 @@ fn run(path: &Path, out: Option<PathBuf>, set: &[String], quiet: bool, force: bo
         _ => Path::new("out").join(path.file_stem().unwrap_or_default()),
     };
     let out = out.unwrap_or(default_out);
-    // Checked, cleared of the previous run's files and claimed before simulating, so that a
-    // refused or unwritable folder fails at once rather than after a long run.
-    let out_dir = OutDir::prepare(&out, "--out")?;
-    let start = Instant::now();
-    let mut bar = ProgressBar { start, last: start, shown: false, quiet };
-    // Trace samples go to their files as they are taken, not into memory.
-    let results = fabricsim::run_into(&setup, threads, &mut |p| bar.update(p), &std::sync::atomic::AtomicBool::new(false), &out_dir)?;
-    if bar.shown {
-        eprintln!();
-    }
-    results.write_to(&out_dir)?;
+    let results = claim_then_simulate(&out, |out_dir| {
+        let start = Instant::now();
+        let mut bar = ProgressBar { start, last: start, shown: false, quiet };
+        // Trace samples go to their files as they are taken, not into memory.
+        let results = fabricsim::run_into(&setup, threads, &mut |p| bar.update(p), &std::sync::atomic::AtomicBool::new(false), out_dir)?;
+        if bar.shown {
+            eprintln!();
+        }
+        results.write_to(out_dir)?;
+        Ok(results)
+    })?;
     let mut o = String::new();
     for l in report::summary_lines(&results.summary) {
         say!(o, "{l}");
@@ -333,6 +333,14 @@ fn run(path: &Path, out: Option<PathBuf>, set: &[String], quiet: bool, force: bo
     say!(o, "results     {}", out.display());
     emit(&o)?;
     fabricsim::check_invariants(&results)
+}
+
+/// The results folder `out` checked, cleared of the previous run's files and claimed, then
+/// `simulate` run into it: a refused or unwritable folder fails at once, before a long run
+/// (the unit test below holds this order).
+fn claim_then_simulate<T>(out: &Path, simulate: impl FnOnce(&OutDir) -> Result<T, Error>) -> Result<T, Error> {
+    let out_dir = OutDir::prepare(out, "--out")?;
+    simulate(&out_dir)
 }
 
 fn check(path: &Path, set: &[String], threads: Option<usize>) -> Result<(), Error> {
@@ -438,4 +446,32 @@ fn list(with_params: bool) -> Result<(), Error> {
         }
     }
     emit(&o)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_results_folder_is_claimed_before_anything_is_simulated() {
+        let file = std::env::temp_dir().join(format!("fabricsim-cli-claim-{}", std::process::id()));
+        std::fs::write(&file, "x").unwrap();
+        let mut simulated = false;
+        let e = claim_then_simulate(&file.join("sub"), |_| {
+            simulated = true;
+            Ok(())
+        })
+        .unwrap_err();
+        assert!(!simulated, "simulated before the folder was refused");
+        assert!(e.to_string().contains("--out"), "{e}");
+        let out = std::env::temp_dir().join(format!("fabricsim-cli-claim-ok-{}", std::process::id()));
+        claim_then_simulate(&out, |dir| {
+            simulated = true;
+            assert!(out.join("manifest.json").exists(), "claimed before simulating: {}", dir.path().display());
+            Ok(())
+        })
+        .unwrap();
+        assert!(simulated);
+        let _ = (std::fs::remove_file(&file), std::fs::remove_dir_all(&out));
+    }
 }

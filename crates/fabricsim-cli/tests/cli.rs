@@ -258,16 +258,15 @@ fn a_traced_run_streams_the_same_files_with_threads_and_clears_leftovers() {
 #[test]
 fn an_unwritable_out_fails_before_simulating() {
     // A folder below a plain file cannot be created. The run would take tens of seconds
-    // (1 GiB per flow); failing within a few proves the folder is checked first.
+    // (1 GiB per flow); that the folder is claimed before simulating is held by the binary's
+    // unit test (`claim_then_simulate`), not timed here.
     let file = tmp("plain-file");
     std::fs::write(&file, "x").unwrap();
-    let t0 = std::time::Instant::now();
     let o = run_into(&file.join("sub"), &["--set", "workload.flow_bytes=\"1GiB\""]);
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("--out") && err.contains("cannot be created"), "{err}");
     assert!(o.stdout.is_empty());
-    assert!(t0.elapsed().as_secs() < 10, "took {:?}: the run simulated before checking --out", t0.elapsed());
     let _ = std::fs::remove_file(&file);
 }
 

@@ -40,6 +40,10 @@ pub const BYTES_PER_CONN_RUN: f64 = 1.2e3;
 /// (`engine::tasks::TaskState`).
 pub const BYTES_PER_TASK_RUN: f64 = 30.0;
 
+/// The row buffer of each streamed trace file (`results::stream`), which the estimate counts
+/// instead of the samples: here, below both, so that the estimate need not reach up to results.
+pub const TRACE_FILE_BUFFER_BYTES: usize = 64 << 10;
+
 /// Setup's memory budget, in bytes.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Budget {

@@ -14,7 +14,7 @@
 //! table (one entry per switch and destination ToR), the workload's task graph as setup built it
 //! ([`crate::budget`]'s costs) and its run-time state, and the trace (every traced connection
 //! and port once per sampling period over the busiest host link's time; each tick an event).
-//! `fabricsim run` streams the trace samples to their files ([`crate::results::stream`]), so
+//! `fabricsim run` streams the trace samples to their files (`results::stream`), so
 //! they cost write time rather than memory: the memory counts the two files' buffers and the
 //! uplink-imbalance values; the wall time counts every sample's row. (A library caller that
 //! keeps the samples, [`crate::run_threads`], holds 48 bytes more per sample.) Measured against
@@ -22,6 +22,11 @@
 //! bound), a 917,504-message collective in 1-byte chunks 1.35×, `bench/perm_1024.toml` 1.13×,
 //! the example traced every 10 ns on its ToR uplinks 1.44× (13.2 MB measured) and every 1 ns on
 //! every port 1.3× (14.6 MB; wall time 7.6 s, estimated 11–46 s), a k = 32 fat tree 1.25×.
+//! (Those ratios predate the per-connection share's measurement below; with it the example is
+//! estimated at 16 MB and `perm_1024` at 70 MB.) The per-connection share,
+//! [`crate::budget::BYTES_PER_CONN_RUN`], was 10 KB, which over-counted small flows 6× and
+//! refused feasible runs of 10⁷ flows; measured on 10⁵ and 10⁶ one-byte flows (177 MB and
+//! 1.65 GB peak) it is 1.2 KB, and those are now estimated at 0.95× and 0.97× of what they take.
 
 pub use crate::budget::physical_memory_bytes;
 use crate::budget::show_bytes;
@@ -40,8 +45,8 @@ const BYTES_PER_PACKET: f64 = 300.0;
 const WINDOW_BDP: f64 = 1.25;
 /// Per message with `run.message_log`: when it was posted, delivered and completed.
 const BYTES_PER_LOGGED_MESSAGE: f64 = 24.0;
-/// A streamed trace's buffers: two files' row buffers ([`crate::results::stream`]).
-const TRACE_BUFFER_BYTES: f64 = 2.0 * (crate::results::stream::BUFFER_BYTES as f64 + 1024.0);
+/// A streamed trace's buffers: two files' row buffers (`results::stream`).
+const TRACE_BUFFER_BYTES: f64 = 2.0 * (crate::budget::TRACE_FILE_BUFFER_BYTES as f64 + 1024.0);
 /// Per (ToR, sampling tick) of the uplink-imbalance figure: its value, and its copy while the
 /// figure is sorted.
 const BYTES_PER_IMBALANCE_VALUE: f64 = 16.0;
@@ -75,8 +80,10 @@ impl Estimate {
         let in_flight = Self::packets_in_flight(setup, data_packets);
         let (samples, ticks) = Self::trace_samples(setup, data_packets);
         // One value per (ToR, tick) in which its uplinks sent something: at most one per packet
-        // sent up (a data packet at its source's ToR, an ACK at its receiver's).
-        let tors = if samples > 0.0 { crate::results::imbalance::UplinkMeter::tors(&setup.fabric, &setup.trace_ports) as f64 } else { 0.0 };
+        // sent up (a data packet at its source's ToR, an ACK at its receiver's). Every ToR is
+        // counted (those whose uplinks are all traced are fewer): the estimate sits below the
+        // results layer that knows which.
+        let tors = if samples > 0.0 && !setup.trace_ports.is_empty() { setup.fabric.size().tors as f64 } else { 0.0 };
         let imbalance_values = (ticks * tors).min(2.0 * data_packets as f64);
         let events = EVENTS_PER_PACKET * data_packets as f64 + ticks;
         let graph = crate::workload::graph::GraphSize::of(&setup.traffic);

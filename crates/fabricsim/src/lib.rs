@@ -4,10 +4,10 @@
 //!
 //! Layers, bottom up (start reading at [`engine`]); a module uses only modules of the layers
 //! before it, so the top-level modules form no import circle:
-//! - [`units`], [`ids`], [`rng`], [`error`], [`hint`], [`huge_pages`], [`budget`]: integer
-//!   picosecond time and byte counts, dense ids, seeded random streams, errors, cache prefetch
-//!   hints, an allocator that puts large arrays on huge pages (binaries opt in), and the memory
-//!   setup may plan for.
+//! - [`units`], [`ids`], [`rng`], [`error`], [`excerpt`], [`hint`], [`huge_pages`], [`budget`]:
+//!   integer picosecond time and byte counts, dense ids, seeded random streams, errors and the
+//!   short excerpts of input they quote, cache prefetch hints, an allocator that puts large
+//!   arrays on huge pages (binaries opt in), and the memory setup may plan for.
 //! - [`scheme`]: the shape of a pluggable scheme ([`scheme::Scheme`]), the `scheme_family!` and
 //!   `tagged_config!` macros and the parameter helpers they use.
 //! - [`topo`]: fat trees and leaf-spines as dense arrays, static uplink failures, and equal-cost
@@ -38,6 +38,7 @@ pub mod budget;
 pub mod engine;
 pub mod error;
 pub mod estimate;
+pub mod excerpt;
 pub mod hint;
 pub mod huge_pages;
 pub mod import;
@@ -95,12 +96,23 @@ fn run_with(setup: &Setup, threads: usize, progress: &mut dyn FnMut(&Progress), 
     if threads == 0 {
         return Err(Error::invalid("threads", "0: give 1 (serial) or more"));
     }
-    let Some((mut sim, exec)) = engine::parallel::run(setup, threads, progress, stop, out)? else {
+    // The files are opened before the run (a folder that cannot take them fails at once) and
+    // lent to the engine as its sample sink.
+    let samples = setup.trace_interval > 0 && !(setup.trace_conns.is_empty() && setup.trace_ports.is_empty());
+    let sink = match out.filter(|_| samples) {
+        Some(out) => {
+            let links = setup.trace_ports.iter().map(|&p| setup.fabric.link_name(p)).collect();
+            Some(Box::new(results::stream::TraceFiles::open(out, !setup.trace_conns.is_empty(), links)?) as Box<dyn engine::trace::SampleSink>)
+        }
+        None => None,
+    };
+    let Some((mut sim, exec)) = engine::parallel::run(setup, threads, progress, stop, sink)? else {
         return Err(Error::Stopped);
     };
-    let streamed = match sim.tracer.files.take() {
-        Some(files) => files.finish()?,
-        None => Vec::new(),
+    let streamed = match sim.tracer.files.take().map(|f| f.into_any().downcast::<results::stream::TraceFiles>()) {
+        Some(Ok(files)) => files.finish()?,
+        // The engine holds only the sink it was given.
+        Some(Err(_)) | None => Vec::new(),
     };
     let mut results = results::collect(&sim, setup, exec.wall_seconds);
     results.streamed = streamed;

@@ -186,7 +186,7 @@ pub(super) fn tracer(setup: &Setup) -> Tracer {
         ack_conns,
         log_gates: setup.scenario.run.gate_log,
         flowlets: (!setup.flowlet_gaps.is_empty()).then(|| Box::new(super::flowlets::FlowletMeter::new(setup.flowlet_gaps.clone()))),
-        imbalance: if setup.trace_interval > 0 { crate::results::imbalance::UplinkMeter::new(&setup.fabric, &setup.trace_ports) } else { None },
+        imbalance: if setup.trace_interval > 0 { super::uplink_meter::UplinkMeter::new(&setup.fabric, &setup.trace_ports) } else { None },
         ..Default::default()
     }
 }

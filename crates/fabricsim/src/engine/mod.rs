@@ -20,6 +20,7 @@ pub mod parallel;
 pub mod tasks;
 pub mod flowlets;
 pub mod trace;
+pub mod uplink_meter;
 
 pub use crate::hint::prefetch;
 

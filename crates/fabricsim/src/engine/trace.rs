@@ -8,9 +8,9 @@
 //!
 //! Samples go to one of two sinks: the tracer's vectors, which the results hand to library
 //! callers (the Python package, tests), or, for `fabricsim run`, their CSV files, row by row
-//! through a bounded buffer ([`crate::results::stream`]), so that a run sampled every
+//! through a bounded buffer (a [`SampleSink`]: `results::stream`), so that a run sampled every
 //! nanosecond holds no more samples than the buffer. The uplink-imbalance figure is kept up
-//! to date tick by tick ([`crate::results::imbalance::UplinkMeter`]) for the same reason.
+//! to date tick by tick ([`super::uplink_meter::UplinkMeter`]) for the same reason.
 
 use super::queue::EventKind;
 use super::Sim;
@@ -65,9 +65,9 @@ pub struct Tracer {
     /// Port samples in time order (none when streamed to `files`).
     pub port_samples: Vec<PortSample>,
     /// The files the samples are streamed to instead of the vectors above.
-    pub(crate) files: Option<Box<crate::results::stream::TraceFiles>>,
+    pub(crate) files: Option<Box<dyn SampleSink>>,
     /// The uplink imbalance of the ToRs whose uplinks are all traced, tick by tick.
-    pub(crate) imbalance: Option<crate::results::imbalance::UplinkMeter>,
+    pub(crate) imbalance: Option<super::uplink_meter::UplinkMeter>,
     /// Whether to log drops (`run.event_log`).
     pub log_drops: bool,
     /// Dropped packets: (time, port where it was lost, connection).
@@ -152,6 +152,18 @@ impl RttHistogram {
         }
         None
     }
+}
+
+/// Where a run writes its samples instead of keeping them in the [`Tracer`]: the trace files of
+/// a results folder (`results::stream::TraceFiles`, for `fabricsim run`). A trait here and its
+/// implementation in results, so that the engine does not reach up a layer.
+pub trait SampleSink: std::fmt::Debug + Send {
+    /// Writes one connection sample.
+    fn conn(&mut self, s: &ConnSample);
+    /// Writes one sample of the `index`-th traced port.
+    fn port(&mut self, index: usize, s: &PortSample);
+    /// The sink as `Any`, for its owner to take back once the run is over.
+    fn into_any(self: Box<Self>) -> Box<dyn std::any::Any>;
 }
 
 impl Sim {

@@ -28,7 +28,8 @@
 //! its comment, to the flag that wrote it (flags with a known limit say it in htsim's terms).
 
 use crate::error::Error;
-use crate::scenario::{clip, Scenario};
+use crate::excerpt::clip;
+use crate::scenario::Scenario;
 use crate::workload::flow_list::parse_htsim_cm;
 use std::fmt::{self, Write as _};
 use std::path::{Component, Path, PathBuf};

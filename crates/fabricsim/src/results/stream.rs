@@ -13,7 +13,7 @@
 
 use super::out_dir::OutDir;
 use super::schema;
-use crate::engine::trace::{ConnSample, PortSample};
+use crate::engine::trace::{ConnSample, PortSample, SampleSink};
 use crate::error::Result;
 use std::fs::File;
 use std::io::{self, Write};
@@ -21,7 +21,7 @@ use std::path::PathBuf;
 
 /// Bytes of rows a [`RowBuffer`] collects before handing them to its file: large enough that
 /// a write costs one system call per about 1,500 rows, small enough to be no memory at all.
-pub const BUFFER_BYTES: usize = 64 << 10;
+pub const BUFFER_BYTES: usize = crate::budget::TRACE_FILE_BUFFER_BYTES;
 
 /// Room kept in a [`RowBuffer`] beyond [`BUFFER_BYTES`] for the row that crosses it, so that
 /// rows never make the buffer grow (a row is under 200 bytes unless a link name is very long).
@@ -150,23 +150,6 @@ impl TraceFiles {
         Ok(files)
     }
 
-    /// Writes one connection sample.
-    #[inline]
-    pub(crate) fn conn(&mut self, s: &ConnSample) {
-        if let Some(f) = &mut self.conns {
-            f.rows.row(|b| super::csv::trace_row(b, s));
-        }
-    }
-
-    /// Writes one sample of the `i`-th traced port.
-    #[inline]
-    pub(crate) fn port(&mut self, i: usize, s: &PortSample) {
-        if let Some(f) = &mut self.ports {
-            let link = self.links.get(i).map_or("", String::as_str);
-            f.rows.row(|b| super::csv::port_trace_row(b, s, link));
-        }
-    }
-
     /// Writes what is buffered and closes the files, still under their temporary names; the
     /// first failure is an [`crate::Error::Write`] naming the file (and every file is removed).
     pub(crate) fn finish(mut self) -> Result<Vec<Streamed>> {
@@ -188,6 +171,27 @@ impl TraceFiles {
             }
         }
         Ok(done)
+    }
+}
+
+impl SampleSink for TraceFiles {
+    #[inline]
+    fn conn(&mut self, s: &ConnSample) {
+        if let Some(f) = &mut self.conns {
+            f.rows.row(|b| super::csv::trace_row(b, s));
+        }
+    }
+
+    #[inline]
+    fn port(&mut self, i: usize, s: &PortSample) {
+        if let Some(f) = &mut self.ports {
+            let link = self.links.get(i).map_or("", String::as_str);
+            f.rows.row(|b| super::csv::port_trace_row(b, s, link));
+        }
+    }
+
+    fn into_any(self: Box<Self>) -> Box<dyn std::any::Any> {
+        self
     }
 }
 

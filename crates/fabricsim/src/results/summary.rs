@@ -526,7 +526,7 @@ pub(super) fn assemble(sim: &Sim, setup: &Setup, flows: &[FlowResult], plans: Pl
         slowdown_by_size: (!setup.results.size_buckets.is_empty()).then(|| by_size::buckets(&setup.results.size_buckets, window, flows)),
         loss: LossFigures::of(flows, &packets),
         reroutes_per_packet: reroutes_per_packet(flows, plans.flows),
-        uplink_imbalance: sim.tracer.imbalance.as_ref().and_then(|m| m.figure()),
+        uplink_imbalance: sim.tracer.imbalance.as_ref().and_then(super::imbalance::figure),
         flowlets: None,
         collectives: collectives::summary(ccts),
         packets,

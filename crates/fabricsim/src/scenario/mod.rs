@@ -20,7 +20,7 @@ pub use queues::{port_class, PortRules, QueueRule, PORT_CLASSES};
 pub use results_options::{ResultsOptions, StationaryWindow};
 pub use run_options::{DEFAULT_STALL_LIMIT_US, DROP_LIMITS, RUN_LIMITS};
 pub use values::{deserialize_params, ByteSize, NoParams, Ratio};
-pub(crate) use values::{clip, clip_quoted};
+use crate::excerpt::{clip, clip_quoted};
 
 use crate::budget::Budget;
 use crate::error::{Error, Result};
@@ -675,7 +675,7 @@ fn positive_time(key: &str, us: f64, what: &str) -> Result<Time> {
 impl Scenario {
     /// Parses a scenario from TOML text, applying `key.path=value` overrides first.
     pub fn from_toml(text: &str, overrides: &[String]) -> Result<Scenario> {
-        let mut value: toml::Value = text.parse::<toml::Table>().map(toml::Value::Table).map_err(|e| Error::Syntax(values::short_excerpt(&e.to_string(), e.span().map_or(0, |s| column_of(text, s.start)))))?;
+        let mut value: toml::Value = text.parse::<toml::Table>().map(toml::Value::Table).map_err(|e| Error::Syntax(crate::excerpt::short_excerpt(&e.to_string(), e.span().map_or(0, |s| column_of(text, s.start)))))?;
         for o in overrides {
             values::apply_override(&mut value, o)?;
         }

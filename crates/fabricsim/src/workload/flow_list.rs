@@ -11,12 +11,12 @@
 //!   (htsim refuses unknown words too; it reads `start` through a cast to whole µs, fabricsim
 //!   keeps the fraction.)
 //!
-//! Errors quote at most ~100 characters of a bad token or line (`scenario::clip`).
+//! Errors quote at most ~100 characters of a bad token or line (`excerpt::clip`).
 
 use super::{check_endpoints, FlowSpec};
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
-use crate::scenario::clip;
+use crate::excerpt::clip;
 use crate::workload::InputFiles;
 use std::collections::HashMap;
 

@@ -19,7 +19,7 @@
 
 use crate::error::{Error, Result};
 use crate::rng::Rng;
-use crate::scenario::clip;
+use crate::excerpt::clip;
 use crate::workload::InputFiles;
 
 /// Built-in distributions: (name, file text).

@@ -285,15 +285,14 @@ pub fn plan_for(setup: &Setup, threads: usize) -> Result<std::result::Result<pla
 
 /// Runs `setup` on up to `threads` partitions (serially when it cannot be partitioned; see
 /// [`Execution::serial_reason`]); returns the merged simulation, or `None` if `stop` was set.
-/// With `out`, trace samples are streamed to their files there ([`crate::run_into`]): a traced
+/// With a `sink`, trace samples are written to it ([`crate::run_into`]): a traced
 /// run is always serial (tracing keeps a run in one partition), so the samples leave in the
 /// serial engine's order.
-pub(crate) fn run(setup: &Setup, threads: usize, progress: &mut dyn FnMut(&Progress), stop: &AtomicBool, out: Option<&crate::results::OutDir>) -> Result<Option<(Sim, Execution)>> {
+pub(crate) fn run(setup: &Setup, threads: usize, progress: &mut dyn FnMut(&Progress), stop: &AtomicBool, sink: Option<Box<dyn crate::engine::trace::SampleSink>>) -> Result<Option<(Sim, Execution)>> {
     let pool_packets = crate::estimate::Estimate::pool_packets(setup);
     let mut first = Sim::unseeded_with_pool(setup, pool_packets)?;
-    if let Some(out) = out.filter(|_| first.tracer.samples_anything()) {
-        let links = first.tracer.ports.iter().map(|&p| first.net.fabric.link_name(p)).collect();
-        first.tracer.files = Some(Box::new(crate::results::stream::TraceFiles::open(out, !first.tracer.conns.is_empty(), links)?));
+    if first.tracer.samples_anything() {
+        first.tracer.files = sink;
     }
     let mut exec = Execution { threads, partitions: 1, ..Execution::default() };
     let plan = if threads > 1 { plan::plan(&first, threads) } else { Err(String::new()) };

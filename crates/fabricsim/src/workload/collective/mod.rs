@@ -448,12 +448,12 @@ pub fn cost(op: &str, algorithm: &str, n: u64, s: u64) -> (u64, u32, u32, u32) {
 fn validate_spec(key: &str, c: &CollectiveSpec, ranks: u32) -> Result<(&'static str, &'static str)> {
     let Some(&(op, algs, default)) = OPERATIONS.iter().find(|(o, _, _)| *o == c.op) else {
         let allowed: Vec<String> = OPERATIONS.iter().map(|(o, _, _)| format!("`{o}`")).collect();
-        return Err(Error::invalid(format!("{key}.op"), format!("unknown collective `{}`; allowed: {}", crate::scenario::clip(&c.op), allowed.join(", "))));
+        return Err(Error::invalid(format!("{key}.op"), format!("unknown collective `{}`; allowed: {}", crate::excerpt::clip(&c.op), allowed.join(", "))));
     };
     let alg = c.algorithm.as_deref().unwrap_or(default);
     let Some(&alg) = algs.iter().find(|a| **a == alg) else {
         let allowed: Vec<String> = algs.iter().map(|a| format!("`{a}`")).collect();
-        return Err(Error::invalid(format!("{key}.algorithm"), format!("unknown algorithm `{}` for {op}; allowed: {}", crate::scenario::clip(alg), allowed.join(", "))));
+        return Err(Error::invalid(format!("{key}.algorithm"), format!("unknown algorithm `{}` for {op}; allowed: {}", crate::excerpt::clip(alg), allowed.join(", "))));
     };
     if c.bytes.0 == 0 {
         return Err(Error::invalid(format!("{key}.bytes"), "0: a collective must move at least one byte"));
@@ -557,7 +557,7 @@ fn load_trace(key: &str, path: &str, files: &InputFiles) -> Result<Vec<Collectiv
     let (full, text) = files.read(path);
     let text = text.map_err(|e| Error::invalid(format!("{key}.trace"), format!("cannot read {}: {e}", full.display())))?;
     let de = &mut serde_json::Deserializer::from_str(&text);
-    serde_path_to_error::deserialize(de).map_err(|e| Error::invalid(format!("{key}.trace"), format!("{}: at `{}`: {}", full.display(), crate::scenario::clip(&e.path().to_string()), crate::scenario::clip_quoted(&e.inner().to_string()))))
+    serde_path_to_error::deserialize(de).map_err(|e| Error::invalid(format!("{key}.trace"), format!("{}: at `{}`: {}", full.display(), crate::excerpt::clip(&e.path().to_string()), crate::excerpt::clip_quoted(&e.inner().to_string()))))
 }
 
 /// Compiles the jobs into a traffic graph; each job is counted and admitted by `room` before it
