@@ -188,3 +188,24 @@ fn a_megabyte_bad_token_in_an_input_file_is_quoted_in_at_most_an_excerpt() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn an_ns3_flow_file_runs_as_its_simulator_declares_it() {
+    // The HPCC ns-3 simulator's own formats, written here: a star topology (switch 0, hosts
+    // 1..=4) and two flows to node 1 at 0 and 10 µs. Nodes 1..=4 are fabricsim's hosts 0..=3.
+    let dir = std::env::temp_dir().join(format!("fabricsim-ns3-flows-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("topology.txt"), "5 1 4\n0\n0 1 100Gbps 0.001ms 0\n0 2 100Gbps 0.001ms 0\n0 3 100Gbps 0.001ms 0\n0 4 100Gbps 0.001ms 0\n").unwrap();
+    std::fs::write(dir.join("flow.txt"), "2\n2 1 3 100 100000 0\n4 1 3 100 50000 0.00001\n").unwrap();
+    let toml = "[topology]\nkind = \"leaf_spine\"\ntors = 1\nhosts_per_tor = 4\nspines = 1\nlink_rate_gbps = 100\n\
+                [workload]\nkind = \"flow_list\"\nfile = \"flow.txt\"\nformat = \"ns3\"\nns3_topology = \"topology.txt\"\n";
+    let setup = Scenario::from_toml(toml, &[]).unwrap().setup(&dir).unwrap();
+    let r = fabricsim::run(&setup, &mut |_| {}).unwrap();
+    assert!(r.summary.invariant_violations.is_empty(), "{:?}", r.summary.invariant_violations);
+    let f: Vec<(u32, u32, u64, u64)> = r.flows.iter().map(|f| (f.src, f.dst, f.bytes, f.start)).collect();
+    assert_eq!(f, [(1, 0, 100_000, 0), (3, 0, 50_000, 10_000_000)]);
+    // The topology file belongs to the ns-3 format only.
+    let e = Scenario::from_toml(&toml.replace("format = \"ns3\"\n", "format = \"csv\"\n"), &[]).unwrap().setup(&dir).map(|_| ()).unwrap_err().to_string();
+    assert!(e.contains("`workload.ns3_topology`") && e.contains("only with format = \"ns3\""), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

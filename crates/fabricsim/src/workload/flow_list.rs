@@ -10,6 +10,15 @@
 //!   lines: a connection started by others finishing), `msg`, `prio` and `failure` lines.
 //!   (htsim refuses unknown words too; it reads `start` through a cast to whole µs, fabricsim
 //!   keeps the fraction.)
+//! - The flow file of the HPCC ns-3 RDMA simulator (alibaba-edu/High-Precision-Congestion-Control,
+//!   `simulation/mix/flow.txt`, read by its `scratch/third.cc`): a count N, then N lines
+//!   `SRC DST PG DPORT SIZE START` — node ids, priority group, destination port, bytes, start in
+//!   seconds. As there, only the first N lines are read and the starts must not decrease (it
+//!   schedules the flows in file order). Node ids are host ids, or, with `ns3_topology` naming
+//!   that simulator's topology file, a node's rank among the nodes its second line does not list
+//!   as switches (its example star has switch 0 and hosts 1..=65). One priority group only:
+//!   fabricsim models one data class, so a second `PG` is refused. `DPORT` steers only ns-3's
+//!   ECMP hash; fabricsim draws its own entropy, so it is read and checked but not used.
 //!
 //! Errors quote at most ~100 characters of a bad token or line (`excerpt::clip`).
 
@@ -33,6 +42,8 @@ pub enum FlowListFormat {
     Csv,
     /// htsim connection matrix.
     HtsimCm,
+    /// The HPCC ns-3 simulator's flow file.
+    Ns3,
 }
 
 /// Parameters of `flow_list`.
@@ -43,6 +54,9 @@ pub struct FlowListParams {
     pub file: String,
     /// Format; by default `.cm` files are htsim matrices and anything else CSV.
     pub format: Option<FlowListFormat>,
+    /// `format = "ns3"` only: the ns-3 topology file whose switch list maps node ids to hosts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ns3_topology: Option<String>,
     /// Each flow starts up to this much later, uniformly at random.
     pub start_jitter_us: f64,
 }
@@ -57,10 +71,115 @@ pub fn generate(p: &FlowListParams, hosts: u32, files: &InputFiles) -> Result<Ve
         .map_err(|e| Error::invalid("workload.file", format!("cannot read {}: {e}", path.display())))?;
     let format = p.format.unwrap_or(if p.file.ends_with(".cm") { FlowListFormat::HtsimCm } else { FlowListFormat::Csv });
     let name = path.display().to_string();
+    if p.ns3_topology.is_some() && format != FlowListFormat::Ns3 {
+        return Err(Error::invalid("workload.ns3_topology", "only with format = \"ns3\""));
+    }
     match format {
         FlowListFormat::Csv => parse_csv(&text, &name, hosts),
         FlowListFormat::HtsimCm => parse_htsim_cm(&text, &name, hosts),
+        FlowListFormat::Ns3 => {
+            let hosts_of_nodes = match &p.ns3_topology {
+                Some(topo) => {
+                    let (path, text) = files.read(topo);
+                    let text = text.map_err(|e| Error::invalid("workload.ns3_topology", format!("cannot read {}: {e}", path.display())))?;
+                    Some(ns3_host_of_node(&text, &path.display().to_string())?)
+                }
+                None => None,
+            };
+            parse_ns3(&text, &name, hosts, hosts_of_nodes.as_deref())
+        }
     }
+}
+
+/// The host index of every node of an ns-3 topology file (`None` for a switch): its first line
+/// `NODES SWITCHES LINKS`, its second the switches' node ids.
+pub fn ns3_host_of_node(text: &str, file: &str) -> Result<Vec<Option<u32>>> {
+    let bad_topo = |line: usize, msg: String| Error::invalid("workload.ns3_topology", format!("{file}:{line}: {msg}"));
+    let mut lines = text.lines();
+    let head: Vec<&str> = lines.next().unwrap_or("").split_whitespace().collect();
+    let [nodes, switches, _links] = head[..] else {
+        return Err(bad_topo(1, "expected `NODES SWITCHES LINKS`".into()));
+    };
+    let num = |s: &str, what: &str, line: usize| s.parse::<u32>().map_err(|_| bad_topo(line, format!("{what} `{}` is not a count", clip(s))));
+    let (nodes, switches) = (num(nodes, "nodes", 1)?, num(switches, "switches", 1)?);
+    if nodes > super::MAX_FLOWS as u32 || switches > nodes {
+        return Err(bad_topo(1, format!("{switches} switches of {nodes} nodes: allowed at most as many switches as nodes, and at most {} nodes", super::MAX_FLOWS)));
+    }
+    let mut is_switch = vec![false; nodes as usize];
+    let listed: Vec<&str> = lines.next().unwrap_or("").split_whitespace().collect();
+    if listed.len() != switches as usize {
+        return Err(bad_topo(2, format!("{} switch ids listed, {switches} declared on line 1", listed.len())));
+    }
+    for s in listed {
+        let id = num(s, "switch id", 2)?;
+        let slot = is_switch.get_mut(id as usize).ok_or_else(|| bad_topo(2, format!("switch {id} is not a node (0..{nodes})")))?;
+        *slot = true;
+    }
+    let mut next = 0u32;
+    Ok(is_switch
+        .iter()
+        .map(|&sw| {
+            (!sw).then(|| {
+                next += 1;
+                next - 1
+            })
+        })
+        .collect())
+}
+
+/// Parses the HPCC ns-3 simulator's flow file (see the module doc); `host_of_node` maps node
+/// ids to hosts (identity when absent).
+pub fn parse_ns3(text: &str, file: &str, hosts: u32, host_of_node: Option<&[Option<u32>]>) -> Result<Vec<FlowSpec>> {
+    let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());
+    let (first, count) = lines.next().ok_or_else(|| bad(file, 1, "empty file: expected the flow count on the first line"))?;
+    let count: u64 = parse_num(file, first + 1, "flow count", count)?;
+    super::check_flow_count("workload.file", count, &format!("{file}: the declared count"))?;
+    let host = |n: usize, what: &str, s: &str| -> Result<u64> {
+        let node: u64 = parse_num(file, n, what, s)?;
+        match host_of_node {
+            None => Ok(node),
+            Some(map) => match map.get(node as usize) {
+                Some(Some(h)) => Ok(*h as u64),
+                Some(None) => Err(bad(file, n, format!("{what} {node} is a switch in the topology file"))),
+                None => Err(bad(file, n, format!("{what} {node} is not a node of the topology file (0..{})", map.len()))),
+            },
+        }
+    };
+    let mut flows = Vec::with_capacity(count as usize);
+    let (mut pg_seen, mut last_start) = (None::<(u64, usize)>, 0u64);
+    for (i, line) in lines.take(count as usize) {
+        let n = i + 1;
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let [src, dst, pg, dport, size, start] = f[..] else {
+            return Err(bad(file, n, format!("expected 6 fields `SRC DST PG DPORT SIZE START`, found {}", f.len())));
+        };
+        let (src, dst) = (host(n, "src", src)?, host(n, "dst", dst)?);
+        let pg: u64 = parse_num(file, n, "pg", pg)?;
+        match pg_seen {
+            None => pg_seen = Some((pg, n)),
+            Some((first, at)) if first != pg => {
+                return Err(bad(file, n, format!("priority group {pg}, where line {at} has {first}: fabricsim models one data class, so every flow needs the same PG")));
+            }
+            Some(_) => {}
+        }
+        let _port: u16 = parse_num(file, n, "dport", dport)?;
+        let bytes: u64 = parse_num(file, n, "size", size)?;
+        let secs: f64 = parse_num(file, n, "start", start)?;
+        let start = crate::units::checked_us(secs * 1e6).ok_or_else(|| bad(file, n, format!("start `{}` must be a time in seconds, 0..={}", crate::units::show_num(secs), crate::units::show_num(crate::units::MAX_TIME_US / 1e6))))?;
+        if start < last_start {
+            return Err(bad(file, n, format!("start {} s is before the previous flow's: the ns-3 simulator schedules flows in file order, so starts must not decrease", crate::units::show_num(secs))));
+        }
+        last_start = start;
+        check_endpoints(&format!("workload.file ({file}:{n})"), src, dst, hosts)?;
+        if bytes == 0 {
+            return Err(bad(file, n, "size must be at least 1 byte"));
+        }
+        flows.push(FlowSpec { src: src as u32, dst: dst as u32, bytes, start, after: None });
+    }
+    if (flows.len() as u64) < count {
+        return Err(bad(file, first + 1, format!("declares {count} flows, the file lists {}", flows.len())));
+    }
+    Ok(flows)
 }
 
 fn bad(file: &str, line: usize, msg: impl std::fmt::Display) -> Error {
@@ -214,6 +333,42 @@ pub fn parse_htsim_cm(text: &str, file: &str, hosts: u32) -> Result<Vec<FlowSpec
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A star of ns-3 nodes as the HPCC simulator's example names them: switch 0, hosts 1..=4.
+    const STAR: &str = "5 1 4\n0\n0 1 100Gbps 0.001ms 0\n0 2 100Gbps 0.001ms 0\n0 3 100Gbps 0.001ms 0\n0 4 100Gbps 0.001ms 0\n";
+
+    #[test]
+    fn reads_the_ns3_flow_file_in_its_simulator_s_terms() {
+        // Two flows declared, a third line not read (as ns-3 reads only the declared count);
+        // 200 MB at 2 s and 5 MB at 2.5 s; pg 3 and the destination port as the example has.
+        let flows = "2\n2 1 3 100 200000000 2\n4 1 3 100 5000000 2.5\n3 1 3 100 7 9\n";
+        let map = ns3_host_of_node(STAR, "topo.txt").unwrap();
+        assert_eq!(map, [None, Some(0), Some(1), Some(2), Some(3)]);
+        let f = parse_ns3(flows, "flow.txt", 4, Some(&map)).unwrap();
+        assert_eq!(f.iter().map(|f| (f.src, f.dst, f.bytes, f.start)).collect::<Vec<_>>(), [(1, 0, 200_000_000, 2_000_000_000_000), (3, 0, 5_000_000, 2_500_000_000_000)]);
+        // Without a topology the node ids are host ids.
+        let f = parse_ns3("1\n0 3 3 100 1000 0\n", "flow.txt", 4, None).unwrap();
+        assert_eq!((f[0].src, f[0].dst, f[0].start), (0, 3, 0));
+    }
+
+    #[test]
+    fn ns3_flow_files_the_simulator_would_misread_are_refused_naming_file_and_line() {
+        let map = ns3_host_of_node(STAR, "topo.txt").unwrap();
+        let e = |text: &str| parse_ns3(text, "flow.txt", 4, Some(&map)).unwrap_err().to_string();
+        assert!(e("3\n1 2 3 100 10 0\n").contains("declares 3 flows, the file lists 1"));
+        assert!(e("2\n1 2 3 100 10 1\n2 1 3 100 10 0.5\n").contains("flow.txt:3: start 0.5 s is before the previous flow's"));
+        assert!(e("2\n1 2 3 100 10 0\n2 1 1 100 10 0\n").contains("flow.txt:3: priority group 1, where line 2 has 3"));
+        assert!(e("1\n0 2 3 100 10 0\n").contains("src 0 is a switch"));
+        assert!(e("1\n1 9 3 100 10 0\n").contains("dst 9 is not a node of the topology file (0..5)"));
+        assert!(e("1\n1 2 3 100 0 0\n").contains("size must be at least 1 byte"));
+        assert!(e("1\n1 2 3 100 10\n").contains("expected 6 fields"));
+        assert!(e("1\n1 2 3 99999 10 0\n").contains("dport `99999` is not a valid number"));
+        assert!(e("x\n").contains("flow count `x`"));
+        let topo = |t: &str| ns3_host_of_node(t, "topo.txt").unwrap_err().to_string();
+        assert!(topo("5 2 4\n0\n").contains("topo.txt:2: 1 switch ids listed, 2 declared"));
+        assert!(topo("5 1 4\n7\n").contains("switch 7 is not a node"));
+        assert!(topo("five\n").contains("topo.txt:1: expected `NODES SWITCHES LINKS`"));
+    }
 
     #[test]
     fn reads_htsim_matrix() {
