@@ -1,0 +1,167 @@
+#!/usr/bin/env python3
+"""fabricsim beside the HPCC ns-3 RDMA simulator (issue 43), on that simulator's own example.
+
+The case is the example that `simulation/mix/` of alibaba-edu/High-Precision-Congestion-Control
+runs: a star of 65 hosts on one switch (100 Gb/s, 1 us links) and the first two flows of its
+flow file, 200 MB each from nodes 2 and 3 to node 1, starting at 2 s. This driver writes those
+inputs itself (the topology and flow formats read by the simulator's `scratch/third.cc`), then
+for each congestion control:
+
+- runs fabricsim on a scenario that reads them (`flow_list` with `format = "ns3"`), with the
+  example config's constants written out (`ecn_*`, PFC buffer, DCQCN's timers and steps, the
+  1-BDP window of `HAS_WIN 1`, 1000 B payload + 38 B headers);
+- with `--ns3 DIR` (the built `simulation/` folder), runs the simulator on a copy of
+  `DIR/mix/config.txt` pointed at the same inputs, `CC_MODE` set and tracing off.
+
+It prints one row per (scheme, flow) and writes `results/results.json` with the commit.
+
+    experiments/ns3-parity/run.py --ns3 /work/ns3-hpcc/simulation
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+
+HOSTS = 65  # nodes 1..=65 around switch 0
+FLOWS = [(2, 1, 200_000_000, 2.0), (3, 1, 200_000_000, 2.0)]  # (src node, dst node, bytes, start s)
+
+# The example config's DCQCN (CC_MODE 1): ALPHA_RESUME_INTERVAL 1, RATE_DECREASE_INTERVAL 4,
+# RP_TIMER 900, EWMA_GAIN 1/256, FAST_RECOVERY_TIMES 1, RATE_AI 50Mb/s, RATE_HAI 100Mb/s,
+# MIN_RATE 100Mb/s, CLAMP_TARGET_RATE 0, HAS_WIN 1 (a window of the largest BDP).
+DCQCN = (
+    '{ name = "dcqcn", g = 0.00390625, alpha_timer_us = 1, rate_timer_us = 900, fast_recovery_steps = 1, '
+    "rate_ai_mbps = 50, rate_hai_mbps = 100, min_rate_mbps = 100, clamp_target_rate = false, "
+    "cnp_interval_us = 4, window_bdp = 1.0 }"
+)
+
+# (ns-3 CC_MODE, name, fabricsim cc). TIMELY runs on fabricsim's own constants: the
+# simulator's are not matched yet (RESULTS.md).
+SCHEMES = [(1, "dcqcn", DCQCN), (8, "dctcp", '"dctcp"'), (7, "timely", '"timely"')]
+
+
+def write_inputs(work: Path) -> None:
+    links = "".join(f"0 {h} 100Gbps 0.001ms 0\n" for h in range(1, HOSTS + 1))
+    (work / "topology.txt").write_text(f"{HOSTS + 1} 1 {HOSTS}\n0\n{links}")
+    lines = "".join(f"{s} {d} 3 100 {b} {t:g}\n" for s, d, b, t in FLOWS)
+    (work / "flow.txt").write_text(f"{len(FLOWS)}\n{lines}")
+
+
+def scenario(cc: str) -> str:
+    return f"""# The HPCC ns-3 simulator's example (experiments/ns3-parity/run.py writes the inputs)
+[topology]
+kind = "leaf_spine"
+tors = 1
+hosts_per_tor = {HOSTS}
+spines = 1
+link_rate_gbps = 100
+link_latency_ns = 1000
+switch_latency_ns = 0
+
+[switch]
+trimming = false
+# KMIN_MAP / KMAX_MAP / PMAX_MAP at 100 Gb/s: 400 KB, 1600 KB, 0.2
+ecn_kmin_bytes = "400KB"
+ecn_kmax_bytes = "1600KB"
+ecn_pmax = 0.2
+
+[switch.pfc]
+enabled = true
+# BUFFER_SIZE 32 (MB)
+buffer_bytes = "32MB"
+
+[transport]
+# PACKET_PAYLOAD_SIZE 1000; 38 B of headers without INT
+mtu_bytes = 1038
+header_bytes = 38
+reliability = "go_back_n"
+cc = {cc}
+
+[workload]
+kind = "flow_list"
+file = "flow.txt"
+format = "ns3"
+ns3_topology = "topology.txt"
+"""
+
+
+def fabricsim_bin(given: str | None) -> list[str]:
+    if given:
+        return [given]
+    built = REPO / "target" / "release" / "fabricsim"
+    return [str(built)] if built.exists() else ["cargo", "run", "--release", "-q", "--"]
+
+
+def run_fabricsim(bin_: list[str], work: Path, name: str, cc: str) -> dict[int, float]:
+    path = work / f"{name}.toml"
+    path.write_text(scenario(cc))
+    out = work / f"fabricsim-{name}"
+    subprocess.run([*bin_, "run", "--quiet", "--out", str(out), str(path)], check=True, cwd=REPO, stdout=subprocess.DEVNULL)
+    with open(out / "flows.csv") as f:
+        # Host h is node h + 1 (switch 0 comes first in the topology).
+        return {int(r["src"]) + 1: float(r["fct_us"]) for r in csv.DictReader(f)}
+
+
+def run_ns3(sim: Path, work: Path, name: str, mode: int) -> dict[int, float]:
+    keys = {
+        "TOPOLOGY_FILE": work / "topology.txt",
+        "FLOW_FILE": work / "flow.txt",
+        "TRACE_OUTPUT_FILE": work / f"ns3-{name}.tr",
+        "FCT_OUTPUT_FILE": work / f"ns3-{name}-fct.txt",
+        "PFC_OUTPUT_FILE": work / f"ns3-{name}-pfc.txt",
+        "QLEN_MON_FILE": work / f"ns3-{name}-qlen.txt",
+        "CC_MODE": mode,
+        "ENABLE_TRACE": 0,
+    }
+    lines = []
+    for line in (sim / "mix" / "config.txt").read_text().splitlines():
+        word = line.split()[0] if line.split() else ""
+        lines.append(f"{word} {keys[word]}" if word in keys else line)
+    config = work / f"ns3-{name}-config.txt"
+    config.write_text("\n".join(lines) + "\n")
+    env = dict(os.environ, LD_LIBRARY_PATH=str(sim / "build"))
+    subprocess.run([str(sim / "build" / "scratch" / "third"), str(config)], check=True, cwd=sim, env=env, stdout=subprocess.DEVNULL)
+    fct = {}
+    for line in (work / f"ns3-{name}-fct.txt").read_text().splitlines():
+        src_ip, _dst, _sport, _dport, _size, _start, fct_ns, _ideal = line.split()
+        # 11.x.y.1, node id = x * 256 + y
+        ip = int(src_ip, 16)
+        fct[((ip >> 16) & 0xFF) * 256 + ((ip >> 8) & 0xFF)] = int(fct_ns) / 1e3
+    return fct
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--ns3", type=Path, help="the built simulator's simulation/ folder (omit: fabricsim only)")
+    ap.add_argument("--fabricsim", help="the fabricsim binary (default: target/release/fabricsim, else cargo run)")
+    ap.add_argument("--work", type=Path, default=HERE / "work", help="scratch folder (not committed)")
+    a = ap.parse_args()
+    a.work.mkdir(parents=True, exist_ok=True)
+    write_inputs(a.work)
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
+    rows = []
+    print(f"{'scheme':8} {'flow':>9} {'ns-3 FCT us':>12} {'fabricsim FCT us':>17} {'ratio':>7}")
+    for mode, name, cc in SCHEMES:
+        ours = run_fabricsim(fabricsim_bin(a.fabricsim), a.work, name, cc)
+        ref = run_ns3(a.ns3, a.work, name, mode) if a.ns3 else {}
+        for src in sorted(ours):
+            r = ref.get(src)
+            ratio = ours[src] / r if r else None
+            rows.append({"scheme": name, "cc_mode": mode, "src_node": src, "ns3_fct_us": r, "fabricsim_fct_us": ours[src], "ratio": ratio})
+            print(f"{name:8} {f'{src}->1':>9} {r if r else float('nan'):12.3f} {ours[src]:17.3f} {ratio if ratio else float('nan'):7.4f}")
+    out = HERE / "results"
+    out.mkdir(exist_ok=True)
+    (out / "results.json").write_text(json.dumps({"commit": commit, "case": "hpcc-example-incast-2to1", "rows": rows}, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
