@@ -9,7 +9,7 @@ for each congestion control:
 
 - runs fabricsim on a scenario that reads them (`flow_list` with `format = "ns3"`), with the
   example config's constants written out (`ecn_*`, PFC buffer, DCQCN's timers and steps, the
-  1-BDP window of `HAS_WIN 1`, 1000 B payload + 38 B headers);
+  rate-scaled 1-BDP window of `HAS_WIN 1` / `VAR_WIN 1`, 1000 B payload + the mode's headers);
 - with `--ns3 DIR` (the built `simulation/` folder), runs the simulator on a copy of
   `DIR/mix/config.txt` pointed at the same inputs, `CC_MODE` set and tracing off.
 
@@ -36,20 +36,25 @@ FLOWS = [(2, 1, 200_000_000, 2.0), (3, 1, 200_000_000, 2.0)]  # (src node, dst n
 
 # The example config's DCQCN (CC_MODE 1): ALPHA_RESUME_INTERVAL 1, RATE_DECREASE_INTERVAL 4,
 # RP_TIMER 900, EWMA_GAIN 1/256, FAST_RECOVERY_TIMES 1, RATE_AI 50Mb/s, RATE_HAI 100Mb/s,
-# MIN_RATE 100Mb/s, CLAMP_TARGET_RATE 0, HAS_WIN 1 (a window of the largest BDP).
+# MIN_RATE 100Mb/s, CLAMP_TARGET_RATE 0, HAS_WIN 1 and VAR_WIN 1 (a window of the largest BDP,
+# scaled by rate / line rate).
 DCQCN = (
     '{ name = "dcqcn", g = 0.00390625, alpha_timer_us = 1, rate_timer_us = 900, fast_recovery_steps = 1, '
     "rate_ai_mbps = 50, rate_hai_mbps = 100, min_rate_mbps = 100, clamp_target_rate = false, "
-    "cnp_interval_us = 4, window_bdp = 1.0 }"
+    "cnp_interval_us = 4, window_bdp = 1.0, window_scales_with_rate = true }"
 )
 
 # TIMELY (CC_MODE 7): the simulator's TimelyAlpha/Beta/TLow/THigh/MinRtt defaults are
 # fabricsim's (0.875, 0.8, 50 us, 500 us, 20 us); RATE_AI, RATE_HAI and MIN_RATE come from the
-# config. Its 1-BDP window (HAS_WIN 1) has no fabricsim key for TIMELY (RESULTS.md).
-TIMELY = '{ name = "timely", rate_ai_mbps = 50, rate_hai_mbps = 100, min_rate_mbps = 100 }'
+# config, and so does the window every mode has there (HAS_WIN 1, VAR_WIN 1).
+TIMELY = '{ name = "timely", rate_ai_mbps = 50, rate_hai_mbps = 100, min_rate_mbps = 100, window_bdp = 1.0, window_scales_with_rate = true }'
 
-# (ns-3 CC_MODE, name, fabricsim cc).
-SCHEMES = [(1, "dcqcn", DCQCN), (8, "dctcp", '"dctcp"'), (7, "timely", TIMELY)]
+# (ns-3 CC_MODE, name, fabricsim cc, header bytes). A data packet carries 1000 B of payload
+# and CustomHeader::GetStaticWholeHeaderSize: Ethernet 14 + IP 20 + UDP 8 + pg 2 + seq 4 = 48
+# B, plus the INT header of the mode (IntHeader::GetStaticSize): none for DCQCN and DCTCP, an
+# 8 B timestamp for TIMELY. (The example's FCT file confirms 48: its ideal FCT of a 200 MB flow,
+# 16 772 160 ns, is 200 000 packets of 1048 B at 100 Gb/s plus the 4.16 us base RTT.)
+SCHEMES = [(1, "dcqcn", DCQCN, 48), (8, "dctcp", '"dctcp"', 48), (7, "timely", TIMELY, 56)]
 
 
 def write_inputs(work: Path) -> None:
@@ -59,7 +64,7 @@ def write_inputs(work: Path) -> None:
     (work / "flow.txt").write_text(f"{len(FLOWS)}\n{lines}")
 
 
-def scenario(cc: str) -> str:
+def scenario(cc: str, header: int) -> str:
     return f"""# The HPCC ns-3 simulator's example (experiments/ns3-parity/run.py writes the inputs)
 [topology]
 kind = "leaf_spine"
@@ -83,9 +88,9 @@ enabled = true
 buffer_bytes = "32MB"
 
 [transport]
-# PACKET_PAYLOAD_SIZE 1000; 38 B of headers without INT
-mtu_bytes = 1038
-header_bytes = 38
+# PACKET_PAYLOAD_SIZE 1000 and the headers of this mode
+mtu_bytes = {1000 + header}
+header_bytes = {header}
 reliability = "go_back_n"
 cc = {cc}
 
@@ -104,9 +109,9 @@ def fabricsim_bin(given: str | None) -> list[str]:
     return [str(built)] if built.exists() else ["cargo", "run", "--release", "-q", "--"]
 
 
-def run_fabricsim(bin_: list[str], work: Path, name: str, cc: str) -> dict[int, float]:
+def run_fabricsim(bin_: list[str], work: Path, name: str, cc: str, header: int) -> dict[int, float]:
     path = work / f"{name}.toml"
-    path.write_text(scenario(cc))
+    path.write_text(scenario(cc, header))
     out = work / f"fabricsim-{name}"
     subprocess.run([*bin_, "run", "--quiet", "--out", str(out), str(path)], check=True, cwd=REPO, stdout=subprocess.DEVNULL)
     with open(out / "flows.csv") as f:
@@ -153,8 +158,8 @@ def main() -> int:
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
     rows = []
     print(f"{'scheme':8} {'flow':>9} {'ns-3 FCT us':>12} {'fabricsim FCT us':>17} {'ratio':>7}")
-    for mode, name, cc in SCHEMES:
-        ours = run_fabricsim(fabricsim_bin(a.fabricsim), a.work, name, cc)
+    for mode, name, cc, header in SCHEMES:
+        ours = run_fabricsim(fabricsim_bin(a.fabricsim), a.work, name, cc, header)
         ref = run_ns3(a.ns3, a.work, name, mode) if a.ns3 else {}
         for src in sorted(ours):
             r = ref.get(src)

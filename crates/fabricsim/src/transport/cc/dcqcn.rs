@@ -74,7 +74,9 @@
 //!   HPCC's per-ACK CNP flag, which `cnp_interval_us = 0` approximates: one CNP per marked
 //!   packet).
 //! - `window_bdp` = unset: no window (purely rate-based, HPCC `HAS_WIN 0`); set, a fixed window
-//!   of that many path BDPs caps the bytes in flight.
+//!   of that many path BDPs caps the bytes in flight. `window_scales_with_rate` = false; true
+//!   scales that window by `Rc` / line rate, as the HPCC ns-3 simulator's `VAR_WIN 1` does
+//!   (`RdmaQueuePair::GetWin`; its example config sets both).
 //! - `ooo_triggers_cnp` = false: the receiver NIC also sends a CNP (through the same
 //!   `cnp_interval_us` limit) with every go-back-N sequence NACK, as the ConWeave ns-3 code's
 //!   NACK carries one (seqbalance spec §2.3.3; real RoCE NICs do not: default off).
@@ -165,6 +167,9 @@ pub struct DcqcnParams {
     pub cnp_interval_us: f64,
     /// Optional fixed window, in path BDPs; unset = no window.
     pub window_bdp: Option<f64>,
+    /// Whether the window scales with the rate (`window × Rc / line`; HPCC ns-3 `VAR_WIN`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub window_scales_with_rate: bool,
     /// Notification point: a go-back-N sequence NACK also sends a CNP (ConWeave ns-3).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub ooo_triggers_cnp: bool,
@@ -205,6 +210,7 @@ impl DcqcnPreset {
             // T_dec: at most one cut per QP per 4 µs (see the module doc).
             cnp_interval_us: 4.0,
             window_bdp: None,
+            window_scales_with_rate: false,
             ooo_triggers_cnp: false,
         }
     }
@@ -281,6 +287,7 @@ impl Default for DcqcnParams {
             clamp_target_rate: true,
             cnp_interval_us: 50.0,
             window_bdp: None,
+            window_scales_with_rate: false,
             ooo_triggers_cnp: false,
         }
     }
@@ -336,12 +343,7 @@ impl DcqcnParams {
                 format!("{}: must be an interval in µs, from 0 (a CNP per marked packet) to {MAX_US}", self.cnp_interval_us),
             ));
         }
-        if let Some(w) = self.window_bdp {
-            if !(w.is_finite() && w > 0.0) {
-                return Err(Error::invalid(key("window_bdp"), format!("{w}: must be a positive multiple of the BDP")));
-            }
-        }
-        Ok(())
+        super::check_rate_window(self.window_bdp, self.window_scales_with_rate)
     }
 
     /// The notification point's CNP interval (at most one CNP per connection per interval).
@@ -371,6 +373,8 @@ pub struct Dcqcn {
     f: u64,
     clamp_target_rate: bool,
     window: Option<u64>,
+    /// `window_scales_with_rate`.
+    window_scales: bool,
 
     /// Current rate `Rc`, bit/s.
     rc: u64,
@@ -421,6 +425,7 @@ impl Dcqcn {
             f: p.fast_recovery_steps as u64,
             clamp_target_rate: p.clamp_target_rate,
             window,
+            window_scales: p.window_scales_with_rate,
             rc: line,
             rt: line,
             alpha: ((p.alpha_init * ONE as f64).round() as u64).min(ONE),
@@ -626,7 +631,7 @@ impl CongestionControl for Dcqcn {
     }
 
     fn window(&self) -> Option<u64> {
-        self.window
+        super::rate_window(self.window, self.window_scales, self.rc, self.line)
     }
 
     fn pacing_rate(&self) -> Option<BitsPerSec> {
@@ -675,6 +680,18 @@ mod tests {
         assert_eq!(c.alpha(), 1.0);
         // A window only if asked: 2 BDPs = 819,200 B.
         assert_eq!(cc(DcqcnParams { window_bdp: Some(2.0), ..DcqcnParams::default() }).window(), Some(819_200));
+    }
+
+    //= type=test
+    //# HPCC ns-3 VAR_WIN (RdmaQueuePair::GetWin): window × rate / max rate.
+    #[test]
+    fn a_window_that_scales_with_the_rate_halves_with_it() {
+        let mut c = cc(DcqcnParams { window_bdp: Some(2.0), window_scales_with_rate: true, ..DcqcnParams::default() });
+        assert_eq!(c.window(), Some(819_200));
+        c.on_cnp(0);
+        assert_eq!((c.rc().0, c.window()), (200_000_000_000, Some(409_600)));
+        let e = DcqcnParams { window_scales_with_rate: true, ..DcqcnParams::default() }.validate().unwrap_err().to_string();
+        assert!(e.contains("transport.cc.window_scales_with_rate"), "{e}");
     }
 
     //= type=test

@@ -25,6 +25,31 @@ pub mod timely;
 
 use crate::units::{BitsPerSec, Time};
 
+/// The window a rate-based controller may keep beside its rate (the HPCC ns-3 simulator's
+/// `HAS_WIN`, and with `VAR_WIN` scaled by rate, as its `RdmaQueuePair::GetWin`): `window`
+/// bytes, or with `scales` that many times `rate / line` (at least one byte, so a controller
+/// at its floor still sends). `None`: no window.
+pub(crate) fn rate_window(window: Option<u64>, scales: bool, rate: u64, line: u64) -> Option<u64> {
+    let w = window?;
+    if !scales || line == 0 {
+        return Some(w);
+    }
+    Some(((w as u128 * rate as u128 / line as u128) as u64).max(1))
+}
+
+/// Refuses `window_scales_with_rate` without a window to scale (`window_bdp`), naming the key.
+pub(crate) fn check_rate_window(window_bdp: Option<f64>, scales: bool) -> crate::error::Result<()> {
+    if let Some(w) = window_bdp {
+        if !(w.is_finite() && w > 0.0) {
+            return Err(crate::error::Error::invalid("transport.cc.window_bdp", format!("{w}: must be a positive multiple of the BDP")));
+        }
+    }
+    if scales && window_bdp.is_none() {
+        return Err(crate::error::Error::invalid("transport.cc.window_scales_with_rate", "true needs a window to scale: set window_bdp (HPCC ns-3: VAR_WIN needs HAS_WIN)"));
+    }
+    Ok(())
+}
+
 /// What a controller may know about its connection's path at creation.
 #[derive(Clone, Copy, Debug)]
 pub struct PathInfo {

@@ -24,7 +24,9 @@
 //!
 //! where an increase adds `R_AI`, or `R_HAI` once 5 increases came in a row (a decrease resets
 //! the count). The rate stays within `[min_rate, line rate]` and starts at the line rate; the
-//! sender has no window and paces every packet at the rate.
+//! sender paces every packet at the rate, with no window unless `window_bdp` sets one (the
+//! HPCC ns-3 simulator's `HAS_WIN`, which caps every mode), scaled by rate / line rate with
+//! `window_scales_with_rate` (its `VAR_WIN`).
 //!
 //! **Parameters** (`[transport.cc] name = "timely"`, spec §2.10.2): `alpha` 0.875 (the EWMA
 //! weight of the newest difference), `beta` 0.8, `t_low_us` 50, `t_high_us` 500, `min_rtt_us`
@@ -70,8 +72,14 @@ pub struct TimelyParams {
     pub rate_hai_mbps: Option<f64>,
     /// Consecutive increases after which each increase adds `R_HAI`.
     pub hai_after: u32,
-    /// Smallest rate, Mb/s (capped at the line rate).
+    /// Smallest rate, Mb/s (at most the line rate).
     pub min_rate_mbps: f64,
+    /// Optional window, in path BDPs; unset = none (HPCC ns-3 `HAS_WIN 0`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window_bdp: Option<f64>,
+    /// Whether the window scales with the rate (`window × rate / line`; HPCC ns-3 `VAR_WIN`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub window_scales_with_rate: bool,
 }
 
 impl Default for TimelyParams {
@@ -89,6 +97,8 @@ impl Default for TimelyParams {
             rate_hai_mbps: None,
             hai_after: 5,
             min_rate_mbps: 1000.0,
+            window_bdp: None,
+            window_scales_with_rate: false,
         }
     }
 }
@@ -124,6 +134,10 @@ pub struct Timely {
     acked: u64,
     /// `sent` at the previous update: the next update needs `acked` beyond it.
     update_after: u64,
+    /// The window before scaling, bytes (`None`: no window).
+    window: Option<u64>,
+    /// `window_scales_with_rate`.
+    window_scales: bool,
 }
 
 impl Timely {
@@ -150,6 +164,8 @@ impl Timely {
             sent: 0,
             acked: 0,
             update_after: 0,
+            window: p.window_bdp.map(|w| ((w * path.bdp_bytes as f64).ceil() as u64).max(path.mtu_bytes.max(1))),
+            window_scales: p.window_scales_with_rate,
         }
     }
 
@@ -208,7 +224,7 @@ impl CongestionControl for Timely {
     }
 
     fn window(&self) -> Option<u64> {
-        None
+        super::rate_window(self.window, self.window_scales, self.rate as u64, self.line_rate as u64)
     }
 
     fn pacing_rate(&self) -> Option<BitsPerSec> {
@@ -231,6 +247,7 @@ impl crate::scheme::Scheme<PathInfo> for Timely {
         Limit::new("hai_after", 0.0, 1e6),
         Limit::new("min_rate_mbps", 1e-3, 1e7),
         Limit::new("beta", 1e-6, 0.999999),
+        Limit::new("window_bdp", 0.001, 1000.0),
     ];
     fn check(p: &TimelyParams, _key: &str) -> Result<()> {
         if !(p.beta > 0.0 && p.beta < 1.0) {
@@ -239,7 +256,7 @@ impl crate::scheme::Scheme<PathInfo> for Timely {
         if p.t_low_us >= p.t_high_us {
             return Err(Error::invalid(key("t_low_us"), format!("{} µs: must be below t_high_us ({} µs)", p.t_low_us, p.t_high_us)));
         }
-        Ok(())
+        super::check_rate_window(p.window_bdp, p.window_scales_with_rate)
     }
     fn build(p: &TimelyParams, path: &mut PathInfo) -> Self {
         Timely::new(p, path)
@@ -263,6 +280,22 @@ mod tests {
     fn round(c: &mut Timely, rtt_us: f64) {
         c.on_send(0, MTU);
         c.on_ack(&AckEvent { rtt: (rtt_us * US as f64) as Time, ..ACK });
+    }
+
+    #[test]
+    fn a_window_caps_it_when_asked_and_can_follow_the_rate() {
+        // PATH: 100 Gb/s, a BDP of 100 packets.
+        let with = |scales| Timely::new(&TimelyParams { window_bdp: Some(1.0), window_scales_with_rate: scales, ..TimelyParams::default() }, &PATH);
+        assert_eq!(with(false).window(), Some(100 * MTU));
+        let mut c = with(true);
+        assert_eq!(c.window(), Some(100 * MTU), "at line rate the whole window");
+        // An RTT above T_high cuts the rate; the window follows it (HPCC ns-3 VAR_WIN).
+        round(&mut c, 30.0);
+        round(&mut c, 1000.0);
+        let expect = (100 * MTU) as f64 * c.rate_bps() / 100e9;
+        assert!(c.rate_bps() < 100e9 && (c.window().unwrap() as f64 - expect).abs() <= 1.0, "{} vs {expect}", c.window().unwrap());
+        let e = <Timely as crate::scheme::Scheme<PathInfo>>::check(&TimelyParams { window_scales_with_rate: true, ..TimelyParams::default() }, "transport.cc").unwrap_err().to_string();
+        assert!(e.contains("transport.cc.window_scales_with_rate") && e.contains("window_bdp"), "{e}");
     }
 
     #[test]
