@@ -26,13 +26,22 @@ import json
 import os
 import subprocess
 import sys
+from statistics import median
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 
 HOSTS = 65  # nodes 1..=65 around switch 0
-FLOWS = [(2, 1, 200_000_000, 2.0), (3, 1, 200_000_000, 2.0)]  # (src node, dst node, bytes, start s)
+
+# Cases on that star: (name, flows as (src node, dst node, bytes, start s)). The first is the
+# simulator's example (the first two lines of its flow file); the incasts load the switch port
+# to node 1 past Kmin, so that the controllers react.
+CASES = [
+    ("example_2to1_200MB", [(2, 1, 200_000_000, 2.0), (3, 1, 200_000_000, 2.0)]),
+    ("incast_8to1_10MB", [(s, 1, 10_000_000, 2.0) for s in range(2, 10)]),
+    ("incast_32to1_2MB", [(s, 1, 2_000_000, 2.0) for s in range(2, 34)]),
+]
 
 # The example config's DCQCN (CC_MODE 1): ALPHA_RESUME_INTERVAL 1, RATE_DECREASE_INTERVAL 4,
 # RP_TIMER 900, EWMA_GAIN 1/256, FAST_RECOVERY_TIMES 1, RATE_AI 50Mb/s, RATE_HAI 100Mb/s,
@@ -57,11 +66,11 @@ TIMELY = '{ name = "timely", rate_ai_mbps = 50, rate_hai_mbps = 100, min_rate_mb
 SCHEMES = [(1, "dcqcn", DCQCN, 48), (8, "dctcp", '"dctcp"', 48), (7, "timely", TIMELY, 56)]
 
 
-def write_inputs(work: Path) -> None:
+def write_inputs(work: Path, flows) -> None:
     links = "".join(f"0 {h} 100Gbps 0.001ms 0\n" for h in range(1, HOSTS + 1))
     (work / "topology.txt").write_text(f"{HOSTS + 1} 1 {HOSTS}\n0\n{links}")
-    lines = "".join(f"{s} {d} 3 100 {b} {t:g}\n" for s, d, b, t in FLOWS)
-    (work / "flow.txt").write_text(f"{len(FLOWS)}\n{lines}")
+    lines = "".join(f"{s} {d} 3 100 {b} {t:g}\n" for s, d, b, t in flows)
+    (work / "flow.txt").write_text(f"{len(flows)}\n{lines}")
 
 
 def scenario(cc: str, header: int) -> str:
@@ -153,22 +162,25 @@ def main() -> int:
     ap.add_argument("--fabricsim", help="the fabricsim binary (default: target/release/fabricsim, else cargo run)")
     ap.add_argument("--work", type=Path, default=HERE / "work", help="scratch folder (not committed)")
     a = ap.parse_args()
-    a.work.mkdir(parents=True, exist_ok=True)
-    write_inputs(a.work)
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
     rows = []
-    print(f"{'scheme':8} {'flow':>9} {'ns-3 FCT us':>12} {'fabricsim FCT us':>17} {'ratio':>7}")
-    for mode, name, cc, header in SCHEMES:
-        ours = run_fabricsim(fabricsim_bin(a.fabricsim), a.work, name, cc, header)
-        ref = run_ns3(a.ns3, a.work, name, mode) if a.ns3 else {}
-        for src in sorted(ours):
-            r = ref.get(src)
-            ratio = ours[src] / r if r else None
-            rows.append({"scheme": name, "cc_mode": mode, "src_node": src, "ns3_fct_us": r, "fabricsim_fct_us": ours[src], "ratio": ratio})
-            print(f"{name:8} {f'{src}->1':>9} {r if r else float('nan'):12.3f} {ours[src]:17.3f} {ratio if ratio else float('nan'):7.4f}")
+    print(f"{'case':20} {'scheme':7} {'ns-3 p50/max us':>22} {'fabricsim p50/max us':>22} {'ratio p50/max':>14}")
+    for case, flows in CASES:
+        work = a.work / case
+        work.mkdir(parents=True, exist_ok=True)
+        write_inputs(work, flows)
+        for mode, name, cc, header in SCHEMES:
+            ours = run_fabricsim(fabricsim_bin(a.fabricsim), work, name, cc, header)
+            ref = run_ns3(a.ns3, work, name, mode) if a.ns3 else {}
+            row = {"case": case, "scheme": name, "cc_mode": mode, "fabricsim_fct_us": ours, "ns3_fct_us": ref}
+            q = lambda d: (median(d.values()), max(d.values())) if d else (float("nan"), float("nan"))
+            (o50, omax), (r50, rmax) = q(ours), q(ref)
+            row.update(fabricsim_p50_us=o50, fabricsim_max_us=omax, ns3_p50_us=r50, ns3_max_us=rmax)
+            rows.append(row)
+            print(f"{case:20} {name:7} {r50:10.1f} /{rmax:10.1f} {o50:10.1f} /{omax:10.1f} {o50 / r50:6.3f} /{omax / rmax:6.3f}")
     out = HERE / "results"
     out.mkdir(exist_ok=True)
-    (out / "results.json").write_text(json.dumps({"commit": commit, "case": "hpcc-example-incast-2to1", "rows": rows}, indent=1) + "\n")
+    (out / "results.json").write_text(json.dumps({"commit": commit, "rows": rows}, indent=1) + "\n")
     return 0
 
 
