@@ -98,7 +98,7 @@ fn run_with(setup: &Setup, threads: usize, progress: &mut dyn FnMut(&Progress), 
     }
     // The files are opened before the run (a folder that cannot take them fails at once) and
     // lent to the engine as its sample sink.
-    let samples = setup.trace_interval > 0 && !(setup.trace_conns.is_empty() && setup.trace_ports.is_empty());
+    let samples = engine::trace::samples_anything(setup.trace_interval, &setup.trace_conns, &setup.trace_ports);
     let sink = match out.filter(|_| samples) {
         Some(out) => {
             let links = setup.trace_ports.iter().map(|&p| setup.fabric.link_name(p)).collect();

@@ -93,7 +93,7 @@ impl Tracer {
 
     /// Whether the run takes samples: a period and something to sample.
     pub(crate) fn samples_anything(&self) -> bool {
-        self.interval > 0 && !(self.conns.is_empty() && self.ports.is_empty())
+        samples_anything(self.interval, &self.conns, &self.ports)
     }
 }
 
@@ -152,6 +152,12 @@ impl RttHistogram {
         }
         None
     }
+}
+
+/// Whether a run sampling every `interval` (0: never) the connections `conns` and the ports
+/// `ports` takes any sample.
+pub fn samples_anything(interval: Time, conns: &[u32], ports: &[u32]) -> bool {
+    interval > 0 && !(conns.is_empty() && ports.is_empty())
 }
 
 /// Where a run writes its samples instead of keeping them in the [`Tracer`]: the trace files of

@@ -385,6 +385,12 @@ pub struct CcBySource {
 }
 
 impl TransportConfig {
+    /// Every congestion control the scenario names, with its key: `transport.cc`, then each
+    /// `transport.cc_by_source[i].cc`.
+    pub fn ccs(&self) -> impl Iterator<Item = (String, &CcConfig)> {
+        std::iter::once(("transport.cc".to_string(), &self.cc)).chain(self.cc_by_source.iter().enumerate().map(|(i, e)| (format!("transport.cc_by_source[{i}].cc"), &e.cc)))
+    }
+
     /// The congestion control of every source host: `transport.cc` but where
     /// `transport.cc_by_source` names the host (hosts already checked to exist).
     pub fn cc_of_hosts(&self, hosts: u32) -> Vec<&CcConfig> {
@@ -729,14 +735,15 @@ impl Scenario {
         // is refused in milliseconds, not after seconds of building a 65,536-host fabric.
         let plan = self.plan_fabric(budget)?;
         let limits = run_options::Limits::of(&self.run)?;
-        let shaper = self.transport.shaper.build(&mut ShaperCtx { mss: (self.transport.mtu_bytes - self.transport.header_bytes) as u64 });
+        let mss = (self.transport.mtu_bytes - self.transport.header_bytes) as u64;
+        let shaper = self.transport.shaper.build(&mut ShaperCtx { mss });
         let files = InputFiles::new(&self.files_dir.as_ref().map_or_else(|| base_dir.to_path_buf(), |d| base_dir.join(d)));
-        let (hosts, plan_host_rate) = (HostPlan { hosts: plan.size.hosts() as u32, host_rate: plan.host_rate }, plan.host_rate);
-        let workload_budget = budget.less(plan.bytes);
+        let hosts = HostPlan { hosts: plan.size.hosts() as u32, host_rate: plan.host_rate };
+        let workload_budget = budget.less(plan.size.bytes());
         let early = self.workload.generate_early(hosts, self.seed, &files, &shaper, workload_budget)?;
         let fabric = self.build_fabric(plan)?;
         transport::check_cc_hosts(&self.transport, fabric.hosts)?;
-        transport::check_rate_floors(&self.transport, plan_host_rate.0)?;
+        transport::check_rate_floors(&self.transport, hosts.host_rate.0)?;
         let base = timing::Base::of(&fabric, &self.transport);
         let (mut qdisc, pfc) = self.switch_ports(&fabric, base.bdp_bytes)?;
         let rto = timing::rto(&self.transport, self.switch.pfc.enabled, &fabric, &qdisc, &base)?;
@@ -746,9 +753,7 @@ impl Scenario {
         self.transport.gate.validate()?;
         //= mcc §2.1 (Fig. 5): the NIC is unmodified with its hardware congestion control off
         if matches!(self.transport.gate, GateConfig::Mcc(_)) {
-            let ccs = std::iter::once(("transport.cc".to_string(), &self.transport.cc))
-                .chain(self.transport.cc_by_source.iter().enumerate().map(|(i, e)| (format!("transport.cc_by_source[{i}].cc"), &e.cc)));
-            if let Some((key, cc)) = ccs.into_iter().find(|(_, cc)| !matches!(cc, CcConfig::LineRate(_))) {
+            if let Some((key, cc)) = self.transport.ccs().find(|(_, cc)| !matches!(cc, CcConfig::LineRate(_))) {
                 return Err(Error::invalid(&key, format!("\"{}\": gate \"mcc\" runs with the NIC's congestion control off; set {key} = \"line_rate\"", cc.name())));
             }
         }
@@ -756,7 +761,7 @@ impl Scenario {
             Some(traffic) => traffic,
             None => self.workload.generate(&fabric, self.seed, &files, &shaper, workload_budget)?,
         };
-        traffic.check_packet_counts((self.transport.mtu_bytes - self.transport.header_bytes) as u64, self.workload.size_key())?;
+        traffic.check_packet_counts(mss, self.workload.size_key())?;
         let traffic = Arc::new(traffic);
         let tracing = run_options::Tracing::of(&self.run, &fabric, traffic.conns.len() as u32)?;
         Ok(Setup {

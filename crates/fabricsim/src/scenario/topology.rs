@@ -24,8 +24,6 @@ impl TopologyConfig {
 pub(crate) struct FabricPlan {
     /// The counts the fabric will have.
     pub size: FabricSize,
-    /// Bytes building it takes at its peak ([`FabricSize::bytes`]).
-    pub bytes: f64,
     /// The rate of every host's link (all hosts of a tiered fabric share it).
     pub host_rate: BitsPerSec,
     /// The key that makes the fabric large, for a refusal.
@@ -35,7 +33,7 @@ pub(crate) struct FabricPlan {
 
 impl FabricPlan {
     fn new(sized_by: &'static str, size: FabricSize, host_rate: BitsPerSec, build: impl FnOnce() -> Result<Fabric> + 'static) -> FabricPlan {
-        FabricPlan { size, bytes: size.bytes(), host_rate, sized_by, build: Box::new(build) }
+        FabricPlan { size, host_rate, sized_by, build: Box::new(build) }
     }
 }
 
@@ -44,7 +42,7 @@ impl Scenario {
     /// built; [`Scenario::build_fabric`] builds it.
     pub(super) fn plan_fabric(&self, budget: Budget) -> Result<FabricPlan> {
         let plan = self.plan_topology()?;
-        budget.admit(plan.sized_by, plan.bytes, || plan.size.describe())?;
+        budget.admit(plan.sized_by, plan.size.bytes(), || plan.size.describe())?;
         Ok(plan)
     }
 

@@ -3,7 +3,6 @@
 
 use super::TransportConfig;
 use crate::error::{Error, Result};
-use crate::transport::cc::CcConfig;
 use crate::units::show_num;
 
 /// Checks sizes first (MTU, ACK size, ACK ratio), then each scheme's parameters (every
@@ -70,13 +69,8 @@ pub(super) fn check_cc_hosts(tr: &TransportConfig, hosts: u32) -> Result<()> {
 /// per second): DCQCN's and TIMELY's `min_rate_mbps` would otherwise be cut to the line rate
 /// without a word, and the controller could never slow down.
 pub(super) fn check_rate_floors(tr: &TransportConfig, host_rate: u64) -> Result<()> {
-    let ccs = std::iter::once(("transport.cc".to_string(), &tr.cc)).chain(tr.cc_by_source.iter().enumerate().map(|(i, e)| (format!("transport.cc_by_source[{i}].cc"), &e.cc)));
-    for (key, cc) in ccs {
-        let floor_mbps = match cc {
-            CcConfig::Dcqcn(p) => p.min_rate_mbps,
-            CcConfig::Timely(p) => p.min_rate_mbps,
-            _ => continue,
-        };
+    for (key, cc) in tr.ccs() {
+        let Some(floor_mbps) = cc.min_rate_mbps() else { continue };
         if floor_mbps * 1e6 > host_rate as f64 {
             return Err(Error::invalid(
                 format!("{key}.min_rate_mbps"),

@@ -291,9 +291,8 @@ pub fn plan_for(setup: &Setup, threads: usize) -> Result<std::result::Result<pla
 pub(crate) fn run(setup: &Setup, threads: usize, progress: &mut dyn FnMut(&Progress), stop: &AtomicBool, sink: Option<Box<dyn crate::engine::trace::SampleSink>>) -> Result<Option<(Sim, Execution)>> {
     let pool_packets = crate::estimate::Estimate::pool_packets(setup);
     let mut first = Sim::unseeded_with_pool(setup, pool_packets)?;
-    if first.tracer.samples_anything() {
-        first.tracer.files = sink;
-    }
+    // (Only a run that samples is given a sink.)
+    first.tracer.files = sink;
     let mut exec = Execution { threads, partitions: 1, ..Execution::default() };
     let plan = if threads > 1 { plan::plan(&first, threads) } else { Err(String::new()) };
     let plan = match plan {

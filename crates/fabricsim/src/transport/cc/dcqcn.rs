@@ -412,7 +412,7 @@ impl Dcqcn {
         let divisors = p.preset.map(DcqcnPreset::increase_divisors);
         let r_ai = p.rate_ai_mbps.map_or(line / divisors.map_or(1000, |d| d.0), mbps_to_bps).max(1);
         let r_hai = p.rate_hai_mbps.map_or(divisors.map_or(r_ai.saturating_mul(10), |d| line / d.1), mbps_to_bps).max(1);
-        let window = p.window_bdp.map(|w| ((w * path.bdp_bytes as f64).ceil() as u64).max(path.mtu_bytes.max(1)));
+        let window = super::window_of_bdps(p.window_bdp, path);
         Dcqcn {
             line,
             min_rate: mbps_to_bps(p.min_rate_mbps).clamp(1, line),

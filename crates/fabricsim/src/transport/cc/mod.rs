@@ -37,6 +37,11 @@ pub(crate) fn rate_window(window: Option<u64>, scales: bool, rate: u64, line: u6
     Some(((w as u128 * rate as u128 / line as u128) as u64).max(1))
 }
 
+/// The window of `window_bdp` path BDPs in bytes, at least one packet (`None`: no window).
+pub(crate) fn window_of_bdps(window_bdp: Option<f64>, path: &PathInfo) -> Option<u64> {
+    window_bdp.map(|w| ((w * path.bdp_bytes as f64).ceil() as u64).max(path.mtu_bytes.max(1)))
+}
+
 /// Refuses `window_scales_with_rate` without a window to scale (`window_bdp`), naming the key.
 pub(crate) fn check_rate_window(window_bdp: Option<f64>, scales: bool) -> crate::error::Result<()> {
     if let Some(w) = window_bdp {
@@ -273,6 +278,16 @@ impl CcConfig {
     pub fn cnp_interval(&self) -> Option<Time> {
         match self {
             CcConfig::Dcqcn(p) => Some(p.cnp_interval()),
+            _ => None,
+        }
+    }
+
+    /// The floor of a rate controller's rate, Mb/s (`dcqcn`'s and `timely`'s `min_rate_mbps`);
+    /// `None` for schemes without one. Setup refuses a floor above the host link rate.
+    pub fn min_rate_mbps(&self) -> Option<f64> {
+        match self {
+            CcConfig::Dcqcn(p) => Some(p.min_rate_mbps),
+            CcConfig::Timely(p) => Some(p.min_rate_mbps),
             _ => None,
         }
     }

@@ -164,7 +164,7 @@ impl Timely {
             sent: 0,
             acked: 0,
             update_after: 0,
-            window: p.window_bdp.map(|w| ((w * path.bdp_bytes as f64).ceil() as u64).max(path.mtu_bytes.max(1))),
+            window: super::window_of_bdps(p.window_bdp, path),
             window_scales: p.window_scales_with_rate,
         }
     }
