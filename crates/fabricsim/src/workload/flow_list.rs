@@ -32,7 +32,7 @@ use std::collections::HashMap;
 /// Registry name.
 pub const NAME: &str = "flow_list";
 /// Registry summary.
-pub const SUMMARY: &str = "explicit flows from a CSV file (src,dst,bytes,start_us) or an htsim .cm matrix";
+pub const SUMMARY: &str = "explicit flows from a CSV file (src,dst,bytes,start_us), an htsim .cm matrix or an HPCC ns-3 flow file";
 
 /// File format of a flow list.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
