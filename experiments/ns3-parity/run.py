@@ -172,7 +172,8 @@ def main() -> int:
         for mode, name, cc, header in SCHEMES:
             ours = run_fabricsim(fabricsim_bin(a.fabricsim), work, name, cc, header)
             ref = run_ns3(a.ns3, work, name, mode) if a.ns3 else {}
-            row = {"case": case, "scheme": name, "cc_mode": mode, "fabricsim_fct_us": ours, "ns3_fct_us": ref}
+            # The scenario fabricsim ran, and the inputs both read (flows as their file lists them).
+            row = {"case": case, "scheme": name, "cc_mode": mode, "flows": flows, "scenario": scenario(cc, header), "fabricsim_fct_us": ours, "ns3_fct_us": ref}
             q = lambda d: (median(d.values()), max(d.values())) if d else (float("nan"), float("nan"))
             (o50, omax), (r50, rmax) = q(ours), q(ref)
             row.update(fabricsim_p50_us=o50, fabricsim_max_us=omax, ns3_p50_us=r50, ns3_max_us=rmax)
