@@ -63,6 +63,8 @@ fn cases() -> Vec<(String, &'static str, Vec<String>)> {
     add("rel_strack", EX, &[SMALL, STRACK_SWITCH, &["transport.cc=strack", "transport.lb=strack", "transport.reliability=strack"]]);
     add("rel_strack_lossy", EX, &[SMALL, &["switch.trimming=false", "switch.buffer_bdp=0.3", "transport.cc=strack", "transport.lb=strack", "transport.reliability=strack"]]);
     add("roce_pfc", EX, &[SMALL, ROCE]);
+    // INT through every tier of the fat tree (five switch hops across pods), on 2-4 threads too.
+    add("roce_hpcc", EX, &[SMALL, ROCE, &["transport.cc=hpcc"]]);
     add("roce_collectives_4qp", "scenarios/collectives.toml", &[ROCE, &["workload.qps=4"]]);
     add("credit_eqds", EX, &[SMALL, &["transport.cc=line_rate", "transport.credit=eqds"]]);
     add("credit_eqds_smartt", EX, &[SMALL, &["transport.cc=smartt", "transport.credit=eqds"]]);

@@ -125,15 +125,12 @@ fn simultaneous_pause_and_resume_leave_the_port_resumed() {
 fn dcqcn_flows_converge_to_fair_share() {
     // Flow 0 starts alone; flow 1 joins at 300 us on the same receiver. Measure each flow's
     // goodput over a late window from the sampled acknowledged bytes.
-    let dir = std::env::temp_dir().join(format!("fabricsim-dcqcn-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let csv = dir.join("flows.csv");
-    std::fs::write(&csv, "src,dst,bytes,start_us\n8,0,40000000,0\n16,0,40000000,300\n").unwrap();
+    let flows = common::flow_file("dcqcn", "src,dst,bytes,start_us\n8,0,40000000,0\n16,0,40000000,300\n");
     let r = common::run(&roce(
         r#"cc = "dcqcn"
         lb = "ecmp"
         reliability = "go_back_n""#,
-        &format!("kind = \"flow_list\"\nfile = {:?}", csv.display().to_string()),
+        &flows.workload,
         "[run]\ntrace_interval_us = 50\ntrace_conns = [0, 1]",
     ));
     assert!(r.summary.packets.cnps > 0, "DCQCN never saw congestion");
@@ -144,7 +141,6 @@ fn dcqcn_flows_converge_to_fair_share() {
     let gbps = (r0 + r1) * 8.0 / ((b - a) as f64 * 1e3);
     assert!(gbps > 85.0, "bottleneck underused: {gbps:.1} Gb/s");
     assert!((r0 / r1 - 1.0).abs() < 0.25, "unfair: {r0} vs {r1} bytes in {a}..{b} us");
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 /// One 1 MiB flow host0 → host8 whose 50th packet is lost once, with the `[transport]` lines.

@@ -325,7 +325,14 @@ impl Sim {
         let sim = Sim {
             now: 0,
             q: EventQueue::with_horizon(horizon, events_per_ns),
-            pool: PacketPool::with_capacity(pool_packets),
+            pool: {
+                let mut pool = PacketPool::with_capacity(pool_packets);
+                // Switches stamp INT only for a scheme that reads it (`net/telemetry.rs`).
+                if setup.scenario.transport.ccs().any(|(_, cc)| cc.carries_telemetry()) {
+                    pool.enable_telemetry();
+                }
+                pool
+            },
             net,
             hosts,
             total_sends: traffic.sends.len() as u32,

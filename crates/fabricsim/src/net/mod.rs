@@ -11,6 +11,7 @@ pub mod pfc;
 pub mod port;
 pub mod qdisc;
 pub mod switch_lb;
+pub mod telemetry;
 
 use crate::ids::NodeId;
 use crate::rng::Rng;

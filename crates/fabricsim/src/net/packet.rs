@@ -4,6 +4,7 @@
 //! with it; the pool recycles slots, so steady-state simulation does not allocate.
 
 use crate::ids::{ConnId, Entropy, NodeId, PktId, PortId};
+use crate::net::telemetry::IntStack;
 use crate::units::Time;
 
 /// Which class of an output port a packet waits in: control packets (ACKs, notifications,
@@ -288,6 +289,9 @@ pub struct PacketPool {
     slots: Vec<Packet>,
     free: Vec<PktId>,
     live: usize,
+    /// The INT lane (`net/telemetry.rs`): one record stack per slot, kept only when some
+    /// congestion control reads in-band telemetry ([`PacketPool::enable_telemetry`]).
+    telemetry: Option<Vec<IntStack>>,
 }
 
 impl PacketPool {
@@ -302,17 +306,49 @@ impl PacketPool {
         pool
     }
 
-    /// Stores `p` and returns its handle.
+    /// Stores `p` and returns its handle. With the INT lane on, the packet starts with an
+    /// empty record stack.
     #[inline]
     pub fn alloc(&mut self, p: Packet) -> PktId {
         self.live += 1;
-        if let Some(id) = self.free.pop() {
+        let id = if let Some(id) = self.free.pop() {
             self.slots[id as usize] = p;
             id
         } else {
             self.slots.push(p);
             (self.slots.len() - 1) as PktId
+        };
+        if let Some(lane) = &mut self.telemetry {
+            if lane.len() < self.slots.len() {
+                lane.resize(self.slots.len(), IntStack::default());
+            }
+            lane[id as usize].pushed = 0;
         }
+        id
+    }
+
+    /// Keeps an INT record stack beside every packet from now on (before the first `alloc`).
+    pub fn enable_telemetry(&mut self) {
+        debug_assert!(self.slots.is_empty(), "the INT lane starts with the pool");
+        self.telemetry = Some(Vec::with_capacity(self.slots.capacity()));
+    }
+
+    /// Whether packets carry INT record stacks.
+    #[inline]
+    pub fn telemetry_on(&self) -> bool {
+        self.telemetry.is_some()
+    }
+
+    /// The INT records packet `id` carries (`None`: the lane is off).
+    #[inline]
+    pub fn telemetry(&self, id: PktId) -> Option<&IntStack> {
+        self.telemetry.as_ref().map(|lane| &lane[id as usize])
+    }
+
+    /// The INT records of packet `id`, to push onto or to fill (`None`: the lane is off).
+    #[inline]
+    pub fn telemetry_mut(&mut self, id: PktId) -> Option<&mut IntStack> {
+        self.telemetry.as_mut().map(|lane| &mut lane[id as usize])
     }
 
     /// Returns the slot of `id` to the pool.
@@ -358,6 +394,9 @@ impl PacketPool {
     pub fn absorb(&mut self, o: PacketPool) {
         self.live += o.live;
         self.slots.extend(o.slots);
+        if let (Some(lane), Some(other)) = (&mut self.telemetry, o.telemetry) {
+            lane.extend(other);
+        }
     }
 }
 

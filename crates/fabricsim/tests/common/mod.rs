@@ -173,3 +173,25 @@ pub fn roce_incast_128(run: &str) -> String {
          [workload]\nkind = \"incast\"\nsenders = 32\nreceiver = 0\nflow_bytes = \"1MiB\"\n[run]\n{run}\n"
     )
 }
+
+/// A `flow_list` CSV written to a fresh temporary folder for one test, removed when dropped.
+pub struct FlowFile {
+    dir: std::path::PathBuf,
+    /// The `[workload]` lines that read it.
+    pub workload: String,
+}
+
+/// Writes `csv` (a `flow_list` file: `src,dst,bytes,start_us` rows) for the test named `tag`.
+pub fn flow_file(tag: &str, csv: &str) -> FlowFile {
+    let dir = std::env::temp_dir().join(format!("fabricsim-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("flows.csv");
+    std::fs::write(&file, csv).unwrap();
+    FlowFile { workload: format!("kind = \"flow_list\"\nfile = {:?}", file.display().to_string()), dir }
+}
+
+impl Drop for FlowFile {
+    fn drop(&mut self) {
+        std::fs::remove_dir_all(&self.dir).ok();
+    }
+}

@@ -12,6 +12,7 @@ use crate::engine::queue::EventKind;
 use crate::engine::Sim;
 use crate::ids::{PktId, PortId};
 use crate::net::packet::{Class, PktKind, F_ECT, F_TRIMMED};
+use crate::net::telemetry::IntHop;
 
 impl Sim {
     /// Puts a control-class packet (ACK, NACK, trimmed header) on `port` and starts it if idle.
@@ -106,6 +107,9 @@ impl Sim {
             let sw = self.net.ports[port as usize].owner;
             self.pfc_release(sw, up, size);
         }
+        if from_switch_data.is_some() && self.pool.telemetry_on() {
+            self.push_int_hop(port, pkt.expect("data was taken"));
+        }
         let pkt = match pkt {
             Some(p) => p,
             None if owner_is_host && !self.net.ports[port as usize].paused => match self.nic_next_packet(self.net.ports[port as usize].owner) {
@@ -138,7 +142,8 @@ impl Sim {
             match self.part.as_deref_mut() {
                 Some(part) if part.remote(self.net.port_peer[port as usize]) => {
                     // The far end is another partition's: the packet travels as a message.
-                    part.send_packet(self.net.port_peer[port as usize], at, p);
+                    let p = *p;
+                    part.send_packet(self.net.port_peer[port as usize], at, &p, self.pool.telemetry(pkt));
                     self.pool.free(pkt);
                 }
                 _ => self.q.push_for(at, EventKind::Arrive, port, pkt),
@@ -152,6 +157,21 @@ impl Sim {
         if more {
             self.net.ports[port as usize].free_pending = true;
             self.q.push(done, EventKind::PortFree, port);
+        }
+    }
+
+    /// A switch's data packet starts leaving `port`: the port appends its INT record (HPCC
+    /// §3.1; `net/telemetry.rs` says what each field counts).
+    // Out of line: runs without INT never call it.
+    #[inline(never)]
+    fn push_int_hop(&mut self, port: PortId, pkt: PktId) {
+        if self.pool.get(pkt).kind != PktKind::Data {
+            return;
+        }
+        let ps = &self.net.ports[port as usize];
+        let hop = IntHop { ts: self.now, tx_bytes: ps.tx_bytes, qlen: ps.data_bytes + ps.ctrl_bytes, rate: ps.rate };
+        if let Some(stack) = self.pool.telemetry_mut(pkt) {
+            stack.push(hop);
         }
     }
 

@@ -262,6 +262,8 @@ impl Sim {
     /// An ACK reached its sender.
     pub(crate) fn on_ack(&mut self, pkt: PktId) {
         let p = *self.pool.get(pkt);
+        // The INT records the ACK echoes (HPCC), when packets carry them.
+        let int = self.pool.telemetry(pkt).copied();
         self.pool.free(pkt);
         let c = p.conn;
         if self.hosts.conns[c as usize].idle() {
@@ -309,6 +311,9 @@ impl Sim {
             retransmitted: p.flags & F_RETX != 0,
         };
         conn.cc.on_ack(&ev);
+        if let Some(int) = &int {
+            conn.cc.on_telemetry(now, int);
+        }
         conn.lb.on_feedback(p.entropy, Feedback::Ack { ecn }, now);
         // The cheap test first: only a gate that reads RTT samples needs the message lookup.
         let tp = &self.hosts.tp;

@@ -9,6 +9,7 @@
 
 use super::Message;
 use crate::net::packet::Packet;
+use crate::net::telemetry::IntStack;
 use crate::units::Time;
 
 /// Messages from one partition (or the coordinator) to another, in the order sent.
@@ -19,16 +20,22 @@ pub(crate) struct Mailbox {
     packets: Vec<Packet>,
     /// `arrive_at[i]`: when `packets[i]` reaches the far end of its cable.
     arrive_at: Vec<Time>,
+    /// `telemetry[i]`: the INT records `packets[i]` carries, when the run's packets carry
+    /// them (`net/telemetry.rs`; then every packet has one, else this stays empty).
+    telemetry: Vec<IntStack>,
     /// Everything else: PFC frames, posted messages, task dependencies.
     other: Vec<Message>,
 }
 
 impl Mailbox {
-    /// Adds a packet that arrives at `at`.
+    /// Adds a packet that arrives at `at`, with its INT records if packets carry them.
     #[inline]
-    pub(crate) fn push_packet(&mut self, at: Time, pkt: &Packet) {
+    pub(crate) fn push_packet(&mut self, at: Time, pkt: &Packet, int: Option<&IntStack>) {
         self.packets.push(*pkt);
         self.arrive_at.push(at);
+        if let Some(int) = int {
+            self.telemetry.push(*int);
+        }
     }
 
     /// Adds any other message.
@@ -44,14 +51,16 @@ impl Mailbox {
     /// sent. Delivery order between the two does not matter: a packet's arrival is an event
     /// at least a lookahead later, and the others act on disjoint state (a frame on its
     /// ingress record, a post on the connection's message list, a dependency on its task).
-    pub(crate) fn contents(&self) -> (impl Iterator<Item = (Time, &Packet)>, &[Message]) {
-        (self.arrive_at.iter().copied().zip(self.packets.iter()), &self.other)
+    pub(crate) fn contents(&self) -> (impl Iterator<Item = (Time, &Packet, Option<&IntStack>)>, &[Message]) {
+        let int = |i: usize| self.telemetry.get(i);
+        (self.arrive_at.iter().copied().zip(self.packets.iter()).enumerate().map(move |(i, (at, p))| (at, p, int(i))), &self.other)
     }
 
     /// Empties it, keeping its buffers for the next window.
     pub(crate) fn clear(&mut self) {
         self.packets.clear();
         self.arrive_at.clear();
+        self.telemetry.clear();
         self.other.clear();
     }
 }
@@ -65,18 +74,34 @@ mod tests {
         let mut m = Mailbox::default();
         assert!(m.is_empty());
         let pkt = |seq| Packet { seq, ..Packet::default() };
-        m.push_packet(30, &pkt(1));
+        m.push_packet(30, &pkt(1), None);
         m.push(Message::Frame { at: 10, port: 4, pause: true });
-        m.push_packet(20, &pkt(2));
+        m.push_packet(20, &pkt(2), None);
         m.push(Message::Frame { at: 11, port: 4, pause: false });
         assert!(!m.is_empty());
         let (packets, other) = m.contents();
-        let packets: Vec<(Time, u32)> = packets.map(|(at, p)| (at, p.seq)).collect();
-        assert_eq!(packets, vec![(30, 1), (20, 2)]);
+        let packets: Vec<(Time, u32, bool)> = packets.map(|(at, p, int)| (at, p.seq, int.is_some())).collect();
+        assert_eq!(packets, vec![(30, 1, false), (20, 2, false)]);
         assert!(matches!(other, [Message::Frame { pause: true, .. }, Message::Frame { pause: false, .. }]));
         let cap = m.packets.capacity();
         m.clear();
         assert!(m.is_empty());
         assert_eq!(m.packets.capacity(), cap);
+    }
+
+    #[test]
+    fn int_records_travel_with_their_packets() {
+        let mut m = Mailbox::default();
+        let int = |ts| {
+            let mut s = IntStack::default();
+            s.push(crate::net::telemetry::IntHop { ts, ..Default::default() });
+            s
+        };
+        m.push_packet(30, &Packet { seq: 1, ..Packet::default() }, Some(&int(7)));
+        m.push_packet(20, &Packet { seq: 2, ..Packet::default() }, Some(&int(9)));
+        let got: Vec<(u32, Time)> = m.contents().0.map(|(_, p, i)| (p.seq, i.unwrap().hop[0].ts)).collect();
+        assert_eq!(got, vec![(1, 7), (2, 9)]);
+        m.clear();
+        assert!(m.telemetry.is_empty());
     }
 }

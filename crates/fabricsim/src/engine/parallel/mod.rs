@@ -48,6 +48,7 @@ use super::{BusyClock, Progress, Sim, Stop, StopRule};
 use crate::error::Result;
 use crate::ids::{NodeId, PortId};
 use crate::net::packet::Packet;
+use crate::net::telemetry::IntStack;
 use crate::scenario::Setup;
 use crate::units::Time;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -196,10 +197,10 @@ impl Partition {
     /// Sends packet `pkt`, which crossed a cable to node `node` (another partition's), to
     /// arrive at `at`.
     #[inline]
-    pub(crate) fn send_packet(&mut self, node: NodeId, at: Time, pkt: &Packet) {
+    pub(crate) fn send_packet(&mut self, node: NodeId, at: Time, pkt: &Packet, int: Option<&IntStack>) {
         self.out_packets += 1;
         self.out_first_at = sooner(self.out_first_at, at);
-        self.out[self.plan.node_part[node as usize] as usize].push_packet(at, pkt);
+        self.out[self.plan.node_part[node as usize] as usize].push_packet(at, pkt, int);
     }
 
     /// The mailboxes filled in this round, by receiver, replaced by empty ones.
@@ -481,8 +482,11 @@ impl Sim {
     /// Applies the messages of a mailbox from another partition (or the coordinator).
     fn deliver(&mut self, mailbox: &Mailbox) {
         let (packets, other) = mailbox.contents();
-        for (at, pkt) in packets {
+        for (at, pkt, int) in packets {
             let id = self.pool.alloc(*pkt);
+            if let (Some(int), Some(slot)) = (int, self.pool.telemetry_mut(id)) {
+                *slot = *int;
+            }
             self.q.push_for(at, EventKind::Arrive, pkt.port, id);
         }
         for &m in other {

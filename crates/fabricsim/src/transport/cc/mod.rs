@@ -14,6 +14,7 @@ pub mod bbr;
 pub mod dcqcn;
 pub mod dctcp;
 pub mod fixed;
+pub mod hpcc;
 pub mod line_rate;
 pub mod mprdma;
 pub mod nscc;
@@ -23,6 +24,7 @@ pub mod strack;
 pub mod swift;
 pub mod timely;
 
+use crate::net::telemetry::IntStack;
 use crate::units::{BitsPerSec, Time};
 
 /// The window a rate-based controller may keep beside its rate (the HPCC ns-3 simulator's
@@ -161,6 +163,10 @@ pub fn window_holds_back(window: Option<u64>, in_flight: u64, wire: u64) -> bool
 pub trait CongestionControl {
     /// An ACK arrived.
     fn on_ack(&mut self, _ev: &AckEvent) {}
+    /// The ACK just given to [`CongestionControl::on_ack`] echoed these in-band telemetry
+    /// records of its data packet's path (only when a scheme of the run reads them:
+    /// [`CcConfig::carries_telemetry`]).
+    fn on_telemetry(&mut self, _now: Time, _int: &IntStack) {}
     /// A NACK arrived.
     fn on_nack(&mut self, _ev: &NackEvent) {}
     /// The retransmission timer fired.
@@ -248,6 +254,8 @@ crate::scheme_family! {
         Timely => Box<timely::Timely>,
         /// See [`nscc`]. Boxed: about 250 bytes of constants and state.
         Nscc => Box<nscc::Nscc>,
+        /// See [`hpcc`]. Boxed: its copy of the last INT records takes about 170 bytes.
+        Hpcc => Box<hpcc::Hpcc>,
     }
 }
 
@@ -292,6 +300,12 @@ impl CcConfig {
         }
     }
 
+    /// Whether the scheme reads in-band telemetry (`net/telemetry.rs`): switches then stamp
+    /// every data packet and ACKs echo the records (`hpcc`).
+    pub fn carries_telemetry(&self) -> bool {
+        matches!(self, CcConfig::Hpcc(_))
+    }
+
     /// Whether the notification point also sends a CNP with every sequence NACK (`dcqcn`'s
     /// `ooo_triggers_cnp`, the ConWeave ns-3 receiver; seqbalance spec §2.3.3).
     pub fn ooo_triggers_cnp(&self) -> bool {
@@ -303,6 +317,10 @@ impl CongestionControl for AnyCc {
     #[inline]
     fn on_ack(&mut self, ev: &AckEvent) {
         dispatch!(self, c => c.on_ack(ev))
+    }
+    #[inline]
+    fn on_telemetry(&mut self, now: Time, int: &IntStack) {
+        dispatch!(self, c => c.on_telemetry(now, int))
     }
     #[inline]
     fn on_nack(&mut self, ev: &NackEvent) {
