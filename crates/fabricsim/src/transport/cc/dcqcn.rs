@@ -173,6 +173,26 @@ pub struct DcqcnParams {
     /// Notification point: a go-back-N sequence NACK also sends a CNP (ConWeave ns-3).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub ooo_triggers_cnp: bool,
+    /// Which reaction point: `paper` (DCQCN §3.1) or `mellanox` (the HPCC / ConWeave ns-3
+    /// simulators' `CC_MODE 1`; see the module doc).
+    pub reaction_point: ReactionPoint,
+    /// `mellanox`: the rate-decrease check period `T_dec`, µs (ns-3 `RATE_DECREASE_INTERVAL`).
+    pub rate_decrease_interval_us: f64,
+    /// `mellanox`: the share of the rate kept at the first CNP (ns-3 `RateOnFirstCnp`).
+    pub rate_on_first_cnp: f64,
+}
+
+/// The reaction point `dcqcn` runs.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum ReactionPoint {
+    /// DCQCN §3.1: the notification point sends CNP packets (at most one per
+    /// `cnp_interval_us`); each one cuts at once and raises α.
+    Paper,
+    /// The Mellanox RP of the HPCC and ConWeave ns-3 simulators: every ACK of a CE-marked packet
+    /// is a CNP (no CNP packets); CNPs only set flags, which an α timer and a rate-decrease
+    /// timer (`rate_decrease_interval_us`) sample.
+    Mellanox,
 }
 
 /// Named lineage constants for `dcqcn` (seqbalance spec §2.3.5).
@@ -212,6 +232,9 @@ impl DcqcnPreset {
             window_bdp: None,
             window_scales_with_rate: false,
             ooo_triggers_cnp: false,
+            reaction_point: ReactionPoint::Paper,
+            rate_decrease_interval_us: 4.0,
+            rate_on_first_cnp: 1.0,
         }
     }
 
@@ -289,6 +312,10 @@ impl Default for DcqcnParams {
             window_bdp: None,
             window_scales_with_rate: false,
             ooo_triggers_cnp: false,
+            reaction_point: ReactionPoint::Paper,
+            //= HPCC ns-3 config RATE_DECREASE_INTERVAL 4 (µs); RdmaHw's RateOnFirstCnp default 1.0
+            rate_decrease_interval_us: 4.0,
+            rate_on_first_cnp: 1.0,
         }
     }
 }
@@ -343,12 +370,25 @@ impl DcqcnParams {
                 format!("{}: must be an interval in µs, from 0 (a CNP per marked packet) to {MAX_US}", self.cnp_interval_us),
             ));
         }
+        period("rate_decrease_interval_us", self.rate_decrease_interval_us)?;
+        if !(self.rate_on_first_cnp > 0.0 && self.rate_on_first_cnp <= 1.0) {
+            return Err(Error::invalid(key("rate_on_first_cnp"), format!("{}: must be a share of the rate in (0, 1]", self.rate_on_first_cnp)));
+        }
+        if self.reaction_point == ReactionPoint::Mellanox {
+            if self.byte_counter_bytes != 0 {
+                return Err(Error::invalid(key("byte_counter_bytes"), format!("{}: the mellanox reaction point has no byte counter; set 0 (or reaction_point = \"paper\")", self.byte_counter_bytes)));
+            }
+            if self.ooo_triggers_cnp {
+                return Err(Error::invalid(key("ooo_triggers_cnp"), "true: the mellanox reaction point takes its CNPs from the ACKs' ECN echo, so there are no CNP packets for a NACK to trigger"));
+            }
+        }
         super::check_rate_window(self.window_bdp, self.window_scales_with_rate)
     }
 
-    /// The notification point's CNP interval (at most one CNP per connection per interval).
-    pub fn cnp_interval(&self) -> Time {
-        us_to_ps(self.cnp_interval_us)
+    /// The notification point's CNP interval (at most one CNP per connection per interval);
+    /// `None` under the mellanox reaction point, whose CNPs ride on the ACKs.
+    pub fn cnp_interval(&self) -> Option<Time> {
+        (self.reaction_point == ReactionPoint::Paper).then(|| us_to_ps(self.cnp_interval_us))
     }
 }
 
@@ -394,6 +434,23 @@ pub struct Dcqcn {
     rate_due: Option<Time>,
     /// Whether a CNP has arrived yet (the byte counter only counts after one).
     active: bool,
+    /// The mellanox reaction point's state (`None`: the paper's).
+    mlx: Option<Mellanox>,
+}
+
+/// What the mellanox reaction point keeps beside the rates, α and the stage (`T`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Mellanox {
+    /// `T_dec`.
+    dec_period: Time,
+    /// Next rate-decrease check; `None` before the first CNP.
+    dec_due: Option<Time>,
+    /// A CNP arrived since the last α expiry.
+    alpha_cnp: bool,
+    /// A CNP arrived since the last rate-decrease check.
+    dec_cnp: bool,
+    /// The share of the rate kept at the first CNP, in 1/2^32.
+    first_keep: u64,
 }
 
 /// `ceil((a + b)/2)`: the midpoint, rounded up so that repeated averaging reaches `a` exactly.
@@ -435,6 +492,13 @@ impl Dcqcn {
             alpha_due: None,
             rate_due: None,
             active: false,
+            mlx: (p.reaction_point == ReactionPoint::Mellanox).then(|| Mellanox {
+                dec_period: us_to_ps(p.rate_decrease_interval_us).max(1),
+                dec_due: None,
+                alpha_cnp: false,
+                dec_cnp: false,
+                first_keep: ((p.rate_on_first_cnp * ONE as f64).round() as u64).clamp(1, ONE),
+            }),
         }
     }
 
@@ -461,6 +525,9 @@ impl Dcqcn {
     /// Replays the timer expiries due at or before `now`, in time order. The two timers touch
     /// disjoint state (α; `Rc`, `Rt`, `T`), so each is replayed on its own.
     fn advance(&mut self, now: Time) {
+        if self.mlx.is_some() {
+            return self.advance_mellanox(now);
+        }
         while let Some(due) = self.alpha_due.filter(|&d| d <= now) {
             //= DCQCN §3.1 (α update)
             //# A whole α period without a CNP: α = (1 − g)·α.
@@ -566,6 +633,78 @@ impl Dcqcn {
         }
     }
 
+    /// The mellanox reaction point's timers, replayed in time order up to `now` (ns-3
+    /// `RdmaHw::UpdateAlphaMlx`, `CheckRateDecreaseMlx`, `RateIncEventTimerMlx`). Their
+    /// expiries never coincide there but a rate-timer expiry and a decrease check can: the
+    /// rate timer, scheduled earlier, goes first, as ns-3 orders same-time events.
+    fn advance_mellanox(&mut self, now: Time) {
+        // Taken out while the timers run, so that the rate steps can borrow the controller.
+        let Some(mut m) = self.mlx.take() else { return };
+        loop {
+            let rate = self.rate_due.filter(|&d| d <= now);
+            let alpha = self.alpha_due.filter(|&d| d <= now);
+            let dec = m.dec_due.filter(|&d| d <= now);
+            let first = [rate, alpha, dec].into_iter().flatten().min();
+            let Some(at) = first else { break };
+            if rate == Some(at) {
+                //= ns-3 RateIncEventTimerMlx: reschedule, increase by the stage, stage + 1
+                self.rate_due = Some(at + self.rate_period);
+                self.t += 1;
+                self.rt = self.rt.saturating_add(self.inc_for(self.t, 0)).min(self.line);
+                self.rc = mid_up(self.rt, self.rc);
+                if self.rc == self.line {
+                    // Every later increase is a no-op until the next cut restarts the timer.
+                    self.rate_due = None;
+                }
+            } else if alpha == Some(at) {
+                //= ns-3 UpdateAlphaMlx: α = (1 − g)·α, + g if a CNP came in the period
+                self.alpha = mul_frac(self.alpha, ONE - self.g) + if m.alpha_cnp { self.g } else { 0 };
+                m.alpha_cnp = false;
+                self.alpha_due = Some(at + self.alpha_period);
+                if self.alpha == 0 {
+                    // α stays 0 until a CNP, which replays up to its own time first.
+                    self.alpha_due = Some(next_tick(at, self.alpha_period, now));
+                }
+            } else if m.dec_cnp {
+                //= ns-3 CheckRateDecreaseMlx: with a CNP in the period, Rt = Rc (unless unclamped
+                //# before any increase), Rc = Rc·(1 − α/2), stage 0, rate timer restarted
+                if self.clamp_target_rate || self.t > 0 {
+                    self.rt = self.rc;
+                }
+                let keep = 2 * ONE - self.alpha;
+                self.rc = ((self.rc as u128 * keep as u128 / (2 * ONE) as u128) as u64).max(self.min_rate);
+                self.t = 0;
+                m.dec_cnp = false;
+                self.rate_due = Some(at + self.rate_period);
+                m.dec_due = Some(at + m.dec_period);
+            } else {
+                // No CNP in the period: checks change nothing until one arrives.
+                m.dec_due = Some(next_tick(at, m.dec_period, now));
+            }
+        }
+        self.mlx = Some(m);
+    }
+
+    /// A CNP reached the mellanox reaction point (an ACK echoing a CE mark): flags for the
+    /// timers; the first one also arms them (ns-3 `RdmaHw::cnp_received_mlx`).
+    fn cnp_mellanox(&mut self, now: Time) {
+        let Some(m) = self.mlx.as_mut() else { return };
+        m.alpha_cnp = true;
+        m.dec_cnp = true;
+        if !self.active {
+            //= ns-3 cnp_received_mlx: on the first CNP α = 1, the α timer starts, the decrease
+            //# check starts 1 ns after a period (after the α expiry at the same µs), and the
+            //# rate and target become RateOnFirstCnp × the rate
+            self.active = true;
+            self.alpha = ONE;
+            m.alpha_cnp = false;
+            self.alpha_due = Some(now + self.alpha_period);
+            m.dec_due = Some(now + m.dec_period + crate::units::NS);
+            self.rc = mul_frac(self.rc, m.first_keep).max(self.min_rate);
+            self.rt = self.rc;
+        }
+    }
+
     /// A CNP arrived: cut the rate.
     fn cut(&mut self, now: Time) {
         //= DCQCN §3.1 (rate decrease); ns-3 ClampTargetRate for the unclamped variant
@@ -588,6 +727,11 @@ impl Dcqcn {
     }
 }
 
+/// The first expiry of a timer of `period` that last expired at `at` that lies after `now`.
+fn next_tick(at: Time, period: Time, now: Time) -> Time {
+    at + ((now - at) / period + 1) * period
+}
+
 /// `floor(x · frac / 2^32)`.
 fn mul_frac(x: u64, frac: u64) -> u64 {
     ((x as u128 * frac as u128) >> 32) as u64
@@ -596,6 +740,10 @@ fn mul_frac(x: u64, frac: u64) -> u64 {
 impl CongestionControl for Dcqcn {
     fn on_ack(&mut self, ev: &AckEvent) {
         self.advance(ev.now);
+        //= ns-3 RdmaHw::ReceiveAck: the ACK's CNP flag (set when its data packet was CE-marked)
+        if self.mlx.is_some() && (ev.ecn || ev.marked_pkts > 0) {
+            self.cnp_mellanox(ev.now);
+        }
     }
 
     fn on_nack(&mut self, ev: &NackEvent) {
@@ -1124,5 +1272,80 @@ mod tests {
         }
         assert!(d().validate().is_ok());
         assert!(DcqcnParams { fast_recovery_steps: 0, g: 1.0, alpha_init: 0.0, cnp_interval_us: 0.0, ..d() }.validate().is_ok());
+        let mlx = || DcqcnParams { reaction_point: ReactionPoint::Mellanox, byte_counter_bytes: 0, ..d() };
+        assert!(mlx().validate().is_ok());
+        assert_eq!(key(DcqcnParams { byte_counter_bytes: 1, ..mlx() }), "transport.cc.byte_counter_bytes");
+        assert_eq!(key(DcqcnParams { ooo_triggers_cnp: true, ..mlx() }), "transport.cc.ooo_triggers_cnp");
+        assert_eq!(key(DcqcnParams { rate_decrease_interval_us: 0.0, ..mlx() }), "transport.cc.rate_decrease_interval_us");
+        assert_eq!(key(DcqcnParams { rate_on_first_cnp: 0.0, ..mlx() }), "transport.cc.rate_on_first_cnp");
+    }
+
+    /// The HPCC ns-3 example's Mellanox DCQCN at 400 G: α timer 1 µs, decrease check 4 µs, rate
+    /// timer 300 µs, F = 1, unclamped target, no byte counter.
+    fn mellanox() -> Dcqcn {
+        cc(DcqcnParams {
+            reaction_point: ReactionPoint::Mellanox,
+            byte_counter_bytes: 0,
+            alpha_timer_us: 1.0,
+            rate_timer_us: 300.0,
+            fast_recovery_steps: 1,
+            clamp_target_rate: false,
+            ..DcqcnParams::default()
+        })
+    }
+
+    /// An ACK at `now` echoing a CE mark: the mellanox reaction point's CNP.
+    fn marked_ack(c: &mut Dcqcn, now: Time) {
+        c.on_ack(&AckEvent { now, ecn: true, ..ACK });
+    }
+
+    //= type=test; HPCC ns-3 RdmaHw::cnp_received_mlx / CheckRateDecreaseMlx / UpdateAlphaMlx
+    #[test]
+    fn mellanox_takes_cnps_from_acks_and_cuts_on_its_decrease_timer() {
+        let mut c = mellanox();
+        assert_eq!(crate::transport::cc::CcConfig::Dcqcn(DcqcnParams { reaction_point: ReactionPoint::Mellanox, byte_counter_bytes: 0, ..DcqcnParams::default() }).cnp_interval(), None, "no CNP packets");
+        // The first marked ACK at 10 µs: α = 1, no cut (RateOnFirstCnp = 1).
+        marked_ack(&mut c, 10 * US);
+        assert_eq!((c.rc().0, c.alpha()), (G400, 1.0));
+        // More marks in the same period only set the flags.
+        marked_ack(&mut c, 11 * US + 500 * crate::units::NS);
+        assert_eq!(c.rc().0, G400);
+        // The check at 14 µs + 1 ns follows the α expiries at 11, 12, 13, 14 µs: the one at
+        // 12 µs saw the CNP of 11.5 µs (+ g), the others decayed.
+        at(&mut c, 14 * US + crate::units::NS);
+        let g = 1.0 / 256.0;
+        let alpha = ((1.0 - g) * (1.0 - g) + g) * (1.0 - g) * (1.0 - g);
+        assert!((c.alpha() - alpha).abs() < 1e-6, "α {} vs {alpha}", c.alpha());
+        let want = G400 as f64 * (1.0 - alpha / 2.0);
+        assert!((c.rc().0 as f64 - want).abs() < 1e3, "{} vs {want}", c.rc().0);
+        assert_eq!(c.rt().0, G400, "unclamped: the target stays at the rate before the first cut");
+        // A quiet period: the next check (18 µs) does not cut.
+        let cut = c.rc().0;
+        at(&mut c, 30 * US);
+        assert_eq!(c.rc().0, cut);
+        // Two marked ACKs in one period: one cut, at the period's check.
+        marked_ack(&mut c, 31 * US);
+        marked_ack(&mut c, 32 * US);
+        at(&mut c, 34 * US);
+        assert_eq!(c.rc().0, cut, "not before the check at 34 µs + 1 ns");
+        at(&mut c, 34 * US + crate::units::NS);
+        let second = c.rc().0;
+        assert!(second < cut);
+        at(&mut c, 40 * US);
+        assert_eq!(c.rc().0, second, "one cut per period");
+        // 300 µs after that cut the rate timer recovers halfway to the target (F = 1: fast
+        // recovery first), then adds R_AI.
+        at(&mut c, 334 * US + crate::units::NS);
+        assert_eq!(c.rc().0, mid_up(G400, second));
+        assert_eq!(c.counters().0, 1);
+    }
+
+    #[test]
+    fn mellanox_without_marks_stays_at_line_rate() {
+        let mut c = mellanox();
+        for t in 1..100 {
+            at(&mut c, t * 10 * US);
+        }
+        assert_eq!((c.rc().0, c.alpha_due, c.rate_due), (G400, None, None));
     }
 }

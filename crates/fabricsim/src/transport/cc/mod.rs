@@ -281,11 +281,12 @@ pub(crate) mod testing {
 }
 
 impl CcConfig {
-    /// The notification point's CNP interval for schemes that react to CNPs (`Some` for `dcqcn`:
-    /// at most one CNP per connection per interval); `None` for every other scheme (no CNPs).
+    /// The notification point's CNP interval for schemes that react to CNP packets (`Some` for
+    /// `dcqcn`'s paper reaction point: at most one CNP per connection per interval); `None` for
+    /// every other scheme and for `dcqcn`'s mellanox one (its CNPs ride on the ACKs).
     pub fn cnp_interval(&self) -> Option<Time> {
         match self {
-            CcConfig::Dcqcn(p) => Some(p.cnp_interval()),
+            CcConfig::Dcqcn(p) => p.cnp_interval(),
             _ => None,
         }
     }
