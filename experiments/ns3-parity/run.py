@@ -1,21 +1,29 @@
 #!/usr/bin/env python3
-"""fabricsim beside the HPCC ns-3 RDMA simulator (issue 43), on that simulator's own example.
+"""fabricsim beside the HPCC ns-3 RDMA simulator (issue 43), on the same inputs.
 
-The case is the example that `simulation/mix/` of alibaba-edu/High-Precision-Congestion-Control
-runs: a star of 65 hosts on one switch (100 Gb/s, 1 us links) and the first two flows of its
-flow file, 200 MB each from nodes 2 and 3 to node 1, starting at 2 s. This driver writes those
-inputs itself (the topology and flow formats read by the simulator's `scratch/third.cc`), then
-for each congestion control:
+The first case is the example that `simulation/mix/` of alibaba-edu/High-Precision-Congestion-
+Control runs: a star of 65 hosts on one switch (100 Gb/s, 1 us links) and the first two flows
+of its flow file, 200 MB each from nodes 2 and 3 to node 1, starting at 2 s. Incasts 8, 16 and
+32 -> 1 on that star follow, then a random permutation and an all-to-all on a 2-tier
+leaf-spine (4 ToRs x 8 hosts, 4 spines, every link 100 Gb/s and 1 us), three seeds each.
+
+This driver writes every input itself (the topology and flow formats read by the simulator's
+`scratch/third.cc`); a random workload is drawn from its seed, and both simulators read the same
+flow file. Then for each congestion control:
 
 - runs fabricsim on a scenario that reads them (`flow_list` with `format = "ns3"`), with the
   example config's constants written out (`ecn_*`, PFC buffer, DCQCN's timers and steps, the
-  rate-scaled 1-BDP window of `HAS_WIN 1` / `VAR_WIN 1`, 1000 B payload + the mode's headers);
+  rate-scaled 1-BDP window of `HAS_WIN 1` / `VAR_WIN 1` counted in the network's BDP as
+  `GLOBAL_T 1` does, 1000 B payload + the mode's headers) and the case's seed;
 - with `--ns3 DIR` (the built `simulation/` folder), runs the simulator on a copy of
   `DIR/mix/config.txt` pointed at the same inputs, `CC_MODE` set and tracing off.
 
-It prints one row per (scheme, flow) and writes `results/results.json` with the commit.
+It prints one row per (case, scheme): per-flow FCT p50 / p99 / max on both sides, PFC PAUSE
+frames and the deepest switch queue on both sides, and the parity rate (the fraction of rows
+within 10 % on both p50 and max FCT). `results/results.json` keeps every row with its flows and
+the scenario fabricsim ran, and the commit.
 
-    experiments/ns3-parity/run.py --ns3 /work/ns3-hpcc/simulation
+    experiments/ns3-parity/run.py --ns3 /work/ns3-hpcc/simulation --fabricsim target/ci/fabricsim
 """
 
 from __future__ import annotations
@@ -23,63 +31,135 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import math
 import os
+import random
 import subprocess
 import sys
-from statistics import median
+import time
+from dataclasses import dataclass
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 
-HOSTS = 65  # nodes 1..=65 around switch 0
+STAR_HOSTS = 65  # nodes 1..=65 around switch 0
+# The 2-tier fabric: ToRs x hosts per ToR, spines (2:1 at the ToRs: 8 hosts, 4 uplinks).
+TORS, PER_TOR, SPINES = 4, 8, 4
+LS_HOSTS = TORS * PER_TOR
+SEEDS = (1, 2, 3)
 
-# Cases on that star: (name, flows as (src node, dst node, bytes, start s)). The first is the
-# simulator's example (the first two lines of its flow file); the incasts load the switch port
-# to node 1 past Kmin, so that the controllers react.
+
+@dataclass
+class Case:
+    """One input: a fabric (`star` or `leaf_spine`), its flows as (src node, dst node, bytes,
+    start s, dport), and the seed that drew them (None: nothing random)."""
+
+    name: str
+    topo: str
+    flows: list
+    seed: int | None = None
+
+
+def permutation(seed: int, size: int) -> list:
+    """Every host of the leaf-spine sends `size` bytes to another, a random derangement; the
+    seed also draws each flow's DPORT (the ns-3 ECMP hash reads it)."""
+    rng = random.Random(seed)
+    while True:
+        dst = list(range(LS_HOSTS))
+        rng.shuffle(dst)
+        if all(s != d for s, d in enumerate(dst)):
+            break
+    return [(s, dst[s], size, 2.0, rng.randrange(100, 60000)) for s in range(LS_HOSTS)]
+
+
+def all_to_all(seed: int, size: int) -> list:
+    """Every ordered host pair of the leaf-spine, `size` bytes each, all at 2 s, in an order and
+    with DPORTs drawn from the seed (both simulators start same-time flows in file order)."""
+    rng = random.Random(seed)
+    pairs = [(s, d) for s in range(LS_HOSTS) for d in range(LS_HOSTS) if s != d]
+    rng.shuffle(pairs)
+    return [(s, d, size, 2.0, rng.randrange(100, 60000)) for s, d in pairs]
+
+
+# The star's cases come first: the simulator's example (the first two lines of its flow file),
+# then incasts that load the switch port to node 1 past Kmin, so that the controllers react.
 CASES = [
-    ("example_2to1_200MB", [(2, 1, 200_000_000, 2.0), (3, 1, 200_000_000, 2.0)]),
-    ("incast_8to1_10MB", [(s, 1, 10_000_000, 2.0) for s in range(2, 10)]),
-    ("incast_32to1_2MB", [(s, 1, 2_000_000, 2.0) for s in range(2, 34)]),
+    Case("example_2to1_200MB", "star", [(2, 1, 200_000_000, 2.0, 100), (3, 1, 200_000_000, 2.0, 100)]),
+    Case("incast_8to1_10MB", "star", [(s, 1, 10_000_000, 2.0, 100) for s in range(2, 10)]),
+    Case("incast_16to1_4MB", "star", [(s, 1, 4_000_000, 2.0, 100) for s in range(2, 18)]),
+    Case("incast_32to1_2MB", "star", [(s, 1, 2_000_000, 2.0, 100) for s in range(2, 34)]),
+    *[Case(f"ls_perm_10MB_s{k}", "leaf_spine", permutation(k, 10_000_000), k) for k in SEEDS],
+    *[Case(f"ls_a2a_100KB_s{k}", "leaf_spine", all_to_all(k, 100_000), k) for k in SEEDS],
 ]
 
 # The example config's DCQCN (CC_MODE 1): ALPHA_RESUME_INTERVAL 1, RATE_DECREASE_INTERVAL 4,
 # RP_TIMER 900, EWMA_GAIN 1/256, FAST_RECOVERY_TIMES 1, RATE_AI 50Mb/s, RATE_HAI 100Mb/s,
 # MIN_RATE 100Mb/s, CLAMP_TARGET_RATE 0, HAS_WIN 1 and VAR_WIN 1 (a window of the largest BDP,
-# scaled by rate / line rate).
+# scaled by rate / line rate) and GLOBAL_T 1 (that BDP is the network's: `bdp_of`).
 DCQCN = (
     '{ name = "dcqcn", g = 0.00390625, alpha_timer_us = 1, rate_timer_us = 900, fast_recovery_steps = 1, '
     "rate_ai_mbps = 50, rate_hai_mbps = 100, min_rate_mbps = 100, clamp_target_rate = false, "
-    "cnp_interval_us = 4, window_bdp = 1.0, window_scales_with_rate = true }"
+    'cnp_interval_us = 4, window_bdp = 1.0, bdp_of = "network", window_scales_with_rate = true }'
 )
 
 # TIMELY (CC_MODE 7): the simulator's TimelyAlpha/Beta/TLow/THigh/MinRtt defaults are
 # fabricsim's (0.875, 0.8, 50 us, 500 us, 20 us); RATE_AI, RATE_HAI and MIN_RATE come from the
-# config, and so does the window every mode has there (HAS_WIN 1, VAR_WIN 1).
-TIMELY = '{ name = "timely", rate_ai_mbps = 50, rate_hai_mbps = 100, min_rate_mbps = 100, window_bdp = 1.0, window_scales_with_rate = true }'
+# config, and so does the window every mode has there (HAS_WIN 1, VAR_WIN 1, GLOBAL_T 1).
+TIMELY = (
+    '{ name = "timely", rate_ai_mbps = 50, rate_hai_mbps = 100, min_rate_mbps = 100, window_bdp = 1.0, '
+    'bdp_of = "network", window_scales_with_rate = true }'
+)
 
-# (ns-3 CC_MODE, name, fabricsim cc, header bytes). A data packet carries 1000 B of payload
-# and CustomHeader::GetStaticWholeHeaderSize: Ethernet 14 + IP 20 + UDP 8 + pg 2 + seq 4 = 48
-# B, plus the INT header of the mode (IntHeader::GetStaticSize): none for DCQCN and DCTCP, an
-# 8 B timestamp for TIMELY. (The example's FCT file confirms 48: its ideal FCT of a 200 MB flow,
-# 16 772 160 ns, is 200 000 packets of 1048 B at 100 Gb/s plus the 4.16 us base RTT.)
+# One row per scheme: (ns-3 CC_MODE, name, fabricsim cc, header bytes). A data packet carries
+# 1000 B of payload and CustomHeader::GetStaticWholeHeaderSize: Ethernet 14 + IP 20 + UDP 8 +
+# pg 2 + seq 4 = 48 B, plus the INT header of the mode (IntHeader::GetStaticSize): none for
+# DCQCN and DCTCP, an 8 B timestamp for TIMELY. (The example's FCT file confirms 48: its ideal
+# FCT of a 200 MB flow, 16 772 160 ns, is 200 000 packets of 1048 B at 100 Gb/s plus the 4.16 us
+# base RTT.) A scheme is added here, as one more row.
 SCHEMES = [(1, "dcqcn", DCQCN, 48), (8, "dctcp", '"dctcp"', 48), (7, "timely", TIMELY, 56)]
 
 
-def write_inputs(work: Path, flows) -> None:
-    links = "".join(f"0 {h} 100Gbps 0.001ms 0\n" for h in range(1, HOSTS + 1))
-    (work / "topology.txt").write_text(f"{HOSTS + 1} 1 {HOSTS}\n0\n{links}")
-    lines = "".join(f"{s} {d} 3 100 {b} {t:g}\n" for s, d, b, t in flows)
-    (work / "flow.txt").write_text(f"{len(flows)}\n{lines}")
+def star_nodes() -> tuple[list[int], list[str]]:
+    """(host node ids in fabricsim's host order, link lines): switch 0, hosts 1..=65."""
+    return list(range(1, STAR_HOSTS + 1)), [f"0 {h} 100Gbps 0.001ms 0" for h in range(1, STAR_HOSTS + 1)]
 
 
-def scenario(cc: str, header: int) -> str:
-    return f"""# The HPCC ns-3 simulator's example (experiments/ns3-parity/run.py writes the inputs)
-[topology]
-kind = "leaf_spine"
-tors = 1
-hosts_per_tor = {HOSTS}
-spines = 1
+def leaf_spine_nodes() -> tuple[list[int], list[str]]:
+    """Hosts first (nodes 0..32, host h under ToR h / 8, as fabricsim's leaf_spine numbers
+    them), then the ToRs (32..36) and the spines (36..40)."""
+    tor0, spine0 = LS_HOSTS, LS_HOSTS + TORS
+    links = [f"{h} {tor0 + h // PER_TOR} 100Gbps 0.001ms 0" for h in range(LS_HOSTS)]
+    links += [f"{tor0 + t} {spine0 + s} 100Gbps 0.001ms 0" for t in range(TORS) for s in range(SPINES)]
+    return list(range(LS_HOSTS)), links
+
+
+def write_inputs(work: Path, case: Case) -> list[int]:
+    """Writes topology.txt and flow.txt; returns the host node ids in fabricsim's host order."""
+    if case.topo == "star":
+        hosts, links = star_nodes()
+        switches = [0]
+    else:
+        hosts, links = leaf_spine_nodes()
+        switches = list(range(LS_HOSTS, LS_HOSTS + TORS + SPINES))
+    nodes = len(hosts) + len(switches)
+    (work / "topology.txt").write_text(f"{nodes} {len(switches)} {len(links)}\n{' '.join(map(str, switches))}\n" + "".join(l + "\n" for l in links))
+    lines = "".join(f"{s} {d} 3 {p} {b} {t:g}\n" for s, d, b, t, p in case.flows)
+    (work / "flow.txt").write_text(f"{len(case.flows)}\n{lines}")
+    return hosts
+
+
+def topology_toml(case: Case) -> str:
+    if case.topo == "star":
+        return f'kind = "leaf_spine"\ntors = 1\nhosts_per_tor = {STAR_HOSTS}\nspines = 1'
+    return f'kind = "leaf_spine"\ntors = {TORS}\nhosts_per_tor = {PER_TOR}\nspines = {SPINES}'
+
+
+def scenario(case: Case, cc: str, header: int) -> str:
+    seed = f"seed = {case.seed}\n" if case.seed is not None else ""
+    return f"""# fabricsim beside the HPCC ns-3 simulator: case {case.name} (experiments/ns3-parity/run.py writes the inputs)
+{seed}[topology]
+{topology_toml(case)}
 link_rate_gbps = 100
 link_latency_ns = 1000
 switch_latency_ns = 0
@@ -101,6 +181,8 @@ buffer_bytes = "32MB"
 mtu_bytes = {1000 + header}
 header_bytes = {header}
 reliability = "go_back_n"
+# ns-3's switches hash each flow's 5-tuple onto one path: per-flow ECMP
+lb = "ecmp"
 cc = {cc}
 
 [workload]
@@ -108,6 +190,9 @@ kind = "flow_list"
 file = "flow.txt"
 format = "ns3"
 ns3_topology = "topology.txt"
+
+[run]
+port_stats = true
 """
 
 
@@ -118,17 +203,47 @@ def fabricsim_bin(given: str | None) -> list[str]:
     return [str(built)] if built.exists() else ["cargo", "run", "--release", "-q", "--"]
 
 
-def run_fabricsim(bin_: list[str], work: Path, name: str, cc: str, header: int) -> dict[int, float]:
+def run_fabricsim(bin_: list[str], work: Path, hosts: list[int], case: Case, name: str, cc: str, header: int) -> dict:
     path = work / f"{name}.toml"
-    path.write_text(scenario(cc, header))
+    text = scenario(case, cc, header)
+    path.write_text(text)
     out = work / f"fabricsim-{name}"
+    t0 = time.monotonic()
     subprocess.run([*bin_, "run", "--quiet", "--out", str(out), str(path)], check=True, cwd=REPO, stdout=subprocess.DEVNULL)
+    wall = time.monotonic() - t0
     with open(out / "flows.csv") as f:
-        # Host h is node h + 1 (switch 0 comes first in the topology).
-        return {int(r["src"]) + 1: float(r["fct_us"]) for r in csv.DictReader(f)}
+        fct = {f"{hosts[int(r['src'])]}-{hosts[int(r['dst'])]}": float(r["fct_us"]) for r in csv.DictReader(f)}
+    summary = json.loads((out / "summary.json").read_text())
+    pfc = summary.get("pfc") or {}
+    # Deepest data queue of a switch port (host NICs excluded), and the bytes each ToR uplink sent.
+    peak, uplinks = 0, {}
+    with open(out / "ports.csv") as f:
+        for r in csv.DictReader(f):
+            if not r["class"].startswith("host"):
+                peak = max(peak, int(r["max_queue_bytes"]))
+            if r["class"] == "tor_up":
+                uplinks[r["link"]] = int(r["tx_bytes"])
+    return {"fct_us": fct, "pauses": int(pfc.get("pause_frames", 0)), "peak_queue_bytes": peak, "max_switch_buffer_bytes": pfc.get("max_switch_buffer_bytes"), "tor_uplink_tx_bytes": uplinks, "wall_s": wall, "scenario": text}
 
 
-def run_ns3(sim: Path, work: Path, name: str, mode: int) -> dict[int, float]:
+def ns3_peak_queue(path: Path) -> int | None:
+    """Deepest egress queue of any switch port in the QLEN_MON file: the highest 1 KB bin with a
+    sample (sampled every 100 ns) of its last dump, in bytes (the bin's lower edge)."""
+    if not path.exists():
+        return None
+    last = None
+    peak = 0
+    for line in path.read_text().splitlines():
+        if line.startswith("time:"):
+            last, peak = line, 0
+            continue
+        counts = [int(x) for x in line.split()[2:]]
+        top = max((i for i, c in enumerate(counts) if c), default=0)
+        peak = max(peak, top * 1000)
+    return peak if last else None
+
+
+def run_ns3(sim: Path, work: Path, name: str, mode: int) -> dict:
     keys = {
         "TOPOLOGY_FILE": work / "topology.txt",
         "FLOW_FILE": work / "flow.txt",
@@ -136,6 +251,10 @@ def run_ns3(sim: Path, work: Path, name: str, mode: int) -> dict[int, float]:
         "FCT_OUTPUT_FILE": work / f"ns3-{name}-fct.txt",
         "PFC_OUTPUT_FILE": work / f"ns3-{name}-pfc.txt",
         "QLEN_MON_FILE": work / f"ns3-{name}-qlen.txt",
+        # Sample every switch queue from the flows' start to 2.1 s: the monitor writes its
+        # histograms only at multiples of 100 ms, so its window must reach one after 2 s.
+        "QLEN_MON_START": 2000000000,
+        "QLEN_MON_END": 2100000000,
         "CC_MODE": mode,
         "ENABLE_TRACE": 0,
     }
@@ -146,14 +265,35 @@ def run_ns3(sim: Path, work: Path, name: str, mode: int) -> dict[int, float]:
     config = work / f"ns3-{name}-config.txt"
     config.write_text("\n".join(lines) + "\n")
     env = dict(os.environ, LD_LIBRARY_PATH=str(sim / "build"))
+    t0 = time.monotonic()
     subprocess.run([str(sim / "build" / "scratch" / "third"), str(config)], check=True, cwd=sim, env=env, stdout=subprocess.DEVNULL)
+    wall = time.monotonic() - t0
     fct = {}
     for line in (work / f"ns3-{name}-fct.txt").read_text().splitlines():
-        src_ip, _dst, _sport, _dport, _size, _start, fct_ns, _ideal = line.split()
+        src_ip, dst_ip, _sport, _dport, _size, _start, fct_ns, _ideal = line.split()
         # 11.x.y.1, node id = x * 256 + y
-        ip = int(src_ip, 16)
-        fct[((ip >> 16) & 0xFF) * 256 + ((ip >> 8) & 0xFF)] = int(fct_ns) / 1e3
-    return fct
+        node = lambda ip: ((int(ip, 16) >> 16) & 0xFF) * 256 + ((int(ip, 16) >> 8) & 0xFF)
+        fct[f"{node(src_ip)}-{node(dst_ip)}"] = int(fct_ns) / 1e3
+    # PFC file: `time node node_type if_index type`, logged where the frame is received; 1 = PAUSE.
+    pfc = [l.split() for l in (work / f"ns3-{name}-pfc.txt").read_text().splitlines() if l.strip()]
+    pauses = sum(1 for p in pfc if p[4] == "1")
+    return {"fct_us": fct, "pauses": pauses, "peak_queue_bytes": ns3_peak_queue(work / f"ns3-{name}-qlen.txt"), "wall_s": wall}
+
+
+def quantile(values: list[float], q: float) -> float:
+    """The median for q = 0.5 (as statistics.median), else the nearest-rank quantile."""
+    v = sorted(values)
+    if not v:
+        return float("nan")
+    if q == 0.5:
+        m = len(v) // 2
+        return v[m] if len(v) % 2 else (v[m - 1] + v[m]) / 2
+    return v[min(len(v) - 1, max(0, math.ceil(q * len(v)) - 1))]
+
+
+def figures(fct: dict) -> tuple[float, float, float]:
+    v = list(fct.values())
+    return quantile(v, 0.5), quantile(v, 0.99), max(v) if v else float("nan")
 
 
 def main() -> int:
@@ -161,27 +301,49 @@ def main() -> int:
     ap.add_argument("--ns3", type=Path, help="the built simulator's simulation/ folder (omit: fabricsim only)")
     ap.add_argument("--fabricsim", help="the fabricsim binary (default: target/release/fabricsim, else cargo run)")
     ap.add_argument("--work", type=Path, default=HERE / "work", help="scratch folder (not committed)")
+    ap.add_argument("--only", help="run only the cases whose name contains this")
     a = ap.parse_args()
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
     rows = []
-    print(f"{'case':20} {'scheme':7} {'ns-3 p50/max us':>22} {'fabricsim p50/max us':>22} {'ratio p50/max':>14}")
-    for case, flows in CASES:
-        work = a.work / case
+    print(f"{'case':20} {'scheme':7} {'ns-3 p50/p99/max us':>28} {'fabricsim p50/p99/max us':>28} {'ratio p50/p99/max':>20} {'pauses ns3/fs':>14} {'peak KB ns3/fs':>15}")
+    for case in CASES:
+        if a.only and a.only not in case.name:
+            continue
+        work = a.work / case.name
         work.mkdir(parents=True, exist_ok=True)
-        write_inputs(work, flows)
+        hosts = write_inputs(work, case)
         for mode, name, cc, header in SCHEMES:
-            ours = run_fabricsim(fabricsim_bin(a.fabricsim), work, name, cc, header)
-            ref = run_ns3(a.ns3, work, name, mode) if a.ns3 else {}
-            # The scenario fabricsim ran, and the inputs both read (flows as their file lists them).
-            row = {"case": case, "scheme": name, "cc_mode": mode, "flows": flows, "scenario": scenario(cc, header), "fabricsim_fct_us": ours, "ns3_fct_us": ref}
-            q = lambda d: (median(d.values()), max(d.values())) if d else (float("nan"), float("nan"))
-            (o50, omax), (r50, rmax) = q(ours), q(ref)
-            row.update(fabricsim_p50_us=o50, fabricsim_max_us=omax, ns3_p50_us=r50, ns3_max_us=rmax)
+            ours = run_fabricsim(fabricsim_bin(a.fabricsim), work, hosts, case, name, cc, header)
+            ref = run_ns3(a.ns3, work, name, mode) if a.ns3 else {"fct_us": {}, "pauses": None, "peak_queue_bytes": None}
+            if ref["fct_us"] and set(ref["fct_us"]) != set(ours["fct_us"]):
+                raise SystemExit(f"{case.name} {name}: the simulators finished different flows")
+            (o50, o99, omax), (r50, r99, rmax) = figures(ours["fct_us"]), figures(ref["fct_us"])
+            # The inputs both read (flows as their file lists them) and the scenario fabricsim ran.
+            row = {
+                "case": case.name, "topology": case.topo, "seed": case.seed, "scheme": name, "cc_mode": mode,
+                "flows": case.flows, "scenario": ours.pop("scenario"),
+                "fabricsim": ours, "ns3": ref,
+                "fabricsim_p50_us": o50, "fabricsim_p99_us": o99, "fabricsim_max_us": omax,
+                "ns3_p50_us": r50, "ns3_p99_us": r99, "ns3_max_us": rmax,
+                "within_10pct": abs(o50 / r50 - 1) <= 0.1 and abs(omax / rmax - 1) <= 0.1 if ref["fct_us"] else None,
+            }
             rows.append(row)
-            print(f"{case:20} {name:7} {r50:10.1f} /{rmax:10.1f} {o50:10.1f} /{omax:10.1f} {o50 / r50:6.3f} /{omax / rmax:6.3f}")
+            kb = lambda b: "-" if b is None else f"{b / 1e3:.0f}"
+            print(
+                f"{case.name:20} {name:7} {r50:9.1f}/{r99:9.1f}/{rmax:9.1f} {o50:9.1f}/{o99:9.1f}/{omax:9.1f} "
+                f"{o50 / r50:6.3f}/{o99 / r99:6.3f}/{omax / rmax:6.3f} {str(ref['pauses']):>6}/{ours['pauses']:<7} {kb(ref['peak_queue_bytes']):>6}/{kb(ours['peak_queue_bytes']):<7}",
+                flush=True,
+            )
+    judged = [r for r in rows if r["within_10pct"] is not None]
+    if judged:
+        hit = sum(r["within_10pct"] for r in judged)
+        print(f"parity: {hit} of {len(judged)} case x scheme rows within 10 % on both p50 and max FCT ({hit / len(judged):.0%})")
     out = HERE / "results"
     out.mkdir(exist_ok=True)
-    (out / "results.json").write_text(json.dumps({"commit": commit, "rows": rows}, indent=1) + "\n")
+    if not a.only:
+        # One row a line: the all-to-all's per-flow figures would make an indented file long.
+        body = ",\n".join(json.dumps(r) for r in rows)
+        (out / "results.json").write_text(f'{{"commit": {json.dumps(commit)}, "rows": [\n{body}\n]}}\n')
     return 0
 
 

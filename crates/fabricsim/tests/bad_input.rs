@@ -94,4 +94,8 @@ fn scheme_parameters_out_of_range_name_their_key() {
     assert!(e.contains("transport.gate.messages"), "{e}");
     let e = rejection("[transport]\ngate = \"valve\"\n");
     assert!(e.contains("`none`") && e.contains("`max_outstanding`"), "{e}");
+    for cc in ["dcqcn", "timely"] {
+        let e = rejection(&format!("[transport.cc]\nname = \"{cc}\"\nwindow_bdp = 1.0\nbdp_of = \"fabric\"\n"));
+        assert!(e.contains("`transport.cc`: `bdp_of`: \"fabric\"") && e.contains("`path`") && e.contains("`network`"), "{e}");
+    }
 }

@@ -74,7 +74,11 @@
 //!   HPCC's per-ACK CNP flag, which `cnp_interval_us = 0` approximates: one CNP per marked
 //!   packet).
 //! - `window_bdp` = unset: no window (purely rate-based, HPCC `HAS_WIN 0`); set, a fixed window
-//!   of that many path BDPs caps the bytes in flight. `window_scales_with_rate` = false; true
+//!   of that many BDPs caps the bytes in flight. `bdp_of` = `"path"`: the BDP is the
+//!   connection's own path's (host rate × its base RTT); `"network"` takes host rate × the
+//!   fabric's longest-path base RTT for every connection, as the HPCC ns-3 simulator's
+//!   `GLOBAL_T 1` gives every QP the largest BDP of any host pair (`scratch/third.cc`, `maxBdp`).
+//!   `window_scales_with_rate` = false; true
 //!   scales that window by `Rc` / line rate, as the HPCC ns-3 simulator's `VAR_WIN 1` does
 //!   (`RdmaQueuePair::GetWin`; its example config sets both).
 //! - `ooo_triggers_cnp` = false: the receiver NIC also sends a CNP (through the same
@@ -117,7 +121,7 @@
 //!   convention; Zhu's ns-3 code compares the incremented timer count with `< F`).
 //! - `Rt` is capped at the line rate (strack §5.4); htsim caps only `Rc`.
 
-use super::{AckEvent, CongestionControl, NackEvent, PathInfo, TimeoutEvent};
+use super::{AckEvent, BdpOf, CongestionControl, NackEvent, PathInfo, TimeoutEvent};
 use crate::error::{Error, Result};
 use crate::units::{us_to_ps, BitsPerSec, Time, US};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -165,8 +169,13 @@ pub struct DcqcnParams {
     pub clamp_target_rate: bool,
     /// Notification point: at most one CNP per connection per this interval, µs.
     pub cnp_interval_us: f64,
-    /// Optional fixed window, in path BDPs; unset = no window.
+    /// Optional fixed window, in BDPs (of the path or the network: `bdp_of`); unset = no window.
     pub window_bdp: Option<f64>,
+    /// Which BDP `window_bdp` counts in: `"path"` (default, the connection's own path: host rate
+    /// × its base RTT) or `"network"` (host rate × the fabric's longest-path base RTT, the same
+    /// for every connection: the HPCC ns-3 simulator's `GLOBAL_T 1`).
+    #[serde(skip_serializing_if = "BdpOf::is_path")]
+    pub bdp_of: BdpOf,
     /// Whether the window scales with the rate (`window × Rc / line`; HPCC ns-3 `VAR_WIN`).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub window_scales_with_rate: bool,
@@ -230,6 +239,7 @@ impl DcqcnPreset {
             // T_dec: at most one cut per QP per 4 µs (see the module doc).
             cnp_interval_us: 4.0,
             window_bdp: None,
+            bdp_of: BdpOf::Path,
             window_scales_with_rate: false,
             ooo_triggers_cnp: false,
             reaction_point: ReactionPoint::Paper,
@@ -310,6 +320,7 @@ impl Default for DcqcnParams {
             clamp_target_rate: true,
             cnp_interval_us: 50.0,
             window_bdp: None,
+            bdp_of: BdpOf::Path,
             window_scales_with_rate: false,
             ooo_triggers_cnp: false,
             reaction_point: ReactionPoint::Paper,
@@ -469,7 +480,7 @@ impl Dcqcn {
         let divisors = p.preset.map(DcqcnPreset::increase_divisors);
         let r_ai = p.rate_ai_mbps.map_or(line / divisors.map_or(1000, |d| d.0), mbps_to_bps).max(1);
         let r_hai = p.rate_hai_mbps.map_or(divisors.map_or(r_ai.saturating_mul(10), |d| line / d.1), mbps_to_bps).max(1);
-        let window = super::window_of_bdps(p.window_bdp, path);
+        let window = super::window_of_bdps(p.window_bdp, p.bdp_of, path);
         Dcqcn {
             line,
             min_rate: mbps_to_bps(p.min_rate_mbps).clamp(1, line),
@@ -840,6 +851,24 @@ mod tests {
         assert_eq!((c.rc().0, c.window()), (200_000_000_000, Some(409_600)));
         let e = DcqcnParams { window_scales_with_rate: true, ..DcqcnParams::default() }.validate().unwrap_err().to_string();
         assert!(e.contains("transport.cc.window_scales_with_rate"), "{e}");
+    }
+
+    //= type=test
+    //# HPCC ns-3 GLOBAL_T 1 (scratch/third.cc): every QP's window is maxBdp, the largest BDP of
+    //# any host pair, not its own pair's.
+    #[test]
+    fn a_window_of_network_bdps_counts_the_longest_path_not_its_own() {
+        // A short path inside a fabric whose longest path is twice as long: 400 Gb/s × 5 µs =
+        // 250,000 B on its own path, 400 Gb/s × 10 µs = 500,000 B across the network.
+        let short = PathInfo { base_rtt: 5 * US, bdp_bytes: 250_000, net_base_rtt: 10 * US, ..PATH };
+        let w = |bdp_of| Dcqcn::new(&DcqcnParams { window_bdp: Some(1.0), bdp_of, ..DcqcnParams::default() }, &short).window();
+        assert_eq!(w(BdpOf::Path), Some(250_000));
+        assert_eq!(w(BdpOf::Network), Some(500_000));
+        // Read from a scenario's table; the default is left out of a resolved one.
+        let p: DcqcnParams = toml::from_str("bdp_of = \"network\"\nwindow_bdp = 1.0").unwrap();
+        assert_eq!(p.bdp_of, BdpOf::Network);
+        assert!(toml::to_string(&p).unwrap().contains("bdp_of = \"network\""));
+        assert!(!toml::to_string(&DcqcnParams::default()).unwrap().contains("bdp_of"));
     }
 
     //= type=test

@@ -39,9 +39,50 @@ pub(crate) fn rate_window(window: Option<u64>, scales: bool, rate: u64, line: u6
     Some(((w as u128 * rate as u128 / line as u128) as u64).max(1))
 }
 
-/// The window of `window_bdp` path BDPs in bytes, at least one packet (`None`: no window).
-pub(crate) fn window_of_bdps(window_bdp: Option<f64>, path: &PathInfo) -> Option<u64> {
-    window_bdp.map(|w| ((w * path.bdp_bytes as f64).ceil() as u64).max(path.mtu_bytes.max(1)))
+/// Which BDP a controller's `window_bdp` counts in (`bdp_of`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BdpOf {
+    /// The connection's own path: host rate × [`PathInfo::base_rtt`] ([`PathInfo::bdp_bytes`]).
+    #[default]
+    Path,
+    /// The network's: host rate × [`PathInfo::net_base_rtt`], the fabric's longest path, the
+    /// same for every connection (the HPCC ns-3 simulator's `GLOBAL_T 1`, where every QP's
+    /// window is the largest BDP of any host pair).
+    Network,
+}
+
+impl<'de> serde::Deserialize<'de> for BdpOf {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let v = <toml::Value as serde::Deserialize>::deserialize(d)?;
+        match v.as_str() {
+            Some("path") => Ok(BdpOf::Path),
+            Some("network") => Ok(BdpOf::Network),
+            _ => Err(serde::de::Error::custom(format!("{v}: allowed `path` (the connection's own path) or `network` (the fabric's longest path)"))),
+        }
+    }
+}
+
+impl BdpOf {
+    /// Whether this is the default, `path` (left out of a resolved scenario).
+    pub fn is_path(&self) -> bool {
+        *self == BdpOf::Path
+    }
+
+    /// The BDP in bytes that a window of one BDP holds on `path`.
+    pub fn bytes(self, path: &PathInfo) -> u64 {
+        match self {
+            BdpOf::Path => path.bdp_bytes,
+            BdpOf::Network => path.host_rate.bytes_in(path.net_base_rtt),
+        }
+    }
+}
+
+/// The window of `window_bdp` BDPs (of the path or the network, as `bdp_of` says) in bytes, at
+/// least one packet (`None`: no window).
+pub(crate) fn window_of_bdps(window_bdp: Option<f64>, bdp_of: BdpOf, path: &PathInfo) -> Option<u64> {
+    let bdp = bdp_of.bytes(path);
+    window_bdp.map(|w| ((w * bdp as f64).ceil() as u64).max(path.mtu_bytes.max(1)))
 }
 
 /// Refuses `window_scales_with_rate` without a window to scale (`window_bdp`), naming the key.

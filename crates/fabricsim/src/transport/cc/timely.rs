@@ -26,7 +26,9 @@
 //! the count). The rate stays within `[min_rate, line rate]` and starts at the line rate; the
 //! sender paces every packet at the rate, with no window unless `window_bdp` sets one (the
 //! HPCC ns-3 simulator's `HAS_WIN`, which caps every mode), scaled by rate / line rate with
-//! `window_scales_with_rate` (its `VAR_WIN`).
+//! `window_scales_with_rate` (its `VAR_WIN`). The window counts in BDPs of the connection's path
+//! (`bdp_of = "path"`, the default) or of the network (`"network"`: host rate × the fabric's
+//! longest-path base RTT for every connection, the simulator's `GLOBAL_T 1`).
 //!
 //! **Parameters** (`[transport.cc] name = "timely"`, spec §2.10.2): `alpha` 0.875 (the EWMA
 //! weight of the newest difference), `beta` 0.8, `t_low_us` 50, `t_high_us` 500, `min_rtt_us`
@@ -38,7 +40,7 @@
 //! completion, and no RTT-based pacing of segments (the spec's choice: the MCC paper treats
 //! TIMELY's signal as per packet, as the HPCC code does).
 
-use super::{AckEvent, CongestionControl, PathInfo};
+use super::{AckEvent, BdpOf, CongestionControl, PathInfo};
 use crate::error::{Error, Result};
 use crate::scheme::Limit;
 use crate::units::{us_to_ps, BitsPerSec, Time};
@@ -74,9 +76,15 @@ pub struct TimelyParams {
     pub hai_after: u32,
     /// Smallest rate, Mb/s (at most the line rate).
     pub min_rate_mbps: f64,
-    /// Optional window, in path BDPs; unset = none (HPCC ns-3 `HAS_WIN 0`).
+    /// Optional window, in BDPs (of the path or the network: `bdp_of`); unset = none (HPCC ns-3
+    /// `HAS_WIN 0`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub window_bdp: Option<f64>,
+    /// Which BDP `window_bdp` counts in: `"path"` (default, the connection's own path: host rate
+    /// × its base RTT) or `"network"` (host rate × the fabric's longest-path base RTT, the same
+    /// for every connection: the HPCC ns-3 simulator's `GLOBAL_T 1`).
+    #[serde(skip_serializing_if = "BdpOf::is_path")]
+    pub bdp_of: BdpOf,
     /// Whether the window scales with the rate (`window × rate / line`; HPCC ns-3 `VAR_WIN`).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub window_scales_with_rate: bool,
@@ -98,6 +106,7 @@ impl Default for TimelyParams {
             hai_after: 5,
             min_rate_mbps: 1000.0,
             window_bdp: None,
+            bdp_of: BdpOf::Path,
             window_scales_with_rate: false,
         }
     }
@@ -164,7 +173,7 @@ impl Timely {
             sent: 0,
             acked: 0,
             update_after: 0,
-            window: super::window_of_bdps(p.window_bdp, path),
+            window: super::window_of_bdps(p.window_bdp, p.bdp_of, path),
             window_scales: p.window_scales_with_rate,
         }
     }
@@ -280,6 +289,17 @@ mod tests {
     fn round(c: &mut Timely, rtt_us: f64) {
         c.on_send(0, MTU);
         c.on_ack(&AckEvent { rtt: (rtt_us * US as f64) as Time, ..ACK });
+    }
+
+    //= type=test
+    //# HPCC ns-3 GLOBAL_T 1: every QP's window is the largest BDP of any host pair.
+    #[test]
+    fn a_window_of_network_bdps_counts_the_longest_path() {
+        // PATH's own BDP is 100 packets over 10 µs; here the network's longest RTT is 3× that.
+        let far = PathInfo { net_base_rtt: 30 * US, ..PATH };
+        let w = |bdp_of| Timely::new(&TimelyParams { window_bdp: Some(1.0), bdp_of, ..TimelyParams::default() }, &far).window();
+        assert_eq!(w(BdpOf::Path), Some(100 * MTU));
+        assert_eq!(w(BdpOf::Network), Some(375_000), "100 Gb/s × 30 µs");
     }
 
     #[test]
