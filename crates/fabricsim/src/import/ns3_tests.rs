@@ -1,0 +1,1 @@
+//! `from-ns3` on configs written by the tests.
