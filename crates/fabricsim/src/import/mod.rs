@@ -113,9 +113,17 @@ pub(crate) fn refusal(doc: &Doc, ctx: &Context, is_origin: impl Fn(&str) -> bool
         e => ("", e.to_string()),
     };
     // The written key the refused one is, or lies under (`topology.failures.links[0]`,
-    // `workload.file (m.cm:3)`), else the first written under it (`topology.failures`).
+    // `workload.file (m.cm:3)`), else the first written under it (`topology.failures`), else
+    // the first written form of it (`switch.ecn_kmin_bytes` for `switch.ecn_kmin`).
     let under = |k: &str, of: &str| k.strip_prefix(of).is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[', ' ']));
-    let source = doc.sources.iter().filter(|(k, _)| under(key, k)).max_by_key(|(k, _)| k.len()).or_else(|| doc.sources.iter().find(|(k, _)| !key.is_empty() && under(k, key)));
+    let form = |k: &str| !key.is_empty() && k.strip_prefix(key).is_some_and(|rest| rest.starts_with('_'));
+    let source = doc
+        .sources
+        .iter()
+        .filter(|(k, _)| under(key, k))
+        .max_by_key(|(k, _)| k.len())
+        .or_else(|| doc.sources.iter().find(|(k, _)| !key.is_empty() && under(k, key)))
+        .or_else(|| doc.sources.iter().find(|(k, _)| form(k)));
     let origins: Vec<&str> = source.map_or_else(Vec::new, |(_, c)| c.split(|ch: char| ch.is_whitespace() || ",:;()".contains(ch)).filter(|w| is_origin(w)).collect());
     let mut origins = origins.into_iter();
     let origin = origins.next().unwrap_or(whole);
