@@ -286,7 +286,7 @@ fn time_ns(s: &str) -> Option<f64> {
         _ => return None,
     };
     let ns = (v * mult).round();
-    (ns.is_finite() && ns >= 0.0 && ns <= 1e12).then_some(ns)
+    (0.0..=1e12).contains(&ns).then_some(ns)
 }
 
 fn gbps(bps: u64) -> String {
@@ -355,7 +355,7 @@ fn topology(name: &str, text: &str, payload: u64) -> R<Fabric> {
         let delay_ns = time_ns(d).ok_or_else(|| KeyError { key: K.into(), message: format!("{name}:{n}: delay `{}` is not an ns-3 time (e.g. 0.001ms, 1000ns)", clip(d)) })?;
         let (_, e) = next("a link's error rate")?;
         match e.parse::<f64>() {
-            Ok(x) if x == 0.0 => {}
+            Ok(0.0) => {}
             Ok(_) => return err(K, format!("{name}:{n}: not supported: error rate {}: fabricsim has no random per-packet loss; allowed 0", clip(e))),
             Err(_) => return err(K, format!("{name}:{n}: error rate `{}` is not a number", clip(e))),
         }
