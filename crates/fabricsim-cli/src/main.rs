@@ -93,6 +93,15 @@ enum Cmd {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "'COMMAND LINE' [-o FILE]")]
         args: Vec<String>,
     },
+    /// Translate a config file of the HPCC ns-3 RDMA simulator (with the topology and flow files
+    /// it names, read relative to the folder the simulator runs in: the current one, or
+    /// --sim-dir DIR) into a scenario TOML, each key commented with the config key it came
+    /// from. Prints it, or writes it with -o FILE.
+    #[command(name = "from-ns3", disable_help_flag = true)]
+    FromNs3 {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "CONFIG [-o FILE] [--sim-dir DIR]")]
+        args: Vec<String>,
+    },
     /// Run a sweep file (a base scenario, a grid of overrides, seeds) in parallel on every local
     /// core or a Ray cluster; resumable. Forwarded to the Python package (`sweep --help`).
     #[command(disable_help_flag = true)]
@@ -137,6 +146,7 @@ fn main() -> ExitCode {
         Cmd::List { markdown: true, .. } => emit(&fabricsim::registry::markdown()),
         Cmd::List { params, .. } => list(params),
         Cmd::FromHtsim { args } => return from_htsim(&args),
+        Cmd::FromNs3 { args } => return from_ns3(&args),
         Cmd::Sweep { args } => return python_command("sweep", &args),
         Cmd::Plot { args } => return python_command("plot", &args),
         Cmd::Report { args } => return python_command("report", &args),
@@ -214,17 +224,33 @@ fn from_htsim(args: &[String]) -> ExitCode {
         _ => return fail("command line", format!("give the htsim command line as one quoted argument (so that its own flags, -o among them, stay htsim's); {usage}")),
     };
     let cwd = std::env::current_dir().unwrap_or_default();
-    let out_dir = match &out {
-        Some(f) => {
-            let parent = f.parent().filter(|p| !p.as_os_str().is_empty()).map_or_else(|| cwd.clone(), |p| cwd.join(p));
-            match parent.canonicalize() {
-                Ok(p) => Some(p),
-                Err(e) => return fail("-o", format!("{}: the folder {} cannot be used: {e}", f.display(), parent.display())),
-            }
-        }
-        None => None,
+    let out_dir = match out_folder(&out, &cwd) {
+        Ok(d) => d,
+        Err(code) => return code,
     };
-    let toml = match split_command_line(line).and_then(|argv| translate(&argv, &Context { cwd, out_dir })) {
+    let toml = split_command_line(line).and_then(|argv| translate(&argv, &Context { cwd, out_dir }));
+    write_translation(toml, out)
+}
+
+/// The folder of `-o FILE` (relative to `cwd`), canonical, for the file names in the scenario;
+/// `None` when the scenario is printed. A folder that cannot be used exits 2.
+fn out_folder(out: &Option<PathBuf>, cwd: &Path) -> Result<Option<PathBuf>, ExitCode> {
+    let Some(f) = out else { return Ok(None) };
+    let parent = f.parent().filter(|p| !p.as_os_str().is_empty()).map_or_else(|| cwd.to_path_buf(), |p| cwd.join(p));
+    parent.canonicalize().map(Some).map_err(|e| {
+        eprintln!("error: -o: {}: the folder {} cannot be used: {e}", f.display(), parent.display());
+        ExitCode::from(2)
+    })
+}
+
+/// Writes a translated scenario to `out` (or prints it); a refused translation exits 2 with
+/// its message and writes nothing.
+fn write_translation<E: std::fmt::Display>(toml: Result<String, E>, out: Option<PathBuf>) -> ExitCode {
+    let fail = |what: &str, message: String| {
+        eprintln!("error: {what}: {message}");
+        ExitCode::from(2)
+    };
+    let toml = match toml {
         Ok(t) => t,
         Err(e) => {
             eprintln!("error: {e}");
@@ -244,6 +270,55 @@ fn from_htsim(args: &[String]) -> ExitCode {
             Err(e) => fail("stdout", e.to_string()),
         },
     }
+}
+
+/// `fabricsim from-ns3 CONFIG [-o FILE] [--sim-dir DIR]`: prints the scenario or writes it to
+/// FILE (whose folder the topology and flow files' names are made relative to). The config's
+/// TOPOLOGY_FILE and FLOW_FILE are read relative to DIR (default: the current folder), as the
+/// simulator reads them relative to the folder it runs in. Every refusal exits 2 naming the
+/// config key (or `-o`, `--sim-dir`).
+fn from_ns3(args: &[String]) -> ExitCode {
+    use fabricsim::import::ns3::{translate, Context};
+    let fail = |what: &str, message: String| {
+        eprintln!("error: {what}: {message}");
+        ExitCode::from(2)
+    };
+    let usage = "usage: fabricsim from-ns3 CONFIG [-o FILE] [--sim-dir DIR]";
+    let (mut config, mut out, mut sim_dir) = (None::<&String>, None::<PathBuf>, None::<PathBuf>);
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "-o" | "--out" | "--sim-dir" => match it.next() {
+                Some(f) if a == "--sim-dir" => sim_dir = Some(PathBuf::from(f)),
+                Some(f) => out = Some(PathBuf::from(f)),
+                None => return fail(a, format!("needs a {}; {usage}", if a == "--sim-dir" { "folder" } else { "file name" })),
+            },
+            "-h" | "--help" => {
+                println!("Translate a config file of the HPCC ns-3 RDMA simulator (scratch/third.cc) into a fabricsim scenario TOML.\n{usage}\nTOPOLOGY_FILE and FLOW_FILE are read relative to the folder the simulator runs in: --sim-dir DIR, default the current folder (its example runs from simulation/: fabricsim from-ns3 mix/config.txt).");
+                return ExitCode::SUCCESS;
+            }
+            _ if config.is_none() => config = Some(a),
+            _ => return fail("command line", format!("`{a}`: one config file only; {usage}")),
+        }
+    }
+    let Some(config) = config else { return fail("command line", format!("missing the config file; {usage}")) };
+    let here = std::env::current_dir().unwrap_or_default();
+    let cwd = match sim_dir {
+        Some(d) => match here.join(&d).canonicalize() {
+            Ok(p) => p,
+            Err(e) => return fail("--sim-dir", format!("{}: {e}", d.display())),
+        },
+        None => here.clone(),
+    };
+    let text = match fabricsim::budget::read_input_file(&here.join(config)) {
+        Ok(t) => t,
+        Err(e) => return fail("config", format!("cannot read {config}: {e}")),
+    };
+    let out_dir = match out_folder(&out, &here) {
+        Ok(d) => d,
+        Err(code) => return code,
+    };
+    write_translation(translate(config, &text, &Context { cwd, out_dir }), out)
 }
 
 /// Appends one formatted line to a `String`.

@@ -27,12 +27,12 @@
 //! is never turned into a scenario fabricsim refuses: the refused key is traced back, through
 //! its comment, to the flag that wrote it (flags with a known limit say it in htsim's terms).
 
-use crate::error::Error;
+pub use super::Context;
+use super::{emit, line, quote, refusal, show, Doc};
 use crate::excerpt::clip;
-use crate::scenario::Scenario;
 use crate::workload::flow_list::parse_htsim_cm;
 use std::fmt::{self, Write as _};
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 /// A flag, or its value, that cannot be translated: `flag` names it as the user wrote it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -547,10 +547,6 @@ struct Fabric {
     agg_uplinks: u32,
 }
 
-fn line(key: &str, value: impl fmt::Display, comment: impl Into<String>) -> (String, String, String) {
-    (key.to_string(), value.to_string(), comment.into())
-}
-
 fn us_to_ps(us: f64) -> u64 {
     (us * 1e6).round() as u64
 }
@@ -669,48 +665,6 @@ fn topo_fabric(o: &Opts, path: &str, t: &TopoFile) -> R<Fabric> {
     Ok(Fabric { lines, diameter_latency_ps: diameter * 1000, host_mbps: t0.speed_gbps as f64 * 1000.0, aggs_per_pod, cores, tors, aggs, agg_uplinks })
 }
 
-/// A number as TOML writes it: integers without a fraction, others with as many digits as
-/// they need.
-fn show(v: f64) -> String {
-    if v == v.trunc() && v.abs() < 1e15 {
-        format!("{}", v as i64)
-    } else {
-        format!("{v}")
-    }
-}
-
-fn quote(s: &str) -> String {
-    toml::Value::String(s.to_string()).to_string()
-}
-
-/// `to`, relative to the folder `from` when both are absolute (`../shared/x.cm`), else `to`.
-fn relative(to: &Path, from: &Path) -> PathBuf {
-    let a: Vec<Component> = to.components().collect();
-    let b: Vec<Component> = from.components().collect();
-    let common = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
-    if common == 0 {
-        return to.to_path_buf();
-    }
-    let mut p = PathBuf::new();
-    for _ in common..b.len() {
-        p.push("..");
-    }
-    for c in &a[common..] {
-        p.push(c.as_os_str());
-    }
-    p
-}
-
-/// Where the scenario is written, for the relative file names in it.
-#[derive(Clone, Debug)]
-pub struct Context {
-    /// The folder htsim would run in: `-tm` and `-topo` are relative to it.
-    pub cwd: PathBuf,
-    /// The folder the scenario file goes to (`-o`), whose file names must be relative to it;
-    /// `None` when it is printed (the names stay as given, relative to `cwd`).
-    pub out_dir: Option<PathBuf>,
-}
-
 /// Translates `argv` (the binary first) into a scenario TOML.
 pub fn translate(argv: &[String], ctx: &Context) -> R<String> {
     let binary = argv.first().ok_or_else(|| FlagError { flag: "command line".into(), message: "empty: give the htsim command line, e.g. 'htsim_uec -tm perm.cm'".into() })?;
@@ -727,11 +681,7 @@ pub fn translate(argv: &[String], ctx: &Context) -> R<String> {
 }
 
 fn read(flag: &str, name: &str, ctx: &Context) -> R<(PathBuf, String)> {
-    let path = ctx.cwd.join(name);
-    match crate::budget::read_input_file(&path) {
-        Ok(t) => Ok((path, t)),
-        Err(e) => err(flag, format!("cannot read {}: {e}", path.display())),
-    }
+    ctx.read(name).or_else(|m| err(flag, m))
 }
 
 /// Writes the scenario for the parsed flags.
@@ -1002,10 +952,7 @@ fn build(o: &Opts, argv: &[String], ctx: &Context) -> R<Doc> {
     emit(w, Some("transport.lb"), &lb);
 
     // Workload: the matrix, named relative to where the scenario goes.
-    let file = match &ctx.out_dir {
-        Some(dir) => relative(&tm_path.canonicalize().unwrap_or(tm_path), dir).to_string_lossy().into_owned(),
-        None => tm.to_string(),
-    };
+    let file = ctx.file_name(tm, &tm_path);
     emit(w, Some("workload"), &[line("kind", "\"flow_list\"", "-tm: an htsim connection matrix"), line("file", quote(&file), format!("-tm {tm}")), line("format", "\"htsim_cm\"", "htsim's .cm format")]);
 
     // -failed: links at a quarter of their rate, queue and ECN scaled alike (SPEC §6).
@@ -1062,58 +1009,13 @@ fn build(o: &Opts, argv: &[String], ctx: &Context) -> R<Doc> {
     Ok(out)
 }
 
-/// The scenario as it is written, and for each key (dotted) the comment saying which htsim
-/// flag or default it comes from: what a refusal of the scenario is traced back through.
-#[derive(Default)]
-struct Doc {
-    text: String,
-    sources: Vec<(String, String)>,
-}
-
-impl fmt::Write for Doc {
-    fn write_str(&mut self, s: &str) -> fmt::Result {
-        self.text.push_str(s);
-        Ok(())
-    }
-}
-
-/// Writes one TOML table: `key = value  # comment`, comments aligned.
-fn emit(w: &mut Doc, table: Option<&str>, lines: &[(String, String, String)]) {
-    if let Some(t) = table {
-        let _ = writeln!(w, "\n[{t}]");
-    }
-    let width = lines.iter().map(|(k, v, _)| k.len() + v.len() + 3).max().unwrap_or(0).min(40);
-    for (k, v, c) in lines {
-        let kv = format!("{k} = {v}");
-        let _ = writeln!(w, "{kv:<width$}  # {c}");
-        w.sources.push((table.map_or_else(|| k.clone(), |t| format!("{t}.{k}")), c.clone()));
-    }
-}
-
-/// Runs on the translated scenario the validation `fabricsim check` runs (parse, then set up
-/// the fabric and the workload, the matrix read as the scenario names it), so that no command
+/// Runs on the translated scenario the validation `fabricsim check` runs, so that no command
 /// line translates to a scenario `check` refuses. A refusal is reported under the htsim flag
 /// that wrote the refused key, found in that key's comment (or the closest enclosing key's).
 fn validate(doc: &Doc, o: &Opts, ctx: &Context) -> R<()> {
-    let base = ctx.out_dir.as_ref().unwrap_or(&ctx.cwd);
-    let refusal = match Scenario::from_toml(&doc.text, &[]).and_then(|s| s.setup(base)) {
-        Ok(_) => return Ok(()),
-        Err(e) => e,
-    };
-    let (key, why) = match &refusal {
-        Error::Invalid { key, message } => (key.as_str(), format!("`{key}`: {message}")),
-        e => ("", e.to_string()),
-    };
-    // The written key the refused one is, or lies under (`topology.failures.links[0]`,
-    // `workload.file (m.cm:3)`), else the first written under it (`topology.failures`).
-    let under = |k: &str, of: &str| k.strip_prefix(of).is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[', ' ']));
-    let source = doc.sources.iter().filter(|(k, _)| under(key, k)).max_by_key(|(k, _)| k.len()).or_else(|| doc.sources.iter().find(|(k, _)| !key.is_empty() && under(k, key)));
     let known = if o.flavour == Flavour::Uec { UEC_FLAGS } else { EQDS_FLAGS };
-    let flags: Vec<&str> = source.map_or_else(Vec::new, |(_, c)| c.split(|ch: char| ch.is_whitespace() || ",:;()".contains(ch)).filter(|w| known.contains(w)).collect());
-    let mut flags = flags.into_iter();
-    let flag = flags.next().unwrap_or("command line");
-    let also: Vec<&str> = flags.filter(|f| *f != flag).collect();
-    let from = source.map_or_else(String::new, |(k, c)| format!(" (`{k}` comes from: {c})"));
-    let with = if also.is_empty() { String::new() } else { format!("with {}, ", also.join(" ")) };
-    err(flag, format!("{with}the scenario it translates to is refused by `fabricsim check`: {why}{from}"))
+    match refusal(doc, ctx, |w| known.contains(&w), "command line") {
+        None => Ok(()),
+        Some((flag, message)) => err(&flag, message),
+    }
 }
