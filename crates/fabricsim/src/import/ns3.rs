@@ -511,6 +511,7 @@ fn shape(name: &str, is_switch: &[bool], cables: &[Cable], payload: u64) -> R<Fa
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Mode {
     Dcqcn,
+    Hpcc,
     Timely,
     Dctcp,
 }
@@ -520,11 +521,11 @@ impl Mode {
         let v = c.whole::<u32>("CC_MODE", 1, "a mode number")?;
         match v {
             1 => Ok(Mode::Dcqcn),
+            3 => Ok(Mode::Hpcc),
             7 => Ok(Mode::Timely),
             8 => Ok(Mode::Dctcp),
-            3 => err("CC_MODE", "not supported: 3: hpcc is not in fabricsim yet; allowed 1 (DCQCN), 7 (TIMELY), 8 (DCTCP)"),
-            10 => err("CC_MODE", "not supported: 10: HPCC-PINT is not in fabricsim; allowed 1 (DCQCN), 7 (TIMELY), 8 (DCTCP)"),
-            _ => err("CC_MODE", format!("{v}: the simulator's modes are 1 (DCQCN), 3 (HPCC), 7 (TIMELY), 8 (DCTCP), 10 (HPCC-PINT); fabricsim translates 1, 7, 8")),
+            10 => err("CC_MODE", "not supported: 10: HPCC-PINT is not in fabricsim; allowed 1 (DCQCN), 3 (HPCC), 7 (TIMELY), 8 (DCTCP)"),
+            _ => err("CC_MODE", format!("{v}: the simulator's modes are 1 (DCQCN), 3 (HPCC), 7 (TIMELY), 8 (DCTCP), 10 (HPCC-PINT); fabricsim translates 1, 3, 7, 8")),
         }
     }
 
@@ -532,6 +533,8 @@ impl Mode {
     fn int_bytes(self) -> u64 {
         match self {
             Mode::Dcqcn | Mode::Dctcp => 0,
+            // IntHeader in NORMAL mode: 5 hops of 8 B and a 2 B hop count.
+            Mode::Hpcc => 42,
             Mode::Timely => 8,
         }
     }
@@ -539,6 +542,7 @@ impl Mode {
     fn number(self) -> u32 {
         match self {
             Mode::Dcqcn => 1,
+            Mode::Hpcc => 3,
             Mode::Timely => 7,
             Mode::Dctcp => 8,
         }
@@ -549,6 +553,7 @@ impl Mode {
         let dcqcn = ["ALPHA_RESUME_INTERVAL", "RATE_DECREASE_INTERVAL", "RP_TIMER", "FAST_RECOVERY_TIMES", "CLAMP_TARGET_RATE"];
         match self {
             Mode::Dcqcn => !HPCC_ONLY.contains(&key) && !key.starts_with("PINT_") && key != "DCTCP_RATE_AI",
+            Mode::Hpcc => !key.starts_with("PINT_") && !["DCTCP_RATE_AI", "RATE_HAI", "EWMA_GAIN"].contains(&key) && !dcqcn.contains(&key),
             Mode::Timely => !HPCC_ONLY.contains(&key) && !key.starts_with("PINT_") && key != "DCTCP_RATE_AI" && key != "EWMA_GAIN" && !dcqcn.contains(&key),
             Mode::Dctcp => !HPCC_ONLY.contains(&key) && !key.starts_with("PINT_") && !["RATE_AI", "RATE_HAI"].contains(&key) && !dcqcn.contains(&key),
         }
@@ -617,8 +622,11 @@ fn build(c: &Config, config_name: &str, ctx: &Context) -> R<Doc> {
     if global_t > 1 {
         return err("GLOBAL_T", format!("{global_t}: allowed 0 or 1"));
     }
-    if has_win && global_t == 1 && !fabric.one_tor {
-        return err("GLOBAL_T", format!("not supported: 1 with HAS_WIN 1 on this topology: every flow's window would be the largest BDP ({} B), but fabricsim sizes each flow's window by its own path's BDP, smaller within a ToR; allowed 0 (or HAS_WIN 0)", fabric.max_bdp));
+    if has_win && global_t == 1 && !fabric.one_tor && mode == Mode::Dctcp {
+        return err("GLOBAL_T", format!("not supported: 1 with HAS_WIN 1 under CC_MODE 8 on this topology: every flow's window would be the largest BDP ({} B), but fabricsim's dctcp sizes each flow's window by its own path's BDP, smaller within a ToR; allowed 0 (or HAS_WIN 0)", fabric.max_bdp));
+    }
+    if mode == Mode::Hpcc && !(has_win && var_win) {
+        return err(if has_win { "VAR_WIN" } else { "HAS_WIN" }, "not supported: 0 under CC_MODE 3: fabricsim's hpcc always keeps the window R·T (HAS_WIN 1 with VAR_WIN 1); allowed 1");
     }
     if mode == Mode::Dctcp && !has_win {
         return err("HAS_WIN", "not supported: 0 under CC_MODE 8: fabricsim's dctcp is a window (ns-3's a rate); allowed 1");
@@ -768,11 +776,19 @@ fn build(c: &Config, config_name: &str, ctx: &Context) -> R<Doc> {
         ],
     );
 
-    let int_note = if mode.int_bytes() > 0 { format!(" + {} B INT timestamp (CC_MODE {})", mode.int_bytes(), mode.number()) } else { String::new() };
+    let int_note = match mode {
+        Mode::Hpcc => format!(" + {} B INT: 5 hops of 8 B and a hop count (CC_MODE 3)", mode.int_bytes()),
+        _ if mode.int_bytes() > 0 => format!(" + {} B INT timestamp (CC_MODE {})", mode.int_bytes(), mode.number()),
+        _ => String::new(),
+    };
     let tr = vec![
         line("mtu_bytes", payload + header, format!("{} + {header} B of headers", c.src("PACKET_PAYLOAD_SIZE", "the simulator's default 1000"))),
         line("header_bytes", header, format!("CustomHeader: Ethernet 14, IPv4 20, UDP 8, PG 2, sequence 4{int_note}")),
-        line("ack_bytes", 60, "RdmaHw::ReceiveUdp pads ACKs and NACKs to 60 B"),
+        if mode == Mode::Hpcc {
+            line("ack_bytes", 88, "RdmaHw::ReceiveUdp: Ethernet 14, IPv4 20, the ACK header 12 and its INT 42 B (no padding)")
+        } else {
+            line("ack_bytes", 60, "RdmaHw::ReceiveUdp pads ACKs and NACKs to 60 B")
+        },
         line("ack_every", 1, format!("{}: ReceiveUdp resets the milestone to it on every packet, so every packet {} is ACKed", c.src("L2_ACK_INTERVAL", ""), if ack_interval <= payload { "".to_string() } else { format!("past the first {ack_interval} B") }).replace("packet  is", "packet is")),
         line("lb", "\"ecmp\"", "one path per flow (the simulator's switches hash the flow's ports)"),
     ];
@@ -795,7 +811,8 @@ fn build(c: &Config, config_name: &str, ctx: &Context) -> R<Doc> {
     // Congestion control: one arm per CC_MODE.
     let win = |cc: &mut Vec<Line>| {
         if has_win {
-            cc.push(line("window_bdp", "1.0", format!("{}: a window of the largest BDP{} (the simulator's BDP counts payload serialisation only: {} B)", c.src("HAS_WIN", "the simulator's default 1"), if global_t == 1 { " (GLOBAL_T 1; every pair's BDP is the same here)" } else { " of the pair (GLOBAL_T 0)" }, fabric.max_bdp)));
+            cc.push(line("window_bdp", "1.0", format!("{}: a window of one BDP (the simulator's BDP counts payload serialisation only: {} B at most)", c.src("HAS_WIN", "the simulator's default 1"), fabric.max_bdp)));
+            cc.push(line("bdp_of", if global_t == 1 { "\"network\"" } else { "\"path\"" }, format!("{}: {}", c.src("GLOBAL_T", "the simulator's default 1"), if global_t == 1 { "the largest BDP of any pair, for every flow (fabricsim's counts a data packet and an ACK per hop, ns-3's the payload one way)" } else { "the pair's own BDP" })));
             cc.push(line("window_scales_with_rate", var_win, c.src("VAR_WIN", "the simulator's default 0: the window stays at its size")));
         }
     };
@@ -824,9 +841,30 @@ fn build(c: &Config, config_name: &str, ctx: &Context) -> R<Doc> {
             cc.push(line("rate_hai_mbps", mbps(hai), c.src("RATE_HAI", "")));
             cc.push(line("min_rate_mbps", mbps(min_rate), c.src("MIN_RATE", "the simulator's default 100Mb/s")));
             cc.push(line("clamp_target_rate", c.flag("CLAMP_TARGET_RATE", false)?, c.src("CLAMP_TARGET_RATE", "the simulator's default 0")));
-            cc.push(line("cnp_interval_us", show(c.num("RATE_DECREASE_INTERVAL", 4.0, "a time in µs")?), format!("{}: at most one cut per interval (fabricsim: one CNP per interval)", c.src("RATE_DECREASE_INTERVAL", "the simulator's default 4 µs"))));
+            cc.push(line("reaction_point", "\"mellanox\"", "CC_MODE 1: RdmaHw's Mellanox RP: the ACKs' ECN echo is the CNP, the first one only arms the timers, cuts on the decrease timer"));
+            cc.push(line("rate_decrease_interval_us", show(c.num("RATE_DECREASE_INTERVAL", 4.0, "a time in µs")?), c.src("RATE_DECREASE_INTERVAL", "the simulator's default 4 µs")));
+            cc.push(line("rate_on_first_cnp", "1.0", "RdmaHw's RateOnFirstCnp default: no cut on the first CNP"));
             win(&mut cc);
-            notes.push("CC_MODE 1: the simulator echoes ECN on every ACK, does not cut on the first echo and cuts on its RATE_DECREASE_INTERVAL timer; fabricsim's receivers send at most one CNP per interval and the sender cuts on each".into());
+        }
+        Mode::Hpcc => {
+            if c.flag("MULTI_RATE", false)? {
+                return err("MULTI_RATE", "not supported: 1 (a rate per hop): fabricsim's hpcc keeps one rate from the most loaded hop (HPCC Alg. 1); allowed 0");
+            }
+            if c.flag("SAMPLE_FEEDBACK", false)? {
+                return err("SAMPLE_FEEDBACK", "not supported: 1 (skip hops with an empty queue on fast reactions): allowed 0");
+            }
+            let eta = c.num("U_TARGET", 0.95, "a utilisation")?;
+            let ai = c.rate("RATE_AI", None, "third.cc passes an empty rate string; give it (e.g. 50Mb/s)")?;
+            cc.push(line("name", "\"hpcc\"", "CC_MODE 3: HPCC"));
+            cc.push(line("eta", show(eta), c.src("U_TARGET", "the simulator's default 0.95")));
+            cc.push(line("max_stage", c.whole::<u32>("MI_THRESH", 5, "a whole number")?, c.src("MI_THRESH", "the simulator's default 5")));
+            cc.push(line("rate_ai_mbps", mbps(ai), c.src("RATE_AI", "")));
+            cc.push(line("min_rate_mbps", mbps(min_rate), c.src("MIN_RATE", "the simulator's default 100Mb/s")));
+            cc.push(line("fast_react", c.flag("FAST_REACT", true)?, c.src("FAST_REACT", "the simulator's default 1")));
+            cc.push(line("base_rtt_of", if global_t == 1 { "\"network\"" } else { "\"path\"" }, format!("{}: T, and the window R·T (HAS_WIN 1, VAR_WIN 1)", c.src("GLOBAL_T", "the simulator's default 1"))));
+            if c.has("INT_MULTI") {
+                notes.push(format!("{}: the simulator's INT counts queues in units of 80 B × INT_MULTI and bytes in 128 B × INT_MULTI; fabricsim's are exact", c.src("INT_MULTI", "")));
+            }
         }
         Mode::Timely => {
             let why = "third.cc passes an empty rate string; give it (e.g. 50Mb/s)";

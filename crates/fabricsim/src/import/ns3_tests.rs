@@ -96,8 +96,10 @@ fn the_example_config_becomes_dcqcn_on_a_star_every_key_named() {
         ("transport.cc", "rate_ai_mbps", "50", "RATE_AI 50Mb/s"),
         ("transport.cc", "rate_hai_mbps", "100", "RATE_HAI 100Mb/s"),
         ("transport.cc", "min_rate_mbps", "100", "MIN_RATE"),
-        ("transport.cc", "cnp_interval_us", "4", "RATE_DECREASE_INTERVAL 4"),
+        ("transport.cc", "reaction_point", "\"mellanox\"", "CC_MODE 1"),
+        ("transport.cc", "rate_decrease_interval_us", "4", "RATE_DECREASE_INTERVAL 4"),
         ("transport.cc", "window_bdp", "1.0", "HAS_WIN 1"),
+        ("transport.cc", "bdp_of", "\"network\"", "GLOBAL_T 1"),
         ("transport.cc", "window_scales_with_rate", "true", "VAR_WIN 1"),
         ("workload", "file", "\"flow.txt\"", "FLOW_FILE flow.txt"),
         ("workload", "ns3_topology", "\"topo.txt\"", "TOPOLOGY_FILE topo.txt"),
@@ -159,7 +161,9 @@ fn a_leaf_spine_keeps_every_flow_between_the_same_hosts() {
 fn unknown_keys_bad_values_and_unsupported_modes_are_named() {
     for (extra, key, what) in [
         ("FROBNICATE 3", "FROBNICATE", "unknown key"),
-        ("CC_MODE 3", "CC_MODE", "hpcc is not in fabricsim yet"),
+        ("CC_MODE 3\nMULTI_RATE 1", "MULTI_RATE", "allowed 0"),
+        ("CC_MODE 3\nSAMPLE_FEEDBACK 1", "SAMPLE_FEEDBACK", "allowed 0"),
+        ("CC_MODE 3\nVAR_WIN 0", "VAR_WIN", "R·T"),
         ("CC_MODE 10", "CC_MODE", "HPCC-PINT"),
         ("CC_MODE 5", "CC_MODE", "1 (DCQCN), 3 (HPCC)"),
         ("CC_MODE x", "CC_MODE", "`x` is not a mode number"),
@@ -216,8 +220,9 @@ fn topologies_fabricsim_cannot_build_are_refused_naming_the_topology_file() {
         assert_eq!(e.key, "TOPOLOGY_FILE", "{topo}: {e}");
         assert!(e.message.contains(what), "{topo}: {e}");
     }
-    // GLOBAL_T 1 with a window needs every pair's BDP alike: not so across ToRs.
-    let e = refused(&config(1, "TOPOLOGY_FILE ls.txt\nFLOW_FILE lsflow.txt\nKMIN_MAP 1 100000000000 400\nKMAX_MAP 1 100000000000 1600\nPMAX_MAP 1 100000000000 0.2"));
+    // GLOBAL_T 1 with a window needs every pair's BDP alike under DCTCP (no `bdp_of`): not so
+    // across ToRs.
+    let e = refused(&config(8, "TOPOLOGY_FILE ls.txt\nFLOW_FILE lsflow.txt\nKMIN_MAP 1 100000000000 400\nKMAX_MAP 1 100000000000 1600\nPMAX_MAP 1 100000000000 0.2"));
     assert_eq!(e.key, "GLOBAL_T", "{e}");
 }
 
@@ -249,4 +254,29 @@ fn file_names_are_made_relative_to_the_output_folder() {
     let toml = translate("config.txt", &config(1, ""), &Context { cwd: d.clone(), out_dir: Some(out.canonicalize().unwrap()) }).unwrap();
     assert!(toml.contains("file = \"../flow.txt\"") && toml.contains("ns3_topology = \"../topo.txt\""), "{toml}");
     Scenario::from_toml(&toml, &[]).and_then(|s| s.setup(&out)).unwrap();
+}
+
+#[test]
+fn hpcc_takes_its_int_headers_and_constants() {
+    let (toml, setup) = ok("hpcc", &config(3, ""));
+    for (table, key, value, source) in [
+        ("transport", "mtu_bytes", "1090", "PACKET_PAYLOAD_SIZE 1000 + 90 B"),
+        ("transport", "header_bytes", "90", "42 B INT"),
+        ("transport", "ack_bytes", "88", "INT 42"),
+        ("transport.cc", "name", "\"hpcc\"", "CC_MODE 3"),
+        ("transport.cc", "eta", "0.95", "U_TARGET 0.95"),
+        ("transport.cc", "max_stage", "0", "MI_THRESH 0"),
+        ("transport.cc", "rate_ai_mbps", "50", "RATE_AI 50Mb/s"),
+        ("transport.cc", "min_rate_mbps", "100", "MIN_RATE 100Mb/s"),
+        ("transport.cc", "fast_react", "true", "FAST_REACT 1"),
+        ("transport.cc", "base_rtt_of", "\"network\"", "GLOBAL_T 1"),
+    ] {
+        let l = written(&toml, table, key);
+        let (kv, comment) = l.split_once("  # ").unwrap_or_else(|| panic!("no comment: {l}"));
+        assert_eq!(kv.split_once(" = ").unwrap().1.trim(), value, "{l}");
+        assert!(comment.contains(source), "{table}.{key}: `{comment}` does not name {source}");
+    }
+    assert!(setup.scenario.transport.cc.carries_telemetry());
+    // DCQCN's keys mean nothing to HPCC: listed, not translated.
+    assert!(toml.contains("RP_TIMER") && !toml.contains("rate_timer_us"), "{toml}");
 }
