@@ -73,6 +73,14 @@ fn written<'a>(toml: &'a str, table: &str, key: &str) -> &'a str {
     body.lines().find(|l| l.starts_with(&format!("{key} ="))).unwrap_or_else(|| panic!("no {table}.{key} in\n{toml}"))
 }
 
+/// Asserts that `[table]` has `key = value` with a comment naming `source`.
+fn assert_written(toml: &str, table: &str, key: &str, value: &str, source: &str) {
+    let l = written(toml, table, key);
+    let (kv, comment) = l.split_once("  # ").unwrap_or_else(|| panic!("no comment: {l}"));
+    assert_eq!(kv.split_once(" = ").unwrap().1.trim(), value, "{l}");
+    assert!(comment.contains(source), "{table}.{key}: `{comment}` does not name {source}");
+}
+
 #[test]
 fn the_example_config_becomes_dcqcn_on_a_star_every_key_named() {
     let (toml, setup) = ok("dcqcn", &config(1, ""));
@@ -105,10 +113,7 @@ fn the_example_config_becomes_dcqcn_on_a_star_every_key_named() {
         ("workload", "ns3_topology", "\"topo.txt\"", "TOPOLOGY_FILE topo.txt"),
         ("run", "end_time_us", "4000000", "SIMULATOR_STOP_TIME 4.00"),
     ] {
-        let l = written(&toml, table, key);
-        let (kv, comment) = l.split_once("  # ").unwrap_or_else(|| panic!("no comment: {l}"));
-        assert_eq!(kv.split_once(" = ").unwrap().1.trim(), value, "{l}");
-        assert!(comment.contains(source), "{table}.{key}: `{comment}` does not name {source}");
+        assert_written(&toml, table, key, value, source);
     }
     assert!(toml.contains("# Ignored (ns-3 output only): TRACE_FILE trace.txt, TRACE_OUTPUT_FILE mix.tr, FCT_OUTPUT_FILE fct.txt, PFC_OUTPUT_FILE pfc.txt"), "{toml}");
     assert!(toml.contains("# Not read under CC_MODE 1: DCTCP_RATE_AI 1000Mb/s, FAST_REACT 1, U_TARGET 0.95"), "{toml}");
@@ -271,10 +276,7 @@ fn hpcc_takes_its_int_headers_and_constants() {
         ("transport.cc", "fast_react", "true", "FAST_REACT 1"),
         ("transport.cc", "base_rtt_of", "\"network\"", "GLOBAL_T 1"),
     ] {
-        let l = written(&toml, table, key);
-        let (kv, comment) = l.split_once("  # ").unwrap_or_else(|| panic!("no comment: {l}"));
-        assert_eq!(kv.split_once(" = ").unwrap().1.trim(), value, "{l}");
-        assert!(comment.contains(source), "{table}.{key}: `{comment}` does not name {source}");
+        assert_written(&toml, table, key, value, source);
     }
     assert!(setup.scenario.transport.cc.carries_telemetry());
     // DCQCN's keys mean nothing to HPCC: listed, not translated.
