@@ -93,31 +93,56 @@ CASES = [
     *[Case(f"ls_a2a_100KB_s{k}", "leaf_spine", all_to_all(k, 100_000), k) for k in SEEDS],
 ]
 
-# The example config's DCQCN (CC_MODE 1): ALPHA_RESUME_INTERVAL 1, RATE_DECREASE_INTERVAL 4,
-# RP_TIMER 900, EWMA_GAIN 1/256, FAST_RECOVERY_TIMES 1, RATE_AI 50Mb/s, RATE_HAI 100Mb/s,
-# MIN_RATE 100Mb/s, CLAMP_TARGET_RATE 0, HAS_WIN 1 and VAR_WIN 1 (a window of the largest BDP,
-# scaled by rate / line rate) and GLOBAL_T 1 (that BDP is the network's: `bdp_of`).
-DCQCN = (
-    '{ name = "dcqcn", g = 0.00390625, alpha_timer_us = 1, rate_timer_us = 900, fast_recovery_steps = 1, '
-    "rate_ai_mbps = 50, rate_hai_mbps = 100, min_rate_mbps = 100, clamp_target_rate = false, "
-    'cnp_interval_us = 4, window_bdp = 1.0, bdp_of = "network", window_scales_with_rate = true }'
-)
+# The simulator's example config (`simulation/mix/config.txt`), key by key, as this driver
+# writes it for both simulators: the ns-3 run reads it with the case's files, CC_MODE and the
+# output keys put in, and fabricsim runs what `fabricsim from-ns3` translates it into. The
+# values are the example's; only the paths, CC_MODE, GLOBAL_T (below), tracing and the queue
+# monitor's window differ.
+EXAMPLE_CONFIG = [
+    ("ENABLE_QCN", 1), ("USE_DYNAMIC_PFC_THRESHOLD", 1), ("PACKET_PAYLOAD_SIZE", 1000),
+    ("TOPOLOGY_FILE", None), ("FLOW_FILE", None), ("TRACE_FILE", None), ("TRACE_OUTPUT_FILE", None),
+    ("FCT_OUTPUT_FILE", None), ("PFC_OUTPUT_FILE", None), ("SIMULATOR_STOP_TIME", "4.00"),
+    ("CC_MODE", None), ("ALPHA_RESUME_INTERVAL", 1), ("RATE_DECREASE_INTERVAL", 4), ("CLAMP_TARGET_RATE", 0),
+    ("RP_TIMER", 900), ("EWMA_GAIN", 0.00390625), ("FAST_RECOVERY_TIMES", 1), ("RATE_AI", "50Mb/s"),
+    ("RATE_HAI", "100Mb/s"), ("MIN_RATE", "100Mb/s"), ("DCTCP_RATE_AI", "1000Mb/s"),
+    ("ERROR_RATE_PER_LINK", "0.0000"), ("L2_CHUNK_SIZE", 4000), ("L2_ACK_INTERVAL", 1), ("L2_BACK_TO_ZERO", 0),
+    ("HAS_WIN", 1), ("GLOBAL_T", 1), ("VAR_WIN", 1), ("FAST_REACT", 1), ("U_TARGET", 0.95), ("MI_THRESH", 0),
+    ("INT_MULTI", 1), ("MULTI_RATE", 0), ("SAMPLE_FEEDBACK", 0), ("PINT_LOG_BASE", 1.05), ("PINT_PROB", "1.0"),
+    ("RATE_BOUND", 1), ("ACK_HIGH_PRIO", 0), ("LINK_DOWN", "0 0 0"), ("ENABLE_TRACE", 0),
+    ("KMAX_MAP", "3 25000000000 400 50000000000 800 100000000000 1600"),
+    ("KMIN_MAP", "3 25000000000 100 50000000000 200 100000000000 400"),
+    ("PMAX_MAP", "3 25000000000 0.2 50000000000 0.2 100000000000 0.2"),
+    ("BUFFER_SIZE", 32), ("QLEN_MON_FILE", None),
+    # Sample every switch queue from the flows' start to 2.1 s: the monitor writes its
+    # histograms only at multiples of 100 ms, so its window must reach one after 2 s.
+    ("QLEN_MON_START", 2000000000), ("QLEN_MON_END", 2100000000),
+]
 
-# TIMELY (CC_MODE 7): the simulator's TimelyAlpha/Beta/TLow/THigh/MinRtt defaults are
-# fabricsim's (0.875, 0.8, 50 us, 500 us, 20 us); RATE_AI, RATE_HAI and MIN_RATE come from the
-# config, and so does the window every mode has there (HAS_WIN 1, VAR_WIN 1, GLOBAL_T 1).
-TIMELY = (
-    '{ name = "timely", rate_ai_mbps = 50, rate_hai_mbps = 100, min_rate_mbps = 100, window_bdp = 1.0, '
-    'bdp_of = "network", window_scales_with_rate = true }'
-)
+# One row per scheme: (ns-3 CC_MODE, name). fabricsim's side of each comes from `from-ns3`.
+SCHEMES = [(1, "dcqcn"), (3, "hpcc"), (8, "dctcp"), (7, "timely")]
 
-# One row per scheme: (ns-3 CC_MODE, name, fabricsim cc, header bytes). A data packet carries
-# 1000 B of payload and CustomHeader::GetStaticWholeHeaderSize: Ethernet 14 + IP 20 + UDP 8 +
-# pg 2 + seq 4 = 48 B, plus the INT header of the mode (IntHeader::GetStaticSize): none for
-# DCQCN and DCTCP, an 8 B timestamp for TIMELY. (The example's FCT file confirms 48: its ideal
-# FCT of a 200 MB flow, 16 772 160 ns, is 200 000 packets of 1048 B at 100 Gb/s plus the 4.16 us
-# base RTT.) A scheme is added here, as one more row.
-SCHEMES = [(1, "dcqcn", DCQCN, 48), (8, "dctcp", '"dctcp"', 48), (7, "timely", TIMELY, 56)]
+
+def write_config(work: Path, case: Case, name: str, mode: int) -> Path:
+    """The example config for this case and mode. GLOBAL_T 1 (every window the largest BDP)
+    stays, but for DCTCP on the leaf-spine: fabricsim's dctcp sizes windows per path, so
+    `from-ns3` refuses it there, and both simulators run GLOBAL_T 0 instead."""
+    files = {
+        "TOPOLOGY_FILE": work / "topology.txt",
+        "FLOW_FILE": work / "flow.txt",
+        "TRACE_FILE": work / "trace.txt",
+        "TRACE_OUTPUT_FILE": work / f"ns3-{name}.tr",
+        "FCT_OUTPUT_FILE": work / f"ns3-{name}-fct.txt",
+        "PFC_OUTPUT_FILE": work / f"ns3-{name}-pfc.txt",
+        "QLEN_MON_FILE": work / f"ns3-{name}-qlen.txt",
+        "CC_MODE": mode,
+    }
+    if mode == 8 and case.topo == "leaf_spine":
+        files["GLOBAL_T"] = 0
+    (work / "trace.txt").write_text("0\n")
+    lines = [f"{k} {files.get(k, v)}" for k, v in EXAMPLE_CONFIG]
+    config = work / f"ns3-{name}-config.txt"
+    config.write_text("\n".join(lines) + "\n")
+    return config
 
 
 def star_nodes() -> tuple[list[int], list[str]]:
@@ -149,53 +174,6 @@ def write_inputs(work: Path, case: Case) -> list[int]:
     return hosts
 
 
-def topology_toml(case: Case) -> str:
-    if case.topo == "star":
-        return f'kind = "leaf_spine"\ntors = 1\nhosts_per_tor = {STAR_HOSTS}\nspines = 1'
-    return f'kind = "leaf_spine"\ntors = {TORS}\nhosts_per_tor = {PER_TOR}\nspines = {SPINES}'
-
-
-def scenario(case: Case, cc: str, header: int) -> str:
-    seed = f"seed = {case.seed}\n" if case.seed is not None else ""
-    return f"""# fabricsim beside the HPCC ns-3 simulator: case {case.name} (experiments/ns3-parity/run.py writes the inputs)
-{seed}[topology]
-{topology_toml(case)}
-link_rate_gbps = 100
-link_latency_ns = 1000
-switch_latency_ns = 0
-
-[switch]
-trimming = false
-# KMIN_MAP / KMAX_MAP / PMAX_MAP at 100 Gb/s: 400 KB, 1600 KB, 0.2
-ecn_kmin_bytes = "400KB"
-ecn_kmax_bytes = "1600KB"
-ecn_pmax = 0.2
-
-[switch.pfc]
-enabled = true
-# BUFFER_SIZE 32 (MB)
-buffer_bytes = "32MB"
-
-[transport]
-# PACKET_PAYLOAD_SIZE 1000 and the headers of this mode
-mtu_bytes = {1000 + header}
-header_bytes = {header}
-reliability = "go_back_n"
-# ns-3's switches hash each flow's 5-tuple onto one path: per-flow ECMP
-lb = "ecmp"
-cc = {cc}
-
-[workload]
-kind = "flow_list"
-file = "flow.txt"
-format = "ns3"
-ns3_topology = "topology.txt"
-
-[run]
-port_stats = true
-"""
-
-
 def fabricsim_bin(given: str | None) -> list[str]:
     if given:
         return [given]
@@ -203,13 +181,15 @@ def fabricsim_bin(given: str | None) -> list[str]:
     return [str(built)] if built.exists() else ["cargo", "run", "--release", "-q", "--"]
 
 
-def run_fabricsim(bin_: list[str], work: Path, hosts: list[int], case: Case, name: str, cc: str, header: int) -> dict:
+def run_fabricsim(bin_: list[str], work: Path, hosts: list[int], case: Case, name: str, config: Path) -> dict:
+    """Translates `config` with `fabricsim from-ns3` and runs it with the case's seed."""
     path = work / f"{name}.toml"
-    text = scenario(case, cc, header)
-    path.write_text(text)
+    subprocess.run([*bin_, "from-ns3", str(config), "-o", str(path)], check=True, cwd=REPO, stdout=subprocess.DEVNULL)
+    text = path.read_text()
     out = work / f"fabricsim-{name}"
+    sets = ["--set", "run.port_stats=true"] + (["--seed", str(case.seed)] if case.seed is not None else [])
     t0 = time.monotonic()
-    subprocess.run([*bin_, "run", "--quiet", "--out", str(out), str(path)], check=True, cwd=REPO, stdout=subprocess.DEVNULL)
+    subprocess.run([*bin_, "run", "--quiet", "--out", str(out), *sets, str(path)], check=True, cwd=REPO, stdout=subprocess.DEVNULL)
     wall = time.monotonic() - t0
     with open(out / "flows.csv") as f:
         fct = {f"{hosts[int(r['src'])]}-{hosts[int(r['dst'])]}": float(r["fct_us"]) for r in csv.DictReader(f)}
@@ -243,27 +223,7 @@ def ns3_peak_queue(path: Path) -> int | None:
     return peak if last else None
 
 
-def run_ns3(sim: Path, work: Path, name: str, mode: int) -> dict:
-    keys = {
-        "TOPOLOGY_FILE": work / "topology.txt",
-        "FLOW_FILE": work / "flow.txt",
-        "TRACE_OUTPUT_FILE": work / f"ns3-{name}.tr",
-        "FCT_OUTPUT_FILE": work / f"ns3-{name}-fct.txt",
-        "PFC_OUTPUT_FILE": work / f"ns3-{name}-pfc.txt",
-        "QLEN_MON_FILE": work / f"ns3-{name}-qlen.txt",
-        # Sample every switch queue from the flows' start to 2.1 s: the monitor writes its
-        # histograms only at multiples of 100 ms, so its window must reach one after 2 s.
-        "QLEN_MON_START": 2000000000,
-        "QLEN_MON_END": 2100000000,
-        "CC_MODE": mode,
-        "ENABLE_TRACE": 0,
-    }
-    lines = []
-    for line in (sim / "mix" / "config.txt").read_text().splitlines():
-        word = line.split()[0] if line.split() else ""
-        lines.append(f"{word} {keys[word]}" if word in keys else line)
-    config = work / f"ns3-{name}-config.txt"
-    config.write_text("\n".join(lines) + "\n")
+def run_ns3(sim: Path, work: Path, name: str, config: Path) -> dict:
     env = dict(os.environ, LD_LIBRARY_PATH=str(sim / "build"))
     t0 = time.monotonic()
     subprocess.run([str(sim / "build" / "scratch" / "third"), str(config)], check=True, cwd=sim, env=env, stdout=subprocess.DEVNULL)
@@ -312,9 +272,10 @@ def main() -> int:
         work = a.work / case.name
         work.mkdir(parents=True, exist_ok=True)
         hosts = write_inputs(work, case)
-        for mode, name, cc, header in SCHEMES:
-            ours = run_fabricsim(fabricsim_bin(a.fabricsim), work, hosts, case, name, cc, header)
-            ref = run_ns3(a.ns3, work, name, mode) if a.ns3 else {"fct_us": {}, "pauses": None, "peak_queue_bytes": None}
+        for mode, name in SCHEMES:
+            config = write_config(work, case, name, mode)
+            ours = run_fabricsim(fabricsim_bin(a.fabricsim), work, hosts, case, name, config)
+            ref = run_ns3(a.ns3, work, name, config) if a.ns3 else {"fct_us": {}, "pauses": None, "peak_queue_bytes": None}
             if ref["fct_us"] and set(ref["fct_us"]) != set(ours["fct_us"]):
                 raise SystemExit(f"{case.name} {name}: the simulators finished different flows")
             (o50, o99, omax), (r50, r99, rmax) = figures(ours["fct_us"]), figures(ref["fct_us"])

@@ -808,10 +808,14 @@ fn build(c: &Config, config_name: &str, ctx: &Context) -> R<Doc> {
         ],
     );
 
-    // Congestion control: one arm per CC_MODE.
+    // Congestion control: one arm per CC_MODE. The simulator counts a window in payload bytes
+    // (`RdmaQueuePair::IsWinBound`: snd_nxt - snd_una against maxBdp), fabricsim in wire bytes:
+    // one of its BDPs is mtu / payload of fabricsim's.
+    let wire_per_payload = show(((payload + header) as f64 / payload as f64 * 1e6).round() / 1e6);
+    let window_why = format!("the simulator counts the window in payload bytes: 1 BDP of payload is (PACKET_PAYLOAD_SIZE + {header} B) / PACKET_PAYLOAD_SIZE BDPs on the wire");
     let win = |cc: &mut Vec<Line>| {
         if has_win {
-            cc.push(line("window_bdp", "1.0", format!("{}: a window of one BDP (the simulator's BDP counts payload serialisation only: {} B at most)", c.src("HAS_WIN", "the simulator's default 1"), fabric.max_bdp)));
+            cc.push(line("window_bdp", &wire_per_payload, format!("{}: a window of one BDP ({} B at most, counting payload serialisation only); {window_why}", c.src("HAS_WIN", "the simulator's default 1"), fabric.max_bdp)));
             cc.push(line("bdp_of", if global_t == 1 { "\"network\"" } else { "\"path\"" }, format!("{}: {}", c.src("GLOBAL_T", "the simulator's default 1"), if global_t == 1 { "the largest BDP of any pair, for every flow (fabricsim's counts a data packet and an ACK per hop, ns-3's the payload one way)" } else { "the pair's own BDP" })));
             cc.push(line("window_scales_with_rate", var_win, c.src("VAR_WIN", "the simulator's default 0: the window stays at its size")));
         }
@@ -862,6 +866,7 @@ fn build(c: &Config, config_name: &str, ctx: &Context) -> R<Doc> {
             cc.push(line("min_rate_mbps", mbps(min_rate), c.src("MIN_RATE", "the simulator's default 100Mb/s")));
             cc.push(line("fast_react", c.flag("FAST_REACT", true)?, c.src("FAST_REACT", "the simulator's default 1")));
             cc.push(line("base_rtt_of", if global_t == 1 { "\"network\"" } else { "\"path\"" }, format!("{}: T, and the window R·T (HAS_WIN 1, VAR_WIN 1)", c.src("GLOBAL_T", "the simulator's default 1"))));
+            cc.push(line("window_bdp", &wire_per_payload, format!("HAS_WIN 1: the window at line rate, B·T; {window_why}")));
             if c.has("INT_MULTI") {
                 notes.push(format!("{}: the simulator's INT counts queues in units of 80 B × INT_MULTI and bytes in 128 B × INT_MULTI; fabricsim's are exact", c.src("INT_MULTI", "")));
             }
@@ -890,8 +895,8 @@ fn build(c: &Config, config_name: &str, ctx: &Context) -> R<Doc> {
             cc.push(line("name", "\"dctcp\"", "CC_MODE 8: DCTCP (fabricsim's is a window, the simulator's a rate)"));
             cc.push(line("g", show(g), c.src("EWMA_GAIN", "")));
             cc.push(line("alpha_init", "1.0", "RdmaQueuePair: dctcp α = 1"));
-            cc.push(line("init_window_bdp", "1.0", format!("{}: flows start at line rate, 1 BDP in flight", c.src("HAS_WIN", "the simulator's default 1"))));
-            cc.push(line("max_window_bdp", "1.0", "HAS_WIN: the window never exceeds 1 BDP"));
+            cc.push(line("init_window_bdp", &wire_per_payload, format!("{}: flows start at line rate, 1 BDP in flight; {window_why}", c.src("HAS_WIN", "the simulator's default 1"))));
+            cc.push(line("max_window_bdp", &wire_per_payload, "HAS_WIN: the window never exceeds 1 BDP (of payload)"));
             notes.push(format!("CC_MODE 8: the simulator's DCTCP adds {} Mb/s per RTT (DCTCP_RATE_AI) down to {} Mb/s (MIN_RATE); fabricsim's adds one packet per window, down to min_window_pkts", mbps(dctcp_ai), mbps(min_rate)));
         }
     }

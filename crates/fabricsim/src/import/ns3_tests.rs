@@ -106,7 +106,7 @@ fn the_example_config_becomes_dcqcn_on_a_star_every_key_named() {
         ("transport.cc", "min_rate_mbps", "100", "MIN_RATE"),
         ("transport.cc", "reaction_point", "\"mellanox\"", "CC_MODE 1"),
         ("transport.cc", "rate_decrease_interval_us", "4", "RATE_DECREASE_INTERVAL 4"),
-        ("transport.cc", "window_bdp", "1.0", "HAS_WIN 1"),
+        ("transport.cc", "window_bdp", "1.048", "payload bytes"),
         ("transport.cc", "bdp_of", "\"network\"", "GLOBAL_T 1"),
         ("transport.cc", "window_scales_with_rate", "true", "VAR_WIN 1"),
         ("workload", "file", "\"flow.txt\"", "FLOW_FILE flow.txt"),

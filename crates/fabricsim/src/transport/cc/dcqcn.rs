@@ -98,16 +98,20 @@
 //! - `"hpcc"` (the spec's alternative column, HPCC ns-3): as `"seqbalance"` but `R_AI` = 5 and
 //!   `R_HAI` = 50 Mb/s per 25 G (20 / 200 Mb/s at 100 G) and `min_rate_mbps` = 1000.
 //!
+//! **The Mellanox reaction point** (`reaction_point = "mellanox"`): the RP of the HPCC and
+//! ConWeave ns-3 simulators (`CC_MODE 1`, `RdmaHw`'s `*Mlx` functions), which specs `mcc.md`
+//! §2.10.1 and `seqbalance.md` §2.3.5 describe. There are no CNP packets
+//! ([`DcqcnParams::cnp_interval`] is `None`): an ACK echoing a CE mark is the CNP. A CNP only
+//! sets two flags; the first one also sets α = 1, starts the α timer (`alpha_timer_us`) and the
+//! rate-decrease check (`rate_decrease_interval_us` + 1 ns, after the α expiry of the same
+//! instant), and multiplies the rate and target by `rate_on_first_cnp` (1.0: no cut). An α
+//! expiry sets `α = (1 − g)·α`, plus `g` if a CNP came since the last one; a decrease check with
+//! a CNP since the last one sets `Rt = Rc` (unless unclamped before any increase), cuts
+//! `Rc = Rc·(1 − α/2)`, resets the stage and restarts the rate timer. Rate-timer expiries step
+//! through the stage as without a byte counter (which this RP has none of). Both timers run
+//! for good once started (their no-op expiries are skipped in one step).
+//!
 //! **Not modelled:**
-//! - The "Mellanox-style" RP of the HPCC/ConWeave ns-3 code that specs `mcc.md` §2.10.1 and
-//!   `seqbalance.md` §2.3.5 describe: it samples CNPs on its own decrease timer (4 µs) and α
-//!   timer (adding `g` there, not at the CNP), does not cut on the first CNP
-//!   (`RateOnFirstCNP` = 1.0), has no byte counter, and moves through one stage count with a
-//!   fixed `R_HAI`. Its periods, `F`, `R_AI`, `R_HAI`, minimum rate and `clamp_target_rate` map
-//!   onto the parameters above (the presets), the decrease timer onto the CNP interval and its
-//!   stage onto the timer count of a disabled byte counter, but the cut and α updates are this
-//!   paper's: the first CNP cuts (by half, with `alpha_init` = 1), and α rises by `g` per CNP
-//!   rather than per α period with a notification.
 //! - A rate change between two packets applies from the next packet: the gap already scheduled
 //!   after a send is not shortened or stretched.
 //! - Loss (NACK, timeout) does not change the rate: RoCEv2 recovers with go-back-N and

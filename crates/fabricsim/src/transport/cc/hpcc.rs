@@ -31,7 +31,8 @@
 //! `RATE_AI 50Mb/s` at 100 G; the paper's `W_AI = W_init·(1 − η)/N` with N = 100 concurrent
 //! flows gives the same rate); `min_rate_mbps` 100 (ns-3 `MIN_RATE`); `fast_react` true;
 //! `base_rtt_of = "network"`: `T` is the fabric's longest base RTT, one constant for every
-//! connection as in the paper and ns-3's `GLOBAL_T 1` (`"path"`: the connection's own).
+//! connection as in the paper and ns-3's `GLOBAL_T 1` (`"path"`: the connection's own);
+//! `window_bdp` 1 (the window at line rate is `B·T`).
 //!
 //! **Differences:** the telemetry is exact (ns-3 quantises it: `net/telemetry.rs`); a hop whose
 //! record is not newer than the previous one, or whose rate differs (the path changed under a
@@ -83,13 +84,16 @@ pub struct HpccParams {
     pub fast_react: bool,
     /// Which base RTT is `T`: `network` (the fabric's longest) or `path` (the connection's).
     pub base_rtt_of: BaseRttOf,
+    /// The window at line rate, in `B·T`s (the paper's `W_init = B·T`: 1). The ns-3 simulator
+    /// counts its window in payload bytes, so `from-ns3` writes its wire equivalent, mtu / payload.
+    pub window_bdp: f64,
 }
 
 impl Default for HpccParams {
     fn default() -> Self {
         //= HPCC (SIGCOMM 2019) §5: η = 95 %, maxStage = 5; ns-3 example config: RATE_AI
         //# 50Mb/s, MIN_RATE 100Mb/s at 100 G, FAST_REACT 1, GLOBAL_T 1
-        HpccParams { eta: 0.95, max_stage: 5, rate_ai_mbps: None, min_rate_mbps: 100.0, fast_react: true, base_rtt_of: BaseRttOf::Network }
+        HpccParams { eta: 0.95, max_stage: 5, rate_ai_mbps: None, min_rate_mbps: 100.0, fast_react: true, base_rtt_of: BaseRttOf::Network, window_bdp: 1.0 }
     }
 }
 
@@ -120,7 +124,7 @@ pub struct Hpcc {
     acked: u64,
     /// `sent` at the last per-RTT update: an ACK beyond it is the next one.
     update_after: u64,
-    /// The window at line rate, `B·T`, bytes.
+    /// The window at line rate, `window_bdp · B·T`, bytes.
     bdp: u64,
 }
 
@@ -149,7 +153,7 @@ impl Hpcc {
             sent: 0,
             acked: 0,
             update_after: 0,
-            bdp: ((path.host_rate.0 as u128 * t as u128) / 8 / 1_000_000_000_000) as u64,
+            bdp: (path.host_rate.bytes_in(t) as f64 * p.window_bdp).ceil() as u64,
         }
     }
 
@@ -257,6 +261,7 @@ impl crate::scheme::Scheme<PathInfo> for Hpcc {
         Limit::new("max_stage", 0.0, 1e6),
         Limit::new("rate_ai_mbps", 1e-3, 1e7),
         Limit::new("min_rate_mbps", 1e-3, 1e7),
+        Limit::new("window_bdp", 0.001, 1000.0),
     ];
     fn check(p: &HpccParams, _key: &str) -> Result<()> {
         if !(p.eta > 0.0 && p.eta <= 1.0) {
@@ -311,6 +316,8 @@ mod tests {
         assert_eq!((c.rate, c.rate_ref, c.rate_ai, c.min_rate), (100e9, 100e9, 50e6, 100e6));
         assert_eq!(c.t, 10 * US);
         assert_eq!(c.window(), Some(125_000), "B·T at line rate");
+        let wider = cc(HpccParams { window_bdp: 1.048, ..HpccParams::default() });
+        assert_eq!(wider.window(), Some(131_000));
     }
 
     #[test]
