@@ -338,3 +338,36 @@ fn default_headroom_covers_the_switch_latency() {
     assert!(s.pfc.as_ref().is_some_and(|p| p.pause_frames > 0), "the incast must pause");
     assert_eq!(s.packets.buffer_drops, 0, "lossless");
 }
+
+//= type=test; HPCC ns-3 simulator (SwitchNode AckHighPrio 0, RdmaEgressQueue ack_q_idx 3): ACKs FIFO with data
+#[test]
+fn acks_in_the_data_class_wait_behind_data() {
+    // Host 0 sends a short flow to host 1 while hosts 8..16 send to host 0: the ACKs of
+    // 0 -> 1 return through the port to host 0, where the incast queues. In the control class
+    // they pass that queue; in the data class they wait in it.
+    let mut rows = String::from("src,dst,bytes,start_us\n0,1,262144,0\n");
+    for s in 8..16 {
+        rows += &format!("{s},0,2000000,0\n");
+    }
+    let flows = common::flow_file("ack-class", &rows);
+    let run = |class: &str| {
+        common::run(&roce(
+            &format!("cc = \"line_rate\"\nlb = \"ecmp\"\nreliability = \"go_back_n\"\nack_class = \"{class}\""),
+            &flows.workload,
+            "[run]\nack_log_conns = [0]",
+        ))
+    };
+    let rtt = |r: &fabricsim::Results| r.acks.iter().map(|a| a.2 as f64).sum::<f64>() / r.acks.len() as f64 / 1e6;
+    let (control, data) = (run("control"), run("data"));
+    for r in [&control, &data] {
+        assert_eq!(r.summary.flows_finished, r.summary.flows);
+        assert_eq!(r.summary.packets.buffer_drops, 0);
+    }
+    // The flow's unloaded RTT: its quickest ACK.
+    let base = control.acks.iter().map(|a| a.2).min().unwrap() as f64 / 1e6;
+    assert!(rtt(&control) < 1.5 * base, "control-class ACKs: mean RTT {} µs, unloaded {base}", rtt(&control));
+    assert!(rtt(&data) > 3.0 * base, "data-class ACKs: mean RTT {} µs, unloaded {base}", rtt(&data));
+    // With trimming, an ACK in the data class could be trimmed: refused, naming the key.
+    let e = common::rejection(&roce("ack_class = \"data\"", "kind = \"all_to_all\"", "").replace("trimming = false", "trimming = true"));
+    assert!(e.contains("transport.ack_class") && e.contains("switch.trimming"), "{e}");
+}

@@ -54,6 +54,7 @@ pub(super) fn network(setup: &Setup) -> Result<Network> {
         ports,
         pfc: setup.pfc.clone(),
         qdisc: setup.qdisc.clone(),
+        class: crate::net::packet::ClassTable::new(setup.scenario.transport.ack_class == crate::scenario::AckClass::Data),
         fabric,
     })
 }

@@ -635,6 +635,9 @@ fn build(c: &Config, config_name: &str, ctx: &Context) -> R<Doc> {
     if ack_high > 1 {
         return err("ACK_HIGH_PRIO", format!("{ack_high}: allowed 0 or 1"));
     }
+    if ack_high == 1 {
+        notes.push(format!("{}: the simulator's NICs never pause ACKs; fabricsim's pause them with the data (its switches queue them with the data either way)", c.src("ACK_HIGH_PRIO", "")));
+    }
     let ecn = c.flag("ENABLE_QCN", true)?;
     let buffer_mib: u64 = c.whole("BUFFER_SIZE", 16, "a size in MiB")?;
     if buffer_mib == 0 || buffer_mib * 1_048_576 > u32::MAX as u64 {
@@ -791,11 +794,11 @@ fn build(c: &Config, config_name: &str, ctx: &Context) -> R<Doc> {
         },
         line("ack_every", 1, format!("{}: ReceiveUdp resets the milestone to it on every packet, so every packet {} is ACKed", c.src("L2_ACK_INTERVAL", ""), if ack_interval <= payload { "".to_string() } else { format!("past the first {ack_interval} B") }).replace("packet  is", "packet is")),
         line("lb", "\"ecmp\"", "one path per flow (the simulator's switches hash the flow's ports)"),
+        line("ack_class", "\"data\"", "SwitchNode's AckHighPrio (never set by third.cc, 0): ACKs and NACKs wait in the data's queue at switches, FIFO with it; NICs send them ahead of data"),
     ];
     if chunk > 0 {
         notes.push(format!("{} asks for an ACK at every chunk boundary too; every packet is ACKed already", c.src("L2_CHUNK_SIZE", "")));
     }
-    notes.push(format!("{}: the simulator's switches queue ACKs with the data (priority group 3) either way{}; fabricsim's switches and NICs send them first, never paused", c.src("ACK_HIGH_PRIO", "the simulator's default 0"), if ack_high == 0 { ", and its NICs pause them with the data" } else { "" }));
     notes.push("the simulator has no retransmission timer; fabricsim keeps its RTO (4 ms under PFC)".into());
     emit(w, Some("transport"), &tr);
     emit(

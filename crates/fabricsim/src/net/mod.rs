@@ -45,4 +45,6 @@ pub struct Network {
     pub pfc: pfc::PfcState,
     /// Queue profiles; each port holds its index (`PortState::qdisc`).
     pub qdisc: qdisc::QdiscTable,
+    /// The port class each packet kind travels in (`transport.ack_class`).
+    pub class: packet::ClassTable,
 }

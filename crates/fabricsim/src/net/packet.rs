@@ -78,6 +78,41 @@ packet_kinds! {
     Congestion = "congestion", Control;
 }
 
+/// The port class of every packet kind in one run: the kind table's, but for the receiver's
+/// answers when `transport.ack_class = "data"` ([`ClassTable::new`]).
+#[derive(Clone, Copy, Debug)]
+pub struct ClassTable([Class; PktKind::COUNT]);
+
+impl ClassTable {
+    /// The kind table's classes; with `answers_with_data`, ACKs, NACKs, sequence NACKs and CNPs
+    /// travel in the data class, FIFO with data and paused with it (the HPCC ns-3 simulator's
+    /// `ACK_HIGH_PRIO 0`).
+    pub fn new(answers_with_data: bool) -> Self {
+        let mut t = [Class::Data; PktKind::COUNT];
+        for &k in PktKind::ALL {
+            t[k as usize] = k.class();
+        }
+        if answers_with_data {
+            for k in [PktKind::Ack, PktKind::Nack, PktKind::SeqNack, PktKind::Cnp] {
+                t[k as usize] = Class::Data;
+            }
+        }
+        ClassTable(t)
+    }
+
+    /// The class `kind` travels in.
+    #[inline(always)]
+    pub fn of(&self, kind: PktKind) -> Class {
+        self.0[kind as usize]
+    }
+}
+
+impl Default for ClassTable {
+    fn default() -> Self {
+        ClassTable::new(false)
+    }
+}
+
 impl PktKind {
     /// Whether only switches make and consume this kind: reports list it only when nonzero,
     /// so runs without such a scheme keep their outputs.
@@ -403,6 +438,22 @@ impl PacketPool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn answers_move_to_the_data_class_only_when_asked() {
+        let (control, data) = (ClassTable::default(), ClassTable::new(true));
+        for &k in PktKind::ALL {
+            assert_eq!(control.of(k), k.class(), "{k:?}");
+        }
+        for k in [PktKind::Ack, PktKind::Nack, PktKind::SeqNack, PktKind::Cnp] {
+            assert_eq!(data.of(k), Class::Data, "{k:?}");
+        }
+        // Credits and switch feedback keep their class; data stays data.
+        for k in [PktKind::Pull, PktKind::Congestion] {
+            assert_eq!(data.of(k), Class::Control, "{k:?}");
+        }
+        assert_eq!(data.of(PktKind::Data), Class::Data);
+    }
 
     #[test]
     fn the_kind_table_is_consistent() {

@@ -325,6 +325,23 @@ fn is_zero(v: &u32) -> bool {
     *v == 0
 }
 
+/// Where receivers' answers wait at a port (`transport.ack_class`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AckClass {
+    /// The control class: ahead of data, never paused.
+    #[default]
+    Control,
+    /// The data class, FIFO with data and paused with it.
+    Data,
+}
+
+impl AckClass {
+    fn is_control(&self) -> bool {
+        *self == AckClass::Control
+    }
+}
+
 /// `[transport]`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -335,6 +352,11 @@ pub struct TransportConfig {
     pub header_bytes: u32,
     /// Wire size of ACKs and NACKs.
     pub ack_bytes: u32,
+    /// The port class receivers' answers (ACKs, NACKs, CNPs) travel in: `control` (strict
+    /// priority over data, never paused) or `data` (FIFO with the data, PFC-paused with it: the
+    /// HPCC ns-3 simulator's `ACK_HIGH_PRIO 0`). Left out of resolved scenarios while `control`.
+    #[serde(skip_serializing_if = "AckClass::is_control")]
+    pub ack_class: AckClass,
     /// Receiver sends one ACK per this many data packets (1 = per packet).
     pub ack_every: u32,
     /// Receiver also ACKs once this many wire bytes arrived un-ACKed (htsim's
@@ -415,6 +437,7 @@ impl Default for TransportConfig {
             mtu_bytes: 4096,
             header_bytes: 64,
             ack_bytes: 64,
+            ack_class: AckClass::Control,
             ack_every: 1,
             ack_coalesce_bytes: 0,
             ack_on_ce: false,
@@ -729,6 +752,9 @@ impl Scenario {
     /// makes them large, when they would take more than `budget` ([`Budget::UNLIMITED`]: never).
     pub fn setup_within(self, base_dir: &Path, budget: Budget) -> Result<Setup> {
         transport::check(&self.transport)?;
+        if self.transport.ack_class == AckClass::Data && self.switch.trimming {
+            return Err(Error::invalid("transport.ack_class", "\"data\" with switch.trimming = true: a full queue would trim ACKs as if they were data; allowed \"control\", or set switch.trimming = false"));
+        }
         // Everything that can be counted from the scenario's numbers is, before anything large
         // is built: the fabric's tables from its shape, then the workload from the host count
         // (a workload that needs nothing else is generated here), so that an oversized scenario

@@ -32,7 +32,7 @@ impl Sim {
     #[inline]
     pub(crate) fn host_send(&mut self, port: PortId, pkt: PktId) {
         let p = self.pool.get(pkt);
-        match p.kind.class() {
+        match self.net.class.of(p.kind) {
             Class::Control => self.enqueue_ctrl(port, pkt),
             Class::Data => {
                 // Waits behind the NIC's current packet.

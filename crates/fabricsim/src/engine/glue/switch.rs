@@ -242,7 +242,7 @@ impl Sim {
             self.drop_packet(pkt);
             return;
         }
-        if p.kind.class() == Class::Control || p.flags & F_TRIMMED != 0 {
+        if self.net.class.of(p.kind) == Class::Control || p.flags & F_TRIMMED != 0 {
             self.switch_enqueue_ctrl(out, pkt);
             return;
         }
