@@ -209,3 +209,42 @@ fn an_ns3_flow_file_runs_as_its_simulator_declares_it() {
     assert!(e.contains("`workload.ns3_topology`") && e.contains("only with format = \"ns3\""), "{e}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+//= type=test; HPCC ns-3 simulator SwitchNode::GetOutDev / EcmpHash (experiments/ns3-parity)
+#[test]
+fn ns3_ecmp_puts_flows_on_the_uplinks_the_simulator_puts_them_on() {
+    // The parity experiment's seed-2 permutation: 32 hosts on 4 ToRs (nodes 32..35), 4 spines
+    // (36..39), 10 MB per flow; (src, dst, DPORT) per line. ns-3's packet trace of the four ToRs
+    // counted, per ToR, the flows on the uplinks to spines 36, 37, 38, 39 (0: unused).
+    const FLOWS: &str = "0 16 27861\n1 25 58544\n2 18 58038\n3 31 34555\n4 29 10879\n5 20 36833\n6 0 11728\n7 4 15574\n8 10 15212\n9 7 1663\n10 14 11681\n11 17 21408\n12 22 11476\n13 28 9058\n14 15 33534\n15 12 33538\n16 13 23672\n17 27 33768\n18 1 44302\n19 24 36792\n20 6 12017\n21 19 58661\n22 8 29305\n23 9 52316\n24 21 27275\n25 23 48229\n26 5 34530\n27 26 59514\n28 11 59638\n29 30 50096\n30 2 23971\n31 3 51856\n";
+    const NS3_FLOWS_PER_UPLINK: [[u64; 4]; 4] = [[1, 2, 3, 0], [1, 2, 0, 1], [1, 1, 3, 2], [1, 2, 2, 1]];
+    let dir = std::env::temp_dir().join(format!("fabricsim-ns3-ecmp-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut links: Vec<String> = (0..32).map(|h| format!("{h} {} 100Gbps 0.001ms 0", 32 + h / 8)).collect();
+    links.extend((0..4).flat_map(|t| (0..4).map(move |s| format!("{} {} 100Gbps 0.001ms 0", 32 + t, 36 + s))));
+    std::fs::write(dir.join("topology.txt"), format!("40 8 {}\n32 33 34 35 36 37 38 39\n{}\n", links.len(), links.join("\n"))).unwrap();
+    let lines: Vec<String> = FLOWS.lines().map(|l| {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        format!("{} {} 3 {} 10000000 0", f[0], f[1], f[2])
+    }).collect();
+    std::fs::write(dir.join("flow.txt"), format!("{}\n{}\n", lines.len(), lines.join("\n"))).unwrap();
+    let toml = "[topology]\nkind = \"leaf_spine\"\ntors = 4\nhosts_per_tor = 8\nspines = 4\nlink_rate_gbps = 100\n\
+                [switch]\nlb = \"ns3_ecmp\"\ntrimming = false\n[switch.pfc]\nenabled = true\n[transport]\ncc = \"line_rate\"\nlb = \"ecmp\"\nreliability = \"go_back_n\"\nack_bytes = 1\n\
+                [workload]\nkind = \"flow_list\"\nfile = \"flow.txt\"\nformat = \"ns3\"\nns3_topology = \"topology.txt\"\n[run]\nport_stats = true\n";
+    let setup = Scenario::from_toml(toml, &[]).unwrap().setup(&dir).unwrap();
+    let r = fabricsim::run(&setup, &mut |_| {}).unwrap();
+    assert!(r.summary.invariant_violations.is_empty(), "{:?}", r.summary.invariant_violations);
+    // Flows per uplink: its bytes in 10 MB flows of 4096 B packets (64 B of headers); the ACKs
+    // of the flows coming the other way, 1 B each here, add 0.1 %.
+    let mut ours = [[0u64; 4]; 4];
+    for p in r.ports.iter().filter(|p| p.class == "tor_up") {
+        let (tor, spine) = p.link.strip_prefix("tor").and_then(|l| l.split_once("-spine")).unwrap();
+        ours[tor.parse::<usize>().unwrap()][spine.parse::<usize>().unwrap()] = (p.tx_bytes as f64 / (10e6 * 4096.0 / 4032.0)).round() as u64;
+    }
+    assert_eq!(r.summary.packets.retransmitted, 0, "lossless: every byte counted once");
+    assert_eq!(ours, NS3_FLOWS_PER_UPLINK);
+    // Without the simulator's names there is nothing to hash: refused, naming the key.
+    let e = Scenario::from_toml(&toml.replace("ns3_topology = \"topology.txt\"\n", ""), &[]).unwrap().setup(&dir).map(|_| ()).unwrap_err().to_string();
+    assert!(e.contains("switch.lb") && e.contains("ns3_ecmp"), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

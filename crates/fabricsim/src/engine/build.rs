@@ -40,7 +40,7 @@ pub(super) fn network(setup: &Setup) -> Result<Network> {
     for (ps, &q) in ports.iter_mut().zip(&setup.qdisc.port_profile) {
         ps.qdisc = q;
     }
-    let switch_lb = setup.scenario.switch.lb.build(&fabric, seed)?;
+    let switch_lb = setup.scenario.switch.lb.build(&fabric, seed, setup.traffic.ns3.as_ref())?;
     let switch_observes: Vec<bool> = switch_lb.iter().map(|s| s.observes_all()).collect();
     let mut route_tor = fabric.tor_of_host.clone();
     route_tor.extend((fabric.hosts..fabric.hosts + fabric.switches()).map(|n| if fabric.tier[n as usize] == crate::topo::Tier::Tor { n } else { crate::ids::NodeId::MAX }));

@@ -740,7 +740,7 @@ fn build(c: &Config, config_name: &str, ctx: &Context) -> R<Doc> {
     ];
     sw.extend(ecn_at[0].1.iter().cloned());
     sw.push(line("ecn_mark_at", "\"dequeue\"", "SwitchNode::SwitchNotifyDequeue marks on the bytes left behind"));
-    sw.push(line("lb", "\"ecmp\"", "the simulator's switches hash each flow onto one of the shortest paths"));
+    sw.push(line("lb", "\"ns3_ecmp\"", "SwitchNode::GetOutDev: MurmurHash3 of (sip, dip, sport|dport<<16) seeded by the switch's node id, so every flow and ACK takes the simulator's path"));
     emit(w, Some("switch"), &sw);
     for (bps, lines) in &ecn_at[1..] {
         let mut l = vec![line("rate_gbps", gbps(*bps), format!("KMIN_MAP / KMAX_MAP / PMAX_MAP at {bps} b/s, the ToR–spine rate in TOPOLOGY_FILE"))];
@@ -793,7 +793,7 @@ fn build(c: &Config, config_name: &str, ctx: &Context) -> R<Doc> {
             line("ack_bytes", 60, "RdmaHw::ReceiveUdp pads ACKs and NACKs to 60 B")
         },
         line("ack_every", 1, format!("{}: ReceiveUdp resets the milestone to it on every packet, so every packet {} is ACKed", c.src("L2_ACK_INTERVAL", ""), if ack_interval <= payload { "".to_string() } else { format!("past the first {ack_interval} B") }).replace("packet  is", "packet is")),
-        line("lb", "\"ecmp\"", "one path per flow (the simulator's switches hash the flow's ports)"),
+        line("lb", "\"ecmp\"", "one entropy per flow (the switches' ns3_ecmp reads the flow's ports, not the entropy)"),
         line("ack_class", "\"data\"", "SwitchNode's AckHighPrio (never set by third.cc, 0): ACKs and NACKs wait in the data's queue at switches, FIFO with it; NICs send them ahead of data"),
     ];
     if chunk > 0 {

@@ -788,6 +788,7 @@ impl Scenario {
             None => self.workload.generate(&fabric, self.seed, &files, &shaper, workload_budget)?,
         };
         traffic.check_packet_counts(mss, self.workload.size_key())?;
+        self.switch.lb.check_ns3_names(&fabric, traffic.ns3.as_deref())?;
         let traffic = Arc::new(traffic);
         let tracing = run_options::Tracing::of(&self.run, &fabric, traffic.conns.len() as u32)?;
         Ok(Setup {

@@ -26,6 +26,7 @@ use super::{check_endpoints, FlowSpec};
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
 use crate::excerpt::clip;
+use crate::net::switch_lb::ns3_ecmp::Ns3Naming;
 use crate::workload::InputFiles;
 use std::collections::HashMap;
 
@@ -62,7 +63,9 @@ pub struct FlowListParams {
 }
 
 /// Reads the flows.
-pub fn generate(p: &FlowListParams, hosts: u32, files: &InputFiles) -> Result<Vec<FlowSpec>> {
+/// The flows of the list, with the ns-3 names of their nodes and ports when the list is the
+/// HPCC ns-3 simulator's and names its topology (for `switch.lb = "ns3_ecmp"`).
+pub fn generate(p: &FlowListParams, hosts: u32, files: &InputFiles) -> Result<(Vec<FlowSpec>, Option<Ns3Naming>)> {
     if p.file.is_empty() {
         return Err(Error::invalid("workload.file", "missing: name the flow-list file (CSV or htsim .cm)"));
     }
@@ -75,20 +78,85 @@ pub fn generate(p: &FlowListParams, hosts: u32, files: &InputFiles) -> Result<Ve
         return Err(Error::invalid("workload.ns3_topology", "only with format = \"ns3\""));
     }
     match format {
-        FlowListFormat::Csv => parse_csv(&text, &name, hosts),
-        FlowListFormat::HtsimCm => parse_htsim_cm(&text, &name, hosts),
+        FlowListFormat::Csv => Ok((parse_csv(&text, &name, hosts)?, None)),
+        FlowListFormat::HtsimCm => Ok((parse_htsim_cm(&text, &name, hosts)?, None)),
         FlowListFormat::Ns3 => {
-            let hosts_of_nodes = match &p.ns3_topology {
+            let topology = match &p.ns3_topology {
                 Some(topo) => {
                     let (path, text) = files.read(topo);
                     let text = text.map_err(|e| Error::invalid("workload.ns3_topology", format!("cannot read {}: {e}", path.display())))?;
-                    Some(ns3_host_of_node(&text, &path.display().to_string())?)
+                    Some((path.display().to_string(), text))
                 }
                 None => None,
             };
-            parse_ns3(&text, &name, hosts, hosts_of_nodes.as_deref())
+            let host_of_node = topology.as_ref().map(|(file, text)| ns3_host_of_node(text, file)).transpose()?;
+            let (flows, dports) = parse_ns3_with_ports(&text, &name, hosts, host_of_node.as_deref())?;
+            let naming = match (&topology, &host_of_node) {
+                (Some((file, text)), Some(map)) => Some(ns3_naming(text, file, map, &flows, &dports)?),
+                _ => None,
+            };
+            Ok((flows, naming))
         }
     }
+}
+
+/// The ns-3 names of the run (see [`Ns3Naming`]): node ids from the topology file (each host's
+/// switch from its links; the ToRs in the order of their hosts, then the other switches in id
+/// order), and each flow's
+/// ports as the simulator gives them (`third.cc`: source port 10000 + the flows of the same
+/// node pair before it in the file; destination port from the file).
+fn ns3_naming(topo: &str, file: &str, host_of_node: &[Option<u32>], flows: &[FlowSpec], dports: &[u16]) -> Result<Ns3Naming> {
+    let bad_topo = |line: usize, msg: String| Error::invalid("workload.ns3_topology", format!("{file}:{line}: {msg}"));
+    let mut host_node = vec![0u32; host_of_node.iter().flatten().count()];
+    for (node, h) in host_of_node.iter().enumerate() {
+        if let Some(h) = h {
+            host_node[*h as usize] = node as u32;
+        }
+    }
+    let mut lines = topo.lines();
+    lines.next();
+    let listed: Vec<u32> = lines.next().unwrap_or("").split_whitespace().filter_map(|s| s.parse().ok()).collect();
+    let mut host_switch = vec![u32::MAX; host_node.len()];
+    for (i, line) in lines.enumerate() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        if f.is_empty() {
+            continue;
+        }
+        let ends = (f.first().and_then(|s| s.parse::<u32>().ok()), f.get(1).and_then(|s| s.parse::<u32>().ok()));
+        let (Some(a), Some(b)) = ends else {
+            return Err(bad_topo(i + 3, format!("expected a link `NODE NODE RATE DELAY ERROR`, found `{}`", clip(line))));
+        };
+        for (x, y) in [(a, b), (b, a)] {
+            if let (Some(Some(h)), Some(None)) = (host_of_node.get(x as usize), host_of_node.get(y as usize)) {
+                if host_switch[*h as usize] == u32::MAX {
+                    host_switch[*h as usize] = y;
+                }
+            }
+        }
+    }
+    // fabricsim's switches: the ToRs in the order of their hosts, then the other switches in
+    // id order (as `from-ns3` names them spine0, spine1, ...).
+    let mut switch_node: Vec<u32> = Vec::new();
+    for &s in &host_switch {
+        if s != u32::MAX && !switch_node.contains(&s) {
+            switch_node.push(s);
+        }
+    }
+    let mut spines: Vec<u32> = listed.into_iter().filter(|s| !switch_node.contains(s)).collect();
+    spines.sort_unstable();
+    switch_node.extend(spines);
+    let mut pair_flows: HashMap<(u32, u32), u16> = HashMap::new();
+    let conn_ports = flows
+        .iter()
+        .zip(dports)
+        .map(|(f, &dport)| {
+            let k = pair_flows.entry((host_node[f.src as usize], host_node[f.dst as usize])).or_insert(0);
+            let sport = 10000u16.wrapping_add(*k);
+            *k = k.wrapping_add(1);
+            (f.src, sport, dport)
+        })
+        .collect();
+    Ok(Ns3Naming { host_node, host_switch, switch_node, conn_ports })
 }
 
 /// The host index of every node of an ns-3 topology file (`None` for a switch): its first line
@@ -130,6 +198,11 @@ pub fn ns3_host_of_node(text: &str, file: &str) -> Result<Vec<Option<u32>>> {
 /// Parses the HPCC ns-3 simulator's flow file (see the module doc); `host_of_node` maps node
 /// ids to hosts (identity when absent).
 pub fn parse_ns3(text: &str, file: &str, hosts: u32, host_of_node: Option<&[Option<u32>]>) -> Result<Vec<FlowSpec>> {
+    parse_ns3_with_ports(text, file, hosts, host_of_node).map(|(flows, _)| flows)
+}
+
+/// [`parse_ns3`], with each flow's `DPORT`.
+fn parse_ns3_with_ports(text: &str, file: &str, hosts: u32, host_of_node: Option<&[Option<u32>]>) -> Result<(Vec<FlowSpec>, Vec<u16>)> {
     let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());
     let (first, count) = lines.next().ok_or_else(|| bad(file, 1, "empty file: expected the flow count on the first line"))?;
     let count: u64 = parse_num(file, first + 1, "flow count", count)?;
@@ -146,6 +219,7 @@ pub fn parse_ns3(text: &str, file: &str, hosts: u32, host_of_node: Option<&[Opti
         }
     };
     let mut flows = Vec::with_capacity(count as usize);
+    let mut dports = Vec::with_capacity(count as usize);
     let (mut pg_seen, mut last_start) = (None::<(u64, usize)>, 0u64);
     for (i, line) in lines.take(count as usize) {
         let n = i + 1;
@@ -162,7 +236,7 @@ pub fn parse_ns3(text: &str, file: &str, hosts: u32, host_of_node: Option<&[Opti
             }
             Some(_) => {}
         }
-        let _port: u16 = parse_num(file, n, "dport", dport)?;
+        let dport: u16 = parse_num(file, n, "dport", dport)?;
         let bytes: u64 = parse_num(file, n, "size", size)?;
         let secs: f64 = parse_num(file, n, "start", start)?;
         let start = crate::units::checked_us(secs * 1e6).ok_or_else(|| bad(file, n, format!("start `{}` must be a time in seconds, 0..={}", crate::units::show_num(secs), crate::units::show_num(crate::units::MAX_TIME_US / 1e6))))?;
@@ -175,11 +249,12 @@ pub fn parse_ns3(text: &str, file: &str, hosts: u32, host_of_node: Option<&[Opti
             return Err(bad(file, n, "size must be at least 1 byte"));
         }
         flows.push(FlowSpec { src: src as u32, dst: dst as u32, bytes, start, after: None });
+        dports.push(dport);
     }
     if (flows.len() as u64) < count {
         return Err(bad(file, first + 1, format!("declares {count} flows, the file lists {}", flows.len())));
     }
-    Ok(flows)
+    Ok((flows, dports))
 }
 
 fn bad(file: &str, line: usize, msg: impl std::fmt::Display) -> Error {

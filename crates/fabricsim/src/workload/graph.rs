@@ -298,6 +298,9 @@ pub struct Traffic {
     /// each), so the list has one entry more than there are app flows. Empty without a shaper:
     /// every connection is then a flow of its own.
     pub app_flows: Vec<u32>,
+    /// The HPCC ns-3 simulator's names of the nodes and of each connection's ports, when the
+    /// workload read them from that simulator's files (`switch.lb = "ns3_ecmp"` hashes them).
+    pub ns3: Option<std::sync::Arc<crate::net::switch_lb::ns3_ecmp::Ns3Naming>>,
 }
 
 impl Traffic {

@@ -194,11 +194,16 @@ impl WorkloadConfig {
         }
         let hosts = plan.hosts;
         let mut rng = Rng::stream(seed, "workload", 0);
+        let mut ns3 = None;
         let (mut flows, jitter_us) = match (self, fabric) {
             (WorkloadConfig::Collectives(p), _) => return collective::generate(p, hosts, &mut rng, files, room).map(Some),
             (WorkloadConfig::Incast(p), _) => (incast::generate(p, hosts, &mut rng)?, p.start_jitter_us),
             (WorkloadConfig::AllToAll(p), _) => (all_to_all::generate(p, hosts, room)?, p.start_jitter_us),
-            (WorkloadConfig::FlowList(p), _) => (flow_list::generate(p, hosts, files)?, p.start_jitter_us),
+            (WorkloadConfig::FlowList(p), _) => {
+                let (flows, naming) = flow_list::generate(p, hosts, files)?;
+                ns3 = naming;
+                (flows, p.start_jitter_us)
+            }
             // These need the built fabric (its ToRs and pods, its host links): before it, their
             // counts are checked.
             (WorkloadConfig::Permutation(p), None) => return permutation::admit(p, hosts, room).map(|_| None),
@@ -218,7 +223,10 @@ impl WorkloadConfig {
         if flows.is_empty() {
             return Err(Error::invalid("workload", "the workload generates no flows"));
         }
-        Ok(Some(flows_to_traffic(&flows, shaper)))
+        let mut traffic = flows_to_traffic(&flows, shaper);
+        // The names are per connection: only while each flow is one connection.
+        traffic.ns3 = ns3.filter(|_| traffic.conns.len() == flows.len()).map(std::sync::Arc::new);
+        Ok(Some(traffic))
     }
 }
 

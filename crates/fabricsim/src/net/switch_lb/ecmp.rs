@@ -7,8 +7,6 @@
 //! rounds rather than htsim's FreeBSD-style mix; the choice is a multiply-shift of the hash
 //! onto the candidate count rather than `mod n` (both uniform).
 
-use super::{Candidates, SwitchCtx, SwitchLb};
-use crate::ids::PortId;
 use crate::net::packet::Packet;
 use crate::rng::{mix64, Rng};
 use serde::{Deserialize, Serialize};
@@ -47,18 +45,7 @@ impl Ecmp {
     }
 }
 
-impl SwitchLb for Ecmp {
-    #[inline]
-    fn choose(&mut self, _ctx: &mut SwitchCtx<'_>, pkt: &mut Packet, cands: &Candidates<'_>) -> usize {
-        self.index(pkt, cands.len())
-    }
-
-    /// A function of the header alone: the look-ahead may route early.
-    #[inline]
-    fn peek(&self, pkt: &Packet, cands: &[PortId]) -> Option<usize> {
-        Some(self.index(pkt, cands.len()))
-    }
-}
+super::header_hash_selector!(Ecmp);
 
 impl crate::scheme::Scheme<super::SwitchBuild> for Ecmp {
     const NAME: &'static str = NAME;
@@ -73,6 +60,7 @@ impl crate::scheme::Scheme<super::SwitchBuild> for Ecmp {
 mod tests {
     use super::*;
     use crate::net::switch_lb::tests::idle_ports;
+    use crate::net::switch_lb::{Candidates, SwitchCtx, SwitchLb};
 
     /// A data packet of flow 7 from host 3 to host 12.
     fn pkt() -> Packet {

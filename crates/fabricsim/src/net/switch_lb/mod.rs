@@ -60,6 +60,26 @@
 //!   keeps `(level, refreshed_at)` per local port and reads [`PortView::level`] only when the
 //!   entry is as old as the refresh period.
 
+/// The [`SwitchLb`] of a selector whose choice is a pure function of the header, its
+/// `index(&Packet, candidates) -> usize`: `choose` and `peek` both return it, so the look-ahead
+/// may route early (`ecmp`, `ns3_ecmp`).
+macro_rules! header_hash_selector {
+    ($t:ty) => {
+        impl $crate::net::switch_lb::SwitchLb for $t {
+            #[inline]
+            fn choose(&mut self, _ctx: &mut $crate::net::switch_lb::SwitchCtx<'_>, pkt: &mut $crate::net::packet::Packet, cands: &$crate::net::switch_lb::Candidates<'_>) -> usize {
+                self.index(pkt, cands.len())
+            }
+
+            #[inline]
+            fn peek(&self, pkt: &$crate::net::packet::Packet, cands: &[$crate::ids::PortId]) -> Option<usize> {
+                Some(self.index(pkt, cands.len()))
+            }
+        }
+    };
+}
+pub(crate) use header_hash_selector;
+
 pub mod adaptive_ecmp;
 pub mod adaptive_packet;
 pub mod conga;
@@ -68,6 +88,7 @@ pub mod ecmp;
 pub mod flow_table;
 pub mod flowlet;
 pub mod letflow;
+pub mod ns3_ecmp;
 pub mod path_tag;
 pub mod levels;
 pub mod random;
@@ -284,7 +305,7 @@ pub trait SwitchLb {
 
 /// What every switch-side selector is built from: the run's master seed and the switch's
 /// number (0 = the first switch node), so each switch can salt or seed its own state.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct SwitchBuild {
     /// Master seed of the run.
     pub seed: u64,
@@ -295,6 +316,9 @@ pub struct SwitchBuild {
     /// The switch's node id (`hosts + switch`): what `SwitchCtx::dst_tor` / `src_tor` say
     /// when this switch is the packet's destination or source ToR.
     pub node: crate::ids::NodeId,
+    /// The HPCC ns-3 simulator's names of the run's nodes and connections, when the workload
+    /// read them (`ns3_ecmp` hashes them).
+    pub ns3: Option<std::sync::Arc<ns3_ecmp::Ns3Naming>>,
 }
 
 crate::scheme_family! {
@@ -326,6 +350,8 @@ crate::scheme_family! {
         Seqbalance => seqbalance::Seqbalance,
         /// See [`conga`].
         Conga => conga::Conga,
+        /// See [`ns3_ecmp`].
+        Ns3Ecmp => ns3_ecmp::Ns3Ecmp,
     }
 }
 
@@ -438,8 +464,18 @@ impl SwitchLbSelection {
         Ok(())
     }
 
-    /// Builds one selector per switch of `fabric` (switch `s` is node `fabric.hosts + s`).
-    pub fn build(&self, fabric: &Fabric, seed: u64) -> Result<Vec<AnySwitchLb>> {
+    /// Refuses a selection with `ns3_ecmp` that the workload's ns-3 names (`ns3`) cannot serve
+    /// ([`ns3_ecmp::check`]).
+    pub fn check_ns3_names(&self, fabric: &Fabric, ns3: Option<&ns3_ecmp::Ns3Naming>) -> Result<()> {
+        if self.per_tier(fabric)?.iter().any(|c| matches!(c, SwitchLbConfig::Ns3Ecmp(_))) {
+            ns3_ecmp::check(ns3, fabric)?;
+        }
+        Ok(())
+    }
+
+    /// Builds one selector per switch of `fabric` (switch `s` is node `fabric.hosts + s`);
+    /// `ns3` names the nodes and connections for `ns3_ecmp`.
+    pub fn build(&self, fabric: &Fabric, seed: u64, ns3: Option<&std::sync::Arc<ns3_ecmp::Ns3Naming>>) -> Result<Vec<AnySwitchLb>> {
         let per_tier = self.per_tier(fabric)?;
         Ok((0..fabric.switches())
             .map(|s| {
@@ -449,7 +485,7 @@ impl SwitchLbSelection {
                     Tier::Agg => per_tier[1],
                     Tier::Core => per_tier[2],
                 };
-                cfg.build(&mut SwitchBuild { seed, switch: s, tier, node: fabric.hosts + s })
+                cfg.build(&mut SwitchBuild { seed, switch: s, tier, node: fabric.hosts + s, ns3: ns3.cloned() })
             })
             .collect())
     }
