@@ -37,7 +37,7 @@ import random
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -53,12 +53,14 @@ SEEDS = (1, 2, 3)
 @dataclass
 class Case:
     """One input: a fabric (`star` or `leaf_spine`), its flows as (src node, dst node, bytes,
-    start s, dport), and the seed that drew them (None: nothing random)."""
+    start s, dport), the seed that drew them (None: nothing random), and config keys that differ
+    from the example's."""
 
     name: str
     topo: str
     flows: list
     seed: int | None = None
+    config: dict = field(default_factory=dict)
 
 
 def permutation(seed: int, size: int) -> list:
@@ -91,6 +93,8 @@ CASES = [
     Case("incast_32to1_2MB", "star", [(s, 1, 2_000_000, 2.0, 100) for s in range(2, 34)]),
     *[Case(f"ls_perm_10MB_s{k}", "leaf_spine", permutation(k, 10_000_000), k) for k in SEEDS],
     *[Case(f"ls_a2a_100KB_s{k}", "leaf_spine", all_to_all(k, 100_000), k) for k in SEEDS],
+    # The example's 32 MiB buffer never pauses; smaller ones do (PFC and the MMU side by side).
+    *[Case(f"ls_a2a_100KB_s1_buf{mib}", "leaf_spine", all_to_all(1, 100_000), 1, {"BUFFER_SIZE": mib}) for mib in (4, 2)],
 ]
 
 # The simulator's example config (`simulation/mix/config.txt`), key by key, as this driver
@@ -138,6 +142,7 @@ def write_config(work: Path, case: Case, name: str, mode: int) -> Path:
     }
     if mode == 8 and case.topo == "leaf_spine":
         files["GLOBAL_T"] = 0
+    files.update(case.config)
     (work / "trace.txt").write_text("0\n")
     lines = [f"{k} {files.get(k, v)}" for k, v in EXAMPLE_CONFIG]
     config = work / f"ns3-{name}-config.txt"
@@ -281,7 +286,7 @@ def main() -> int:
             (o50, o99, omax), (r50, r99, rmax) = figures(ours["fct_us"]), figures(ref["fct_us"])
             # The inputs both read (flows as their file lists them) and the scenario fabricsim ran.
             row = {
-                "case": case.name, "topology": case.topo, "seed": case.seed, "scheme": name, "cc_mode": mode,
+                "case": case.name, "topology": case.topo, "seed": case.seed, "config": case.config, "scheme": name, "cc_mode": mode,
                 "flows": case.flows, "scenario": ours.pop("scenario"),
                 "fabricsim": ours, "ns3": ref,
                 "fabricsim_p50_us": o50, "fabricsim_p99_us": o99, "fabricsim_max_us": omax,
