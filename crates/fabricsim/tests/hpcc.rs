@@ -105,3 +105,20 @@ fn hpcc_hosts_get_their_telemetry_beside_dctcp_hosts() {
     let slowest = |c: u32| r.trace.iter().filter(|s| s.conn == c).filter_map(|s| s.rate_bps).min().unwrap() as f64 / 1e9;
     assert!(slowest(1) < 60.0, "HPCC never slowed: {} Gb/s", slowest(1));
 }
+
+//= type=test; HPCC §3.1: INT from every hop of the path (five switch egress ports across pods)
+#[test]
+fn telemetry_spans_every_tier_of_a_fat_tree() {
+    // Six senders in three other pods to host 0 of a k = 4 fat tree: each path crosses ToR,
+    // aggregation, core, aggregation and ToR, the five records a stack holds. The bottleneck is
+    // the last hop; HPCC sees it in the fifth record and keeps its queue near empty.
+    let toml = star("\"hpcc\"", "kind = \"incast\"\nsender_hosts = [4, 8, 12, 5, 9, 13]\nreceiver = 0\nflow_bytes = \"2MB\"", "")
+        .replace("kind = \"leaf_spine\"\n        tors = 1\n        hosts_per_tor = 17\n        spines = 1", "kind = \"fat_tree\"\n        k = 4")
+        .replace("[transport]", "[transport]\n        lb = \"ecmp\"");
+    let r = common::run(&toml);
+    let s = &r.summary;
+    assert!(s.fabric.contains("fat tree"), "{}", s.fabric);
+    assert_eq!(s.packets.retransmitted, 0);
+    assert!(s.ack_rtt_us.p50 <= 1.05 * s.base_rtt_us && s.ack_rtt_us.mean <= 1.5 * s.base_rtt_us, "ACK RTT {:?}, base {} µs", s.ack_rtt_us, s.base_rtt_us);
+    assert!(s.completion_time_us <= 1.2 * s.ideal_completion_time_us, "{} vs ideal {}", s.completion_time_us, s.ideal_completion_time_us);
+}
