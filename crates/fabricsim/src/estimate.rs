@@ -90,7 +90,7 @@ impl Estimate {
         let fabric = setup.fabric.size();
         let peak_memory_bytes = BASE_BYTES
             + BYTES_PER_PORT * fabric.ports as f64
-            + BYTES_PER_PACKET * in_flight
+            + (BYTES_PER_PACKET + Self::telemetry_bytes(setup)) * in_flight
             + fabric.route_entries() as f64 * crate::budget::BYTES_PER_ROUTE_ENTRY
             + graph.bytes()
             + graph.run_bytes()
@@ -98,6 +98,14 @@ impl Estimate {
             + if samples > 0.0 { TRACE_BUFFER_BYTES + BYTES_PER_IMBALANCE_VALUE * imbalance_values } else { 0.0 };
         let wall_s = (events / EVENTS_PER_SEC.1 + samples * SECS_PER_SAMPLE.0, events / EVENTS_PER_SEC.0 + samples * SECS_PER_SAMPLE.1);
         Estimate { data_packets, events, peak_memory_bytes, wall_s }
+    }
+
+    /// Per packet: the INT record stack beside its pool slot (`net/telemetry.rs`), when a
+    /// scheme of the run reads telemetry (an ACK reuses its data packet's slot, so one per
+    /// packet in flight).
+    fn telemetry_bytes(setup: &Setup) -> f64 {
+        let on = setup.scenario.transport.ccs().any(|(_, cc)| cc.carries_telemetry());
+        if on { std::mem::size_of::<crate::net::telemetry::IntStack>() as f64 } else { 0.0 }
     }
 
     /// Packet records the engine's pool should reserve address space for: twice the data
@@ -228,6 +236,17 @@ mod tests {
 
     fn estimate(toml: &str) -> Estimate {
         Estimate::of(&Scenario::from_toml(toml, &[]).unwrap().setup(Path::new(".")).unwrap())
+    }
+
+    #[test]
+    fn int_records_are_counted_only_when_a_scheme_reads_them() {
+        let e = |cc: &str| estimate(&format!("[transport]\ncc = \"{cc}\"\n"));
+        let (hpcc, dcqcn) = (e("hpcc"), e("dcqcn"));
+        let lane = std::mem::size_of::<crate::net::telemetry::IntStack>() as f64;
+        assert!(lane >= 160.0, "{lane}");
+        // The same workload, so the same packets in flight: the difference is the lane.
+        let in_flight = (hpcc.peak_memory_bytes - dcqcn.peak_memory_bytes) / lane;
+        assert!(in_flight > 1000.0, "{} vs {}", hpcc.peak_memory_bytes, dcqcn.peak_memory_bytes);
     }
 
     #[test]
