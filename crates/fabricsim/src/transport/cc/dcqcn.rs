@@ -178,13 +178,10 @@ pub struct DcqcnParams {
     /// Which BDP `window_bdp` counts in: `"path"` (default, the connection's own path: host rate
     /// × its base RTT) or `"network"` (host rate × the fabric's longest-path base RTT, the same
     /// for every connection: the HPCC ns-3 simulator's `GLOBAL_T 1`).
-    #[serde(skip_serializing_if = "BdpOf::is_path")]
     pub bdp_of: BdpOf,
     /// Whether the window scales with the rate (`window × Rc / line`; HPCC ns-3 `VAR_WIN`).
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub window_scales_with_rate: bool,
     /// Notification point: a go-back-N sequence NACK also sends a CNP (ConWeave ns-3).
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub ooo_triggers_cnp: bool,
     /// Which reaction point: `paper` (DCQCN §3.1) or `mellanox` (the HPCC / ConWeave ns-3
     /// simulators' `CC_MODE 1`; see the module doc).
@@ -872,7 +869,7 @@ mod tests {
         let p: DcqcnParams = toml::from_str("bdp_of = \"network\"\nwindow_bdp = 1.0").unwrap();
         assert_eq!(p.bdp_of, BdpOf::Network);
         assert!(toml::to_string(&p).unwrap().contains("bdp_of = \"network\""));
-        assert!(!toml::to_string(&DcqcnParams::default()).unwrap().contains("bdp_of"));
+        assert!(toml::to_string(&DcqcnParams::default()).unwrap().contains("bdp_of = \"path\""));
     }
 
     //= type=test
@@ -1239,9 +1236,9 @@ mod tests {
         let resolved = toml::to_string(&o).unwrap();
         assert!(resolved.contains("preset = \"seqbalance\"") && resolved.contains("byte_counter_bytes = 0"), "{resolved}");
         assert_eq!(format!("{:?}", parse(&resolved).unwrap()), format!("{o:?}"));
-        // Without a preset nothing changes, and the new keys stay out of the resolved table.
+        // Without a preset nothing changes; the resolved table spells every key out.
         let plain = toml::to_string(&DcqcnParams::default()).unwrap();
-        assert!(!plain.contains("preset") && !plain.contains("ooo_triggers_cnp"), "{plain}");
+        assert!(!plain.contains("preset") && plain.contains("ooo_triggers_cnp = false"), "{plain}");
         let e = parse("preset = \"mellanox\"").unwrap_err();
         assert!(e.contains("preset") && e.contains("\"seqbalance\", \"hpcc\""), "{e}");
         let e = parse("preset = \"seqbalance\"\nrai_mbps = 5.0").unwrap_err();

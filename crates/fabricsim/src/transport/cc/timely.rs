@@ -83,10 +83,8 @@ pub struct TimelyParams {
     /// Which BDP `window_bdp` counts in: `"path"` (default, the connection's own path: host rate
     /// × its base RTT) or `"network"` (host rate × the fabric's longest-path base RTT, the same
     /// for every connection: the HPCC ns-3 simulator's `GLOBAL_T 1`).
-    #[serde(skip_serializing_if = "BdpOf::is_path")]
     pub bdp_of: BdpOf,
     /// Whether the window scales with the rate (`window × rate / line`; HPCC ns-3 `VAR_WIN`).
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub window_scales_with_rate: bool,
 }
 
