@@ -29,7 +29,8 @@ routing by exact queued bytes with random ties (A-23); PFC on every scheme with 
 32 MB buffer and alpha 1/8 (A-1, A-27); ECN at dequeue, 400 / 1600 KB and P_max 0.2 at 100 G
 (spec 2.10.1); 1000 B payload + 48 B header, 60 B ACKs (A-26); a reorder-tolerant RoCE
 receiver with one ACK per packet (A-20); 64 KiB chunks (A-3). The baselines post every chunk at
-once (A-2). DCQCN: `preset = "hpcc"` (spec 2.10.1 constants); TIMELY: spec 2.10.2 defaults.
+once (A-2). DCQCN: `preset = "hpcc"` (spec 2.10.1 constants and its Mellanox reaction point);
+TIMELY: spec 2.10.2 defaults.
 """
 import csv
 import argparse
@@ -47,7 +48,7 @@ PAYLOAD, HEADER = 1000, 48
 SCHEMES = {
     # MCC in the CCL, NIC congestion control off (paper §2.1, Fig. 5).
     "mcc": 'cc = "line_rate"\ngate = "mcc"',
-    # DCQCN with the HPCC ns-3 "dcqcn" constants (spec §2.10.1, A-24).
+    # DCQCN with the HPCC ns-3 "dcqcn" constants and reaction point (spec §2.10.1, A-24).
     "dcqcn": 'cc = { name = "dcqcn", preset = "hpcc" }',
     # TIMELY as HPCC ns-3 CC_MODE 7 (spec §2.10.2).
     "timely": 'cc = "timely"',
@@ -150,11 +151,14 @@ def t7(args):
     # DCQCN's constants (spec T7 "DCQCN dcqcn_paper timers"): HPCC's `dcqcn_paper` column (α
     # and decrease periods 50 µs, increase timer 55 µs) and the DCQCN paper's defaults.
     dcqcn = {
-        "dcqcn-paper_timers": 'cc = { name = "dcqcn", preset = "hpcc", alpha_timer_us = 50.0, rate_timer_us = 55.0, cnp_interval_us = 50.0 }',
+        "dcqcn-paper_timers": 'cc = { name = "dcqcn", preset = "hpcc", alpha_timer_us = 50.0, rate_timer_us = 55.0, rate_decrease_interval_us = 50.0 }',
         "dcqcn-defaults": 'cc = "dcqcn"',
+        # The DCQCN paper's reaction point with the spec's constants (a cut at every CNP,
+        # CNP packets at most one per 4 µs): the preset's before issue 43.
+        "dcqcn-paper_rp": 'cc = { name = "dcqcn", preset = "hpcc", reaction_point = "paper" }',
         # One CNP (and cut) per CE-marked packet: an upper bound on how hard the spec's
-        # constants can react (HPCC samples the CNP flag once per 4 µs).
-        "dcqcn-cnp_every_mark": 'cc = { name = "dcqcn", preset = "hpcc", cnp_interval_us = 0.0 }',
+        # constants can react (the Mellanox reaction point cuts at most once per 4 µs).
+        "dcqcn-cnp_every_mark": 'cc = { name = "dcqcn", preset = "hpcc", reaction_point = "paper", cnp_interval_us = 0.0 }',
     }
     for v, cc in dcqcn.items():
         runs += [(f"{v}-s{k}", scenario(f"{v}-s{k}", k, "dcqcn", size, transport=cc)) for k in seeds(args)]

@@ -95,8 +95,10 @@
 //!   4 µs rate-decrease check period `T_dec`: this model has no decrease timer, and limiting the
 //!   notification point to one CNP per 4 µs is the nearest mechanism (at most one cut per QP per
 //!   `T_dec`, each one when congestion was seen).
-//! - `"hpcc"` (the spec's alternative column, HPCC ns-3): as `"seqbalance"` but `R_AI` = 5 and
-//!   `R_HAI` = 50 Mb/s per 25 G (20 / 200 Mb/s at 100 G) and `min_rate_mbps` = 1000.
+//! - `"hpcc"` (the spec's alternative column, HPCC ns-3; the MCC paper's DCQCN, mcc spec
+//!   §2.10.1): as `"seqbalance"` but `R_AI` = 5 and `R_HAI` = 50 Mb/s per 25 G (20 / 200 Mb/s at
+//!   100 G), `min_rate_mbps` = 1000, and the Mellanox reaction point (`reaction_point =
+//!   "mellanox"`, below; its `rate_decrease_interval_us` = 4 is the spec's `T_dec`).
 //!
 //! **The Mellanox reaction point** (`reaction_point = "mellanox"`): the RP of the HPCC and
 //! ConWeave ns-3 simulators (`CC_MODE 1`, `RdmaHw`'s `*Mlx` functions), which specs `mcc.md`
@@ -243,7 +245,13 @@ impl DcqcnPreset {
             bdp_of: BdpOf::Path,
             window_scales_with_rate: false,
             ooo_triggers_cnp: false,
-            reaction_point: ReactionPoint::Paper,
+            //= mcc spec §2.10.1: its DCQCN is the HPCC ns-3 code's Mellanox reaction point
+            //# (issue 43: now modelled). The seqbalance preset keeps the paper's until
+            //# SeqBalance's targets are rerun with it.
+            reaction_point: match self {
+                DcqcnPreset::Hpcc => ReactionPoint::Mellanox,
+                DcqcnPreset::Seqbalance => ReactionPoint::Paper,
+            },
             rate_decrease_interval_us: 4.0,
             rate_on_first_cnp: 1.0,
         }
