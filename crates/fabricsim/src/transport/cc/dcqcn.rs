@@ -92,7 +92,8 @@
 //!   and `R_HAI` = 25 Mb/s per 25 Gb/s of host link rate (40 / 100 Mb/s at 100 G, 16 / 40 at
 //!   40 G) when `rate_ai_mbps` / `rate_hai_mbps` are not given, `min_rate_mbps` = 100,
 //!   `clamp_target_rate` = false, no byte counter, and `cnp_interval_us` = 4 for the spec's
-//!   4 µs rate-decrease check period `T_dec`: this model has no decrease timer, and limiting the
+//!   4 µs rate-decrease check period `T_dec`: the paper's reaction point has no decrease timer (the
+//!   mellanox one, which the `"hpcc"` preset selects, has), and limiting the
 //!   notification point to one CNP per 4 µs is the nearest mechanism (at most one cut per QP per
 //!   `T_dec`, each one when congestion was seen).
 //! - `"hpcc"` (the spec's alternative column, HPCC ns-3; the MCC paper's DCQCN, mcc spec
