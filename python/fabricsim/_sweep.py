@@ -211,6 +211,17 @@ def _metrics(summary: Mapping[str, Any]) -> Dict[str, Any]:
     return out
 
 
+def _provenance(summary: Mapping[str, Any]) -> Dict[str, Any]:
+    """Where a row comes from, added to every row whatever makes its figures: ``commit``, the
+    project commit of the engine that ran it (``summary.json``'s ``engine.commit``), and
+    ``scenario_sha256``, a hash of the resolved scenario it ran (its JSON with sorted keys)."""
+    scenario = json.dumps(summary.get("scenario"), sort_keys=True, separators=(",", ":"))
+    return {
+        "commit": (summary.get("engine") or {}).get("commit", "unknown"),
+        "scenario_sha256": hashlib.sha256(scenario.encode()).hexdigest(),
+    }
+
+
 class _OutOfTime(Exception):
     """Raised by a point's progress hook when its wall-time limit has passed."""
 
@@ -252,6 +263,7 @@ def _run_point(task: _Task) -> Tuple[Dict[str, Any], float]:
         wall = time.monotonic() - start
         run_dir = None if task.run_dir is None else Path(task.run_dir)
         figures = _metrics(result.summary) if task.row is None else dict(task.row(result.summary, task.name, wall, run_dir))
+        figures.update(_provenance(result.summary))
         return figures, wall
     except _OutOfTime:
         err: Exception = TimeoutError(f"stopped after {task.timeout_s} s of wall time")

@@ -122,8 +122,11 @@ def test_named_scenarios_run_dirs_row_function_and_results_file(example, tmp_pat
     rows = json.loads(results.read_text())
     # The sweep's rows in its order (the error row replaced), the foreign row after them.
     assert [r["run"] for r in rows] == ["a-spray", "b-ecmp", "old"]
-    # Rows keep the row function's key order (`run` where it put it).
-    assert list(rows[0]) == ["wall_s", "run", "fct_us", "flows_csv_rows", "hops"] and rows[0]["hops"] == [1, 2]
+    # Rows keep the row function's key order (`run` where it put it), then say where they come
+    # from: the engine's commit and a hash of the resolved scenario (the two differ in seed).
+    assert list(rows[0]) == ["wall_s", "run", "fct_us", "flows_csv_rows", "hops", "commit", "scenario_sha256"] and rows[0]["hops"] == [1, 2]
+    assert rows[0]["commit"] == json.loads((tmp_path / "runs" / "a-spray" / "summary.json").read_text())["engine"]["commit"] != ""
+    assert len(rows[0]["scenario_sha256"]) == 64 and rows[0]["scenario_sha256"] != rows[1]["scenario_sha256"]
     assert table["fct_us.p99"].tolist() == [r["fct_us"]["p99"] for r in rows[:2]]
     # Rows in the results file are finished points: nothing runs again, the table is the same.
     again = fabricsim.sweep({"scenarios": scenarios}, **kw)

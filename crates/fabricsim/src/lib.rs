@@ -34,6 +34,10 @@
 
 #![warn(missing_docs)]
 
+/// The project commit this engine was built from (`build.rs`: `-dirty` with uncommitted changes
+/// to tracked files, `unknown` outside a git checkout).
+pub const ENGINE_COMMIT: &str = env!("FABRICSIM_COMMIT");
+
 pub mod budget;
 pub mod engine;
 pub mod error;

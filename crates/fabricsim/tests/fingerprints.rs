@@ -109,6 +109,8 @@ fn fingerprint(r: &Results) -> BTreeMap<&'static str, u64> {
     let mut summary: serde_json::Value = serde_json::from_str(&r.summary_json()).expect("summary.json parses");
     let fields = summary.as_object_mut().expect("summary is an object");
     fields.remove("performance");
+    // The engine's commit names the build, not a simulated result.
+    fields.remove("engine");
     // The estimate is a model of the run's cost, not a simulated result: hashed apart, so that a
     // change of the model (or of what setup allocates) shows as `estimate` alone.
     let estimate = fields.remove("estimate").expect("summary has an estimate");

@@ -347,6 +347,8 @@ pub const SUMMARY: FileSchema = FileSchema {
         c("pfc.max_switch_buffer_bytes", "bytes", "most bytes any switch buffered at once"),
         c("pfc.headroom_overflow_drops", "packets", "data packets dropped because headroom overflowed (must be 0: lossless)"),
         c("invariant_violations", "text", "invariant violations, one string each; empty when the run is sound (any entry makes `fabricsim run` exit 1)"),
+        c("engine.version", "text", "the fabricsim version that made the run"),
+        c("engine.commit", "text", "the project commit the engine was built from (`-dirty`: with uncommitted changes to tracked files; `unknown`: not built from a git checkout); a results row made from this run names it"),
         c("performance.wall_seconds", "seconds", "wall-clock time of the simulation loop (a parallel run: from starting its partitions, which build their copies of the fabric meanwhile, to merging them; differs between identical runs)"),
         c("performance.events_per_second", "events/s", "events per wall second"),
         c("performance.packet_hops_per_second", "hops/s", "packet-hops per wall second"),

@@ -187,6 +187,21 @@ impl LossFigures {
     }
 }
 
+/// The engine that made a run: what a results row needs to say where it comes from.
+#[derive(Clone, Debug, Serialize)]
+pub struct EngineBuild {
+    /// The crate's version.
+    pub version: &'static str,
+    /// The project commit the engine was built from (`-dirty` with uncommitted changes to
+    /// tracked files; `unknown` outside a git checkout): [`crate::ENGINE_COMMIT`].
+    pub commit: &'static str,
+}
+
+impl EngineBuild {
+    /// This build.
+    pub const THIS: EngineBuild = EngineBuild { version: env!("CARGO_PKG_VERSION"), commit: crate::ENGINE_COMMIT };
+}
+
 /// Run performance (the only fields that differ between identical runs).
 #[derive(Clone, Debug, Serialize)]
 pub struct Performance {
@@ -324,6 +339,8 @@ pub struct Summary {
     pub invariant_violations: Vec<String>,
     /// Wall-clock figures.
     pub performance: Performance,
+    /// The engine that made the run (version and project commit).
+    pub engine: EngineBuild,
     /// What `check` estimated before the run (compare with `events` and `performance`).
     pub estimate: crate::estimate::Estimate,
     /// The resolved scenario: rerunning it reproduces this run.
@@ -554,6 +571,7 @@ pub(super) fn assemble(sim: &Sim, setup: &Setup, flows: &[FlowResult], plans: Pl
             v
         },
         estimate: crate::estimate::Estimate::of(setup),
+        engine: EngineBuild::THIS,
         performance: Performance {
             wall_seconds,
             events_per_second: sim.c.events as f64 / wall_seconds.max(1e-9),
