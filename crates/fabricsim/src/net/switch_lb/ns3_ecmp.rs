@@ -93,6 +93,17 @@ pub fn check(naming: Option<&Ns3Naming>, fabric: &crate::topo::Fabric) -> crate:
             "ns3_ecmp hashes the HPCC ns-3 simulator's node ids and ports: it needs workload.kind = \"flow_list\" with format = \"ns3\" and ns3_topology (and no message shaper)",
         ));
     };
+    // The simulator keeps one interface per neighbour (`nbr2if`), so its next hops are the
+    // neighbours themselves: parallel cables between two switches have no counterpart there.
+    let mut seen = std::collections::HashSet::new();
+    for p in fabric.ports.iter().filter(|p| p.owner >= fabric.hosts && p.peer >= fabric.hosts) {
+        if !seen.insert((p.owner, p.peer)) {
+            return Err(crate::error::Error::invalid(
+                "switch.lb",
+                "ns3_ecmp: this fabric has parallel links between two switches (topology.links_per_spine above 1); the HPCC ns-3 simulator keeps one interface per neighbour, so its hash has nothing to pick among them",
+            ));
+        }
+    }
     for h in 0..fabric.hosts {
         let tor = (fabric.tor_of_host[h as usize] - fabric.hosts) as usize;
         let (theirs, ours) = (m.host_switch.get(h as usize).copied(), m.switch_node.get(tor).copied());
