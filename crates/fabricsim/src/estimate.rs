@@ -104,8 +104,11 @@ impl Estimate {
     /// scheme of the run reads telemetry (an ACK reuses its data packet's slot, so one per
     /// packet in flight).
     fn telemetry_bytes(setup: &Setup) -> f64 {
-        let on = setup.scenario.transport.ccs().any(|(_, cc)| cc.carries_telemetry());
-        if on { std::mem::size_of::<crate::net::telemetry::IntStack>() as f64 } else { 0.0 }
+        if setup.scenario.transport.carries_telemetry() {
+            std::mem::size_of::<crate::net::telemetry::IntStack>() as f64
+        } else {
+            0.0
+        }
     }
 
     /// Packet records the engine's pool should reserve address space for: twice the data

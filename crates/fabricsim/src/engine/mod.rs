@@ -328,7 +328,7 @@ impl Sim {
             pool: {
                 let mut pool = PacketPool::with_capacity(pool_packets);
                 // Switches stamp INT only for a scheme that reads it (`net/telemetry.rs`).
-                if setup.scenario.transport.ccs().any(|(_, cc)| cc.carries_telemetry()) {
+                if setup.scenario.transport.carries_telemetry() {
                     pool.enable_telemetry();
                 }
                 pool

@@ -413,6 +413,12 @@ impl TransportConfig {
         std::iter::once(("transport.cc".to_string(), &self.cc)).chain(self.cc_by_source.iter().enumerate().map(|(i, e)| (format!("transport.cc_by_source[{i}].cc"), &e.cc)))
     }
 
+    /// Whether some congestion control of the run reads in-band telemetry (`net/telemetry.rs`):
+    /// switches then stamp it and the packet pool keeps its lane.
+    pub fn carries_telemetry(&self) -> bool {
+        self.ccs().any(|(_, cc)| cc.carries_telemetry())
+    }
+
     /// The congestion control of every source host: `transport.cc` but where
     /// `transport.cc_by_source` names the host (hosts already checked to exist).
     pub fn cc_of_hosts(&self, hosts: u32) -> Vec<&CcConfig> {

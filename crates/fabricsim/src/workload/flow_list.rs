@@ -113,9 +113,8 @@ fn ns3_naming(topo: &str, file: &str, host_of_node: &[Option<u32>], flows: &[Flo
             host_node[*h as usize] = node as u32;
         }
     }
-    let mut lines = topo.lines();
-    lines.next();
-    let listed: Vec<u32> = lines.next().unwrap_or("").split_whitespace().filter_map(|s| s.parse().ok()).collect();
+    // The links, after the head and the switch list (`ns3_host_of_node` read those).
+    let lines = topo.lines().skip(2);
     let mut host_switch = vec![u32::MAX; host_node.len()];
     for (i, line) in lines.enumerate() {
         let f: Vec<&str> = line.split_whitespace().collect();
@@ -142,8 +141,7 @@ fn ns3_naming(topo: &str, file: &str, host_of_node: &[Option<u32>], flows: &[Flo
             switch_node.push(s);
         }
     }
-    let mut spines: Vec<u32> = listed.into_iter().filter(|s| !switch_node.contains(s)).collect();
-    spines.sort_unstable();
+    let spines: Vec<u32> = (0..host_of_node.len() as u32).filter(|&n| host_of_node[n as usize].is_none() && !switch_node.contains(&n)).collect();
     switch_node.extend(spines);
     let mut pair_flows: HashMap<(u32, u32), u16> = HashMap::new();
     let conn_ports = flows

@@ -671,8 +671,7 @@ impl Dcqcn {
                 //= ns-3 RateIncEventTimerMlx: reschedule, increase by the stage, stage + 1
                 self.rate_due = Some(at + self.rate_period);
                 self.t += 1;
-                self.rt = self.rt.saturating_add(self.inc_for(self.t, 0)).min(self.line);
-                self.rc = mid_up(self.rt, self.rc);
+                self.increase();
                 if self.rc == self.line {
                     // Every later increase is a no-op until the next cut restarts the timer.
                     self.rate_due = None;
@@ -689,11 +688,7 @@ impl Dcqcn {
             } else if m.dec_cnp {
                 //= ns-3 CheckRateDecreaseMlx: with a CNP in the period, Rt = Rc (unless unclamped
                 //# before any increase), Rc = Rc·(1 − α/2), stage 0, rate timer restarted
-                if self.clamp_target_rate || self.t > 0 {
-                    self.rt = self.rc;
-                }
-                let keep = 2 * ONE - self.alpha;
-                self.rc = ((self.rc as u128 * keep as u128 / (2 * ONE) as u128) as u64).max(self.min_rate);
+                self.cut_rate();
                 self.t = 0;
                 m.dec_cnp = false;
                 self.rate_due = Some(at + self.rate_period);
@@ -726,15 +721,21 @@ impl Dcqcn {
         }
     }
 
-    /// A CNP arrived: cut the rate.
-    fn cut(&mut self, now: Time) {
-        //= DCQCN §3.1 (rate decrease); ns-3 ClampTargetRate for the unclamped variant
-        //# Remember the rate before the cut as the target, cut by α/2, then raise α.
+    /// The rate cut both reaction points share: `Rt = Rc` (unclamped, only if an increase
+    /// happened since the last cut: ns-3's `ClampTargetRate = 0`), then `Rc = Rc·(1 − α/2)`.
+    fn cut_rate(&mut self) {
         if self.clamp_target_rate || self.t + self.bc > 0 {
             self.rt = self.rc;
         }
         let keep = 2 * ONE - self.alpha;
         self.rc = ((self.rc as u128 * keep as u128 / (2 * ONE) as u128) as u64).max(self.min_rate);
+    }
+
+    /// A CNP arrived: cut the rate.
+    fn cut(&mut self, now: Time) {
+        //= DCQCN §3.1 (rate decrease)
+        //# Remember the rate before the cut as the target, cut by α/2, then raise α.
+        self.cut_rate();
         self.alpha = mul_frac(self.alpha, ONE - self.g) + self.g;
         debug_assert!(self.alpha <= ONE);
         //= DCQCN §3.1

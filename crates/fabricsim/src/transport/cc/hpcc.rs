@@ -172,7 +172,8 @@ impl Hpcc {
     fn most_loaded_hop(&self, now: &IntStack, before: &IntStack) -> Option<(f64, Time)> {
         let (hops, prev) = (now.hops()?, before.hops()?);
         let t_s = self.t as f64 * 1e-12;
-        let mut best: Option<(f64, Time)> = None;
+        // ns-3 starts from U = 0, τ = 0: an idle path leaves τ at 0, so U stays.
+        let (mut most, mut most_tau, mut compared) = (0.0, 0, false);
         for (h, p) in hops.iter().zip(prev) {
             if h.ts <= p.ts || h.rate != p.rate || h.rate.0 == 0 {
                 continue;
@@ -182,14 +183,12 @@ impl Hpcc {
             let tx_rate = h.tx_bytes.saturating_sub(p.tx_bytes) as f64 * 8.0 / (tau as f64 * 1e-12);
             //= HPCC Alg. 1 line 5: u' = min(qlen, qlen')/(B·T) + txRate/B
             let u = h.qlen.min(p.qlen) as f64 * 8.0 / (b * t_s) + tx_rate / b;
-            // The first comparable hop counts even when idle (ns-3 keeps τ = 0 then: U stays).
-            match best {
-                Some((bu, _)) if u <= bu => {}
-                None if u <= 0.0 => best = Some((0.0, 0)),
-                _ => best = Some((u, tau)),
+            compared = true;
+            if u > most {
+                (most, most_tau) = (u, tau);
             }
         }
-        best
+        compared.then_some((most, most_tau))
     }
 }
 
