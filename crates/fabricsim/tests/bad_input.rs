@@ -98,4 +98,13 @@ fn scheme_parameters_out_of_range_name_their_key() {
         let e = rejection(&format!("[transport.cc]\nname = \"{cc}\"\nwindow_bdp = 1.0\nbdp_of = \"fabric\"\n"));
         assert!(e.contains("`transport.cc`: `bdp_of`: \"fabric\"") && e.contains("`path`") && e.contains("`network`"), "{e}");
     }
+    // The ns-3 parity options: enum values name the allowed ones.
+    let e = rejection("[transport]\nack_class = \"bogus\"\n");
+    assert!(e.contains("transport.ack_class") && e.contains("`control`") && e.contains("`data`"), "{e}");
+    let e = rejection("[transport.cc]\nname = \"dcqcn\"\nreaction_point = \"x\"\n");
+    assert!(e.contains("reaction_point") && e.contains("`paper`") && e.contains("`mellanox`"), "{e}");
+    let e = rejection("[transport.cc]\nname = \"hpcc\"\nbase_rtt_of = \"fabric\"\n");
+    assert!(e.contains("base_rtt_of") && e.contains("`network`") && e.contains("`path`"), "{e}");
+    let e = rejection("[switch.lb]\nname = \"ns3_ecmp\"\nnext_hops = \"up\"\n");
+    assert!(e.contains("switch.lb") && e.contains("next_hops") && e.contains("`descending`"), "{e}");
 }
