@@ -232,11 +232,18 @@ fn nack_interval_repeats_a_gap_without_extra_retransmissions() {
 //# ooo_triggers_cnp: the ConWeave NACK carries a CNP (one rate cut per NACK); default off.
 #[test]
 fn ooo_triggers_cnp_cuts_the_rate_once_per_nack() {
-    let quiet = lose_packet_50_dcqcn("preset = \"seqbalance\"", "");
-    let cut = lose_packet_50_dcqcn("preset = \"seqbalance\"\nooo_triggers_cnp = true", "");
+    let paper = "preset = \"seqbalance\"\nreaction_point = \"paper\"";
+    let quiet = lose_packet_50_dcqcn(paper, "");
+    let cut = lose_packet_50_dcqcn(&format!("{paper}\nooo_triggers_cnp = true"), "");
     assert_eq!((quiet.summary.packets.cnps, quiet.summary.packets.seq_nacks), (0, 1));
     assert_eq!((cut.summary.packets.cnps, cut.summary.packets.seq_nacks), (1, 1));
     // Half rate from the cut on (α = 1): the flow finishes later.
+    assert!(cut.summary.completion_time_us > quiet.summary.completion_time_us + 10.0, "{} vs {}", cut.summary.completion_time_us, quiet.summary.completion_time_us);
+    // The preset's mellanox reaction point: no CNP packet, the NACK's own flag is the CNP; the
+    // first one arms the decrease check, which cuts 4 µs later.
+    let quiet = lose_packet_50_dcqcn("preset = \"seqbalance\"", "");
+    let cut = lose_packet_50_dcqcn("preset = \"seqbalance\"\nooo_triggers_cnp = true", "");
+    assert_eq!((quiet.summary.packets.cnps, cut.summary.packets.cnps, cut.summary.packets.seq_nacks), (0, 0, 1));
     assert!(cut.summary.completion_time_us > quiet.summary.completion_time_us + 10.0, "{} vs {}", cut.summary.completion_time_us, quiet.summary.completion_time_us);
 }
 

@@ -70,6 +70,13 @@ impl Sim {
             if reply == Reply::SeqNack && self.hosts.tp.ooo_cnp && !ce {
                 self.maybe_send_cnp(p.conn, &p);
             }
+            if reply == Reply::SeqNack {
+                //= ns-3 RdmaHw::ReceiveUdp: a NACK carries the CNP flag as an ACK does (the
+                //# packet's CE mark; ConWeave's also for the gap itself): where no CNP packets
+                //# exist (the mellanox reaction point), the flag is the notification.
+                let echo = tp.cnp_interval.is_none() && (ce || tp.ooo_cnp);
+                return self.send_seq_nack(host, pkt, if echo { F_ECE } else { 0 });
+            }
             self.reply(host, pkt, &p, reply);
             return;
         }
@@ -123,7 +130,7 @@ impl Sim {
                 let ce = if p.flags & F_CE != 0 { F_ECE } else { 0 };
                 self.answer_with_ack(pkt, p, sack_base, (p.flags & F_RETX) | ce);
             }
-            Reply::SeqNack => self.send_seq_nack(host, pkt),
+            Reply::SeqNack => self.send_seq_nack(host, pkt, 0),
         }
     }
 
@@ -153,15 +160,16 @@ impl Sim {
         self.host_send(port, pkt);
     }
 
-    /// Turns the arrived packet `pkt` into a sequence NACK for the expected packet.
-    fn send_seq_nack(&mut self, host: NodeId, pkt: PktId) {
+    /// Turns the arrived packet `pkt` into a sequence NACK for the expected packet, with
+    /// `flags` (`F_ECE`: it echoes congestion).
+    fn send_seq_nack(&mut self, host: NodeId, pkt: PktId, flags: u16) {
         let (ack_bytes, port) = (self.hosts.tp.ack_bytes, self.hosts.nics[host as usize].port);
         let a = self.pool.get_mut(pkt);
         let conn = &self.hosts.conns[a.conn as usize];
         a.kind = PktKind::SeqNack;
         std::mem::swap(&mut a.src, &mut a.dst);
         a.size = ack_bytes;
-        a.flags = 0;
+        a.flags = flags;
         a.cum_ack = conn.rcv_cum;
         self.host_send(port, pkt);
     }

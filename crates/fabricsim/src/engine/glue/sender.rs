@@ -481,6 +481,10 @@ impl Sim {
         if self.hosts.conns[c as usize].idle() {
             return;
         }
+        if p.flags & F_ECE != 0 {
+            // The NACK's CNP flag (see the receiver's `send_seq_nack`).
+            self.hosts.conns[c as usize].cc.on_cnp(self.now);
+        }
         // Everything below the expected PSN has arrived: the NACK is also a cumulative ACK.
         self.ack_below(c, p.cum_ack);
         self.hosts.conns[c as usize].advance_una();

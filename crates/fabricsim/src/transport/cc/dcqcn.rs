@@ -83,7 +83,10 @@
 //!   (`RdmaQueuePair::GetWin`; its example config sets both).
 //! - `ooo_triggers_cnp` = false: the receiver NIC also sends a CNP (through the same
 //!   `cnp_interval_us` limit) with every go-back-N sequence NACK, as the ConWeave ns-3 code's
-//!   NACK carries one (seqbalance spec §2.3.3; real RoCE NICs do not: default off).
+//!   NACK carries one (seqbalance spec §2.3.3; real RoCE NICs do not: default off). Under the
+//!   mellanox reaction point the NACK itself carries the CNP flag, as there (`RdmaHw::ReceiveUdp`
+//!   sets it for the gap; without this option only for a CE-marked packet, as in both ns-3
+//!   simulators).
 //!
 //! **Presets** (`preset = "..."`): the lineage constants of seqbalance spec §2.3.5 as a starting
 //! point; keys given next to `preset` override it, and the resolved scenario lists every value.
@@ -91,15 +94,15 @@
 //!   `alpha_timer_us` = 1, `rate_timer_us` = 300, `fast_recovery_steps` = 1, `R_AI` = 10 Mb/s
 //!   and `R_HAI` = 25 Mb/s per 25 Gb/s of host link rate (40 / 100 Mb/s at 100 G, 16 / 40 at
 //!   40 G) when `rate_ai_mbps` / `rate_hai_mbps` are not given, `min_rate_mbps` = 100,
-//!   `clamp_target_rate` = false, no byte counter, and `cnp_interval_us` = 4 for the spec's
-//!   4 µs rate-decrease check period `T_dec`: the paper's reaction point has no decrease timer (the
-//!   mellanox one, which the `"hpcc"` preset selects, has), and limiting the
-//!   notification point to one CNP per 4 µs is the nearest mechanism (at most one cut per QP per
-//!   `T_dec`, each one when congestion was seen).
+//!   `clamp_target_rate` = false, no byte counter, and the Mellanox reaction point
+//!   (`reaction_point = "mellanox"`, below) whose `rate_decrease_interval_us` = 4 is the spec's
+//!   4 µs rate-decrease check period `T_dec` (seqbalance spec §2.3.5 takes its DCQCN from the
+//!   ConWeave simulator, whose `CC_MODE 1` this is; the paper itself only names DCQCN).
+//!   `cnp_interval_us` = 4 is kept for `reaction_point = "paper"`, the nearest mechanism there
+//!   (at most one cut per QP per `T_dec`).
 //! - `"hpcc"` (the spec's alternative column, HPCC ns-3; the MCC paper's DCQCN, mcc spec
 //!   §2.10.1): as `"seqbalance"` but `R_AI` = 5 and `R_HAI` = 50 Mb/s per 25 G (20 / 200 Mb/s at
-//!   100 G), `min_rate_mbps` = 1000, and the Mellanox reaction point (`reaction_point =
-//!   "mellanox"`, below; its `rate_decrease_interval_us` = 4 is the spec's `T_dec`).
+//!   100 G) and `min_rate_mbps` = 1000.
 //!
 //! **The Mellanox reaction point** (`reaction_point = "mellanox"`): the RP of the HPCC and
 //! ConWeave ns-3 simulators (`CC_MODE 1`, `RdmaHw`'s `*Mlx` functions), which specs `mcc.md`
@@ -240,19 +243,15 @@ impl DcqcnPreset {
             rate_hai_mbps: None,
             min_rate_mbps,
             clamp_target_rate: false,
-            // T_dec: at most one cut per QP per 4 µs (see the module doc).
+            // T_dec under reaction_point = "paper": at most one cut per QP per 4 µs (module doc).
             cnp_interval_us: 4.0,
             window_bdp: None,
             bdp_of: BdpOf::Path,
             window_scales_with_rate: false,
             ooo_triggers_cnp: false,
-            //= mcc spec §2.10.1: its DCQCN is the HPCC ns-3 code's Mellanox reaction point
-            //# (issue 43: now modelled). The seqbalance preset keeps the paper's until
-            //# SeqBalance's targets are rerun with it.
-            reaction_point: match self {
-                DcqcnPreset::Hpcc => ReactionPoint::Mellanox,
-                DcqcnPreset::Seqbalance => ReactionPoint::Paper,
-            },
+            //= mcc spec §2.10.1, seqbalance spec §2.3.5: their DCQCN is the HPCC / ConWeave
+            //# ns-3 code's Mellanox reaction point.
+            reaction_point: ReactionPoint::Mellanox,
             rate_decrease_interval_us: 4.0,
             rate_on_first_cnp: 1.0,
         }
@@ -398,9 +397,6 @@ impl DcqcnParams {
         if self.reaction_point == ReactionPoint::Mellanox {
             if self.byte_counter_bytes != 0 {
                 return Err(Error::invalid(key("byte_counter_bytes"), format!("{}: the mellanox reaction point has no byte counter; set 0 (or reaction_point = \"paper\")", self.byte_counter_bytes)));
-            }
-            if self.ooo_triggers_cnp {
-                return Err(Error::invalid(key("ooo_triggers_cnp"), "true: the mellanox reaction point takes its CNPs from the ACKs' ECN echo, so there are no CNP packets for a NACK to trigger"));
             }
         }
         super::check_rate_window(self.window_bdp, self.window_scales_with_rate)
@@ -793,7 +789,13 @@ impl CongestionControl for Dcqcn {
 
     fn on_cnp(&mut self, now: Time) {
         self.advance(now);
-        self.cut(now);
+        // The mellanox reaction point hears of congestion through flags (an ACK's, above, or a
+        // NACK's, which arrives here): it notes them for its timers instead of cutting.
+        if self.mlx.is_some() {
+            self.cnp_mellanox(now);
+        } else {
+            self.cut(now);
+        }
     }
 
     fn advance_to(&mut self, now: Time) {
@@ -1214,7 +1216,7 @@ mod tests {
 
     //= type=test
     //= seqbalance §2.3.5; type=assumption
-    //# The lineage preset: g 1/256, T_α 1 µs, T_dec 4 µs (as the CNP interval), T_inc 300 µs,
+    //# The lineage preset: g 1/256, T_α 1 µs, T_dec 4 µs (the mellanox decrease check), T_inc 300 µs,
     //# F = 1, R_AI 40 / R_HAI 100 Mb/s at 100 G (16 / 40 at 40 G), R_min 100 Mb/s, no clamp,
     //# no byte counter; explicit keys override it.
     #[test]
@@ -1232,7 +1234,8 @@ mod tests {
         };
         assert_eq!(rates(&p, 100), (40_000_000, 100_000_000, 100_000_000, US, 300 * US));
         assert_eq!(rates(&p, 40), (16_000_000, 40_000_000, 100_000_000, US, 300 * US));
-        assert_eq!(CcConfig::Dcqcn(p.clone()).cnp_interval(), Some(4 * US));
+        assert_eq!((p.reaction_point, p.rate_decrease_interval_us), (ReactionPoint::Mellanox, 4.0));
+        assert_eq!(CcConfig::Dcqcn(p.clone()).cnp_interval(), None, "the ACKs' and NACKs' flags are the CNPs");
         // The HPCC column: 20 / 200 Mb/s at 100 G, 8 / 80 at 40 G, R_min 1 Gb/s.
         let h = parse("preset = \"hpcc\"").unwrap();
         assert_eq!(rates(&h, 100), (20_000_000, 200_000_000, 1_000_000_000, US, 300 * US));
@@ -1315,7 +1318,7 @@ mod tests {
         let mlx = || DcqcnParams { reaction_point: ReactionPoint::Mellanox, byte_counter_bytes: 0, ..d() };
         assert!(mlx().validate().is_ok());
         assert_eq!(key(DcqcnParams { byte_counter_bytes: 1, ..mlx() }), "transport.cc.byte_counter_bytes");
-        assert_eq!(key(DcqcnParams { ooo_triggers_cnp: true, ..mlx() }), "transport.cc.ooo_triggers_cnp");
+        assert!(DcqcnParams { ooo_triggers_cnp: true, ..mlx() }.validate().is_ok(), "the NACK carries the CNP flag");
         assert_eq!(key(DcqcnParams { rate_decrease_interval_us: 0.0, ..mlx() }), "transport.cc.rate_decrease_interval_us");
         assert_eq!(key(DcqcnParams { rate_on_first_cnp: 0.0, ..mlx() }), "transport.cc.rate_on_first_cnp");
     }
@@ -1378,6 +1381,20 @@ mod tests {
         at(&mut c, 334 * US + crate::units::NS);
         assert_eq!(c.rc().0, mid_up(G400, second));
         assert_eq!(c.counters().0, 1);
+    }
+
+    //= type=test; ns-3 RdmaHw::ReceiveAck: a NACK's CNP flag is handled as an ACK's
+    #[test]
+    fn mellanox_takes_a_nacks_cnp_flag_as_a_marked_ack() {
+        let (mut by_ack, mut by_nack) = (mellanox(), mellanox());
+        marked_ack(&mut by_ack, 10 * US);
+        by_nack.on_cnp(10 * US);
+        marked_ack(&mut by_ack, 12 * US);
+        by_nack.on_cnp(12 * US);
+        at(&mut by_ack, 20 * US);
+        at(&mut by_nack, 20 * US);
+        assert!(by_nack.rc().0 < G400, "cut at the decrease check, not at once");
+        assert_eq!((by_nack.rc(), by_nack.alpha()), (by_ack.rc(), by_ack.alpha()));
     }
 
     #[test]
