@@ -795,11 +795,13 @@ fn build(c: &Config, config_name: &str, ctx: &Context) -> R<Doc> {
         line("ack_every", 1, format!("{}: ReceiveUdp resets the milestone to it on every packet, so every packet {} is ACKed", c.src("L2_ACK_INTERVAL", ""), if ack_interval <= payload { "".to_string() } else { format!("past the first {ack_interval} B") }).replace("packet  is", "packet is")),
         line("lb", "\"ecmp\"", "one entropy per flow (the switches' ns3_ecmp reads the flow's ports, not the entropy)"),
         line("ack_class", "\"data\"", "SwitchNode's AckHighPrio (never set by third.cc, 0): ACKs and NACKs wait in the data's queue at switches, FIFO with it; NICs send them ahead of data"),
+        // A finite RTO would fire where ns-3 waits: behind a deep paused queue (over 4 ms of
+        // queueing at 400 G with a 256 MiB buffer), turning a delay into a go-back-N resend.
+        line("rto_us", show(stop_s * 1e6), format!("RdmaHw has no retransmission timer (NACKs only): one as long as the run ({}) never fires", c.src("SIMULATOR_STOP_TIME", "the simulator's default 3.01 s"))),
     ];
     if chunk > 0 {
         notes.push(format!("{} asks for an ACK at every chunk boundary too; every packet is ACKed already", c.src("L2_CHUNK_SIZE", "")));
     }
-    notes.push("the simulator has no retransmission timer; fabricsim keeps its RTO (4 ms under PFC)".into());
     emit(w, Some("transport"), &tr);
     emit(
         w,
