@@ -1,7 +1,9 @@
 //! Build script: records which commit of the project the engine is built from, so that every
 //! run can say it (`summary.json`'s `engine.commit`, a sweep row's `commit`). A tree with
-//! uncommitted changes to tracked files gets `-dirty`; a build outside a git checkout (a source
-//! archive) gets `unknown`.
+//! uncommitted changes to the tracked files the programs are built from (`crates/`, the
+//! workspace's `Cargo.toml` and `Cargo.lock`) gets `-dirty`; a build outside a git checkout (a
+//! source archive) gets `unknown`. Other files (an experiment's results being written, a
+//! RESULTS.md) do not make the engine dirty.
 
 use std::process::Command;
 
@@ -13,7 +15,8 @@ fn git(args: &[&str]) -> Option<String> {
 fn main() {
     let commit = match git(&["rev-parse", "--short=12", "HEAD"]) {
         Some(c) if !c.is_empty() => {
-            let dirty = git(&["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
+            let sources = [":(top)crates", ":(top)Cargo.toml", ":(top)Cargo.lock"];
+            let dirty = git(&[&["status", "--porcelain", "--untracked-files=no", "--"][..], &sources[..]].concat()).is_some_and(|s| !s.is_empty());
             if dirty { format!("{c}-dirty") } else { c }
         }
         _ => "unknown".to_string(),
