@@ -26,6 +26,7 @@ CLAIMS = {
     "RT5": "Figs 12-13: 4:1 and 8:1: STrack up to 3x better than RoCEv2 at every size; adaptive ~ oblivious; max FCT ~4x/8x the full-bisection ideal.",
     "RT6": "Figs 14-15: 64/256 uplinks down: spraying up to 6x better than RoCEv2; adaptive up to 60 % better than oblivious (64 down, 100 MB); STrack close to its healthy value.",
     "RT7": "Figs 16-18: 32->1 x 16 MB: STrack drops only in the first RTT, queue settles near 8 us within ~95 us, fair 12.5 Gb/s per flow; RoCEv2 queue up to 37.5 MB, converging after ~7.8 ms with PAUSEs meanwhile, unfair.",
+    "RT7ref": "Ours (issue 43): RT7's RoCEv2 at the reference MMU's alpha = 1/8 and the calibrated 1/128, with the DCQCN paper's reaction point and the ns-3 simulators' Mellanox one: which gives Fig. 16's 37.5 MB peak?",
     "RT8": "Fig. 19: 32->1 incast: STrack ~ RoCEv2 at every size, both near N*S/rate.",
     "RT9": "Fig. 20: 8/32/128->1 x 16 MB: STrack's last-hop queue stabilizes near 8 us; 128->1 slightly above.",
     "RT10": "Figs 21, 25: 64 AllReduce on T-2K: STrack < RoCE-4QP < RoCE-1QP for every algorithm; peak gaps for DBT: 3x vs 1 QP, 27.4 % vs 4 QP; STrack's CCT CDF nearly vertical, RoCE-4QP spread ~27 %.",
@@ -283,6 +284,8 @@ def main():
             sweep_plot(t, series, plt)
         elif t == "RT7":
             lines = incast_dynamics(t, rows, plt, ["strack", "roce1"])
+        elif t == "RT7ref":
+            lines = incast_dynamics(t, rows, plt, [f"roce1-alpha{a}-{rp}" for a in [8, 128] for rp in ["paper", "mellanox"]])
         elif t == "RT9":
             lines = incast_dynamics(t, rows, plt, ["8to1", "32to1", "128to1"])
         elif t == "RT3s":

@@ -146,6 +146,13 @@ def targets(quick, max_bytes):
                 for d in per_tor for m in ["removed", "degraded"] for s in sizes for sc in three]
     trace = '[run]\ntrace_interval_us = 10\ntrace_ports = ["tor0-host0"]\ntrace_conns = [0, 1, 2, 3, 4, 5, 6, 7]\nevent_log = true'
     t["RT7"] = [(sc, scenario("RT7", sc, incast(32, "16MiB"), k=k8, run_extra=trace)) for sc in ["strack", "roce1"]]
+    # RT7's RoCE run under the reference MMU's own α (1/8) and the ns-3 simulators' Mellanox
+    # reaction point (issue 43): does either give Fig. 16's 37.5 MB without the α calibration?
+    # (`ns3_rt7.py` runs the same incast in the HPCC paper's ns-3 simulator.)
+    mlx = 'cc = { name = "dcqcn", reaction_point = "mellanox", byte_counter_bytes = 0 }'
+    t["RT7ref"] = [(f"roce1-alpha{a}-{rp}", scenario("RT7ref", "roce1", incast(32, "16MiB"), k=k8, run_extra=trace)
+                    .replace("alpha = 0.0078125", f"alpha = {1 / a}").replace('cc = "dcqcn"', mlx if rp == "mellanox" else 'cc = "dcqcn"'))
+                   for a in [8, 128] for rp in ["paper", "mellanox"]]
     t["RT8"] = [(f"{s}-{sc}", scenario("RT8", sc, incast(32, s), k=k8)) for s in sizes for sc in ["strack", "roce1"]]
     t["RT9"] = [(f"{n}to1", scenario("RT9", "strack", incast(n, "16MiB"), k=k8, run_extra=trace)) for n in [8, 32, 128]]
     # RT-1 (Fig. 4): ECN vs RTT per ACK at one sender of a 32->1 incast.
