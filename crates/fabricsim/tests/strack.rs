@@ -200,3 +200,28 @@ fn removed_uplinks_barely_slow_strack_while_degraded_ones_slow_only_their_tors()
     let per_packet_acks = permutation_with_failures("degraded", &STRACK.replace("ack_every = 4", "ack_every = 1"));
     assert!(max_us(&per_packet_acks) < 0.8 * max_us(&degraded), "ACK per packet {} vs every 4 {}", max_us(&per_packet_acks), max_us(&degraded));
 }
+
+//= type=test; strack spec §7 RT-0 (b): two flows on one bottleneck converge to equal shares
+//# within a few hundred µs (the η term and the quadrant rules, paper §3.2)
+#[test]
+fn two_flows_on_one_bottleneck_converge_to_equal_shares() {
+    // 32 MiB from host 0 at 0 and from host 16 at 100 µs, both to host 8 (its ToR downlink is
+    // the bottleneck), on one_flow's fabric.
+    let flows = common::flow_file("strack-share", "src,dst,bytes,start_us\n0,8,33554432,0\n16,8,33554432,100\n");
+    let r = common::run(&format!(
+        "seed = 5\n[topology]\nkind = \"leaf_spine\"\nk = 8\nlink_rate_gbps = 400\n{STRACK}\n[workload]\n{}\n[run]\ntrace_interval_us = 10\ntrace_conns = [0, 1]\n",
+        flows.workload
+    ));
+    let acked = |c: u32, t_us: u64| r.trace.iter().filter(|s| s.conn == c && s.at <= t_us * 1_000_000).map(|s| s.acked_bytes).max().unwrap_or(0) as f64;
+    let payload_gbps = 400.0 * 4032.0 / 4096.0;
+    // From 200 µs after the join to the first finish (≈ 1270 µs), every 100 µs bin: each flow
+    // within 10 % of half the payload rate, together at least 95 % of it.
+    for t in (300..1200).step_by(100) {
+        let g: Vec<f64> = [0, 1].iter().map(|&c| (acked(c, t + 100) - acked(c, t)) * 8.0 / 100e3).collect();
+        for (c, gbps) in g.iter().enumerate() {
+            assert!((gbps / (payload_gbps / 2.0) - 1.0).abs() <= 0.10, "flow {c} in [{t}, {}) µs: {gbps:.1} Gb/s", t + 100);
+        }
+        assert!(g[0] + g[1] >= 0.95 * payload_gbps, "[{t}, {}) µs: {g:?} Gb/s", t + 100);
+    }
+    assert_eq!(r.summary.packets.retransmitted, 0);
+}
