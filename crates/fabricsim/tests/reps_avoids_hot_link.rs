@@ -24,8 +24,9 @@
 //! entropies measured 0.68–0.78 on the lone flow and 0.68–0.71 on the permutation: most of the
 //! gain here is the ACK clock.) The mark filter itself is pinned by the unit tests in
 //! `transport/lb/reps.rs`.
-//! No per-port counters are exported, so "fewer packets over the bad link" is measured through
-//! the ECN marks of a lone flow, whose only congestion point is the slow link.
+//! "Fewer packets over the bad link" is measured twice: through the ECN marks of a lone flow,
+//! whose only congestion point is the slow link, and through the uplinks' transmitted bytes
+//! (`run.port_stats`, the last test: smartt-reps spec §7 A4).
 mod common;
 
 const SEEDS: [u64; 3] = [1, 2, 3];
@@ -85,5 +86,23 @@ fn on_a_healthy_fabric_reps_is_no_worse_than_spray() {
         let reps = run("reps", seed, PERMUTATION, false);
         let (s, r) = (spray.summary.completion_time_us, reps.summary.completion_time_us);
         assert!(r <= 1.05 * s, "seed {seed}: REPS {r} us vs spray {s} us on a healthy fabric");
+    }
+}
+
+//= type=test; smartt-reps spec §7 A4 (REPS cache behaviour)
+//# One flow, one fabric link with a standing queue: the share of the flow's packets over that
+//# link falls below 1/#paths. Measured (seeds 1-3) as the share of the two uplinks' transmitted
+//# bytes on the slow one: spray 0.475-0.523, REPS 0.341-0.350 (1/#paths = 0.5).
+#[test]
+fn a_lone_flow_sends_less_than_its_path_share_over_the_slow_uplink() {
+    let share = |lb: &str, seed: u64| {
+        let r = run(lb, seed, &format!("{ONE_FLOW}[run]\nport_stats = true\n"), true);
+        let tx = |link: &str| r.ports.iter().find(|p| p.link == link).unwrap_or_else(|| panic!("no port {link}")).tx_bytes as f64;
+        tx("tor0-agg0") / (tx("tor0-agg0") + tx("tor0-agg1"))
+    };
+    for seed in SEEDS {
+        let (s, r) = (share("spray", seed), share("reps", seed));
+        assert!(s >= 0.45, "seed {seed}: spray put {s:.3} of tor0's uplink bytes on the slow one");
+        assert!(r <= 0.40, "seed {seed}: REPS put {r:.3} of tor0's uplink bytes on the slow one (spray {s:.3})");
     }
 }
