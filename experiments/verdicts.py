@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+"""One table across the five reproductions: writes experiments/README.md from the verdict tables
+of each paper's RESULTS.md, with the counts per paper.
+
+Usage: experiments/verdicts.py          write experiments/README.md
+       experiments/verdicts.py --check  exit 1 if experiments/README.md differs from what the
+                                        RESULTS.md files give (python/tests runs this)
+
+A verdict table is the first Markdown table of a RESULTS.md whose first header cell names the
+target ("Target", "target" or "T") and whose last header cell is the verdict ("Verdict",
+"holds?", ...). Each row's verdict is read from its words: "yes", "holds", "match" count as
+*holds*; "partly", "partial", "mostly" as *partly*; "no", "miss" as *miss*; "not run" as *not run*.
+A cell that gives different words for different parts of the claim ("TIMELY: yes. DCQCN: no")
+counts as *partly*. The engine column is the commit a row names ("rerun at 4849192"), else "-"
+(the RESULTS.md's own engine paragraph then says which engine its rows come from).
+"""
+import json
+import os
+import re
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PAPERS = [
+    ("strack", "STrack (RoCEv2 vs STrack on 8K-host fabrics)", "experiments/strack/sweep.sh"),
+    ("smartt-reps", "SMaRTT-REPS", "experiments/smartt-reps/run.py"),
+    ("lb-ai-training", "Load Balancing for AI Training Workloads", "experiments/lb-ai-training/run.py --seeds 10"),
+    ("seqbalance", "SeqBalance", "experiments/seqbalance/run.py"),
+    ("mcc", "MCC", "experiments/mcc/run.py --seeds 3"),
+]
+CLASSES = ["holds", "partly", "miss", "not run"]
+WORDS = {"yes": "holds", "holds": "holds", "match": "holds", "partly": "partly", "partial": "partly", "mostly": "partly",
+         "no": "miss", "miss": "miss", "not run": "not run"}
+# A class word where a verdict states one: at the start of the cell or of a part of it (after
+# ": ", ". ", "; ", or inside bold), so that prose ("no drop") does not count.
+VERDICT_WORD = re.compile(r"(?:^|[:.;]\s+|\*\*\s*|\(|\b[A-Z]\d+\s)(not run|yes|holds|match|partly|partial|mostly|no|miss)\b", re.IGNORECASE)
+COMMIT = re.compile(r"\b(?:rerun at|rerun by [^,;]* on the engine of|at commit|commit)\s+([0-9a-f]{7,12})\b")
+
+
+def cells(line):
+    return [c.strip() for c in line.strip().strip("|").split("|")]
+
+
+def verdict_table(text):
+    """(header, rows) of the first verdict table of a RESULTS.md, rows as lists of cells."""
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if not line.startswith("|") or i + 1 >= len(lines) or not lines[i + 1].startswith("|---"):
+            continue
+        head = cells(line)
+        if head[0].lower() in ("target", "t") and re.search(r"verdict|holds", head[-1], re.IGNORECASE):
+            rows = []
+            for row in lines[i + 2:]:
+                if not row.startswith("|"):
+                    break
+                rows.append(cells(row))
+            return head, rows
+    return None, []
+
+
+def classify(verdict):
+    plain = verdict.replace("**", " ** ").strip()
+    found = [WORDS[m.group(1).lower()] for m in VERDICT_WORD.finditer(plain)]
+    if not found:
+        return "?"
+    kinds = set(found)
+    return found[0] if len(kinds) == 1 else "partly"
+
+
+def collect():
+    papers = []
+    for folder, title, command in PAPERS:
+        text = open(os.path.join(HERE, folder, "RESULTS.md"), encoding="utf-8").read()
+        head, rows = verdict_table(text)
+        if head is None:
+            raise SystemExit(f"{folder}/RESULTS.md: no verdict table (a table whose first header is Target and last Verdict)")
+        out = []
+        for r in rows:
+            claim = r[1] if len(r) >= 4 else ""
+            ours = " ".join(r[1:-1])
+            c = COMMIT.search(ours + " " + r[-1])
+            out.append({"target": r[0], "claim": claim, "verdict": r[-1], "class": classify(r[-1]),
+                        "engine": c.group(1)[:7] if c else "-"})
+        papers.append({"folder": folder, "title": title, "command": command, "rows": out, "wall": wall_hours(folder)})
+    return papers
+
+
+def wall_hours(folder):
+    """Sum of the recorded wall times of the rows in results/*.json, in hours (runs that shared
+    the machine's two cores count in full)."""
+    total, rows = 0.0, 0
+    d = os.path.join(HERE, folder, "results")
+    for name in sorted(os.listdir(d)) if os.path.isdir(d) else []:
+        if not name.endswith(".json"):
+            continue
+        try:
+            data = json.load(open(os.path.join(d, name)))
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            continue
+        data = data.get("rows", []) if isinstance(data, dict) else data
+        for r in data:
+            if isinstance(r, dict) and isinstance(r.get("wall_s"), (int, float)):
+                total += r["wall_s"]
+                rows += 1
+    return total / 3600, rows
+
+
+def short(s, n):
+    s = s.replace("**", "").replace("|", "/")
+    return s if len(s) <= n else s[: n - 1].rstrip() + "…"
+
+
+def render(papers):
+    out = ["# Reproductions: every target, one table", "",
+           "Generated by `experiments/verdicts.py` from the verdict tables of each paper's",
+           "`RESULTS.md` (`python/tests` checks that it is current). A verdict counts as *holds*",
+           "only when every part of the paper's claim holds; *partly* names a part that does not in",
+           "its RESULTS.md row; *miss* is a claim that does not reproduce; *not run* says why there.",
+           "The parity experiments (`htsim-parity`, `ns3-parity`) compare simulators, not claims,",
+           "and have their own case tables.", "",
+           "| paper | targets | holds | partly | miss | not run | rerun everything | recorded wall time |",
+           "|---|---|---|---|---|---|---|---|"]
+    totals = {k: 0 for k in CLASSES}
+    for p in papers:
+        n = {k: sum(r["class"] == k for r in p["rows"]) for k in CLASSES}
+        for k in CLASSES:
+            totals[k] += n[k]
+        hours, runs = p["wall"]
+        wall = (f"{hours:.1f} h" if hours >= 1 else f"{hours * 60:.0f} min") + f" over {runs} runs" if runs else "-"
+        out.append(f"| [{p['title']}]({p['folder']}/RESULTS.md) | {len(p['rows'])} | {n['holds']} | {n['partly']} | {n['miss']} | {n['not run']} | `{p['command']}` | {wall} |")
+    out.append(f"| **all** | {sum(len(p['rows']) for p in papers)} | {totals['holds']} | {totals['partly']} | {totals['miss']} | {totals['not run']} | | |")
+    out += ["", "Wall times are the sums of the `wall_s` each results row records (two runs shared a",
+            "2-core machine, so the elapsed time is about half); rows from before that field count 0.",
+            "The engine column names the commit a row says it was run at; \"-\": see that RESULTS.md's",
+            "engine paragraph.", ""]
+    for p in papers:
+        out += [f"## {p['title']}", "", "| target | claim | verdict | reading | engine |", "|---|---|---|---|---|"]
+        for r in p["rows"]:
+            out.append(f"| {short(r['target'], 40)} | {short(r['claim'], 110)} | {r['class']} | {short(r['verdict'], 140)} | {r['engine']} |")
+        out.append("")
+    return "\n".join(out)
+
+
+def main():
+    papers = collect()
+    unread = [(p["folder"], r["target"]) for p in papers for r in p["rows"] if r["class"] == "?"]
+    if unread:
+        raise SystemExit(f"verdicts without a class word: {unread}")
+    text = render(papers)
+    path = os.path.join(HERE, "README.md")
+    if "--check" in sys.argv[1:]:
+        current = open(path, encoding="utf-8").read() if os.path.exists(path) else ""
+        if current != text:
+            print("experiments/README.md is out of date: run experiments/verdicts.py", file=sys.stderr)
+            return 1
+        return 0
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
