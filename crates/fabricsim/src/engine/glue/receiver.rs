@@ -67,8 +67,15 @@ impl Sim {
             conn.rcv_discarded += 1;
             //= seqbalance §2.3.3; type=assumption
             //# The ConWeave ns-3 NACK carries a CNP: `ooo_triggers_cnp` (default false).
-            if reply == Reply::SeqNack && self.hosts.tp.ooo_cnp && !ce {
-                self.maybe_send_cnp(p.conn, &p);
+            if reply == Reply::SeqNack && self.hosts.tp.ooo_cnp {
+                if self.hosts.tp.cnp_interval.is_none() {
+                    // Mellanox RP: no CNP packets; the flag rides on the NACK itself.
+                    self.send_seq_nack(host, pkt, true);
+                    return;
+                }
+                if !ce {
+                    self.maybe_send_cnp(p.conn, &p);
+                }
             }
             self.reply(host, pkt, &p, reply);
             return;
@@ -123,7 +130,7 @@ impl Sim {
                 let ce = if p.flags & F_CE != 0 { F_ECE } else { 0 };
                 self.answer_with_ack(pkt, p, sack_base, (p.flags & F_RETX) | ce);
             }
-            Reply::SeqNack => self.send_seq_nack(host, pkt),
+            Reply::SeqNack => self.send_seq_nack(host, pkt, false),
         }
     }
 
@@ -153,15 +160,16 @@ impl Sim {
         self.host_send(port, pkt);
     }
 
-    /// Turns the arrived packet `pkt` into a sequence NACK for the expected packet.
-    fn send_seq_nack(&mut self, host: NodeId, pkt: PktId) {
+    /// Turns the arrived packet `pkt` into a sequence NACK for the expected packet; `cnp`: with
+    /// the CNP flag (`F_ECE`) of the ConWeave ns-3 NACK under the mellanox reaction point.
+    fn send_seq_nack(&mut self, host: NodeId, pkt: PktId, cnp: bool) {
         let (ack_bytes, port) = (self.hosts.tp.ack_bytes, self.hosts.nics[host as usize].port);
         let a = self.pool.get_mut(pkt);
         let conn = &self.hosts.conns[a.conn as usize];
         a.kind = PktKind::SeqNack;
         std::mem::swap(&mut a.src, &mut a.dst);
         a.size = ack_bytes;
-        a.flags = 0;
+        a.flags = if cnp { F_ECE } else { 0 };
         a.cum_ack = conn.rcv_cum;
         self.host_send(port, pkt);
     }

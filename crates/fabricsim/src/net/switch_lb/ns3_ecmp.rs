@@ -151,8 +151,9 @@ pub struct Ns3Ecmp {
 impl Ns3Ecmp {
     /// The candidate the simulator's switch picks for `p` among `n` (candidates in ascending
     /// node id, as fabricsim lists them).
+    /// The simulator's pick for `p` among `n` next hops (0 for a packet without ns-3 names).
     #[inline]
-    fn index(&self, p: &Packet, n: usize) -> usize {
+    pub(super) fn index(&self, p: &Packet, n: usize) -> usize {
         let Some(key) = self.naming.as_deref().and_then(|m| m.key(p)) else { return 0 };
         let i = murmur3(&key, self.seed) as usize % n;
         match self.next_hops {

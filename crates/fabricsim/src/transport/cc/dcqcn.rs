@@ -83,7 +83,10 @@
 //!   (`RdmaQueuePair::GetWin`; its example config sets both).
 //! - `ooo_triggers_cnp` = false: the receiver NIC also sends a CNP (through the same
 //!   `cnp_interval_us` limit) with every go-back-N sequence NACK, as the ConWeave ns-3 code's
-//!   NACK carries one (seqbalance spec §2.3.3; real RoCE NICs do not: default off).
+//!   NACK carries one (seqbalance spec §2.3.3; real RoCE NICs do not: default off). Under the
+//!   mellanox reaction point there are no CNP packets: the NACK itself carries the CNP flag,
+//!   as ConWeave's `RdmaHw::ReceiveUdp` sets it on every NACK of an out-of-order packet
+//!   (`cnp_check`), and the sender takes it as one more CNP (`cnp_received_mlx`).
 //!
 //! **Presets** (`preset = "..."`): the lineage constants of seqbalance spec §2.3.5 as a starting
 //! point; keys given next to `preset` override it, and the resolved scenario lists every value.
@@ -398,9 +401,6 @@ impl DcqcnParams {
         if self.reaction_point == ReactionPoint::Mellanox {
             if self.byte_counter_bytes != 0 {
                 return Err(Error::invalid(key("byte_counter_bytes"), format!("{}: the mellanox reaction point has no byte counter; set 0 (or reaction_point = \"paper\")", self.byte_counter_bytes)));
-            }
-            if self.ooo_triggers_cnp {
-                return Err(Error::invalid(key("ooo_triggers_cnp"), "true: the mellanox reaction point takes its CNPs from the ACKs' ECN echo, so there are no CNP packets for a NACK to trigger"));
             }
         }
         super::check_rate_window(self.window_bdp, self.window_scales_with_rate)
@@ -793,7 +793,13 @@ impl CongestionControl for Dcqcn {
 
     fn on_cnp(&mut self, now: Time) {
         self.advance(now);
-        self.cut(now);
+        // The mellanox RP has no CNP packets; its only explicit CNP is the flag a NACK carries
+        // (`ooo_triggers_cnp`), which sets the flags its timers sample, as an ECN echo does.
+        if self.mlx.is_some() {
+            self.cnp_mellanox(now);
+        } else {
+            self.cut(now);
+        }
     }
 
     fn advance_to(&mut self, now: Time) {
@@ -1315,7 +1321,7 @@ mod tests {
         let mlx = || DcqcnParams { reaction_point: ReactionPoint::Mellanox, byte_counter_bytes: 0, ..d() };
         assert!(mlx().validate().is_ok());
         assert_eq!(key(DcqcnParams { byte_counter_bytes: 1, ..mlx() }), "transport.cc.byte_counter_bytes");
-        assert_eq!(key(DcqcnParams { ooo_triggers_cnp: true, ..mlx() }), "transport.cc.ooo_triggers_cnp");
+        assert!(DcqcnParams { ooo_triggers_cnp: true, ..mlx() }.validate().is_ok(), "the CNP rides on the NACK");
         assert_eq!(key(DcqcnParams { rate_decrease_interval_us: 0.0, ..mlx() }), "transport.cc.rate_decrease_interval_us");
         assert_eq!(key(DcqcnParams { rate_on_first_cnp: 0.0, ..mlx() }), "transport.cc.rate_on_first_cnp");
     }
@@ -1378,6 +1384,25 @@ mod tests {
         at(&mut c, 334 * US + crate::units::NS);
         assert_eq!(c.rc().0, mid_up(G400, second));
         assert_eq!(c.counters().0, 1);
+    }
+
+    //= type=test; ConWeave ns-3 RdmaHw::ReceiveAck: a NACK's CNP flag goes to cnp_received_mlx
+    #[test]
+    fn mellanox_takes_a_nack_s_cnp_as_it_takes_an_ack_s() {
+        // The same two CNPs, one pair as marked ACKs, the other as on_cnp (the NACK's flag):
+        // the same rate at every check, and no cut at once (the paper RP would cut at 10 µs).
+        let (mut acks, mut nacks) = (mellanox(), mellanox());
+        for t in [10 * US, 11 * US + 500 * crate::units::NS] {
+            marked_ack(&mut acks, t);
+            nacks.on_cnp(t);
+        }
+        assert_eq!(nacks.rc().0, G400, "the first CNP only arms the timers");
+        for t in [14 * US + crate::units::NS, 30 * US, 334 * US + crate::units::NS] {
+            at(&mut acks, t);
+            at(&mut nacks, t);
+            assert_eq!((nacks.rc().0, nacks.alpha()), (acks.rc().0, acks.alpha()), "at {t} ps");
+        }
+        assert!(nacks.rc().0 < G400);
     }
 
     #[test]
