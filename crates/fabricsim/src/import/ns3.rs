@@ -681,7 +681,6 @@ impl Lb {
                 line("name", "\"ns3_ecmp\"", format!("{mode}: SwitchNode::DoLbFlowECMP, the HPCC simulator's hash: MurmurHash3 of (sip, dip, sport|dport<<16) seeded by the switch's node id")),
             ],
             Lb::Drill => {
-                notes.push(format!("{mode} (DRILL): the simulator's queue length is the egress port's bytes of every class, fabricsim's the data class's"));
                 vec![
                     line("name", "\"drill\"", format!("{mode}: SwitchNode::DoLbDrill, per packet, at every switch with a choice")),
                     line("d", 2, "SwitchNode's m_drill_candidate = 2 (network-load-balance.cc has no key for it)"),
@@ -689,12 +688,14 @@ impl Lb {
                     line("sample", "\"distinct\"", "SwitchNode::DoLbDrill shuffles the next hops (random_shuffle) and samples the first d"),
                     line("memory", "\"host\"", "SwitchNode's m_previousBestInterfaceMap is keyed by destination IP"),
                     line("control", "\"ns3_ecmp\"", "SwitchNode::GetOutDev hashes control packets (ACK, NACK) by ECMP under every LB_MODE"),
+                    line("load", "\"all_classes\"", "SwitchNode::CalculateInterfaceLoad: the egress queue's GetNBytesTotal, every class"),
                 ]
             }
             Lb::Conga => {
-                notes.push(format!("{mode} (CONGA): the simulator samples 4 consecutive paths from a random start (GetBestPath) and breaks ties at random; fabricsim compares every uplink and keeps the flow's uplink on a tie; {acks}"));
+                notes.push(format!("{mode} (CONGA): the simulator compares 4 consecutive paths from a random start (GetBestPath), fabricsim every uplink (the same with 4 or fewer); {acks}"));
                 vec![
                     line("name", "\"conga\"", format!("{mode}: CongaRouting, source-leaf flowlets on the least congested path")),
+                    line("ties", "\"random\"", "CongaRouting::GetBestPath picks at random among the least congested paths"),
                     line("gap_us", 100, "network-load-balance.cc's conga_flowletTimeout, 100 µs (no key)"),
                     line("dre_period_us", 50, "network-load-balance.cc's conga_dreTime, 50 µs (no key)"),
                     line("dre_alpha", "0.2", "network-load-balance.cc's conga_alpha (no key)"),

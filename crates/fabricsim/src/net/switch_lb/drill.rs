@@ -16,8 +16,10 @@
 //! "ns3_ecmp"` routes every packet but data (ACKs, NACKs, CNPs) by the ns-3 ECMP hash
 //! ([`ns3_ecmp`](super::ns3_ecmp)), as its `SwitchNode::GetOutDev` does under every LB_MODE:
 //! sprayed per packet, a flow's NACK was overtaken by the ACKs of the packets it asked for,
-//! and the sender, already past it, waited for its RTO. Defaults (`"replacement"`, `"tor"`,
-//! `"drill"`) are the behaviour above.
+//! and the sender, already past it, waited for its RTO; `load = "all_classes"` compares the
+//! bytes queued in every class (ACKs too), as its `CalculateInterfaceLoad` reads the egress
+//! queue's `GetNBytesTotal`. Defaults (`"replacement"`, `"tor"`, `"drill"`, `"data"`) are the
+//! behaviour above.
 //! **Re-routes:** a packet sent to another port than the first remembered one.
 
 use super::{Candidates, SwitchCtx, SwitchLb};
@@ -70,6 +72,17 @@ pub enum Control {
     Ns3Ecmp,
 }
 
+/// Which queued bytes are a port's load.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Load {
+    /// The data class's.
+    #[default]
+    Data,
+    /// Every class's (control too), as ConWeave's ns-3.
+    AllClasses,
+}
+
 /// Parameters of `drill`.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(default, deny_unknown_fields)]
@@ -87,6 +100,9 @@ pub struct DrillParams {
     /// `drill` (default) or `ns3_ecmp`: how ACKs, NACKs and CNPs are routed.
     #[serde(skip_serializing_if = "is_default")]
     pub control: Control,
+    /// `data` (default) or `all_classes`: which queued bytes are a port's load.
+    #[serde(skip_serializing_if = "is_default")]
+    pub load: Load,
 }
 
 fn is_default<T: Default + PartialEq>(v: &T) -> bool {
@@ -97,7 +113,7 @@ impl Default for DrillParams {
     fn default() -> Self {
         //= seqbalance §2.5.4 (DRILL); type=assumption
         //# d = 2, m = 1: the original DRILL recommendation.
-        DrillParams { d: 2, m: 1, sample: Sample::Replacement, memory: MemoryPer::Tor, control: Control::Drill }
+        DrillParams { d: 2, m: 1, sample: Sample::Replacement, memory: MemoryPer::Tor, control: Control::Drill, load: Load::Data }
     }
 }
 
@@ -115,6 +131,8 @@ pub struct Drill {
     m: usize,
     distinct: bool,
     per_host: bool,
+    /// `load = "all_classes"`.
+    all_classes: bool,
     /// `control = "ns3_ecmp"`: the hash for everything but data.
     control: Option<super::ns3_ecmp::Ns3Ecmp>,
     memory: HashMap<NodeId, Memory, BuildHasherDefault<KeyHasher>>,
@@ -130,6 +148,7 @@ impl Drill {
             m: p.m as usize,
             distinct: p.sample == Sample::Distinct,
             per_host: p.memory == MemoryPer::Host,
+            all_classes: p.load == Load::AllClasses,
             control: None,
             memory: HashMap::default(),
             scratch: Vec::with_capacity(p.d as usize + MAX_M),
@@ -146,12 +165,17 @@ impl SwitchLb for Drill {
         if let (Some(hash), false) = (&self.control, pkt.kind == PktKind::Data) {
             return hash.index(pkt, cands.len());
         }
+        let all = self.all_classes;
+        let load = |i: usize| {
+            let v = cands.view(i);
+            v.queued_bytes() + if all { v.ctrl_bytes() } else { 0 }
+        };
         let mem = self.memory.entry(if self.per_host { pkt.dst } else { ctx.dst_tor }).or_default();
         let s = &mut self.scratch;
         s.clear();
         for &port in &mem.ports[..mem.len as usize] {
             if let Some(i) = cands.ports().iter().position(|&q| q == port) {
-                s.push((cands.view(i).queued_bytes(), false, i));
+                s.push((load(i), false, i));
             }
         }
         let n = cands.len();
@@ -171,12 +195,12 @@ impl SwitchLb for Drill {
                     }
                     i += 1;
                 }
-                s.push((cands.view(i).queued_bytes(), true, i));
+                s.push((load(i), true, i));
             }
         } else {
             for _ in 0..self.d {
                 let i = ctx.rng.below(n as u64) as usize;
-                s.push((cands.view(i).queued_bytes(), true, i));
+                s.push((load(i), true, i));
             }
         }
         // Fewest bytes first; on equal bytes a remembered port (`false`) first; stable otherwise.
@@ -302,5 +326,19 @@ mod tests {
         assert_eq!(lb.memory[&3].ports[0], ports[1], "host 3 converged on the least loaded port");
         lb.choose(&mut SwitchCtx::new(0, &mut rng, 7), &mut to(4), &c);
         assert_eq!(lb.memory.len(), 2, "host 4, under the same ToR 7, has a memory of its own");
+    }
+
+    #[test]
+    fn all_classes_counts_the_control_queue_as_load() {
+        // Port 0: fewer data bytes, but ACKs queued; port 1: more data, no ACKs.
+        let (ports, mut state) = idle_ports(2);
+        (state[0].data_bytes, state[0].ctrl_bytes, state[1].data_bytes) = (1_000, 1_200, 2_000);
+        let c = Candidates::new(&ports, &state, &[100_000]);
+        let mut rng = Rng::stream(1, "switch_lb", 0);
+        let both = |load| DrillParams { d: 2, m: 0, sample: Sample::Distinct, load, ..DrillParams::default() };
+        let mut data = Drill::new(&both(Load::Data));
+        let mut all = Drill::new(&both(Load::AllClasses));
+        assert_eq!(data.choose(&mut SwitchCtx::new(0, &mut rng, 7), &mut Packet::default(), &c), 0);
+        assert_eq!(all.choose(&mut SwitchCtx::new(0, &mut rng, 7), &mut Packet::default(), &c), 1);
     }
 }
