@@ -294,7 +294,7 @@ fn from_ns3(args: &[String]) -> ExitCode {
                 None => return fail(a, format!("needs a {}; {usage}", if a == "--sim-dir" { "folder" } else { "file name" })),
             },
             "-h" | "--help" => {
-                println!("Translate a config file of the HPCC ns-3 RDMA simulator (scratch/third.cc) into a fabricsim scenario TOML.\n{usage}\nTOPOLOGY_FILE and FLOW_FILE are read relative to the folder the simulator runs in: --sim-dir DIR, default the current folder (its example runs from simulation/: fabricsim from-ns3 mix/config.txt).");
+                println!("Translate a config file of the HPCC ns-3 RDMA simulator (scratch/third.cc), or of ConWeave's fork of it (scratch/network-load-balance.cc: recognised by its keys, e.g. LB_MODE), into a fabricsim scenario TOML.\n{usage}\nTOPOLOGY_FILE and FLOW_FILE are read relative to the folder the simulator runs in: --sim-dir DIR, default the current folder (its example runs from simulation/: fabricsim from-ns3 mix/config.txt).");
                 return ExitCode::SUCCESS;
             }
             _ if config.is_none() => config = Some(a),

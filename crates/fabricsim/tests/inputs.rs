@@ -246,6 +246,11 @@ fn ns3_ecmp_puts_flows_on_the_uplinks_the_simulator_puts_them_on() {
     // Without the simulator's names there is nothing to hash: refused, naming the key.
     let e = Scenario::from_toml(&toml.replace("ns3_topology = \"topology.txt\"\n", ""), &[]).unwrap().setup(&dir).map(|_| ()).unwrap_err().to_string();
     assert!(e.contains("switch.lb") && e.contains("ns3_ecmp"), "{e}");
+    // DRILL hashing its ACKs as ConWeave's simulator does needs the names too.
+    let drill = toml.replace("lb = \"ns3_ecmp\"\ntrimming", "trimming").replace("[switch.pfc]", "[switch.lb]\nname = \"drill\"\ncontrol = \"ns3_ecmp\"\n[switch.pfc]");
+    assert!(Scenario::from_toml(&drill, &[]).unwrap().setup(&dir).is_ok());
+    let e = Scenario::from_toml(&drill.replace("ns3_topology = \"topology.txt\"\n", ""), &[]).unwrap().setup(&dir).map(|_| ()).unwrap_err().to_string();
+    assert!(e.contains("switch.lb") && e.contains("control = \"ns3_ecmp\""), "{e}");
     // Parallel ToR-spine cables have no counterpart in the simulator: refused.
     let e = Scenario::from_toml(&toml.replace("spines = 4\n", "spines = 4\nlinks_per_spine = 2\n"), &[]).unwrap().setup(&dir).map(|_| ()).unwrap_err().to_string();
     assert!(e.contains("switch.lb") && e.contains("parallel links"), "{e}");

@@ -48,6 +48,19 @@
 //! naming the key and what is allowed. Every translation is validated as `fabricsim check`
 //! validates a scenario, a refusal traced back through the refused key's comment to the
 //! config key that wrote it.
+//!
+//! **ConWeave's dialect.** The config of ConWeave's simulator (conweave-project/conweave-ns3 @
+//! 236a801, `scratch/network-load-balance.cc`, an ns-3.19 fork of this one) is recognised by
+//! any key only that simulator reads (`LB_MODE`, `ENABLE_PFC`, `FLOWGEN_START_TIME`,
+//! `RANDOM_SEED`, ...; [`CONWEAVE_ONLY`]); a key only the HPCC simulator reads is then refused.
+//! What changes: `LB_MODE` picks `switch.lb` (0 ECMP as `ns3_ecmp`, the same hash; 2 DRILL,
+//! 3 CONGA, 6 LetFlow with the constants the scratch file hard-codes; 9, ConWeave itself, is
+//! refused); the flow file has no `DPORT` (`format = "conweave"`, ports numbered per source
+//! and per destination); its switches queue ACKs ahead of data (it sets `AckHighPrio` 1);
+//! its Broadcom-style `SwitchMmu` pauses at α = 1/16 of the free buffer with 2 × rate ×
+//! delay + 2 MTU of headroom, and `ENABLE_PFC 0` runs lossy; the run ends 10 s after
+//! `FLOWGEN_STOP_TIME`; `RANDOM_SEED` is the seed; `ENABLE_IRN 1` is refused. Its defaults
+//! differ where the scratch file's globals do (`RP_TIMER` 300, `FAST_RECOVERY_TIMES` 1).
 
 pub use super::Context;
 use super::{emit, line, quote, refusal, show, Doc, Line};
@@ -80,8 +93,8 @@ fn err<T>(key: &str, message: impl Into<String>) -> R<T> {
     Err(KeyError { key: key.to_string(), message: message.into() })
 }
 
-/// Every key `third.cc` reads, with the number of values after it (`None`: a map, a count and
-/// that many pairs).
+/// Every key both simulators read (`third.cc` and ConWeave's `network-load-balance.cc`), with
+/// the number of values after it (`None`: a map, a count and that many pairs).
 const KEYS: &[(&str, Option<usize>)] = &[
     ("ENABLE_QCN", Some(1)),
     ("USE_DYNAMIC_PFC_THRESHOLD", Some(1)),
@@ -95,9 +108,6 @@ const KEYS: &[(&str, Option<usize>)] = &[
     ("L2_BACK_TO_ZERO", Some(1)),
     ("TOPOLOGY_FILE", Some(1)),
     ("FLOW_FILE", Some(1)),
-    ("TRACE_FILE", Some(1)),
-    ("TRACE_OUTPUT_FILE", Some(1)),
-    ("SIMULATOR_STOP_TIME", Some(1)),
     ("ALPHA_RESUME_INTERVAL", Some(1)),
     ("RP_TIMER", Some(1)),
     ("EWMA_GAIN", Some(1)),
@@ -117,11 +127,9 @@ const KEYS: &[(&str, Option<usize>)] = &[
     ("U_TARGET", Some(1)),
     ("INT_MULTI", Some(1)),
     ("RATE_BOUND", Some(1)),
-    ("ACK_HIGH_PRIO", Some(1)),
     ("DCTCP_RATE_AI", Some(1)),
     ("PFC_OUTPUT_FILE", Some(1)),
     ("LINK_DOWN", Some(3)),
-    ("ENABLE_TRACE", Some(1)),
     ("KMAX_MAP", None),
     ("KMIN_MAP", None),
     ("PMAX_MAP", None),
@@ -131,12 +139,79 @@ const KEYS: &[(&str, Option<usize>)] = &[
     ("QLEN_MON_END", Some(1)),
     ("MULTI_RATE", Some(1)),
     ("SAMPLE_FEEDBACK", Some(1)),
+];
+
+/// Keys only the HPCC simulator's `third.cc` reads.
+const HPCC_KEYS: &[(&str, Option<usize>)] = &[
+    ("TRACE_FILE", Some(1)),
+    ("TRACE_OUTPUT_FILE", Some(1)),
+    ("SIMULATOR_STOP_TIME", Some(1)),
+    ("ACK_HIGH_PRIO", Some(1)),
+    ("ENABLE_TRACE", Some(1)),
     ("PINT_LOG_BASE", Some(1)),
     ("PINT_PROB", Some(1)),
 ];
 
-/// Keys that only name the simulator's output files or steer its tracing.
-const OUTPUT_ONLY: &[&str] = &["TRACE_FILE", "TRACE_OUTPUT_FILE", "FCT_OUTPUT_FILE", "PFC_OUTPUT_FILE", "QLEN_MON_FILE", "QLEN_MON_START", "QLEN_MON_END", "ENABLE_TRACE"];
+/// Keys only ConWeave's `network-load-balance.cc` reads: any of them makes the config
+/// ConWeave's.
+pub const CONWEAVE_ONLY: &[(&str, Option<usize>)] = &[
+    ("FLOW_INPUT_FILE", Some(1)),
+    ("CNP_OUTPUT_FILE", Some(1)),
+    ("EST_ERROR_MON_FILE", Some(1)),
+    ("LB_MODE", Some(1)),
+    ("SW_MONITORING_INTERVAL", Some(1)),
+    ("CONWEAVE_TX_EXPIRY_TIME", Some(1)),
+    ("CONWEAVE_REPLY_TIMEOUT_EXTRA", Some(1)),
+    ("CONWEAVE_EXTRA_VOQ_FLUSH_TIME", Some(1)),
+    ("CONWEAVE_PATH_PAUSE_TIME", Some(1)),
+    ("CONWEAVE_DEFAULT_VOQ_WAITING_TIME", Some(1)),
+    ("ENABLE_PFC", Some(1)),
+    ("FLOWGEN_START_TIME", Some(1)),
+    ("FLOWGEN_STOP_TIME", Some(1)),
+    ("VOQ_MON_FILE", Some(1)),
+    ("VOQ_MON_DETAIL_FILE", Some(1)),
+    ("UPLINK_MON_FILE", Some(1)),
+    ("CONN_MON_FILE", Some(1)),
+    ("LOAD", Some(1)),
+    ("ENABLE_IRN", Some(1)),
+    ("RANDOM_SEED", Some(1)),
+];
+
+/// Which simulator's config: the HPCC simulator's `third.cc` or ConWeave's fork.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum Dialect {
+    #[default]
+    Hpcc,
+    Conweave,
+}
+
+impl Dialect {
+    /// The keys this dialect's simulator reads beyond the shared ones.
+    fn own(self) -> &'static [(&'static str, Option<usize>)] {
+        match self {
+            Dialect::Hpcc => HPCC_KEYS,
+            Dialect::Conweave => CONWEAVE_ONLY,
+        }
+    }
+
+    fn program(self) -> &'static str {
+        match self {
+            Dialect::Hpcc => "third.cc",
+            Dialect::Conweave => "network-load-balance.cc",
+        }
+    }
+}
+
+/// Whether `word` is a key of either simulator (a refused scenario key's comment names one).
+fn is_key(word: &str) -> bool {
+    [KEYS, HPCC_KEYS, CONWEAVE_ONLY].iter().any(|t| t.iter().any(|(k, _)| *k == word))
+}
+
+/// Keys that only name the simulator's output files or steer its tracing and monitors.
+const OUTPUT_ONLY: &[&str] = &[
+    "TRACE_FILE", "TRACE_OUTPUT_FILE", "FCT_OUTPUT_FILE", "PFC_OUTPUT_FILE", "QLEN_MON_FILE", "QLEN_MON_START", "QLEN_MON_END", "ENABLE_TRACE",
+    "FLOW_INPUT_FILE", "CNP_OUTPUT_FILE", "EST_ERROR_MON_FILE", "SW_MONITORING_INTERVAL", "VOQ_MON_FILE", "VOQ_MON_DETAIL_FILE", "UPLINK_MON_FILE", "CONN_MON_FILE",
+];
 
 /// Keys of HPCC (`CC_MODE` 3) and HPCC-PINT (10) only.
 const HPCC_ONLY: &[&str] = &["U_TARGET", "MI_THRESH", "INT_MULTI", "MULTI_RATE", "SAMPLE_FEEDBACK", "FAST_REACT"];
@@ -154,6 +229,8 @@ struct Config {
     keys: BTreeMap<&'static str, Entry>,
     /// Keys and values, in the file's order, for the ignored-key notes.
     order: Vec<&'static str>,
+    /// Whose config it is.
+    dialect: Dialect,
 }
 
 /// Splits the config into keys and values as `third.cc` reads it (words separated by white
@@ -161,12 +238,22 @@ struct Config {
 fn parse_config(text: &str) -> R<Config> {
     let words: Vec<(usize, &str)> = text.lines().enumerate().flat_map(|(n, l)| l.split_whitespace().map(move |w| (n + 1, w))).collect();
     let mut c = Config::default();
+    // A key only ConWeave's simulator reads makes it ConWeave's config (a value never spells
+    // one of these upper-case keys).
+    let marker = words.iter().find(|(_, w)| CONWEAVE_ONLY.iter().any(|(k, _)| k == w));
+    if marker.is_some() {
+        c.dialect = Dialect::Conweave;
+    }
+    let own = c.dialect.own();
     let mut i = 0;
     while i < words.len() {
         let (n, word) = words[i];
-        let Some(&(key, arity)) = KEYS.iter().find(|(k, _)| *k == word) else {
-            let names: Vec<&str> = KEYS.iter().map(|(k, _)| *k).collect();
-            return err(clip(word).as_ref(), format!("line {n}: unknown key (the simulator would skip it silently, and read its value as a key); third.cc reads {}", names.join(" ")));
+        let Some(&(key, arity)) = KEYS.iter().chain(own).find(|(k, _)| *k == word) else {
+            if let (Some((m, by)), true) = (marker, HPCC_KEYS.iter().any(|(k, _)| *k == word)) {
+                return err(word, format!("line {n}: the HPCC simulator's key in ConWeave's config (`{by}` on line {m} is ConWeave's): network-load-balance.cc does not read it (it would skip it silently, and read its value as a key); remove it"));
+            }
+            let names: Vec<&str> = KEYS.iter().chain(own).map(|(k, _)| *k).collect();
+            return err(clip(word).as_ref(), format!("line {n}: unknown key (the simulator would skip it silently, and read its value as a key); {} reads {}", c.dialect.program(), names.join(" ")));
         };
         let arity = match arity {
             Some(a) => a,
@@ -314,8 +401,9 @@ struct Fabric {
     /// Whether every pair of hosts has the same path (one ToR): ns-3's `GLOBAL_T` window is
     /// then every pair's own.
     one_tor: bool,
-    /// ns-3's per-port PFC headroom (3 × rate × delay) on host ports and on uplinks.
-    headroom: (u64, Option<u64>),
+    /// rate × delay in bytes (whole, as the simulators compute it) on host cables and on
+    /// uplinks: the PFC headroom's unit.
+    in_flight: (u64, Option<u64>),
     /// ns-3's largest base RTT (ns) and BDP (bytes) over host pairs (its `maxRtt`, `maxBdp`).
     max_rtt_ns: u64,
     max_bdp: u64,
@@ -478,7 +566,7 @@ fn shape(name: &str, is_switch: &[bool], cables: &[Cable], payload: u64) -> R<Fa
     };
     let max_rtt_ns = 2 * delay + txd;
     let max_bdp = (max_rtt_ns as u128 * bw as u128 / 1_000_000_000 / 8) as u64;
-    let headroom = |bps: u64, d: f64| (bps as u128 * d.round() as u128 / 8 / 1_000_000_000 * 3) as u64;
+    let in_flight = |bps: u64, d: f64| (bps as u128 * d.round() as u128 / 8 / 1_000_000_000) as u64;
 
     let src = |what: &str| format!("TOPOLOGY_FILE {name}: {what}");
     let mut lines = vec![line("kind", "\"leaf_spine\"", src(if tors == 1 { "a one-switch star" } else { "a 2-tier leaf-spine" }))];
@@ -501,7 +589,7 @@ fn shape(name: &str, is_switch: &[bool], cables: &[Cable], payload: u64) -> R<Fa
         host_bps,
         up_bps: upl.map(|u| u.0),
         one_tor: tors == 1,
-        headroom: (headroom(host_bps, host_delay), upl.map(|(b, d)| headroom(b, d))),
+        in_flight: (in_flight(host_bps, host_delay), upl.map(|(b, d)| in_flight(b, d))),
         max_rtt_ns,
         max_bdp,
     })
@@ -560,12 +648,144 @@ impl Mode {
     }
 }
 
+/// The load balancer ConWeave's `LB_MODE` selects.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Lb {
+    Ecmp,
+    Drill,
+    Conga,
+    Letflow,
+}
+
+impl Lb {
+    fn of(c: &Config) -> R<Lb> {
+        const ALLOWED: &str = "allowed 0 (ECMP), 2 (DRILL), 3 (CONGA), 6 (LetFlow)";
+        match c.whole::<u32>("LB_MODE", 0, "a mode number")? {
+            0 => Ok(Lb::Ecmp),
+            2 => Ok(Lb::Drill),
+            3 => Ok(Lb::Conga),
+            6 => Ok(Lb::Letflow),
+            9 => err("LB_MODE", format!("not supported: 9 (ConWeave's own rerouting and reordering queues) is not in fabricsim; {ALLOWED}")),
+            v => err("LB_MODE", format!("{v}: ConWeave's simulator knows 0 (ECMP), 2 (DRILL), 3 (CONGA), 6 (LetFlow), 9 (ConWeave); {ALLOWED}")),
+        }
+    }
+
+    /// `[switch.lb]` for the mode: the scheme and the constants `network-load-balance.cc`
+    /// hard-codes (no config key sets them), each named; what fabricsim does otherwise goes
+    /// to `notes`.
+    fn lines(self, c: &Config, notes: &mut Vec<String>) -> Vec<Line> {
+        let mode = c.src("LB_MODE", "the simulator's default 0");
+        let acks = "SwitchNode::GetOutDev hashes control packets (ACK, NACK) by ECMP whatever LB_MODE is; fabricsim's scheme routes them as flowlets of their own (in order, and ahead of data, so their path hardly delays them)";
+        match self {
+            Lb::Ecmp => vec![
+                line("name", "\"ns3_ecmp\"", format!("{mode}: SwitchNode::DoLbFlowECMP, the HPCC simulator's hash: MurmurHash3 of (sip, dip, sport|dport<<16) seeded by the switch's node id")),
+            ],
+            Lb::Drill => {
+                vec![
+                    line("name", "\"drill\"", format!("{mode}: SwitchNode::DoLbDrill, per packet, at every switch with a choice")),
+                    line("d", 2, "SwitchNode's m_drill_candidate = 2 (network-load-balance.cc has no key for it)"),
+                    line("m", 1, "SwitchNode::DoLbDrill remembers one port, the last best"),
+                    line("sample", "\"distinct\"", "SwitchNode::DoLbDrill shuffles the next hops (random_shuffle) and samples the first d"),
+                    line("memory", "\"host\"", "SwitchNode's m_previousBestInterfaceMap is keyed by destination IP"),
+                    line("control", "\"ns3_ecmp\"", "SwitchNode::GetOutDev hashes control packets (ACK, NACK) by ECMP under every LB_MODE"),
+                    line("load", "\"all_classes\"", "SwitchNode::CalculateInterfaceLoad: the egress queue's GetNBytesTotal, every class"),
+                ]
+            }
+            Lb::Conga => {
+                notes.push(format!("{mode} (CONGA): the simulator compares 4 consecutive paths from a random start (GetBestPath), fabricsim every uplink (the same with 4 or fewer); {acks}"));
+                vec![
+                    line("name", "\"conga\"", format!("{mode}: CongaRouting, source-leaf flowlets on the least congested path")),
+                    line("ties", "\"random\"", "CongaRouting::GetBestPath picks at random among the least congested paths"),
+                    line("gap_us", 100, "network-load-balance.cc's conga_flowletTimeout, 100 µs (no key)"),
+                    line("dre_period_us", 50, "network-load-balance.cc's conga_dreTime, 50 µs (no key)"),
+                    line("dre_alpha", "0.2", "network-load-balance.cc's conga_alpha (no key)"),
+                    line("quant_bits", 3, "network-load-balance.cc's conga_quantizeBit (no key)"),
+                    line("age_us", 500, "network-load-balance.cc's conga_agingTime, 500 µs (no key)"),
+                ]
+            }
+            Lb::Letflow => {
+                notes.push(format!("{mode} (LetFlow): {acks}"));
+                vec![
+                    line("name", "\"letflow\"", format!("{mode}: LetflowRouting, a random path per flowlet at the source ToR")),
+                    line("gap_us", 100, "network-load-balance.cc's letflow_flowletTimeout, 100 µs (no key)"),
+                ]
+            }
+        }
+    }
+}
+
+/// `[switch.pfc]` for the HPCC simulator's `SwitchMmu`: the shared buffer, α × the free
+/// shared buffer, 3 × rate × delay of headroom per port, a 3 KiB resume offset.
+fn hpcc_pfc(c: &Config, fabric: &Fabric, buffer_mib: u64, latency: &str) -> Vec<Line> {
+    let (hr_host, hr_up) = (fabric.in_flight.0 * 3, fabric.in_flight.1.map(|u| u * 3));
+    let hr = hr_up.map_or(hr_host, |u| u.max(hr_host));
+    let hr_note = match hr_up.filter(|&u| u != hr_host) {
+        Some(u) => format!("TOPOLOGY_FILE: third.cc reserves 3 × rate × delay per port: {hr_host} B on host ports, {u} B on ToR–spine ports; fabricsim has one headroom, the larger"),
+        None => format!("TOPOLOGY_FILE: third.cc reserves 3 × rate × delay per port ({} Gb/s × {latency} ns × 3)", gbps(fabric.host_bps)),
+    };
+    let alpha_note = match fabric.up_bps.filter(|&u| u > fabric.host_bps) {
+        Some(u) => {
+            let (mut shift, mut r) = (3u32, u);
+            while r > fabric.host_bps && shift > 0 {
+                shift -= 1;
+                r /= 2;
+            }
+            format!("pfc_a_shift 3: α = 1/8 on ports at the NIC rate; third.cc gives the {} Gb/s ports 1/{} (fabricsim has one α)", gbps(u), 1u32 << shift)
+        }
+        None => "pfc_a_shift 3: the free shared buffer >> 3 (every port runs at the NIC rate)".into(),
+    };
+    vec![
+        line("enabled", true, "QbbNetDevice's QbbEnabled default: lossless"),
+        line("buffer_bytes", buffer_mib * 1_048_576, c.src("BUFFER_SIZE", "the simulator's default 16") + " (MiB: × 1024 × 1024, SwitchMmu::ConfigBufferSize)"),
+        line("threshold", "\"dynamic\"", "SwitchMmu::GetPfcThreshold: α × the free shared buffer"),
+        line("alpha", "0.125", alpha_note),
+        line("headroom_bytes", hr, hr_note),
+        line("resume_offset_bytes", 3072, "SwitchMmu's resume_offset (3 KiB); its 4 KiB reserve per port is not modelled"),
+    ]
+}
+
+/// The MTU ConWeave's `SwitchMmu` counts its guarantees and headroom in (`switch-mmu.h`: 1000 B
+/// + headers, whatever PACKET_PAYLOAD_SIZE is).
+const CONWEAVE_MMU_MTU: u64 = 1048;
+
+/// `[switch.pfc]` for ConWeave's Broadcom-style `SwitchMmu`: `ENABLE_PFC`, the `BUFFER_SIZE`
+/// MiB buffer, XOFF when an ingress priority group holds more than its 2-MTU guarantee plus
+/// IngressAlpha (1/16) × the free shared pool, headroom 2 × rate × delay + 2 MTU per port
+/// (`network-load-balance.cc`, `ConfigHdrm`), resume 16 B × α below the threshold.
+fn conweave_pfc(c: &Config, fabric: &Fabric, buffer_mib: u64, latency: &str, notes: &mut Vec<String>) -> R<Vec<Line>> {
+    let enabled = c.flag("ENABLE_PFC", true)?;
+    if !c.flag("USE_DYNAMIC_PFC_THRESHOLD", true)? {
+        return err("USE_DYNAMIC_PFC_THRESHOLD", "not supported: 0 (ConWeave's SwitchMmu then pauses at static per-port and per-PG limits of 4800 and 20 MTU): fabricsim's [switch.pfc] has one static threshold per ingress port; allowed 1");
+    }
+    // fabricsim's lossless accounting also needs the PAUSE frame's own serialisation (two
+    // 64 B frames, `pfc.rs`): without it a port overflowed its ConfigHdrm headroom in a DRILL
+    // run here, where ConWeave's MMU would have dropped ("ingress headroom full").
+    let hr_of = |f: u64| 2 * f + 2 * CONWEAVE_MMU_MTU + 2 * 64;
+    let (hr_host, hr_up) = (hr_of(fabric.in_flight.0), fabric.in_flight.1.map(hr_of));
+    let hr = hr_up.map_or(hr_host, |u| u.max(hr_host));
+    let hr_note = match hr_up.filter(|&u| u != hr_host) {
+        Some(u) => format!("TOPOLOGY_FILE: ConfigHdrm reserves 2 × rate × delay + 2 × 1048 B per port, fabricsim adds 2 PAUSE frames of 64 B: {hr_host} B on host ports, {u} B on ToR–spine ports; fabricsim has one headroom, the larger"),
+        None => format!("TOPOLOGY_FILE: ConfigHdrm reserves 2 × rate × delay + 2 × 1048 B per port ({} Gb/s × {latency} ns × 2 + 2096 B), + 2 PAUSE frames of 64 B that fabricsim's lossless accounting needs", gbps(fabric.host_bps)),
+    };
+    if enabled {
+        notes.push("ConWeave's SwitchMmu grants each ingress priority group 2 × 1048 B before the α threshold applies, keeps 8 × 1048 B per port out of the shared pool, and marks ECN on the egress queue's shared bytes (the queue less 1049 B); fabricsim's pool is the buffer less the headroom, its threshold and marking on the whole".into());
+    }
+    Ok(vec![
+        line("enabled", enabled, c.src("ENABLE_PFC", "the simulator's default 1") + if enabled { ": lossless" } else { ": lossy, the MMU drops" }),
+        line("buffer_bytes", buffer_mib * 1_048_576, c.src("BUFFER_SIZE", "") + " (MiB: × 1024 × 1024, SwitchMmu::ConfigBufferSize)"),
+        line("threshold", "\"dynamic\"", "SwitchMmu::GetPauseClasses (USE_DYNAMIC_PFC_THRESHOLD): α × the free shared pool"),
+        line("alpha", "0.0625", "SwitchMmu's IngressAlpha default, 1/16 (network-load-balance.cc sets no other)"),
+        line("headroom_bytes", hr, hr_note),
+        line("resume_offset_bytes", 1, "SwitchMmu::GetResumeClasses: resume at α × (free pool − 16 B), 1 B under the threshold"),
+    ])
+}
+
 /// Translates the config `config` (its text; `name` as the user gave it, for the scenario's
 /// head) into a scenario TOML.
 pub fn translate(name: &str, config: &str, ctx: &Context) -> R<String> {
     let c = parse_config(config)?;
     let doc = build(&c, name, ctx)?;
-    match refusal(&doc, ctx, |w| KEYS.iter().any(|(k, _)| *k == w), "config") {
+    match refusal(&doc, ctx, is_key, "config") {
         None => Ok(doc.text),
         Some((key, message)) => err(&key, message),
     }
@@ -580,6 +800,11 @@ fn read(key: &str, c: &Config, ctx: &Context) -> R<(String, std::path::PathBuf, 
 /// Writes the scenario for the parsed config.
 fn build(c: &Config, config_name: &str, ctx: &Context) -> R<Doc> {
     let mode = Mode::of(c)?;
+    let cw = c.dialect == Dialect::Conweave;
+    let lb = if cw { Some(Lb::of(c)?) } else { None };
+    if cw && c.flag("ENABLE_IRN", false)? {
+        return err("ENABLE_IRN", "not supported: 1 (IRN's selective repeat, without PFC in ConWeave's runs): fabricsim's RoCE receiver is go-back-N; allowed 0");
+    }
     let payload: u64 = c.whole("PACKET_PAYLOAD_SIZE", 1000, "a payload size in bytes")?;
     if !(1..=65_535).contains(&payload) {
         return err("PACKET_PAYLOAD_SIZE", format!("{payload}: allowed 1..=65535 bytes"));
@@ -631,7 +856,7 @@ fn build(c: &Config, config_name: &str, ctx: &Context) -> R<Doc> {
     if mode == Mode::Dctcp && !has_win {
         return err("HAS_WIN", "not supported: 0 under CC_MODE 8: fabricsim's dctcp is a window (ns-3's a rate); allowed 1");
     }
-    let ack_high = c.whole::<u32>("ACK_HIGH_PRIO", 0, "0 or 1")?;
+    let ack_high = if cw { 0 } else { c.whole::<u32>("ACK_HIGH_PRIO", 0, "0 or 1")? };
     if ack_high > 1 {
         return err("ACK_HIGH_PRIO", format!("{ack_high}: allowed 0 or 1"));
     }
@@ -639,16 +864,23 @@ fn build(c: &Config, config_name: &str, ctx: &Context) -> R<Doc> {
         notes.push(format!("{}: the simulator's NICs never pause ACKs; fabricsim's pause them with the data (its switches queue them with the data either way)", c.src("ACK_HIGH_PRIO", "")));
     }
     let ecn = c.flag("ENABLE_QCN", true)?;
-    let buffer_mib: u64 = c.whole("BUFFER_SIZE", 16, "a size in MiB")?;
+    let buffer_mib: u64 = c.whole("BUFFER_SIZE", if cw { 0 } else { 16 }, "a size in MiB")?;
+    if cw && buffer_mib == 0 {
+        return err("BUFFER_SIZE", format!("{}: ConWeave's SwitchMmu then sizes the buffer as 375 KB × its default 12 ports, whatever the switch's ports; give BUFFER_SIZE in MiB (its run.py writes 9); allowed 1..=4095", if c.has("BUFFER_SIZE") { "0" } else { "absent, the simulator's default 0" }));
+    }
     if buffer_mib == 0 || buffer_mib * 1_048_576 > u32::MAX as u64 {
         return err("BUFFER_SIZE", format!("{buffer_mib}: allowed 1..=4095 MiB (the simulator keeps the buffer in 32 bits)"));
     }
-    let stop_s = c.num("SIMULATOR_STOP_TIME", 3.01, "a time in seconds")?;
+    // ConWeave's run ends once every flow has finished, at the latest 10 s after
+    // FLOWGEN_STOP_TIME (`Simulator::Stop(flowgen_stop_time + 10.0)`).
+    let stop_s = if cw { c.num("FLOWGEN_STOP_TIME", 2.5, "a time in seconds")? + 10.0 } else { c.num("SIMULATOR_STOP_TIME", 3.01, "a time in seconds")? };
+    let flowgen_start_s = if cw { c.num("FLOWGEN_START_TIME", 2.0, "a time in seconds")? } else { 2.0 };
+    let seed: u64 = if cw { c.whole("RANDOM_SEED", 1, "a whole number")? } else { 1 };
     let link_down: Vec<u64> = match c.keys.get("LINK_DOWN") {
         Some(e) => e.words.iter().map(|w| w.parse::<u64>().or_else(|_| err("LINK_DOWN", format!("`{}` is not a whole number: the key is `LINK_DOWN TIME_US NODE NODE`", clip(w))))).collect::<R<_>>()?,
         None => vec![0, 0, 0],
     };
-    for key in ["USE_DYNAMIC_PFC_THRESHOLD", "CLAMP_TARGET_RATE", "VAR_WIN", "FAST_REACT", "MULTI_RATE", "SAMPLE_FEEDBACK", "ENABLE_TRACE"] {
+    for key in ["USE_DYNAMIC_PFC_THRESHOLD", "CLAMP_TARGET_RATE", "VAR_WIN", "FAST_REACT", "MULTI_RATE", "SAMPLE_FEEDBACK", "ENABLE_TRACE", "ENABLE_PFC"] {
         c.flag(key, false)?;
     }
 
@@ -699,8 +931,18 @@ fn build(c: &Config, config_name: &str, ctx: &Context) -> R<Doc> {
         let shown = c.src(key, "");
         if OUTPUT_ONLY.contains(&key) {
             ignored.push(shown);
+        } else if key.starts_with("CONWEAVE_") {
+            no_effect.push(format!("{shown} (ConWeave's own timers: LB_MODE 9 only)"));
+        } else if key == "LOAD" {
+            no_effect.push(format!("{shown} (network-load-balance.cc reads it, nothing uses it: the flow file is the load)"));
+        } else if key == "FLOWGEN_START_TIME" && link_down[0] == 0 {
+            no_effect.push(format!("{shown} (starts the simulator's monitors and LINK_DOWN's clock; the flow file gives the starts)"));
+        } else if ["LB_MODE", "ENABLE_PFC", "FLOWGEN_STOP_TIME", "RANDOM_SEED", "ENABLE_IRN"].contains(&key) {
+            // Translated below.
+        } else if key == "USE_DYNAMIC_PFC_THRESHOLD" && cw {
+            // Translated with [switch.pfc] (1 only).
         } else if ["USE_DYNAMIC_PFC_THRESHOLD", "DATA_RATE", "LINK_DELAY"].contains(&key) {
-            no_effect.push(format!("{shown} (third.cc reads it, nothing uses it{})", if key == "USE_DYNAMIC_PFC_THRESHOLD" { ": SwitchMmu always runs the dynamic threshold" } else { ": the topology file gives rates and delays" }));
+            no_effect.push(format!("{shown} ({} reads it, nothing uses it{})", c.dialect.program(), if key == "USE_DYNAMIC_PFC_THRESHOLD" { ": SwitchMmu always runs the dynamic threshold" } else { ": the topology file gives rates and delays" }));
         } else if key == "PAUSE_TIME" {
             no_effect.push(format!("{shown} (a pause lasts until the resume, as in fabricsim)"));
         } else if !mode.reads(key) {
@@ -716,8 +958,13 @@ fn build(c: &Config, config_name: &str, ctx: &Context) -> R<Doc> {
     let mut out = Doc::default();
     let w = &mut head;
     let _ = writeln!(w, "# Scenario translated by `fabricsim from-ns3` from {config_name}.");
-    let _ = writeln!(w, "# Each key names the config key it comes from, or the HPCC ns-3 simulator's default it makes");
-    let _ = writeln!(w, "# explicit (alibaba-edu/High-Precision-Congestion-Control @ 9f4be2a, simulation/scratch/third.cc).");
+    if cw {
+        let _ = writeln!(w, "# Each key names the config key it comes from, or the default of ConWeave's ns-3 simulator it makes");
+        let _ = writeln!(w, "# explicit (conweave-project/conweave-ns3 @ 236a801, scratch/network-load-balance.cc; read as ConWeave's for its keys).");
+    } else {
+        let _ = writeln!(w, "# Each key names the config key it comes from, or the HPCC ns-3 simulator's default it makes");
+        let _ = writeln!(w, "# explicit (alibaba-edu/High-Precision-Congestion-Control @ 9f4be2a, simulation/scratch/third.cc).");
+    }
     let _ = writeln!(w, "# The simulator's largest base RTT {} ns and BDP {} B (maxRtt, maxBdp: payload serialisation only).", fabric.max_rtt_ns, fabric.max_bdp);
     if !ignored.is_empty() {
         let _ = writeln!(w, "# Ignored (ns-3 output only): {}", ignored.join(", "));
@@ -731,7 +978,12 @@ fn build(c: &Config, config_name: &str, ctx: &Context) -> R<Doc> {
     let w = &mut out;
     let stem = Path::new(config_name).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     let _ = writeln!(w);
-    emit(w, None, &[line("name", quote(&format!("ns-3 {stem}")), "copied into summary.json"), line("seed", 1, "ns-3's default seed (third.cc sets none; the random streams differ all the same)")]);
+    let seed_line = if cw {
+        line("seed", seed, c.src("RANDOM_SEED", "the simulator's default 1") + " (srand and ns-3's seed there; fabricsim's random streams differ all the same)")
+    } else {
+        line("seed", 1, "ns-3's default seed (third.cc sets none; the random streams differ all the same)")
+    };
+    emit(w, None, &[line("name", quote(&format!("ns-3 {stem}")), "copied into summary.json"), seed_line]);
     emit(w, Some("topology"), &fabric.lines);
 
     let mut sw = vec![
@@ -740,8 +992,17 @@ fn build(c: &Config, config_name: &str, ctx: &Context) -> R<Doc> {
     ];
     sw.extend(ecn_at[0].1.iter().cloned());
     sw.push(line("ecn_mark_at", "\"dequeue\"", "SwitchNode::SwitchNotifyDequeue marks on the bytes left behind"));
-    sw.push(line("lb", "\"ns3_ecmp\"", "SwitchNode::GetOutDev: MurmurHash3 of (sip, dip, sport|dport<<16) seeded by the switch's node id, so every flow and ACK takes the simulator's path"));
+    let lb_table = match lb {
+        None => {
+            sw.push(line("lb", "\"ns3_ecmp\"", "SwitchNode::GetOutDev: MurmurHash3 of (sip, dip, sport|dport<<16) seeded by the switch's node id, so every flow and ACK takes the simulator's path"));
+            Vec::new()
+        }
+        Some(lb) => lb.lines(c, &mut notes),
+    };
     emit(w, Some("switch"), &sw);
+    if !lb_table.is_empty() {
+        emit(w, Some("switch.lb"), &lb_table);
+    }
     for (bps, lines) in &ecn_at[1..] {
         let mut l = vec![line("rate_gbps", gbps(*bps), format!("KMIN_MAP / KMAX_MAP / PMAX_MAP at {bps} b/s, the ToR–spine rate in TOPOLOGY_FILE"))];
         l.extend(lines.iter().cloned());
@@ -749,35 +1010,9 @@ fn build(c: &Config, config_name: &str, ctx: &Context) -> R<Doc> {
     }
 
     // PFC: SwitchMmu's shared buffer, dynamic threshold and per-port headroom.
-    let (hr_host, hr_up) = fabric.headroom;
-    let hr = hr_up.map_or(hr_host, |u| u.max(hr_host));
-    let hr_note = match hr_up.filter(|&u| u != hr_host) {
-        Some(u) => format!("TOPOLOGY_FILE: third.cc reserves 3 × rate × delay per port: {hr_host} B on host ports, {u} B on ToR–spine ports; fabricsim has one headroom, the larger"),
-        None => format!("TOPOLOGY_FILE: third.cc reserves 3 × rate × delay per port ({} Gb/s × {} ns × 3)", gbps(fabric.host_bps), show(fabric.lines.iter().find(|l| l.0 == "host_link_latency_ns").map_or(0.0, |l| l.1.parse().unwrap_or(0.0)))),
-    };
-    let alpha_note = match fabric.up_bps.filter(|&u| u > fabric.host_bps) {
-        Some(u) => {
-            let (mut shift, mut r) = (3u32, u);
-            while r > fabric.host_bps && shift > 0 {
-                shift -= 1;
-                r /= 2;
-            }
-            format!("pfc_a_shift 3: α = 1/8 on ports at the NIC rate; third.cc gives the {} Gb/s ports 1/{} (fabricsim has one α)", gbps(u), 1u32 << shift)
-        }
-        None => "pfc_a_shift 3: the free shared buffer >> 3 (every port runs at the NIC rate)".into(),
-    };
-    emit(
-        w,
-        Some("switch.pfc"),
-        &[
-            line("enabled", true, "QbbNetDevice's QbbEnabled default: lossless"),
-            line("buffer_bytes", buffer_mib * 1_048_576, c.src("BUFFER_SIZE", "the simulator's default 16") + " (MiB: × 1024 × 1024, SwitchMmu::ConfigBufferSize)"),
-            line("threshold", "\"dynamic\"", "SwitchMmu::GetPfcThreshold: α × the free shared buffer"),
-            line("alpha", "0.125", alpha_note),
-            line("headroom_bytes", hr, hr_note),
-            line("resume_offset_bytes", 3072, "SwitchMmu's resume_offset (3 KiB); its 4 KiB reserve per port is not modelled"),
-        ],
-    );
+    let latency = show(fabric.lines.iter().find(|l| l.0 == "host_link_latency_ns").map_or(0.0, |l| l.1.parse().unwrap_or(0.0)));
+    let pfc = if cw { conweave_pfc(c, &fabric, buffer_mib, &latency, &mut notes)? } else { hpcc_pfc(c, &fabric, buffer_mib, &latency) };
+    emit(w, Some("switch.pfc"), &pfc);
 
     let int_note = match mode {
         Mode::Hpcc => format!(" + {} B INT: 5 hops of 8 B and a hop count (CC_MODE 3)", mode.int_bytes()),
@@ -794,24 +1029,36 @@ fn build(c: &Config, config_name: &str, ctx: &Context) -> R<Doc> {
         },
         line("ack_every", 1, format!("{}: ReceiveUdp resets the milestone to it on every packet, so every packet {} is ACKed", c.src("L2_ACK_INTERVAL", ""), if ack_interval <= payload { "".to_string() } else { format!("past the first {ack_interval} B") }).replace("packet  is", "packet is")),
         line("lb", "\"ecmp\"", "one entropy per flow (the switches' ns3_ecmp reads the flow's ports, not the entropy)"),
-        line("ack_class", "\"data\"", "SwitchNode's AckHighPrio (never set by third.cc, 0): ACKs and NACKs wait in the data's queue at switches, FIFO with it; NICs send them ahead of data"),
-        // A finite RTO would fire where ns-3 waits: behind a deep paused queue (over 4 ms of
-        // queueing at 400 G with a 256 MiB buffer), turning a delay into a go-back-N resend.
-        line("rto_us", show(stop_s * 1e6), format!("RdmaHw has no retransmission timer (NACKs only): one as long as the run ({}) never fires", c.src("SIMULATOR_STOP_TIME", "the simulator's default 3.01 s"))),
+        if cw {
+            line("ack_class", "\"control\"", "network-load-balance.cc sets every switch's AckHighPrio 1: ACKs and NACKs go ahead of data (queue 0), as NICs send them")
+        } else {
+            line("ack_class", "\"data\"", "SwitchNode's AckHighPrio (never set by third.cc, 0): ACKs and NACKs wait in the data's queue at switches, FIFO with it; NICs send them ahead of data")
+        },
+        if cw {
+            line("rto_us", 4000, "ConWeave's RdmaQueuePair goes back after 4 ms without an ACK (m_timeout)")
+        } else {
+            // A finite RTO would fire where ns-3 waits: behind a deep paused queue (over 4 ms
+            // of queueing at 400 G with a 256 MiB buffer), turning a delay into a go-back-N resend.
+            line("rto_us", show(stop_s * 1e6), format!("RdmaHw has no retransmission timer (NACKs only): one as long as the run ({}) never fires", c.src("SIMULATOR_STOP_TIME", "the simulator's default 3.01 s")))
+        },
     ];
     if chunk > 0 {
         notes.push(format!("{} asks for an ACK at every chunk boundary too; every packet is ACKed already", c.src("L2_CHUNK_SIZE", "")));
     }
     emit(w, Some("transport"), &tr);
-    emit(
-        w,
-        Some("transport.reliability"),
-        &[
-            line("name", "\"go_back_n\"", c.src("L2_BACK_TO_ZERO", "the simulator's default 0: go-back-N from the NACKed packet")),
-            line("nack_repeat", "\"interval\"", "RdmaHw NACKs a gap once, again once its NACK interval passed"),
-            line("nack_interval_us", 500, "RdmaHw's \"NACK Generation Interval\" default, 500 µs"),
-        ],
-    );
+    let mut rel = vec![
+        line("name", "\"go_back_n\"", c.src("L2_BACK_TO_ZERO", "the simulator's default 0: go-back-N from the NACKed packet")),
+        line("nack_repeat", "\"interval\"", "RdmaHw NACKs a gap once, again once its NACK interval passed"),
+    ];
+    if cw {
+        rel.push(line("nack_interval_us", 4, "ConWeave's RdmaHw NACKGenerationInterval default, 4 µs"));
+        // (The HPCC dialect keeps the default rewind: its parity cases never reorder, and its
+        // scenarios stay as they were.)
+        rel.push(line("rewind", "\"every_nack\"", "RdmaHw::ReceiveAck calls RecoverQueue on every NACK: snd_nxt = snd_una, everything from the NACKed PSN is resent in order"));
+    } else {
+        rel.push(line("nack_interval_us", 500, "RdmaHw's \"NACK Generation Interval\" default, 500 µs"));
+    }
+    emit(w, Some("transport.reliability"), &rel);
 
     // Congestion control: one arm per CC_MODE. The simulator counts a window in payload bytes
     // (`RdmaQueuePair::IsWinBound`: snd_nxt - snd_una against maxBdp), fabricsim in wire bytes:
@@ -834,7 +1081,7 @@ fn build(c: &Config, config_name: &str, ctx: &Context) -> R<Doc> {
             if !c.has("EWMA_GAIN") {
                 return err("EWMA_GAIN", "absent: third.cc's default is `1 / 16` in integer arithmetic, 0, so α would never move; give EWMA_GAIN (e.g. 0.00390625)");
             }
-            if !c.has("RP_TIMER") {
+            if !c.has("RP_TIMER") && !cw {
                 return err("RP_TIMER", "absent: third.cc leaves it 0 µs, a rate-increase timer that fires without end; give RP_TIMER (µs, e.g. 900)");
             }
             let why = "third.cc passes an empty rate string; give it (e.g. 50Mb/s)";
@@ -843,9 +1090,10 @@ fn build(c: &Config, config_name: &str, ctx: &Context) -> R<Doc> {
             cc.push(line("g", show(g), c.src("EWMA_GAIN", "")));
             cc.push(line("alpha_init", "1.0", "RdmaQueuePair: α = 1 (the first CNP sets it to 1 too)"));
             cc.push(line("alpha_timer_us", show(c.num("ALPHA_RESUME_INTERVAL", 55.0, "a time in µs")?), c.src("ALPHA_RESUME_INTERVAL", "the simulator's default 55 µs")));
-            cc.push(line("rate_timer_us", show(c.num("RP_TIMER", 0.0, "a time in µs")?), c.src("RP_TIMER", "")));
+            cc.push(line("rate_timer_us", show(c.num("RP_TIMER", 300.0, "a time in µs")?), c.src("RP_TIMER", "the simulator's default 300 µs")));
             cc.push(line("byte_counter_bytes", 0, "the simulator's Mellanox DCQCN has no byte counter"));
-            cc.push(line("fast_recovery_steps", c.whole::<u32>("FAST_RECOVERY_TIMES", 5, "a whole number")?, c.src("FAST_RECOVERY_TIMES", "the simulator's default 5")));
+            let frt = if cw { 1 } else { 5 };
+            cc.push(line("fast_recovery_steps", c.whole::<u32>("FAST_RECOVERY_TIMES", frt, "a whole number")?, c.src("FAST_RECOVERY_TIMES", &format!("the simulator's default {frt}"))));
             cc.push(line("rate_ai_mbps", mbps(ai), c.src("RATE_AI", "")));
             cc.push(line("rate_hai_mbps", mbps(hai), c.src("RATE_HAI", "")));
             cc.push(line("min_rate_mbps", mbps(min_rate), c.src("MIN_RATE", "the simulator's default 100Mb/s")));
@@ -853,6 +1101,9 @@ fn build(c: &Config, config_name: &str, ctx: &Context) -> R<Doc> {
             cc.push(line("reaction_point", "\"mellanox\"", "CC_MODE 1: RdmaHw's Mellanox RP: the ACKs' ECN echo is the CNP, the first one only arms the timers, cuts on the decrease timer"));
             cc.push(line("rate_decrease_interval_us", show(c.num("RATE_DECREASE_INTERVAL", 4.0, "a time in µs")?), c.src("RATE_DECREASE_INTERVAL", "the simulator's default 4 µs")));
             cc.push(line("rate_on_first_cnp", "1.0", "RdmaHw's RateOnFirstCnp default: no cut on the first CNP"));
+            if cw {
+                cc.push(line("ooo_triggers_cnp", true, "ConWeave's RdmaHw::ReceiveUdp sets the CNP flag on every NACK of an out-of-order packet (cnp_check)"));
+            }
             win(&mut cc);
         }
         Mode::Hpcc => {
@@ -914,7 +1165,7 @@ fn build(c: &Config, config_name: &str, ctx: &Context) -> R<Doc> {
         &[
             line("kind", "\"flow_list\"", "FLOW_FILE: the simulator's flow file"),
             line("file", quote(&ctx.file_name(&flow_name, &flow_path)), format!("FLOW_FILE {flow_name}")),
-            line("format", "\"ns3\"", "SRC DST PG DPORT SIZE START lines"),
+            if cw { line("format", "\"conweave\"", "SRC DST PG SIZE START lines; ports numbered per source and per destination") } else { line("format", "\"ns3\"", "SRC DST PG DPORT SIZE START lines") },
             line("ns3_topology", quote(&ctx.file_name(&topo_name, &topo_path)), format!("TOPOLOGY_FILE {topo_name}: node ids map to hosts by rank, as fabricsim numbers them")),
         ],
     );
@@ -930,7 +1181,7 @@ fn build(c: &Config, config_name: &str, ctx: &Context) -> R<Doc> {
             w,
             Some("[link_events"),
             &[
-                line("at_us", link_down[0] + 2_000_000, format!("{}: third.cc takes the link down at 2 s + {} µs", c.src("LINK_DOWN", ""), link_down[0])),
+                line("at_us", show(link_down[0] as f64 + flowgen_start_s * 1e6), format!("{}: {} takes the link down at {} s + {} µs", c.src("LINK_DOWN", ""), c.dialect.program(), show(flowgen_start_s), link_down[0])),
                 line("link", quote(&format!("{x}-{y}")), format!("LINK_DOWN nodes {a} and {b} of TOPOLOGY_FILE")),
                 line("action", "\"down\"", "LINK_DOWN: TakeDownLink"),
                 line("reroute_after_us", 0, "LINK_DOWN: TakeDownLink recomputes the routes at once"),
@@ -938,7 +1189,8 @@ fn build(c: &Config, config_name: &str, ctx: &Context) -> R<Doc> {
         );
     }
 
-    emit(w, Some("run"), &[line("end_time_us", show(stop_s * 1e6), format!("{}: flows still running then are reported unfinished", c.src("SIMULATOR_STOP_TIME", "the simulator's default 3.01 s")))]);
+    let stop_src = if cw { format!("{} + 10 s (Simulator::Stop)", c.src("FLOWGEN_STOP_TIME", "the simulator's default 2.5 s")) } else { c.src("SIMULATOR_STOP_TIME", "the simulator's default 3.01 s") };
+    emit(w, Some("run"), &[line("end_time_us", show(stop_s * 1e6), format!("{stop_src}: flows still running then are reported unfinished"))]);
     for n in &notes {
         let _ = writeln!(head, "# Modelled differently: {n}");
     }

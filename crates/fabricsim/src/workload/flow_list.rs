@@ -19,6 +19,12 @@
 //!   as switches (its example star has switch 0 and hosts 1..=65). One priority group only:
 //!   fabricsim models one data class, so a second `PG` is refused. `DPORT` steers only ns-3's
 //!   ECMP hash; fabricsim draws its own entropy, so it is read and checked but not used.
+//! - The flow file of ConWeave's ns-3 simulator (conweave-project/conweave-ns3 @ 236a801, read
+//!   by its `scratch/network-load-balance.cc`, `ReadFlowInput`), `format = "conweave"`: the same
+//!   but without `DPORT`, N lines `SRC DST PG SIZE START`. That simulator numbers ports itself
+//!   (`ScheduleFlowInputs`): a flow's source port is 10000 + the earlier flows *from the same
+//!   source*, its destination port 100 + the earlier flows *to the same destination* (the HPCC
+//!   simulator counts per host pair and reads DPORT), which `ns3_ecmp` hashes.
 //!
 //! Errors quote at most ~100 characters of a bad token or line (`excerpt::clip`).
 
@@ -45,6 +51,8 @@ pub enum FlowListFormat {
     HtsimCm,
     /// The HPCC ns-3 simulator's flow file.
     Ns3,
+    /// ConWeave's ns-3 simulator's flow file (no `DPORT`).
+    Conweave,
 }
 
 /// Parameters of `flow_list`.
@@ -55,7 +63,8 @@ pub struct FlowListParams {
     pub file: String,
     /// Format; by default `.cm` files are htsim matrices and anything else CSV.
     pub format: Option<FlowListFormat>,
-    /// `format = "ns3"` only: the ns-3 topology file whose switch list maps node ids to hosts.
+    /// `format = "ns3"` or `"conweave"` only: the ns-3 topology file whose switch list maps
+    /// node ids to hosts.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ns3_topology: Option<String>,
     /// Each flow starts up to this much later, uniformly at random.
@@ -74,13 +83,14 @@ pub fn generate(p: &FlowListParams, hosts: u32, files: &InputFiles) -> Result<(V
         .map_err(|e| Error::invalid("workload.file", format!("cannot read {}: {e}", path.display())))?;
     let format = p.format.unwrap_or(if p.file.ends_with(".cm") { FlowListFormat::HtsimCm } else { FlowListFormat::Csv });
     let name = path.display().to_string();
-    if p.ns3_topology.is_some() && format != FlowListFormat::Ns3 {
-        return Err(Error::invalid("workload.ns3_topology", "only with format = \"ns3\""));
+    let conweave = format == FlowListFormat::Conweave;
+    if p.ns3_topology.is_some() && !matches!(format, FlowListFormat::Ns3 | FlowListFormat::Conweave) {
+        return Err(Error::invalid("workload.ns3_topology", "only with format = \"ns3\" or \"conweave\""));
     }
     match format {
         FlowListFormat::Csv => Ok((parse_csv(&text, &name, hosts)?, None)),
         FlowListFormat::HtsimCm => Ok((parse_htsim_cm(&text, &name, hosts)?, None)),
-        FlowListFormat::Ns3 => {
+        FlowListFormat::Ns3 | FlowListFormat::Conweave => {
             let topology = match &p.ns3_topology {
                 Some(topo) => {
                     let (path, text) = files.read(topo);
@@ -90,9 +100,9 @@ pub fn generate(p: &FlowListParams, hosts: u32, files: &InputFiles) -> Result<(V
                 None => None,
             };
             let host_of_node = topology.as_ref().map(|(file, text)| ns3_host_of_node(text, file)).transpose()?;
-            let (flows, dports) = parse_ns3_with_ports(&text, &name, hosts, host_of_node.as_deref())?;
+            let (flows, dports) = parse_ns3_with_ports(&text, &name, hosts, host_of_node.as_deref(), conweave)?;
             let naming = match (&topology, &host_of_node) {
-                (Some((file, text)), Some(map)) => Some(ns3_naming(text, file, map, &flows, &dports)?),
+                (Some((file, text)), Some(map)) => Some(ns3_naming(text, file, map, &flows, &dports, conweave)?),
                 _ => None,
             };
             Ok((flows, naming))
@@ -102,10 +112,11 @@ pub fn generate(p: &FlowListParams, hosts: u32, files: &InputFiles) -> Result<(V
 
 /// The ns-3 names of the run (see [`Ns3Naming`]): node ids from the topology file (each host's
 /// switch from its links; the ToRs in the order of their hosts, then the other switches in id
-/// order), and each flow's
-/// ports as the simulator gives them (`third.cc`: source port 10000 + the flows of the same
-/// node pair before it in the file; destination port from the file).
-fn ns3_naming(topo: &str, file: &str, host_of_node: &[Option<u32>], flows: &[FlowSpec], dports: &[u16]) -> Result<Ns3Naming> {
+/// order), and each flow's ports as the simulator gives them: `third.cc`'s source port 10000 +
+/// the flows of the same node pair before it in the file, destination port from the file; or,
+/// `conweave`, `network-load-balance.cc`'s 10000 + the earlier flows of the same source and
+/// 100 + the earlier flows to the same destination.
+fn ns3_naming(topo: &str, file: &str, host_of_node: &[Option<u32>], flows: &[FlowSpec], dports: &[u16], conweave: bool) -> Result<Ns3Naming> {
     let bad_topo = |line: usize, msg: String| Error::invalid("workload.ns3_topology", format!("{file}:{line}: {msg}"));
     let mut host_node = vec![0u32; host_of_node.iter().flatten().count()];
     for (node, h) in host_of_node.iter().enumerate() {
@@ -143,15 +154,25 @@ fn ns3_naming(topo: &str, file: &str, host_of_node: &[Option<u32>], flows: &[Flo
     }
     let spines: Vec<u32> = (0..host_of_node.len() as u32).filter(|&n| host_of_node[n as usize].is_none() && !switch_node.contains(&n)).collect();
     switch_node.extend(spines);
-    let mut pair_flows: HashMap<(u32, u32), u16> = HashMap::new();
+    // Flows so far per key: the node pair (HPCC) or the source and the destination (ConWeave).
+    let mut counts: HashMap<(u32, u32), u16> = HashMap::new();
+    let mut next = |key: (u32, u32)| {
+        let k = counts.entry(key).or_insert(0);
+        *k = k.wrapping_add(1);
+        k.wrapping_sub(1)
+    };
     let conn_ports = flows
         .iter()
         .zip(dports)
         .map(|(f, &dport)| {
-            let k = pair_flows.entry((host_node[f.src as usize], host_node[f.dst as usize])).or_insert(0);
-            let sport = 10000u16.wrapping_add(*k);
-            *k = k.wrapping_add(1);
-            (f.src, sport, dport)
+            let (s, d) = (host_node[f.src as usize], host_node[f.dst as usize]);
+            if conweave {
+                // Distinct key spaces: (node, MAX) counts a source's flows, (MAX, node) a
+                // destination's.
+                (f.src, 10000u16.wrapping_add(next((s, u32::MAX))), 100u16.wrapping_add(next((u32::MAX, d))))
+            } else {
+                (f.src, 10000u16.wrapping_add(next((s, d))), dport)
+            }
         })
         .collect();
     Ok(Ns3Naming { host_node, host_switch, switch_node, conn_ports })
@@ -196,11 +217,12 @@ pub fn ns3_host_of_node(text: &str, file: &str) -> Result<Vec<Option<u32>>> {
 /// Parses the HPCC ns-3 simulator's flow file (see the module doc); `host_of_node` maps node
 /// ids to hosts (identity when absent).
 pub fn parse_ns3(text: &str, file: &str, hosts: u32, host_of_node: Option<&[Option<u32>]>) -> Result<Vec<FlowSpec>> {
-    parse_ns3_with_ports(text, file, hosts, host_of_node).map(|(flows, _)| flows)
+    parse_ns3_with_ports(text, file, hosts, host_of_node, false).map(|(flows, _)| flows)
 }
 
-/// [`parse_ns3`], with each flow's `DPORT`.
-fn parse_ns3_with_ports(text: &str, file: &str, hosts: u32, host_of_node: Option<&[Option<u32>]>) -> Result<(Vec<FlowSpec>, Vec<u16>)> {
+/// [`parse_ns3`], with each flow's `DPORT`; `conweave`: ConWeave's lines, without `DPORT`
+/// (0 in its place: the ports come from [`ns3_naming`]).
+fn parse_ns3_with_ports(text: &str, file: &str, hosts: u32, host_of_node: Option<&[Option<u32>]>, conweave: bool) -> Result<(Vec<FlowSpec>, Vec<u16>)> {
     let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());
     let (first, count) = lines.next().ok_or_else(|| bad(file, 1, "empty file: expected the flow count on the first line"))?;
     let count: u64 = parse_num(file, first + 1, "flow count", count)?;
@@ -222,8 +244,11 @@ fn parse_ns3_with_ports(text: &str, file: &str, hosts: u32, host_of_node: Option
     for (i, line) in lines.take(count as usize) {
         let n = i + 1;
         let f: Vec<&str> = line.split_whitespace().collect();
-        let [src, dst, pg, dport, size, start] = f[..] else {
-            return Err(bad(file, n, format!("expected 6 fields `SRC DST PG DPORT SIZE START`, found {}", f.len())));
+        let (src, dst, pg, dport, size, start) = match (conweave, &f[..]) {
+            (false, &[src, dst, pg, dport, size, start]) => (src, dst, pg, Some(dport), size, start),
+            (true, &[src, dst, pg, size, start]) => (src, dst, pg, None, size, start),
+            (false, _) => return Err(bad(file, n, format!("expected 6 fields `SRC DST PG DPORT SIZE START`, found {}", f.len()))),
+            (true, _) => return Err(bad(file, n, format!("expected 5 fields `SRC DST PG SIZE START` (ConWeave's format, without DPORT), found {}", f.len()))),
         };
         let (src, dst) = (host(n, "src", src)?, host(n, "dst", dst)?);
         let pg: u64 = parse_num(file, n, "pg", pg)?;
@@ -234,7 +259,10 @@ fn parse_ns3_with_ports(text: &str, file: &str, hosts: u32, host_of_node: Option
             }
             Some(_) => {}
         }
-        let dport: u16 = parse_num(file, n, "dport", dport)?;
+        let dport: u16 = match dport {
+            Some(d) => parse_num(file, n, "dport", d)?,
+            None => 0,
+        };
         let bytes: u64 = parse_num(file, n, "size", size)?;
         let secs: f64 = parse_num(file, n, "start", start)?;
         let start = crate::units::checked_us(secs * 1e6).ok_or_else(|| bad(file, n, format!("start `{}` must be a time in seconds, 0..={}", crate::units::show_num(secs), crate::units::show_num(crate::units::MAX_TIME_US / 1e6))))?;
@@ -441,6 +469,28 @@ mod tests {
         assert!(topo("5 2 4\n0\n").contains("topo.txt:2: 1 switch ids listed, 2 declared"));
         assert!(topo("5 1 4\n7\n").contains("switch 7 is not a node"));
         assert!(topo("five\n").contains("topo.txt:1: expected `NODES SWITCHES LINKS`"));
+    }
+
+    #[test]
+    fn reads_conweave_s_flow_file_and_numbers_its_ports_as_that_simulator_does() {
+        // No DPORT; ports per source (10000 + k) and per destination (100 + k), where the HPCC
+        // simulator counts per node pair and reads DPORT.
+        let map = ns3_host_of_node(STAR, "topo.txt").unwrap();
+        let text = "3\n1 2 3 1000 2\n1 3 3 1000 2\n4 2 3 1000 2.1\n";
+        let (flows, dports) = parse_ns3_with_ports(text, "flow.txt", 4, Some(&map), true).unwrap();
+        assert_eq!(flows.iter().map(|f| (f.src, f.dst, f.bytes)).collect::<Vec<_>>(), [(0, 1, 1000), (0, 2, 1000), (3, 1, 1000)]);
+        let naming = ns3_naming(STAR, "topo.txt", &map, &flows, &dports, true).unwrap();
+        assert_eq!(naming.conn_ports, [(0, 10000, 100), (0, 10001, 100), (3, 10000, 101)]);
+        // The same flows in the HPCC dialect: per pair, DPORT from the file.
+        let hpcc = "3\n1 2 3 7 1000 2\n1 3 3 8 1000 2\n4 2 3 9 1000 2.1\n";
+        let (flows, dports) = parse_ns3_with_ports(hpcc, "flow.txt", 4, Some(&map), false).unwrap();
+        let naming = ns3_naming(STAR, "topo.txt", &map, &flows, &dports, false).unwrap();
+        assert_eq!(naming.conn_ports, [(0, 10000, 7), (0, 10000, 8), (3, 10000, 9)]);
+        // A line with DPORT is one field too many for ConWeave's format, and the reverse.
+        let e = parse_ns3_with_ports(hpcc, "flow.txt", 4, Some(&map), true).unwrap_err().to_string();
+        assert!(e.contains("flow.txt:2: expected 5 fields `SRC DST PG SIZE START`"), "{e}");
+        let e = parse_ns3_with_ports(text, "flow.txt", 4, Some(&map), false).unwrap_err().to_string();
+        assert!(e.contains("flow.txt:2: expected 6 fields"), "{e}");
     }
 
     #[test]

@@ -490,11 +490,20 @@ impl Sim {
         self.hosts.conns[c as usize].advance_una();
         let (e, now, mtu) = (p.cum_ack, self.now, self.mtu());
         let conn = &mut self.hosts.conns[c as usize];
+        // A NACK that ACKs overtook: ns-3's RecoverQueue still goes back, to snd_una (without
+        // it a flow whose last packet was NACKed that way waited for the RTO).
+        let e = if e < conn.snd_una && conn.recovery.stale_nack_goes_back() { conn.snd_una } else { e };
         if e >= conn.snd_una && e < conn.next_seq {
             conn.nacks += 1;
             let (recovery, mut ctx) = conn.sender_parts(now, mtu);
             let a = recovery.on_seq_nack(&mut ctx, e, p.sent_at);
             self.apply_recovery(c, a);
+        }
+        if p.flags & F_ECE != 0 {
+            // The NACK's CNP flag (`ooo_triggers_cnp` under the mellanox RP): ConWeave's
+            // RdmaHw::ReceiveAck goes back first, then takes the CNP.
+            self.hosts.conns[c as usize].cc.on_cnp(now);
+            self.hosts.conns[c as usize].cnps += 1;
         }
         self.after_ack_progress(c);
     }

@@ -32,7 +32,8 @@
 //!
 //! **Differences / choices:** ties among the least congested uplinks keep the flow's current
 //! uplink when it is among them (the original design), otherwise are broken uniformly at
-//! random; feedback is drawn among the `FromLeaf[d]` entries updated within `age_us` (none:
+//! random (`ties = "random"`: always at random, as ConWeave's ns-3 `GetBestPath`, which
+//! `from-ns3` writes for its `LB_MODE 3`); feedback is drawn among the `FromLeaf[d]` entries updated within `age_us` (none:
 //! no feedback); entries older than `age_us` count as 0 (never-seen ones too); the DRE
 //! counts a packet when the switch forwards it to the port (before the queue admits it); all
 //! uplinks are examined at each decision (no random window of 4). At most 256 uplinks and
@@ -65,6 +66,10 @@ pub const MAX_UPLINKS: usize = 256;
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct CongaParams {
+    /// `keep` (default): a tie keeps the flow's uplink; `random`: ties are broken at random
+    /// even then, as ConWeave's ns-3 `CongaRouting::GetBestPath` does.
+    #[serde(skip_serializing_if = "Ties::is_default")]
+    pub ties: Ties,
     /// Flowlet gap T_fl (µs).
     pub gap_us: f64,
     /// DRE decay period T_dre (µs).
@@ -83,7 +88,24 @@ impl Default for CongaParams {
         //# T_fl = 100 µs ("a 100 µs inactive time gap threshold").
         //= seqbalance §2.5.3 (CONGA), §8 A24; type=assumption
         //# T_dre = 50 µs, α = 0.2 (τ = 250 µs), Q = 3 bits, T_age = 500 µs (lineage).
-        CongaParams { gap_us: 100.0, dre_period_us: 50.0, dre_alpha: 0.2, quant_bits: 3, age_us: 500.0 }
+        CongaParams { ties: Ties::Keep, gap_us: 100.0, dre_period_us: 50.0, dre_alpha: 0.2, quant_bits: 3, age_us: 500.0 }
+    }
+}
+
+/// How a new flowlet chooses among equally congested uplinks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Ties {
+    /// The flow's current uplink when it is among them (the original design), else at random.
+    #[default]
+    Keep,
+    /// Uniformly at random among them (ConWeave's ns-3).
+    Random,
+}
+
+impl Ties {
+    fn is_default(&self) -> bool {
+        *self == Ties::Keep
     }
 }
 
@@ -217,6 +239,8 @@ pub struct Conga {
     hash: Ecmp,
     /// The least congested candidates of this decision (reused).
     minima: Vec<usize>,
+    /// `ties = "keep"`.
+    keep_on_tie: bool,
 }
 
 impl Conga {
@@ -236,6 +260,7 @@ impl Conga {
             from_leaf: LeafTable::default(),
             hash: Ecmp::new(&EcmpParams {}, seed, switch),
             minima: Vec::new(),
+            keep_on_tie: p.ties == Ties::Keep,
         }
     }
 
@@ -264,7 +289,7 @@ impl Conga {
         }
         //= seqbalance §2.5.3 (CONGA, flowlets); type=assumption
         //# Break ties uniformly at random; the original design prefers the current uplink.
-        match current.filter(|c| self.minima.contains(c)) {
+        match current.filter(|c| self.keep_on_tie && self.minima.contains(c)) {
             Some(c) => c,
             None if self.minima.len() == 1 => self.minima[0],
             None => self.minima[ctx.rng.below(self.minima.len() as u64) as usize],
@@ -446,6 +471,28 @@ mod tests {
         assert_eq!((line.metric(1, rate, end), half.metric(1, rate, end)), (6, 3));
         // Idle for 100 periods: back to 0.
         assert_eq!(line.metric(1, rate, end + 100 * p), 0);
+    }
+
+    #[test]
+    fn ties_keep_the_flow_s_uplink_unless_random() {
+        // Four idle uplinks, all at metric 0: every new flowlet is a four-way tie.
+        let (ports, state) = idle_ports(4);
+        let c = Candidates::new(&ports, &state, &[100_000]);
+        let mut rng = Rng::stream(1, "switch_lb", 0);
+        let flowlets = |ties: Ties, rng: &mut Rng| {
+            let mut a = Conga::new(&CongaParams { ties, ..CongaParams::default() }, 1, 0, Tier::Tor, A);
+            // One flow, a new flowlet every 200 µs (gap 100 µs); the DRE of the chosen
+            // uplink decays to 0 by then, so each decision is a tie again.
+            (0..40).map(|k| {
+                let mut ctx = ctx_between(k * 200 * US + 10_000 * US, rng, A, B);
+                a.choose(&mut ctx, &mut data(7), &c)
+            }).collect::<Vec<_>>()
+        };
+        let keep = flowlets(Ties::Keep, &mut rng);
+        assert!(keep.iter().all(|&u| u == keep[0]), "keep: the first choice stays: {keep:?}");
+        let random = flowlets(Ties::Random, &mut rng);
+        let used = (0..4).filter(|u| random.contains(u)).count();
+        assert_eq!(used, 4, "random: 40 ties over 4 uplinks use them all: {random:?}");
     }
 
     #[test]

@@ -9,11 +9,22 @@
 //! lineage simulator per destination). **Parameters:** `d` (2, 1..=64), `m` (1, 0..=4).
 //! **Differences:** the d samples are drawn with replacement; a remembered port that is not
 //! among the current candidates (routes changed) is skipped.
+//! **ConWeave's DRILL** (conweave-project/conweave-ns3 @ 236a801, `SwitchNode::DoLbDrill`,
+//! `from-ns3`'s `LB_MODE 2`): `sample = "distinct"` draws the d samples without replacement
+//! (it shuffles the next hops and takes the first d), and `memory = "host"` keeps the
+//! remembered port per destination host (its map is keyed by destination IP), and `control =
+//! "ns3_ecmp"` routes every packet but data (ACKs, NACKs, CNPs) by the ns-3 ECMP hash
+//! ([`ns3_ecmp`](super::ns3_ecmp)), as its `SwitchNode::GetOutDev` does under every LB_MODE:
+//! sprayed per packet, a flow's NACK was overtaken by the ACKs of the packets it asked for,
+//! and the sender, already past it, waited for its RTO; `load = "all_classes"` compares the
+//! bytes queued in every class (ACKs too), as its `CalculateInterfaceLoad` reads the egress
+//! queue's `GetNBytesTotal`. Defaults (`"replacement"`, `"tor"`, `"drill"`, `"data"`) are the
+//! behaviour above.
 //! **Re-routes:** a packet sent to another port than the first remembered one.
 
 use super::{Candidates, SwitchCtx, SwitchLb};
 use crate::ids::{NodeId, PortId};
-use crate::net::packet::Packet;
+use crate::net::packet::{Packet, PktKind};
 use crate::scheme::Limit;
 use serde::{Deserialize, Serialize};
 use super::flow_table::KeyHasher;
@@ -28,21 +39,81 @@ pub const SUMMARY: &str = "DRILL(d, m): fewest queued bytes among d random candi
 /// The most ports a switch remembers per destination.
 pub const MAX_M: usize = 4;
 
+/// How the d samples are drawn.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Sample {
+    /// Independently, so two may hit the same port.
+    #[default]
+    Replacement,
+    /// d distinct candidates (all of them when there are no more than d), as ConWeave's ns-3.
+    Distinct,
+}
+
+/// What the memory is kept per.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MemoryPer {
+    /// Per destination ToR.
+    #[default]
+    Tor,
+    /// Per destination host, as ConWeave's ns-3 (keyed by destination IP).
+    Host,
+}
+
+/// How packets other than data are routed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Control {
+    /// By DRILL, as data.
+    #[default]
+    Drill,
+    /// By the ns-3 simulators' ECMP hash (needs the ns-3 names of `flow_list`).
+    Ns3Ecmp,
+}
+
+/// Which queued bytes are a port's load.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Load {
+    /// The data class's.
+    #[default]
+    Data,
+    /// Every class's (control too), as ConWeave's ns-3.
+    AllClasses,
+}
+
 /// Parameters of `drill`.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(default, deny_unknown_fields)]
 pub struct DrillParams {
     /// Random samples per packet.
     pub d: u32,
-    /// Ports remembered per destination ToR.
+    /// Ports remembered per destination ToR (or host).
     pub m: u32,
+    /// `replacement` (default) or `distinct` samples.
+    #[serde(skip_serializing_if = "is_default")]
+    pub sample: Sample,
+    /// `tor` (default) or `host`: what the memory is kept per.
+    #[serde(skip_serializing_if = "is_default")]
+    pub memory: MemoryPer,
+    /// `drill` (default) or `ns3_ecmp`: how ACKs, NACKs and CNPs are routed.
+    #[serde(skip_serializing_if = "is_default")]
+    pub control: Control,
+    /// `data` (default) or `all_classes`: which queued bytes are a port's load.
+    #[serde(skip_serializing_if = "is_default")]
+    pub load: Load,
+}
+
+fn is_default<T: Default + PartialEq>(v: &T) -> bool {
+    *v == T::default()
 }
 
 impl Default for DrillParams {
     fn default() -> Self {
         //= seqbalance §2.5.4 (DRILL); type=assumption
         //# d = 2, m = 1: the original DRILL recommendation.
-        DrillParams { d: 2, m: 1 }
+        DrillParams { d: 2, m: 1, sample: Sample::Replacement, memory: MemoryPer::Tor, control: Control::Drill, load: Load::Data }
     }
 }
 
@@ -53,11 +124,17 @@ struct Memory {
     len: u8,
 }
 
-/// The selector: its memory per destination ToR.
+/// The selector: its memory per destination ToR (or host).
 #[derive(Clone, Debug)]
 pub struct Drill {
     d: u32,
     m: usize,
+    distinct: bool,
+    per_host: bool,
+    /// `load = "all_classes"`.
+    all_classes: bool,
+    /// `control = "ns3_ecmp"`: the hash for everything but data.
+    control: Option<super::ns3_ecmp::Ns3Ecmp>,
     memory: HashMap<NodeId, Memory, BuildHasherDefault<KeyHasher>>,
     /// This decision's contenders `(bytes, not remembered, candidate index)` (reused).
     scratch: Vec<(u64, bool, usize)>,
@@ -66,7 +143,16 @@ pub struct Drill {
 impl Drill {
     /// A selector.
     pub fn new(p: &DrillParams) -> Self {
-        Drill { d: p.d, m: p.m as usize, memory: HashMap::default(), scratch: Vec::with_capacity(p.d as usize + MAX_M) }
+        Drill {
+            d: p.d,
+            m: p.m as usize,
+            distinct: p.sample == Sample::Distinct,
+            per_host: p.memory == MemoryPer::Host,
+            all_classes: p.load == Load::AllClasses,
+            control: None,
+            memory: HashMap::default(),
+            scratch: Vec::with_capacity(p.d as usize + MAX_M),
+        }
     }
 }
 
@@ -75,18 +161,47 @@ impl SwitchLb for Drill {
         true
     }
 
-    fn choose(&mut self, ctx: &mut SwitchCtx<'_>, _pkt: &mut Packet, cands: &Candidates<'_>) -> usize {
-        let mem = self.memory.entry(ctx.dst_tor).or_default();
+    fn choose(&mut self, ctx: &mut SwitchCtx<'_>, pkt: &mut Packet, cands: &Candidates<'_>) -> usize {
+        if let (Some(hash), false) = (&self.control, pkt.kind == PktKind::Data) {
+            return hash.index(pkt, cands.len());
+        }
+        let all = self.all_classes;
+        let load = |i: usize| {
+            let v = cands.view(i);
+            v.queued_bytes() + if all { v.ctrl_bytes() } else { 0 }
+        };
+        let mem = self.memory.entry(if self.per_host { pkt.dst } else { ctx.dst_tor }).or_default();
         let s = &mut self.scratch;
         s.clear();
         for &port in &mem.ports[..mem.len as usize] {
             if let Some(i) = cands.ports().iter().position(|&q| q == port) {
-                s.push((cands.view(i).queued_bytes(), false, i));
+                s.push((load(i), false, i));
             }
         }
-        for _ in 0..self.d {
-            let i = ctx.rng.below(cands.len() as u64) as usize;
-            s.push((cands.view(i).queued_bytes(), true, i));
+        let n = cands.len();
+        if self.distinct {
+            // d distinct candidates, each uniform among those not yet sampled (what taking the
+            // first d of a shuffle gives).
+            let first = s.len();
+            for j in 0..(self.d as usize).min(n) {
+                let mut r = ctx.rng.below((n - j) as u64) as usize;
+                let mut i = 0;
+                loop {
+                    if !s[first..].iter().any(|t| t.2 == i) {
+                        if r == 0 {
+                            break;
+                        }
+                        r -= 1;
+                    }
+                    i += 1;
+                }
+                s.push((load(i), true, i));
+            }
+        } else {
+            for _ in 0..self.d {
+                let i = ctx.rng.below(n as u64) as usize;
+                s.push((load(i), true, i));
+            }
         }
         // Fewest bytes first; on equal bytes a remembered port (`false`) first; stable otherwise.
         s.sort_by_key(|&(b, sampled, _)| (b, sampled));
@@ -112,8 +227,12 @@ impl crate::scheme::Scheme<super::SwitchBuild> for Drill {
     const SUMMARY: &'static str = SUMMARY;
     type Params = DrillParams;
     const LIMITS: &'static [Limit] = &[Limit::new("d", 1.0, 64.0), Limit::new("m", 0.0, MAX_M as f64)];
-    fn build(p: &DrillParams, _ctx: &mut super::SwitchBuild) -> Self {
-        Drill::new(p)
+    fn build(p: &DrillParams, ctx: &mut super::SwitchBuild) -> Self {
+        let mut d = Drill::new(p);
+        if p.control == Control::Ns3Ecmp {
+            d.control = Some(super::ns3_ecmp::Ns3Ecmp::build(&Default::default(), ctx));
+        }
+        d
     }
 }
 
@@ -170,10 +289,56 @@ mod tests {
         }
         assert!(moved);
         // d = 2 samples of two ports of 2: the fewer bytes always wins with m = 0.
-        let mut lb0 = Drill::new(&DrillParams { d: 2, m: 0 });
+        let mut lb0 = Drill::new(&DrillParams { d: 2, m: 0, ..DrillParams::default() });
         let two = Candidates::new(&ports[2..], &state, &[100_000]);
         let wins = (0..1000).filter(|_| lb0.choose(&mut SwitchCtx::new(0, &mut rng, 7), &mut Packet::default(), &two) == 1).count();
         // Port 3 (index 1) wins unless both samples hit index 0: 750 ± 14.
         assert!((690..810).contains(&wins), "{wins}");
+    }
+
+    #[test]
+    fn conweave_s_drill_samples_distinct_ports_and_remembers_per_destination_host() {
+        let (ports, mut state) = idle_ports(4);
+        for (s, b) in state.iter_mut().zip([4_000, 1_000, 3_000, 2_000]) {
+            s.data_bytes = b;
+        }
+        let c = Candidates::new(&ports, &state, &[100_000]);
+        let mut rng = Rng::stream(1, "switch_lb", 0);
+        // d = 2 distinct of 2 candidates, m = 0: both are always sampled, so the fewer bytes
+        // always wins (with replacement it lost a quarter of the time, above).
+        let two = Candidates::new(&ports[2..], &state, &[100_000]);
+        let mut lb = Drill::new(&DrillParams { d: 2, m: 0, sample: Sample::Distinct, ..DrillParams::default() });
+        assert!((0..1000).all(|_| lb.choose(&mut SwitchCtx::new(0, &mut rng, 7), &mut Packet::default(), &two) == 1));
+        // d = 4 distinct of 4: every port is sampled, the least loaded (port 1) always wins.
+        let mut lb = Drill::new(&DrillParams { d: 4, m: 0, sample: Sample::Distinct, ..DrillParams::default() });
+        assert!((0..200).all(|_| lb.choose(&mut SwitchCtx::new(0, &mut rng, 7), &mut Packet::default(), &c) == 1));
+        // d = 3 distinct of 4: port 1 is missed exactly when the three are the others, 1/4.
+        let mut lb = Drill::new(&DrillParams { d: 3, m: 0, sample: Sample::Distinct, ..DrillParams::default() });
+        let wins = (0..4000).filter(|_| lb.choose(&mut SwitchCtx::new(0, &mut rng, 7), &mut Packet::default(), &c) == 1).count();
+        assert!((2850..3150).contains(&wins), "{wins}");
+        // Memory per host: two hosts under one ToR remember their own ports.
+        let mut lb = Drill::new(&DrillParams { d: 1, m: 1, memory: MemoryPer::Host, ..DrillParams::default() });
+        let to = |dst: u32| Packet { dst, ..Packet::default() };
+        for _ in 0..50 {
+            lb.choose(&mut SwitchCtx::new(0, &mut rng, 7), &mut to(3), &c);
+        }
+        assert_eq!(lb.memory.len(), 1);
+        assert_eq!(lb.memory[&3].ports[0], ports[1], "host 3 converged on the least loaded port");
+        lb.choose(&mut SwitchCtx::new(0, &mut rng, 7), &mut to(4), &c);
+        assert_eq!(lb.memory.len(), 2, "host 4, under the same ToR 7, has a memory of its own");
+    }
+
+    #[test]
+    fn all_classes_counts_the_control_queue_as_load() {
+        // Port 0: fewer data bytes, but ACKs queued; port 1: more data, no ACKs.
+        let (ports, mut state) = idle_ports(2);
+        (state[0].data_bytes, state[0].ctrl_bytes, state[1].data_bytes) = (1_000, 1_200, 2_000);
+        let c = Candidates::new(&ports, &state, &[100_000]);
+        let mut rng = Rng::stream(1, "switch_lb", 0);
+        let both = |load| DrillParams { d: 2, m: 0, sample: Sample::Distinct, load, ..DrillParams::default() };
+        let mut data = Drill::new(&both(Load::Data));
+        let mut all = Drill::new(&both(Load::AllClasses));
+        assert_eq!(data.choose(&mut SwitchCtx::new(0, &mut rng, 7), &mut Packet::default(), &c), 0);
+        assert_eq!(all.choose(&mut SwitchCtx::new(0, &mut rng, 7), &mut Packet::default(), &c), 1);
     }
 }

@@ -467,7 +467,8 @@ impl SwitchLbSelection {
     /// Refuses a selection with `ns3_ecmp` that the workload's ns-3 names (`ns3`) cannot serve
     /// ([`ns3_ecmp::check`]).
     pub fn check_ns3_names(&self, fabric: &Fabric, ns3: Option<&ns3_ecmp::Ns3Naming>) -> Result<()> {
-        if self.per_tier(fabric)?.iter().any(|c| matches!(c, SwitchLbConfig::Ns3Ecmp(_))) {
+        let hashes = |c: &&SwitchLbConfig| matches!(c, SwitchLbConfig::Ns3Ecmp(_)) || matches!(c, SwitchLbConfig::Drill(p) if p.control == drill::Control::Ns3Ecmp);
+        if self.per_tier(fabric)?.iter().any(hashes) {
             ns3_ecmp::check(ns3, fabric)?;
         }
         Ok(())

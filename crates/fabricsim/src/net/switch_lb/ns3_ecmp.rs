@@ -12,7 +12,8 @@
 //! swaps both addresses and both ports.
 //!
 //! **The names** (node ids, ports) come from the workload: `flow_list` with `format = "ns3"`
-//! and `ns3_topology` fills a [`Ns3Naming`]; setup refuses `ns3_ecmp` without one. fabricsim's
+//! (or `"conweave"`: ConWeave's fork of that simulator hashes the same way, with its own port
+//! numbering) and `ns3_topology` fills a [`Ns3Naming`]; setup refuses `ns3_ecmp` without one. fabricsim's
 //! ToR `t` is the switch of the `t`-th block of hosts, its spine `j` the `j`-th other switch in id
 //! order (as `from-ns3` translates the file); setup checks that every host hangs off the ToR
 //! fabricsim puts it on.
@@ -90,7 +91,7 @@ pub fn check(naming: Option<&Ns3Naming>, fabric: &crate::topo::Fabric) -> crate:
     let Some(m) = naming else {
         return Err(crate::error::Error::invalid(
             "switch.lb",
-            "ns3_ecmp hashes the HPCC ns-3 simulator's node ids and ports: it needs workload.kind = \"flow_list\" with format = \"ns3\" and ns3_topology (and no message shaper)",
+            "ns3_ecmp (also drill's control = \"ns3_ecmp\") hashes the ns-3 simulators' node ids and ports: it needs workload.kind = \"flow_list\" with format = \"ns3\" or \"conweave\" and ns3_topology (and no message shaper)",
         ));
     };
     // The simulator keeps one interface per neighbour (`nbr2if`), so its next hops are the
@@ -151,8 +152,9 @@ pub struct Ns3Ecmp {
 impl Ns3Ecmp {
     /// The candidate the simulator's switch picks for `p` among `n` (candidates in ascending
     /// node id, as fabricsim lists them).
+    /// The simulator's pick for `p` among `n` next hops (0 for a packet without ns-3 names).
     #[inline]
-    fn index(&self, p: &Packet, n: usize) -> usize {
+    pub(super) fn index(&self, p: &Packet, n: usize) -> usize {
         let Some(key) = self.naming.as_deref().and_then(|m| m.key(p)) else { return 0 };
         let i = murmur3(&key, self.seed) as usize % n;
         match self.next_hops {

@@ -1383,18 +1383,23 @@ mod tests {
         assert_eq!(c.counters().0, 1);
     }
 
-    //= type=test; ns-3 RdmaHw::ReceiveAck: a NACK's CNP flag is handled as an ACK's
+    //= type=test; ConWeave ns-3 RdmaHw::ReceiveAck: a NACK's CNP flag goes to cnp_received_mlx
     #[test]
-    fn mellanox_takes_a_nacks_cnp_flag_as_a_marked_ack() {
-        let (mut by_ack, mut by_nack) = (mellanox(), mellanox());
-        marked_ack(&mut by_ack, 10 * US);
-        by_nack.on_cnp(10 * US);
-        marked_ack(&mut by_ack, 12 * US);
-        by_nack.on_cnp(12 * US);
-        at(&mut by_ack, 20 * US);
-        at(&mut by_nack, 20 * US);
-        assert!(by_nack.rc().0 < G400, "cut at the decrease check, not at once");
-        assert_eq!((by_nack.rc(), by_nack.alpha()), (by_ack.rc(), by_ack.alpha()));
+    fn mellanox_takes_a_nack_s_cnp_as_it_takes_an_ack_s() {
+        // The same two CNPs, one pair as marked ACKs, the other as on_cnp (the NACK's flag):
+        // the same rate at every check, and no cut at once (the paper RP would cut at 10 µs).
+        let (mut acks, mut nacks) = (mellanox(), mellanox());
+        for t in [10 * US, 11 * US + 500 * crate::units::NS] {
+            marked_ack(&mut acks, t);
+            nacks.on_cnp(t);
+        }
+        assert_eq!(nacks.rc().0, G400, "the first CNP only arms the timers");
+        for t in [14 * US + crate::units::NS, 30 * US, 334 * US + crate::units::NS] {
+            at(&mut acks, t);
+            at(&mut nacks, t);
+            assert_eq!((nacks.rc().0, nacks.alpha()), (acks.rc().0, acks.alpha()), "at {t} ps");
+        }
+        assert!(nacks.rc().0 < G400);
     }
 
     #[test]

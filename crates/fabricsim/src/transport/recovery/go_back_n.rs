@@ -11,6 +11,15 @@
 //! last NACK), `"interval"` (again for the same PSN once `nack_interval_us` passed since the
 //! last NACK: the lineage's T_NACK = 4 µs of seqbalance spec §2.3.3) or `"every"` (htsim: a
 //! NACK for every out-of-order arrival).
+//!
+//! How the sender goes back is the option `rewind`: `"fresh"` (default) ignores a NACK revealed
+//! by a packet sent before the last rewind, and queues the in-flight packets from the NACKed
+//! PSN behind those already awaiting retransmission; `"every_nack"` is the ns-3 RDMA NIC's
+//! `RdmaHw::RecoverQueue` (HPCC's and ConWeave's simulators): every NACK sets the next packet
+//! back to the NACKed PSN, so everything from it is resent in order. With NACKs repeated every
+//! few µs (`nack_interval_us` = 4, ConWeave's) the default kept a stale tail of an earlier
+//! rewind ahead of the NACKed packet: a DRILL flow cut to its minimum rate cycled through it
+//! for 8 ms before resending the packet the receiver waited for.
 
 use super::{Actions, Admit, NackOnce, ReceiverRecovery, Reply, RxView, SenderCtx, SenderRecovery};
 use crate::error::{Error, Result};
@@ -37,12 +46,33 @@ pub enum NackRepeat {
     Every,
 }
 
+/// How the sender goes back on a NACK.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Rewind {
+    /// Ignore NACKs revealed before the last rewind; queue the in-flight rest behind the
+    /// queued retransmissions.
+    #[default]
+    Fresh,
+    /// Every NACK: resend everything from the NACKed PSN, in order (ns-3's `RecoverQueue`).
+    EveryNack,
+}
+
+impl Rewind {
+    fn is_default(&self) -> bool {
+        *self == Rewind::Fresh
+    }
+}
+
 /// Parameters of `go_back_n`.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct GoBackNParams {
     /// How often one gap is NACKed.
     pub nack_repeat: NackRepeat,
+    /// `fresh` (default) or `every_nack`: how the sender goes back.
+    #[serde(skip_serializing_if = "Rewind::is_default")]
+    pub rewind: Rewind,
     /// `nack_repeat = "interval"` only: the time after which a gap is NACKed again, µs.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub nack_interval_us: Option<f64>,
@@ -56,6 +86,8 @@ const MAX_INTERVAL_US: f64 = 1e9;
 pub struct GoBackN {
     /// Time of the last rewind: a NACK revealed by a packet sent before it is stale.
     rewound_at: Time,
+    /// `rewind = "every_nack"`.
+    every_nack: bool,
 }
 
 impl GoBackN {
@@ -71,10 +103,17 @@ impl SenderRecovery for GoBackN {
     fn on_seq_nack(&mut self, ctx: &mut SenderCtx, expected: u32, sent_at: Time) -> Actions {
         // The packet that revealed the gap left before our last rewind: its NACK asks for what
         // we are already resending.
-        if sent_at >= self.rewound_at {
+        if self.every_nack {
+            self.rewound_at = ctx.now;
+            ctx.go_back_to(expected);
+        } else if sent_at >= self.rewound_at {
             self.rewind(ctx, expected);
         }
         Actions::NONE
+    }
+
+    fn stale_nack_goes_back(&self) -> bool {
+        self.every_nack
     }
 
     //= spec lb-ai-training.md LR-ROCE on RTO (snd_nxt := snd_una)
@@ -133,8 +172,8 @@ impl crate::scheme::Scheme<crate::transport::cc::PathInfo> for GoBackN {
             (_, None) => Ok(()),
         }
     }
-    fn build(_p: &GoBackNParams, _path: &mut crate::transport::cc::PathInfo) -> Self {
-        GoBackN::default()
+    fn build(p: &GoBackNParams, _path: &mut crate::transport::cc::PathInfo) -> Self {
+        GoBackN { every_nack: p.rewind == Rewind::EveryNack, ..GoBackN::default() }
     }
 }
 
@@ -164,6 +203,35 @@ mod tests {
         let _ = m.on_seq_nack(&mut b.ctx(11), 2, 4);
         assert_eq!(b.lost(), [2, 3, 4, 5]);
         assert_eq!(m.next_to_send(&mut b.ctx(11)), Some((2, true)));
+    }
+
+    #[test]
+    fn every_nack_resends_from_the_nacked_psn_in_order_as_ns3_does() {
+        // A rewind from 2 queues 2..6; 2, 3 and 4 go out again (sent at 20..22), then a NACK
+        // for 2, revealed by packet 2's resend, goes back again.
+        let run = |m: &mut GoBackN| {
+            let mut b = Board::new(6, 10);
+            let _ = m.on_seq_nack(&mut b.ctx(10), 2, 3);
+            for (seq, t) in [(2u32, 20u64), (3, 21), (4, 22)] {
+                assert_eq!(m.next_to_send(&mut b.ctx(t)), Some((seq, true)));
+                b.conn.board[seq as usize] = Slot { state: SeqState::InFlight, wire: 1000, sent_at: t, entropy: 0 };
+                b.conn.in_flight += 1000;
+            }
+            let _ = m.on_seq_nack(&mut b.ctx(30), 2, 20);
+            m.next_to_send(&mut b.ctx(30))
+        };
+        // The default queues 2, 3, 4 behind what was still queued (4's stale entry, 5): the
+        // receiver, waiting for 2, gets 4 and 5 first.
+        assert_eq!(run(&mut GoBackN::default()), Some((4, true)));
+        // ns-3's RecoverQueue: from the NACKed PSN, in order.
+        let mut ns3 = GoBackN { every_nack: true, ..GoBackN::default() };
+        assert_eq!(run(&mut ns3), Some((2, true)));
+        // A NACK revealed before the last rewind still goes back (ns-3 has no such filter),
+        // and the queue is 1.. in order.
+        let mut b = Board::new(6, 10);
+        let _ = ns3.on_seq_nack(&mut b.ctx(10), 4, 9);
+        let _ = ns3.on_seq_nack(&mut b.ctx(11), 1, 2);
+        assert_eq!(b.lost(), [1, 2, 3, 4, 5]);
     }
 
     #[test]

@@ -344,6 +344,22 @@ impl SenderCtx<'_> {
         lost
     }
 
+    /// Goes back to `from` as the ns-3 RoCE NIC does (`RdmaHw::RecoverQueue`: `snd_nxt =
+    /// snd_una`): every in-flight packet from it on is declared lost, and the retransmission
+    /// queue resends everything from `from` in order before what was queued after it.
+    /// Returns the number of packets newly declared lost.
+    pub fn go_back_to(&mut self, from: u32) -> u32 {
+        let n = self.declare_lost(from, u32::MAX);
+        let from = from.max(self.snd_una);
+        self.retx.retain(|&s| s < from);
+        for seq in from..self.next_seq {
+            if self.slot(seq).state == SeqState::Lost {
+                self.retx.push_back(seq);
+            }
+        }
+        n
+    }
+
     /// Requeues `seq` if its current transmission (sent at `sent_at`) is in flight; returns
     /// its wire bytes, or `None` for stale feedback about an older transmission.
     pub fn requeue_if_current(&mut self, seq: u32, sent_at: Time) -> Option<u64> {
@@ -446,6 +462,13 @@ pub trait SenderRecovery {
     fn uses_shared_rto(&self) -> bool {
         true
     }
+    /// Whether a sequence NACK for a packet acknowledged since (ACKs overtook it) still goes
+    /// back, to `snd_una` ([`SenderRecovery::on_seq_nack`] is then asked for `snd_una`): the
+    /// ns-3 RDMA NIC's `RecoverQueue` does (go-back-N's `rewind = "every_nack"`).
+    #[inline]
+    fn stale_nack_goes_back(&self) -> bool {
+        false
+    }
     /// Whether a message is done only when the receiver says so ([`Actions::settle`]) rather
     /// than once every packet posted for it was acknowledged: an erasure code's receiver may
     /// need more symbols than the message's packets, so acknowledged packets prove nothing
@@ -504,6 +527,10 @@ impl SenderRecovery for AnyRecovery {
     #[inline]
     fn uses_shared_rto(&self) -> bool {
         dispatch_tx!(self, m => m.uses_shared_rto())
+    }
+    #[inline]
+    fn stale_nack_goes_back(&self) -> bool {
+        dispatch_tx!(self, m => m.stale_nack_goes_back())
     }
     #[inline]
     fn completes_on_settle(&self) -> bool {
