@@ -167,7 +167,7 @@ fn conweave_s_config_translates_each_load_balancer_checks_and_runs() {
     for (lb, name, keys) in [
         (0, "ns3_ecmp", &[][..]),
         (2, "drill", &["d = 2 ", "m = 1 ", "sample = \"distinct\"", "memory = \"host\"", "control = \"ns3_ecmp\"", "load = \"all_classes\""][..]),
-        (3, "conga", &["ties = \"random\"", "gap_us = 100 ", "dre_period_us = 50 ", "dre_alpha = 0.2 ", "quant_bits = 3 ", "age_us = 500 "][..]),
+        (3, "conga", &["ties = \"random\"", "control = \"bypass\"", "gap_us = 100 ", "dre_period_us = 50 ", "dre_alpha = 0.2 ", "quant_bits = 3 ", "age_us = 500 "][..]),
         (6, "letflow", &["gap_us = 100 "][..]),
     ] {
         let d = conweave_dir(&format!("lb{lb}"), lb);

@@ -692,10 +692,11 @@ impl Lb {
                 ]
             }
             Lb::Conga => {
-                notes.push(format!("{mode} (CONGA): the simulator compares 4 consecutive paths from a random start (GetBestPath), fabricsim every uplink (the same with 4 or fewer); {acks}"));
+                notes.push(format!("{mode} (CONGA): the simulator compares 4 consecutive paths from a random start (GetBestPath), fabricsim every uplink (the same with 4 or fewer)"));
                 vec![
                     line("name", "\"conga\"", format!("{mode}: CongaRouting, source-leaf flowlets on the least congested path")),
                     line("ties", "\"random\"", "CongaRouting::GetBestPath picks at random among the least congested paths"),
+                    line("control", "\"bypass\"", "CongaRouting::RouteInput lets only UDP data through: ACKs and NACKs are ECMP-hashed, carry no feedback, and the DRE counts data only"),
                     line("gap_us", 100, "network-load-balance.cc's conga_flowletTimeout, 100 µs (no key)"),
                     line("dre_period_us", 50, "network-load-balance.cc's conga_dreTime, 50 µs (no key)"),
                     line("dre_alpha", "0.2", "network-load-balance.cc's conga_alpha (no key)"),

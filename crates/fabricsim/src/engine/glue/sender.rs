@@ -481,10 +481,6 @@ impl Sim {
         if self.hosts.conns[c as usize].idle() {
             return;
         }
-        if p.flags & F_ECE != 0 {
-            // The NACK's CNP flag (see the receiver's `send_seq_nack`).
-            self.hosts.conns[c as usize].cc.on_cnp(self.now);
-        }
         // Everything below the expected PSN has arrived: the NACK is also a cumulative ACK.
         self.ack_below(c, p.cum_ack);
         self.hosts.conns[c as usize].advance_una();
@@ -500,7 +496,8 @@ impl Sim {
             self.apply_recovery(c, a);
         }
         if p.flags & F_ECE != 0 {
-            // The NACK's CNP flag (`ooo_triggers_cnp` under the mellanox RP): ConWeave's
+            // The NACK's CNP flag (under the mellanox RP: a CE-marked packet's, or every NACK's
+            // with `ooo_triggers_cnp`; the receiver's `send_seq_nack`): ns-3's
             // RdmaHw::ReceiveAck goes back first, then takes the CNP.
             self.hosts.conns[c as usize].cc.on_cnp(now);
             self.hosts.conns[c as usize].cnps += 1;

@@ -33,7 +33,10 @@
 //! **Differences / choices:** ties among the least congested uplinks keep the flow's current
 //! uplink when it is among them (the original design), otherwise are broken uniformly at
 //! random (`ties = "random"`: always at random, as ConWeave's ns-3 `GetBestPath`, which
-//! `from-ns3` writes for its `LB_MODE 3`); feedback is drawn among the `FromLeaf[d]` entries updated within `age_us` (none:
+//! `from-ns3` writes for its `LB_MODE 3`); ACKs, NACKs and CNPs are routed as flowlets of
+//! their own, carry feedback and count in the DRE (`control = "bypass"`: they bypass CONGA, hashed by
+//! ECMP, without feedback and outside the DRE, as ConWeave's `CongaRouting::RouteInput` lets
+//! only UDP data through); feedback is drawn among the `FromLeaf[d]` entries updated within `age_us` (none:
 //! no feedback); entries older than `age_us` count as 0 (never-seen ones too); the DRE
 //! counts a packet when the switch forwards it to the port (before the queue admits it); all
 //! uplinks are examined at each decision (no random window of 4). At most 256 uplinks and
@@ -46,7 +49,7 @@ use super::ecmp::{Ecmp, EcmpParams};
 use super::flow_table::{flow_key, FlowTable, KeyHasher};
 use super::{Candidates, PortView, SwitchCtx, SwitchLb};
 use crate::ids::{NodeId, PortId};
-use crate::net::packet::{CongaWord, Packet};
+use crate::net::packet::{CongaWord, Packet, PktKind};
 use crate::scheme::Limit;
 use crate::topo::Tier;
 use crate::units::{us_to_ps, BitsPerSec, Time};
@@ -70,6 +73,10 @@ pub struct CongaParams {
     /// even then, as ConWeave's ns-3 `CongaRouting::GetBestPath` does.
     #[serde(skip_serializing_if = "Ties::is_default")]
     pub ties: Ties,
+    /// `conga` (default): ACKs, NACKs and CNPs go through CONGA like data; `bypass`: they are
+    /// ECMP-hashed, carry no feedback and do not count in the DRE (ConWeave's ns-3).
+    #[serde(skip_serializing_if = "ControlPackets::is_default")]
+    pub control: ControlPackets,
     /// Flowlet gap T_fl (µs).
     pub gap_us: f64,
     /// DRE decay period T_dre (µs).
@@ -88,7 +95,7 @@ impl Default for CongaParams {
         //# T_fl = 100 µs ("a 100 µs inactive time gap threshold").
         //= seqbalance §2.5.3 (CONGA), §8 A24; type=assumption
         //# T_dre = 50 µs, α = 0.2 (τ = 250 µs), Q = 3 bits, T_age = 500 µs (lineage).
-        CongaParams { ties: Ties::Keep, gap_us: 100.0, dre_period_us: 50.0, dre_alpha: 0.2, quant_bits: 3, age_us: 500.0 }
+        CongaParams { ties: Ties::Keep, control: ControlPackets::Conga, gap_us: 100.0, dre_period_us: 50.0, dre_alpha: 0.2, quant_bits: 3, age_us: 500.0 }
     }
 }
 
@@ -106,6 +113,23 @@ pub enum Ties {
 impl Ties {
     fn is_default(&self) -> bool {
         *self == Ties::Keep
+    }
+}
+
+/// How packets other than data meet CONGA.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ControlPackets {
+    /// Through CONGA, as data: flowlets, feedback, DRE.
+    #[default]
+    Conga,
+    /// Past it: ECMP-hashed, no feedback, outside the DRE (ConWeave's ns-3).
+    Bypass,
+}
+
+impl ControlPackets {
+    fn is_default(&self) -> bool {
+        *self == ControlPackets::Conga
     }
 }
 
@@ -241,6 +265,8 @@ pub struct Conga {
     minima: Vec<usize>,
     /// `ties = "keep"`.
     keep_on_tie: bool,
+    /// `control = "bypass"`.
+    bypass: bool,
 }
 
 impl Conga {
@@ -261,6 +287,7 @@ impl Conga {
             hash: Ecmp::new(&EcmpParams {}, seed, switch),
             minima: Vec::new(),
             keep_on_tie: p.ties == Ties::Keep,
+            bypass: p.control == ControlPackets::Bypass,
         }
     }
 
@@ -341,7 +368,7 @@ impl SwitchLb for Conga {
         let n = cands.len();
         // More uplinks than LBTag can name are rejected when the fabric is built
         // (`SwitchLbSelection::per_tier`); the hash keeps this total regardless.
-        if !self.is_source(ctx) || n > MAX_UPLINKS {
+        if !self.is_source(ctx) || n > MAX_UPLINKS || (self.bypass && pkt.kind != PktKind::Data) {
             return self.hash.index(pkt, n);
         }
         let (now, key) = (ctx.now, flow_key(pkt));
@@ -369,7 +396,7 @@ impl SwitchLb for Conga {
     fn on_packet(&mut self, ctx: &mut SwitchCtx<'_>, pkt: &mut Packet, out: &PortView<'_>) {
         // Switch-made packets are addressed to switches and never reach a destination leaf's
         // `on_packet`: they carry no words.
-        if pkt.kind.switch_made() {
+        if pkt.kind.switch_made() || (self.bypass && pkt.kind != PktKind::Data) {
             return;
         }
         if !self.leaf {
@@ -493,6 +520,26 @@ mod tests {
         let random = flowlets(Ties::Random, &mut rng);
         let used = (0..4).filter(|u| random.contains(u)).count();
         assert_eq!(used, 4, "random: 40 ties over 4 uplinks use them all: {random:?}");
+    }
+
+    #[test]
+    fn control_bypass_hashes_acks_without_feedback_or_dre() {
+        let (ports, state) = idle_ports(4);
+        let c = Candidates::new(&ports, &state, &[100_000]);
+        let mut rng = Rng::stream(1, "switch_lb", 0);
+        let ack = |conn| Packet { conn, size: 60, kind: PktKind::Ack, ..Default::default() };
+        for (control, carries) in [(ControlPackets::Conga, true), (ControlPackets::Bypass, false)] {
+            let mut a = Conga::new(&CongaParams { control, ..CongaParams::default() }, 1, 0, Tier::Tor, A);
+            // Leaf A has heard from leaf B: a feedback entry to piggyback.
+            a.from_leaf.store(B, 1, 5, US);
+            let mut p = ack(3);
+            let u = send(&mut a, &mut rng, 2 * US, &mut p, &c, A, B);
+            assert_eq!(p.conga_feedback().is_some(), carries, "{control:?}");
+            assert_eq!(*a.dre.register(c.view(u).id(), 2 * US) > 0.0, carries, "{control:?}: the DRE counts it");
+            if !carries {
+                assert_eq!(u, a.hash.index(&ack(3), 4), "hashed");
+            }
+        }
     }
 
     #[test]
