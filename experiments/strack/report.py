@@ -27,6 +27,7 @@ CLAIMS = {
     "RT6": "Figs 14-15: 64/256 uplinks down: spraying up to 6x better than RoCEv2; adaptive up to 60 % better than oblivious (64 down, 100 MB); STrack close to its healthy value.",
     "RT7": "Figs 16-18: 32->1 x 16 MB: STrack drops only in the first RTT, queue settles near 8 us within ~95 us, fair 12.5 Gb/s per flow; RoCEv2 queue up to 37.5 MB, converging after ~7.8 ms with PAUSEs meanwhile, unfair.",
     "RT7ref": "Ours (issue 43): RT7's RoCEv2 at the reference MMU's alpha = 1/8 and the calibrated 1/128, with the DCQCN paper's reaction point and the ns-3 simulators' Mellanox one: which gives Fig. 16's 37.5 MB peak?",
+    "RT2f3": "Fig. 3: A2A at parallelism 32, RoCEv2 1 QP, T-MOT: last-hop arrivals above 400 Gb/s from about 2 ms, peak 489.256 Gb/s at 2357 us, sustained about 500 us; last-hop queue delay up to 46 us (2.3 MB).",
     "RT8": "Fig. 19: 32->1 incast: STrack ~ RoCEv2 at every size, both near N*S/rate.",
     "RT9": "Fig. 20: 8/32/128->1 x 16 MB: STrack's last-hop queue stabilizes near 8 us; 128->1 slightly above.",
     "RT10": "Figs 21, 25: 64 AllReduce on T-2K: STrack < RoCE-4QP < RoCE-1QP for every algorithm; peak gaps for DBT: 3x vs 1 QP, 27.4 % vs 4 QP; STrack's CCT CDF nearly vertical, RoCE-4QP spread ~27 %.",
@@ -168,6 +169,30 @@ def incast_dynamics(t, rows, plt, runs):
     return out
 
 
+def last_hop_arrivals(t, rows):
+    """Fig. 3: the arrival rate into each traced last-hop queue (bytes sent plus queue growth
+    over a window) and the deepest queue."""
+    out = [f"# {t}\n", f"Paper: {CLAIMS[t]}\n", "| window | peak arrival Gb/s | at us | port | port-time above 400 Gb/s, us |", "|---|---|---|---|---|"]
+    for r in rows:
+        by = {}
+        for x in read_csv(os.path.join(OUT, t, r["run"], "port_trace.csv")):
+            by.setdefault(x["link"], []).append((float(x["time_us"]), int(x["queue_bytes"]), int(x["tx_bytes"])))
+        deepest = max(((q, tt, link) for link, pts in by.items() for tt, q, _ in pts), default=(0, 0.0, "-"))
+        for window_us in (5, 10, 50):
+            peak, over = (0.0, 0.0, "-"), 0.0
+            for link, pts in by.items():
+                pts.sort()
+                k = max(1, round(window_us / (pts[1][0] - pts[0][0]))) if len(pts) > 1 else 1
+                for (t0, q0, b0), (t1, q1, b1) in zip(pts, pts[k:]):
+                    gbps = ((b1 - b0) + (q1 - q0)) * 8 / ((t1 - t0) * 1e3)
+                    peak = max(peak, (gbps, t1, link))
+                    if gbps > 400:
+                        over += (t1 - t0) / k
+            out.append(f"| {window_us} us | {peak[0]:.1f} | {peak[1]:.0f} | {peak[2]} | {over:.0f} |")
+        out.append(f"\nDeepest last-hop queue: {deepest[0] / 1e6:.3f} MB ({deepest[0] * 8 / 400e3:.1f} us at 400 Gb/s) at {deepest[1]:.0f} us on {deepest[2]}; CCT {r['collectives']['cct_us']['max']:.1f} us.")
+    return out
+
+
 def collective_table(t, rows, cases):
     d = by_run(rows)
     out = [f"# {t}\n", f"Paper: {CLAIMS[t]}\n",
@@ -306,6 +331,8 @@ def main():
             lines = collective_table(t, rows, ["dbt", "ring", "hd"])
         elif t in ("RT11", "RT13"):
             lines = collective_table(t, rows, ["P8", "P16", "P32", "P64"])
+        elif t == "RT2f3":
+            lines = last_hop_arrivals(t, rows)
         elif t == "RT2":
             lines = motivation_table(rows)
         elif t == "RT1":

@@ -246,6 +246,10 @@ def targets(quick, max_bytes):
                 for sc in ["roce1", "roce4"]]
     t["RT2"] += [(f"a2a-P{p}-{sc}", scenario("RT2", sc, collectives("alltoall", "direct", mot, 32, 1, qps=4 if sc == "roce4" else 1, parallelism=p, placement="contiguous"), k=8))
                  for p in [8, 16, 32] for sc in ["roce1", "roce4"]]
+    # Fig. 3 (RT-2): A2A at parallelism 32 with RoCEv2 1 QP, every last-hop queue traced (queue
+    # and bytes sent per 5 µs: the arrival rate is their sum's change).
+    trace3 = "[run]\ntrace_interval_us = 5\ntrace_ports = [" + ", ".join(f'"tor{h // 4}-host{h}"' for h in range(32)) + "]"
+    t["RT2f3"] = [("a2a-P32-roce1", scenario("RT2f3", "roce1", collectives("alltoall", "direct", mot, 32, 1, parallelism=32, placement="contiguous"), k=8, run_extra=trace3))]
     return t
 
 
