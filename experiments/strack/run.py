@@ -246,6 +246,10 @@ def targets(quick, max_bytes):
                 for sc in ["roce1", "roce4"]]
     t["RT2"] += [(f"a2a-P{p}-{sc}", scenario("RT2", sc, collectives("alltoall", "direct", mot, 32, 1, qps=4 if sc == "roce4" else 1, parallelism=p, placement="contiguous"), k=8))
                  for p in [8, 16, 32] for sc in ["roce1", "roce4"]]
+    # Fig. 8 (RT-3, 16 MB): inter-switch queues over time. The paper logs all 16 K; we trace the
+    # 2048 of ToRs 0-15 (their 64 uplinks and the spines' 64 links down to them) every 10 µs.
+    f8 = "[run]\ntrace_interval_us = 10\ntrace_ports = [" + ", ".join(f'"tor{t}-spine{s}", "spine{s}-tor{t}"' for t in range(16 if not quick else 2) for s in range(64 if not quick else 8)) + "]"
+    t["RT3f8"] = [(f"16MiB-{sc}", scenario("RT3f8", sc, perm("16MiB" if not quick else "2MiB"), k=k8, run_extra=f8)) for sc in ["strack", "roce1"]]
     # Fig. 3 (RT-2): A2A at parallelism 32 with RoCEv2 1 QP, every last-hop queue traced (queue
     # and bytes sent per 5 µs: the arrival rate is their sum's change).
     trace3 = "[run]\ntrace_interval_us = 5\ntrace_ports = [" + ", ".join(f'"tor{h // 4}-host{h}"' for h in range(32)) + "]"

@@ -22,4 +22,4 @@ $R RT12b
 $R RT6x
 $R RT3seeds
 $R RT10big
-$R RT7ref RT2f3
+$R RT7ref RT2f3 RT3f8
