@@ -500,11 +500,17 @@ def main() -> int:
     out.mkdir(exist_ok=True)
     print(f"{'case':20} {'scheme':7} {'ns-3 p50/p99/max us':>28} {'fabricsim p50/p99/max us':>28} {'ratio p50/p99/max':>20} {'pauses ns3/fs':>14} {'peak KB ns3/fs':>15}")
     rows, cw_rows = [], []
-    for case in CASES if a.suite in ("hpcc", "all") else []:
-        if a.only and a.only not in case.name:
-            continue
-        work = a.work / case.name
-        work.mkdir(parents=True, exist_ok=True)
+
+    def selected(cases, suite):
+        """The cases of `suite` that `--only` keeps, each with its scratch folder (made)."""
+        for case in cases if a.suite in (suite, "all") else []:
+            if a.only and a.only not in case.name:
+                continue
+            work = a.work / case.name
+            work.mkdir(parents=True, exist_ok=True)
+            yield case, work
+
+    for case, work in selected(CASES, "hpcc"):
         hosts = write_inputs(work, case)
         for mode, name in SCHEMES:
             if not want(name):
@@ -513,11 +519,7 @@ def main() -> int:
             ours = run_fabricsim(fabricsim_bin(a.fabricsim), work, hosts, case, name, config)
             ref = run_ns3(a.ns3, work, name, config) if a.ns3 else {"fct_us": {}, "pauses": None, "peak_queue_bytes": None}
             rows.append(row_of(case, name, mode, ours, ref))
-    for case in CW_CASES if a.suite in ("conweave", "all") else []:
-        if a.only and a.only not in case.name:
-            continue
-        work = a.work / case.name
-        work.mkdir(parents=True, exist_ok=True)
+    for case, work in selected(CW_CASES, "conweave"):
         hosts = write_cw_inputs(work, case)
         keys = flow_keys(case.flows)
         for lb_mode, name in LB_SCHEMES:

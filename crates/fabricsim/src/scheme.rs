@@ -30,6 +30,12 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use std::fmt::Debug;
 
+/// `skip_serializing_if` for an option left at its default: resolved scenarios leave it out,
+/// so adding an option keeps every existing scenario's resolved text (and fingerprints).
+pub fn is_default<T: Default + PartialEq>(v: &T) -> bool {
+    *v == T::default()
+}
+
 /// A numeric range one parameter accepts (inclusive; `None` parameters are not checked).
 #[derive(Clone, Copy, Debug)]
 pub struct Limit {

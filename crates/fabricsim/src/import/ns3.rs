@@ -715,12 +715,20 @@ impl Lb {
     }
 }
 
+/// The PFC headroom of a port whose rate × delay is `f` bytes, `per_port(f)`, on host ports and
+/// on ToR–spine ports: `(fabricsim's one headroom (the larger), host ports', ToR–spine ports'
+/// when they differ)`.
+fn headroom(fabric: &Fabric, per_port: impl Fn(u64) -> u64) -> (u64, u64, Option<u64>) {
+    let host = per_port(fabric.in_flight.0);
+    let up = fabric.in_flight.1.map(per_port);
+    (up.map_or(host, |u| u.max(host)), host, up.filter(|&u| u != host))
+}
+
 /// `[switch.pfc]` for the HPCC simulator's `SwitchMmu`: the shared buffer, α × the free
 /// shared buffer, 3 × rate × delay of headroom per port, a 3 KiB resume offset.
 fn hpcc_pfc(c: &Config, fabric: &Fabric, buffer_mib: u64, latency: &str) -> Vec<Line> {
-    let (hr_host, hr_up) = (fabric.in_flight.0 * 3, fabric.in_flight.1.map(|u| u * 3));
-    let hr = hr_up.map_or(hr_host, |u| u.max(hr_host));
-    let hr_note = match hr_up.filter(|&u| u != hr_host) {
+    let (hr, hr_host, hr_up) = headroom(fabric, |f| 3 * f);
+    let hr_note = match hr_up {
         Some(u) => format!("TOPOLOGY_FILE: third.cc reserves 3 × rate × delay per port: {hr_host} B on host ports, {u} B on ToR–spine ports; fabricsim has one headroom, the larger"),
         None => format!("TOPOLOGY_FILE: third.cc reserves 3 × rate × delay per port ({} Gb/s × {latency} ns × 3)", gbps(fabric.host_bps)),
     };
@@ -761,10 +769,8 @@ fn conweave_pfc(c: &Config, fabric: &Fabric, buffer_mib: u64, latency: &str, not
     // fabricsim's lossless accounting also needs the PAUSE frame's own serialisation (two
     // 64 B frames, `pfc.rs`): without it a port overflowed its ConfigHdrm headroom in a DRILL
     // run here, where ConWeave's MMU would have dropped ("ingress headroom full").
-    let hr_of = |f: u64| 2 * f + 2 * CONWEAVE_MMU_MTU + 2 * 64;
-    let (hr_host, hr_up) = (hr_of(fabric.in_flight.0), fabric.in_flight.1.map(hr_of));
-    let hr = hr_up.map_or(hr_host, |u| u.max(hr_host));
-    let hr_note = match hr_up.filter(|&u| u != hr_host) {
+    let (hr, hr_host, hr_up) = headroom(fabric, |f| 2 * f + 2 * CONWEAVE_MMU_MTU + 2 * 64);
+    let hr_note = match hr_up {
         Some(u) => format!("TOPOLOGY_FILE: ConfigHdrm reserves 2 × rate × delay + 2 × 1048 B per port, fabricsim adds 2 PAUSE frames of 64 B: {hr_host} B on host ports, {u} B on ToR–spine ports; fabricsim has one headroom, the larger"),
         None => format!("TOPOLOGY_FILE: ConfigHdrm reserves 2 × rate × delay + 2 × 1048 B per port ({} Gb/s × {latency} ns × 2 + 2096 B), + 2 PAUSE frames of 64 B that fabricsim's lossless accounting needs", gbps(fabric.host_bps)),
     };
@@ -875,6 +881,7 @@ fn build(c: &Config, config_name: &str, ctx: &Context) -> R<Doc> {
     // ConWeave's run ends once every flow has finished, at the latest 10 s after
     // FLOWGEN_STOP_TIME (`Simulator::Stop(flowgen_stop_time + 10.0)`).
     let stop_s = if cw { c.num("FLOWGEN_STOP_TIME", 2.5, "a time in seconds")? + 10.0 } else { c.num("SIMULATOR_STOP_TIME", 3.01, "a time in seconds")? };
+    let stop_src = if cw { format!("{} + 10 s (Simulator::Stop)", c.src("FLOWGEN_STOP_TIME", "the simulator's default 2.5 s")) } else { c.src("SIMULATOR_STOP_TIME", "the simulator's default 3.01 s") };
     let flowgen_start_s = if cw { c.num("FLOWGEN_START_TIME", 2.0, "a time in seconds")? } else { 2.0 };
     let seed: u64 = if cw { c.whole("RANDOM_SEED", 1, "a whole number")? } else { 1 };
     let link_down: Vec<u64> = match c.keys.get("LINK_DOWN") {
@@ -1040,7 +1047,7 @@ fn build(c: &Config, config_name: &str, ctx: &Context) -> R<Doc> {
         } else {
             // A finite RTO would fire where ns-3 waits: behind a deep paused queue (over 4 ms
             // of queueing at 400 G with a 256 MiB buffer), turning a delay into a go-back-N resend.
-            line("rto_us", show(stop_s * 1e6), format!("RdmaHw has no retransmission timer (NACKs only): one as long as the run ({}) never fires", c.src("SIMULATOR_STOP_TIME", "the simulator's default 3.01 s")))
+            line("rto_us", show(stop_s * 1e6), format!("RdmaHw has no retransmission timer (NACKs only): one as long as the run ({stop_src}) never fires"))
         },
     ];
     if chunk > 0 {
@@ -1190,7 +1197,6 @@ fn build(c: &Config, config_name: &str, ctx: &Context) -> R<Doc> {
         );
     }
 
-    let stop_src = if cw { format!("{} + 10 s (Simulator::Stop)", c.src("FLOWGEN_STOP_TIME", "the simulator's default 2.5 s")) } else { c.src("SIMULATOR_STOP_TIME", "the simulator's default 3.01 s") };
     emit(w, Some("run"), &[line("end_time_us", show(stop_s * 1e6), format!("{stop_src}: flows still running then are reported unfinished"))]);
     for n in &notes {
         let _ = writeln!(head, "# Modelled differently: {n}");

@@ -104,7 +104,7 @@ pub struct FailuresConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
     /// `"tor_uplinks"` (default), `"partial_lag"` or `"flaky"`.
-    #[serde(default, skip_serializing_if = "is_default")]
+    #[serde(default, skip_serializing_if = "crate::scheme::is_default")]
     pub kind: FailureKind,
     /// The seed of every random choice of the failures (and of flaky links' bursts); unset: the
     /// scenario's master seed.
@@ -148,10 +148,6 @@ pub struct FailuresConfig {
     /// `flaky`: mean loss-burst length in µs (default 10, paper §5.4).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub burst_len_us: Option<f64>,
-}
-
-fn is_default<T: Default + PartialEq>(v: &T) -> bool {
-    *v == T::default()
 }
 
 /// Default failed links per pod of `kind = "flaky"` (paper §5.4: two flaky links per pod).

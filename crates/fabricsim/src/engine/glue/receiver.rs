@@ -65,20 +65,19 @@ impl Sim {
             // E.g. go-back-N: an out-of-order packet is discarded; the first one of a gap asks
             // for the expected packet.
             conn.rcv_discarded += 1;
+            if reply != Reply::SeqNack {
+                return self.reply(host, pkt, &p, reply);
+            }
             //= seqbalance §2.3.3; type=assumption
             //# The ConWeave ns-3 NACK carries a CNP: `ooo_triggers_cnp` (default false).
-            if reply == Reply::SeqNack && self.hosts.tp.ooo_cnp && !ce {
+            if tp.ooo_cnp && !ce {
                 self.maybe_send_cnp(p.conn, &p);
             }
-            if reply == Reply::SeqNack {
-                //= ns-3 RdmaHw::ReceiveUdp: a NACK carries the CNP flag as an ACK does (the
-                //# packet's CE mark; ConWeave's also for the gap itself): where no CNP packets
-                //# exist (the mellanox reaction point), the flag is the notification.
-                let echo = tp.cnp_interval.is_none() && (ce || tp.ooo_cnp);
-                return self.send_seq_nack(host, pkt, if echo { F_ECE } else { 0 });
-            }
-            self.reply(host, pkt, &p, reply);
-            return;
+            //= ns-3 RdmaHw::ReceiveUdp: a NACK carries the CNP flag as an ACK does (the
+            //# packet's CE mark; ConWeave's also for the gap itself): where no CNP packets
+            //# exist (the mellanox reaction point), the flag is the notification.
+            let echo = tp.cnp_interval.is_none() && (ce || tp.ooo_cnp);
+            return self.send_seq_nack(host, pkt, if echo { F_ECE } else { 0 });
         }
         let cum_before = conn.rcv_cum;
         let fresh = conn.receive(p.seq);

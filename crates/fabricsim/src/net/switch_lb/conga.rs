@@ -71,11 +71,11 @@ pub const MAX_UPLINKS: usize = 256;
 pub struct CongaParams {
     /// `keep` (default): a tie keeps the flow's uplink; `random`: ties are broken at random
     /// even then, as ConWeave's ns-3 `CongaRouting::GetBestPath` does.
-    #[serde(skip_serializing_if = "Ties::is_default")]
+    #[serde(skip_serializing_if = "crate::scheme::is_default")]
     pub ties: Ties,
     /// `conga` (default): ACKs, NACKs and CNPs go through CONGA like data; `bypass`: they are
     /// ECMP-hashed, carry no feedback and do not count in the DRE (ConWeave's ns-3).
-    #[serde(skip_serializing_if = "ControlPackets::is_default")]
+    #[serde(skip_serializing_if = "crate::scheme::is_default")]
     pub control: ControlPackets,
     /// Flowlet gap T_fl (µs).
     pub gap_us: f64,
@@ -110,12 +110,6 @@ pub enum Ties {
     Random,
 }
 
-impl Ties {
-    fn is_default(&self) -> bool {
-        *self == Ties::Keep
-    }
-}
-
 /// How packets other than data meet CONGA.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -125,12 +119,6 @@ pub enum ControlPackets {
     Conga,
     /// Past it: ECMP-hashed, no feedback, outside the DRE (ConWeave's ns-3).
     Bypass,
-}
-
-impl ControlPackets {
-    fn is_default(&self) -> bool {
-        *self == ControlPackets::Conga
-    }
 }
 
 /// `base^k` by repeated squaring: the same f64 operations for the same `k` on every run.
@@ -291,6 +279,13 @@ impl Conga {
         }
     }
 
+    /// `control = "bypass"`: everything but data is hashed, carries no feedback, and stays
+    /// out of the DRE.
+    #[inline]
+    fn bypasses(&self, pkt: &Packet) -> bool {
+        self.bypass && pkt.kind != PktKind::Data
+    }
+
     /// Whether this leaf is the source leaf of a packet between `ctx`'s ToRs.
     #[inline]
     fn is_source(&self, ctx: &SwitchCtx<'_>) -> bool {
@@ -368,7 +363,7 @@ impl SwitchLb for Conga {
         let n = cands.len();
         // More uplinks than LBTag can name are rejected when the fabric is built
         // (`SwitchLbSelection::per_tier`); the hash keeps this total regardless.
-        if !self.is_source(ctx) || n > MAX_UPLINKS || (self.bypass && pkt.kind != PktKind::Data) {
+        if !self.is_source(ctx) || n > MAX_UPLINKS || self.bypasses(pkt) {
             return self.hash.index(pkt, n);
         }
         let (now, key) = (ctx.now, flow_key(pkt));
@@ -396,7 +391,7 @@ impl SwitchLb for Conga {
     fn on_packet(&mut self, ctx: &mut SwitchCtx<'_>, pkt: &mut Packet, out: &PortView<'_>) {
         // Switch-made packets are addressed to switches and never reach a destination leaf's
         // `on_packet`: they carry no words.
-        if pkt.kind.switch_made() || (self.bypass && pkt.kind != PktKind::Data) {
+        if pkt.kind.switch_made() || self.bypasses(pkt) {
             return;
         }
         if !self.leaf {

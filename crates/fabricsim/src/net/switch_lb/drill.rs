@@ -92,21 +92,17 @@ pub struct DrillParams {
     /// Ports remembered per destination ToR (or host).
     pub m: u32,
     /// `replacement` (default) or `distinct` samples.
-    #[serde(skip_serializing_if = "is_default")]
+    #[serde(skip_serializing_if = "crate::scheme::is_default")]
     pub sample: Sample,
     /// `tor` (default) or `host`: what the memory is kept per.
-    #[serde(skip_serializing_if = "is_default")]
+    #[serde(skip_serializing_if = "crate::scheme::is_default")]
     pub memory: MemoryPer,
     /// `drill` (default) or `ns3_ecmp`: how ACKs, NACKs and CNPs are routed.
-    #[serde(skip_serializing_if = "is_default")]
+    #[serde(skip_serializing_if = "crate::scheme::is_default")]
     pub control: Control,
     /// `data` (default) or `all_classes`: which queued bytes are a port's load.
-    #[serde(skip_serializing_if = "is_default")]
+    #[serde(skip_serializing_if = "crate::scheme::is_default")]
     pub load: Load,
-}
-
-fn is_default<T: Default + PartialEq>(v: &T) -> bool {
-    *v == T::default()
 }
 
 impl Default for DrillParams {
@@ -184,17 +180,8 @@ impl SwitchLb for Drill {
             // first d of a shuffle gives).
             let first = s.len();
             for j in 0..(self.d as usize).min(n) {
-                let mut r = ctx.rng.below((n - j) as u64) as usize;
-                let mut i = 0;
-                loop {
-                    if !s[first..].iter().any(|t| t.2 == i) {
-                        if r == 0 {
-                            break;
-                        }
-                        r -= 1;
-                    }
-                    i += 1;
-                }
+                let r = ctx.rng.below((n - j) as u64) as usize;
+                let i = (0..n).filter(|i| !s[first..].iter().any(|t| t.2 == *i)).nth(r).expect("n - j candidates are not sampled yet");
                 s.push((load(i), true, i));
             }
         } else {

@@ -58,12 +58,6 @@ pub enum Rewind {
     EveryNack,
 }
 
-impl Rewind {
-    fn is_default(&self) -> bool {
-        *self == Rewind::Fresh
-    }
-}
-
 /// Parameters of `go_back_n`.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -71,7 +65,7 @@ pub struct GoBackNParams {
     /// How often one gap is NACKed.
     pub nack_repeat: NackRepeat,
     /// `fresh` (default) or `every_nack`: how the sender goes back.
-    #[serde(skip_serializing_if = "Rewind::is_default")]
+    #[serde(skip_serializing_if = "crate::scheme::is_default")]
     pub rewind: Rewind,
     /// `nack_repeat = "interval"` only: the time after which a gap is NACKed again, µs.
     #[serde(skip_serializing_if = "Option::is_none")]
