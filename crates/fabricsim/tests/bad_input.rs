@@ -107,4 +107,17 @@ fn scheme_parameters_out_of_range_name_their_key() {
     assert!(e.contains("base_rtt_of") && e.contains("`network`") && e.contains("`path`"), "{e}");
     let e = rejection("[switch.lb]\nname = \"ns3_ecmp\"\nnext_hops = \"up\"\n");
     assert!(e.contains("switch.lb") && e.contains("next_hops") && e.contains("`descending`"), "{e}");
+    // ConWeave's options.
+    for (table, key, allowed) in [
+        ("[switch.lb]\nname = \"drill\"", "sample", ["`replacement`", "`distinct`"]),
+        ("[switch.lb]\nname = \"drill\"", "memory", ["`tor`", "`host`"]),
+        ("[switch.lb]\nname = \"drill\"", "control", ["`drill`", "`ns3_ecmp`"]),
+        ("[switch.lb]\nname = \"drill\"", "load", ["`data`", "`all_classes`"]),
+        ("[switch.lb]\nname = \"conga\"", "ties", ["`keep`", "`random`"]),
+        ("[switch.lb]\nname = \"conga\"", "control", ["`conga`", "`bypass`"]),
+        ("[transport.reliability]\nname = \"go_back_n\"", "rewind", ["`fresh`", "`every_nack`"]),
+    ] {
+        let e = rejection(&format!("{table}\n{key} = \"x\"\n"));
+        assert!(e.contains(&format!("`{key}`")) && allowed.iter().all(|a| e.contains(a)), "{key}: {e}");
+    }
 }
