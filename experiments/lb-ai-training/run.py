@@ -76,6 +76,10 @@ LR = {
     # Sensitivity (S2): htsim's header lane of 2·Q of its own; trimming without desync.
     "trim_lane2q": (['name = "trim"'], ["trimming = true", 'control_lane = "separate"', "control_lane_factor = 2.0"], []),
     "trim_nodesync": (['name = "trim"', 'desync = "none"'], TRIM, []),
+    # Sensitivity (S3): resends outside the pacing schedule (the reading of §6.2's Fig. 8
+    # explanation), with the phase rule or with the U(0, base RTT) delay as the desync.
+    "trim_atonce": (['name = "trim"', 'resend = "at_once"'], TRIM, []),
+    "trim_atonce_elig": (['name = "trim"', 'resend = "at_once"', 'desync = "eligibility"'], TRIM, []),
 }
 FIVE_LR = ["tcp", "roce", "trim", "trim_rts", "code5"]
 SUB_LR = ["subtcp3", "subtcp6", "tcp", "trim", "trim_rts", "code5"]
@@ -232,6 +236,15 @@ def targets(seeds, first_seed=1):
         for lr in ["trim_lane2q", "trim_nodesync"]:
             for c in [0.85, 1.0]:
                 add("S2", {"lr": lr, "c": c}, s, lr=lr, c=c)
+        # S3 (ours, issue 44's trimming investigation): trimming whose resends go at once,
+        # outside the pacing schedule, on T9's grid and on T11's and T14's static failure.
+        for lr in ["trim_atonce", "trim_atonce_elig"]:
+            for c in C_GRID:
+                add("S3", {"wl": "ata", "fail": "none", "lr": lr, "c": c}, s, lr=lr, c=c)
+            for c in C_BEST:
+                add("S3", {"wl": "ata", "fail": "lag2x0.9", "lr": lr, "c": c}, s, lr=lr, c=c, failure=(2, 0.9))
+                add("S3", {"wl": "perm1", "fail": "none", "lr": lr, "c": c}, s, lr=lr, c=c, workload=perm(1))
+                add("S3", {"wl": "perm1", "fail": "lag2x0.9", "lr": lr, "c": c}, s, lr=lr, c=c, workload=perm(1), failure=(2, 0.9))
         # E15 (§7): 400 Gb/s links, one permutation.
         for lr in SUB_LR:
             for c in C_BEST:

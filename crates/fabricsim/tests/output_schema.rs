@@ -45,6 +45,14 @@ fn runs() -> Vec<Results> {
             "switch.trimmed_headers=\"to_sender\"",
             "switch.control_lane=\"shared\"",
         ]),
+        // A trimming incast whose headers share the buffer with data (evictions, some for
+        // headers), one flow's packets logged.
+        run(&[
+            "switch.control_lane=\"shared\"",
+            "switch.buffer_bdp=0.25",
+            "workload={ kind = \"incast\", senders = 15, flow_bytes = \"256KiB\" }",
+            "run.packet_log_conns=[0]",
+        ]),
         // Flaky links: wire losses, flaky ports, timeouts.
         run(&["topology.failures.kind=\"flaky\"", "topology.failures.f=1", "topology.failures.burst_gap_us=5", "topology.failures.burst_len_us=2"]),
         // A collective on a lossless fabric with two queue profiles: CCTs, PFC, profiles.

@@ -160,3 +160,45 @@ fn a_streamed_trace_is_the_kept_trace_row_for_row() {
     assert_eq!(files, ["flows.csv", "manifest.json", "port_trace.csv", "resolved_scenario.toml", "summary.json", "trace.csv"]);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A 4:1 trimming incast of 256 KiB flows with a shared control lane and small buffers, so
+/// that packets of the logged flow are trimmed on arrival and evicted for control packets.
+fn trimming_incast(run: &str) -> String {
+    incast4("256KiB", run).replace(
+        "[transport]",
+        "[switch]\nbuffer_bytes = \"32KiB\"\ntrimming = true\ncontrol_lane = \"shared\"\n[transport.reliability]\nname = \"trim\"\n[transport]",
+    )
+}
+
+#[test]
+fn packet_log_tells_each_packet_of_a_flow_its_story() {
+    use fabricsim::engine::trace::PacketEvent as E;
+    let r = common::run(&trimming_incast("packet_log_conns = [1]"));
+    let log = &r.packet_log;
+    assert!(log.iter().all(|e| e.conn == 1) && log.windows(2).all(|w| w[0].at <= w[1].at));
+    let f = &r.flows[1];
+    let count = |ev: E| log.iter().filter(|e| e.event == ev).count() as u32;
+    // Every event the flow's counters count is in the log, once.
+    assert_eq!(count(E::Sent) + count(E::Resent), f.data_sent);
+    assert_eq!(count(E::Resent), f.retransmits);
+    assert_eq!(count(E::Trimmed) + count(E::Evicted), f.trims);
+    assert!(f.trims > 0, "the case must trim the logged flow");
+    // No timeouts here: each trimmed transmission's header reaches the receiver, its NACK the
+    // sender, and the packet is sent again after that NACK; each packet is ACKed once in the end.
+    assert_eq!(count(E::HeaderArrived), f.trims);
+    assert_eq!(count(E::NackArrived), f.trims);
+    assert_eq!(count(E::AckArrived), (256 * 1024u32).div_ceil(4032));
+    for cut in log.iter().filter(|e| matches!(e.event, E::Trimmed | E::Evicted)) {
+        assert!(cut.port != fabricsim::engine::trace::NO_PORT);
+        let later = |ev: E| log.iter().find(|e| e.seq == cut.seq && e.at >= cut.at && e.event == ev).map(|e| e.at);
+        let (header, nack, resend) = (later(E::HeaderArrived).unwrap(), later(E::NackArrived).unwrap(), later(E::Resent).unwrap());
+        assert!(cut.at <= header && header <= nack && nack <= resend, "{cut:?}: header {header}, NACK {nack}, resent {resend}");
+    }
+    let csv = r.packet_log_csv();
+    assert!(csv.starts_with("time_us,flow,seq,event,link\n"), "{csv}");
+    // A cut names its switch port; an event at a host has no link.
+    assert!(csv.lines().filter(|l| l.contains(",trimmed,")).all(|l| !l.ends_with(',')), "{csv}");
+    assert!(csv.lines().filter(|l| l.contains(",sent,")).all(|l| l.ends_with(',')), "{csv}");
+    // Off by default: nothing logged.
+    assert!(common::run(&trimming_incast("")).packet_log.is_empty());
+}

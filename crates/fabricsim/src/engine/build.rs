@@ -175,16 +175,20 @@ pub fn recovery_timers(setup: &Setup) -> Vec<String> {
     lines
 }
 
-/// The sampler of `run.trace_*`, `run.event_log` and `run.ack_log_conns`.
+/// The sampler of `run.trace_*`, `run.event_log`, `run.ack_log_conns` and `run.packet_log_conns`.
 pub(super) fn tracer(setup: &Setup) -> Tracer {
     let mut ack_conns = setup.scenario.run.ack_log_conns.clone();
     ack_conns.sort_unstable();
+    let mut packet_conns = setup.scenario.run.packet_log_conns.clone();
+    packet_conns.sort_unstable();
+    packet_conns.dedup();
     Tracer {
         interval: setup.trace_interval,
         conns: setup.trace_conns.clone(),
         ports: setup.trace_ports.clone(),
         log_drops: setup.scenario.run.event_log,
         ack_conns,
+        packet_conns,
         log_gates: setup.scenario.run.gate_log,
         flowlets: (!setup.flowlet_gaps.is_empty()).then(|| Box::new(super::flowlets::FlowletMeter::new(setup.flowlet_gaps.clone()))),
         imbalance: if setup.trace_interval > 0 { super::uplink_meter::UplinkMeter::new(&setup.fabric, &setup.trace_ports) } else { None },

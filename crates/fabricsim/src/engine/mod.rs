@@ -59,6 +59,12 @@ pub struct Counters {
     pub data_retransmitted: u64,
     /// Data packets trimmed to headers.
     pub data_trimmed: u64,
+    /// Of the trimmed data packets, those cut after they were queued, to make room for a
+    /// control packet in a lane shared with data (lb-ai-training spec §4.2).
+    pub data_evicted: u64,
+    /// Of those, the ones evicted for a trimmed header (the paper's §6.2 argument: headers
+    /// take buffer from data); the rest made room for ACKs, NACKs and other control packets.
+    pub evicted_by_headers: u64,
     /// Of the dropped data packets, those that were trimmed headers.
     pub headers_dropped: u64,
     /// Trimmed headers a switch returned to their sender (`switch.trimmed_headers`,
@@ -100,6 +106,8 @@ impl Counters {
             dropped,
             data_retransmitted,
             data_trimmed,
+            data_evicted,
+            evicted_by_headers,
             headers_dropped,
             headers_bounced,
             bounces_returned,
@@ -124,6 +132,8 @@ impl Counters {
             (&mut self.packet_hops, packet_hops),
             (&mut self.data_retransmitted, data_retransmitted),
             (&mut self.data_trimmed, data_trimmed),
+            (&mut self.data_evicted, data_evicted),
+            (&mut self.evicted_by_headers, evicted_by_headers),
             (&mut self.headers_dropped, headers_dropped),
             (&mut self.headers_bounced, headers_bounced),
             (&mut self.bounces_returned, bounces_returned),

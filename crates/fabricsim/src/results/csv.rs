@@ -139,6 +139,17 @@ impl Results {
         s
     }
 
+    /// `packet_log.csv` text: every event of every data packet of the logged flows.
+    pub fn packet_log_csv(&self) -> String {
+        let mut s = schema::PACKET_LOG.header();
+        for r in &self.packet_log {
+            fmt_us(&mut s, Some(r.at));
+            let link = self.packet_log_links.get(&r.port).map_or("", String::as_str);
+            let _ = writeln!(s, ",{},{},{},{link}", r.conn, r.seq, r.event.name());
+        }
+        s
+    }
+
     /// `ports.csv` text: one row per port (`run.port_stats`).
     pub fn ports_csv(&self) -> String {
         super::ports::csv(&self.ports)
@@ -246,6 +257,7 @@ pub(super) const OUTPUT_FILES: &[OutputFile] = &[
     OutputFile { schema: &schema::PORT_TRACE, has_rows: |r| !r.port_trace.is_empty() || r.streamed(schema::PORT_TRACE.name).is_some_and(|s| s.rows > 0), text: Results::port_trace_csv },
     OutputFile { schema: &schema::PFC_PORTS, has_rows: |r| r.summary.pfc.as_ref().is_some_and(|p| !p.ports.is_empty()), text: Results::pfc_ports_csv },
     OutputFile { schema: &schema::ACKS, has_rows: |r| !r.acks.is_empty(), text: Results::acks_csv },
+    OutputFile { schema: &schema::PACKET_LOG, has_rows: |r| !r.packet_log.is_empty(), text: Results::packet_log_csv },
     OutputFile { schema: &schema::GATE_LOG, has_rows: |r| !r.gate_log.is_empty(), text: Results::gate_log_csv },
     OutputFile { schema: &schema::PORTS, has_rows: |r| !r.ports.is_empty(), text: Results::ports_csv },
     OutputFile { schema: &schema::EVENTS, has_rows: |r| !r.events.is_empty(), text: Results::events_csv },

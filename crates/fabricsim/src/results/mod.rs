@@ -56,6 +56,10 @@ pub struct Results {
     pub events: Vec<EventRow>,
     /// Logged ACKs (`run.ack_log_conns`): (time, connection, RTT, ECN echo).
     pub acks: Vec<(Time, u32, Time, bool)>,
+    /// Logged packet events (`run.packet_log_conns`), in event order.
+    pub packet_log: Vec<crate::engine::trace::PacketRecord>,
+    /// Names (`"NODE-NODE"`) of the ports in `packet_log`.
+    pub packet_log_links: std::collections::BTreeMap<u32, String>,
     /// Logged gate window decisions (`run.gate_log`): (time, connection, decision).
     pub gate_log: Vec<(Time, u32, crate::transport::gate::WindowUpdate)>,
     /// Per-port statistics (`run.port_stats`), in port order; empty when off.
@@ -96,6 +100,8 @@ pub fn collect(sim: &Sim, setup: &Setup, wall_seconds: f64) -> Results {
         streamed: Vec::new(),
         events: logs::events(sim),
         acks: sim.tracer.acks.clone(),
+        packet_log: sim.tracer.packets.clone(),
+        packet_log_links: sim.tracer.packets.iter().filter(|r| r.port != crate::engine::trace::NO_PORT).map(|r| (r.port, sim.net.fabric.link_name(r.port))).collect(),
         gate_log: sim.tracer.gate_updates.clone(),
         ports: if setup.scenario.run.port_stats { ports::rows(sim) } else { Vec::new() },
         flowlets,

@@ -146,6 +146,20 @@ pub const ACKS: FileSchema = FileSchema {
     ],
 };
 
+/// `packet_log.csv`.
+pub const PACKET_LOG: FileSchema = FileSchema {
+    name: "packet_log.csv",
+    written: "with `run.packet_log_conns`",
+    row: "one event of one data packet of a logged flow, in event order",
+    columns: &[
+        c("time_us", "µs", "when"),
+        c("flow", "id", "connection"),
+        c("seq", "id", "packet sequence number within the connection"),
+        c("event", "text", "`sent`, `resent` (left the sender), `trimmed` (cut to a header on arrival at `link`), `evicted` (cut after it was queued at `link`, for a control packet), `dropped`, `bounced` (header returned to the sender at `link`), `header_arrived` (at the receiver, which NACKs it), `nack_arrived`, `ack_arrived` (at the sender), `timed_out` (declared lost by the sender's timer)"),
+        c("link", "text", "`NODE-NODE`: the switch port where it happened; empty at a host"),
+    ],
+};
+
 /// `gate_log.csv`.
 pub const GATE_LOG: FileSchema = FileSchema {
     name: "gate_log.csv",
@@ -293,6 +307,8 @@ pub const SUMMARY: FileSchema = FileSchema {
         c("packets.retransmitted", "packets", "data packets sent again"),
         c("packets.dropped", "packets", "whole data packets dropped anywhere"),
         c("packets.trimmed", "packets", "data packets trimmed to their header"),
+        c("packets.evicted", "packets", "only when non-zero: of the trimmed, those cut after they were queued, to make room for a control packet in a lane shared with data (`switch.control_lane = \"shared\"`)"),
+        c("packets.evicted_by_headers", "packets", "only when non-zero: of those, the ones evicted for a trimmed header (the rest for ACKs, NACKs and other control packets)"),
         c("packets.ecn_marked", "packets", "data packets that carried a CE mark, each counted once however many switches marked it"),
         c("packets.ecn_mark_events", "count", "CE markings made by switch ports: a packet marked at two hops counts twice"),
         c("packets.acks", "packets", "ACKs sent"),

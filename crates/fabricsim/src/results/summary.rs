@@ -24,6 +24,14 @@ pub struct PacketCounts {
     pub dropped: u64,
     /// Data packets trimmed.
     pub trimmed: u64,
+    /// Of those, the ones cut after they were queued, to make room for a control packet in a
+    /// lane shared with data (`switch.control_lane = "shared"`); left out when 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub evicted: u64,
+    /// Of those, the ones evicted for a trimmed header (the rest for ACKs, NACKs and other
+    /// control packets); left out when 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub evicted_by_headers: u64,
     /// Data packets that carried a CE mark (each once, however many switches marked it).
     pub ecn_marked: u64,
     /// CE markings made by switch ports (a packet marked at two hops counts twice; the sum of
@@ -120,6 +128,8 @@ impl From<&Counters> for PacketCounts {
             retransmitted: c.data_retransmitted,
             dropped: c.dropped[Data] - c.headers_dropped,
             trimmed: c.data_trimmed,
+            evicted: c.data_evicted,
+            evicted_by_headers: c.evicted_by_headers,
             ecn_marked: c.ecn_marked,
             ecn_mark_events: c.ecn_mark_events,
             acks: c.sent[Ack],

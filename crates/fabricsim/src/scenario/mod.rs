@@ -542,6 +542,11 @@ pub struct RunConfig {
     pub drop_packets: Vec<DropPacket>,
     /// Log every ACK of these flows (arrival time, RTT, ECN echo) into `acks.csv`.
     pub ack_log_conns: Vec<u32>,
+    /// Log every event of every data packet of these flows (sent, resent, trimmed, evicted,
+    /// dropped, bounced, header at the receiver, NACK / ACK at the sender, timed out) into
+    /// `packet_log.csv`: one flow's loss recovery, packet by packet.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub packet_log_conns: Vec<u32>,
     /// Log every window decision of the message gates (`mcc`: time, flow, grow / hold /
     /// shrink, window) into `gate_log.csv`.
     #[serde(skip_serializing_if = "std::ops::Not::not")]

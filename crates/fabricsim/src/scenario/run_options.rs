@@ -104,6 +104,7 @@ impl Tracing {
         let mut seen = std::collections::HashSet::new();
         ports.retain(|p| seen.insert(*p));
         check_flows("run.ack_log_conns", &run.ack_log_conns, n_conns)?;
+        check_flows("run.packet_log_conns", &run.packet_log_conns, n_conns)?;
         for (i, d) in run.drop_packets.iter().enumerate() {
             check_flows(&format!("run.drop_packets[{i}].flow"), &[d.flow], n_conns)?;
             if let Some(h) = d.hold_us {

@@ -181,6 +181,9 @@ impl Sim {
         if self.tracer.log_drops {
             self.tracer.drops.push((self.now, p.port, p.conn));
         }
+        if p.kind == PktKind::Data {
+            self.tracer.log_packet(self.now, p.conn, p.seq, crate::engine::trace::PacketEvent::Dropped, p.port);
+        }
         let conn = &mut self.hosts.conns[p.conn as usize];
         conn.drops += 1;
         self.c.dropped[p.kind] += 1;

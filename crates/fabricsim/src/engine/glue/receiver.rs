@@ -45,6 +45,7 @@ impl Sim {
         }
         if p.flags & F_TRIMMED != 0 {
             // Trimmed header: NACK it at once so the sender retransmits within one RTT.
+            self.tracer.log_packet(self.now, p.conn, p.seq, crate::engine::trace::PacketEvent::HeaderArrived, crate::engine::trace::NO_PORT);
             let a = self.pool.get_mut(pkt);
             a.kind = PktKind::Nack;
             a.src = p.dst;

@@ -5,6 +5,7 @@ use crate::transport::cc::{AckEvent, CongestionControl, LossCause, NackEvent, Ti
 use crate::transport::connection::{SeqState, Slot};
 use crate::transport::lb::{EntropyCtx, Feedback, PathSelector};
 use crate::engine::queue::EventKind;
+use crate::engine::trace::{PacketEvent, NO_PORT};
 use crate::engine::Sim;
 use crate::ids::{ConnId, PktId};
 use crate::net::packet::{Packet, PktKind, F_ACK_NOW, F_DOOMED, F_HELD, F_MSG_FIRST, F_ECE, F_ECT, F_LAST_HOP, F_PROBE_ACK, F_RETX};
@@ -206,6 +207,8 @@ impl Sim {
         if self.hosts.credit_on {
             self.credit_spend(c);
         }
+        let event = if retx { PacketEvent::Resent } else { PacketEvent::Sent };
+        self.tracer.log_packet(now, c, seq, event, NO_PORT);
         let port = self.hosts.nics[src as usize].port;
         Some(self.pool.alloc(Packet {
             conn: c,
@@ -282,6 +285,9 @@ impl Sim {
             newly += self.ack_one(c, p.seq);
         }
         let (now, mtu) = (self.now, self.mtu());
+        if !probe_ack {
+            self.tracer.log_packet(now, c, p.seq, PacketEvent::AckArrived, NO_PORT);
+        }
         self.rtt_hist.add(now - p.sent_at);
         let conn = &mut self.hosts.conns[c as usize];
         conn.advance_una();
@@ -375,6 +381,7 @@ impl Sim {
         self.pool.free(pkt);
         let (now, mtu) = (self.now, self.mtu());
         let c = p.conn;
+        self.tracer.log_packet(now, c, p.seq, PacketEvent::NackArrived, NO_PORT);
         let conn = &mut self.hosts.conns[c as usize];
         if conn.idle() || p.seq < conn.snd_una || p.seq >= conn.next_seq {
             return;
@@ -424,6 +431,7 @@ impl Sim {
             if !live {
                 continue;
             }
+            self.tracer.log_packet(now, c, seq, PacketEvent::TimedOut, NO_PORT);
             let slot = conn.slot(seq);
             let wire = slot.wire as u64;
             slot.state = SeqState::Lost;

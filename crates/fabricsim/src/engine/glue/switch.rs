@@ -11,6 +11,7 @@
 //! The switch has no state of its own beyond its ports ([`crate::net::port`]), its selector
 //! ([`crate::net::switch_lb`]) and its PFC accounting ([`crate::net::pfc`]).
 
+use crate::engine::trace::PacketEvent;
 use crate::engine::Sim;
 use crate::ids::{NodeId, PktId, PortId};
 use crate::net::packet::{Class, Packet, PktKind, F_BOUNCED, F_DOOMED, F_ECT, F_HELD, F_LAST_HOP, F_TRIMMED};
@@ -62,13 +63,16 @@ impl Sim {
         out
     }
 
-    /// Cuts data packet `pkt`, which port `out` could not buffer, to a header (a probe is
-    /// already header-sized and stays as it is) and counts the trim.
-    fn trim(&mut self, out: PortId, pkt: PktId) {
+    /// Cuts data packet `pkt`, which port `out` could not buffer (on arrival, or `evicted`
+    /// from its queue to make room for a control packet), to a header (a probe is already
+    /// header-sized and stays as it is) and counts the trim.
+    fn trim(&mut self, out: PortId, pkt: PktId, evicted: bool) {
         let p = self.pool.get_mut(pkt);
         if p.kind == PktKind::Probe {
             return;
         }
+        let event = if evicted { PacketEvent::Evicted } else { PacketEvent::Trimmed };
+        self.tracer.log_packet(self.now, p.conn, p.seq, event, out);
         p.size = self.net.qdisc.header_bytes;
         p.flags |= F_TRIMMED;
         // A port whose peer is a host (hosts are the nodes below `hosts`) is the last hop.
@@ -118,7 +122,11 @@ impl Sim {
                     let victim = ps.data.pop_back(&mut self.pool).expect("eviction only with queued data");
                     ps.occupancy_to(self.now);
                     ps.data_bytes -= self.pool.get(victim).size as u64;
-                    self.trim(out, victim);
+                    self.c.data_evicted += 1;
+                    if self.pool.get(pkt).flags & F_TRIMMED != 0 {
+                        self.c.evicted_by_headers += 1;
+                    }
+                    self.trim(out, victim, true);
                     if self.returns_at_once(victim) {
                         self.bounce(out, victim);
                     } else {
@@ -146,6 +154,7 @@ impl Sim {
     fn bounce(&mut self, out: PortId, pkt: PktId) {
         let sw = self.net.ports[out as usize].owner;
         let p = self.pool.get_mut(pkt);
+        self.tracer.log_packet(self.now, p.conn, p.seq, PacketEvent::Bounced, out);
         std::mem::swap(&mut p.src, &mut p.dst);
         p.flags |= F_BOUNCED;
         p.link = 0;
@@ -266,7 +275,7 @@ impl Sim {
                 self.port_kick(out);
             }
             Verdict::Trim => {
-                self.trim(out, pkt);
+                self.trim(out, pkt, false);
                 if self.returns_at_once(pkt) {
                     self.bounce(out, pkt);
                 } else {

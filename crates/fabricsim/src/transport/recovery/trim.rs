@@ -24,8 +24,22 @@
 //! - `"none"`: plain [`sack`] (the regression baseline of spec §7 T9: "without desync,
 //!   trimming runs can fail to finish").
 //!
+//! Where the resend goes is the second rule, `resend`:
+//!
+//! - `"next_slot"` (default): in the connection's next pacing slot, in place of new data, so
+//!   the flow never offers more than its pacing rate. This is the paper's description of its
+//!   loss recovery (§4, "Packet Trimming": "once loss is detected, this merely determines the
+//!   next packet to be sent and does not change the rate").
+//! - `"at_once"`: as soon as the NACK arrives (with `eligibility`, as soon as its delay ends),
+//!   outside the pacing schedule, whose slots stay where they were: each resend is load on top
+//!   of the pacing rate. The paper's explanation of Fig. 8 (§6.2: "as the rate increases, the
+//!   overhead of queueing and sending the trimmed packets only makes the congestion worse")
+//!   needs resends that add load; with `next_slot` they cannot (lb-ai-training RESULTS.md,
+//!   T9's trimming investigation, measures both).
+//!
 //! Every draw comes from the connection's seeded random stream ([`SenderCtx::rng`]), so runs
-//! repeat exactly. The rate never changes (spec §2.3: detecting a loss never changes it).
+//! repeat exactly. The pacing rate never changes (spec §2.3: detecting a loss never changes
+//! it); `phase` moves the schedule, so each NACK costs the flow U(0, T_pace) of sending time.
 
 use super::{sack, Actions, LossReport, ModeTimer, SenderCtx, SenderRecovery};
 use crate::transport::cc::PathInfo;
@@ -53,18 +67,32 @@ pub enum Desync {
     None,
 }
 
+/// When a NACKed packet goes out again.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Resend {
+    /// In the connection's next pacing slot, in place of new data.
+    #[default]
+    NextSlot,
+    /// At once (after the eligibility delay, if any), outside the pacing schedule.
+    AtOnce,
+}
+
 /// Parameters of `trim`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct TrimParams {
     /// The desynchronisation rule: `"phase"`, `"eligibility"` or `"none"`.
     pub desync: Desync,
+    /// Where the resend goes: `"next_slot"` or `"at_once"`.
+    #[serde(skip_serializing_if = "crate::scheme::is_default")]
+    pub resend: Resend,
 }
 
 impl Default for TrimParams {
     fn default() -> Self {
         //= spec lb-ai-training.md LR-TRIM (ASSUMPTION desync: push the pacing phase back)
-        TrimParams { desync: Desync::Phase }
+        TrimParams { desync: Desync::Phase, resend: Resend::NextSlot }
     }
 }
 
@@ -81,13 +109,31 @@ pub struct Trim {
     waiting: BinaryHeap<Reverse<(Time, u32)>>,
     /// The mode timer's schedule.
     wake: ModeTimer,
+    resend: Resend,
+    /// `at_once`: resends owed outside the pacing schedule ...
+    owed: u32,
+    /// ... and the schedule's next slot, restored after the last of them.
+    schedule: Time,
 }
 
 impl Trim {
     /// A sender on a path with full-packet host serialisation time `host_gap` and base round
     /// trip `base_rtt`.
     pub fn new(p: &TrimParams, host_gap: Time, base_rtt: Time) -> Trim {
-        Trim { desync: p.desync, host_gap, base_rtt, waiting: BinaryHeap::new(), wake: ModeTimer::default() }
+        Trim { desync: p.desync, host_gap, base_rtt, waiting: BinaryHeap::new(), wake: ModeTimer::default(), resend: p.resend, owed: 0, schedule: 0 }
+    }
+
+    /// `at_once`: lets one resend go now, ahead of the pacing schedule, which [`Trim::on_send`]
+    /// puts back after it.
+    fn resend_now(&mut self, ctx: &mut SenderCtx) {
+        if self.resend != Resend::AtOnce {
+            return;
+        }
+        if self.owed == 0 {
+            self.schedule = *ctx.next_send;
+        }
+        self.owed += 1;
+        *ctx.next_send = (*ctx.next_send).min(ctx.now);
     }
 
     /// The timer the mode needs: the earliest waiting packet's time, unless an event at or
@@ -101,13 +147,25 @@ impl SenderRecovery for Trim {
     //= spec lb-ai-training.md LR-TRIM sender.on_nack / on_bounce
     fn on_nack(&mut self, ctx: &mut SenderCtx, nack: &LossReport) -> Option<u64> {
         match self.desync {
-            Desync::None => sack::Sack.on_nack(ctx, nack),
+            Desync::None => {
+                let requeued = sack::Sack.on_nack(ctx, nack);
+                if requeued.is_some() {
+                    self.resend_now(ctx);
+                }
+                requeued
+            }
             Desync::Phase => {
                 // next_tick := next_tick + U(0, T_pace), on every NACK (stale ones too).
                 let gap = ctx.pacing_gap().unwrap_or(self.host_gap);
                 let push = ctx.rng.below(gap);
-                *ctx.next_send = (*ctx.next_send).max(ctx.now) + push;
-                sack::Sack.on_nack(ctx, nack)
+                // With resends owed ahead of the schedule, the schedule is the saved slot.
+                let slot = if self.owed > 0 { &mut self.schedule } else { &mut *ctx.next_send };
+                *slot = (*slot).max(ctx.now) + push;
+                let requeued = sack::Sack.on_nack(ctx, nack);
+                if requeued.is_some() {
+                    self.resend_now(ctx);
+                }
+                requeued
             }
             Desync::Eligibility => {
                 //= spec lb-ai-training.md LR-TRIM (alternative desync: U(0, base_RTT) before
@@ -124,6 +182,21 @@ impl SenderRecovery for Trim {
         self.arm()
     }
 
+    /// `at_once`: after a resend ahead of the schedule, the next one owed goes at once too
+    /// (while resends are queued), and after the last the schedule's slot is back.
+    fn on_send(&mut self, ctx: &mut SenderCtx, _seq: u32) -> Actions {
+        if self.owed > 0 {
+            self.owed -= 1;
+            if self.owed > 0 && !ctx.retx.is_empty() {
+                *ctx.next_send = ctx.now;
+            } else {
+                self.owed = 0;
+                *ctx.next_send = self.schedule;
+            }
+        }
+        Actions::NONE
+    }
+
     /// Releases the packets whose delay is over into the retransmission queue.
     fn on_timer(&mut self, ctx: &mut SenderCtx) -> Actions {
         self.wake.fired(ctx.now);
@@ -135,12 +208,23 @@ impl SenderRecovery for Trim {
             // Skip packets acknowledged since (a late copy arrived) or already resent.
             if seq >= ctx.snd_una && ctx.slot(seq).state == SeqState::Lost {
                 ctx.retx.push_back(seq);
+                self.resend_now(ctx);
             }
         }
         self.arm()
     }
 
     fn own_timers(&self) -> Vec<String> {
+        let mut lines = self.desync_timers();
+        if self.resend == Resend::AtOnce {
+            lines.push("a NACKed packet is resent as soon as it may be, outside the pacing schedule".to_string());
+        }
+        lines
+    }
+}
+
+impl Trim {
+    fn desync_timers(&self) -> Vec<String> {
         use crate::units::ShowTime;
         match self.desync {
             Desync::Eligibility => vec![format!("a NACKed packet waits U(0, {}) (the path's base RTT) before it may be resent", ShowTime(self.base_rtt))],
@@ -178,7 +262,7 @@ mod tests {
     const BASE_RTT: Time = 10_000;
 
     fn trim(desync: Desync) -> Trim {
-        Trim::new(&TrimParams { desync }, HOST_GAP, BASE_RTT)
+        Trim::new(&TrimParams { desync, resend: Resend::NextSlot }, HOST_GAP, BASE_RTT)
     }
 
     /// NACKs packet `seq` (sent at `seq`, the fixture's time) at `now` with `next_send` set
@@ -285,6 +369,56 @@ mod tests {
         let ts: Vec<Time> = m.waiting.iter().map(|r| r.0 .0).collect();
         assert!(ts.iter().all(|&t| t < BASE_RTT));
         assert!(*ts.iter().min().unwrap() < BASE_RTT / 10 && *ts.iter().max().unwrap() >= BASE_RTT * 9 / 10);
+    }
+
+    /// Sends the head of the retransmission queue at `now` as the glue does: the pacer's next
+    /// slot becomes `now + gap`, then the mode hears of the send. Returns `next_send` after.
+    fn resend_head(m: &mut Trim, b: &mut Board, now: Time, gap: Time) -> Time {
+        let seq = b.conn.retx.pop_front().expect("a queued resend");
+        b.conn.next_send = now + gap;
+        let _ = m.on_send(&mut b.ctx(now), seq);
+        b.conn.next_send
+    }
+
+    //= type=test; lb-ai-training §6.2 Fig. 8: resends that add load (`resend = "at_once"`)
+    #[test]
+    fn at_once_resends_ahead_of_the_schedule_and_puts_it_back() {
+        let mut m = Trim::new(&TrimParams { desync: Desync::None, resend: Resend::AtOnce }, HOST_GAP, BASE_RTT);
+        let mut b = Board::new(8, 100);
+        // The schedule's next slot is at 5000; a NACK at 1000 lets the resend go now ...
+        assert_eq!(nack_moves_phase(&mut m, &mut b, 1_000, 5_000, 2), 1_000);
+        // ... and a second NACK before it went owes a second one.
+        assert_eq!(nack_moves_phase(&mut m, &mut b, 1_000, 1_000, 3), 1_000);
+        assert_eq!(b.lost(), [2, 3]);
+        // The first resend leaves the second due at once; after the second, the slot at 5000
+        // is back, where the pacer would have put 1000 + gap.
+        assert_eq!(resend_head(&mut m, &mut b, 1_000, 300), 1_000);
+        assert_eq!(resend_head(&mut m, &mut b, 1_080, 300), 5_000);
+        // Nothing owed: an ordinary send keeps the pacer's slot.
+        b.conn.retx.push_back(4);
+        assert_eq!(resend_head(&mut m, &mut b, 5_000, 300), 5_300);
+        // `next_slot` (the default) never moves the schedule.
+        let mut m = trim(Desync::None);
+        assert_eq!(nack_moves_phase(&mut m, &mut b, 6_000, 9_000, 5), 9_000);
+    }
+
+    #[test]
+    fn at_once_with_phase_pushes_the_saved_slot_and_with_eligibility_waits_first() {
+        let mut m = Trim::new(&TrimParams { desync: Desync::Phase, resend: Resend::AtOnce }, HOST_GAP, BASE_RTT);
+        let mut b = Board::new(8, 100);
+        assert_eq!(nack_moves_phase(&mut m, &mut b, 1_000, 5_000, 2), 1_000);
+        // The phase rule moved the schedule (the saved slot), not the resend.
+        let back = resend_head(&mut m, &mut b, 1_000, 300);
+        assert!((5_000..5_000 + HOST_GAP).contains(&back), "{back}");
+        let mut m = Trim::new(&TrimParams { desync: Desync::Eligibility, resend: Resend::AtOnce }, HOST_GAP, BASE_RTT);
+        let mut b = Board::new(8, 100);
+        b.conn.next_send = 50_000;
+        let _ = m.on_nack(&mut b.ctx(1_000), &LossReport { seq: 2, sent_at: 2 });
+        let at = m.after_loss_report(&mut b.ctx(1_000)).timer.unwrap();
+        assert_eq!(b.conn.next_send, 50_000, "not before its delay");
+        let _ = m.on_timer(&mut b.ctx(at));
+        assert_eq!((b.lost(), b.conn.next_send), (vec![2], at));
+        assert_eq!(resend_head(&mut m, &mut b, at, 300), 50_000);
     }
 
     #[test]
