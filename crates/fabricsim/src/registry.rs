@@ -13,11 +13,13 @@ const TOPOLOGIES: &[SchemeRow] = &[
         name: "fat_tree",
         summary: "3-tier k-ary fat tree: k³/4 hosts; oversubscription at the ToR or aggregation tier; or explicit pods/tors_per_pod/aggs_per_pod/hosts_per_tor/cores (HPCC's 5-pod wiring)",
         params: || topology_params(&["k", "hosts", "oversubscription", "oversubscribed_tier", "pods", "tors_per_pod", "aggs_per_pod", "hosts_per_tor", "cores", "agg_uplink_rate_gbps"]),
+        example: &[],
     },
     SchemeRow {
         name: "leaf_spine",
         summary: "2-tier leaf-spine of radix K: K ToRs × K/2 hosts, K/(2r) spines; or explicit tors/hosts_per_tor/spines, optionally a cable rate per spine",
         params: || topology_params(&["k", "hosts", "oversubscription", "tors", "hosts_per_tor", "spines", "links_per_spine", "spine_link_rates_gbps"]),
+        example: &["topology.k=16", "topology.oversubscription=\"4:1\""],
     },
 ];
 
@@ -46,6 +48,7 @@ const LINK_FAULTS: &[SchemeRow] = &[
                 ("direction", "\"both\"", Some("both | up | down")),
             ])
         },
+        example: &["topology.failures.tors=4", "topology.failures.uplinks_per_tor=2", "topology.oversubscription=\"1:1\""],
     },
     SchemeRow {
         name: "partial_lag",
@@ -59,6 +62,7 @@ const LINK_FAULTS: &[SchemeRow] = &[
                 ("direction", "\"both\"", Some("both | up | down")),
             ])
         },
+        example: &["topology.failures.f=2", "topology.failures.p=0.9"],
     },
     SchemeRow {
         name: "flaky",
@@ -71,6 +75,7 @@ const LINK_FAULTS: &[SchemeRow] = &[
                 ("burst_len_us", &f::DEFAULT_BURST_LEN_US.to_string(), Some("> 0")),
             ])
         },
+        example: &[],
     },
 ];
 
@@ -110,6 +115,7 @@ const QUEUE_DISCIPLINES: &[SchemeRow] = &[SchemeRow {
             crate::scenario::SWITCH_LIMITS,
         )
     },
+    example: &["switch.trimming=true", "switch.control_lane=\"shared\"", "switch.buffer_bdp=0.3"],
 }];
 
 /// Priority flow control (`[switch.pfc]`): one scheme, its behaviour set by the keys.
@@ -117,6 +123,7 @@ const LOSSLESS: &[SchemeRow] = &[SchemeRow {
     name: "pfc",
     summary: "priority flow control on a shared switch buffer: PAUSE an ingress port's upstream when its bytes pass the XOFF threshold (dynamic: α × free shared buffer; static: xoff_bytes), RESUME below it by resume_offset_bytes; headroom absorbs what is in flight meanwhile",
     params: || crate::scheme::param_rows::<crate::net::pfc::PfcConfig>(crate::net::pfc::PFC_LIMITS),
+    example: &["switch.pfc.enabled=true", "switch.trimming=false"],
 }];
 
 /// Run options (`[run]`): when a run stops and what it records.
@@ -132,6 +139,7 @@ const RUN: &[SchemeRow] = &[SchemeRow {
         rows.extend(crate::scenario::DROP_LIMITS.iter().map(|l| ParamRow { key: format!("drop_packets[].{}", l.key), default: "-".into(), allowed: Some(l.range()) }));
         rows
     },
+    example: &[],
 }];
 
 /// The rows of the named keys of a scenario table `T`, in the order given, with the default

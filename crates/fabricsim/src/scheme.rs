@@ -70,6 +70,12 @@ pub trait Scheme<Ctx: ?Sized>: Sized {
     type Params: Default + Clone + Debug + Serialize + DeserializeOwned;
     /// Ranges of the numeric parameters, checked before [`Scheme::check`].
     const LIMITS: &'static [Limit] = &[];
+    /// Scenario overrides (`--set` syntax) besides its selection that give a small run in which
+    /// this scheme does its work: the parts it needs beside it (a loss-recovery mode's own
+    /// congestion control, switches that trim, a lossless fabric). The fingerprint and
+    /// bad-value tests run every registered scheme this way, so a new scheme brings its own
+    /// test cases. Default: none needed.
+    const EXAMPLE: &'static [&'static str] = &[];
     /// Cross-checks the ranges cannot express; `key` is the family's table (`transport.cc`).
     fn check(_p: &Self::Params, _key: &str) -> Result<()> {
         Ok(())
@@ -89,6 +95,7 @@ impl<Ctx: ?Sized, T: Scheme<Ctx>> Scheme<Ctx> for Box<T> {
     const SUMMARY: &'static str = T::SUMMARY;
     type Params = T::Params;
     const LIMITS: &'static [Limit] = T::LIMITS;
+    const EXAMPLE: &'static [&'static str] = T::EXAMPLE;
     fn check(p: &Self::Params, key: &str) -> Result<()> {
         T::check(p, key)
     }
@@ -138,6 +145,8 @@ pub struct SchemeRow {
     pub summary: &'static str,
     /// Its parameters (computed from the default parameter struct).
     pub params: fn() -> Vec<ParamRow>,
+    /// Overrides besides its selection for a small run that exercises it ([`Scheme::EXAMPLE`]).
+    pub example: &'static [&'static str],
 }
 
 /// One family of schemes.
@@ -243,13 +252,13 @@ pub struct Tagged<'a, P: Serialize> {
 }
 
 /// The row of a scheme that is not built through [`Scheme`] (a workload generator, a topology).
-pub const fn plain_row<P: Default + Serialize>(name: &'static str, summary: &'static str) -> SchemeRow {
-    SchemeRow { name, summary, params: || param_rows::<P>(&[]) }
+pub const fn plain_row<P: Default + Serialize>(name: &'static str, summary: &'static str, example: &'static [&'static str]) -> SchemeRow {
+    SchemeRow { name, summary, params: || param_rows::<P>(&[]), example }
 }
 
 /// The row of scheme `T` in its family's registry.
 pub const fn row<Ctx: ?Sized, T: Scheme<Ctx>>() -> SchemeRow {
-    SchemeRow { name: T::NAME, summary: T::SUMMARY, params: || param_rows::<T::Params>(T::LIMITS) }
+    SchemeRow { name: T::NAME, summary: T::SUMMARY, params: || param_rows::<T::Params>(T::LIMITS), example: T::EXAMPLE }
 }
 
 /// Declares a family of schemes from one row per scheme; see the module doc. Example:

@@ -121,3 +121,60 @@ fn scheme_parameters_out_of_range_name_their_key() {
         assert!(e.contains(&format!("`{key}`")) && allowed.iter().all(|a| e.contains(a)), "{key}: {e}");
     }
 }
+
+/// The bad values of one listed parameter: above its declared range, a word that is no
+/// allowed value (or not a number), a word where a switch is expected. Parameters without a
+/// declared range or a word default (free numbers, lists, tables) have none.
+fn bad_values(p: &fabricsim::scheme::ParamRow) -> Vec<String> {
+    let mut v = Vec::new();
+    if let Some((_, hi)) = p.allowed.as_deref().and_then(|a| a.split_once("..=")) {
+        if let Ok(hi) = hi.parse::<f64>() {
+            v.push(format!("{}", hi * 2.0 + 1.0));
+        }
+    }
+    if p.default.starts_with('"') || p.default == "true" || p.default == "false" {
+        v.push("\"bogus_value\"".to_string());
+    }
+    v
+}
+
+/// Every registered scheme of every family a scenario selects by name refuses a bad value of
+/// each of its parameters at once, with an error that names the parameter: generated from the
+/// registry, so a new scheme or parameter brings its cases. Each case starts from the scheme's
+/// registry example on the bundled example scenario.
+#[test]
+fn every_registered_scheme_refuses_bad_parameter_values() {
+    let example = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/example.toml");
+    let (mut checked, mut accepted) = (0, Vec::new());
+    for f in fabricsim::registry::families() {
+        // The families selected by name; their table is the key without its last part for
+        // `kind` selections (`workload.kind` -> `workload`).
+        let table = match f.key {
+            "transport.cc" | "transport.lb" | "switch.lb" | "transport.gate" | "transport.credit" | "transport.reliability" | "transport.shaper" => f.key,
+            "workload.kind" => "workload",
+            "topology.failures.kind" => "topology.failures",
+            _ => continue,
+        };
+        let select = if table == f.key { format!("{}.name", f.key) } else { f.key.to_string() };
+        for s in f.schemes {
+            for p in (s.params)() {
+                for bad in bad_values(&p) {
+                    let mut sets: Vec<String> = vec![format!("{select}={}", s.name)];
+                    sets.extend(s.example.iter().map(|x| x.to_string()));
+                    sets.push(format!("{table}.{}={bad}", p.key));
+                    let verdict = fabricsim::scenario::Scenario::from_file(&example, &sets).and_then(|sc| sc.setup(example.parent().unwrap()).map(|_| ()));
+                    checked += 1;
+                    match verdict {
+                        Ok(()) => accepted.push(format!("{sets:?}")),
+                        Err(e) => {
+                            let e = e.to_string();
+                            assert!(e.contains(&p.key), "{} {}: `{}` = {bad} refused without naming it: {e}", f.key, s.name, p.key);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(accepted.is_empty(), "accepted bad values:\n{}", accepted.join("\n"));
+    assert!(checked > 100, "only {checked} cases");
+}

@@ -91,7 +91,82 @@ fn cases() -> Vec<(String, &'static str, Vec<String>)> {
     add("enqueue_marking_ecn_only", EX, &[SMALL, &["switch.ecn_mark_at=enqueue", "transport.cc.name=smartt", "transport.cc.signals=ecn_only"]]);
     add("wrr_control", EX, &[SMALL, &["switch.control_wrr_weight=20", "transport.cc=mprdma"]]);
     add("traced", EX, &[SMALL, &["run.trace_interval_us=2", "run.trace_ports=[\"tor0-host0\"]", "run.event_log=true", "run.ack_log_conns=[0]", "run.message_log=true", "switch.buffer_bdp=0.3"]]);
+    // Every registered scheme that no case above selects gets one from the registry: the small
+    // congested run with the scheme selected and its row's example overrides (adding a scheme
+    // adds its case).
+    let covered: Vec<(String, String)> = v.iter().flat_map(|(_, file, sets)| selections(file, sets)).collect();
+    let mut generated = Vec::new();
+    for (key, scheme) in registered() {
+        if covered.iter().any(|(k, n)| *k == key && *n == scheme.name) {
+            continue;
+        }
+        // Workloads and topologies bring their own size; the transport and switch families run
+        // on SMALL.
+        let base: &[&str] = if key.starts_with("workload") || key.starts_with("topology") { &[] } else { SMALL };
+        let sets = base.iter().map(|x| x.to_string()).chain([format!("{key}={}", scheme.name)]).chain(scheme.example.iter().map(|x| x.to_string()));
+        generated.push((format!("registry_{}_{}", key.replace('.', "_"), scheme.name), EX, sets.collect()));
+    }
+    v.extend(generated);
     v
+}
+
+/// The families a scenario selects one scheme of by name (the others are settings of one
+/// scheme: the queue discipline, PFC, the run options).
+const SELECTED_FAMILIES: &[&str] = &[
+    "topology.kind",
+    "topology.failures.kind",
+    "transport.cc",
+    "transport.lb",
+    "switch.lb",
+    "workload.kind",
+    "transport.gate",
+    "transport.credit",
+    "transport.reliability",
+    "transport.shaper",
+];
+
+/// Every registered scheme of those families, with its family's key.
+fn registered() -> Vec<(String, fabricsim::scheme::SchemeRow)> {
+    fabricsim::registry::families()
+        .into_iter()
+        .filter(|f| SELECTED_FAMILIES.contains(&f.key))
+        .flat_map(|f| f.schemes.iter().map(move |s| (f.key.to_string(), *s)))
+        .collect()
+}
+
+/// (family key, scheme name) of every selected family of the scenario `file` with `sets`: as
+/// the resolved scenario spells it, or as a `key=name` override selects it (a resolved scenario
+/// leaves some families' defaults out).
+fn selections(file: &str, sets: &[String]) -> Vec<(String, String)> {
+    let scenario = Scenario::from_file(&root().join(file), sets).unwrap_or_else(|e| panic!("{file} {sets:?}: {e}"));
+    let resolved = toml::Value::try_from(&scenario).expect("a scenario serialises");
+    let set_by_name = sets.iter().filter_map(|s| s.split_once('=')).filter(|(k, _)| SELECTED_FAMILIES.contains(k)).map(|(k, v)| (k.to_string(), v.trim_matches('"').to_string()));
+    SELECTED_FAMILIES
+        .iter()
+        .filter_map(|key| {
+            let mut v = &resolved;
+            for part in key.split('.') {
+                v = v.get(part)?;
+            }
+            let name = match v {
+                toml::Value::String(s) => s.clone(),
+                toml::Value::Table(t) => t.get("name").or_else(|| t.get("kind"))?.as_str()?.to_string(),
+                _ => return None,
+            };
+            Some((key.to_string(), name))
+        })
+        .chain(set_by_name)
+        .collect()
+}
+
+/// Every registered scheme of a selected family is run by some case.
+#[test]
+fn every_registered_scheme_has_a_case() {
+    let all = cases();
+    let covered: Vec<(String, String)> = all.iter().flat_map(|(_, file, sets)| selections(file, sets)).collect();
+    let missing: Vec<String> =
+        registered().into_iter().filter(|(k, s)| !covered.iter().any(|(ck, cn)| ck == k && cn == s.name)).map(|(k, s)| format!("{k} = {}", s.name)).collect();
+    assert!(missing.is_empty(), "registered schemes that no fingerprint case runs (give the scheme an EXAMPLE that selects it): {missing:?}");
 }
 
 /// 64-bit FNV-1a: enough to notice any change of an output file (not a security hash).
@@ -183,6 +258,10 @@ fn parallel_runs_give_the_serial_fingerprints() {
                     assert_eq!(perf.partitions, 1, "{name}: expected to stay serial");
                     let reason = perf.serial_reason.as_deref().unwrap_or_default();
                     assert!(reason.contains(why), "{name}: serial for {reason:?}, expected a reason naming {why:?}");
+                }
+                // A registry case may stay serial, but must say why.
+                None if name.starts_with("registry_") && perf.partitions == 1 => {
+                    assert!(perf.serial_reason.as_deref().is_some_and(|r| !r.is_empty()), "{name}: serial without a reason")
                 }
                 None => assert_eq!(perf.partitions, n, "{name} on {n} threads ran {} partitions ({:?})", perf.partitions, perf.serial_reason),
             }

@@ -9,6 +9,9 @@ use serde::{Deserialize, Serialize};
 
 /// Registry name.
 pub const NAME: &str = "all_to_all";
+/// Overrides of the bundled example scenario for a small run of this workload (the registry
+/// row's example, which the fingerprint and bad-value tests run).
+pub const EXAMPLE: &[&str] = &["workload={ kind = \"all_to_all\", flow_bytes = \"16KiB\" }"];
 /// Registry summary.
 pub const SUMMARY: &str = "each host sends to all others, optionally at most c flows at a time per host";
 

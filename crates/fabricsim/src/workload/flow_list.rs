@@ -38,6 +38,9 @@ use std::collections::HashMap;
 
 /// Registry name.
 pub const NAME: &str = "flow_list";
+/// Overrides of the bundled example scenario for a small run of this workload (the registry
+/// row's example, which the fingerprint and bad-value tests run).
+pub const EXAMPLE: &[&str] = &["workload={ kind = \"flow_list\", file = \"../data/flows/fan_in_out.csv\" }"];
 /// Registry summary.
 pub const SUMMARY: &str = "explicit flows from a CSV file (src,dst,bytes,start_us), an htsim .cm matrix or an HPCC ns-3 flow file";
 

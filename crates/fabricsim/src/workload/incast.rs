@@ -10,6 +10,9 @@ use serde::{Deserialize, Serialize};
 
 /// Registry name.
 pub const NAME: &str = "incast";
+/// Overrides of the bundled example scenario for a small run of this workload (the registry
+/// row's example, which the fingerprint and bad-value tests run).
+pub const EXAMPLE: &[&str] = &["workload={ kind = \"incast\", senders = 16, flow_bytes = \"256KiB\" }"];
 /// Registry summary.
 pub const SUMMARY: &str = "N senders (random or listed) send one flow each to one receiver";
 

@@ -84,13 +84,13 @@ impl Default for WorkloadConfig {
 
 /// Registry rows: name, one-line summary and parameters of each workload.
 pub const REGISTRY: &[crate::scheme::SchemeRow] = &[
-    crate::scheme::plain_row::<permutation::PermutationParams>(permutation::NAME, permutation::SUMMARY),
-    crate::scheme::plain_row::<incast::IncastParams>(incast::NAME, incast::SUMMARY),
-    crate::scheme::plain_row::<all_to_all::AllToAllParams>(all_to_all::NAME, all_to_all::SUMMARY),
-    crate::scheme::plain_row::<flow_list::FlowListParams>(flow_list::NAME, flow_list::SUMMARY),
-    crate::scheme::plain_row::<collective::CollectivesParams>(collective::NAME, collective::SUMMARY),
+    crate::scheme::plain_row::<permutation::PermutationParams>(permutation::NAME, permutation::SUMMARY, permutation::EXAMPLE),
+    crate::scheme::plain_row::<incast::IncastParams>(incast::NAME, incast::SUMMARY, incast::EXAMPLE),
+    crate::scheme::plain_row::<all_to_all::AllToAllParams>(all_to_all::NAME, all_to_all::SUMMARY, all_to_all::EXAMPLE),
+    crate::scheme::plain_row::<flow_list::FlowListParams>(flow_list::NAME, flow_list::SUMMARY, flow_list::EXAMPLE),
+    crate::scheme::plain_row::<collective::CollectivesParams>(collective::NAME, collective::SUMMARY, collective::EXAMPLE),
     open_loop::ROW,
-    crate::scheme::plain_row::<rdma_writes::RdmaWritesParams>(rdma_writes::NAME, rdma_writes::SUMMARY),
+    crate::scheme::plain_row::<rdma_writes::RdmaWritesParams>(rdma_writes::NAME, rdma_writes::SUMMARY, rdma_writes::EXAMPLE),
 ];
 
 /// Most flows one workload may generate (open-loop traces, permutations, all-to-alls): each

@@ -35,6 +35,9 @@ use crate::workload::InputFiles;
 
 /// Registry name.
 pub const NAME: &str = "open_loop";
+/// Overrides of the bundled example scenario for a small run of this workload (the registry
+/// row's example, which the fingerprint and bad-value tests run).
+pub const EXAMPLE: &[&str] = &["workload={ kind = \"open_loop\", cdf = \"websearch\", load = 0.3, flows = 2000 }"];
 /// Registry summary.
 pub const SUMMARY: &str = "Poisson flow arrivals per host at a target load of its link, sizes from a CDF, random destinations";
 
@@ -46,7 +49,7 @@ pub const MAX_FLOWS: u64 = super::MAX_FLOWS;
 pub const LIMITS: &[Limit] = &[Limit::new("duration_us", 0.001, 1e9), Limit::new("flows", 1.0, MAX_FLOWS as f64)];
 
 /// The registry row (with the limits, so the optional keys are listed).
-pub const ROW: SchemeRow = SchemeRow { name: NAME, summary: SUMMARY, params: || param_rows::<OpenLoopParams>(LIMITS) };
+pub const ROW: SchemeRow = SchemeRow { name: NAME, summary: SUMMARY, params: || param_rows::<OpenLoopParams>(LIMITS), example: EXAMPLE };
 
 /// Parameters of `open_loop`.
 #[derive(Clone, Debug, Serialize, Deserialize)]

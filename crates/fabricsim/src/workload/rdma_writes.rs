@@ -34,6 +34,9 @@ use serde::{Deserialize, Serialize};
 
 /// Registry name.
 pub const NAME: &str = "rdma_writes";
+/// Overrides of the bundled example scenario for a small run of this workload (the registry
+/// row's example, which the fingerprint and bad-value tests run).
+pub const EXAMPLE: &[&str] = &["workload={ kind = \"rdma_writes\", clients = 2, qps_per_client = 2, message_bytes = \"64KiB\", stagger_us = 10, duration_us = 100 }", "run.end_time_us=100"];
 /// Registry summary.
 pub const SUMMARY: &str = "backlogged RDMA WRITE streams (ib_write_bw): client→server pairs, QPs per client, staggered client starts";
 

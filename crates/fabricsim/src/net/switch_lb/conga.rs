@@ -412,6 +412,7 @@ impl SwitchLb for Conga {
 impl crate::scheme::Scheme<super::SwitchBuild> for Conga {
     const NAME: &'static str = NAME;
     const SUMMARY: &'static str = SUMMARY;
+    const EXAMPLE: &'static [&'static str] = &["topology.kind=leaf_spine", "topology.k=16", "topology.oversubscription=\"4:1\""];
     type Params = CongaParams;
     const LIMITS: &'static [Limit] = &[
         Limit::new("gap_us", 0.001, 1e6),

@@ -169,6 +169,7 @@ super::header_hash_selector!(Ns3Ecmp);
 impl crate::scheme::Scheme<super::SwitchBuild> for Ns3Ecmp {
     const NAME: &'static str = NAME;
     const SUMMARY: &'static str = SUMMARY;
+    const EXAMPLE: &'static [&'static str] = &["topology={ kind = \"leaf_spine\", tors = 4, hosts_per_tor = 8, spines = 4, link_rate_gbps = 100 }", "switch.trimming=false", "switch.pfc.enabled=true", "transport.cc=line_rate", "transport.reliability=go_back_n", "workload={ kind = \"flow_list\", file = \"../data/ns3/leaf_spine_32_flows.txt\", format = \"ns3\", ns3_topology = \"../data/ns3/leaf_spine_32_topology.txt\" }"];
     type Params = Ns3EcmpParams;
     fn build(p: &Ns3EcmpParams, ctx: &mut super::SwitchBuild) -> Self {
         let seed = ctx.ns3.as_ref().and_then(|m| m.switch_node.get(ctx.switch as usize).copied()).unwrap_or(0);

@@ -214,6 +214,7 @@ impl Mcc {
 impl Scheme<GateBuild> for Mcc {
     const NAME: &'static str = "mcc";
     const SUMMARY: &'static str = "MCC: message window in the collective library; grow / hold / shrink on message delay vs T_msg and max sampled packet RTT vs T_max";
+    const EXAMPLE: &'static [&'static str] = &["transport.cc=line_rate"];
     type Params = MccParams;
     const LIMITS: &'static [Limit] = &[
         // From 1 ns to 1 s: positive, and far from overflowing picosecond sums.

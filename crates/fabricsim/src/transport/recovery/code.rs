@@ -158,6 +158,7 @@ impl ReceiverRecovery for CodeRx {
 impl crate::scheme::Scheme<PathInfo> for Code {
     const NAME: &'static str = NAME;
     const SUMMARY: &'static str = SUMMARY;
+    const EXAMPLE: &'static [&'static str] = &["switch.trimming=false", "switch.buffer_bdp=0.3"];
     type Params = CodeParams;
     const LIMITS: &'static [Limit] = &[Limit::new("epsilon", 0.0, 10.0)];
     fn build(_p: &CodeParams, _path: &mut PathInfo) -> Self {

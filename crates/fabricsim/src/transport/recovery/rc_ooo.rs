@@ -32,6 +32,7 @@ impl SenderRecovery for RcOoo {
 impl crate::scheme::Scheme<PathInfo> for RcOoo {
     const NAME: &'static str = "rc_ooo";
     const SUMMARY: &'static str = "RoCE with out-of-order placement: receiver keeps reordered packets, never NACKs; cumulative ACKs echo each PSN; RTO resends all unacknowledged";
+    const EXAMPLE: &'static [&'static str] = &["switch.trimming=false", "switch.buffer_bdp=0.3"];
     type Params = NoParams;
     fn build(_p: &NoParams, _path: &mut PathInfo) -> Self {
         RcOoo

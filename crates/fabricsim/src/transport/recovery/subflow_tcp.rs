@@ -445,6 +445,7 @@ impl SenderRecovery for SubflowTcp {
 impl crate::scheme::Scheme<PathInfo> for SubflowTcp {
     const NAME: &'static str = NAME;
     const SUMMARY: &'static str = SUMMARY;
+    const EXAMPLE: &'static [&'static str] = &["switch.trimming=false", "switch.buffer_bdp=0.3"];
     type Params = SubflowTcpParams;
     const LIMITS: &'static [Limit] = &[Limit::new("subflows", 1.0, MAX_SUBFLOWS as f64), TCP_LIMITS[0], TCP_LIMITS[1], TCP_LIMITS[2], TCP_LIMITS[3]];
     fn check(p: &SubflowTcpParams, key: &str) -> Result<()> {

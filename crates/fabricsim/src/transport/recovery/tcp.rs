@@ -395,6 +395,7 @@ impl ReceiverRecovery for TcpRx {
 impl crate::scheme::Scheme<PathInfo> for Tcp {
     const NAME: &'static str = NAME;
     const SUMMARY: &'static str = SUMMARY;
+    const EXAMPLE: &'static [&'static str] = &["switch.trimming=false", "switch.buffer_bdp=0.3"];
     type Params = TcpParams;
     const LIMITS: &'static [Limit] = &TCP_LIMITS;
     fn check(p: &TcpParams, key: &str) -> Result<()> {

@@ -237,6 +237,7 @@ impl Trim {
 impl crate::scheme::Scheme<PathInfo> for Trim {
     const NAME: &'static str = NAME;
     const SUMMARY: &'static str = SUMMARY;
+    const EXAMPLE: &'static [&'static str] = &["transport.cc=pacer", "switch.control_lane=\"shared\"", "switch.buffer_bdp=0.3"];
     type Params = TrimParams;
     fn build(p: &TrimParams, path: &mut PathInfo) -> Self {
         Trim::new(p, path.host_rate.tx_time(path.mtu_bytes), path.base_rtt)

@@ -47,6 +47,9 @@ use crate::workload::InputFiles;
 
 /// Registry name.
 pub const NAME: &str = "collectives";
+/// Overrides of the bundled example scenario for a small run of this workload (the registry
+/// row's example, which the fingerprint and bad-value tests run).
+pub const EXAMPLE: &[&str] = &["workload={ kind = \"collectives\", chunk = \"64KiB\", jobs = [{ ranks = 8, collectives = [{ op = \"allreduce\", algorithm = \"ring\", bytes = \"1MiB\" }] }] }"];
 /// Registry summary.
 pub const SUMMARY: &str = "jobs of ranks running AllReduce (ring/hd/dbt), AllGather, ReduceScatter, AlltoAll, Broadcast";
 
