@@ -4,7 +4,13 @@ of each paper's RESULTS.md, with the counts per paper.
 
 Usage: experiments/verdicts.py          write experiments/README.md
        experiments/verdicts.py --check  exit 1 if experiments/README.md differs from what the
-                                        RESULTS.md files give (python/tests runs this)
+                                        RESULTS.md files give, or if a RESULTS.md cites a
+                                        source that is not there (python/tests runs this)
+
+Sources: every verdict row that ran names where its figures come from: a results file (the
+target's own id, e.g. "T9 (E9)", or a backticked id such as `T10md`, for which
+results/<id>.json exists, or a `results/...` path) or a test (a tests/*.rs path, a backticked
+test name). Every backticked result id and every results/ path a RESULTS.md cites must exist.
 
 A verdict table is the first Markdown table of a RESULTS.md whose first header cell names the
 target ("Target", "target" or "T") and whose last header cell is the verdict ("Verdict",
@@ -80,8 +86,40 @@ def collect():
             c = COMMIT.search(ours + " " + r[-1])
             out.append({"target": r[0], "claim": claim, "verdict": r[-1], "class": classify(r[-1]),
                         "engine": c.group(1)[:7] if c else "-"})
-        papers.append({"folder": folder, "title": title, "command": command, "rows": out, "wall": wall_hours(folder)})
+        papers.append({"folder": folder, "title": title, "command": command, "rows": out, "wall": wall_hours(folder),
+                       "missing": missing_sources(folder, text, rows)})
     return papers
+
+
+# A target or result id: T9, RT3f8, E15, S2, A4, C1, T10md, T6s1 (not RT-0: its parts are tests).
+RESULT_ID = re.compile(r"^(?:RT|T|E|S|A|C)\d+[A-Za-z0-9]*$")
+BACKTICKED = re.compile(r"`([^`\s]+)`")
+RESULTS_PATH = re.compile(r"(?:([a-z0-9-]+)/)?results/([A-Za-z0-9_.-]+\.(?:json|md|png|csv))")
+# A test: a path under tests/, a Rust file, or a backticked function name of three words or more.
+TEST = re.compile(r"tests?/\S+\.rs|\b\w+\.rs\b|`[a-z0-9]+(?:_[a-z0-9]+){2,}`")
+
+
+def missing_sources(folder, text, rows):
+    """What a RESULTS.md cites that is not there, and its ran verdict rows that name no source."""
+    results = os.path.join(HERE, folder, "results")
+    have = lambda rid: os.path.exists(os.path.join(results, f"{rid}.json"))
+    problems = []
+    for m in RESULTS_PATH.finditer(text):
+        where = m.group(1) if m.group(1) in {f for f, _, _ in PAPERS} | {"ns3-parity", "htsim-parity"} else folder
+        if not os.path.exists(os.path.join(HERE, where, "results", m.group(2))):
+            problems.append(f"{folder}/RESULTS.md cites {where}/results/{m.group(2)}, which does not exist")
+    for tok in set(BACKTICKED.findall(text)):
+        if RESULT_ID.match(tok) and not have(tok):
+            problems.append(f"{folder}/RESULTS.md cites `{tok}`: no results/{tok}.json")
+    for r in rows:
+        if classify(r[-1]) == "not run":
+            continue
+        row = " | ".join(r)
+        own = [t for t in re.findall(r"[A-Z]+\d+[A-Za-z0-9]*", r[0]) if RESULT_ID.match(t)]
+        cited = [t for t in BACKTICKED.findall(row) if RESULT_ID.match(t)]
+        if not (any(have(t) for t in own + cited) or RESULTS_PATH.search(row) or TEST.search(row)):
+            problems.append(f"{folder}/RESULTS.md: row {r[0]!r} names no source (a results id with its results/<id>.json, a results/ path or a test)")
+    return problems
 
 
 def wall_hours(folder):
@@ -145,6 +183,9 @@ def main():
     unread = [(p["folder"], r["target"]) for p in papers for r in p["rows"] if r["class"] == "?"]
     if unread:
         raise SystemExit(f"verdicts without a class word: {unread}")
+    missing = [m for p in papers for m in p["missing"]]
+    if missing:
+        raise SystemExit("sources missing:\n" + "\n".join(missing))
     text = render(papers)
     path = os.path.join(HERE, "README.md")
     if "--check" in sys.argv[1:]:

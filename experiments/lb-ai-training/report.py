@@ -48,7 +48,9 @@ def load(t):
 def config_fields(rows):
     skip = META | {"run", "wall_s", "completion_us", "norm_cct", "ideal_us", "flows", "flows_finished", "stalled_since_us", "loss", "data_sent",
                    "retransmitted", "dropped", "trimmed", "nacks", "seq_nacks", "timeouts", "fast_retransmits", "duplicates", "wire_losses",
-                   "reroutes_per_packet", "pfc_paused_us", "queues_by_tier", "fct_us", "invariants", "events", "error"}
+                   "reroutes_per_packet", "pfc_paused_us", "queues_by_tier", "fct_us", "invariants", "events", "error",
+                   # Provenance (issue 44): which engine and exact scenario made a row, not a configuration.
+                   "commit", "scenario_sha256"}
     fields = []
     for r in rows:
         for k in r:
@@ -237,7 +239,7 @@ def report(t):
 
 
 def main():
-    ts = sys.argv[1:] or ["T0"] + [f"E{i}" for i in range(1, 16)] + ["S1", "S2"]
+    ts = sys.argv[1:] or ["T0"] + [f"E{i}" for i in range(1, 16)] + ["S1", "S2", "S3"]
     for t in ts:
         text = report(t)
         if text:

@@ -76,10 +76,13 @@ LR = {
     # Sensitivity (S2): htsim's header lane of 2·Q of its own; trimming without desync.
     "trim_lane2q": (['name = "trim"'], ["trimming = true", 'control_lane = "separate"', "control_lane_factor = 2.0"], []),
     "trim_nodesync": (['name = "trim"', 'desync = "none"'], TRIM, []),
-    # Sensitivity (S3): resends outside the pacing schedule (the reading of §6.2's Fig. 8
-    # explanation), with the phase rule or with the U(0, base RTT) delay as the desync.
+    # Sensitivity (S3): the spec's alternative desync rule, and resends outside the pacing
+    # schedule (the reading of §6.2's Fig. 8 explanation) with the phase rule, the U(0, base RTT)
+    # delay or no desync.
+    "trim_elig": (['name = "trim"', 'desync = "eligibility"'], TRIM, []),
     "trim_atonce": (['name = "trim"', 'resend = "at_once"'], TRIM, []),
     "trim_atonce_elig": (['name = "trim"', 'resend = "at_once"', 'desync = "eligibility"'], TRIM, []),
+    "trim_atonce_nodesync": (['name = "trim"', 'resend = "at_once"', 'desync = "none"'], TRIM, []),
 }
 FIVE_LR = ["tcp", "roce", "trim", "trim_rts", "code5"]
 SUB_LR = ["subtcp3", "subtcp6", "tcp", "trim", "trim_rts", "code5"]
@@ -236,9 +239,10 @@ def targets(seeds, first_seed=1):
         for lr in ["trim_lane2q", "trim_nodesync"]:
             for c in [0.85, 1.0]:
                 add("S2", {"lr": lr, "c": c}, s, lr=lr, c=c)
-        # S3 (ours, issue 44's trimming investigation): trimming whose resends go at once,
-        # outside the pacing schedule, on T9's grid and on T11's and T14's static failure.
-        for lr in ["trim_atonce", "trim_atonce_elig"]:
+        # S3 (ours, issue 44's trimming investigation): the other desync rules, and resends that
+        # go at once, outside the pacing schedule, on T9's grid and on T11's and T14's static
+        # failure (LR-TRIM with next_slot and phase is E9-E14's `trim`).
+        for lr in ["trim_elig", "trim_atonce", "trim_atonce_elig", "trim_atonce_nodesync"]:
             for c in C_GRID:
                 add("S3", {"wl": "ata", "fail": "none", "lr": lr, "c": c}, s, lr=lr, c=c)
             for c in C_BEST:

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Reproduction runs of the SMaRTT-REPS paper (shared/specs/smartt-reps.md §7: targets A1, A3, T1-T21; A4 is a test, A2 was not run: RESULTS.md).
+"""Reproduction runs of the SMaRTT-REPS paper (shared/specs/smartt-reps.md §7: targets A1, A3, T1-T21, T7 and T8 from scenarios/; A4 is a test, A2 was not run: RESULTS.md).
 
 Usage (with a Python that has the fabricsim package: `pip install ./python`):
     experiments/smartt-reps/run.py [TARGET ...] [--jobs N] [--quick] [--only REGEX] [--timeout-s S]
@@ -173,6 +173,15 @@ def targets(quick):
                                   ("inc16-2M", incast(16, "2MiB"), 1, i_ideal(16, "2MiB")), ("inc32-8M", incast(32, "8MiB"), 1, i_ideal(32, "8MiB"))]:
         t["T10"].append((f"{wl_name}-trim", scenario("T10", "smartt", wl, k=k, os_ratio=o), ideal))
         t["T10"].append((f"{wl_name}-notrim", scenario("T10", "smartt", wl, k=k, os_ratio=o, cc_params=no_trim_cc, transport=no_trim_tr, **notrim), ideal))
+        # T10md (issue 44): the same without trimming but with the trimming runs' md, which
+        # separates the cost of detecting losses by timeout from the doubled md (paper §3.3)
+        # the no-trimming runs also get.
+        t.setdefault("T10md", []).append((f"{wl_name}-notrim-md2", scenario("T10md", "smartt", wl, k=k, os_ratio=o, cc_params=dict(no_trim_cc, timeout_md=2.0), transport=no_trim_tr, **notrim), ideal))
+    # T7 and T8 (Fig. 11, 13): the testbeds as scenario files (their comments say what is
+    # assumed), with REPS as written and with oblivious spraying.
+    for target, file in [("T7", "t7_tb16.toml"), ("T8", "t8_tb128.toml")]:
+        text = open(os.path.join(HERE, "scenarios", file)).read()
+        t[target] = [(lb, text.replace('lb = "reps"', f'lb = "{lb}"'), None) for lb in ["reps", "spray"]]
     sizes = ["4KiB", "64KiB", "256KiB", "512KiB", "1MiB", "2MiB", "8MiB"] + ([] if quick else ["32MiB"])
     # BBR ignores trims, so from 1 MiB its 100 senders keep the receiver's link busy with trimmed
     # headers alone (≈ 1.5× its rate): under strict priority no data gets through and the run
@@ -210,6 +219,17 @@ def targets(quick):
     return t
 
 
+def flow_gbps(run_dir):
+    """Min / mean / max of the flows' goodput (payload bytes over FCT) in Gb/s, from flows.csv."""
+    import csv
+
+    path = os.path.join(run_dir or "", "flows.csv")
+    if not run_dir or not os.path.exists(path):
+        return None
+    rates = [int(f["bytes"]) * 8 / (float(f["fct_us"]) * 1e3) for f in csv.DictReader(open(path)) if f["fct_us"] not in ("", "0")]
+    return {"min": min(rates), "mean": sum(rates) / len(rates), "max": max(rates)} if rates else None
+
+
 def row(s, run_id, wall, run_dir):
     """The results row of one run's summary."""
     return {
@@ -227,6 +247,7 @@ def row(s, run_id, wall, run_dir):
         "flows": s["flows"],
         "invariants": s["invariant_violations"],
         "peak_rss_mb": (s["performance"]["peak_rss_bytes"] or 0) / 1e6,
+        "flow_gbps": flow_gbps(run_dir),
     }
 
 

@@ -28,3 +28,26 @@ def test_a_verdict_reads_as_the_class_its_words_give():
     # Prose after a verdict does not count: "no drop" is not a "no".
     assert verdicts.classify("yes (the mechanism, with no drop)") == "holds"
     assert verdicts.classify("it went well") == "?"
+
+
+def test_a_results_md_that_cites_what_is_not_there_is_caught(tmp_path, monkeypatch):
+    sys.path.insert(0, os.path.join(REPO, "experiments"))
+    try:
+        import verdicts
+    finally:
+        sys.path.pop(0)
+    (tmp_path / "p" / "results").mkdir(parents=True)
+    (tmp_path / "p" / "results" / "T1.json").write_text("[]")
+    monkeypatch.setattr(verdicts, "HERE", str(tmp_path))
+    head, rows = ["target", "claim", "ours", "verdict"], [
+        ["T1", "a", "b", "yes"],                                   # its own results file
+        ["T2", "a", "from `T1`'s runs", "partly: x"],              # a cited one
+        ["T3", "a", "a scenario test (tests/t3.rs)", "yes"],       # a test
+        ["T4", "a", "nothing", "no"],                              # no source: caught
+        ["T5", "a", "-", "not run (the session ended)"],                     # not run: needs none
+    ]
+    text = "see `T9` and results/T1.md"
+    problems = verdicts.missing_sources("p", text, rows)
+    assert any("row 'T4' names no source" in p for p in problems), problems
+    assert any("`T9`" in p for p in problems) and any("results/T1.md" in p for p in problems), problems
+    assert len(problems) == 3, problems
