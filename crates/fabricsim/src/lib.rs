@@ -2,8 +2,9 @@
 //!
 //! A packet-level, discrete-event simulator of the networks inside AI/ML training clusters.
 //!
-//! Layers, bottom up (start reading at [`engine`]); a module uses only modules of the layers
-//! before it, so the top-level modules form no import circle:
+//! Layers, bottom up (start reading at [`engine`]); a module uses only modules of its own layer
+//! and the layers before it, and the top-level modules form no import circle (`tests/layering.rs`
+//! reads this list and checks both):
 //! - [`units`], [`ids`], [`rng`], [`error`], [`excerpt`], [`hint`], [`huge_pages`], [`budget`]:
 //!   integer picosecond time and byte counts, dense ids, seeded random streams, errors and the
 //!   short excerpts of input they quote, cache prefetch hints, an allocator that puts large
@@ -21,6 +22,8 @@
 //!   state.
 //! - [`workload`]: permutation, incast, all-to-all, flow lists, collectives.
 //! - [`scenario`]: TOML scenarios with defaults, validation and overrides.
+//! - [`import`]: htsim command lines and the ns-3 RDMA simulators' configurations, read into
+//!   scenarios.
 //! - [`estimate`]: what a validated scenario will roughly need (packets, events, memory, time).
 //! - [`engine`]: the [`engine::Sim`] context (clock, event queue, packet pool, one `Network`
 //!   and one `Hosts`) and its event loop ([`engine::queue`] the event queue), with the
