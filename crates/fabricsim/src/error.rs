@@ -83,3 +83,63 @@ impl Error {
 
 /// Result with [`Error`].
 pub type Result<T> = std::result::Result<T, Error>;
+
+/// `message` with a "did you mean" for a misspelt key or value: when it reports an unknown
+/// field, variant or scheme `x` and lists the expected ones (serde's "unknown field `x`,
+/// expected one of `a`, `b`", "expected `a` or `b`", the registry's "unknown congestion control
+/// `x`; allowed: `a`, `b`"), the expected name nearest to `x` is suggested if it is near enough
+/// (edit distance at most a third of its length, and at least 1 for short names).
+pub fn with_suggestion(message: &str) -> String {
+    // The first backticked name after "unknown" (serde's field / variant, our scheme names).
+    let Some(start) = message.find("unknown ").and_then(|u| message[u..].find('`').map(|i| u + i + 1)) else {
+        return message.to_string();
+    };
+    let Some(len) = message[start..].find('`') else { return message.to_string() };
+    let given = &message[start..start + len];
+    let after = &message[start + len..];
+    let Some(expected) = after.find("expected").or_else(|| after.find("allowed")).map(|i| &after[i..]) else {
+        return message.to_string();
+    };
+    let candidates = expected.split('`').skip(1).step_by(2);
+    let best = candidates.map(|c| (edit_distance(given, c), c)).min_by_key(|&(d, c)| (d, c.len()));
+    match best {
+        Some((d, c)) if d > 0 && d <= (c.len() / 3).max(1) => format!("{message}; did you mean `{c}`?"),
+        _ => message.to_string(),
+    }
+}
+
+/// Levenshtein distance between `a` and `b`, by characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != cb)).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suggestions_name_the_nearest_expected_name_only_when_near() {
+        let m = "unknown field `mtu_byte`, expected one of `mtu_bytes`, `header_bytes`, `ack_bytes`";
+        assert!(with_suggestion(m).ends_with("; did you mean `mtu_bytes`?"), "{}", with_suggestion(m));
+        let v = "unknown variant `dequeu`, expected `enqueue` or `dequeue`";
+        assert!(with_suggestion(v).ends_with("did you mean `dequeue`?"));
+        // Far from every name: no suggestion; an exact name (another error) neither.
+        assert_eq!(with_suggestion("unknown field `zzzzzz`, expected one of `mtu_bytes`, `ack_bytes`"), "unknown field `zzzzzz`, expected one of `mtu_bytes`, `ack_bytes`");
+        assert_eq!(with_suggestion("invalid type: string"), "invalid type: string");
+        let c = "unknown congestion control `smarrt`; allowed: `fixed`, `smartt`, `swift`";
+        assert!(with_suggestion(c).ends_with("did you mean `smartt`?"), "{}", with_suggestion(c));
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("", "ab"), 2);
+    }
+}

@@ -118,6 +118,15 @@ impl fmt::Display for ShowTime {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ByteSize(pub u64);
 
+/// Why `s` is no number: negative (`"-3MiB"`, which a count or a rate cannot be), or not one.
+fn not_a_number(s: &str, what: &str) -> String {
+    if s.trim_start().starts_with('-') && split_number(s.trim_start().trim_start_matches('-')).is_some() {
+        format!("`{s}` is negative; {what} cannot be")
+    } else {
+        format!("`{s}` does not start with a number")
+    }
+}
+
 /// The byte-count spellings, for error messages (the README's scenario section says the same).
 pub const BYTE_SPELLINGS: &str = "a byte count: a non-negative integer, or a string of a number and a unit: \
 B; K or KB = 1000 B; Ki or KiB = 1024 B; M/MB = 10^6 B, Mi/MiB = 2^20 B; G/GB = 10^9 B, Gi/GiB = 2^30 B \
@@ -128,7 +137,7 @@ B; K or KB = 1000 B; Ki or KiB = 1024 B; M/MB = 10^6 B, Mi/MiB = 2^20 B; G/GB = 
 /// unit; unit letters in any case, spaces allowed, fractions where they give whole bytes
 /// (`"1.5MB"`). The error says what is wrong with `s` (the caller adds the key).
 pub fn parse_bytes(s: &str) -> Result<u64, String> {
-    let (int, frac, unit) = split_number(s).ok_or_else(|| format!("`{s}` does not start with a number"))?;
+    let (int, frac, unit) = split_number(s).ok_or_else(|| not_a_number(s, "a byte count"))?;
     let mult: u64 = match unit.to_ascii_lowercase().as_str() {
         "" | "b" => 1,
         "k" | "kb" => 1_000,
@@ -211,7 +220,7 @@ pub const RATE_SPELLINGS: &str = "a number in Gb/s, or a string such as \"400G\"
 /// any case except a capital `B`, which means bytes and is refused rather than silently read
 /// as bits.
 pub fn parse_gbps(s: &str) -> Result<f64, String> {
-    let (int, frac, unit) = split_number(s).ok_or_else(|| format!("`{s}` does not start with a number"))?;
+    let (int, frac, unit) = split_number(s).ok_or_else(|| not_a_number(s, "a rate"))?;
     if unit.contains('B') {
         return Err(format!("`{s}`: a capital B means bytes; rates are in bits per second (\"400Gbps\", \"400 Gb/s\")"));
     }

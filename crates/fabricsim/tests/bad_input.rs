@@ -23,6 +23,22 @@ fn unknown_scheme_lists_the_registered_ones() {
 }
 
 #[test]
+fn a_misspelt_key_or_value_gets_a_suggestion_and_a_negative_size_is_called_negative() {
+    let e = rejection("[transport]\nmtu_byte = 4096\n");
+    assert!(e.contains("transport.mtu_byte") && e.contains("did you mean `mtu_bytes`?"), "{e}");
+    let e = rejection("[transport]\ncc = \"smarrt\"\n");
+    assert!(e.contains("did you mean `smartt`?"), "{e}");
+    let e = rejection("[transport.cc]\nname = \"smartt\"\nqa_scalling = 1.0\n");
+    assert!(e.contains("did you mean `qa_scaling`?"), "{e}");
+    let e = rejection("[switch]\necn_mark_at = \"dequeu\"\n");
+    assert!(e.contains("did you mean `dequeue`?"), "{e}");
+    let e = rejection("[workload]\nkind = \"permutation\"\nflow_bytes = \"-5MiB\"\n");
+    assert!(e.contains("`-5MiB` is negative"), "{e}");
+    let e = rejection("[topology]\nlink_rate_gbps = \"-400G\"\n");
+    assert!(e.contains("is negative"), "{e}");
+}
+
+#[test]
 fn wrong_type_names_the_key() {
     let e = rejection("[topology]\nk = \"eight\"\n");
     assert!(e.contains("topology.k") && e.contains("invalid type"), "{e}");

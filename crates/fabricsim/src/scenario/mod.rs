@@ -727,7 +727,7 @@ impl Scenario {
             let inner: String = e.into_inner().to_string().lines().filter(|l| !l.starts_with("in `")).collect::<Vec<_>>().join(" ");
             let key = if path == "." { "(top level)".to_string() } else { path };
             // A bad value is quoted in the message: at most an excerpt of it.
-            Error::invalid(key, clip_quoted(inner.trim_end()))
+            Error::invalid(key, clip_quoted(&crate::error::with_suggestion(inner.trim_end())))
         })?;
         // A switched-off failure section is dropped here, so that the run and its resolved
         // scenario are exactly those of a scenario without it.
