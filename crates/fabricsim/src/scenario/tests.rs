@@ -45,6 +45,19 @@ fn set_overrides_reach_nested_tables() {
 }
 
 #[test]
+fn set_of_a_new_workload_kind_replaces_the_workload_table() {
+    // TINY's permutation has flow_bytes; an incast takes its own keys after the kind.
+    let s = setup("", &["workload.kind=incast", "workload.senders=1", "workload.flow_bytes=\"8KiB\""]).unwrap();
+    assert!(matches!(s.scenario.workload, crate::workload::WorkloadConfig::Incast(_)), "{:?}", s.scenario.workload);
+    // The same kind keeps the table's other keys.
+    let s = setup("", &["workload.kind=permutation"]).unwrap();
+    assert!(matches!(&s.scenario.workload, crate::workload::WorkloadConfig::Permutation(p) if p.flow_bytes.0 == 65_536), "{:?}", s.scenario.workload);
+    // A new kind without its required keys is refused for what it lacks, not for the old keys.
+    let (key, message) = rejected("", &["workload.kind=flow_list"]);
+    assert!(!message.contains("flow_bytes"), "{key}: {message}");
+}
+
+#[test]
 fn default_rto_is_base_rtt_plus_twice_the_longest_paths_queueing() {
     // The longest path host0 -> tor0 -> spine0 -> tor1 -> host1 crosses 4 ports, all 100 Gb/s
     // (1 bit = 10 ps) with 1 µs of propagation. Per port: 2 × 1 µs + a 4096 B packet

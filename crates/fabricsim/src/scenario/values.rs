@@ -77,6 +77,11 @@ pub fn apply_override(root: &mut toml::Value, spec: &str) -> Result<()> {
             .as_table_mut()
             .ok_or_else(|| Error::invalid("--set", format!("`{path}`: `{}` is not a table", parts[..i].join("."))))?;
         if i + 1 == parts.len() {
+            // A new workload kind replaces the whole workload table: the old kind's keys
+            // belong to it, and would be refused (the new kind's keys follow in later --set).
+            if parts == ["workload", "kind"] && table.get("kind") != Some(&value) {
+                table.clear();
+            }
             // Setting `transport.cc.x` on a `cc = "name"` shorthand keeps working because
             // shorthands are expanded before overrides reach inside them (see below).
             table.insert(part.to_string(), value);
