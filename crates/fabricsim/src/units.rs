@@ -333,8 +333,11 @@ mod tests {
         assert!(err("2MiBs").contains("unknown unit"));
         assert!(err("1.5B").contains("not a whole number of bytes"));
         assert!(err("0.3KiB").contains("not a whole number of bytes"));
-        for s in ["", ".", "MB", "-3", "1.2.3MB", "+5"] {
+        for s in ["", ".", "MB", "1.2.3MB", "+5", "-", "-MB"] {
             assert!(err(s).contains("does not start with a number"), "{s}: {}", err(s));
+        }
+        for s in ["-3", "-1.5MB", " -2 KiB"] {
+            assert!(err(s).contains("is negative"), "{s}: {}", err(s));
         }
         // Too large wraps nowhere: an error, not a clamp.
         assert!(err("20000000000GB").contains("larger than"));

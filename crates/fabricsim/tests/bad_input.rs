@@ -39,6 +39,16 @@ fn a_misspelt_key_or_value_gets_a_suggestion_and_a_negative_size_is_called_negat
 }
 
 #[test]
+fn a_setting_of_switched_off_pfc_is_refused() {
+    let e = rejection("[switch.pfc]\nalpha = 0.5\n");
+    assert!(e.contains("switch.pfc.alpha") && e.contains("PFC is off") && e.contains("enabled = true"), "{e}");
+    // Its defaults written out (as a resolved scenario does) are fine, and so is the key with PFC on.
+    let ok = |t: &str| fabricsim::scenario::Scenario::from_toml(t, &[]).and_then(|s| s.setup(std::path::Path::new(".")).map(|_| ()));
+    ok("[switch.pfc]\nenabled = false\nalpha = 0.125\n").unwrap();
+    ok("[switch]\ntrimming = false\n[switch.pfc]\nenabled = true\nalpha = 0.5\n").unwrap();
+}
+
+#[test]
 fn wrong_type_names_the_key() {
     let e = rejection("[topology]\nk = \"eight\"\n");
     assert!(e.contains("topology.k") && e.contains("invalid type"), "{e}");

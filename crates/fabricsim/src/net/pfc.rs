@@ -231,6 +231,14 @@ impl PfcConfig {
         // Checked even while PFC is off, so that a bad value never passes unnoticed.
         crate::scheme::validate_params(self, PFC_LIMITS, "switch.pfc")?;
         if !self.enabled {
+            // A setting of a switched-off PFC would silently do nothing: refuse it.
+            let set = toml::Value::try_from(PfcConfig { enabled: false, ..self.clone() }).ok();
+            let default = toml::Value::try_from(PfcConfig::default()).ok();
+            if let (Some(toml::Value::Table(set)), Some(toml::Value::Table(default))) = (set, default) {
+                if let Some((key, value)) = set.iter().find(|(k, v)| default.get(k.as_str()) != Some(v)) {
+                    return Err(Error::invalid(format!("switch.pfc.{key}"), format!("{value}: set while PFC is off; add `switch.pfc.enabled = true` or leave the key out")));
+                }
+            }
             return Ok(PfcState::default());
         }
         let xoff_static = match (self.threshold, &self.xoff_bytes) {
