@@ -190,21 +190,7 @@ pub const MAX_K: u32 = 128;
 
 /// The radix of the fat tree with `hosts` hosts, or an error listing the nearest valid sizes.
 pub fn radix_for_hosts(hosts: u32) -> Result<u32> {
-    let size = |k: u32| k as u64 * k as u64 * k as u64 / 4;
-    if hosts as u64 > size(MAX_K) {
-        return Err(Error::invalid("topology.hosts", format!("{hosts}: fat trees up to {} hosts (k={MAX_K}) are supported", size(MAX_K))));
-    }
-    let mut k = 2u32;
-    while size(k) < hosts as u64 {
-        k += 2;
-    }
-    if size(k) == hosts as u64 {
-        return Ok(k);
-    }
-    Err(Error::invalid(
-        "topology.hosts",
-        format!("{hosts}: a 3-tier k-ary fat tree has k³/4 hosts (k even); nearest valid: {} (k={}) or {} (k={k})", size(k - 2), k - 2, size(k)),
-    ))
+    super::radix_for_hosts(hosts, MAX_K, |k| k as u64 * k as u64 * k as u64 / 4, "fat trees", "a 3-tier k-ary fat tree has k³/4 hosts (k even)", "k")
 }
 
 #[cfg(test)]
@@ -323,5 +309,10 @@ mod tests {
         assert_eq!(radix_for_hosts(8192).unwrap(), 32);
         let err = radix_for_hosts(1000).unwrap_err().to_string();
         assert!(err.contains("686 (k=14) or 1024 (k=16)"), "{err}");
+        // Below the smallest fat tree: no "0 (k=0)".
+        for h in [0, 1] {
+            let err = radix_for_hosts(h).unwrap_err().to_string();
+            assert!(err.contains("the smallest is 2 (k=2)") && !err.contains("k=0"), "{err}");
+        }
     }
 }

@@ -149,21 +149,7 @@ pub const MAX_K: u32 = 1024;
 
 /// The radix of the leaf-spine with `hosts` hosts, or an error listing the nearest valid sizes.
 pub fn radix_for_hosts(hosts: u32) -> Result<u32> {
-    let size = |k: u32| k as u64 * k as u64 / 2;
-    if hosts as u64 > size(MAX_K) {
-        return Err(Error::invalid("topology.hosts", format!("{hosts}: leaf-spines up to {} hosts (K={MAX_K}) are supported", size(MAX_K))));
-    }
-    let mut k = 2u32;
-    while size(k) < hosts as u64 {
-        k += 2;
-    }
-    if size(k) == hosts as u64 {
-        return Ok(k);
-    }
-    Err(Error::invalid(
-        "topology.hosts",
-        format!("{hosts}: a leaf-spine of radix K has K²/2 hosts (K even); nearest valid: {} (K={}) or {} (K={k})", size(k - 2), k - 2, size(k)),
-    ))
+    super::radix_for_hosts(hosts, MAX_K, |k| k as u64 * k as u64 / 2, "leaf-spines", "a leaf-spine of radix K has K²/2 hosts (K even)", "K")
 }
 
 #[cfg(test)]

@@ -519,3 +519,23 @@ pub struct TierLinks {
     /// Aggregation-to-core cables.
     pub agg_up: (BitsPerSec, Time),
 }
+
+/// The even radix up to `max_k` whose fabric (`size(k)` hosts) has exactly `hosts` hosts, or an
+/// error on `topology.hosts` naming the sizes around it (`what`: the fabrics, `rule`: how their
+/// size follows the radix, `letter`: the radix's name).
+fn radix_for_hosts(hosts: u32, max_k: u32, size: impl Fn(u32) -> u64, what: &str, rule: &str, letter: &str) -> crate::error::Result<u32> {
+    use crate::error::Error;
+    if hosts as u64 > size(max_k) {
+        return Err(Error::invalid("topology.hosts", format!("{hosts}: {what} up to {} hosts ({letter}={max_k}) are supported", size(max_k))));
+    }
+    let mut k = 2u32;
+    while size(k) < hosts as u64 {
+        k += 2;
+    }
+    if size(k) == hosts as u64 {
+        return Ok(k);
+    }
+    // Below the smallest fabric there is no smaller size to offer.
+    let nearest = if k > 2 { format!("{} ({letter}={}) or {} ({letter}={k})", size(k - 2), k - 2, size(k)) } else { format!("the smallest is {} ({letter}={k})", size(k)) };
+    Err(Error::invalid("topology.hosts", format!("{hosts}: {rule}; nearest valid: {nearest}")))
+}
