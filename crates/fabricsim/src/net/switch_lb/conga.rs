@@ -372,7 +372,9 @@ impl SwitchLb for Conga {
             Some(e) if now - e.last_seen <= self.gap => e.choice as usize,
             _ => {
                 let u = self.least_congested(ctx, cands, prev.map(|e| e.choice as usize));
-                ctx.rerouted = prev.is_some_and(|e| e.choice as usize != u);
+                // A re-route: elsewhere than the flow's remembered uplink, or, for a flow this
+                // leaf has not seen, than the one ECMP's hash would give it.
+                ctx.rerouted = u != prev.map_or_else(|| self.hash.index(pkt, n), |e| e.choice as usize);
                 u
             }
         };
@@ -562,6 +564,14 @@ mod tests {
         assert_eq!((a.dre.metric(0, rate, 0), a.dre.metric(1, rate, 0)), (7, 3));
         for conn in 0..20 {
             assert_eq!(send(&mut a, &mut rng, US, &mut data(conn), &c, A, B), 3);
+        }
+        // A new flow is re-routed when uplink 3 is not where ECMP's hash would put it.
+        for conn in 20..40 {
+            let mut ctx = ctx_between(US, &mut rng, A, B);
+            let mut p = data(conn);
+            let hashed = a.hash.index(&p, 4);
+            assert_eq!(a.choose(&mut ctx, &mut p, &c), 3);
+            assert_eq!(ctx.rerouted, hashed != 3, "flow {conn}: hashed to {hashed}");
         }
         // Another destination leaf knows nothing remote: uplinks 2 and 3 tie, drawn uniformly.
         let picks: Vec<usize> = (100..400).map(|conn| send(&mut a, &mut rng, US, &mut data(conn), &c, A, B + 1)).collect();

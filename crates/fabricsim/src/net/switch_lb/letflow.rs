@@ -90,7 +90,10 @@ impl SwitchLb for Letflow {
             Some(e) if now - e.last_seen <= self.gap && path_tag::tor_uplink(e.choice as u16) < n => e.choice as u16,
             _ => {
                 let t = Self::new_tag(ctx.rng.below(n as u64) as usize, ctx.rng);
-                ctx.rerouted = prev.is_some_and(|e| path_tag::tor_uplink(e.choice as u16) != path_tag::tor_uplink(t));
+                // A re-route: elsewhere than the flow's remembered uplink, or, for a flow this
+                // ToR has not seen, than the one ECMP's hash would give it.
+                let before = prev.map_or_else(|| self.hash.index(pkt, n), |e| path_tag::tor_uplink(e.choice as u16));
+                ctx.rerouted = path_tag::tor_uplink(t) != before;
                 t
             }
         };
