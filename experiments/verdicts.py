@@ -17,8 +17,9 @@ target ("Target", "target" or "T") and whose last header cell is the verdict ("V
 "holds?", ...). Each row's verdict is read from its words: "yes", "holds", "match" count as
 *holds*; "partly", "partial", "mostly" as *partly*; "no", "miss" as *miss*; "not run" as *not run*.
 A cell that gives different words for different parts of the claim ("TIMELY: yes. DCQCN: no")
-counts as *partly*. The engine column is the commit a row names ("rerun at 4849192"), else "-"
-(the RESULTS.md's own engine paragraph then says which engine its rows come from).
+counts as *partly*. The engine column is the commit a row names ("rerun at 4849192"), else the
+commits its source rows record, else "-" (the RESULTS.md's own engine paragraph, which every
+RESULTS.md must have, then says which engine its rows come from).
 """
 import json
 import os
@@ -85,9 +86,11 @@ def collect():
             ours = " ".join(r[1:-1])
             c = COMMIT.search(ours + " " + r[-1])
             out.append({"target": r[0], "claim": claim, "verdict": r[-1], "class": classify(r[-1]),
-                        "engine": c.group(1)[:7] if c else "-"})
-        papers.append({"folder": folder, "title": title, "command": command, "rows": out, "wall": wall_hours(folder),
-                       "missing": missing_sources(folder, text, rows)})
+                        "engine": c.group(1)[:7] if c else rows_engine(folder, r)})
+        missing = missing_sources(folder, text, rows)
+        if not ENGINE_PARAGRAPH.search(text):
+            missing.append(f"{folder}/RESULTS.md: no engine paragraph (\"**Engine**\" ... naming the commit its rows come from)")
+        papers.append({"folder": folder, "title": title, "command": command, "rows": out, "wall": wall_hours(folder), "missing": missing})
     return papers
 
 
@@ -97,6 +100,30 @@ BACKTICKED = re.compile(r"`([^`\s]+)`")
 RESULTS_PATH = re.compile(r"(?:([a-z0-9-]+)/)?results/([A-Za-z0-9_.-]+\.(?:json|md|png|csv))")
 # A test: a path under tests/, a Rust file, or a backticked function name of three words or more.
 TEST = re.compile(r"tests?/\S+\.rs|\b\w+\.rs\b|`[a-z0-9]+(?:_[a-z0-9]+){2,}`")
+
+
+# A RESULTS.md's statement of the engine its rows come from: a bold "Engine" lead and a commit
+# in the same paragraph.
+ENGINE_PARAGRAPH = re.compile(r"\*\*Engine[^*]*\*\*(?:(?!\n\n).)*?\b[0-9a-f]{7,12}\b", re.S)
+
+
+def rows_engine(folder, r):
+    """The commit(s) the source rows of verdict row `r` record (results/<id>.json of its own and
+    its cited ids), "-" when they record none."""
+    ids = [t for t in re.findall(r"[A-Z]+\d+[A-Za-z0-9]*", r[0]) if RESULT_ID.match(t)]
+    ids += [t for t in BACKTICKED.findall(" | ".join(r)) if RESULT_ID.match(t)]
+    commits = set()
+    for rid in ids:
+        path = os.path.join(HERE, folder, "results", f"{rid}.json")
+        if not os.path.exists(path):
+            continue
+        try:
+            data = json.load(open(path))
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            continue
+        data = data.get("rows", []) if isinstance(data, dict) else data
+        commits |= {d["commit"][:7] for d in data if isinstance(d, dict) and d.get("commit")}
+    return ", ".join(sorted(commits)) if commits else "-"
 
 
 def missing_sources(folder, text, rows):
@@ -168,8 +195,8 @@ def render(papers):
     out.append(f"| **all** | {sum(len(p['rows']) for p in papers)} | {totals['holds']} | {totals['partly']} | {totals['miss']} | {totals['not run']} | | |")
     out += ["", "Wall times are the sums of the `wall_s` each results row records (two runs shared a",
             "2-core machine, so the elapsed time is about half); rows from before that field count 0.",
-            "The engine column names the commit a row says it was run at; \"-\": see that RESULTS.md's",
-            "engine paragraph.", ""]
+            "The engine column names the commit a row says it was run at, else the commits its source",
+            "rows record; \"-\": rows from before rows recorded one, see that RESULTS.md's engine paragraph.", ""]
     for p in papers:
         out += [f"## {p['title']}", "", "| target | claim | verdict | reading | engine |", "|---|---|---|---|---|"]
         for r in p["rows"]:

@@ -73,6 +73,9 @@ LR = {
     "tcp_swift": (['name = "tcp"', 'on_rto = "go_back_n"', "rto_min_us = 100.0"], NO_TRIM, []),
     "subtcp3": (['name = "subflow_tcp"', "d = 3"], NO_TRIM, []),
     "subtcp6": (['name = "subflow_tcp"', "d = 6"], NO_TRIM, []),
+    # T13's d sweep (spec: d in {3, 6, 9, 12}, S recomputed by Eq. 1): E13 only.
+    "subtcp9": (['name = "subflow_tcp"', "d = 9"], NO_TRIM, []),
+    "subtcp12": (['name = "subflow_tcp"', "d = 12"], NO_TRIM, []),
     # Sensitivity (S2): htsim's header lane of 2·Q of its own; trimming without desync.
     "trim_lane2q": (['name = "trim"'], ["trimming = true", 'control_lane = "separate"', "control_lane_factor = 2.0"], []),
     "trim_nodesync": (['name = "trim"', 'desync = "none"'], TRIM, []),
@@ -220,7 +223,7 @@ def targets(seeds, first_seed=1):
                 add("E12", {"lr": lr, "c": c}, s, lr=lr, c=c, q="400KB")
         # E13 (Fig. 11): subflow TCP vs the others, few flows per host.
         for m in [1, 2, 4, 8, 16]:
-            for lr in SUB_LR:
+            for lr in SUB_LR + ["subtcp9", "subtcp12"]:
                 for c in C_BEST:
                     add("E13", {"m": m, "lr": lr, "c": c}, s, lr=lr, c=c, workload=perm(m))
         # E14 (Fig. 12): the same under the (2, 0.9) failure, one permutation.
