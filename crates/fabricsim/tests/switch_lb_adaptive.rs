@@ -164,7 +164,9 @@ fn letflow_pins_flowlets_end_to_end_on_a_fat_tree() {
     let (a, b) = (run(1), run(1));
     assert_eq!(a.summary.flows_finished, 1);
     assert_eq!(a.flows_csv(), b.flows_csv());
-    assert_eq!(a.summary.packets.reroutes, 0);
+    // The single flowlet is placed once (a re-route when the draw is not ECMP's hash) and
+    // never moves.
+    assert!(a.summary.packets.reroutes <= 1, "{}", a.summary.packets.reroutes);
     assert_eq!(a.summary.packets.trimmed + a.summary.packets.dropped, 0);
 }
 
