@@ -310,10 +310,39 @@ def _scenario(result: "Result") -> str:
     return f"<p class=muted>{_esc(form)}.</p><pre id=scenario-text>{_esc(text)}</pre>"
 
 
+def _selected(scenario: dict, *path: str) -> "str | None":
+    """The scheme a resolved scenario selects at ``path`` (a name, or a table's name / kind)."""
+    v = scenario
+    for p in path:
+        if not isinstance(v, dict) or p not in v:
+            return None
+        v = v[p]
+    if isinstance(v, dict):
+        v = v.get("name") or v.get("kind")
+    return v if isinstance(v, str) else None
+
+
+def _what_ran(s: dict) -> str:
+    """What the run simulated, from its resolved scenario (not from its name, which overrides
+    do not change): workload, congestion control, path selection, loss recovery, switch path
+    selection."""
+    sc = s.get("scenario") if isinstance(s.get("scenario"), dict) else {}
+    parts = [
+        ("workload", _selected(sc, "workload", "kind")),
+        ("congestion control", _selected(sc, "transport", "cc")),
+        ("path selection", _selected(sc, "transport", "lb")),
+        ("loss recovery", _selected(sc, "transport", "reliability")),
+        ("switches", _selected(sc, "switch", "lb") or ("ecmp" if sc else None)),
+    ]
+    return ", ".join(f"{label} {value}" for label, value in parts if value)
+
+
 def html_page(result: "Result") -> str:
     """The report on ``result`` as HTML text (see the module comment)."""
     s = result.summary
-    name = s.get("name") or "fabricsim run"
+    ran = _what_ran(s)
+    # The title says what ran; the scenario's own name (which overrides leave as written) follows.
+    name = ran or s.get("name") or "fabricsim run"
     violations = s.get("invariant_violations") or []
     if violations:
         items = "".join(f"<li>{_esc(v)}</li>" for v in violations)
@@ -339,7 +368,8 @@ def html_page(result: "Result") -> str:
         "<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>"
         "<meta name=viewport content='width=device-width, initial-scale=1'>"
         f"<title>{_esc(name)} · fabricsim report</title><style>{_CSS}</style></head><body><main>"
-        f"<header><h1>{_esc(name)}</h1><p>{_esc(s.get('fabric', ''))} · seed {_esc(s.get('seed'))}{folder}</p>"
+        f"<header><h1>{_esc(name)}</h1><p>{_esc(s.get('fabric', ''))} · seed {_esc(s.get('seed'))}"
+        f"{' · scenario “' + _esc(s.get('name')) + '”' if ran and s.get('name') else ''}{folder}</p>"
         f"<nav>{nav}</nav></header>{status}{body}"
         f"<footer>Written by fabricsim {_esc(__version__)}. Times in µs; an ideal is a lower bound (the same work on an idle "
         "fabric); percentiles are nearest-rank. Hover a figure's name for its exact meaning.</footer>"

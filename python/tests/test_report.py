@@ -127,3 +127,17 @@ def test_the_browser_check_sees_errors(tmp_path):
         errors = b.errors()
     assert any("boom" in e for e in errors) and any("nosuchfunction" in e for e in errors)
     assert any("missing.png" in e or "ERR_FILE_NOT_FOUND" in e for e in errors), errors
+
+
+def test_the_title_says_what_ran_not_what_the_scenario_was_named(example):
+    # The example is named "... spray, fixed window"; overrides make it an ECMP run with
+    # TCP-like recovery: the report's title says so, and the name still shows, as a name.
+    from fabricsim._report import html_page
+    from test_run import SMALL
+
+    r = fabricsim.run(example, overrides={**SMALL, "transport.lb": "ecmp", "transport.reliability": "tcp"}, progress=False)
+    page = html_page(r)
+    h1 = page.split("<h1>", 1)[1].split("</h1>", 1)[0]
+    assert "path selection ecmp" in h1 and "loss recovery tcp" in h1 and "congestion control fixed" in h1, h1
+    assert "spray" not in h1
+    assert "scenario “example: 128-host permutation, spray, fixed window”" in page

@@ -43,7 +43,12 @@ fn conga_puts_the_second_flow_on_the_idle_uplink_where_ecmp_stacks_them() {
         assert!(s.iter().all(|x| (0.45..0.55).contains(x)), "seed {seed}: {s:?}");
         assert!(conga.flows.iter().all(|f| (f.finish.unwrap() - f.start) as f64 / (f.ideal_fct as f64) < 1.01), "seed {seed}: {}", conga.flows_csv());
         assert!(conga.summary.completion_time_us < 100.0 + 1.01 * ideal, "seed {seed}: {}", conga.summary.completion_time_us);
-        assert_eq!(conga.summary.packets.reroutes, 0);
+        // Each flow is placed once (a re-route when off ECMP's hash) and never moved. On
+        // seed 1 the hash stacks both flows on spine 1, so one of them is placed off it.
+        assert!(conga.summary.packets.reroutes <= 2, "seed {seed}: {}", conga.summary.packets.reroutes);
+        if seed == 1 {
+            assert!(conga.summary.packets.reroutes >= 1);
+        }
         assert!(conga.flows_csv().lines().next().unwrap().ends_with(",reroutes"));
     }
 }
