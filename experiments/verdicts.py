@@ -107,22 +107,30 @@ TEST = re.compile(r"tests?/\S+\.rs|\b\w+\.rs\b|`[a-z0-9]+(?:_[a-z0-9]+){2,}`")
 ENGINE_PARAGRAPH = re.compile(r"\*\*Engine[^*]*\*\*(?:(?!\n\n).)*?\b[0-9a-f]{7,12}\b", re.S)
 
 
+def row_ids(r):
+    """The result ids verdict row `r` names: its target's own ("T9 (E9)": T9, E9) and the
+    backticked ones anywhere in it."""
+    own = [t for t in re.findall(r"[A-Z]+\d+[A-Za-z0-9]*", r[0]) if RESULT_ID.match(t)]
+    return own + [t for t in BACKTICKED.findall(" | ".join(r)) if RESULT_ID.match(t)]
+
+
+def results_rows(path):
+    """The rows of one results file (a list, or a table with "rows"); none if unreadable."""
+    try:
+        data = json.load(open(path))
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError):
+        return []
+    data = data.get("rows", []) if isinstance(data, dict) else data
+    return [d for d in data if isinstance(d, dict)]
+
+
 def rows_engine(folder, r):
     """The commit(s) the source rows of verdict row `r` record (results/<id>.json of its own and
     its cited ids), "-" when they record none."""
-    ids = [t for t in re.findall(r"[A-Z]+\d+[A-Za-z0-9]*", r[0]) if RESULT_ID.match(t)]
-    ids += [t for t in BACKTICKED.findall(" | ".join(r)) if RESULT_ID.match(t)]
     commits = set()
-    for rid in ids:
-        path = os.path.join(HERE, folder, "results", f"{rid}.json")
-        if not os.path.exists(path):
-            continue
-        try:
-            data = json.load(open(path))
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            continue
-        data = data.get("rows", []) if isinstance(data, dict) else data
-        commits |= {d["commit"][:7] for d in data if isinstance(d, dict) and d.get("commit")}
+    for rid in row_ids(r):
+        rows = results_rows(os.path.join(HERE, folder, "results", f"{rid}.json"))
+        commits |= {d["commit"][:7] for d in rows if d.get("commit")}
     return ", ".join(sorted(commits)) if commits else "-"
 
 
@@ -142,9 +150,7 @@ def missing_sources(folder, text, rows):
         if classify(r[-1]) == "not run":
             continue
         row = " | ".join(r)
-        own = [t for t in re.findall(r"[A-Z]+\d+[A-Za-z0-9]*", r[0]) if RESULT_ID.match(t)]
-        cited = [t for t in BACKTICKED.findall(row) if RESULT_ID.match(t)]
-        if not (any(have(t) for t in own + cited) or RESULTS_PATH.search(row) or TEST.search(row)):
+        if not (any(have(t) for t in row_ids(r)) or RESULTS_PATH.search(row) or TEST.search(row)):
             problems.append(f"{folder}/RESULTS.md: row {r[0]!r} names no source (a results id with its results/<id>.json, a results/ path or a test)")
     return problems
 
@@ -157,13 +163,8 @@ def wall_hours(folder):
     for name in sorted(os.listdir(d)) if os.path.isdir(d) else []:
         if not name.endswith(".json"):
             continue
-        try:
-            data = json.load(open(os.path.join(d, name)))
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            continue
-        data = data.get("rows", []) if isinstance(data, dict) else data
-        for r in data:
-            if isinstance(r, dict) and isinstance(r.get("wall_s"), (int, float)):
+        for r in results_rows(os.path.join(d, name)):
+            if isinstance(r.get("wall_s"), (int, float)):
                 total += r["wall_s"]
                 rows += 1
     return total / 3600, rows

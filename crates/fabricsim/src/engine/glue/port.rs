@@ -9,6 +9,7 @@
 //! next data packet from the host's connection scheduler when it is free (see `nic.rs`).
 
 use crate::engine::queue::EventKind;
+use crate::engine::trace::PacketEvent;
 use crate::engine::Sim;
 use crate::ids::{PktId, PortId};
 use crate::net::packet::{Class, PktKind, F_ECT, F_TRIMMED};
@@ -182,7 +183,7 @@ impl Sim {
             self.tracer.drops.push((self.now, p.port, p.conn));
         }
         if p.kind == PktKind::Data {
-            self.tracer.log_packet(self.now, p.conn, p.seq, crate::engine::trace::PacketEvent::Dropped, p.port);
+            self.tracer.log_packet(self.now, p.conn, p.seq, PacketEvent::Dropped, p.port);
         }
         let conn = &mut self.hosts.conns[p.conn as usize];
         conn.drops += 1;

@@ -3,6 +3,7 @@
 //! NACKs in the RoCE modes, answers probes, and sends DCQCN's CNPs. The arriving packet's pool
 //! slot is reused for the answer, so a data packet and its ACK cost one allocation.
 
+use crate::engine::trace::{PacketEvent, NO_PORT};
 use crate::engine::Sim;
 use crate::ids::{NodeId, PktId};
 use crate::net::packet::{Packet, PktKind, F_ACK_NOW, F_BOUNCED, F_CE, F_ECE, F_PROBE_ACK, F_RETX, F_TRIMMED, F_LAST_HOP};
@@ -45,7 +46,7 @@ impl Sim {
         }
         if p.flags & F_TRIMMED != 0 {
             // Trimmed header: NACK it at once so the sender retransmits within one RTT.
-            self.tracer.log_packet(self.now, p.conn, p.seq, crate::engine::trace::PacketEvent::HeaderArrived, crate::engine::trace::NO_PORT);
+            self.tracer.log_packet(self.now, p.conn, p.seq, PacketEvent::HeaderArrived, NO_PORT);
             let a = self.pool.get_mut(pkt);
             a.kind = PktKind::Nack;
             a.src = p.dst;

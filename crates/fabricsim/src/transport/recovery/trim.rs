@@ -147,12 +147,13 @@ impl SenderRecovery for Trim {
     //= spec lb-ai-training.md LR-TRIM sender.on_nack / on_bounce
     fn on_nack(&mut self, ctx: &mut SenderCtx, nack: &LossReport) -> Option<u64> {
         match self.desync {
-            Desync::None => {
-                let requeued = sack::Sack.on_nack(ctx, nack);
-                if requeued.is_some() {
-                    self.resend_now(ctx);
-                }
-                requeued
+            Desync::Eligibility => {
+                //= spec lb-ai-training.md LR-TRIM (alternative desync: U(0, base_RTT) before
+                //= a NACKed packet becomes eligible)
+                let wire = ctx.write_off_if_current(nack.seq, nack.sent_at)?;
+                let at = ctx.now + ctx.rng.below(self.base_rtt);
+                self.waiting.push(Reverse((at, nack.seq)));
+                return Some(wire);
             }
             Desync::Phase => {
                 // next_tick := next_tick + U(0, T_pace), on every NACK (stale ones too).
@@ -161,21 +162,14 @@ impl SenderRecovery for Trim {
                 // With resends owed ahead of the schedule, the schedule is the saved slot.
                 let slot = if self.owed > 0 { &mut self.schedule } else { &mut *ctx.next_send };
                 *slot = (*slot).max(ctx.now) + push;
-                let requeued = sack::Sack.on_nack(ctx, nack);
-                if requeued.is_some() {
-                    self.resend_now(ctx);
-                }
-                requeued
             }
-            Desync::Eligibility => {
-                //= spec lb-ai-training.md LR-TRIM (alternative desync: U(0, base_RTT) before
-                //= a NACKed packet becomes eligible)
-                let wire = ctx.write_off_if_current(nack.seq, nack.sent_at)?;
-                let at = ctx.now + ctx.rng.below(self.base_rtt);
-                self.waiting.push(Reverse((at, nack.seq)));
-                Some(wire)
-            }
+            Desync::None => {}
         }
+        let requeued = sack::Sack.on_nack(ctx, nack);
+        if requeued.is_some() {
+            self.resend_now(ctx);
+        }
+        requeued
     }
 
     fn after_loss_report(&mut self, _ctx: &mut SenderCtx) -> Actions {
