@@ -39,6 +39,12 @@ fn a_misspelt_key_or_value_gets_a_suggestion_and_a_negative_size_is_called_negat
 }
 
 #[test]
+fn a_packet_log_of_a_missing_flow_is_refused() {
+    let e = rejection("[topology]\nk = 4\n[run]\npacket_log_conns = [99]\n");
+    assert!(e.contains("run.packet_log_conns") && e.contains("flow 99 does not exist"), "{e}");
+}
+
+#[test]
 fn a_setting_of_switched_off_pfc_is_refused() {
     let e = rejection("[switch.pfc]\nalpha = 0.5\n");
     assert!(e.contains("switch.pfc.alpha") && e.contains("PFC is off") && e.contains("enabled = true"), "{e}");
@@ -142,6 +148,7 @@ fn scheme_parameters_out_of_range_name_their_key() {
         ("[switch.lb]\nname = \"conga\"", "ties", ["`keep`", "`random`"]),
         ("[switch.lb]\nname = \"conga\"", "control", ["`conga`", "`bypass`"]),
         ("[transport.reliability]\nname = \"go_back_n\"", "rewind", ["`fresh`", "`every_nack`"]),
+        ("[transport.reliability]\nname = \"trim\"", "resend", ["`next_slot`", "`at_once`"]),
     ] {
         let e = rejection(&format!("{table}\n{key} = \"x\"\n"));
         assert!(e.contains(&format!("`{key}`")) && allowed.iter().all(|a| e.contains(a)), "{key}: {e}");
