@@ -118,7 +118,8 @@ def run(
             ``"out"``) and the message the allowed values.
         SimulationError: the run broke one of its own invariants (``.result`` holds the
             results, already written to ``out`` if given), or an internal failure.
-        KeyboardInterrupt: Ctrl-C; the run stops within a fraction of a second.
+        KeyboardInterrupt: Ctrl-C; the run stops within a fraction of a second, and its
+            partial results are written to ``out`` if given (``summary["interrupted"]``).
 
     The simulation runs without holding the GIL, so other Python threads keep running; use
     processes to run several simulations at once on several cores, or ``threads`` to spread

@@ -159,6 +159,8 @@ def _summary_table(s: Dict[str, Any]) -> str:
     some_done = bool(s.get("flows_finished"))
     t.group("Flows")
     t.row("flows finished", "flows_finished", f"{number(s.get('flows_finished'))} of {number(s.get('flows'))}")
+    if s.get("interrupted"):
+        t.row("interrupted", "interrupted", f"yes, at simulated {s.get('interrupted_at_us') or 0:.3f} µs: every figure is of the partial run")
     if s.get("stopped_at_end_time"):
         t.row("stopped at end time", "stopped_at_end_time", "yes: the run stopped at <code>run.end_time_us</code> with flows unfinished")
     t.row("stalled since", "stalled_since_us")
@@ -176,6 +178,8 @@ def _summary_table(s: Dict[str, Any]) -> str:
     if some_done:
         t.row("FCT", "fct_us")
         t.row("slowdown (FCT / ideal FCT)", "slowdown")
+        if s.get("fair_slowdown"):
+            t.row("fair-share slowdown (FCT / fair-share ideal FCT)", "fair_slowdown")
     if s.get("collectives"):
         c = s["collectives"]
         t.group("Collectives")

@@ -132,7 +132,7 @@ def _empty(name: str, kind: str) -> Column:
 
 
 #: flows.csv columns a run writes only when it has them (``Results::has_flow_column``).
-_OPTIONAL_COLUMNS = {"flows": ("reroutes", "subflows")}
+_OPTIONAL_COLUMNS = {"flows": ("reroutes", "subflows", "fair_ideal_fct_us", "fair_slowdown")}
 
 _PS_PER_US = 1_000_000
 
@@ -191,16 +191,18 @@ class _FolderSource:
     def _unrounded(name: str, columns: List[Column]) -> List[Column]:
         """The ratios the CSV rounds to 6 decimals, recomputed from the exact times as the
         simulator computes them (ps / ps), so that a loaded run equals the one in memory."""
-        ratios = {"flows": ("slowdown", "fct_us", "ideal_fct_us"), "ccts": ("normalized_cct", "cct_us", "ideal_cct_us")}
-        if name not in ratios:
-            return columns
-        ratio, num, den = ratios[name]
-        by_name = {c.name: c for c in columns}
-        if not {ratio, num, den} <= by_name.keys():
-            return columns
-        # ccts: the simulator divides by max(ideal, 1 ps); an ideal FCT is never 0.
-        exact = _ps(by_name[num].values) / np.maximum(_ps(by_name[den].values), 1)
-        return [c._replace(values=exact) if c.name == ratio else c for c in columns]
+        ratios = {
+            "flows": [("slowdown", "fct_us", "ideal_fct_us"), ("fair_slowdown", "fct_us", "fair_ideal_fct_us")],
+            "ccts": [("normalized_cct", "cct_us", "ideal_cct_us")],
+        }
+        for ratio, num, den in ratios.get(name, []):
+            by_name = {c.name: c for c in columns}
+            if not {ratio, num, den} <= by_name.keys():
+                continue
+            # ccts: the simulator divides by max(ideal, 1 ps); an ideal FCT is never 0.
+            exact = _ps(by_name[num].values) / np.maximum(_ps(by_name[den].values), 1)
+            columns = [c._replace(values=exact) if c.name == ratio else c for c in columns]
+        return columns
 
     def summary_json(self) -> str:
         return self.summary_text
@@ -236,7 +238,7 @@ class Result:
 
     Times are in µs. An empty CSV cell is a missing value (NaN, or ``<NA>`` in the nullable
     integer column ``trace.cwnd_bytes``); ``port_trace.paused`` is boolean. ``slowdown``,
-    ``normalized_cct`` and ``pacing_gbps`` keep full precision where the CSV rounds them.
+    ``fair_slowdown``, ``normalized_cct`` and ``pacing_gbps`` keep full precision where the CSV rounds them.
     Each frame's ``attrs`` hold ``file``, ``units`` and ``meanings`` (per column); see also
     :meth:`columns_info`. :meth:`to_polars` gives a table as a polars DataFrame.
 

@@ -65,7 +65,7 @@ def test_column_kinds_follow_the_schema_units(traced_dir):
                 assert kind_of(table, column, units[column]) == kind, f"{table}.{column}"
                 seen.add((table, column))
     missing = {(t, c) for t in fabricsim.TABLES for c, _, _ in schema[t]["columns"]} - seen
-    assert missing <= {("flows", "reroutes"), ("flows", "subflows")}
+    assert missing <= {("flows", "reroutes"), ("flows", "subflows"), ("flows", "fair_ideal_fct_us"), ("flows", "fair_slowdown")}
 
 
 def test_load_refuses_a_folder_without_summary(tmp_path):

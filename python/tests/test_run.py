@@ -1,6 +1,7 @@
 """fabricsim.run end to end: frames against the CSV files the same run writes, scenario forms,
 errors, the results folder, determinism, Ctrl-C and the GIL."""
 
+import json
 import _thread
 import csv
 import signal
@@ -34,7 +35,7 @@ COLLECTIVES = {
 }
 
 #: Columns the CSV writer rounds (to 6 decimals; pacing to 3): compared within half a unit.
-ROUNDED = {"slowdown": 5e-7, "normalized_cct": 5e-7, "pacing_gbps": 5e-4}
+ROUNDED = {"slowdown": 5e-7, "fair_slowdown": 5e-7, "normalized_cct": 5e-7, "pacing_gbps": 5e-4}
 
 
 def csv_header(path: Path) -> list:
@@ -219,7 +220,7 @@ def test_ctrl_c_stops_the_run_and_the_gil_is_free(example):
     assert all(b - a >= 5 for a, b in zip(polls, polls[1:])), polls
 
 
-def test_progress_callable_gets_progress_and_can_stop(example):
+def test_progress_callable_gets_progress_and_can_stop(example, tmp_path):
     seen = []
 
     def progress(p):
@@ -227,11 +228,17 @@ def test_progress_callable_gets_progress_and_can_stop(example):
         if len(seen) == 3:
             raise RuntimeError("enough")
 
+    out = tmp_path / "stopped"
     with pytest.raises(RuntimeError, match="enough"):
-        fabricsim.run(example, overrides={"workload.flow_bytes": "1GiB"}, progress=progress)
+        fabricsim.run(example, overrides={"workload.flow_bytes": "1GiB"}, progress=progress, out=out)
     assert len(seen) == 3 and isinstance(seen[0], fabricsim.Progress)
     assert 0 <= seen[0].fraction <= seen[2].fraction < 1 and seen[2].events > seen[0].events > 0
     assert seen[0].messages == 128
+    # The stopped run's partial results are in `out`, marked as such; no flow finished.
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["interrupted"] is True and summary["interrupted_at_us"] > 0
+    assert summary["flows_finished"] == 0 and summary["invariant_violations"] == []
+    assert len((out / "flows.csv").read_text().splitlines()) == 1 + 128
 
 
 def test_help_tells_enough_to_start():

@@ -6,7 +6,9 @@
 //! Exit codes: 0 success; 1 the run broke an invariant (results are still written, with the
 //! violations in summary.json); 2 bad input (nothing is written); 3 the run finished but its
 //! results could not all be written (a full disk: the message names the file and the system's
-//! error; no file is left half-written under its own name).
+//! error; no file is left half-written under its own name); 128 + the signal's number (130 for
+//! Ctrl-C, 143 for SIGTERM) when an interrupt stopped `run`, after it wrote the partial results
+//! (see `interrupt.rs`).
 
 use clap::{Parser, Subcommand};
 use fabricsim::results::OutDir;
@@ -20,6 +22,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
+mod interrupt;
 mod report;
 
 #[derive(Parser)]
@@ -36,9 +39,11 @@ enum Cmd {
         /// Scenario file (TOML, or an htsim .cm matrix); or a previous run's output folder or
         /// its summary.json, which reruns that run (from the resolved_scenario.toml it wrote).
         scenario: PathBuf,
-        /// Output folder (default: out/<scenario file name>; for a rerun out/<run folder>-rerun). A folder an earlier run wrote is
-        /// cleared of that run's files (listed in its manifest.json); one holding result files
-        /// fabricsim did not write is refused. Other files stay.
+        /// Output folder (default: out/<scenario file name>; for a rerun out/<run folder>-rerun). In a folder an earlier run wrote,
+        /// that run's files (listed in its manifest.json) are replaced once this run has results
+        /// (a run that fails or is killed first leaves them); one holding result files fabricsim
+        /// did not write is refused. Other files stay. Ctrl-C or SIGTERM stops the run and writes
+        /// its partial results, marked "interrupted"; a second Ctrl-C quits at once.
         #[arg(long)]
         out: Option<PathBuf>,
         /// Master seed (overrides the scenario's `seed`).
@@ -138,7 +143,10 @@ fn main() -> ExitCode {
             Some(s) if s > i64::MAX as u64 => Err(Error::invalid("--seed", format!("{s}: allowed 0..={}", i64::MAX))),
             _ => {
                 set.extend(seed.map(|s| format!("seed={s}")));
-                run(&scenario, out, &set, quiet, force, threads as usize)
+                match run(&scenario, out, &set, quiet, force, threads as usize) {
+                    Ok(code) => return code,
+                    Err(e) => Err(e),
+                }
             }
         },
         Cmd::Check { scenario, set, threads } => check(&scenario, &set, threads.map(|t| t as usize)),
@@ -371,7 +379,8 @@ impl ProgressBar {
     }
 }
 
-fn run(path: &Path, out: Option<PathBuf>, set: &[String], quiet: bool, force: bool, threads: usize) -> Result<(), Error> {
+/// `fabricsim run`; the exit code when it ran (success, or an interrupt's), the error otherwise.
+fn run(path: &Path, out: Option<PathBuf>, set: &[String], quiet: bool, force: bool, threads: usize) -> Result<ExitCode, Error> {
     // --force also lifts setup's own budget (the fabric's and the workload's tables).
     let setup = scenario::load_within(path, set, if force { Budget::UNLIMITED } else { Budget::of_machine() })?;
     let estimate = Estimate::of(&setup);
@@ -390,11 +399,12 @@ fn run(path: &Path, out: Option<PathBuf>, set: &[String], quiet: bool, force: bo
         _ => Path::new("out").join(path.file_stem().unwrap_or_default()),
     };
     let out = out.unwrap_or(default_out);
+    interrupt::install();
     let results = claim_then_simulate(&out, |out_dir| {
         let start = Instant::now();
         let mut bar = ProgressBar { start, last: start, shown: false, quiet };
         // Trace samples go to their files as they are taken, not into memory.
-        let results = fabricsim::run_into(&setup, threads, &mut |p| bar.update(p), &std::sync::atomic::AtomicBool::new(false), out_dir)?;
+        let results = fabricsim::run_into(&setup, threads, &mut |p| bar.update(p), interrupt::flag(), out_dir)?;
         if bar.shown {
             eprintln!();
         }
@@ -406,8 +416,21 @@ fn run(path: &Path, out: Option<PathBuf>, set: &[String], quiet: bool, force: bo
         say!(o, "{l}");
     }
     say!(o, "results     {}", out.display());
+    let s = &results.summary;
+    let signal = interrupt::received().filter(|_| s.interrupted);
+    if let Some(signal) = signal {
+        say!(
+            o,
+            "interrupted by {} at simulated {:.3} us after {} events: the results above and in {} are partial (summary.json: \"interrupted\": true)",
+            interrupt::name(signal),
+            s.interrupted_at_us.unwrap_or_default(),
+            s.events,
+            out.display()
+        );
+    }
     emit(&o)?;
-    fabricsim::check_invariants(&results)
+    fabricsim::check_invariants(&results)?;
+    Ok(signal.map_or(ExitCode::SUCCESS, |sig| ExitCode::from(interrupt::exit_code(sig))))
 }
 
 /// The results folder `out` checked, cleared of the previous run's files and claimed, then

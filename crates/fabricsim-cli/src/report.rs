@@ -31,6 +31,8 @@ pub fn summary_lines(s: &Summary) -> Vec<String> {
         "flows",
         if s.stopped_at_end_time {
             format!("stopped at end_time: {} of {} flows finished (run.end_time_us)", s.flows_finished, s.flows)
+        } else if s.interrupted {
+            format!("interrupted: {} of {} flows finished", s.flows_finished, s.flows)
         } else {
             format!("{} finished of {}", s.flows_finished, s.flows)
         },
@@ -61,6 +63,12 @@ pub fn summary_lines(s: &Summary) -> Vec<String> {
     };
     out.push(line("fct", figures(" us", &s.fct_us)));
     out.push(line("slowdown", figures("", &s.slowdown)));
+    if let Some(fair) = &s.fair_slowdown {
+        // Only where sharing is what the idle ideal leaves out: the two differ.
+        if fair.max != s.slowdown.max || fair.p50 != s.slowdown.p50 {
+            out.push(line("fair share", format!("{}  (slowdown against each flow's max-min share of its host links)", figures("", fair))));
+        }
+    }
     if let Some(c) = &s.collectives {
         let cct = if c.finished == 0 {
             "CCT – (none finished)".to_string()

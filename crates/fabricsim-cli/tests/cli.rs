@@ -223,8 +223,8 @@ fn a_failed_write_exits_3_naming_the_file_and_leaves_no_partial_file() {
     let path = out.join("flows.csv").display().to_string();
     assert!(err.contains(&path) && err.contains("File too large") && err.contains("the run's results were not all written"), "{err}");
     assert!(o.stdout.is_empty(), "no summary for results not written");
-    // The manifest lists the files the run meant to write (the next run removes them); none of
-    // them exists, whole or partial.
+    // The new folder's claim (an empty manifest) is all there is: no result file, whole or
+    // partial.
     assert_eq!(files_in(&out), ["manifest.json"]);
     let _ = std::fs::remove_dir_all(&out);
 }
@@ -253,6 +253,57 @@ fn a_traced_run_streams_the_same_files_with_threads_and_clears_leftovers() {
     assert!(ports.lines().count() > 100_000, "{} rows", ports.lines().count());
     let _ = std::fs::remove_dir_all(&a);
     let _ = std::fs::remove_dir_all(&b);
+}
+
+/// Ctrl-C (SIGINT) and SIGTERM stop a run at its next progress check: it prints where it
+/// stopped, writes the partial results marked `"interrupted": true` in place of the previous
+/// run's (which stay whole while it runs) and exits 128 + the signal. The signal is sent once
+/// the progress bar shows, so the handler is installed (no timing involved); the run would
+/// otherwise take minutes (1 GiB per flow).
+#[test]
+#[cfg(unix)]
+fn an_interrupted_run_writes_partial_results_and_keeps_the_previous_ones_until_then() {
+    use std::io::Read;
+    let out = tmp("interrupted");
+    let o = run_into(&out, &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for (signal, code, threads) in [("INT", 130, "1"), ("TERM", 143, "2")] {
+        let earlier = std::fs::read_to_string(out.join("flows.csv")).unwrap();
+        let mut child = bin()
+            .args(["run", "--set", "topology.k=4", "--set", "workload.flow_bytes=\"1GiB\"", "--threads", threads, "--out"])
+            .arg(&out)
+            .arg(repo().join("scenarios/example.toml"))
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut err = child.stderr.take().unwrap();
+        let mut seen = Vec::new();
+        let mut buf = [0u8; 256];
+        while !String::from_utf8_lossy(&seen).contains("messages") {
+            let n = err.read(&mut buf).unwrap();
+            assert!(n > 0, "the run ended before its progress bar showed: {}", String::from_utf8_lossy(&seen));
+            seen.extend_from_slice(&buf[..n]);
+        }
+        // Running: the previous results are there, whole.
+        assert_eq!(std::fs::read_to_string(out.join("flows.csv")).unwrap(), earlier);
+        assert!(Command::new("kill").arg(format!("-{signal}")).arg(child.id().to_string()).status().unwrap().success());
+        let mut rest = String::new();
+        err.read_to_string(&mut rest).unwrap();
+        let o = child.wait_with_output().unwrap();
+        let text = String::from_utf8_lossy(&o.stdout);
+        assert_eq!(o.status.code(), Some(code), "{text}{rest}");
+        assert!(text.contains("flows       interrupted: 0 of 16 flows finished") && text.contains("interrupted by SIG") && text.contains("are partial"), "{text}");
+        let summary: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+        assert_eq!(summary["interrupted"], true);
+        assert!(summary["interrupted_at_us"].as_f64().unwrap() > 0.0);
+        assert!(summary["invariant_violations"].as_array().unwrap().is_empty(), "{}", summary["invariant_violations"]);
+        let flows = std::fs::read_to_string(out.join("flows.csv")).unwrap();
+        assert_ne!(flows, earlier);
+        assert_eq!(flows.lines().count(), 1 + 16, "every flow, unfinished ones as such");
+        assert_eq!(files_in(&out), ["flows.csv", "manifest.json", "resolved_scenario.toml", "summary.json"]);
+    }
+    let _ = std::fs::remove_dir_all(&out);
 }
 
 #[test]

@@ -2,7 +2,7 @@
 //! text: the same columns, in the same order, as the CSV files [`Results::write`] writes (their
 //! headers come from [`fabricsim::results::schema`], and so do these names), with the same
 //! values (times in µs, empty cells as missing values). Only the rounding of the CSV text is
-//! left out: `slowdown`, `normalized_cct` and `pacing_gbps` keep every digit of the double.
+//! left out: `slowdown`, `fair_slowdown`, `normalized_cct` and `pacing_gbps` keep every digit of the double.
 
 use fabricsim::results::schema::{self, Column, FileSchema};
 use fabricsim::results::{CctResult, FlowResult, MessageRow};
@@ -124,12 +124,16 @@ fn flows(r: &Results) -> Vec<(&'static str, Values)> {
         ("fast_retransmits", ints(f, |x| x.fast_retransmits.into())),
         ("timeout_lost", ints(f, |x| x.timeout_lost.into())),
     ];
-    // As flows.csv: `reroutes` and `subflows` only in runs that have them.
+    // As flows.csv: `reroutes`, `subflows` and the fair-share columns only in runs that have them.
     if r.has_flow_column("reroutes") {
         cols.push(("reroutes", ints(f, |x| x.reroutes.unwrap_or(0).into())));
     }
     if r.has_flow_column("subflows") {
         cols.push(("subflows", ints(f, |x| x.subflows.unwrap_or(0).into())));
+    }
+    if r.has_flow_column("fair_ideal_fct_us") {
+        cols.push(("fair_ideal_fct_us", times(f, |x| x.fair_ideal_fct)));
+        cols.push(("fair_slowdown", floats(f, FlowResult::fair_slowdown)));
     }
     cols
 }
@@ -239,7 +243,7 @@ mod tests {
                 assert_eq!(values.len(), rows.len(), "{name}.{}", col.name);
                 for (i, row) in rows.iter().enumerate() {
                     match (values, col.name) {
-                        (Values::Float(x), "slowdown" | "normalized_cct" | "pacing_gbps") => {
+                        (Values::Float(x), "slowdown" | "fair_slowdown" | "normalized_cct" | "pacing_gbps") => {
                             let want: f64 = if row[j].is_empty() { f64::NAN } else { row[j].parse().unwrap() };
                             assert!(x[i].is_nan() == want.is_nan() && (x[i].is_nan() || (x[i] - want).abs() <= 5e-4), "{name}.{} row {i}", col.name);
                         }

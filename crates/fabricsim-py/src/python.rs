@@ -124,7 +124,8 @@ fn load(source: &str, is_path: bool, overrides: &[String]) -> fabricsim::Result<
 
 /// Loads, checks the results folder, simulates (GIL released) and writes the results there.
 /// `progress(fraction, simulated_us, events, messages_done, messages)` is called every 0.1 s of
-/// wall time; Ctrl-C (or an exception from `progress`) stops the run and is raised here.
+/// wall time; Ctrl-C (or an exception from `progress`) stops the run, whose partial results
+/// (`summary.interrupted`) are written to `out` if given, and is raised here.
 #[pyfunction]
 #[pyo3(signature = (source, is_path, overrides, out=None, progress=None, threads=1))]
 fn run(py: Python<'_>, source: &str, is_path: bool, overrides: Vec<String>, out: Option<PathBuf>, progress: Option<PyObject>, threads: i64) -> PyResult<NativeResults> {

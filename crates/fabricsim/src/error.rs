@@ -49,8 +49,9 @@ pub enum Error {
     /// The simulation broke one of its own invariants (a simulator bug or a scheme bug).
     #[error("invariant violated:\n  {}", .0.join("\n  "))]
     Invariant(Vec<String>),
-    /// The caller stopped the run before it finished ([`crate::run_until_stopped`]).
-    #[error("the run was stopped before it finished")]
+    /// The parallel engine lost a partition's thread before the run finished (an interrupt
+    /// is not this error: it gives partial results, [`crate::run_until_stopped`]).
+    #[error("the run stopped before it finished: a partition of the parallel engine hung up")]
     Stopped,
 }
 

@@ -73,9 +73,11 @@ pub fn run(setup: &Setup, progress: &mut dyn FnMut(&Progress)) -> Result<Results
     run_until_stopped(setup, progress, &std::sync::atomic::AtomicBool::new(false))
 }
 
-/// [`run`] that stops early, with [`Error::Stopped`], once `stop` is set: by another thread,
-/// or by `progress` itself (the flag is read right after each periodic call, so a caller that
-/// polls for an interrupt there stops within 65,536 events). A run never stopped gives the
+/// [`run`] that stops early once `stop` is set: by another thread (a signal handler), or by
+/// `progress` itself (the flag is read right after each periodic call, so a caller that polls
+/// for an interrupt there stops within 65,536 events). The results of a stopped run are
+/// partial and say so (`summary.interrupted`, the simulated time reached in
+/// `summary.interrupted_at_us`, unfinished flows as unfinished); a run never stopped gives the
 /// same results as [`run`].
 pub fn run_until_stopped(setup: &Setup, progress: &mut dyn FnMut(&Progress), stop: &std::sync::atomic::AtomicBool) -> Result<Results> {
     run_threads(setup, 1, progress, stop)

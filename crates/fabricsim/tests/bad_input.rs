@@ -36,6 +36,8 @@ fn a_misspelt_key_or_value_gets_a_suggestion_and_a_negative_size_is_called_negat
     assert!(e.contains("`-5MiB` is negative"), "{e}");
     let e = rejection("[topology]\nlink_rate_gbps = \"-400G\"\n");
     assert!(e.contains("is negative"), "{e}");
+    let e = rejection("[results]\nfair_share = \"offf\"\n");
+    assert!(e.contains("results.fair_share") && e.contains("`auto`, `on`, `off`") && e.contains("did you mean `off`?"), "{e}");
 }
 
 #[test]

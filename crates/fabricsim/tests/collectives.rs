@@ -153,6 +153,31 @@ fn two_jobs_on_disjoint_hosts_finish_as_if_alone() {
     }
 }
 
+/// A collective's ideal comes from its own ranks' paths: a job spread over racks keeps the
+/// ideal it has alone when a second job with ranks in one rack (shorter paths) shares the run
+/// (the issue's complaint: the ideal moved with where other ranks landed).
+#[test]
+fn a_collectives_ideal_does_not_move_with_another_jobs_placement() {
+    let base = |jobs: &str| fabric(9, jobs);
+    let spread = r#"
+            [[workload.jobs]]
+            placement = "list"
+            hosts = [0, 4, 8, 12]
+            collectives = [ { op = "allreduce", bytes = "4MiB" } ]"#;
+    let one_rack = r#"
+            [[workload.jobs]]
+            placement = "list"
+            hosts = [2, 3]
+            collectives = [ { op = "allreduce", bytes = "4MiB" } ]"#;
+    let alone = common::run(&base(spread));
+    let both = common::run(&base(&format!("{spread}\n{one_rack}")));
+    assert_eq!(both.ccts.len(), 2);
+    assert_eq!(both.ccts[0].ideal, alone.ccts[0].ideal, "the spread job's ideal moved with the other job");
+    // The rack-local job's ideal is charged its own, shorter paths.
+    let rack = common::run(&base(one_rack));
+    assert_eq!(both.ccts[1].ideal, rack.ccts[0].ideal);
+}
+
 #[test]
 fn queue_pairs_split_messages_and_gates_bound_outstanding_ones() {
     let r = common::run(&scenario(r#"{ op = "allgather", bytes = "8MiB" }"#, "qps = 4"));

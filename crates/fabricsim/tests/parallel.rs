@@ -130,6 +130,33 @@ fn an_end_time_stops_a_parallel_run_at_the_same_event() {
     assert!(r.summary.stopped_at_end_time);
 }
 
+/// A stop asked through the flag (what Ctrl-C does to `fabricsim run`) ends a serial and a
+/// partitioned run alike with partial results that say so, unfinished flows as such, and no
+/// invariant reported broken for the packets still in flight.
+#[test]
+fn an_interrupt_gives_partial_results_marked_as_such_serial_or_partitioned() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let s = setup("[topology]\nk = 4\n[workload]\nkind = \"permutation\"\nflow_bytes = \"64MiB\"\n");
+    for threads in [1, 2] {
+        let stop = AtomicBool::new(false);
+        let mut calls = 0;
+        let r = fabricsim::run_threads(&s, threads, &mut |_| {
+            calls += 1;
+            if calls == 2 {
+                stop.store(true, Ordering::Relaxed);
+            }
+        }, &stop)
+        .expect("partial results");
+        let sum = &r.summary;
+        assert_eq!(sum.performance.partitions, threads, "{:?}", sum.performance.serial_reason);
+        assert!(sum.interrupted && !sum.stopped_at_end_time && sum.stalled_since_us.is_none());
+        assert!(sum.interrupted_at_us.is_some_and(|t| t > 0.0), "{:?}", sum.interrupted_at_us);
+        assert_eq!((sum.flows, sum.flows_finished), (16, 0));
+        assert!(sum.invariant_violations.is_empty(), "{:?}", sum.invariant_violations);
+        assert!(sum.packets.data_sent > 0);
+    }
+}
+
 #[test]
 fn late_starts_and_compute_gaps_longer_than_the_stall_limit_are_waited_out() {
     same_as_serial("[topology]\nk = 4\n[workload]\nkind = \"incast\"\nsenders = 6\nflow_bytes = \"64KiB\"\nstart_us = 1000\n[run]\nstall_limit_us = 50\n", &[2]);

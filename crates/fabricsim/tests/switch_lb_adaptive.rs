@@ -30,14 +30,14 @@ fn switch_spraying_reaches_host_spraying_and_beats_ecmp() {
         if lb == "round_robin" {
             // Oblivious: no port of the flow's to leave, no column.
             assert_eq!((r.summary.packets.reroutes, per_packet), (0, None));
-            assert!(r.flows_csv().lines().next().unwrap().ends_with(",fast_retransmits,timeout_lost"));
+            assert!(!r.flows_csv().lines().next().unwrap().contains("reroutes"));
         } else {
             // Two up hops with 4 candidates each, levels mostly tied (queues stay short): a
             // uniform pick leaves the hashed port 3 times in 4 at each, 1.5 per packet.
             let m = per_packet.expect("adaptive_packet counts re-routes");
             println!("adaptive_packet: {m:.3} re-routes per data packet");
             assert!((1.3..1.7).contains(&m), "{m}");
-            assert!(r.flows_csv().lines().next().unwrap().ends_with(",fast_retransmits,timeout_lost,reroutes"));
+            assert!(r.flows_csv().lines().next().unwrap().contains(",fast_retransmits,timeout_lost,reroutes"));
             let total: u64 = r.flows.iter().map(|f| f.reroutes.unwrap() as u64).sum();
             assert_eq!(total, r.summary.packets.reroutes);
         }

@@ -209,6 +209,8 @@ pub struct Sim {
     busy: BusyClock,
     pub(crate) stalled: Option<(Time, Time)>,
     pub(crate) stopped_early: bool,
+    /// The caller's stop flag (an interrupt: Ctrl-C, SIGTERM) cut the run short.
+    pub(crate) interrupted: bool,
     /// Set when this `Sim` is one partition of a parallel run (`parallel.rs`).
     pub(crate) part: Option<Box<parallel::Partition>>,
 }
@@ -220,6 +222,8 @@ pub(crate) enum Stop {
     Stalled(Time, Time),
     /// The scenario's end time came.
     End(Time),
+    /// The caller's stop flag was set (an interrupt), at this simulated time.
+    Interrupted(Time),
 }
 
 /// The end time and the livelock guard, as one rule the serial loop and the parallel engine's
@@ -359,6 +363,7 @@ impl Sim {
             busy: BusyClock::default(),
             stalled: None,
             stopped_early: false,
+            interrupted: false,
             part: None,
         };
         Ok(sim)
@@ -396,7 +401,8 @@ impl Sim {
 
     /// [`Sim::run`], also stopping when `stop` is set (read right after each periodic
     /// `progress` call, which may set it); returns whether it stopped for that reason. A
-    /// stopped simulation is incomplete: its results mean nothing.
+    /// stopped simulation is marked interrupted: its results are partial (unfinished flows
+    /// as such) and the end-of-run checks that need a drained network are skipped.
     pub fn run_until_stopped(&mut self, progress: &mut dyn FnMut(&Progress), stop: &AtomicBool) -> bool {
         let total = self.total_sends;
         while let Some(ev) = self.q.pop() {
@@ -414,6 +420,7 @@ impl Sim {
             if self.c.events & 0xFFFF == 0 {
                 progress(&self.progress());
                 if stop.load(Ordering::Relaxed) {
+                    self.apply_stop(Stop::Interrupted(self.now));
                     return true;
                 }
             }
@@ -461,7 +468,17 @@ impl Sim {
                 self.stopped_early = true;
                 self.now = end;
             }
+            Stop::Interrupted(at) => {
+                self.interrupted = true;
+                self.now = at;
+            }
         }
+    }
+
+    /// Whether the run ended before the network drained for a reason other than a fault of the
+    /// scenario: the end time, or an interrupt.
+    pub(crate) fn cut_short(&self) -> bool {
+        self.stopped_early || self.interrupted
     }
 
     /// A message was handed to its connection (`delta` = 1) or completed (−1): the livelock

@@ -73,9 +73,24 @@ fn propagation(sim: &Sim, c: &Connection) -> Time {
     c.base_rtt.saturating_sub(hops * (rate.tx_time(mtu) + rate.tx_time(ack))) / 2
 }
 
-/// The shortest [`propagation`] of the run's connections (0 without any).
-pub(super) fn min_propagation(sim: &Sim) -> Time {
-    sim.hosts.conns.iter().map(|c| propagation(sim, c)).min().unwrap_or(0)
+/// Per collective instance, the shortest [`propagation`] of the connections its own messages
+/// use, so that its ideal depends on where its ranks are and on nothing else in the run (0
+/// for an instance without messages). An instance's messages are the sends between its begin
+/// marker and the next instance's: the collective builder adds an instance's markers, then
+/// all its messages, before the next instance.
+pub(super) fn min_propagation_per_instance(sim: &Sim) -> Vec<Time> {
+    use crate::workload::graph::TaskKind;
+    let t = &sim.traffic;
+    let begins: Vec<u32> = t.tasks.iter().enumerate().filter(|(_, task)| matches!(task.kind(), TaskKind::Begin(_))).map(|(i, _)| i as u32).collect();
+    debug_assert!(begins.len() == t.instances.len());
+    let conn_prop: Vec<Time> = sim.hosts.conns.iter().map(|c| propagation(sim, c)).collect();
+    let mut one_way = vec![Time::MAX; t.instances.len()];
+    for m in t.messages() {
+        // The last begin marker before the message's send task.
+        let Some(i) = begins.partition_point(|&b| b < m.task).checked_sub(1) else { continue };
+        one_way[i] = one_way[i].min(conn_prop[m.conn as usize]);
+    }
+    one_way.into_iter().map(|w| if w == Time::MAX { 0 } else { w }).collect()
 }
 
 /// Every flow, collective instance and the run itself that finished faster than physically

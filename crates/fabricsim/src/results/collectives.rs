@@ -52,14 +52,16 @@ pub struct CollectiveSummary {
 pub(super) fn rows(sim: &Sim) -> Vec<CctResult> {
     let tp = sim.hosts.tp;
     let host_rate = sim.net.ports[sim.net.fabric.host_port[0] as usize].rate;
-    // The shortest one-way trip of the run's connections, so that ranks in one rack do not
-    // get the fabric's longest path charged (the ideal must stay a lower bound).
-    let one_way = super::bounds::min_propagation(sim);
+    // The shortest one-way trip of the instance's own connections, so that ranks in one rack
+    // do not get the fabric's longest path charged (the ideal must stay a lower bound), and
+    // another job's connections do not move it.
+    let one_ways = super::bounds::min_propagation_per_instance(sim);
     sim.traffic
         .instances
         .iter()
         .zip(&sim.tasks.instance_span)
-        .map(|(inst, &(start, end))| {
+        .zip(one_ways)
+        .map(|((inst, &(start, end)), one_way)| {
             let wire = |b: u64| b + b.div_ceil(tp.mss as u64) * tp.header as u64;
             // A chunk on the dependency chain is at most the data of one step.
             let hop_chunk = inst.chunk.min((inst.bus_bytes / inst.chain_hops.max(1) as u64).max(1));

@@ -59,6 +59,7 @@ impl Results {
         match name {
             "reroutes" => self.flows.first().is_some_and(|f| f.reroutes.is_some()),
             "subflows" => self.flows.first().is_some_and(|f| f.subflows.is_some()),
+            "fair_ideal_fct_us" | "fair_slowdown" => self.flows.first().is_some_and(|f| f.fair_ideal_fct.is_some()),
             _ => true,
         }
     }
@@ -76,6 +77,13 @@ impl Results {
             let _ = write!(s, ",{},{},{},{},{}", f.data_sent, f.data_lost, f.duplicates, f.fast_retransmits, f.timeout_lost);
             for extra in [f.reroutes, f.subflows].into_iter().flatten() {
                 let _ = write!(s, ",{extra}");
+            }
+            if let Some(ideal) = f.fair_ideal_fct {
+                s.push(',');
+                push_times(&mut s, &[Some(ideal)]);
+                if let Some(x) = f.fair_slowdown() {
+                    let _ = write!(s, "{x:.6}");
+                }
             }
             s.push('\n');
         }
@@ -206,7 +214,7 @@ impl Results {
 
     /// Writes the results into `dir` (created if needed) under the rules of a results folder
     /// ([`super::out_dir`]): a folder with result files fabricsim did not write is refused, the
-    /// files of the run that wrote it before are removed, and a manifest lists the new ones.
+    /// files of the run that wrote it before are replaced, and a manifest lists the new ones.
     /// The files: `flows.csv`, `summary.json` and, where they have rows, `ccts.csv` (collective
     /// workloads), `trace.csv`, `port_trace.csv`, `pfc_ports.csv`, `acks.csv`, `gate_log.csv`, `ports.csv`,
     /// `events.csv`, `messages.csv` and `flowlets.csv`; and `resolved_scenario.toml`, which reruns the run.
@@ -217,27 +225,25 @@ impl Results {
         self.write_to(&OutDir::prepare(dir, "results folder")?)
     }
 
-    /// Writes the results into a prepared folder: first the manifest naming every file about to
-    /// be written (so a write cut short still leaves them listed for the next run to remove),
-    /// then the files, each aside and renamed into place once complete. The trace files a run
-    /// streamed into the folder ([`crate::run_into`]) are moved into place in their turn. A
-    /// failed write is an [`crate::Error::Write`] naming the file; the files written before it
-    /// stay, whole.
+    /// Writes the results into a prepared folder: every file aside under its temporary name
+    /// (the trace files a run streamed into the folder, [`crate::run_into`], are there
+    /// already), then in place of the previous run's files ([`OutDir::replace_with`]: at
+    /// every step a manifest covers every result file in the folder). A failed write is an
+    /// [`crate::Error::Write`] naming the file; if it fails before the swap, the previous
+    /// run's results are left as they were.
     pub fn write_to(&self, out: &OutDir) -> Result<()> {
-        let files: Vec<&OutputFile> = OUTPUT_FILES.iter().filter(|f| (f.has_rows)(self)).collect();
-        out.write_manifest(&files.iter().map(|f| f.schema.name).collect::<Vec<_>>())?;
-        for f in files {
-            let name = f.schema.name;
-            match self.streamed(name) {
-                Some(s) => std::fs::rename(s.path(), out.path().join(name)).map_err(|e| out.write_error(name, e))?,
-                None => out.write(name, &(f.text)(self))?,
-            }
-        }
+        let files: Vec<&str> = OUTPUT_FILES.iter().filter(|f| (f.has_rows)(self)).map(|f| f.schema.name).collect();
         // A streamed file without rows is not a result.
         for s in self.streamed.iter().filter(|s| s.rows == 0) {
             let _ = std::fs::remove_file(s.path());
         }
-        Ok(())
+        // Streamed files are already aside, under their temporary names.
+        let written = OUTPUT_FILES.iter().filter(|f| files.contains(&f.schema.name) && self.streamed(f.schema.name).is_none()).try_for_each(|f| out.write_aside(f.schema.name, &(f.text)(self)));
+        if let Err(e) = written {
+            out.discard_aside(&files);
+            return Err(e);
+        }
+        out.replace_with(&files)
     }
 }
 

@@ -61,6 +61,10 @@ pub struct FlowResult {
     /// (`[transport.shaper]`), whose rows are application flows.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub subflows: Option<u32>,
+    /// Completion time against the flow's max-min fair share of its host links (ps;
+    /// [`super::fair_share`]); `None` for collective workloads.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fair_ideal_fct: Option<Time>,
 }
 
 impl FlowResult {
@@ -77,6 +81,11 @@ impl FlowResult {
     /// FCT divided by the ideal FCT.
     pub fn slowdown(&self) -> Option<f64> {
         self.fct().map(|f| f as f64 / self.ideal_fct as f64)
+    }
+
+    /// FCT divided by the fair-share ideal FCT, where there is one.
+    pub fn fair_slowdown(&self) -> Option<f64> {
+        self.fct().zip(self.fair_ideal_fct).map(|(f, i)| f as f64 / i as f64)
     }
 }
 
@@ -151,6 +160,7 @@ pub(super) fn rows(sim: &Sim, plan: &[ConnPlan]) -> Vec<FlowResult> {
             nacks: c.nacks,
             reroutes: reroutes_counted.then_some(c.reroutes),
             subflows: None,
+            fair_ideal_fct: None,
         });
     }
     flows
@@ -208,6 +218,7 @@ pub(super) fn app_flows(sim: &Sim, conns: Vec<FlowResult>, plan: &[ConnPlan]) ->
             nacks: sum(|r| r.nacks),
             reroutes: parts[0].reroutes.map(|_| sum(|r| r.reroutes.unwrap_or(0))),
             subflows: Some(parts.len() as u32),
+            fair_ideal_fct: None,
         });
         plans.push(p);
     }
@@ -235,7 +246,7 @@ pub(super) mod tests {
 
     /// A flow row with the given times (ps) and counters 1..=5.
     pub fn row(id: u32, start: u64, finish: Option<u64>, ideal_fct: u64) -> FlowResult {
-        FlowResult { id, src: 0, dst: 1, bytes: 10_000, start, finish, ideal_fct, retransmits: 1, trims: 2, drops: 3, ecn_acks: 4, timeouts: 5, timeout_lost: 10, data_sent: 6, data_lost: 7, duplicates: 8, fast_retransmits: 9, nacks: 0, reroutes: None, subflows: None }
+        FlowResult { id, src: 0, dst: 1, bytes: 10_000, start, finish, ideal_fct, retransmits: 1, trims: 2, drops: 3, ecn_acks: 4, timeouts: 5, timeout_lost: 10, data_sent: 6, data_lost: 7, duplicates: 8, fast_retransmits: 9, nacks: 0, reroutes: None, subflows: None, fair_ideal_fct: None }
     }
 
     #[test]

@@ -79,7 +79,7 @@ pub fn check(sim: &Sim, setup: &Setup) -> Vec<String> {
         }
     }
     let (done, total) = (sim.tasks.sends_completed as usize, sim.traffic.sends.len());
-    if done == total && !sim.stopped_early {
+    if done == total && !sim.cut_short() {
         // Conservation, per packet kind (the kind table in net/packet.rs): every packet a host
         // sent reached its destination host (whole or trimmed) or was dropped on the way.
         v.extend(unconserved_kinds(c));
@@ -120,7 +120,7 @@ pub fn check(sim: &Sim, setup: &Setup) -> Vec<String> {
             // whose data all arrives.
             c.dropped.sum_where(|k| k != PktKind::Data) + c.headers_dropped
         ));
-    } else if !sim.stopped_early {
+    } else if !sim.cut_short() {
         v.push(format!(
             "{} of {} messages never finished and no event was left to run (deadlock)",
             total - done,

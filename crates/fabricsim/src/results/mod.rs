@@ -8,6 +8,7 @@ mod bounds;
 mod by_size;
 mod collectives;
 mod csv;
+mod fair_share;
 mod flowlets;
 mod floors;
 mod flows;
@@ -77,6 +78,20 @@ pub struct Results {
 
 use crate::units::ps_to_us as us;
 
+/// Whether the flows get a fair-share ideal (`results.fair_share`): never for collectives; by
+/// default only when every flow is due at the same time, where the fluid model is cheap (one
+/// water-filling per distinct finish) and the idle ideal misleads most.
+fn wants_fair_share(sim: &Sim, setup: &Setup, plans: &[flows::ConnPlan]) -> bool {
+    use crate::scenario::FairShare;
+    let batch = || plans.iter().map(|p| p.due).filter(|&d| d != Time::MAX).collect::<std::collections::BTreeSet<_>>().len() <= 1;
+    sim.traffic.instances.is_empty()
+        && match setup.results.fair_share {
+            FairShare::Off => false,
+            FairShare::On => true,
+            FairShare::Auto => batch(),
+        }
+}
+
 /// `t` unless it is `Time::MAX` (never happened).
 fn known(t: Time) -> Option<Time> {
     (t != Time::MAX).then_some(t)
@@ -86,7 +101,14 @@ fn known(t: Time) -> Option<Time> {
 /// here: see [`crate::run_into`]).
 pub fn collect(sim: &Sim, setup: &Setup, wall_seconds: f64) -> Results {
     let plan = flows::plan(sim);
-    let (flows, flow_plan) = flows::app_flows(sim, flows::rows(sim, &plan), &plan);
+    let (mut flows, flow_plan) = flows::app_flows(sim, flows::rows(sim, &plan), &plan);
+    if wants_fair_share(sim, setup, &flow_plan) {
+        let f = &sim.net.fabric;
+        let fair = fair_share::fair_ideal_fcts(&flows, &flow_plan, sim.hosts.tp.header, f.hosts as usize, |h| sim.net.ports[f.host_port[h as usize] as usize].rate, |h| sim.net.ports[f.host_downlink[h as usize] as usize].rate);
+        for (row, ideal) in flows.iter_mut().zip(fair) {
+            row.fair_ideal_fct = Some(ideal);
+        }
+    }
     let ccts = collectives::rows(sim);
     let flowlets = sim.tracer.flowlets.as_ref().map(|m| m.sizes()).unwrap_or_default();
     let mut summary = summary::assemble(sim, setup, &flows, summary::Plans { flows: &flow_plan, conns: &plan }, &ccts, wall_seconds);

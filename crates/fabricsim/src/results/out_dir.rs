@@ -4,23 +4,25 @@
 //! Rules (README "Outputs", "The results folder"):
 //! - Every run writes [`MANIFEST`] into its folder: the fabricsim version and the files it
 //!   wrote. The manifest is what makes a folder "ours".
-//! - Before a run writes anything, the files the previous manifest lists are removed: only
-//!   those, so inputs kept in the folder (the `scenario.toml` that `experiments/runner.py`
-//!   writes there, CDF or trace files) survive.
+//! - A previous run's results stay, whole, until the new run has results to replace them
+//!   with: the new files are written aside, and only then are the files the previous
+//!   manifest lists (only those, so inputs kept in the folder — the `scenario.toml` that
+//!   `experiments/runner.py` writes there, CDF or trace files — survive) replaced or
+//!   removed. A run that fails or is killed before it has results leaves the folder as it
+//!   was; an interrupted run (Ctrl-C) writes its partial results, marked as such.
 //! - A folder holding any file with a fabricsim output name ([`is_output_file`], or the
 //!   manifest name) but no readable fabricsim manifest was not written by a run of ours (or by a version
 //!   before manifests): it is refused, untouched, with an input error naming the folder.
 //!   Files with other names never cause a refusal.
 //!
-//! [`OutDir::prepare`] applies the rules and claims the folder by writing a manifest that lists
-//! no files yet; [`crate::Results::write_to`] then rewrites the manifest with the files it is
-//! about to write before writing them, so a run cut off while writing still leaves a manifest
-//! that covers everything it wrote.
-//! - Every file is written aside, under its name with [`PARTIAL`] appended, and renamed into
-//!   place once complete, so that a reader never sees a half-written `flows.csv` (a full disk
-//!   leaves the old name absent, not truncated). A `NAME.partial` of an output name is a
-//!   leftover of a run cut short: it never causes a refusal, and is removed when a run claims
-//!   the folder.
+//! [`OutDir::prepare`] applies the rules and claims the folder (a new one gets a manifest that
+//! lists no files; one with a manifest keeps it and its files); [`crate::Results::write_to`]
+//! writes every file aside, under its name with [`PARTIAL`] appended, then writes a manifest
+//! listing both runs' files, removes the previous run's files the new run does not write,
+//! renames the new ones into place, and writes the manifest of the new run alone. A reader
+//! never sees a half-written `flows.csv`, and a run cut off at any step leaves a manifest that
+//! covers every result file in the folder. A `NAME.partial` of an output name is a leftover of
+//! a run cut short: it never causes a refusal, and is removed when a run claims the folder.
 
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
@@ -91,31 +93,68 @@ pub struct OutDir {
     path: PathBuf,
     /// How the user named the folder (`--out` for the CLI), for error messages.
     name: String,
+    /// The result files of the run that wrote the folder before, replaced when this run's
+    /// results are written ([`OutDir::replace_with`]).
+    previous: Vec<String>,
 }
 
 impl OutDir {
-    /// Checks `dir` (creating it if needed), removes the files its manifest lists and claims it
-    /// with an empty manifest. `name` says how the user gave the folder (`"--out"`, `"results
-    /// folder"`) and starts every error message. Refusals and I/O failures are input errors
-    /// ([`Error::OutDir`]) and leave a refused folder as it was.
+    /// Checks `dir` (creating it if needed) and claims it: a folder without a manifest gets an
+    /// empty one, a folder with one keeps it and the results it lists until
+    /// [`OutDir::replace_with`]. `name` says how the user gave the folder (`"--out"`, `"results
+    /// folder"`) and starts every error message. Refusals and I/O failures (an unwritable
+    /// folder fails here, before a long run) are input errors ([`Error::OutDir`]) and leave a
+    /// refused folder as it was.
     pub fn prepare(dir: &Path, name: &str) -> Result<OutDir> {
-        let out = OutDir { path: dir.to_path_buf(), name: name.to_string() };
+        let mut out = OutDir { path: dir.to_path_buf(), name: name.to_string(), previous: Vec::new() };
         if dir.exists() && !dir.is_dir() {
             return Err(out.error("exists and is not a folder; give a folder (new, or one an earlier run wrote)"));
         }
         std::fs::create_dir_all(dir).map_err(|e| out.error(format!("cannot be created: {e}")))?;
-        let previous = out.previous()?;
-        for f in previous.files {
-            match std::fs::remove_file(dir.join(&f)) {
-                Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => return Err(out.error(format!("cannot remove `{f}` of the previous run: {e}"))),
-            }
-        }
+        out.previous = out.previous()?.files;
         out.remove_partial_files()?;
-        let manifest = Manifest::of(&[]).text();
+        // Writing the manifest (the one there, unchanged) is the proof that the folder takes files.
+        let manifest = Manifest::of(&out.previous.iter().map(String::as_str).collect::<Vec<_>>()).text();
         out.write_io(MANIFEST, manifest.as_bytes()).map_err(|e| out.error(format!("cannot write `{MANIFEST}` into it: {e}")))?;
         Ok(out)
+    }
+
+    /// Puts this run's result files, already written under their temporary names, in place of
+    /// the previous run's: a manifest listing both, the previous files this run does not write
+    /// removed, the new ones renamed into place, then the manifest of this run alone.
+    pub(crate) fn replace_with(&self, files: &[&str]) -> Result<()> {
+        let mut both: Vec<&str> = self.previous.iter().map(String::as_str).filter(|f| !files.contains(f)).collect();
+        both.extend_from_slice(files);
+        self.write_manifest(&both)?;
+        for f in self.previous.iter().filter(|f| !files.contains(&f.as_str())) {
+            match std::fs::remove_file(self.path.join(f)) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(self.write_error(f, e)),
+            }
+        }
+        for f in files {
+            std::fs::rename(self.partial_path(f), self.path.join(f)).map_err(|e| self.write_error(f, e))?;
+        }
+        self.write_manifest(files)
+    }
+
+    /// Writes `text` under `file`'s temporary name (to be put in place by
+    /// [`OutDir::replace_with`]); a failure is an [`Error::Write`] naming the file, and leaves
+    /// no temporary file.
+    pub(crate) fn write_aside(&self, file: &str, text: &str) -> Result<()> {
+        let temp = self.partial_path(file);
+        std::fs::write(&temp, text).map_err(|e| {
+            let _ = std::fs::remove_file(&temp);
+            self.write_error(file, e)
+        })
+    }
+
+    /// Removes the temporary files of `files` (a write of the results that failed half-way).
+    pub(crate) fn discard_aside(&self, files: &[&str]) {
+        for f in files {
+            let _ = std::fs::remove_file(self.partial_path(f));
+        }
     }
 
     /// Removes the files a run cut short left under their temporary names.
@@ -246,18 +285,46 @@ mod tests {
     }
 
     #[test]
-    fn prepare_claims_a_new_folder_and_clears_only_listed_files() {
+    fn prepare_claims_a_new_folder_and_the_previous_results_stay_until_replaced() {
         let d = temp_dir("claim");
         OutDir::prepare(&d, "--out").unwrap();
         assert_eq!(files_in(&d), set(&[MANIFEST]));
         assert_eq!(Manifest::parse(&std::fs::read_to_string(d.join(MANIFEST)).unwrap()), Some(Manifest::of(&[])));
         // An earlier run's files, an input beside them, and an output name the manifest misses.
         for f in ["flows.csv", "trace.csv", "scenario.toml", "notes.txt"] {
-            std::fs::write(d.join(f), "x").unwrap();
+            std::fs::write(d.join(f), "old").unwrap();
         }
-        std::fs::write(d.join(MANIFEST), Manifest::of(&["flows.csv", "trace.csv", "events.csv"]).text()).unwrap();
-        OutDir::prepare(&d, "--out").unwrap();
-        assert_eq!(files_in(&d), set(&[MANIFEST, "scenario.toml", "notes.txt"]));
+        let earlier = Manifest::of(&["flows.csv", "trace.csv", "events.csv"]);
+        std::fs::write(d.join(MANIFEST), earlier.text()).unwrap();
+        // Claimed for a new run: nothing is removed yet, the manifest still covers the old files.
+        let out = OutDir::prepare(&d, "--out").unwrap();
+        assert_eq!(files_in(&d), set(&[MANIFEST, "flows.csv", "trace.csv", "scenario.toml", "notes.txt"]));
+        assert_eq!(Manifest::parse(&std::fs::read_to_string(d.join(MANIFEST)).unwrap()), Some(earlier));
+        // The new results, written aside, replace the listed files only.
+        out.write_aside("flows.csv", "new").unwrap();
+        out.write_aside("summary.json", "{}").unwrap();
+        assert_eq!(std::fs::read_to_string(d.join("flows.csv")).unwrap(), "old");
+        out.replace_with(&["flows.csv", "summary.json"]).unwrap();
+        assert_eq!(files_in(&d), set(&[MANIFEST, "flows.csv", "summary.json", "scenario.toml", "notes.txt"]));
+        assert_eq!(std::fs::read_to_string(d.join("flows.csv")).unwrap(), "new");
+        assert_eq!(Manifest::parse(&std::fs::read_to_string(d.join(MANIFEST)).unwrap()), Some(Manifest::of(&["flows.csv", "summary.json"])));
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn results_that_fail_to_be_written_leave_the_previous_ones_whole() {
+        let d = folder_with("swap-fails", &[("flows.csv", "old"), ("summary.json", "old")]);
+        std::fs::write(d.join(MANIFEST), Manifest::of(&["flows.csv", "summary.json"]).text()).unwrap();
+        let out = OutDir::prepare(&d, "--out").unwrap();
+        out.write_aside("flows.csv", "new").unwrap();
+        // A full disk (writes to /dev/full fail) for the second file.
+        std::os::unix::fs::symlink("/dev/full", out.partial_path("summary.json")).unwrap();
+        let e = out.write_aside("summary.json", "new").unwrap_err();
+        assert!(e.is_write_error() && e.to_string().contains("summary.json"), "{e}");
+        out.discard_aside(&["flows.csv", "summary.json"]);
+        assert_eq!(files_in(&d), set(&[MANIFEST, "flows.csv", "summary.json"]));
+        assert_eq!(std::fs::read_to_string(d.join("flows.csv")).unwrap(), "old");
         let _ = std::fs::remove_dir_all(&d);
     }
 

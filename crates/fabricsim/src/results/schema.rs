@@ -66,6 +66,8 @@ pub const FLOWS: FileSchema = FileSchema {
         c("timeout_lost", "packets", "data packets declared lost by the `timeouts` expiries"),
         c("reroutes", "packets", "only when a switch runs a scheme that counts re-routes (`adaptive_packet`, `adaptive_ecmp`, `flowlet`, `letflow`, `drill`, `conga`): data packets of the flow a switch sent elsewhere than its hashed or remembered port, per switch hop"),
         c("subflows", "count", "only under a message shaper: the sub-QPs (connections) that carried the flow"),
+        c("fair_ideal_fct_us", "µs", "only for flow workloads (not collectives): the flow's ideal against its fair share — ideal_fct_us plus the extra time a fluid model takes to carry its wire bytes when every host link (sender NIC, receiver downlink) is shared max-min fairly among the flows using it at each moment, over the same bytes alone; the fabric between the hosts counts as non-blocking. Equals ideal_fct_us for a flow that shares no host link; not a lower bound of fct_us"),
+        c("fair_slowdown", "ratio", "fct_us / fair_ideal_fct_us: the slowdown against the flow's fair share (below 1 when it took more than its share); empty if unfinished"),
     ],
 };
 
@@ -85,7 +87,7 @@ pub const CCTS: FileSchema = FileSchema {
         c("start_us", "µs", "instance start; empty if it never started"),
         c("end_us", "µs", "completion of its last message; empty if unfinished"),
         c("cct_us", "µs", "end_us − start_us; empty if unfinished"),
-        c("ideal_cct_us", "µs", "lower bound: the algorithm's bus-bandwidth bytes per rank (2(N−1)/N·S AllReduce; (N−1)/N·S AllGather, ReduceScatter, AlltoAll; S Broadcast) at the host rate with headers, plus its latency term in chunk hops and the shortest one-way propagation of the run's connections, never less than its longest dependency chain; pairwise AlltoAll adds a round trip per round"),
+        c("ideal_cct_us", "µs", "lower bound: the algorithm's bus-bandwidth bytes per rank (2(N−1)/N·S AllReduce; (N−1)/N·S AllGather, ReduceScatter, AlltoAll; S Broadcast) at the host rate with headers, plus its latency term in chunk hops and the shortest one-way propagation of the instance's own connections (so it depends on where its ranks are, not on other traffic), never less than its longest dependency chain; pairwise AlltoAll adds a round trip per round"),
         c("normalized_cct", "ratio", "cct_us / ideal_cct_us (≥ 1); empty if unfinished"),
     ],
 };
@@ -265,6 +267,8 @@ pub const SUMMARY: FileSchema = FileSchema {
         c("flows_finished", "count", "flows that finished"),
         c("stopped_at_end_time", "bool", "the run stopped at `run.end_time_us` with flows unfinished"),
         c("stalled_since_us", "µs", "null unless the livelock guard (`run.stall_limit_us`) stopped the run: the last time payload was acknowledged (or messages became outstanding on an idle network, if later); the run stopped exactly `run.stall_limit_us` after it"),
+        c("interrupted", "bool", "an interrupt (Ctrl-C or SIGTERM to `fabricsim run`, Ctrl-C in Python, a stop asked by a caller of the library) cut the run short: every figure is of the partial run, unfinished flows are unfinished, and the checks that need a drained network are skipped"),
+        c("interrupted_at_us", "µs", "null unless interrupted: the simulated time the run had reached"),
         c("completion_time_us", "µs", "from the first flow start to the last flow finish"),
         c("ideal_completion_time_us", "µs", "lower bound of completion_time_us: the latest of every flow's planned start plus its ideal FCT, every collective instance's start plus its ideal CCT, and the busiest bottleneck (a host link, or a ToR's or pod's uplinks for traffic that must leave it) at full rate plus the shortest one-way propagation of any connection"),
         c("stationary_window.start_us", "µs", "only with `[results] window_start_us` / `window_end_us`: earliest counted flow start"),
@@ -273,6 +277,7 @@ pub const SUMMARY: FileSchema = FileSchema {
         c("stationary_window.flows_finished", "count", "of those, the finished ones: the flows fct_us, slowdown and slowdown_by_size count"),
         c("fct_us", "µs stats", "FCT of the finished flows (that started in the stationary window, if one is set)"),
         c("slowdown", "ratio stats", "FCT / ideal FCT over the same flows"),
+        c("fair_slowdown", "ratio stats", "flow workloads only (null for collectives): FCT / fair-share ideal FCT (flows.csv `fair_ideal_fct_us`) over the same flows: the slowdown against each flow's max-min fair share of its host links, which a workload of many concurrent flows should be read by"),
         c("slowdown_by_size[].label", "text", "only with `[results] size_buckets`: the bucket's byte range, `0 < bytes <= 10000` (last: `bytes > 10000`)"),
         c("slowdown_by_size[].bytes_above", "bytes", "flows in the bucket have more payload bytes than this"),
         c("slowdown_by_size[].bytes_at_most", "bytes", "and at most this many; null for the last bucket"),

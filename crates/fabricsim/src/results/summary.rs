@@ -281,6 +281,11 @@ pub struct Summary {
     /// was acknowledged (or, if later, messages became outstanding on an idle network), in µs;
     /// the run stopped exactly `stall_limit_us` after it.
     pub stalled_since_us: Option<f64>,
+    /// Whether an interrupt (Ctrl-C, SIGTERM, a stop asked by the caller) cut the run short:
+    /// the results are partial.
+    pub interrupted: bool,
+    /// When interrupted: the simulated time the run had reached (µs).
+    pub interrupted_at_us: Option<f64>,
     /// From the first flow start to the last flow finish (µs).
     pub completion_time_us: f64,
     /// Lower bound of that: the latest per-flow ideal finish, or the busiest host link's bytes at
@@ -294,6 +299,8 @@ pub struct Summary {
     pub fct_us: Stats,
     /// Slowdown (FCT / ideal FCT) distribution, over the same flows.
     pub slowdown: Stats,
+    /// Flow workloads only: FCT / fair-share ideal FCT, over the same flows.
+    pub fair_slowdown: Option<Stats>,
     /// `[results] size_buckets` only: slowdown figures per flow-size bucket, over the same
     /// flows.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -521,6 +528,7 @@ pub(super) fn assemble(sim: &Sim, setup: &Setup, flows: &[FlowResult], plans: Pl
     let counted = || flows.iter().filter(|f| window.is_none_or(|w| w.contains(f.start)));
     let mut fct: Vec<f64> = counted().filter_map(|f| f.fct()).map(us).collect();
     let mut slow: Vec<f64> = counted().filter_map(|f| f.slowdown()).collect();
+    let mut fair: Vec<f64> = counted().filter_map(|f| f.fair_slowdown()).collect();
     let first_start = flows.iter().map(|f| f.start).min().unwrap_or(0);
     let last_finish = flows.iter().filter_map(|f| f.finish).max().unwrap_or(first_start);
     let ideal_completion = bounds::ideal_completion(sim, flows, plans.flows, plans.conns, ccts, first_start);
@@ -545,11 +553,14 @@ pub(super) fn assemble(sim: &Sim, setup: &Setup, flows: &[FlowResult], plans: Pl
         flows_finished: flows.iter().filter(|f| f.finish.is_some()).count() as u32,
         stopped_at_end_time: sim.stopped_early,
         stalled_since_us: sim.stalled.map(|(since, _)| us(since)),
+        interrupted: sim.interrupted,
+        interrupted_at_us: sim.interrupted.then(|| us(sim.now)),
         completion_time_us: us(last_finish - first_start),
         ideal_completion_time_us: us(ideal_completion),
         stationary_window: window.map(|w| WindowFigures::of(&w, flows)),
         fct_us: Stats::of(&mut fct),
         slowdown: Stats::of(&mut slow),
+        fair_slowdown: flows.first().is_some_and(|f| f.fair_ideal_fct.is_some()).then(|| Stats::of(&mut fair)),
         slowdown_by_size: (!setup.results.size_buckets.is_empty()).then(|| by_size::buckets(&setup.results.size_buckets, window, flows)),
         loss: LossFigures::of(flows, &packets),
         reroutes_per_packet: reroutes_per_packet(flows, plans.flows),

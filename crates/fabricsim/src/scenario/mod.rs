@@ -582,6 +582,26 @@ pub struct ResultsConfig {
     /// later than `window_start_us`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub window_end_us: Option<f64>,
+    /// The fair-share ideal of each flow (`flows.csv` `fair_ideal_fct_us`, `fair_slowdown`;
+    /// `summary.json` `fair_slowdown`): `"auto"` (default) for flow workloads whose flows all
+    /// start at once (permutations, incasts, all-to-alls), `"on"` for any flow workload (its
+    /// fluid model costs time in proportion to flows × concurrent flows: seconds for an
+    /// open-loop run of 10^5 flows), `"off"`. Never for collectives.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fair_share: Option<FairShare>,
+}
+
+/// `results.fair_share`.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, Default, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum FairShare {
+    /// For flow workloads whose flows all start at the same time.
+    #[default]
+    Auto,
+    /// For every flow workload.
+    On,
+    /// Never.
+    Off,
 }
 
 impl ResultsConfig {

@@ -2,7 +2,7 @@
 //! the warm-up and the drain) and the flow-size buckets of the slowdown-by-size figures
 //! (seqbalance §5.2 "Metrics": size-binned slowdowns; issue 17 §1).
 
-use super::ResultsConfig;
+use super::{FairShare, ResultsConfig};
 use crate::error::{Error, Result};
 use crate::units::Time;
 use crate::workload::time_from_us;
@@ -30,6 +30,8 @@ pub struct ResultsOptions {
     pub window: Option<StationaryWindow>,
     /// Upper bounds (bytes, increasing) of the size buckets; empty: no slowdown-by-size figures.
     pub size_buckets: Vec<u64>,
+    /// When flows get a fair-share ideal.
+    pub fair_share: FairShare,
 }
 
 impl ResultsOptions {
@@ -63,6 +65,6 @@ impl ResultsOptions {
         if size_buckets.first() == Some(&0) {
             return Err(Error::invalid("results.size_buckets[0]", "0: an upper bound must be at least 1 byte"));
         }
-        Ok(ResultsOptions { window, size_buckets })
+        Ok(ResultsOptions { window, size_buckets, fair_share: r.fair_share.unwrap_or_default() })
     }
 }

@@ -285,7 +285,8 @@ pub fn plan_for(setup: &Setup, threads: usize) -> Result<std::result::Result<pla
 }
 
 /// Runs `setup` on up to `threads` partitions (serially when it cannot be partitioned; see
-/// [`Execution::serial_reason`]); returns the merged simulation, or `None` if `stop` was set.
+/// [`Execution::serial_reason`]); returns the merged simulation (marked interrupted if `stop`
+/// was set), or `None` if a partition's thread hung up.
 /// With a `sink`, trace samples are written to it ([`crate::run_into`]): a traced
 /// run is always serial (tracing keeps a run in one partition), so the samples leave in the
 /// serial engine's order.
@@ -302,9 +303,7 @@ pub(crate) fn run(setup: &Setup, threads: usize, progress: &mut dyn FnMut(&Progr
             exec.serial_reason = (threads > 1).then_some(reason);
             first.seed(&|_| true);
             let t0 = std::time::Instant::now();
-            if first.run_until_stopped(progress, stop) {
-                return Ok(None);
-            }
+            first.run_until_stopped(progress, stop);
             exec.wall_seconds = t0.elapsed().as_secs_f64();
             return Ok(Some((first, exec)));
         }
@@ -569,8 +568,9 @@ impl Sim {
     }
 }
 
-/// The coordinator: runs windows until the run is done (returns how it ended) or `stop` is
-/// set (returns None).
+/// The coordinator: runs windows until the run is done or `stop` is set (returns how it
+/// ended; an interrupt ends it at a window's end, where every partition has run everything
+/// before the bound), or a partition hangs up (returns None).
 fn coordinate(
     plan: &plan::Plan,
     setup: &Setup,
@@ -703,7 +703,8 @@ fn coordinate(
                 fraction: if total_bytes == 0 { 1.0 } else { (acked as f64 / total_bytes as f64).min(1.0) },
             });
             if stop.load(Ordering::Relaxed) {
-                return None;
+                // Messages of the next window stay undelivered: they are packets in flight.
+                return Some(End { now, stop: Some(Stop::Interrupted(now)) });
             }
         }
         let Some(w) = next else {
@@ -714,7 +715,7 @@ fn coordinate(
             if let Some(s) = rule.check(w, busy.idle(), last_acked.max(busy.since())) {
                 let at = match s {
                     Stop::Stalled(_, deadline) => deadline,
-                    Stop::End(end) => end,
+                    Stop::End(end) | Stop::Interrupted(end) => end,
                 };
                 return Some(End { now: at, stop: Some(s) });
             }
