@@ -356,6 +356,11 @@ def html_page(result: "Result") -> str:
         status = "<p class='status good' id=violations>Every invariant held (bytes conserved, queues within their buffers, nothing finished below its ideal).</p>"
     plots = _plots(result)
     folder = f" · results <code>{_esc(result.out)}</code>" if result.out is not None else ""
+    timeline = Path(result.out) / "timeline.json" if result.out is not None else None
+    if timeline is not None and timeline.exists():
+        # An absolute link, so that the page reads the same wherever it is written.
+        folder += (f" · <a href='{_esc(timeline.resolve().as_uri())}'>timeline.json</a> "
+                   "(open it in Perfetto, ui.perfetto.dev: flows per host, collectives per job, traced queues)")
     sections = [
         ("summary", "Summary", _cards(s) + "<h3>Figures</h3>" + _summary_table(s)),
         ("fabric", "Fabric", _fabric(s)),

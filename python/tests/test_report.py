@@ -141,3 +141,17 @@ def test_the_title_says_what_ran_not_what_the_scenario_was_named(example):
     assert "path selection ecmp" in h1 and "loss recovery tcp" in h1 and "congestion control fixed" in h1, h1
     assert "spray" not in h1
     assert "scenario “example: 128-host permutation, spray, fixed window”" in page
+
+
+def test_a_run_with_a_timeline_links_it_for_perfetto(example, tmp_path):
+    from fabricsim._report import html_page
+    from test_run import SMALL
+
+    out = tmp_path / "run"
+    r = fabricsim.run(example, overrides={**SMALL, "run.timeline": True}, progress=False, out=out)
+    events = json.loads((out / "timeline.json").read_text())["traceEvents"]
+    assert sum(e["ph"] == "b" and e["cat"] == "flow" for e in events) == len(r.flows)
+    page = html_page(r)
+    assert f"href='{(out / 'timeline.json').resolve().as_uri()}'" in page and "Perfetto" in page
+    # Without one, no link.
+    assert "timeline.json" not in html_page(fabricsim.run(example, overrides=SMALL, progress=False, out=tmp_path / "plain"))

@@ -390,6 +390,9 @@ fn run(path: &Path, out: Option<PathBuf>, set: &[String], quiet: bool, force: bo
             format!("the scenario needs about {:.1} GB of memory ({}), more than this machine's {:.1} GB; make it smaller, or pass --force to try anyway", estimate.peak_memory_bytes / 1e9, estimate.describe(), physical / 1e9),
         ));
     }
+    if let Some(w) = estimate.timeline_warning() {
+        eprintln!("{w}");
+    }
     // A rerun of a run folder does not overwrite that folder unless told to.
     let default_out = match scenario::scenario_file(path)? {
         (file, true) => {
@@ -481,7 +484,11 @@ fn check(path: &Path, set: &[String], threads: Option<usize>) -> Result<(), Erro
     }
     let t = &setup.traffic;
     say!(o, "workload      {} connections, {} messages, {} bytes", t.conns.len(), t.sends.len(), t.total_bytes());
-    say!(o, "estimate      {}", Estimate::of(&setup).describe());
+    let estimate = Estimate::of(&setup);
+    say!(o, "estimate      {}", estimate.describe());
+    if let Some(w) = estimate.timeline_warning() {
+        say!(o, "              {w}");
+    }
     if let Some(n) = threads {
         match fabricsim::engine::parallel::plan_for(&setup, n)? {
             Ok(p) => {

@@ -57,6 +57,16 @@ const BYTES_PER_IMBALANCE_VALUE: f64 = 16.0;
 /// untraced on the development machine, 151 ns per sample; the slow end allows 4× for a busy
 /// machine or a slower disk.
 const SECS_PER_SAMPLE: (f64, f64) = (1.5e-7, 6e-7);
+/// `timeline.json` events above which `fabricsim run` and `check` warn: about 300 MB of JSON,
+/// where Perfetto's UI in a browser tab becomes slow to load (its JSON importer holds the whole
+/// file); the trace processor outside the browser takes more.
+pub const TIMELINE_WARN_EVENTS: f64 = 2e6;
+/// Per timeline event: its JSON text (~150 bytes measured on `scenarios/collectives.toml` with
+/// messages and a traced port), once as an event and once in the file's text.
+const BYTES_PER_TIMELINE_EVENT: f64 = 300.0;
+/// Per port sample kept in memory for the timeline (not streamed): `PortSample`.
+const BYTES_PER_KEPT_SAMPLE: f64 = 48.0;
+
 /// Simulation speed range, events per second (slow: a busy shared machine; fast: small runs).
 const EVENTS_PER_SEC: (f64, f64) = (3e6, 20e6);
 
@@ -71,6 +81,10 @@ pub struct Estimate {
     pub peak_memory_bytes: f64,
     /// Wall time, seconds: (fast machine, slow machine).
     pub wall_s: (f64, f64),
+    /// With `run.timeline`: the events `timeline.json` will hold (two per flow and per logged
+    /// message, one per collective instance, two per traced-port sample).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeline_events: Option<f64>,
 }
 
 impl Estimate {
@@ -97,7 +111,13 @@ impl Estimate {
             + if setup.scenario.run.message_log { BYTES_PER_LOGGED_MESSAGE * graph.messages as f64 } else { 0.0 }
             + if samples > 0.0 { TRACE_BUFFER_BYTES + BYTES_PER_IMBALANCE_VALUE * imbalance_values } else { 0.0 };
         let wall_s = (events / EVENTS_PER_SEC.1 + samples * SECS_PER_SAMPLE.0, events / EVENTS_PER_SEC.0 + samples * SECS_PER_SAMPLE.1);
-        Estimate { data_packets, events, peak_memory_bytes, wall_s }
+        let run = &setup.scenario.run;
+        let timeline_events = run.timeline.then(|| {
+            let port_samples = if setup.trace_conns.len() + setup.trace_ports.len() == 0 { 0.0 } else { samples * setup.trace_ports.len() as f64 / (setup.trace_conns.len() + setup.trace_ports.len()) as f64 };
+            2.0 * setup.traffic.conns.len() as f64 + if run.message_log { 2.0 * graph.messages as f64 } else { 0.0 } + setup.traffic.instances.len() as f64 + 2.0 * port_samples
+        });
+        let peak_memory_bytes = peak_memory_bytes + timeline_events.map_or(0.0, |e| BYTES_PER_TIMELINE_EVENT * e + BYTES_PER_KEPT_SAMPLE * samples);
+        Estimate { data_packets, events, peak_memory_bytes, wall_s, timeline_events }
     }
 
     /// Per packet: the INT record stack beside its pool slot (`net/telemetry.rs`), when a
@@ -209,16 +229,29 @@ impl Estimate {
         bytes
     }
 
-    /// One line for `check`: packets, events, memory, wall time.
+    /// One line for `check`: packets, events, memory, wall time (and the timeline's events).
     pub fn describe(&self) -> String {
+        let timeline = self.timeline_events.map_or(String::new(), |e| format!(", timeline.json ~{e:.2e} events (~{})", show_bytes(e * BYTES_PER_TIMELINE_EVENT / 2.0)));
         format!(
-            "{} data packets, ~{:.2e} events, peak memory ~{}, wall time ~{}–{}",
+            "{} data packets, ~{:.2e} events, peak memory ~{}, wall time ~{}–{}{timeline}",
             self.data_packets,
             self.events,
             show_bytes(self.peak_memory_bytes),
             show_secs(self.wall_s.0),
             show_secs(self.wall_s.1)
         )
+    }
+
+    /// A warning when `timeline.json` will be too large to open comfortably, naming what makes
+    /// it large and how to make it smaller.
+    pub fn timeline_warning(&self) -> Option<String> {
+        self.timeline_events.filter(|&e| e > TIMELINE_WARN_EVENTS).map(|e| {
+            format!(
+                "warning: run.timeline: timeline.json will hold ~{e:.2e} events (~{}), more than Perfetto's UI loads comfortably ({TIMELINE_WARN_EVENTS:.0e}); \
+                 flows, logged messages (run.message_log) and traced-port samples (run.trace_ports, run.trace_interval_us) make it: log or trace less, or shorten the run",
+                show_bytes(e * BYTES_PER_TIMELINE_EVENT / 2.0)
+            )
+        })
     }
 }
 

@@ -108,7 +108,8 @@ fn run_with(setup: &Setup, threads: usize, progress: &mut dyn FnMut(&Progress), 
     // The files are opened before the run (a folder that cannot take them fails at once) and
     // lent to the engine as its sample sink.
     let samples = engine::trace::samples_anything(setup.trace_interval, &setup.trace_conns, &setup.trace_ports);
-    let sink = match out.filter(|_| samples) {
+    // A timeline draws the port samples as counters: they are kept for it, not streamed.
+    let sink = match out.filter(|_| samples && !setup.scenario.run.timeline) {
         Some(out) => {
             let links = setup.trace_ports.iter().map(|&p| setup.fabric.link_name(p)).collect();
             Some(Box::new(results::stream::TraceFiles::open(out, !setup.trace_conns.is_empty(), links)?) as Box<dyn engine::trace::SampleSink>)

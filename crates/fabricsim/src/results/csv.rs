@@ -269,6 +269,7 @@ pub(super) const OUTPUT_FILES: &[OutputFile] = &[
     OutputFile { schema: &schema::EVENTS, has_rows: |r| !r.events.is_empty(), text: Results::events_csv },
     OutputFile { schema: &schema::MESSAGES, has_rows: |r| !r.messages.is_empty(), text: Results::messages_csv },
     OutputFile { schema: &schema::FLOWLETS, has_rows: |r| !r.flowlets.is_empty(), text: Results::flowlets_csv },
+    OutputFile { schema: &schema::TIMELINE, has_rows: |r| r.timeline, text: Results::timeline_json },
     OutputFile { schema: &schema::SUMMARY, has_rows: |_| true, text: Results::summary_json },
     OutputFile { schema: &schema::SCENARIO, has_rows: |_| true, text: |r| r.scenario_toml.clone() },
 ];

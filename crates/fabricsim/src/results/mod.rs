@@ -21,6 +21,7 @@ pub mod schema;
 mod stats;
 pub mod stream;
 mod summary;
+mod timeline;
 
 pub use by_size::{SizeBucket, WindowFigures};
 pub use flowlets::FlowletSizes;
@@ -69,6 +70,8 @@ pub struct Results {
     pub flowlets: Vec<(Time, Vec<u64>)>,
     /// Names (`"NODE-NODE"`) of the traced ports.
     pub port_names: std::collections::BTreeMap<u32, String>,
+    /// Whether `timeline.json` is written (`run.timeline`).
+    pub timeline: bool,
     /// Summary.
     pub summary: Summary,
     /// `resolved_scenario.toml`: the resolved scenario as a file that reruns this run
@@ -128,6 +131,7 @@ pub fn collect(sim: &Sim, setup: &Setup, wall_seconds: f64) -> Results {
         ports: if setup.scenario.run.port_stats { ports::rows(sim) } else { Vec::new() },
         flowlets,
         port_names: sim.tracer.ports.iter().map(|&p| (p, sim.net.fabric.link_name(p))).collect(),
+        timeline: setup.scenario.run.timeline,
         summary,
         scenario_toml: setup.rerun_toml(),
     }

@@ -413,6 +413,18 @@ pub const SCENARIO: FileSchema = FileSchema {
     ],
 };
 
+/// `timeline.json`.
+pub const TIMELINE: FileSchema = FileSchema {
+    name: "timeline.json",
+    written: "with `run.timeline`",
+    row: "the run as a Chrome trace-event file for Perfetto (ui.perfetto.dev: Open trace file) or chrome://tracing: `{\"traceEvents\": [...]}`, one event per entry below; times in µs with picosecond precision",
+    columns: &[
+        c("process `host H`", "async slices", "each flow host H sends, from start_us to finish_us (args: flow, dst, bytes, ideal_fct_us, slowdown); with `run.message_log` each message, from posting to completion (args: message, flow, dst, bytes, delivered_us); an unfinished one runs to the timeline's end with `unfinished: true`"),
+        c("process `collectives`, thread `job J`", "slices", "each collective instance of job J, from its start to its end (args: ranks, ideal_cct_us, cct_us, normalized_cct)"),
+        c("process `ports`", "counters", "per port of `run.trace_ports`, at every sample: `queue LINK` (bytes in its data class) and `paused LINK` (1 while PFC holds it)"),
+    ],
+};
+
 /// Every output file's schema, in the order written (the table of output files,
 /// [`super::csv::OUTPUT_FILES`], holds them).
 pub fn files() -> impl Iterator<Item = &'static FileSchema> {

@@ -555,6 +555,10 @@ pub struct RunConfig {
     /// mean queue, drops, wire losses, trims, CE markings, pauses and paused time.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub port_stats: bool,
+    /// Write `timeline.json`, a Chrome trace-event file for Perfetto: flows (and logged
+    /// messages) per host, collective instances per job, traced ports' queues and pauses.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub timeline: bool,
     /// Report data-queue occupancy per switch port class (`queues_by_tier` in `summary.json`);
     /// on by itself with pod–core failures (`[topology.failures] kind = "partial_lag"/"flaky"`).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
