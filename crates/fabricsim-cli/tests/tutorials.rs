@@ -1,11 +1,12 @@
 //! The book's tutorials run as written: every `fabricsim` command in a `sh` block of a page in
-//! `docs/src/tutorials/` runs, in page order, in a fresh folder holding a copy of
-//! `docs/tutorials/` (so the commands' paths are the ones a reader at the repository root
-//! types), and must exit 0 (exit code 1 would mean an invariant violation). A page must include
-//! (`{{#include ...}}`) every tutorial file its commands name, so that what it shows is what
-//! runs, and every file of `docs/tutorials/` must be shown by some page. The commands that run
-//! the Python package (`fabricsim sweep`, `plot`, `report`) and `python3` lines are run by
-//! `python/tests/test_tutorials.py`.
+//! `docs/src/tutorials/` (and of the tour, `docs/src/tour.md`, and the recipes,
+//! `docs/src/howto/recipes.md`) runs, in page order, in a fresh folder holding a copy of
+//! `docs/tutorials/` and `scenarios/` (so the commands' paths are the ones a reader at the
+//! repository root types), and must exit 0 (exit code 1 would mean an invariant violation). A
+//! page must include (`{{#include ...}}`) every tutorial file its commands name, so that what it
+//! shows is what runs, and every file of `docs/tutorials/` must be shown by some page. The
+//! commands that run the Python package (`fabricsim sweep`, `plot`, `report`) and `python3`
+//! lines are run by `python/tests/test_tutorials.py`.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -85,6 +86,7 @@ fn pages() -> Vec<PathBuf> {
     let mut pages: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|e| e == "md") && !p.ends_with("index.md")).collect();
     pages.sort();
     assert!(pages.len() >= 5, "the tutorials are gone from {}", dir.display());
+    pages.extend(["docs/src/tour.md", "docs/src/howto/recipes.md"].map(|p| repo().join(p)));
     pages
 }
 
@@ -114,6 +116,7 @@ fn every_tutorial_command_runs_as_written() {
         let work = std::env::temp_dir().join(format!("fabricsim-tutorial-{}-{name}", std::process::id()));
         let _ = std::fs::remove_dir_all(&work);
         copy_dir(&tutorials, &work.join("docs/tutorials"));
+        copy_dir(&repo().join("scenarios"), &work.join("scenarios"));
         for line in &lines {
             let w = words(line);
             if w[0] == "python3" || w.get(1).is_some_and(|c| PYTHON_COMMANDS.contains(&c.as_str())) {

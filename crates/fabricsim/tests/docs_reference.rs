@@ -9,6 +9,8 @@
 //!   backticks is the one the code fills in.
 //! - `topology-support.md`'s table says which scheme runs on which topology as setup decides it:
 //!   every registered scheme is set up on the bundled example as a fat tree and as a leaf-spine.
+//! - Every page of `docs/src/` is in `SUMMARY.md`, and its links (files and headings) and
+//!   `{{#include}}`s resolve, as `mdbook build docs` would need (CI has no mdBook).
 
 mod common;
 
@@ -325,3 +327,81 @@ fn topology_support_table_is_what_setup_accepts() {
     assert!(problems.is_empty(), "docs/src/reference/topology-support.md against setup:\n{}", problems.join("\n"));
 }
 
+
+// ---------------------------------------------------------------------------------------------
+// The book's links (CI has no mdBook to build it).
+
+/// The Markdown files of the book, `docs/src/**/*.md`.
+fn book_pages() -> Vec<PathBuf> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|e| e == "md") {
+                out.push(p);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(&root().join("docs/src"), &mut out);
+    out.sort();
+    out
+}
+
+/// `text` without its fenced code blocks.
+fn prose(text: &str) -> String {
+    let mut out = String::new();
+    let mut fenced = false;
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+        } else if !fenced {
+            out += line;
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// The anchors mdBook gives the headings of `text`: the heading's text, lower case, blanks as
+/// `-`, only letters, digits, `_` and `-` kept.
+fn anchors(text: &str) -> Vec<String> {
+    prose(text)
+        .lines()
+        .filter_map(|l| l.strip_prefix('#').map(|h| h.trim_start_matches('#').trim()))
+        .map(|h| h.chars().filter_map(|c| if c.is_alphanumeric() || c == '_' || c == '-' { Some(c.to_ascii_lowercase()) } else if c.is_whitespace() { Some('-') } else { None }).collect())
+        .collect()
+}
+
+#[test]
+fn book_links_includes_and_pages_resolve() {
+    let mut problems = Vec::new();
+    let summary = read(&root().join("docs/src/SUMMARY.md"));
+    for page in book_pages() {
+        let text = read(&page);
+        let name = page.strip_prefix(root().join("docs/src")).unwrap().to_string_lossy().into_owned();
+        if name != "SUMMARY.md" && !summary.contains(&format!("]({name})")) {
+            problems.push(format!("{name} is not in SUMMARY.md, so the book leaves it out"));
+        }
+        for include in text.split("{{#include ").skip(1) {
+            let target = include.split("}}").next().unwrap().split(':').next().unwrap().trim();
+            if !page.parent().unwrap().join(target).is_file() {
+                problems.push(format!("{name}: {{{{#include {target}}}}} names no file"));
+            }
+        }
+        for link in prose(&text).split("](").skip(1).map(|l| l.split(')').next().unwrap()) {
+            if link.contains("://") || link.contains(' ') {
+                continue;
+            }
+            let (path, anchor) = link.split_once('#').unwrap_or((link, ""));
+            let target = if path.is_empty() { page.clone() } else { page.parent().unwrap().join(path) };
+            if !target.exists() {
+                problems.push(format!("{name}: link {link}: no such file"));
+            } else if !anchor.is_empty() && target.extension().is_some_and(|e| e == "md") && !anchors(&read(&target)).iter().any(|a| a == anchor) {
+                problems.push(format!("{name}: link {link}: no such heading"));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "the book's links:\n{}", problems.join("\n"));
+}
