@@ -15,7 +15,8 @@ resumably, and returns one row per point; ``fabricsim sweep FILE`` runs a sweep 
 :func:`load` reads a results folder of ``fabricsim run``; :meth:`Result.plot` and
 :meth:`Result.report` draw a run (matplotlib) and write an HTML page about it.
 
-Scenario keys and schemes: the repository's README.md and ``fabricsim list --params``; output
+Scenario keys and schemes: the repository's book (``docs/``, its reference chapters) and
+``fabricsim list --params``; output
 columns with units and meanings: :meth:`Result.columns_info`.
 """
 

@@ -81,8 +81,9 @@ enum Cmd {
         /// Also list each scheme's parameters with their defaults and allowed ranges.
         #[arg(long)]
         params: bool,
-        /// Print the catalogue as the Markdown tables of README.md's "Scheme catalogue" (with
-        /// --outputs: the tables of README.md's "The files").
+        /// Print the catalogue as the Markdown tables of the book's scheme catalogue
+        /// (docs/src/reference/schemes.md; with --outputs: the tables of
+        /// docs/src/reference/outputs.md).
         #[arg(long, conflicts_with = "params")]
         markdown: bool,
         /// List the output files instead: every column of every file and every key of

@@ -1,7 +1,7 @@
 //! The fuzzer as CI runs it: 2,000 check cases (valid and hostile scenarios through the check
 //! path) and 200 run cases (small valid scenarios, each run twice), with the live heap bounded
 //! at 2 GiB, a time limit per case, and nothing found. The long campaign (10^5 cases) is in
-//! README.md.
+//! the book's `docs/src/architecture/testing.md`.
 
 use fabricsim_fuzz::{fuzz, guard, Config, Mode};
 

@@ -1,6 +1,6 @@
 //! The catalogue of every pluggable scheme, by family: what `fabricsim list` prints, what the
-//! README's tables are checked against, and where a user learns the names, parameters, defaults
-//! and allowed ranges of every scheme. Each family's rows come from the family's own
+//! book's scheme catalogue (`docs/src/reference/schemes.md`) is checked against, and where a
+//! user learns the names, parameters, defaults and allowed ranges of every scheme. Each family's rows come from the family's own
 //! declaration (`scheme_family!` in its `mod.rs`, see [`crate::scheme`]), so this file changes
 //! only when a new *family* appears, never for a new scheme.
 
@@ -33,7 +33,8 @@ fn topology_params(own: &[&str]) -> Vec<ParamRow> {
 }
 
 /// Static link faults (`[topology.failures] kind`), lb-ai-training §4.2/§5.4 for the pod–core
-/// kinds; link events (`[[link_events]]`) change links mid-run and are described in the README.
+/// kinds; link events (`[[link_events]]`) change links mid-run and are described in the book
+/// (`docs/src/howto/faults.md`).
 const LINK_FAULTS: &[SchemeRow] = &[
     SchemeRow {
         name: "tor_uplinks",
@@ -170,8 +171,8 @@ pub fn families() -> Vec<Family> {
     ]
 }
 
-/// The catalogue as Markdown tables, one per family: what README.md's "Scheme catalogue"
-/// section holds (a test keeps the two equal).
+/// The catalogue as Markdown tables, one per family: what the book's catalogue
+/// (`docs/src/reference/schemes.md`) holds (a test keeps the two equal).
 pub fn markdown() -> String {
     let mut out = String::new();
     for f in families() {

@@ -14,7 +14,7 @@
 //!   that forwards a trait's methods to every variant,
 //! - `build`, `validate` (range limits, then the scheme's own cross-checks),
 //! - the family's registry rows ([`SchemeRow`]: name, summary, parameters with their defaults
-//!   and allowed ranges), which `fabricsim list`, the README's tables and the scenario's error
+//!   and allowed ranges), which `fabricsim list`, the book's catalogue and the scenario's error
 //!   messages all read.
 //!
 //! Adding a scheme is therefore one new file implementing the family's trait and [`Scheme`],
@@ -64,7 +64,7 @@ impl Limit {
 pub trait Scheme<Ctx: ?Sized>: Sized {
     /// Registry name: the value of the family's selection key (`cc = "smartt"`).
     const NAME: &'static str;
-    /// One line for `fabricsim list` and the README.
+    /// One line for `fabricsim list` and the book's catalogue.
     const SUMMARY: &'static str;
     /// Parameters, with the paper's values as defaults.
     type Params: Default + Clone + Debug + Serialize + DeserializeOwned;

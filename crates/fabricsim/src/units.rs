@@ -127,7 +127,7 @@ fn not_a_number(s: &str, what: &str) -> String {
     }
 }
 
-/// The byte-count spellings, for error messages (the README's scenario section says the same).
+/// The byte-count spellings, for error messages (the book's scenario reference, `docs/src/reference/scenario.md`, says the same).
 pub const BYTE_SPELLINGS: &str = "a byte count: a non-negative integer, or a string of a number and a unit: \
 B; K or KB = 1000 B; Ki or KiB = 1024 B; M/MB = 10^6 B, Mi/MiB = 2^20 B; G/GB = 10^9 B, Gi/GiB = 2^30 B \
 (letters in any case, spaces allowed, e.g. \"2MiB\", \"64kb\", \"1.5 MB\")";

@@ -12,6 +12,9 @@
 //! congestion control, host path selection, loss-recovery mode, credit scheme and gate, plus
 //! PFC, failures (ToR uplinks, partial LAG loss, flaky links), link events and ACK coalescing.
 
+mod common;
+
+use common::{registered, SELECTED_FAMILIES};
 use fabricsim::{Results, Scenario};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -108,30 +111,6 @@ fn cases() -> Vec<(String, &'static str, Vec<String>)> {
     }
     v.extend(generated);
     v
-}
-
-/// The families a scenario selects one scheme of by name (the others are settings of one
-/// scheme: the queue discipline, PFC, the run options).
-const SELECTED_FAMILIES: &[&str] = &[
-    "topology.kind",
-    "topology.failures.kind",
-    "transport.cc",
-    "transport.lb",
-    "switch.lb",
-    "workload.kind",
-    "transport.gate",
-    "transport.credit",
-    "transport.reliability",
-    "transport.shaper",
-];
-
-/// Every registered scheme of those families, with its family's key.
-fn registered() -> Vec<(String, fabricsim::scheme::SchemeRow)> {
-    fabricsim::registry::families()
-        .into_iter()
-        .filter(|f| SELECTED_FAMILIES.contains(&f.key))
-        .flat_map(|f| f.schemes.iter().map(move |s| (f.key.to_string(), *s)))
-        .collect()
 }
 
 /// (family key, scheme name) of every selected family of the scenario `file` with `sets`: as

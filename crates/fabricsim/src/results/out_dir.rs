@@ -1,7 +1,7 @@
 //! The results folder a run owns: checked and cleared before the simulation starts, so that
 //! an unusable folder fails at once and files of an earlier run never sit beside this one's.
 //!
-//! Rules (README "Outputs", "The results folder"):
+//! Rules (the book's `docs/src/reference/outputs.md`, "The results folder"):
 //! - Every run writes [`MANIFEST`] into its folder: the fabricsim version and the files it
 //!   wrote. The manifest is what makes a folder "ours".
 //! - A previous run's results stay, whole, until the new run has results to replace them

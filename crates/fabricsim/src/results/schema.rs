@@ -2,8 +2,8 @@
 //! `summary.json`, each with its unit and exact meaning. The CSV writers build their header
 //! lines from these tables (so a column cannot be written without being described), a test
 //! checks that `summary.json`'s keys are exactly the ones listed here, and `fabricsim list
-//! --outputs` prints the tables (with `--markdown`, README.md's "The files" section, which a
-//! test keeps identical).
+//! --outputs` prints the tables (with `--markdown`, the "The files" section of the book's
+//! `docs/src/reference/outputs.md`, which a test keeps identical).
 //!
 //! Units: `µs` are microseconds with picosecond precision (6 decimals); `bytes` are wire bytes
 //! unless a meaning says payload; `packets` and `count` are plain counts; a `ratio` has no
@@ -445,7 +445,8 @@ pub fn text() -> String {
     s
 }
 
-/// The schema as README.md's "The files" section: per file a paragraph and a table.
+/// The schema as the book's "The files" section (`docs/src/reference/outputs.md`): per file a
+/// paragraph and a table.
 pub fn markdown() -> String {
     let mut s = String::new();
     for f in files() {

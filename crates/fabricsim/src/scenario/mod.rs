@@ -900,11 +900,12 @@ pub fn load_within(path: &Path, overrides: &[String], budget: Budget) -> Result<
     scenario.setup_within(&dir, budget)
 }
 
-/// The scenario `fabricsim run MATRIX.cm` runs: htsim's default fabric for the matrix's
-/// `Nodes` count, as the shared benchmark scenarios (`bench/perm_*.toml`) spell it — a 3-tier
-/// fat tree of that many hosts, 400 Gb/s and 1 µs links, no switch latency, 4096 B packets
-/// with 64 B headers, 1-BDP queues with ECN from 20 % to 80 %, trimming, a fixed 1-BDP window
-/// and oblivious spraying — with the matrix as a `flow_list` workload. `--set` changes any of
+/// The scenario `fabricsim run MATRIX.cm` runs: the benchmark fabric for the matrix's `Nodes`
+/// count, as the shared benchmark scenarios (`bench/perm_*.toml`) spell it — a 3-tier fat tree
+/// of that many hosts, 400 Gb/s and 1 µs links, no switch latency, 4096 B packets with 64 B
+/// headers, 1-BDP queues with ECN from 20 % to 80 %, trimming, a fixed 1-BDP window and
+/// oblivious spraying — with the matrix as a `flow_list` workload. (htsim's benchmark runs pass
+/// `-linkspeed 400000`; htsim's own default, which `from-htsim` keeps, is 100 Gb/s.) `--set` changes any of
 /// it; a scenario file with `workload.kind = "flow_list"` and `file = "MATRIX.cm"` does the same
 /// and can be edited.
 pub fn htsim_matrix_scenario(path: &Path) -> Result<String> {

@@ -423,7 +423,7 @@ pub fn parse_htsim_cm(text: &str, file: &str, hosts: u32) -> Result<Vec<FlowSpec
     // fabric would run, silently, on another fabric than the one it was written for.
     if let Some(nodes) = declared_nodes {
         if nodes != hosts as u64 {
-            return Err(bad(file, 1, format!("the matrix is for {nodes} nodes but the fabric has {hosts} hosts: set topology.hosts = {nodes} (or run the .cm file itself: `fabricsim run FILE.cm` uses htsim's default fabric for it)")));
+            return Err(bad(file, 1, format!("the matrix is for {nodes} nodes but the fabric has {hosts} hosts: set topology.hosts = {nodes} (or run the .cm file itself: `fabricsim run FILE.cm` runs it on the benchmark fabric of bench/perm_*.toml, sized for it)")));
         }
     }
     if let Some(c) = declared_conns {

@@ -195,3 +195,27 @@ impl Drop for FlowFile {
         std::fs::remove_dir_all(&self.dir).ok();
     }
 }
+
+/// The families a scenario selects one scheme of by name (the others are settings of one
+/// scheme: the queue discipline, PFC, the run options).
+pub const SELECTED_FAMILIES: &[&str] = &[
+    "topology.kind",
+    "topology.failures.kind",
+    "transport.cc",
+    "transport.lb",
+    "switch.lb",
+    "workload.kind",
+    "transport.gate",
+    "transport.credit",
+    "transport.reliability",
+    "transport.shaper",
+];
+
+/// Every registered scheme of those families, with its family's key.
+pub fn registered() -> Vec<(String, fabricsim::scheme::SchemeRow)> {
+    fabricsim::registry::families()
+        .into_iter()
+        .filter(|f| SELECTED_FAMILIES.contains(&f.key))
+        .flat_map(|f| f.schemes.iter().map(move |s| (f.key.to_string(), *s)))
+        .collect()
+}

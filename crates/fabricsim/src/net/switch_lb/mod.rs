@@ -395,8 +395,9 @@ pub struct SwitchLbSelection {
     pub spine: Option<SwitchLbConfig>,
 }
 
-/// Tier keys of `[switch.lb]`.
-const TIER_KEYS: [&str; 4] = ["tor", "agg", "core", "spine"];
+/// The per-tier override keys of `[switch.lb]`, ToR first (a fat tree has `tor`, `agg`, `core`;
+/// a leaf-spine `tor`, `spine`).
+pub const TIER_KEYS: [&str; 4] = ["tor", "agg", "core", "spine"];
 
 impl SwitchLbSelection {
     fn tiers(&self) -> [(&'static str, &Option<SwitchLbConfig>); 4] {
@@ -515,7 +516,7 @@ impl<'de> Deserialize<'de> for SwitchLbSelection {
             let t = as_table::<D::Error>(&format!("`{key}`: "), v)?;
             SwitchLbConfig::deserialize(toml::Value::Table(t)).map(Some).map_err(|e| D::Error::custom(format!("`{key}`: {e}")))
         };
-        let (tor, agg, core, spine) = (tier("tor")?, tier("agg")?, tier("core")?, tier("spine")?);
+        let (tor, agg, core, spine) = (tier(TIER_KEYS[0])?, tier(TIER_KEYS[1])?, tier(TIER_KEYS[2])?, tier(TIER_KEYS[3])?);
         // `--set switch.lb.tor=random` alone leaves no `name`: the default stays ECMP.
         let default = if table.is_empty() { SwitchLbConfig::default() } else { SwitchLbConfig::deserialize(toml::Value::Table(table)).map_err(D::Error::custom)? };
         Ok(SwitchLbSelection { default, tor, agg, core, spine })
