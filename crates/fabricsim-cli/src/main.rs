@@ -511,11 +511,7 @@ fn check(path: &Path, set: &[String], threads: Option<usize>) -> Result<(), Erro
     say!(o, "link events   {}", setup.scenario.link_events.len());
     if !f.failures.is_empty() {
         let names: Vec<String> = f.failures.iter().map(|l| f.link_name(l.up)).collect();
-        let how = match (f.failures[0].rate, f.failures[0].flaky) {
-            (_, Some(b)) => format!("flaky (bursts every {} µs, {} µs long on average)", b.mean_gap as f64 / 1e6, b.mean_len as f64 / 1e6),
-            (None, _) => "removed".to_string(),
-            (Some(r), _) => format!("degraded to {} Gb/s", r.gbps()),
-        };
+        let how = f.failures[0].describe();
         let seed = match setup.scenario.topology.active_failures().and_then(|c| c.seed) {
             Some(s) => format!(" (failure seed {s})"),
             None => String::new(),

@@ -43,6 +43,7 @@ const LINK_FAULTS: &[SchemeRow] = &[
             fault_rows(&[
                 ("tors", "-", None),
                 ("uplinks_per_tor", "-", None),
+                ("links", "-", Some("cable names or patterns, instead of tors and uplinks_per_tor")),
                 ("model", "\"removed\"", Some("removed | degraded")),
                 ("degraded_rate_factor", &f::DEFAULT_DEGRADED_RATE_FACTOR.to_string(), Some("(0, 1)")),
                 ("scale_queue", "false", None),
@@ -67,16 +68,45 @@ const LINK_FAULTS: &[SchemeRow] = &[
     },
     SchemeRow {
         name: "flaky",
-        summary: "in every pod, `f` pod–core links lose every packet started in a loss burst: Poisson starts, exponential lengths, per direction; counted as wire losses",
+        summary: "in every pod, `f` pod–core links (or the cables of `links`, on any topology) lose every packet started in a loss burst: Poisson starts, exponential lengths, per direction; counted as wire losses",
         params: || {
             fault_rows(&[
                 ("f", &f::DEFAULT_FLAKY_LINKS.to_string(), Some("1..=pod uplinks")),
                 ("placement", "\"packed\"", Some("packed | spread | random")),
+                ("links", "-", Some("cable names or patterns, instead of f and placement")),
                 ("burst_gap_us", &f::DEFAULT_BURST_GAP_US.to_string(), Some("> 0")),
                 ("burst_len_us", &f::DEFAULT_BURST_LEN_US.to_string(), Some("> 0")),
+                ("direction", "\"both\"", Some("both | up | down")),
             ])
         },
         example: &[],
+    },
+    SchemeRow {
+        name: "loss",
+        summary: "the cables of `links` (names or patterns, any topology) lose every packet they start sending with probability `loss_rate`, independently (Bernoulli), per direction; counted as wire losses",
+        params: || {
+            fault_rows(&[
+                ("links", "-", Some("cable names or patterns, e.g. \"tor0-spine1\", \"tor*-spine1\"")),
+                ("loss_rate", "-", Some("(0, 1)")),
+                ("direction", "\"both\"", Some("both | up | down")),
+            ])
+        },
+        example: &["topology.failures.links=[\"tor0-*\"]", "topology.failures.loss_rate=0.01"],
+    },
+    SchemeRow {
+        name: "bursty_loss",
+        summary: "the cables of `links` lose packets in bursts: a Gilbert–Elliott chain per direction, stepped per packet, bad periods of mean `mean_burst_pkts` packets losing `loss_rate`, good ones of mean `mean_gap_pkts` losing `good_loss_rate`; counted as wire losses",
+        params: || {
+            fault_rows(&[
+                ("links", "-", Some("cable names or patterns")),
+                ("mean_burst_pkts", "-", Some("1..=1e12")),
+                ("mean_gap_pkts", "-", Some("1..=1e12")),
+                ("loss_rate", "1", Some("0..=1, above good_loss_rate")),
+                ("good_loss_rate", "0", Some("0..=1")),
+                ("direction", "\"both\"", Some("both | up | down")),
+            ])
+        },
+        example: &["topology.failures.links=[\"tor1-*\"]", "topology.failures.mean_burst_pkts=4", "topology.failures.mean_gap_pkts=200"],
     },
 ];
 
@@ -249,7 +279,8 @@ mod tests {
         for s in faults.schemes {
             for p in (s.params)() {
                 let v = match (p.default.as_str(), p.key.as_str()) {
-                    ("-", "p") => "0.5",
+                    ("-", "p" | "loss_rate") => "0.5",
+                    ("-", "links") => "[\"tor0-spine0\"]",
                     ("-", _) | ("master seed", _) => "1",
                     (d, _) => d,
                 };

@@ -4,6 +4,7 @@
 //! blocks in `engine/glue/`.
 
 pub mod flaky;
+pub mod wire_loss;
 pub mod nic;
 pub mod packet;
 pub mod packet_queue;

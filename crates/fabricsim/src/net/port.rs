@@ -12,6 +12,8 @@
 
 use crate::ids::NodeId;
 use crate::net::flaky::FlakyPort;
+use crate::net::wire_loss::{LossyPort, WireLoss};
+use crate::topo::failures::LinkLoss;
 use crate::net::packet_queue::PacketQueue;
 use crate::rng::Rng;
 use crate::topo::{Fabric, PortSpec};
@@ -61,9 +63,9 @@ pub struct PortState {
     pub max_ctrl_bytes: u64,
     /// Bytes transmitted.
     pub tx_bytes: u64,
-    /// Flaky link (`[topology.failures] kind = "flaky"`): its loss-burst process and its
-    /// transmit and wire-loss counters.
-    pub flaky: Option<Box<FlakyPort>>,
+    /// Flaky or lossy link (`[topology.failures] kind = "flaky"`, `"loss"`, `"bursty_loss"`):
+    /// its loss process and its transmit and wire-loss counters.
+    pub wire_loss: Option<Box<WireLoss>>,
     /// Data class.
     pub data: PacketQueue,
     /// Random stream for marking decisions (drawn only inside the marking ramp).
@@ -108,7 +110,7 @@ impl PortState {
             drops: 0,
             trims: 0,
             marks: 0,
-            flaky: None,
+            wire_loss: None,
             occ_area: 0,
             occ_since: 0,
         }
@@ -135,9 +137,10 @@ impl PortState {
 }
 
 /// Applies a fabric's static failures to the engine's port state: removed cables go down,
-/// degraded cables slow down (the affected directions), flaky ones get their burst process
-/// (each direction its own stream, `Rng::stream(seed, "flaky", port)`, `seed` being the failures'
-/// own seed where the scenario gives one).
+/// degraded cables slow down (the affected directions), flaky ones get their burst process and
+/// lossy ones their loss channel (each direction its own stream, `Rng::stream(seed, "flaky",
+/// port)` or `Rng::stream(seed, "wire_loss", port)`, `seed` being the failures' own seed where
+/// the scenario gives one).
 pub(crate) fn apply_failures(fabric: &Fabric, ports: &mut [PortState], seed: u64) {
     for l in &fabric.failures {
         if l.rate.is_none() {
@@ -148,9 +151,12 @@ pub(crate) fn apply_failures(fabric: &Fabric, ports: &mut [PortState], seed: u64
         }
         for p in l.ports() {
             let ps = &mut ports[p as usize];
-            if let Some(b) = l.flaky {
-                ps.flaky = Some(Box::new(FlakyPort::new(b, Rng::stream(seed, "flaky", p as u64))));
-            } else if let Some(r) = l.rate {
+            match l.loss {
+                Some(LinkLoss::Bursts(b)) => ps.wire_loss = Some(Box::new(WireLoss::bursts(FlakyPort::new(b, Rng::stream(seed, "flaky", p as u64))))),
+                Some(LinkLoss::Channel(c)) => ps.wire_loss = Some(Box::new(WireLoss::channel(LossyPort::new(c, Rng::stream(seed, "wire_loss", p as u64))))),
+                None => {}
+            }
+            if let (None, Some(r)) = (l.loss, l.rate) {
                 ps.rate = r;
             }
         }
@@ -170,7 +176,7 @@ mod tests {
             assert!(on_line(0, o, n), "{o}");
         }
         // Line 1: counters, the flaky pointer, the occupancy integral, data queue.
-        for (o, n) in [(offset_of!(PortState, occ_area), 16), (offset_of!(PortState, ctrl_bytes), 8), (offset_of!(PortState, max_ctrl_bytes), 8), (offset_of!(PortState, tx_bytes), 8), (offset_of!(PortState, flaky), 8), (offset_of!(PortState, data), size_of::<PacketQueue>())] {
+        for (o, n) in [(offset_of!(PortState, occ_area), 16), (offset_of!(PortState, ctrl_bytes), 8), (offset_of!(PortState, max_ctrl_bytes), 8), (offset_of!(PortState, tx_bytes), 8), (offset_of!(PortState, wire_loss), 8), (offset_of!(PortState, data), size_of::<PacketQueue>())] {
             assert!(on_line(1, o, n), "{o}");
         }
         // Three lines in all: the port array of an 8192-host fabric is 60 k ports.

@@ -61,7 +61,7 @@ pub(super) fn rows(sim: &Sim) -> Vec<PortStats> {
                 max_queue_bytes: ps.max_data_bytes,
                 mean_queue_bytes: ps.occupancy_area(sim.now) as f64 / run as f64,
                 drops: ps.drops,
-                wire_losses: ps.flaky.as_ref().map_or(0, |fl| fl.wire_losses),
+                wire_losses: ps.wire_loss.as_ref().map_or(0, |fl| fl.wire_losses),
                 trims: ps.trims,
                 ecn_marks: ps.marks,
                 pauses,

@@ -415,7 +415,7 @@ fn tier_queues(sim: &Sim) -> Vec<TierQueues> {
             t.ports += 1;
             t.max_bytes = t.max_bytes.max(ps.max_data_bytes);
             t.max_port_mean_bytes = t.max_port_mean_bytes.max(a as f64 / run);
-            t.wire_losses += ps.flaky.as_ref().map_or(0, |f| f.wire_losses);
+            t.wire_losses += ps.wire_loss.as_ref().map_or(0, |f| f.wire_losses);
             t.drops += ps.drops;
             t.trims += ps.trims;
             area += a;
@@ -534,9 +534,9 @@ pub(super) fn assemble(sim: &Sim, setup: &Setup, flows: &[FlowResult], plans: Pl
     let ideal_completion = bounds::ideal_completion(sim, flows, plans.flows, plans.conns, ccts, first_start);
     let mut packets = PacketCounts::from(&sim.c);
     packets.discarded_out_of_order = sim.hosts.conns.iter().map(|c| c.rcv_discarded as u64).sum();
-    let flaky = sim.net.ports.iter().any(|p| p.flaky.is_some());
+    let flaky = sim.net.ports.iter().any(|p| p.wire_loss.is_some());
     packets.wire_losses = flaky.then_some(sim.c.wire_losses);
-    let pod_faults = setup.scenario.topology.active_failures().is_some_and(|f| f.kind != crate::topo::failures::FailureKind::TorUplinks);
+    let pod_faults = sim.net.fabric.pod_faults();
     let hops = sim.c.packet_hops;
     Summary {
         name: setup.scenario.name.clone(),
@@ -579,7 +579,7 @@ pub(super) fn assemble(sim: &Sim, setup: &Setup, flows: &[FlowResult], plans: Pl
             .ports
             .iter()
             .enumerate()
-            .filter_map(|(i, p)| p.flaky.as_ref().map(|f| (i, f)))
+            .filter_map(|(i, p)| p.wire_loss.as_ref().map(|f| (i, f)))
             .map(|(i, f)| FlakyPortLosses { port: sim.net.fabric.link_name(i as u32), transmitted: f.transmitted, wire_losses: f.wire_losses })
             .collect(),
         queues_by_tier: (pod_faults || setup.scenario.run.tier_queue_stats).then(|| tier_queues(sim)),

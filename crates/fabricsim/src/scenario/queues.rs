@@ -108,7 +108,7 @@ pub fn port_class(fabric: &Fabric, p: usize) -> Option<usize> {
 /// Gives the switch ports that `[topology.failures]` slowed with `scale_queue = true` a profile
 /// of their own (see [`scaled_profile`]).
 pub fn scale_failed(table: &mut QdiscTable, fabric: &Fabric, mtu_bytes: u64) -> Result<()> {
-    for l in fabric.failures.iter().filter(|l| l.scale_queue && l.flaky.is_none()) {
+    for l in fabric.failures.iter().filter(|l| l.scale_queue && l.loss.is_none()) {
         let Some(rate) = l.rate else { continue };
         for p in l.ports() {
             let idx = scaled_profile(table, fabric, p as usize, rate, mtu_bytes)?;

@@ -8,6 +8,7 @@
 use super::{positive_time, RunConfig};
 use crate::error::{Error, Result};
 use crate::scheme::{validate_params, Limit};
+use crate::topo::names::{example_link, is_glob, ports_matching};
 use crate::topo::Fabric;
 use crate::units::{Time, MAX_TIME_US};
 use crate::workload::time_from_us;
@@ -121,59 +122,6 @@ impl Tracing {
     }
 }
 
-/// Whether a `trace_ports` entry is a pattern rather than a name.
-fn is_glob(name: &str) -> bool {
-    name.contains(['*', '?'])
-}
-
-/// Every port (in port order) whose link `"OWNER-PEER"` matches `pattern` node by node: the
-/// pattern's part before its first `-` against the owner's name, the rest against the peer's, so
-/// that a `*` never reaches across the dash (`"*-host1"` is not `"tor0-host1"` and `"host10-tor2"`
-/// alike by accident of spelling). A pattern without a dash matches nothing.
-fn ports_matching<'a>(fabric: &'a Fabric, pattern: &'a str) -> impl Iterator<Item = u32> + 'a {
-    let parts = pattern.split_once('-');
-    (0..fabric.ports.len() as u32).filter(move |&p| {
-        let spec = &fabric.ports[p as usize];
-        parts.is_some_and(|(a, b)| glob_match(a.trim(), &fabric.node_name(spec.owner)) && glob_match(b.trim(), &fabric.node_name(spec.peer)))
-    })
-}
-
-/// A link name of `fabric` to show in errors: its first switch-to-switch port's, else its first
-/// port's (a fabric always has a ToR-to-host port).
-fn example_link(fabric: &Fabric) -> String {
-    let switch = |n: u32| n >= fabric.hosts;
-    let p = fabric.ports.iter().position(|s| switch(s.owner) && switch(s.peer)).unwrap_or(0);
-    let spec = &fabric.ports[p];
-    format!("{}-{}", fabric.node_name(spec.owner), fabric.node_name(spec.peer))
-}
-
-/// Glob matching of a whole `text`: `*` matches any run of characters (also none), `?` exactly
-/// one, anything else itself. Backtracks only to the last `*` (a later `*` subsumes every
-/// earlier choice), so the work is at most |pattern| × |text|.
-fn glob_match(pattern: &str, text: &str) -> bool {
-    let (p, t): (Vec<char>, Vec<char>) = (pattern.chars().collect(), text.chars().collect());
-    let (mut i, mut j) = (0, 0);
-    // Position after the last `*` seen, and the text position it currently stands for.
-    let mut star: Option<(usize, usize)> = None;
-    while j < t.len() {
-        if i < p.len() && (p[i] == '?' || p[i] == t[j]) {
-            i += 1;
-            j += 1;
-        } else if i < p.len() && p[i] == '*' {
-            star = Some((i + 1, j));
-            i += 1;
-        } else if let Some((si, sj)) = star {
-            // Let the last `*` swallow one more character and retry from there.
-            star = Some((si, sj + 1));
-            i = si;
-            j = sj + 1;
-        } else {
-            return false;
-        }
-    }
-    p[i..].iter().all(|&c| c == '*')
-}
-
 /// Refuses the first of `flows` that the workload (`n_conns` connections) lacks.
 fn check_flows(key: &str, flows: &[u32], n_conns: u32) -> Result<()> {
     match flows.iter().find(|&&c| c >= n_conns) {
@@ -185,18 +133,9 @@ fn check_flows(key: &str, flows: &[u32], n_conns: u32) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::topo::names::ports_matching;
     use crate::topo::{leaf_spine, TierLinks};
     use crate::units::{BitsPerSec, US};
-
-    #[test]
-    fn glob_matches_whole_names() {
-        for (p, t) in [("*", ""), ("*", "tor0"), ("tor*", "tor0"), ("tor*", "tor"), ("tor?", "tor7"), ("t*0", "tor10"), ("*1", "spine1"), ("a*b*c", "aXXbYYc"), ("*a*", "banana"), ("spine1", "spine1"), ("??", "ab")] {
-            assert!(glob_match(p, t), "{p} should match {t}");
-        }
-        for (p, t) in [("tor?", "tor10"), ("tor*", "agg0"), ("*1", "spine10"), ("spine1", "spine10"), ("a*b*c", "aXXbYY"), ("?", ""), ("??", "a"), ("tor0", "tor")] {
-            assert!(!glob_match(p, t), "{p} should not match {t}");
-        }
-    }
 
     /// 2 ToRs × 2 hosts, 2 spines.
     fn fabric() -> Fabric {

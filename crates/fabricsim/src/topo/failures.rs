@@ -25,6 +25,12 @@
 //! `-failed` does; by default both directions slow and the queue is kept (paper §4.2 gives
 //! every port the same `Q`).
 //!
+//! Two more kinds make the cables named in `links` lossy, on any topology (issue 45 §3: faults
+//! anywhere): `loss` (every packet lost with probability `loss_rate`) and `bursty_loss` (a
+//! Gilbert–Elliott chain per direction, [`crate::net::wire_loss`]); `flaky` with `links` puts
+//! the paper's loss bursts on the named cables instead of `f` per pod. `links` takes cable
+//! names and patterns (`"tor*-spine1"`, [`super::names`]) for every kind that takes it.
+//!
 //! **Seeds:** every random choice here (which ToRs and uplinks, `placement = "random"`) and the
 //! flaky links' burst processes draw from the failures' own `seed` when it is given, so that
 //! `--seed` moves the workload while the failed links stay put; unset, they draw from the master
@@ -36,6 +42,7 @@
 //! sizes are those of the healthy fabric); the engine applies the failures to its port state (`net::port::apply_failures`).
 
 use super::pod_faults::{place, pod_uplinks, Placement, PodBottleneck};
+use super::names::{example_link, is_glob, ports_matching};
 use super::{Fabric, Tier};
 use crate::error::{Error, Result};
 use crate::ids::PortId;
@@ -67,8 +74,14 @@ pub enum FailureKind {
     /// Paper §5.4: in every pod, `f` pod–core links run at `(1 − p)` of their rate.
     PartialLag,
     /// Paper §5.4: in every pod, `f` pod–core links lose every packet sent during random
-    /// loss bursts (`net::flaky`).
+    /// loss bursts (`net::flaky`); or, with `links`, the named cables.
     Flaky,
+    /// The cables of `links` lose every packet with probability `loss_rate`
+    /// (`net::wire_loss`, Bernoulli).
+    Loss,
+    /// The cables of `links` lose packets in bursts: a Gilbert–Elliott chain per direction
+    /// (`net::wire_loss`).
+    BurstyLoss,
 }
 
 /// Which directions of a failed cable are affected.
@@ -148,6 +161,19 @@ pub struct FailuresConfig {
     /// `flaky`: mean loss-burst length in µs (default 10, paper §5.4).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub burst_len_us: Option<f64>,
+    /// `loss`: the probability that a packet is lost (required); `bursty_loss`: that a packet
+    /// is lost in the bad state (default 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loss_rate: Option<f64>,
+    /// `bursty_loss`: the probability that a packet is lost in the good state (default 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub good_loss_rate: Option<f64>,
+    /// `bursty_loss`: mean packets per bad period (required, ≥ 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_burst_pkts: Option<f64>,
+    /// `bursty_loss`: mean packets per good period (required, ≥ 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_gap_pkts: Option<f64>,
 }
 
 /// Default failed links per pod of `kind = "flaky"` (paper §5.4: two flaky links per pod).
@@ -179,8 +205,48 @@ impl Bursts {
     }
 }
 
+/// A packet-counted loss channel, as the failures resolved it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum LossChannel {
+    /// Every packet lost with probability `p`.
+    Bernoulli {
+        /// Loss probability, in (0, 1).
+        p: f64,
+    },
+    /// The Gilbert–Elliott chain.
+    GilbertElliott {
+        /// Loss probability in the bad state.
+        loss_bad: f64,
+        /// Loss probability in the good state.
+        loss_good: f64,
+        /// Mean packets per bad period (≥ 1).
+        mean_burst_pkts: f64,
+        /// Mean packets per good period (≥ 1).
+        mean_gap_pkts: f64,
+    },
+}
+
+impl LossChannel {
+    /// The long-run fraction of packets lost.
+    pub fn loss_rate(&self) -> f64 {
+        match *self {
+            LossChannel::Bernoulli { p } => p,
+            LossChannel::GilbertElliott { loss_bad, loss_good, mean_burst_pkts: b, mean_gap_pkts: g } => (b * loss_bad + g * loss_good) / (b + g),
+        }
+    }
+}
+
+/// How a failed cable loses packets on the wire.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum LinkLoss {
+    /// Loss bursts in time (`flaky`, `crate::net::flaky`).
+    Bursts(Bursts),
+    /// A packet-counted channel (`loss`, `bursty_loss`, `crate::net::wire_loss`).
+    Channel(LossChannel),
+}
+
 /// One failed cable.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct FailedLink {
     /// The lower node's port onto the cable (the uplink direction).
     pub up: PortId,
@@ -192,11 +258,21 @@ pub struct FailedLink {
     pub direction: Direction,
     /// Slowed ports scale their queue with the rate.
     pub scale_queue: bool,
-    /// Flaky: the burst process of each affected direction.
-    pub flaky: Option<Bursts>,
+    /// Flaky or lossy: how each affected direction loses packets on the wire.
+    pub loss: Option<LinkLoss>,
 }
 
 impl FailedLink {
+    /// What happened to the cable, for `check` and the fabric's description.
+    pub fn describe(&self) -> String {
+        match (self.rate, self.loss) {
+            (_, Some(LinkLoss::Bursts(b))) => format!("flaky (loss bursts every {} µs for {} µs on average)", b.mean_gap as f64 / 1e6, b.mean_len as f64 / 1e6),
+            (_, Some(LinkLoss::Channel(c))) => format!("lossy ({} % of packets lost on the wire)", show_num(100.0 * c.loss_rate())),
+            (None, _) => "removed".to_string(),
+            (Some(r), _) => format!("degraded to {} Gb/s", r.gbps()),
+        }
+    }
+
     /// The affected ports of the cable.
     pub fn ports(&self) -> impl Iterator<Item = PortId> + '_ {
         let both = [self.up, self.down];
@@ -211,6 +287,8 @@ pub struct Chosen {
     pub links: Vec<FailedLink>,
     /// `partial_lag`: Eq. 2 of the paper for its (f, p).
     pub bottleneck: Option<PodBottleneck>,
+    /// Pod–core links chosen per pod (`partial_lag`, `flaky` without `links`).
+    pub pod_links: bool,
 }
 
 const KEY: &str = "topology.failures";
@@ -236,7 +314,13 @@ impl FailuresConfig {
         };
         let k = self.kind;
         only(k != FailureKind::TorUplinks && (self.tors.is_some() || self.uplinks_per_tor.is_some()), if self.tors.is_some() { "tors" } else { "uplinks_per_tor" }, "\"tor_uplinks\"")?;
-        only(k != FailureKind::TorUplinks && self.links.is_some(), "links", "\"tor_uplinks\"")?;
+        let lossy = matches!(k, FailureKind::Loss | FailureKind::BurstyLoss);
+        only(matches!(k, FailureKind::PartialLag) && self.links.is_some(), "links", "\"tor_uplinks\", \"flaky\", \"loss\" or \"bursty_loss\"")?;
+        only(!lossy && self.loss_rate.is_some(), "loss_rate", "\"loss\" or \"bursty_loss\"")?;
+        for (set, name) in [(self.good_loss_rate.is_some(), "good_loss_rate"), (self.mean_burst_pkts.is_some(), "mean_burst_pkts"), (self.mean_gap_pkts.is_some(), "mean_gap_pkts")] {
+            only(k != FailureKind::BurstyLoss && set, name, "\"bursty_loss\"")?;
+        }
+        only(self.links.is_some() && (self.f.is_some() || self.placement.is_some()), if self.f.is_some() { "f" } else { "placement" }, "pod–core faults chosen per pod, not with `links`")?;
         only(k != FailureKind::TorUplinks && (self.model != FailureModel::Removed || self.degraded_rate_factor.is_some()), if self.degraded_rate_factor.is_some() { "degraded_rate_factor" } else { "model" }, "\"tor_uplinks\"")?;
         only(k == FailureKind::TorUplinks && self.f.is_some(), "f", "\"partial_lag\" or \"flaky\"")?;
         only(k == FailureKind::TorUplinks && self.placement.is_some(), "placement", "\"partial_lag\" or \"flaky\"")?;
@@ -245,10 +329,18 @@ impl FailuresConfig {
         only(k != FailureKind::Flaky && self.burst_len_us.is_some(), "burst_len_us", "\"flaky\"")?;
         let slows = k == FailureKind::PartialLag || self.model == FailureModel::Degraded;
         only(!slows && self.scale_queue.is_some(), "scale_queue", "\"partial_lag\", or \"tor_uplinks\" with model = \"degraded\"")?;
-        only(!slows && self.direction.is_some(), "direction", "\"partial_lag\", or \"tor_uplinks\" with model = \"degraded\"")?;
+        only(!slows && !lossy && k != FailureKind::Flaky && self.direction.is_some(), "direction", "\"partial_lag\", \"flaky\", \"loss\", \"bursty_loss\", or \"tor_uplinks\" with model = \"degraded\"")?;
         match k {
-            FailureKind::TorUplinks => Ok(Chosen { links: self.choose_tor_uplinks(fabric, seed)?, bottleneck: None }),
+            FailureKind::TorUplinks => Ok(Chosen { links: self.choose_tor_uplinks(fabric, seed)?, ..Chosen::default() }),
+            FailureKind::Flaky if self.links.is_some() => {
+                let bursts = self.bursts()?;
+                Ok(Chosen { links: self.lossy_links(fabric, LinkLoss::Bursts(bursts))?, ..Chosen::default() })
+            }
             FailureKind::PartialLag | FailureKind::Flaky => self.choose_pod_links(fabric, seed),
+            FailureKind::Loss | FailureKind::BurstyLoss => {
+                let channel = self.channel()?;
+                Ok(Chosen { links: self.lossy_links(fabric, LinkLoss::Channel(channel))?, ..Chosen::default() })
+            }
         }
     }
 
@@ -278,21 +370,7 @@ impl FailuresConfig {
             rate_factor = Some(1.0 - p);
         } else {
             check_f(f, u)?;
-            let gap = burst_mean(&format!("{KEY}.burst_gap_us"), self.burst_gap_us.unwrap_or(DEFAULT_BURST_GAP_US))?;
-            let len = burst_mean(&format!("{KEY}.burst_len_us"), self.burst_len_us.unwrap_or(DEFAULT_BURST_LEN_US))?;
-            let ratio = len as f64 / gap as f64;
-            if ratio > MAX_BURST_LEN_PER_GAP {
-                return Err(Error::invalid(
-                    format!("{KEY}.burst_len_us"),
-                    format!(
-                        "{}: {} times the mean gap between bursts ({} µs); allowed at most {MAX_BURST_LEN_PER_GAP} times, where the link is lossy 99.995 % of the time: overlapping bursts merge, and a merged burst spans about e^(len / gap) bursts, so a longer one would take ages to draw; a link that is always down is a `down` link event",
-                        show_num(len as f64 / 1e6),
-                        show_num(ratio),
-                        show_num(gap as f64 / 1e6),
-                    ),
-                ));
-            }
-            flaky = Some(Bursts { mean_gap: gap, mean_len: len });
+            flaky = Some(self.bursts()?);
         }
         let links = place(fabric, &pods, f, self.placement.unwrap_or_default(), seed)
             .into_iter()
@@ -307,11 +385,114 @@ impl FailuresConfig {
                     }),
                     direction: self.direction.unwrap_or_default(),
                     scale_queue: self.scale_queue.unwrap_or(false),
-                    flaky,
+                    loss: flaky.map(LinkLoss::Bursts),
                 })
             })
             .collect::<Result<_>>()?;
-        Ok(Chosen { links, bottleneck })
+        Ok(Chosen { links, bottleneck, pod_links: true })
+    }
+
+    /// `flaky`: the burst process (the paper's 100 µs / 10 µs by default).
+    fn bursts(&self) -> Result<Bursts> {
+        let gap = burst_mean(&format!("{KEY}.burst_gap_us"), self.burst_gap_us.unwrap_or(DEFAULT_BURST_GAP_US))?;
+        let len = burst_mean(&format!("{KEY}.burst_len_us"), self.burst_len_us.unwrap_or(DEFAULT_BURST_LEN_US))?;
+        let ratio = len as f64 / gap as f64;
+        if ratio > MAX_BURST_LEN_PER_GAP {
+            return Err(Error::invalid(
+                format!("{KEY}.burst_len_us"),
+                format!(
+                    "{}: {} times the mean gap between bursts ({} µs); allowed at most {MAX_BURST_LEN_PER_GAP} times, where the link is lossy 99.995 % of the time: overlapping bursts merge, and a merged burst spans about e^(len / gap) bursts, so a longer one would take ages to draw; a link that is always down is a `down` link event",
+                    show_num(len as f64 / 1e6),
+                    show_num(ratio),
+                    show_num(gap as f64 / 1e6),
+                ),
+            ));
+        }
+        Ok(Bursts { mean_gap: gap, mean_len: len })
+    }
+
+    /// `loss` and `bursty_loss`: the channel, its probabilities in [0, 1] and its mean
+    /// periods at least one packet.
+    fn channel(&self) -> Result<LossChannel> {
+        let probability = |name: &str, v: Option<f64>, default: Option<f64>| -> Result<f64> {
+            let key = format!("{KEY}.{name}");
+            let v = v.or(default).ok_or_else(|| Error::invalid(&key, format!("missing: kind = \"{}\" needs it (a probability)", if self.kind == FailureKind::Loss { "loss" } else { "bursty_loss" })))?;
+            if !(0.0..=1.0).contains(&v) {
+                return Err(Error::invalid(key, format!("{}: a probability, allowed 0..=1", show_num(v))));
+            }
+            Ok(v)
+        };
+        let period = |name: &str, v: Option<f64>| -> Result<f64> {
+            let key = format!("{KEY}.{name}");
+            let v = v.ok_or_else(|| Error::invalid(&key, "missing: kind = \"bursty_loss\" needs mean_burst_pkts and mean_gap_pkts (mean packets per bad and good period)"))?;
+            if !(1.0..=1e12).contains(&v) {
+                return Err(Error::invalid(key, format!("{}: a mean number of packets, allowed 1..=1e12 (a state lasts at least one packet)", show_num(v))));
+            }
+            Ok(v)
+        };
+        Ok(match self.kind {
+            FailureKind::Loss => {
+                let p = probability("loss_rate", self.loss_rate, None)?;
+                if p == 0.0 || p == 1.0 {
+                    let why = if p == 0.0 { "loses nothing (to switch the failures off, set topology.failures.enabled = false)" } else { "loses everything: a cable that carries nothing is kind = \"tor_uplinks\" with `links` (removed), or a `down` link event" };
+                    return Err(Error::invalid(format!("{KEY}.loss_rate"), format!("{p}: {why}; allowed: strictly between 0 and 1")));
+                }
+                LossChannel::Bernoulli { p }
+            }
+            _ => {
+                let (loss_bad, loss_good) = (probability("loss_rate", self.loss_rate, Some(1.0))?, probability("good_loss_rate", self.good_loss_rate, Some(0.0))?);
+                if loss_bad <= loss_good {
+                    return Err(Error::invalid(format!("{KEY}.loss_rate"), format!("{}: the bad state must lose more than the good one (good_loss_rate {})", show_num(loss_bad), show_num(loss_good))));
+                }
+                LossChannel::GilbertElliott { loss_bad, loss_good, mean_burst_pkts: period("mean_burst_pkts", self.mean_burst_pkts)?, mean_gap_pkts: period("mean_gap_pkts", self.mean_gap_pkts)? }
+            }
+        })
+    }
+
+    /// The cables of `links` (names or patterns), each losing packets as `loss` says in the
+    /// affected directions.
+    fn lossy_links(&self, fabric: &Fabric, loss: LinkLoss) -> Result<Vec<FailedLink>> {
+        let names = self.links.as_deref().ok_or_else(|| Error::invalid(format!("{KEY}.links"), "missing: name the lossy cables, e.g. links = [\"tor0-spine1\"] or a pattern \"tor*-spine1\""))?;
+        Ok(self
+            .cables(fabric, names)?
+            .into_iter()
+            .map(|(_, up, down)| FailedLink { up, down, rate: Some(fabric.ports[up as usize].rate), direction: self.direction.unwrap_or_default(), scale_queue: false, loss: Some(loss) })
+            .collect())
+    }
+
+    /// The cables `names` give, each as (the index of the name, its lower node's port, the
+    /// other), in the order named; a pattern (`*`, `?`) names every cable one of whose
+    /// directions it matches.
+    fn cables(&self, fabric: &Fabric, names: &[String]) -> Result<Vec<(usize, PortId, PortId)>> {
+        if names.is_empty() {
+            return Err(Error::invalid(format!("{KEY}.links"), format!("empty: name at least one cable, e.g. \"{}\" ({SWITCH_OFF})", example_link(fabric))));
+        }
+        // The uplink direction is the lower node's port.
+        let lower = |p: PortId| fabric.tier[fabric.ports[p as usize].owner as usize];
+        let oriented = |a: PortId, b: PortId| if lower(a) <= lower(b) { (a, b) } else { (b, a) };
+        let mut out: Vec<(usize, PortId, PortId)> = Vec::new();
+        for (i, name) in names.iter().enumerate() {
+            let key = format!("{KEY}.links[{i}]");
+            let found: Vec<(PortId, PortId)> = if is_glob(name) {
+                let mut v: Vec<(PortId, PortId)> = ports_matching(fabric, name).map(|p| oriented(p, fabric.ports[p as usize].reverse)).collect();
+                v.sort_unstable();
+                v.dedup();
+                if v.is_empty() {
+                    return Err(Error::invalid(key, format!("`{name}`: the pattern matches no cable of this fabric (cables are named NODE-NODE, e.g. \"{}\")", example_link(fabric))));
+                }
+                v
+            } else {
+                let [a, b] = fabric.cable_named(&key, name, &example_link(fabric))?;
+                vec![oriented(a, b)]
+            };
+            for c in found {
+                if out.iter().any(|&(_, a, b)| (a, b) == c) {
+                    return Err(Error::invalid(key, format!("`{name}`: the cable {}-{} is listed twice", fabric.node_name(fabric.ports[c.0 as usize].owner), fabric.node_name(fabric.ports[c.1 as usize].owner))));
+                }
+                out.push((i, c.0, c.1));
+            }
+        }
+        Ok(out)
     }
 
     /// The rate factor of a slowed cable (`None`: removed).
@@ -336,23 +517,12 @@ impl FailuresConfig {
         if let Some(k) = [("tors", self.tors.is_some()), ("uplinks_per_tor", self.uplinks_per_tor.is_some())].iter().find(|k| k.1) {
             return Err(Error::invalid(format!("{KEY}.{}", k.0), "not allowed with `links` (the cables are named, not drawn)"));
         }
-        if names.is_empty() {
-            return Err(Error::invalid(format!("{KEY}.links"), format!("empty: name at least one cable, e.g. \"tor0-spine1\" ({SWITCH_OFF})")));
-        }
         let mut out: Vec<FailedLink> = Vec::with_capacity(names.len());
-        for (i, name) in names.iter().enumerate() {
-            let key = format!("{KEY}.links[{i}]");
-            let [a, b] = fabric.cable_named(&key, name, "tor0-spine1")?;
-            // The uplink direction is the lower node's port.
-            let lower = |p: PortId| fabric.tier[fabric.ports[p as usize].owner as usize];
-            let (up, down) = if lower(a) <= lower(b) { (a, b) } else { (b, a) };
+        for (i, up, down) in self.cables(fabric, names)? {
             if fabric.tier[fabric.ports[up as usize].owner as usize] == Tier::Host && factor.is_none() {
-                return Err(Error::invalid(key, format!("`{name}`: removing a host's only cable cuts it off the fabric; use model = \"degraded\"")));
+                return Err(Error::invalid(format!("{KEY}.links[{i}]"), format!("`{}`: removing a host's only cable cuts it off the fabric; use model = \"degraded\"", names[i])));
             }
-            if out.iter().any(|l| l.up == up) {
-                return Err(Error::invalid(key, format!("`{name}`: listed twice")));
-            }
-            out.push(FailedLink { up, down, rate: factor.map(|f| scaled(fabric.ports[up as usize].rate, f, &format!("{KEY}.degraded_rate_factor"))).transpose()?, direction: self.direction.unwrap_or_default(), scale_queue: self.scale_queue.unwrap_or(false), flaky: None });
+            out.push(FailedLink { up, down, rate: factor.map(|f| scaled(fabric.ports[up as usize].rate, f, &format!("{KEY}.degraded_rate_factor"))).transpose()?, direction: self.direction.unwrap_or_default(), scale_queue: self.scale_queue.unwrap_or(false), loss: None });
         }
         if factor.is_none() {
             // A switch whose every uplink is removed is cut off from the rest of the fabric.
@@ -415,7 +585,7 @@ impl FailuresConfig {
             for p in failed {
                 let spec = &fabric.ports[p as usize];
                 let rate = factor.map(|f| scaled(spec.rate, f, &format!("{KEY}.degraded_rate_factor"))).transpose()?;
-                out.push(FailedLink { up: p, down: spec.reverse, rate, direction: self.direction.unwrap_or_default(), scale_queue: self.scale_queue.unwrap_or(false), flaky: None });
+                out.push(FailedLink { up: p, down: spec.reverse, rate, direction: self.direction.unwrap_or_default(), scale_queue: self.scale_queue.unwrap_or(false), loss: None });
             }
         }
         Ok(out)
@@ -489,6 +659,10 @@ mod tests {
             direction: None,
             burst_gap_us: None,
             burst_len_us: None,
+            loss_rate: None,
+            good_loss_rate: None,
+            mean_burst_pkts: None,
+            mean_gap_pkts: None,
         }
     }
 

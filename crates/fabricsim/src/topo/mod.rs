@@ -9,6 +9,7 @@
 pub mod failures;
 pub mod fat_tree;
 pub mod leaf_spine;
+pub mod names;
 pub mod pod_faults;
 pub mod routing;
 
@@ -79,6 +80,8 @@ pub struct Fabric {
     pub failures: Vec<failures::FailedLink>,
     /// `partial_lag` failures: Eq. 2 of the paper (whether the pod uplinks are the bottleneck).
     pub pod_bottleneck: Option<pod_faults::PodBottleneck>,
+    /// The failures are pod–core links chosen per pod ([`Fabric::pod_faults`]).
+    pod_failures: bool,
 }
 
 impl Fabric {
@@ -94,13 +97,19 @@ impl Fabric {
         self.tier.len() as u32 - self.hosts
     }
 
+    /// Whether the failures are pod–core links chosen per pod (`partial_lag`, `flaky` without
+    /// `links`, lb-ai-training §5.4), whose runs report queues by tier.
+    pub fn pod_faults(&self) -> bool {
+        self.pod_failures
+    }
+
     /// The rate port `p` runs at after `[topology.failures]` (0 for a removed cable).
     pub fn available_rate(&self, p: PortId) -> BitsPerSec {
         for l in &self.failures {
             if l.rate.is_none() && (l.up == p || l.down == p) {
                 return BitsPerSec(0);
             }
-            if let (Some(r), None) = (l.rate, l.flaky) {
+            if let (Some(r), None) = (l.rate, l.loss) {
                 if l.ports().any(|q| q == p) {
                     return r;
                 }
@@ -280,17 +289,13 @@ impl Fabric {
         let mut owners: Vec<NodeId> = links.iter().map(|l| self.ports[l.up as usize].owner).collect();
         owners.sort_unstable();
         owners.dedup();
-        let what = match (links[0].rate, links[0].flaky) {
-            (_, Some(b)) => format!("flaky (loss bursts every {} µs for {} µs on average)", b.mean_gap as f64 / 1e6, b.mean_len as f64 / 1e6),
-            (None, _) => "removed".to_string(),
-            (Some(r), _) => format!("degraded to {} Gb/s", r.gbps()),
-        };
+        let what = links[0].describe();
         let one_way = match links[0].direction {
             failures::Direction::Both => "",
             failures::Direction::Up => ", upward direction only",
             failures::Direction::Down => ", downward direction only",
         };
-        if chosen.bottleneck.is_some() || links[0].flaky.is_some() {
+        if chosen.bottleneck.is_some() || chosen.pod_links {
             let pods = self.pod_of_host().iter().max().map_or(0, |&m| m + 1);
             self.description += &format!("; {} pod–core links {what}{one_way} ({pods} pods × {})", links.len(), links.len() as u32 / pods.max(1));
         } else {
@@ -304,6 +309,7 @@ impl Fabric {
             }
         }
         self.pod_bottleneck = chosen.bottleneck;
+        self.pod_failures = chosen.pod_links;
         self.failures = links;
         if self.failures.iter().any(|l| l.rate.is_none()) {
             let removed = self.removed_ports();
@@ -456,6 +462,7 @@ impl FabricBuilder {
             routes: routing::RouteTable::default(),
             failures: Vec::new(),
             pod_bottleneck: None,
+            pod_failures: false,
         };
         fabric.routes = routing::compute(&fabric, |_| true);
         fabric

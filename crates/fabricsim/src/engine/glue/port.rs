@@ -128,9 +128,10 @@ impl Sim {
         if owner_is_host {
             self.c.sent[self.pool.get(pkt).kind] += 1;
         }
-        // A flaky link loses what it starts sending during a loss burst (paper §5.4), after
-        // the packet has taken its serialization time.
-        let wire_lost = ps.up && ps.flaky.as_mut().is_some_and(|f| f.transmit(now));
+        // A flaky link loses what it starts sending during a loss burst (paper §5.4), a lossy
+        // one what its loss channel draws (`net::wire_loss`), after the packet has taken its
+        // serialization time.
+        let wire_lost = ps.up && ps.wire_loss.as_mut().is_some_and(|f| f.transmit(now));
         if wire_lost {
             self.c.wire_losses += 1;
             self.pool.get_mut(pkt).port = port;
