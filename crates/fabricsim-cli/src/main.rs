@@ -510,13 +510,15 @@ fn check(path: &Path, set: &[String], threads: Option<usize>) -> Result<(), Erro
     }
     say!(o, "link events   {}", setup.scenario.link_events.len());
     if !f.failures.is_empty() {
-        let names: Vec<String> = f.failures.iter().map(|l| f.link_name(l.up)).collect();
-        let how = f.failures[0].describe();
-        let seed = match setup.scenario.topology.active_failures().and_then(|c| c.seed) {
+        let seed = match setup.scenario.topology.active_failures().first().and_then(|(_, c)| c.seed) {
             Some(s) => format!(" (failure seed {s})"),
             None => String::new(),
         };
-        say!(o, "failed links  {} {how}{seed}: {}", names.len(), names.join(" "));
+        // One line per run of cables failed alike (each entry of [[topology.failures]] is one).
+        for group in f.failures.chunk_by(|a, b| a.describe() == b.describe()) {
+            let names: Vec<String> = group.iter().map(|l| f.link_name(l.up)).collect();
+            say!(o, "failed links  {} {}{seed}: {}", names.len(), group[0].describe(), names.join(" "));
+        }
     }
     if let Some(b) = &f.pod_bottleneck {
         say!(o, "Eq. 2         {}", b.describe());

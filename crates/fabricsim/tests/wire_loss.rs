@@ -82,3 +82,35 @@ fn bad_lossy_links_are_refused_naming_the_key() {
     bad("kind = \"tor_uplinks\"\nlinks = [\"tor0-spine0\"]\nloss_rate = 0.1", "topology.failures.loss_rate", "only allowed with kind = \"loss\" or \"bursty_loss\"");
     bad("kind = \"flaky\"\nlinks = [\"tor0-spine0\"]\nf = 1", "topology.failures.f", "not with `links`");
 }
+
+#[test]
+fn several_fault_sets_apply_in_turn_each_with_its_own_key_and_seed() {
+    // A lossy cable and a degraded one in one run, as an array of tables.
+    let two = "[[topology.failures]]\nkind = \"loss\"\nlinks = [\"tor0-spine1\"]\nloss_rate = 0.02\n\
+               [[topology.failures]]\nkind = \"tor_uplinks\"\nmodel = \"degraded\"\nlinks = [\"tor3-spine0\"]\ndegraded_rate_factor = 0.5\n";
+    let text = |failures: &str| {
+        format!(
+            "seed = 5\n[topology]\nkind = \"leaf_spine\"\ntors = 4\nhosts_per_tor = 4\nspines = 2\nlink_rate_gbps = 100\n\
+             [switch]\ntrimming = true\n[transport]\nlb = \"spray\"\n[workload]\nkind = \"permutation\"\nflow_bytes = \"4MiB\"\nlocality = \"cross_tor\"\n{failures}"
+        )
+    };
+    let r = common::run(&text(two));
+    assert_eq!(r.summary.failed_links, ["tor0-spine1", "tor3-spine0"]);
+    assert!(r.summary.fabric.contains("lossy (2 %") && r.summary.fabric.contains("degraded to 50 Gb/s"), "{}", r.summary.fabric);
+    // Only the lossy cable loses packets on the wire, at its rate.
+    let (rate, _, ports) = measured(&r);
+    assert_eq!(ports, ["tor0-spine1", "spine1-tor0"]);
+    assert!((rate - 0.02).abs() < 0.01, "{rate}");
+    // The resolved scenario keeps the array and reruns the same run.
+    let again = common::run(&r.scenario_toml);
+    assert_eq!(again.flows_csv(), r.flows_csv());
+    assert!(r.scenario_toml.contains("[[topology.failures]]"), "{}", r.scenario_toml);
+    // Errors name the entry; a cable may be in one entry only.
+    let e = common::rejection(&text(&two.replace("loss_rate = 0.02", "loss_rate = 2")));
+    assert!(e.contains("topology.failures[0].loss_rate"), "{e}");
+    let e = common::rejection(&text(&two.replace("tor3-spine0", "spine1-tor0")));
+    assert!(e.contains("topology.failures[1]") && e.contains("one entry only"), "{e}");
+    // A switched-off entry is left out; the other runs.
+    let off = common::run(&text(&two.replace("[[topology.failures]]\nkind = \"tor_uplinks\"", "[[topology.failures]]\nenabled = false\nkind = \"tor_uplinks\"")));
+    assert_eq!(off.summary.failed_links, ["tor0-spine1"]);
+}

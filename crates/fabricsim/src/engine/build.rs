@@ -36,7 +36,7 @@ pub(super) fn network(setup: &Setup) -> Result<Network> {
             PortState::new(spec, is_nic, to_switch, fabric.switch_latency, Rng::stream(seed, "port", i as u64))
         })
         .collect();
-    crate::net::port::apply_failures(&fabric, &mut ports, setup.scenario.failure_seed());
+    crate::net::port::apply_failures(&fabric, &mut ports);
     for (ps, &q) in ports.iter_mut().zip(&setup.qdisc.port_profile) {
         ps.qdisc = q;
     }

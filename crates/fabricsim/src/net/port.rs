@@ -139,10 +139,11 @@ impl PortState {
 /// Applies a fabric's static failures to the engine's port state: removed cables go down,
 /// degraded cables slow down (the affected directions), flaky ones get their burst process and
 /// lossy ones their loss channel (each direction its own stream, `Rng::stream(seed, "flaky",
-/// port)` or `Rng::stream(seed, "wire_loss", port)`, `seed` being the failures' own seed where
-/// the scenario gives one).
-pub(crate) fn apply_failures(fabric: &Fabric, ports: &mut [PortState], seed: u64) {
+/// port)` or `Rng::stream(seed, "wire_loss", port)`, `seed` being its failure entry's own seed
+/// where the scenario gives one, else the master seed).
+pub(crate) fn apply_failures(fabric: &Fabric, ports: &mut [PortState]) {
     for l in &fabric.failures {
+        let seed = l.seed;
         if l.rate.is_none() {
             for p in [l.up, l.down] {
                 ports[p as usize].up = false;

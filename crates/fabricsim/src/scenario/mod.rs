@@ -26,7 +26,7 @@ use crate::budget::Budget;
 use crate::error::{Error, Result};
 use crate::net::pfc::PfcState;
 use crate::net::qdisc::QdiscTable;
-use crate::topo::failures::FailuresConfig;
+use crate::topo::failures::FailureEntries;
 use crate::topo::Fabric;
 use crate::transport::cc::CcConfig;
 use crate::transport::lb::LbConfig;
@@ -147,9 +147,10 @@ pub struct TopologyConfig {
     /// Fat tree only: core switches, a multiple of `aggs_per_pod`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cores: Option<u32>,
-    /// Uplinks failed at build time (`[topology.failures]`); kept last so that it serializes
-    /// as a sub-table after the plain keys.
-    pub failures: Option<FailuresConfig>,
+    /// Links failed at build time (`[topology.failures]`, or several sets as
+    /// `[[topology.failures]]`); kept last so that it serializes as a sub-table after the plain
+    /// keys.
+    pub failures: Option<FailureEntries>,
 }
 
 impl Default for TopologyConfig {
@@ -755,7 +756,7 @@ impl Scenario {
         })?;
         // A switched-off failure section is dropped here, so that the run and its resolved
         // scenario are exactly those of a scenario without it.
-        if scenario.topology.active_failures().is_none() {
+        if scenario.topology.active_failures().is_empty() {
             scenario.topology.failures = None;
         }
         Ok(scenario)

@@ -9,12 +9,14 @@ use crate::topo::leaf_spine::Shape;
 use crate::budget::Budget;
 use crate::topo::{fat_tree, leaf_spine, Fabric, FabricSize, TierLinks};
 use crate::topo::failures::FailuresConfig;
+use crate::ids::PortId;
 use crate::units::BitsPerSec;
 
 impl TopologyConfig {
-    /// `[topology.failures]` unless absent or switched off (`enabled = false`).
-    pub fn active_failures(&self) -> Option<&FailuresConfig> {
-        self.failures.as_ref().filter(|f| f.is_on())
+    /// The entries of `[topology.failures]` (one, or each of `[[topology.failures]]`) that are
+    /// on (`enabled` unset or true), with the key each is written under.
+    pub fn active_failures(&self) -> Vec<(String, &FailuresConfig)> {
+        self.failures.as_ref().map_or_else(Vec::new, |f| f.active())
     }
 }
 
@@ -50,17 +52,26 @@ impl Scenario {
     pub(super) fn build_fabric(&self, plan: FabricPlan) -> Result<Fabric> {
         let mut fabric = (plan.build)()?;
         debug_assert_eq!(fabric.size(), plan.size, "the plan counts what it builds");
-        if let Some(f) = self.topology.active_failures() {
-            fabric.apply_failures(f.choose(&fabric, self.failure_seed())?);
+        let mut taken: Vec<(PortId, String)> = Vec::new();
+        for (key, f) in self.topology.active_failures() {
+            let chosen = f.choose(&fabric, f.seed.unwrap_or(self.seed)).map_err(|e| e.moved("topology.failures", &key))?;
+            // Each cable in one entry at most: two would each claim its rate and its loss.
+            for l in &chosen.links {
+                if let Some((_, first)) = taken.iter().find(|(p, _)| *p == l.up) {
+                    return Err(Error::invalid(&key, format!("`{}` is failed by {first} already: a cable may be in one entry only", fabric.link_name(l.up))));
+                }
+                taken.push((l.up, key.clone()));
+            }
+            fabric.apply_failures(chosen);
         }
         Ok(fabric)
     }
 
-    /// The seed of the failures' random choices and flaky bursts: `[topology.failures] seed`
-    /// where given, else the master seed (as it was before that key existed, so that outputs of
-    /// older scenarios do not move).
+    /// The seed of the (first) failure entry's random choices and flaky bursts: its `seed` where
+    /// given, else the master seed (as it was before that key existed, so that outputs of older
+    /// scenarios do not move). Each entry of `[[topology.failures]]` draws from its own.
     pub fn failure_seed(&self) -> u64 {
-        self.topology.active_failures().and_then(|f| f.seed).unwrap_or(self.seed)
+        self.topology.active_failures().first().and_then(|(_, f)| f.seed).unwrap_or(self.seed)
     }
 
     /// The intact fabric's plan: the family, its size and the rate and latency of each tier,

@@ -176,6 +176,58 @@ pub struct FailuresConfig {
     pub mean_gap_pkts: Option<f64>,
 }
 
+/// `[topology.failures]` as written: one table, or an array of tables (`[[topology.failures]]`),
+/// each an independent set of faults with its own kind and seed, applied in order.
+#[derive(Clone, Debug)]
+pub enum FailureEntries {
+    /// `[topology.failures]`.
+    One(FailuresConfig),
+    /// `[[topology.failures]]`.
+    Many(Vec<FailuresConfig>),
+}
+
+impl FailureEntries {
+    /// The entries that are on, each with the key it is written under (`topology.failures`,
+    /// or `topology.failures[i]` in an array), in order.
+    pub fn active(&self) -> Vec<(String, &FailuresConfig)> {
+        match self {
+            FailureEntries::One(f) => vec![(KEY.to_string(), f)],
+            FailureEntries::Many(v) => v.iter().enumerate().map(|(i, f)| (format!("{KEY}[{i}]"), f)).collect(),
+        }
+        .into_iter()
+        .filter(|(_, f)| f.is_on())
+        .collect()
+    }
+}
+
+impl Serialize for FailureEntries {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        match self {
+            FailureEntries::One(f) => f.serialize(s),
+            FailureEntries::Many(v) => v.serialize(s),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for FailureEntries {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct Entries;
+        impl<'de> serde::de::Visitor<'de> for Entries {
+            type Value = FailureEntries;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a table [topology.failures] or an array of tables [[topology.failures]]")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> std::result::Result<Self::Value, A::Error> {
+                FailuresConfig::deserialize(serde::de::value::MapAccessDeserializer::new(map)).map(FailureEntries::One)
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, seq: A) -> std::result::Result<Self::Value, A::Error> {
+                Vec::<FailuresConfig>::deserialize(serde::de::value::SeqAccessDeserializer::new(seq)).map(FailureEntries::Many)
+            }
+        }
+        d.deserialize_any(Entries)
+    }
+}
+
 /// Default failed links per pod of `kind = "flaky"` (paper §5.4: two flaky links per pod).
 pub const DEFAULT_FLAKY_LINKS: u32 = 2;
 /// Default mean gap between burst starts (paper §5.4: 100 µs).
@@ -260,6 +312,8 @@ pub struct FailedLink {
     pub scale_queue: bool,
     /// Flaky or lossy: how each affected direction loses packets on the wire.
     pub loss: Option<LinkLoss>,
+    /// The seed of its loss processes' random streams: its failure entry's.
+    pub seed: u64,
 }
 
 impl FailedLink {
@@ -330,7 +384,16 @@ impl FailuresConfig {
         let slows = k == FailureKind::PartialLag || self.model == FailureModel::Degraded;
         only(!slows && self.scale_queue.is_some(), "scale_queue", "\"partial_lag\", or \"tor_uplinks\" with model = \"degraded\"")?;
         only(!slows && !lossy && k != FailureKind::Flaky && self.direction.is_some(), "direction", "\"partial_lag\", \"flaky\", \"loss\", \"bursty_loss\", or \"tor_uplinks\" with model = \"degraded\"")?;
-        match k {
+        let mut chosen = self.choose_kind(fabric, seed)?;
+        for l in &mut chosen.links {
+            l.seed = seed;
+        }
+        Ok(chosen)
+    }
+
+    /// The cables of the entry's kind, checked.
+    fn choose_kind(&self, fabric: &Fabric, seed: u64) -> Result<Chosen> {
+        match self.kind {
             FailureKind::TorUplinks => Ok(Chosen { links: self.choose_tor_uplinks(fabric, seed)?, ..Chosen::default() }),
             FailureKind::Flaky if self.links.is_some() => {
                 let bursts = self.bursts()?;
@@ -386,6 +449,7 @@ impl FailuresConfig {
                     direction: self.direction.unwrap_or_default(),
                     scale_queue: self.scale_queue.unwrap_or(false),
                     loss: flaky.map(LinkLoss::Bursts),
+                    seed: 0,
                 })
             })
             .collect::<Result<_>>()?;
@@ -456,7 +520,7 @@ impl FailuresConfig {
         Ok(self
             .cables(fabric, names)?
             .into_iter()
-            .map(|(_, up, down)| FailedLink { up, down, rate: Some(fabric.ports[up as usize].rate), direction: self.direction.unwrap_or_default(), scale_queue: false, loss: Some(loss) })
+            .map(|(_, up, down)| FailedLink { up, down, rate: Some(fabric.ports[up as usize].rate), direction: self.direction.unwrap_or_default(), scale_queue: false, loss: Some(loss), seed: 0 })
             .collect())
     }
 
@@ -522,7 +586,7 @@ impl FailuresConfig {
             if fabric.tier[fabric.ports[up as usize].owner as usize] == Tier::Host && factor.is_none() {
                 return Err(Error::invalid(format!("{KEY}.links[{i}]"), format!("`{}`: removing a host's only cable cuts it off the fabric; use model = \"degraded\"", names[i])));
             }
-            out.push(FailedLink { up, down, rate: factor.map(|f| scaled(fabric.ports[up as usize].rate, f, &format!("{KEY}.degraded_rate_factor"))).transpose()?, direction: self.direction.unwrap_or_default(), scale_queue: self.scale_queue.unwrap_or(false), loss: None });
+            out.push(FailedLink { up, down, rate: factor.map(|f| scaled(fabric.ports[up as usize].rate, f, &format!("{KEY}.degraded_rate_factor"))).transpose()?, direction: self.direction.unwrap_or_default(), scale_queue: self.scale_queue.unwrap_or(false), loss: None, seed: 0 });
         }
         if factor.is_none() {
             // A switch whose every uplink is removed is cut off from the rest of the fabric.
@@ -585,7 +649,7 @@ impl FailuresConfig {
             for p in failed {
                 let spec = &fabric.ports[p as usize];
                 let rate = factor.map(|f| scaled(spec.rate, f, &format!("{KEY}.degraded_rate_factor"))).transpose()?;
-                out.push(FailedLink { up: p, down: spec.reverse, rate, direction: self.direction.unwrap_or_default(), scale_queue: self.scale_queue.unwrap_or(false), loss: None });
+                out.push(FailedLink { up: p, down: spec.reverse, rate, direction: self.direction.unwrap_or_default(), scale_queue: self.scale_queue.unwrap_or(false), loss: None, seed: 0 });
             }
         }
         Ok(out)

@@ -279,7 +279,8 @@ impl Fabric {
         Ok([pa, self.ports[pa as usize].reverse])
     }
 
-    /// Records static failures and, for removed cables, rebuilds the routes without them; the
+    /// Records static failures (one failure entry's; the entries of `[[topology.failures]]` are
+    /// applied in turn and add up) and, for removed cables, rebuilds the routes without them; the
     /// description gains a note of what failed.
     pub fn apply_failures(&mut self, chosen: failures::Chosen) {
         let links = chosen.links;
@@ -308,9 +309,9 @@ impl Fabric {
                 self.description += &format!("; {} links {what}{one_way}", links.len());
             }
         }
-        self.pod_bottleneck = chosen.bottleneck;
-        self.pod_failures = chosen.pod_links;
-        self.failures = links;
+        self.pod_bottleneck = chosen.bottleneck.or(self.pod_bottleneck.take());
+        self.pod_failures |= chosen.pod_links;
+        self.failures.extend(links);
         if self.failures.iter().any(|l| l.rate.is_none()) {
             let removed = self.removed_ports();
             self.routes = routing::compute(self, |p| !removed[p as usize]);
