@@ -23,13 +23,10 @@ use crate::rng::Rng;
 use crate::units::Time;
 
 /// The burst state of one flaky port direction: the current or next merged burst
-/// `[start, end)` and the start of the first burst after it.
+/// `[start, end)` and the start of the first burst after it. The port's transmissions and wire
+/// losses are counted by its [`super::wire_loss::WireLoss`].
 #[derive(Clone, Debug)]
 pub struct FlakyPort {
-    /// Packets the port started transmitting.
-    pub transmitted: u64,
-    /// Of those, the ones lost on the wire (started inside a loss burst).
-    pub wire_losses: u64,
     bursts: Bursts,
     rng: Rng,
     start: Time,
@@ -41,7 +38,7 @@ impl FlakyPort {
     /// A port whose burst process begins at time 0 (the first start is one exponential gap in).
     pub fn new(bursts: Bursts, mut rng: Rng) -> Self {
         let first = exp(&mut rng, bursts.mean_gap);
-        let mut f = FlakyPort { transmitted: 0, wire_losses: 0, bursts, rng, start: 0, end: 0, next_start: first };
+        let mut f = FlakyPort { bursts, rng, start: 0, end: 0, next_start: first };
         f.advance();
         f
     }
@@ -58,16 +55,6 @@ impl FlakyPort {
             self.end = self.end.max(e);
             self.next_start += exp(&mut self.rng, b.mean_gap);
         }
-    }
-
-    /// Counts a transmission starting at `t` and says whether it is lost on the wire (counted
-    /// too). Calls must come with non-decreasing `t`.
-    #[inline]
-    pub fn transmit(&mut self, t: Time) -> bool {
-        let lost = self.lost_at(t);
-        self.transmitted += 1;
-        self.wire_losses += lost as u64;
-        lost
     }
 
     /// Whether a transmission starting at `t` is lost. Calls must come with non-decreasing `t`.
