@@ -54,11 +54,12 @@ const LINK_FAULTS: &[SchemeRow] = &[
     },
     SchemeRow {
         name: "partial_lag",
-        summary: "in every pod, `f` pod–core links run at (1 − p) of their rate for the whole run; Eq. 2 says whether the pod uplinks become the bottleneck (check, summary.json)",
+        summary: "in every pod, `f` pod–core links (or the cables of `links`, on any topology) run at (1 − p) of their rate for the whole run; Eq. 2 says whether the pod uplinks become the bottleneck (check, summary.json)",
         params: || {
             fault_rows(&[
                 ("f", "-", Some("1..=pod uplinks")),
                 ("p", "-", Some("(0, 1)")),
+                ("links", "-", Some("cable names or patterns, instead of f and placement")),
                 ("placement", "\"packed\"", Some("packed | spread | random")),
                 ("scale_queue", "false", None),
                 ("direction", "\"both\"", Some("both | up | down")),

@@ -81,6 +81,15 @@ fn bad_lossy_links_are_refused_naming_the_key() {
     bad("kind = \"bursty_loss\"\nlinks = [\"tor0-spine0\"]\nmean_burst_pkts = 4\nmean_gap_pkts = 10\nloss_rate = 0.1\ngood_loss_rate = 0.2", "topology.failures.loss_rate", "must lose more");
     bad("kind = \"tor_uplinks\"\nlinks = [\"tor0-spine0\"]\nloss_rate = 0.1", "topology.failures.loss_rate", "only allowed with kind = \"loss\" or \"bursty_loss\"");
     bad("kind = \"flaky\"\nlinks = [\"tor0-spine0\"]\nf = 1", "topology.failures.f", "not with `links`");
+    bad("kind = \"partial_lag\"\nlinks = [\"tor0-spine0\"]\np = 1", "topology.failures.p", "strictly between 0 and 1");
+}
+
+#[test]
+fn a_partial_lag_on_named_leaf_spine_cables_slows_them_by_p() {
+    let r = leaf_spine("kind = \"partial_lag\"\nlinks = [\"tor*-spine1\"]\np = 0.75", "1MiB");
+    assert_eq!(r.summary.failed_links, ["tor0-spine1", "tor1-spine1", "tor2-spine1", "tor3-spine1"]);
+    assert!(r.summary.fabric.contains("4 ToR uplinks degraded to 25 Gb/s"), "{}", r.summary.fabric);
+    assert!(r.summary.pod_uplink_bottleneck.is_none());
 }
 
 #[test]

@@ -369,7 +369,6 @@ impl FailuresConfig {
         let k = self.kind;
         only(k != FailureKind::TorUplinks && (self.tors.is_some() || self.uplinks_per_tor.is_some()), if self.tors.is_some() { "tors" } else { "uplinks_per_tor" }, "\"tor_uplinks\"")?;
         let lossy = matches!(k, FailureKind::Loss | FailureKind::BurstyLoss);
-        only(matches!(k, FailureKind::PartialLag) && self.links.is_some(), "links", "\"tor_uplinks\", \"flaky\", \"loss\" or \"bursty_loss\"")?;
         only(!lossy && self.loss_rate.is_some(), "loss_rate", "\"loss\" or \"bursty_loss\"")?;
         for (set, name) in [(self.good_loss_rate.is_some(), "good_loss_rate"), (self.mean_burst_pkts.is_some(), "mean_burst_pkts"), (self.mean_gap_pkts.is_some(), "mean_gap_pkts")] {
             only(k != FailureKind::BurstyLoss && set, name, "\"bursty_loss\"")?;
@@ -399,6 +398,21 @@ impl FailuresConfig {
                 let bursts = self.bursts()?;
                 Ok(Chosen { links: self.lossy_links(fabric, LinkLoss::Bursts(bursts))?, ..Chosen::default() })
             }
+            FailureKind::PartialLag if self.links.is_some() => {
+                // The LAG-member loss on named cables: each runs at (1 − p) of its rate (Eq. 2
+                // is about f links in every pod, so there is none to report).
+                let p = self.lag_fraction()?;
+                let names = self.links.as_deref().unwrap_or_default();
+                let links = self
+                    .cables(fabric, names)?
+                    .into_iter()
+                    .map(|(_, up, down)| {
+                        let rate = scaled(fabric.ports[up as usize].rate, 1.0 - p, &format!("{KEY}.p"))?;
+                        Ok(FailedLink { up, down, rate: Some(rate), direction: self.direction.unwrap_or_default(), scale_queue: self.scale_queue.unwrap_or(false), loss: None, seed: 0 })
+                    })
+                    .collect::<Result<_>>()?;
+                Ok(Chosen { links, ..Chosen::default() })
+            }
             FailureKind::PartialLag | FailureKind::Flaky => self.choose_pod_links(fabric, seed),
             FailureKind::Loss | FailureKind::BurstyLoss => {
                 let channel = self.channel()?;
@@ -426,9 +440,7 @@ impl FailuresConfig {
                 PodBottleneck::of(fabric, &pods, f, p, &format!("{KEY}.p"))?;
             }
             check_f(f, u)?;
-            if !(p > 0.0 && p < 1.0) {
-                return Err(Error::invalid(format!("{KEY}.p"), format!("{p}: the fraction of the rate lost must lie strictly between 0 and 1 (a whole loss is kind = \"tor_uplinks\" removing the link)")));
-            }
+            self.lag_fraction()?;
             bottleneck = Some(PodBottleneck::of(fabric, &pods, f, p, &format!("{KEY}.p"))?);
             rate_factor = Some(1.0 - p);
         } else {
@@ -454,6 +466,15 @@ impl FailuresConfig {
             })
             .collect::<Result<_>>()?;
         Ok(Chosen { links, bottleneck, pod_links: true })
+    }
+
+    /// `partial_lag`: `p`, the fraction of each failed link's rate lost, in (0, 1).
+    fn lag_fraction(&self) -> Result<f64> {
+        let p = self.p.ok_or_else(|| Error::invalid(format!("{KEY}.p"), "missing: kind = \"partial_lag\" needs p (fraction of the rate lost, in (0, 1))"))?;
+        if !(p > 0.0 && p < 1.0) {
+            return Err(Error::invalid(format!("{KEY}.p"), format!("{p}: the fraction of the rate lost must lie strictly between 0 and 1 (a whole loss is kind = \"tor_uplinks\" removing the link)")));
+        }
+        Ok(p)
     }
 
     /// `flaky`: the burst process (the paper's 100 µs / 10 µs by default).
