@@ -241,12 +241,13 @@ fn from_htsim(args: &[String]) -> ExitCode {
     write_translation(toml, out)
 }
 
-/// The folder of `-o FILE` (relative to `cwd`), canonical, for the file names in the scenario;
-/// `None` when the scenario is printed. A folder that cannot be used exits 2.
+/// The folder of `-o FILE` (relative to `cwd`), made if it does not exist yet (as `run --out`
+/// makes its folder), canonical, for the file names in the scenario; `None` when the scenario
+/// is printed. A folder that cannot be used exits 2.
 fn out_folder(out: &Option<PathBuf>, cwd: &Path) -> Result<Option<PathBuf>, ExitCode> {
     let Some(f) = out else { return Ok(None) };
     let parent = f.parent().filter(|p| !p.as_os_str().is_empty()).map_or_else(|| cwd.to_path_buf(), |p| cwd.join(p));
-    parent.canonicalize().map(Some).map_err(|e| {
+    std::fs::create_dir_all(&parent).and_then(|()| parent.canonicalize()).map(Some).map_err(|e| {
         eprintln!("error: -o: {}: the folder {} cannot be used: {e}", f.display(), parent.display());
         ExitCode::from(2)
     })

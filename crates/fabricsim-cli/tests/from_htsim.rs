@@ -156,3 +156,13 @@ fn command_lines_whose_scenario_check_would_refuse_exit_2_naming_the_flag_and_wr
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn the_output_file_may_name_a_folder_that_does_not_exist_yet() {
+    let dir = tmp("new-folder");
+    let cm = matrix("bench/perm_128n_2MiB.cm", &dir);
+    let file = dir.join("out/htsim/perm.toml");
+    translate(&format!("htsim_uec -tm {} -nodes 128 -end 100", cm.display()), &file);
+    let o = bin().arg("check").arg(&file).output().unwrap();
+    assert!(o.status.success() && file.is_file(), "{}", String::from_utf8_lossy(&o.stderr));
+}
