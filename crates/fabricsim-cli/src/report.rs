@@ -131,7 +131,7 @@ fn drops_line(s: &Summary) -> Option<String> {
         0 => format!("{} data for lack of buffer", p.buffer_drops),
         h => format!("{} data for lack of buffer ({h} of them PFC headroom overflow)", p.buffer_drops),
     };
-    let causes: Vec<String> = [nonzero(p.buffer_drops, buffer), nonzero(wire, format!("{wire} lost on the wire (flaky links)"))].into_iter().flatten().collect();
+    let causes: Vec<String> = [nonzero(p.buffer_drops, buffer), nonzero(wire, format!("{wire} lost on the wire (flaky or lossy links)"))].into_iter().flatten().collect();
     let causes = if causes.is_empty() { String::new() } else { format!("; {}", causes.join(", ")) };
     Some(line("drops", format!("{}{causes}", kinds.join(", "))))
 }
@@ -221,7 +221,7 @@ mod tests {
         let lines = summary_lines(&s);
         assert_eq!(
             find(&lines, "drops").unwrap(),
-            "drops       12 data, 4 control (ACKs, NACKs, headers, ...); 9 data for lack of buffer, 5 lost on the wire (flaky links)"
+            "drops       12 data, 4 control (ACKs, NACKs, headers, ...); 9 data for lack of buffer, 5 lost on the wire (flaky or lossy links)"
         );
         assert_eq!(find(&lines, "trims").unwrap(), "trims       7 data packets trimmed, 2 headers returned to their sender (1 arrived)");
         assert_eq!(find(&lines, "timeouts").unwrap(), "timeouts    3 retransmission timer expiries declared 40 data packets lost");

@@ -28,7 +28,7 @@ pub struct PortStats {
     pub mean_queue_bytes: f64,
     /// Packets dropped at this port (no buffer, port down, or a header with nothing to evict).
     pub drops: u64,
-    /// Packets lost on the wire during loss bursts (flaky links).
+    /// Packets lost on the wire (flaky links in a loss burst, lossy links by their channel).
     pub wire_losses: u64,
     /// Data packets trimmed to their header here.
     pub trims: u64,

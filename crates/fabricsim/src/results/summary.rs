@@ -83,9 +83,9 @@ pub struct PacketCounts {
     /// packets that reached their destination host (data: trimmed headers included) and packets
     /// dropped anywhere (likewise).
     pub by_kind: ByKind,
-    /// Packets of any kind lost on the wire by flaky links (`[topology.failures] kind =
-    /// "flaky"` only); they are also counted as dropped of their kind, but never as buffer drops
-    /// or trims.
+    /// Packets of any kind lost on the wire by flaky or lossy links (`[topology.failures] kind =
+    /// "flaky"`, `"loss"`, `"bursty_loss"` only); they are also counted as dropped of their kind,
+    /// but never as buffer drops or trims.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub wire_losses: Option<u64>,
 }
@@ -341,8 +341,8 @@ pub struct Summary {
     /// `run.tier_queue_stats = true`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub queues_by_tier: Option<Vec<TierQueues>>,
-    /// Flaky links only: every flaky port (`"NODE-NODE"`, the first node's port towards the
-    /// second) with the packets it transmitted and lost on the wire.
+    /// Flaky or lossy links only: every port that loses packets on the wire (`"NODE-NODE"`, the
+    /// first node's port towards the second) with the packets it transmitted and lost there.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub flaky_ports: Vec<FlakyPortLosses>,
     /// Every queue profile and the ports using it, when `[switch.ports.*]` or
@@ -390,7 +390,7 @@ pub struct TierQueues {
     pub mean_bytes: f64,
     /// The largest time-averaged occupancy of one port of the class (bytes).
     pub max_port_mean_bytes: f64,
-    /// Packets its ports lost on the wire (flaky links).
+    /// Packets its ports lost on the wire (flaky or lossy links).
     pub wire_losses: u64,
     /// Packets (any kind) its ports dropped: no buffer, port down, or headers with nothing to
     /// evict — where the loss happens (lb-ai-training §5 diagnostics).
