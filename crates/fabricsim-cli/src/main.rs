@@ -511,7 +511,7 @@ fn check(path: &Path, set: &[String], threads: Option<usize>) -> Result<(), Erro
     }
     say!(o, "link events   {}", setup.scenario.link_events.len());
     if !f.failures.is_empty() {
-        let seed = match setup.scenario.topology.active_failures().first().and_then(|(_, c)| c.seed) {
+        let seed = match setup.scenario.topology.first_failure_seed() {
             Some(s) => format!(" (failure seed {s})"),
             None => String::new(),
         };

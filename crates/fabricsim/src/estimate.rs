@@ -113,7 +113,7 @@ impl Estimate {
         let wall_s = (events / EVENTS_PER_SEC.1 + samples * SECS_PER_SAMPLE.0, events / EVENTS_PER_SEC.0 + samples * SECS_PER_SAMPLE.1);
         let run = &setup.scenario.run;
         let timeline_events = run.timeline.then(|| {
-            let port_samples = if setup.trace_conns.len() + setup.trace_ports.len() == 0 { 0.0 } else { samples * setup.trace_ports.len() as f64 / (setup.trace_conns.len() + setup.trace_ports.len()) as f64 };
+            let port_samples = ticks * setup.trace_ports.len() as f64;
             2.0 * setup.traffic.conns.len() as f64 + if run.message_log { 2.0 * graph.messages as f64 } else { 0.0 } + setup.traffic.instances.len() as f64 + 2.0 * port_samples
         });
         let peak_memory_bytes = peak_memory_bytes + timeline_events.map_or(0.0, |e| BYTES_PER_TIMELINE_EVENT * e + BYTES_PER_KEPT_SAMPLE * samples);

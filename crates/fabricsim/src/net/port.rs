@@ -143,22 +143,19 @@ impl PortState {
 /// where the scenario gives one, else the master seed).
 pub(crate) fn apply_failures(fabric: &Fabric, ports: &mut [PortState]) {
     for l in &fabric.failures {
-        let seed = l.seed;
-        if l.rate.is_none() {
+        let Some(rate) = l.rate else {
             for p in [l.up, l.down] {
                 ports[p as usize].up = false;
             }
             continue;
-        }
+        };
         for p in l.ports() {
             let ps = &mut ports[p as usize];
+            let stream = |name| Rng::stream(l.seed, name, p as u64);
             match l.loss {
-                Some(LinkLoss::Bursts(b)) => ps.wire_loss = Some(Box::new(WireLoss::bursts(FlakyPort::new(b, Rng::stream(seed, "flaky", p as u64))))),
-                Some(LinkLoss::Channel(c)) => ps.wire_loss = Some(Box::new(WireLoss::channel(LossyPort::new(c, Rng::stream(seed, "wire_loss", p as u64))))),
-                None => {}
-            }
-            if let (None, Some(r)) = (l.loss, l.rate) {
-                ps.rate = r;
+                Some(LinkLoss::Bursts(b)) => ps.wire_loss = Some(Box::new(WireLoss::bursts(FlakyPort::new(b, stream("flaky"))))),
+                Some(LinkLoss::Channel(c)) => ps.wire_loss = Some(Box::new(WireLoss::channel(LossyPort::new(c, stream("wire_loss"))))),
+                None => ps.rate = rate,
             }
         }
     }

@@ -232,18 +232,19 @@ impl Results {
     /// [`crate::Error::Write`] naming the file; if it fails before the swap, the previous
     /// run's results are left as they were.
     pub fn write_to(&self, out: &OutDir) -> Result<()> {
-        let files: Vec<&str> = OUTPUT_FILES.iter().filter(|f| (f.has_rows)(self)).map(|f| f.schema.name).collect();
+        let files: Vec<&OutputFile> = OUTPUT_FILES.iter().filter(|f| (f.has_rows)(self)).collect();
+        let names: Vec<&str> = files.iter().map(|f| f.schema.name).collect();
         // A streamed file without rows is not a result.
         for s in self.streamed.iter().filter(|s| s.rows == 0) {
             let _ = std::fs::remove_file(s.path());
         }
         // Streamed files are already aside, under their temporary names.
-        let written = OUTPUT_FILES.iter().filter(|f| files.contains(&f.schema.name) && self.streamed(f.schema.name).is_none()).try_for_each(|f| out.write_aside(f.schema.name, &(f.text)(self)));
+        let written = files.iter().filter(|f| self.streamed(f.schema.name).is_none()).try_for_each(|f| out.write_aside(f.schema.name, &(f.text)(self)));
         if let Err(e) = written {
-            out.discard_aside(&files);
+            out.discard_aside(&names);
             return Err(e);
         }
-        out.replace_with(&files)
+        out.replace_with(&names)
     }
 }
 

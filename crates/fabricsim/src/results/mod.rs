@@ -86,7 +86,11 @@ use crate::units::ps_to_us as us;
 /// water-filling per distinct finish) and the idle ideal misleads most.
 fn wants_fair_share(sim: &Sim, setup: &Setup, plans: &[flows::ConnPlan]) -> bool {
     use crate::scenario::FairShare;
-    let batch = || plans.iter().map(|p| p.due).filter(|&d| d != Time::MAX).collect::<std::collections::BTreeSet<_>>().len() <= 1;
+    let batch = || {
+        let mut dues = plans.iter().map(|p| p.due).filter(|&d| d != Time::MAX);
+        let first = dues.next();
+        dues.all(|d| Some(d) == first)
+    };
     sim.traffic.instances.is_empty()
         && match setup.results.fair_share {
             FairShare::Off => false,

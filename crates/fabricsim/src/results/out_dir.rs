@@ -123,10 +123,9 @@ impl OutDir {
     /// the previous run's: a manifest listing both, the previous files this run does not write
     /// removed, the new ones renamed into place, then the manifest of this run alone.
     pub(crate) fn replace_with(&self, files: &[&str]) -> Result<()> {
-        let mut both: Vec<&str> = self.previous.iter().map(String::as_str).filter(|f| !files.contains(f)).collect();
-        both.extend_from_slice(files);
-        self.write_manifest(&both)?;
-        for f in self.previous.iter().filter(|f| !files.contains(&f.as_str())) {
+        let gone: Vec<&str> = self.previous.iter().map(String::as_str).filter(|f| !files.contains(f)).collect();
+        self.write_manifest(&[&gone[..], files].concat())?;
+        for f in gone {
             match std::fs::remove_file(self.path.join(f)) {
                 Ok(()) => {}
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
@@ -143,10 +142,14 @@ impl OutDir {
     /// [`OutDir::replace_with`]); a failure is an [`Error::Write`] naming the file, and leaves
     /// no temporary file.
     pub(crate) fn write_aside(&self, file: &str, text: &str) -> Result<()> {
+        self.write_aside_io(file, text.as_bytes()).map_err(|e| self.write_error(file, e))
+    }
+
+    /// Writes `bytes` to `file`'s temporary name; on failure the temporary file is removed.
+    fn write_aside_io(&self, file: &str, bytes: &[u8]) -> std::io::Result<()> {
         let temp = self.partial_path(file);
-        std::fs::write(&temp, text).map_err(|e| {
+        std::fs::write(&temp, bytes).inspect_err(|_| {
             let _ = std::fs::remove_file(&temp);
-            self.write_error(file, e)
         })
     }
 
@@ -189,12 +192,11 @@ impl OutDir {
     /// Writes `bytes` to `file`'s temporary name, then renames it to `file`; on failure the
     /// temporary file is removed and `file` is as it was.
     fn write_io(&self, file: &str, bytes: &[u8]) -> std::io::Result<()> {
+        self.write_aside_io(file, bytes)?;
         let temp = self.partial_path(file);
-        let done = std::fs::write(&temp, bytes).and_then(|()| std::fs::rename(&temp, self.path.join(file)));
-        if done.is_err() {
+        std::fs::rename(&temp, self.path.join(file)).inspect_err(|_| {
             let _ = std::fs::remove_file(&temp);
-        }
-        done
+        })
     }
 
     /// Where `file` is written until it is complete.

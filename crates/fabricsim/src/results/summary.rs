@@ -545,7 +545,7 @@ pub(super) fn assemble(sim: &Sim, setup: &Setup, flows: &[FlowResult], plans: Pl
         hosts: sim.net.fabric.hosts,
         switches: sim.net.fabric.switches(),
         failed_links: sim.net.fabric.failures.iter().map(|l| sim.net.fabric.link_name(l.up)).collect(),
-        failure_seed: setup.scenario.topology.active_failures().first().and_then(|(_, f)| f.seed),
+        failure_seed: setup.scenario.topology.first_failure_seed(),
         pod_uplink_bottleneck: sim.net.fabric.pod_bottleneck.clone(),
         base_rtt_us: us(setup.base_rtt),
         bdp_bytes: setup.bdp_bytes,

@@ -21,7 +21,7 @@ use super::Results;
 use crate::units::{Time, US};
 use std::fmt::Write;
 
-/// Process ids: collectives first, then one per host, then the traced ports.
+/// Process ids: collectives first, then one per host, then the traced ports (`host_pid(hosts)`).
 const COLLECTIVES_PID: u64 = 0;
 
 fn host_pid(h: u32) -> u64 {
@@ -112,7 +112,8 @@ impl Results {
             }
         }
         if !self.port_trace.is_empty() {
-            let pid = host_pid(senders.last().copied().unwrap_or(0).max(self.flows.iter().map(|f| f.dst).max().unwrap_or(0))) + 1;
+            // After every host's process.
+            let pid = host_pid(self.summary.hosts);
             ev.push(meta(pid, None, "ports"));
             for s in &self.port_trace {
                 let link = self.port_names.get(&s.port).map_or_else(|| format!("port {}", s.port), String::clone);

@@ -9,7 +9,6 @@ use crate::topo::leaf_spine::Shape;
 use crate::budget::Budget;
 use crate::topo::{fat_tree, leaf_spine, Fabric, FabricSize, TierLinks};
 use crate::topo::failures::FailuresConfig;
-use crate::ids::PortId;
 use crate::units::BitsPerSec;
 
 impl TopologyConfig {
@@ -17,6 +16,12 @@ impl TopologyConfig {
     /// on (`enabled` unset or true), with the key each is written under.
     pub fn active_failures(&self) -> Vec<(String, &FailuresConfig)> {
         self.failures.as_ref().map_or_else(Vec::new, |f| f.active())
+    }
+
+    /// The first active failure entry's own `seed`, if it gives one (`summary.json`
+    /// `failure_seed`, `check`); each entry draws from its own seed, else the master seed.
+    pub fn first_failure_seed(&self) -> Option<u64> {
+        self.active_failures().first().and_then(|(_, f)| f.seed)
     }
 }
 
@@ -52,26 +57,22 @@ impl Scenario {
     pub(super) fn build_fabric(&self, plan: FabricPlan) -> Result<Fabric> {
         let mut fabric = (plan.build)()?;
         debug_assert_eq!(fabric.size(), plan.size, "the plan counts what it builds");
-        let mut taken: Vec<(PortId, String)> = Vec::new();
-        for (key, f) in self.topology.active_failures() {
-            let chosen = f.choose(&fabric, f.seed.unwrap_or(self.seed)).map_err(|e| e.moved("topology.failures", &key))?;
-            // Each cable in one entry at most: two would each claim its rate and its loss.
+        let entries = self.topology.active_failures();
+        // Per cable (by its lower port), the entry that failed it: a cable may be in one entry
+        // only, or two would each claim its rate and its loss.
+        let mut claimed: Vec<Option<usize>> = vec![None; fabric.ports.len()];
+        for (n, (key, f)) in entries.iter().enumerate() {
+            // Each entry draws from its own seed, else the master seed (as before the key
+            // existed, so that outputs of older scenarios do not move).
+            let chosen = f.choose(&fabric, f.seed.unwrap_or(self.seed)).map_err(|e| e.moved("topology.failures", key))?;
             for l in &chosen.links {
-                if let Some((_, first)) = taken.iter().find(|(p, _)| *p == l.up) {
-                    return Err(Error::invalid(&key, format!("`{}` is failed by {first} already: a cable may be in one entry only", fabric.link_name(l.up))));
+                if let Some(first) = claimed[l.up as usize].replace(n) {
+                    return Err(Error::invalid(key, format!("`{}` is failed by {} already: a cable may be in one entry only", fabric.link_name(l.up), entries[first].0)));
                 }
-                taken.push((l.up, key.clone()));
             }
             fabric.apply_failures(chosen);
         }
         Ok(fabric)
-    }
-
-    /// The seed of the (first) failure entry's random choices and flaky bursts: its `seed` where
-    /// given, else the master seed (as it was before that key existed, so that outputs of older
-    /// scenarios do not move). Each entry of `[[topology.failures]]` draws from its own.
-    pub fn failure_seed(&self) -> u64 {
-        self.topology.active_failures().first().and_then(|(_, f)| f.seed).unwrap_or(self.seed)
     }
 
     /// The intact fabric's plan: the family, its size and the rate and latency of each tier,

@@ -395,28 +395,20 @@ impl FailuresConfig {
         match self.kind {
             FailureKind::TorUplinks => Ok(Chosen { links: self.choose_tor_uplinks(fabric, seed)?, ..Chosen::default() }),
             FailureKind::Flaky if self.links.is_some() => {
-                let bursts = self.bursts()?;
-                Ok(Chosen { links: self.lossy_links(fabric, LinkLoss::Bursts(bursts))?, ..Chosen::default() })
+                let bursts = LinkLoss::Bursts(self.bursts()?);
+                Ok(Chosen { links: self.named(fabric, |up| Ok(Some(fabric.ports[up as usize].rate)), Some(bursts))?, ..Chosen::default() })
             }
             FailureKind::PartialLag if self.links.is_some() => {
                 // The LAG-member loss on named cables: each runs at (1 − p) of its rate (Eq. 2
                 // is about f links in every pod, so there is none to report).
                 let p = self.lag_fraction()?;
-                let names = self.links.as_deref().unwrap_or_default();
-                let links = self
-                    .cables(fabric, names)?
-                    .into_iter()
-                    .map(|(_, up, down)| {
-                        let rate = scaled(fabric.ports[up as usize].rate, 1.0 - p, &format!("{KEY}.p"))?;
-                        Ok(FailedLink { up, down, rate: Some(rate), direction: self.direction.unwrap_or_default(), scale_queue: self.scale_queue.unwrap_or(false), loss: None, seed: 0 })
-                    })
-                    .collect::<Result<_>>()?;
+                let links = self.named(fabric, |up| scaled(fabric.ports[up as usize].rate, 1.0 - p, &format!("{KEY}.p")).map(Some), None)?;
                 Ok(Chosen { links, ..Chosen::default() })
             }
             FailureKind::PartialLag | FailureKind::Flaky => self.choose_pod_links(fabric, seed),
             FailureKind::Loss | FailureKind::BurstyLoss => {
-                let channel = self.channel()?;
-                Ok(Chosen { links: self.lossy_links(fabric, LinkLoss::Channel(channel))?, ..Chosen::default() })
+                let channel = LinkLoss::Channel(self.channel()?);
+                Ok(Chosen { links: self.named(fabric, |up| Ok(Some(fabric.ports[up as usize].rate)), Some(channel))?, ..Chosen::default() })
             }
         }
     }
@@ -451,21 +443,27 @@ impl FailuresConfig {
             .into_iter()
             .map(|p| {
                 let spec = &fabric.ports[p as usize];
-                Ok(FailedLink {
-                    up: p,
-                    down: spec.reverse,
-                    rate: Some(match rate_factor {
-                        Some(x) => scaled(spec.rate, x, &format!("{KEY}.p"))?,
-                        None => spec.rate,
-                    }),
-                    direction: self.direction.unwrap_or_default(),
-                    scale_queue: self.scale_queue.unwrap_or(false),
-                    loss: flaky.map(LinkLoss::Bursts),
-                    seed: 0,
-                })
+                let rate = match rate_factor {
+                    Some(x) => scaled(spec.rate, x, &format!("{KEY}.p"))?,
+                    None => spec.rate,
+                };
+                Ok(self.failed(p, spec.reverse, Some(rate), flaky.map(LinkLoss::Bursts)))
             })
             .collect::<Result<_>>()?;
         Ok(Chosen { links, bottleneck, pod_links: true })
+    }
+
+    /// The failed cable `up`/`down` at `rate` (`None`: removed) losing packets as `loss` says,
+    /// with this entry's direction and queue scaling (its seed is set by [`Self::choose`]).
+    fn failed(&self, up: PortId, down: PortId, rate: Option<BitsPerSec>, loss: Option<LinkLoss>) -> FailedLink {
+        FailedLink { up, down, rate, direction: self.direction.unwrap_or_default(), scale_queue: self.scale_queue.unwrap_or(false), loss, seed: 0 }
+    }
+
+    /// The cables of `links` (names or patterns), each at the rate `rate(up port)` gives and
+    /// losing packets as `loss` says in the affected directions.
+    fn named(&self, fabric: &Fabric, rate: impl Fn(PortId) -> Result<Option<BitsPerSec>>, loss: Option<LinkLoss>) -> Result<Vec<FailedLink>> {
+        let names = self.links.as_deref().ok_or_else(|| Error::invalid(format!("{KEY}.links"), "missing: name the cables, e.g. links = [\"tor0-spine1\"] or a pattern \"tor*-spine1\""))?;
+        self.cables(fabric, names)?.into_iter().map(|(_, up, down)| Ok(self.failed(up, down, rate(up)?, loss))).collect()
     }
 
     /// `partial_lag`: `p`, the fraction of each failed link's rate lost, in (0, 1).
@@ -534,17 +532,6 @@ impl FailuresConfig {
         })
     }
 
-    /// The cables of `links` (names or patterns), each losing packets as `loss` says in the
-    /// affected directions.
-    fn lossy_links(&self, fabric: &Fabric, loss: LinkLoss) -> Result<Vec<FailedLink>> {
-        let names = self.links.as_deref().ok_or_else(|| Error::invalid(format!("{KEY}.links"), "missing: name the lossy cables, e.g. links = [\"tor0-spine1\"] or a pattern \"tor*-spine1\""))?;
-        Ok(self
-            .cables(fabric, names)?
-            .into_iter()
-            .map(|(_, up, down)| FailedLink { up, down, rate: Some(fabric.ports[up as usize].rate), direction: self.direction.unwrap_or_default(), scale_queue: false, loss: Some(loss), seed: 0 })
-            .collect())
-    }
-
     /// The cables `names` give, each as (the index of the name, its lower node's port, the
     /// other), in the order named; a pattern (`*`, `?`) names every cable one of whose
     /// directions it matches.
@@ -556,6 +543,8 @@ impl FailuresConfig {
         let lower = |p: PortId| fabric.tier[fabric.ports[p as usize].owner as usize];
         let oriented = |a: PortId, b: PortId| if lower(a) <= lower(b) { (a, b) } else { (b, a) };
         let mut out: Vec<(usize, PortId, PortId)> = Vec::new();
+        // By the cable's lower port: a pattern may name thousands of cables.
+        let mut listed = vec![false; fabric.ports.len()];
         for (i, name) in names.iter().enumerate() {
             let key = format!("{KEY}.links[{i}]");
             let found: Vec<(PortId, PortId)> = if is_glob(name) {
@@ -571,7 +560,7 @@ impl FailuresConfig {
                 vec![oriented(a, b)]
             };
             for c in found {
-                if out.iter().any(|&(_, a, b)| (a, b) == c) {
+                if std::mem::replace(&mut listed[c.0 as usize], true) {
                     return Err(Error::invalid(key, format!("`{name}`: the cable {}-{} is listed twice", fabric.node_name(fabric.ports[c.0 as usize].owner), fabric.node_name(fabric.ports[c.1 as usize].owner))));
                 }
                 out.push((i, c.0, c.1));
@@ -607,7 +596,7 @@ impl FailuresConfig {
             if fabric.tier[fabric.ports[up as usize].owner as usize] == Tier::Host && factor.is_none() {
                 return Err(Error::invalid(format!("{KEY}.links[{i}]"), format!("`{}`: removing a host's only cable cuts it off the fabric; use model = \"degraded\"", names[i])));
             }
-            out.push(FailedLink { up, down, rate: factor.map(|f| scaled(fabric.ports[up as usize].rate, f, &format!("{KEY}.degraded_rate_factor"))).transpose()?, direction: self.direction.unwrap_or_default(), scale_queue: self.scale_queue.unwrap_or(false), loss: None, seed: 0 });
+            out.push(self.failed(up, down, factor.map(|f| scaled(fabric.ports[up as usize].rate, f, &format!("{KEY}.degraded_rate_factor"))).transpose()?, None));
         }
         if factor.is_none() {
             // A switch whose every uplink is removed is cut off from the rest of the fabric.
@@ -670,7 +659,7 @@ impl FailuresConfig {
             for p in failed {
                 let spec = &fabric.ports[p as usize];
                 let rate = factor.map(|f| scaled(spec.rate, f, &format!("{KEY}.degraded_rate_factor"))).transpose()?;
-                out.push(FailedLink { up: p, down: spec.reverse, rate, direction: self.direction.unwrap_or_default(), scale_queue: self.scale_queue.unwrap_or(false), loss: None, seed: 0 });
+                out.push(self.failed(p, spec.reverse, rate, None));
             }
         }
         Ok(out)
