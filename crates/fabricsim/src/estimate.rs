@@ -120,7 +120,7 @@ impl Estimate {
         Estimate { data_packets, events, peak_memory_bytes, wall_s, timeline_events }
     }
 
-    /// Per packet: the INT record stack beside its pool slot (`net/telemetry.rs`), when a
+    /// Per packet: the INT record stack beside its pool slot (`kernel/telemetry.rs`), when a
     /// scheme of the run reads telemetry (an ACK reuses its data packet's slot, so one per
     /// packet in flight).
     fn telemetry_bytes(setup: &Setup) -> f64 {

@@ -9,12 +9,14 @@
 //!   integer picosecond time and byte counts, dense ids, seeded random streams, errors and the
 //!   short excerpts of input they quote, cache prefetch hints, an allocator that puts large
 //!   arrays on huge pages (binaries opt in), and the memory setup may plan for.
+//! - [`kernel`]: what every element shares: packets (their kinds declared in one table) and
+//!   their pool, packet queues, INT stacks, the event queue and its kinds, the run's counters
+//!   and the packet and drop logs.
 //! - [`scheme`]: the shape of a pluggable scheme ([`scheme::Scheme`]), the `scheme_family!` and
 //!   `tagged_config!` macros and the parameter helpers they use.
 //! - [`topo`]: fat trees and leaf-spines as dense arrays, static uplink failures, and equal-cost
 //!   routing tables.
-//! - [`net`]: packets (their kinds declared in one table) and their pool, output port state
-//!   with its queue discipline, switch path selection, PFC accounting, host NIC schedulers;
+//! - [`net`]: output port state with its queue discipline, switch path selection, PFC accounting, host NIC schedulers;
 //!   [`net::Network`] is the network layer's state.
 //! - [`transport`]: connections, loss recovery ([`transport::recovery`]), congestion control
 //!   ([`transport::cc`]), host path selection ([`transport::lb`]), message gates and credits,
@@ -49,6 +51,7 @@ pub mod excerpt;
 pub mod hint;
 pub mod huge_pages;
 pub mod import;
+pub mod kernel;
 pub mod ids;
 pub mod net;
 pub mod registry;

@@ -55,6 +55,8 @@ pub(super) fn network(setup: &Setup) -> Result<Network> {
         pfc: setup.pfc.clone(),
         qdisc: setup.qdisc.clone(),
         class: crate::net::packet::ClassTable::new(setup.scenario.transport.ack_class == crate::scenario::AckClass::Data),
+        // Sized once the connections are built (`Sim::unseeded_with_pool`).
+        path_counts: Vec::new(),
         fabric,
     })
 }
@@ -186,9 +188,8 @@ pub(super) fn tracer(setup: &Setup) -> Tracer {
         interval: setup.trace_interval,
         conns: setup.trace_conns.clone(),
         ports: setup.trace_ports.clone(),
-        log_drops: setup.scenario.run.event_log,
+        log: super::trace::PacketLog { log_drops: setup.scenario.run.event_log, packet_conns, ..Default::default() },
         ack_conns,
-        packet_conns,
         log_gates: setup.scenario.run.gate_log,
         flowlets: (!setup.flowlet_gaps.is_empty()).then(|| Box::new(super::flowlets::FlowletMeter::new(setup.flowlet_gaps.clone()))),
         imbalance: if setup.trace_interval > 0 { super::uplink_meter::UplinkMeter::new(&setup.fabric, &setup.trace_ports) } else { None },

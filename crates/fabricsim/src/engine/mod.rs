@@ -3,18 +3,20 @@
 //! [`Sim`] holds the clock, one event queue, the packet pool and the state of the two layers,
 //! each in flat arrays indexed by dense ids: [`Network`] (ports, queues, switch selectors, PFC)
 //! and [`Hosts`] (NICs, connections with their schemes, credits, gates); `build.rs` builds them
-//! from a scenario. The loop pops the earliest event and dispatches on its kind with
-//! a `match`; each element's handlers are `impl Sim` blocks under `glue` (`glue/port.rs`,
-//! `glue/switch.rs`, `glue/nic.rs`, `glue/pfc.rs`, `glue/sender.rs`, `glue/receiver.rs`,
-//! `glue/credit.rs`), while the elements' state and pure logic live in [`crate::net`] and
-//! [`crate::transport`], which know nothing of `Sim`. There is no global state: two `Sim`s can
-//! run side by side.
+//! from a scenario. The loop pops the earliest event and dispatches on its kind with a `match`.
+//! The network's elements own their handlers (`net/switch.rs`, `net/port.rs`, `net/pfc.rs`:
+//! methods of [`Network`] that get a narrow [`crate::net::ctx::NetCtx`]), which `network.rs`
+//! lends them; the hosts' handlers are still `impl Sim` blocks under `glue` (`glue/nic.rs`,
+//! `glue/sender.rs`, `glue/receiver.rs`, `glue/credit.rs`) over the state and pure logic of
+//! [`crate::transport`], which knows nothing of `Sim`. There is no global state: two `Sim`s
+//! can run side by side.
 
 mod glue;
+mod network;
 mod build;
 pub use build::recovery_timers;
-pub mod queue;
-mod buckets;
+pub use crate::kernel::queue;
+pub use crate::kernel::Counters;
 mod reroute;
 pub mod parallel;
 pub mod tasks;
@@ -26,7 +28,8 @@ pub use crate::hint::prefetch;
 
 use crate::error::Result;
 use crate::ids::NodeId;
-use crate::net::packet::{PacketPool, PerKind, PktKind};
+use crate::net::packet::{PacketPool, PktKind};
+use crate::net::switch::Forwarded;
 use crate::net::Network;
 use crate::scenario::{LinkAction, LinkEvent, Setup};
 use crate::topo::Fabric;
@@ -38,129 +41,6 @@ use std::sync::Arc;
 use tasks::TaskState;
 use trace::{RttHistogram, Tracer};
 use queue::{EventKind, EventQueue};
-
-/// Packet and event counters of a run. Per-kind counts come from the kind table
-/// (`net/packet.rs`): a new packet kind is counted, reported and checked without an edit here.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Counters {
-    /// Events processed.
-    pub events: u64,
-    /// Packets put on a link (every packet, every hop).
-    pub packet_hops: u64,
-    /// Packets a host put on its link, per kind (data: first transmissions and retransmissions).
-    pub sent: PerKind,
-    /// Packets that reached the host they were addressed to, per kind (data: including trimmed
-    /// headers).
-    pub arrived: PerKind,
-    /// Packets discarded anywhere, per kind (a dead link, a full buffer, a planned drop; data:
-    /// including trimmed headers).
-    pub dropped: PerKind,
-    /// Data packets that were retransmissions.
-    pub data_retransmitted: u64,
-    /// Data packets trimmed to headers.
-    pub data_trimmed: u64,
-    /// Of the trimmed data packets, those cut after they were queued, to make room for a
-    /// control packet in a lane shared with data (lb-ai-training spec §4.2).
-    pub data_evicted: u64,
-    /// Of those, the ones evicted for a trimmed header (the paper's §6.2 argument: headers
-    /// take buffer from data); the rest made room for ACKs, NACKs and other control packets.
-    pub evicted_by_headers: u64,
-    /// Of the dropped data packets, those that were trimmed headers.
-    pub headers_dropped: u64,
-    /// Trimmed headers a switch returned to their sender (`switch.trimmed_headers`,
-    /// lb-ai-training spec LR-TRIM-RTS).
-    pub headers_bounced: u64,
-    /// Of those, the ones that reached their sender (counted as arrived data there).
-    pub bounces_returned: u64,
-    /// Data packets marked CE (each once, however many switches marked it).
-    pub ecn_marked: u64,
-    /// CE markings made by switch ports (a packet marked at two hops counts twice).
-    pub ecn_mark_events: u64,
-    /// Retransmission timer expiries that declared packets lost.
-    pub timeouts: u64,
-    /// Data packets declared lost by those expiries.
-    pub timeout_lost: u64,
-    /// Data packets dropped for lack of buffer (tail drop; PFC headroom overflow).
-    pub buffer_drops: u64,
-    /// Recoveries started by the out-of-order count (STrack).
-    pub ooo_recoveries: u64,
-    /// Fast retransmits ([`crate::transport::recovery::Episode::FastRetransmit`]).
-    pub fast_retransmits: u64,
-    /// Recoveries started by a probe answer (STrack).
-    pub probe_recoveries: u64,
-    /// Data packets re-routed by a switch-side selector, per switch hop (see `SwitchCtx::rerouted`).
-    pub reroutes: u64,
-    /// Packets (any kind) lost on the wire by flaky links; also counted in `dropped`.
-    pub wire_losses: u64,
-}
-
-impl Counters {
-    /// Adds another partition's counts (every counter counts events that happen in one place).
-    pub(crate) fn absorb(&mut self, o: &Counters) {
-        // Destructured, so that a new counter cannot be forgotten here.
-        let Counters {
-            events,
-            packet_hops,
-            sent,
-            arrived,
-            dropped,
-            data_retransmitted,
-            data_trimmed,
-            data_evicted,
-            evicted_by_headers,
-            headers_dropped,
-            headers_bounced,
-            bounces_returned,
-            ecn_marked,
-            ecn_mark_events,
-            timeouts,
-            timeout_lost,
-            buffer_drops,
-            ooo_recoveries,
-            fast_retransmits,
-            probe_recoveries,
-            reroutes,
-            wire_losses,
-        } = *o;
-        for (mine, theirs) in [(&mut self.sent, sent), (&mut self.arrived, arrived), (&mut self.dropped, dropped)] {
-            for (a, b) in mine.0.iter_mut().zip(theirs.0) {
-                *a += b;
-            }
-        }
-        for (a, b) in [
-            (&mut self.events, events),
-            (&mut self.packet_hops, packet_hops),
-            (&mut self.data_retransmitted, data_retransmitted),
-            (&mut self.data_trimmed, data_trimmed),
-            (&mut self.data_evicted, data_evicted),
-            (&mut self.evicted_by_headers, evicted_by_headers),
-            (&mut self.headers_dropped, headers_dropped),
-            (&mut self.headers_bounced, headers_bounced),
-            (&mut self.bounces_returned, bounces_returned),
-            (&mut self.ecn_marked, ecn_marked),
-            (&mut self.ecn_mark_events, ecn_mark_events),
-            (&mut self.timeouts, timeouts),
-            (&mut self.timeout_lost, timeout_lost),
-            (&mut self.buffer_drops, buffer_drops),
-            (&mut self.ooo_recoveries, ooo_recoveries),
-            (&mut self.fast_retransmits, fast_retransmits),
-            (&mut self.probe_recoveries, probe_recoveries),
-            (&mut self.reroutes, reroutes),
-            (&mut self.wire_losses, wire_losses),
-        ] {
-            *a += b;
-        }
-    }
-
-    /// A switch port marks a data packet CE (at enqueue or dequeue): one marking event, and a
-    /// marked packet unless an earlier hop already marked it.
-    #[inline]
-    pub(crate) fn mark_ce(&mut self, flags: &mut u16) {
-        self.ecn_marked += (*flags & crate::net::packet::F_CE == 0) as u64;
-        *flags |= crate::net::packet::F_CE;
-        self.ecn_mark_events += 1;
-    }
-}
 
 /// Progress of a running simulation, handed to the progress callback.
 #[derive(Clone, Copy, Debug)]
@@ -213,6 +93,9 @@ pub struct Sim {
     pub(crate) interrupted: bool,
     /// Set when this `Sim` is one partition of a parallel run (`parallel.rs`).
     pub(crate) part: Option<Box<parallel::Partition>>,
+    /// What a network handler left for the hosts, delivered when it returns
+    /// ([`Sim::with_net`]).
+    host_effects: crate::net::ctx::HostEffects,
 }
 
 /// Why a run stops short of completion.
@@ -316,8 +199,9 @@ impl Sim {
     /// [`Sim::unseeded`] with the packet pool's reservation given (a parallel run reckons it
     /// once for all its replicas: it scans the whole traffic graph).
     pub(crate) fn unseeded_with_pool(setup: &Setup, pool_packets: usize) -> Result<Sim> {
-        let net = build::network(setup)?;
+        let mut net = build::network(setup)?;
         let hosts = build::hosts(setup, &net.fabric);
+        net.path_counts = vec![Default::default(); hosts.conns.len()];
         let traffic = Arc::clone(&setup.traffic);
         // Every element an event names must fit the order key's entity field (queue.rs).
         for (what, n) in [
@@ -341,7 +225,7 @@ impl Sim {
             q: EventQueue::with_horizon(horizon, events_per_ns),
             pool: {
                 let mut pool = PacketPool::with_capacity(pool_packets);
-                // Switches stamp INT only for a scheme that reads it (`net/telemetry.rs`).
+                // Switches stamp INT only for a scheme that reads it (`kernel/telemetry.rs`).
                 if setup.scenario.transport.carries_telemetry() {
                     pool.enable_telemetry();
                 }
@@ -365,6 +249,7 @@ impl Sim {
             stopped_early: false,
             interrupted: false,
             part: None,
+            host_effects: Default::default(),
         };
         Ok(sim)
     }
@@ -562,7 +447,7 @@ impl Sim {
                         if let Some(c) = self.hosts.conns.get(p.conn as usize) {
                             c.prefetch_entries(p.kind == PktKind::Data, p.seq);
                         }
-                    } else if let Some(out) = self.route_peek(node, p) {
+                    } else if let Some(out) = self.net.route_peek(node, p) {
                         // Only choices that follow from the header may be made early (`SwitchLb::peek`).
                         self.net.ports[out as usize].prefetch();
                         self.pool.get_mut(id).link = out + 1;
@@ -579,8 +464,8 @@ impl Sim {
         let node = self.net.port_peer[port as usize];
         if node < self.net.fabric.hosts {
             self.host_receive(node, pkt);
-        } else {
-            self.switch_receive(node, pkt);
+        } else if let Forwarded::Held(pkt) = self.with_net(|net, cx| net.switch_receive(cx, node, pkt)) {
+            self.hold(pkt);
         }
     }
 

@@ -51,69 +51,7 @@ pub struct PortSample {
     pub marks: u64,
 }
 
-/// What happened to a data packet of a logged connection (`run.packet_log_conns`), in the
-/// order a packet meets them: it leaves its sender, may be trimmed or dropped on the way, its
-/// header reaches the receiver, and an ACK or NACK about it reaches the sender.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PacketEvent {
-    /// A first transmission left the sender (into its NIC).
-    Sent,
-    /// A retransmission left the sender.
-    Resent,
-    /// A switch port could not buffer it on arrival and cut it to a header.
-    Trimmed,
-    /// A switch port cut it to a header after it was queued, to make room for a control
-    /// packet in a lane shared with data (lb-ai-training spec §4.2).
-    Evicted,
-    /// It (or, when it had been trimmed, its header) was discarded.
-    Dropped,
-    /// A switch turned its header back toward the sender (return-to-sender).
-    Bounced,
-    /// Its trimmed header reached the receiver, which NACKs it.
-    HeaderArrived,
-    /// A NACK or returned header about it reached the sender.
-    NackArrived,
-    /// An ACK for it reached the sender.
-    AckArrived,
-    /// The sender's retransmission timer declared it lost.
-    TimedOut,
-}
-
-impl PacketEvent {
-    /// The name written to `packet_log.csv`.
-    pub fn name(self) -> &'static str {
-        match self {
-            PacketEvent::Sent => "sent",
-            PacketEvent::Resent => "resent",
-            PacketEvent::Trimmed => "trimmed",
-            PacketEvent::Evicted => "evicted",
-            PacketEvent::Dropped => "dropped",
-            PacketEvent::Bounced => "bounced",
-            PacketEvent::HeaderArrived => "header_arrived",
-            PacketEvent::NackArrived => "nack_arrived",
-            PacketEvent::AckArrived => "ack_arrived",
-            PacketEvent::TimedOut => "timed_out",
-        }
-    }
-}
-
-/// The port of a [`PacketRecord`] whose event happens at a host.
-pub const NO_PORT: u32 = u32::MAX;
-
-/// One logged event of one data packet.
-#[derive(Clone, Copy, Debug)]
-pub struct PacketRecord {
-    /// When.
-    pub at: Time,
-    /// Connection.
-    pub conn: u32,
-    /// Packet sequence number within the connection.
-    pub seq: u32,
-    /// What happened.
-    pub event: PacketEvent,
-    /// The switch port where it happened, or [`NO_PORT`].
-    pub port: u32,
-}
+pub use crate::kernel::packet_log::{PacketEvent, PacketLog, PacketRecord, NO_PORT};
 
 /// What to sample and what was sampled.
 #[derive(Debug, Default)]
@@ -132,18 +70,12 @@ pub struct Tracer {
     pub(crate) files: Option<Box<dyn SampleSink>>,
     /// The uplink imbalance of the ToRs whose uplinks are all traced, tick by tick.
     pub(crate) imbalance: Option<super::uplink_meter::UplinkMeter>,
-    /// Whether to log drops (`run.event_log`).
-    pub log_drops: bool,
-    /// Dropped packets: (time, port where it was lost, connection).
-    pub drops: Vec<(Time, u32, u32)>,
+    /// The packet and drop logs, which switch ports append to as well.
+    pub log: PacketLog,
     /// Connections whose every ACK is logged (`run.ack_log_conns`), sorted.
     pub ack_conns: Vec<u32>,
     /// Logged ACKs: (arrival time, connection, RTT sample, ECN echo).
     pub acks: Vec<(Time, u32, Time, bool)>,
-    /// Connections whose every packet event is logged (`run.packet_log_conns`), sorted.
-    pub packet_conns: Vec<u32>,
-    /// Logged packet events of those connections, in event order.
-    pub packets: Vec<PacketRecord>,
     /// Whether to log the gates' window decisions (`run.gate_log`).
     pub log_gates: bool,
     /// Logged window decisions: (time, connection, decision).
@@ -156,16 +88,14 @@ impl Tracer {
     /// Whether it samples or logs anything; a parallel run stays serial while it does (a new
     /// kind of record belongs in this test).
     pub(crate) fn records_anything(&self) -> bool {
-        self.interval > 0 || self.log_drops || !self.ack_conns.is_empty() || !self.packet_conns.is_empty() || self.log_gates || self.flowlets.is_some()
+        self.interval > 0 || self.log.records_anything() || !self.ack_conns.is_empty() || self.log_gates || self.flowlets.is_some()
     }
 
     /// Logs `event` of packet `seq` of connection `conn` at port `port` ([`NO_PORT`] for an
     /// event at a host), if `run.packet_log_conns` names the connection.
     #[inline]
     pub(crate) fn log_packet(&mut self, at: Time, conn: u32, seq: u32, event: PacketEvent, port: u32) {
-        if !self.packet_conns.is_empty() && self.packet_conns.binary_search(&conn).is_ok() {
-            self.packets.push(PacketRecord { at, conn, seq, event, port });
-        }
+        self.log.packet(at, conn, seq, event, port);
     }
 
     /// Whether the run takes samples: a period and something to sample.

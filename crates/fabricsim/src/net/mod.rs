@@ -1,18 +1,21 @@
-//! Network elements: packets, output ports with their queue discipline, switch path selection
-//! (`switch_lb`), PFC accounting and host NICs. This module holds their state and pure logic;
-//! the event handlers that drive them (forwarding, serialization, PFC frames) are `impl Sim`
-//! blocks in `engine/glue/`.
+//! Network elements: switches (`switch`), output ports with their queue discipline (`port`,
+//! `qdisc`), switch path selection (`switch_lb`), PFC (`pfc`), lossy cables and host NIC
+//! schedulers. Each element's state and its event handlers live in its own file; the handlers
+//! are methods of [`Network`], which owns the arrays, and are given the narrow
+//! [`ctx::NetCtx`] (clock, event queue, packet pool, counters, packet log) rather than the
+//! engine. The engine keeps the loop and dispatches to them.
 
+pub mod ctx;
 pub mod flaky;
 pub mod wire_loss;
+// Packets, their queues and INT stacks are the kernel's; they keep their paths here.
+pub use crate::kernel::{packet, packet_queue, telemetry};
 pub mod nic;
-pub mod packet;
-pub mod packet_queue;
 pub mod pfc;
 pub mod port;
 pub mod qdisc;
+pub mod switch;
 pub mod switch_lb;
-pub mod telemetry;
 
 use crate::ids::NodeId;
 use crate::rng::Rng;
@@ -48,4 +51,7 @@ pub struct Network {
     pub qdisc: qdisc::QdiscTable,
     /// The port class each packet kind travels in (`transport.ack_class`).
     pub class: packet::ClassTable,
+    /// What the network did to each connection's packets (drops, trims, re-routes), by
+    /// connection id.
+    pub path_counts: Vec<ctx::PathCounts>,
 }

@@ -22,14 +22,16 @@
 //! Accounting is keyed by the upstream egress port (one per cable direction), which identifies
 //! the (switch, ingress port) pair exactly.
 //!
-//! This file holds the configuration and the accounting; the admission, release and frame
-//! handlers are in `engine/glue/pfc.rs`.
+//! This file holds the configuration, the accounting and the handlers (admission, release,
+//! PAUSE/RESUME frames), the latter as methods of the [`Network`](super::Network).
 
 use crate::error::{Error, Result};
 use crate::ids::{NodeId, PortId};
 use crate::units::{ByteSize, MAX_BUFFER_BYTES};
 use crate::topo::Fabric;
 use crate::units::Time;
+use super::ctx::NetCtx;
+use crate::kernel::queue::EventKind;
 use serde::{Deserialize, Serialize};
 
 /// `[switch.pfc]`.
@@ -420,6 +422,75 @@ impl PfcState {
     }
 }
 
+
+// The PFC handlers: admission and release of data packets at a switch, and the PAUSE/RESUME
+// frames they trigger, which act on the upstream port one propagation delay plus one 64-byte
+// frame time later.
+impl super::Network {
+    /// PFC admission of data packet `size` bytes arriving at switch `sw` over upstream port
+    /// `up`. Returns false if the packet must be dropped (headroom overflow).
+    #[inline]
+    pub(super) fn pfc_admit(&mut self, cx: &mut NetCtx, sw: NodeId, up: PortId, size: u64) -> bool {
+        let s = (sw - self.fabric.hosts) as usize;
+        let (ok, pause) = self.pfc.admit(s, up as usize, size);
+        if !ok {
+            self.pfc.overflow_drops += 1;
+            return false;
+        }
+        if pause {
+            self.send_pfc_frame(cx, up, true);
+        }
+        true
+    }
+
+    /// PFC release of a data packet leaving switch `sw` that came in over upstream port `up`.
+    #[inline]
+    pub(super) fn pfc_release(&mut self, cx: &mut NetCtx, sw: NodeId, up: PortId, size: u64) {
+        let s = (sw - self.fabric.hosts) as usize;
+        if self.pfc.release(s, up as usize, size) {
+            self.send_pfc_frame(cx, up, false);
+        }
+    }
+
+    /// Sends PAUSE (`pause`) or RESUME to upstream port `up`; it acts one propagation delay
+    /// plus one frame time later.
+    fn send_pfc_frame(&mut self, cx: &mut NetCtx, up: PortId, pause: bool) {
+        let spec = &self.fabric.ports[up as usize];
+        let delay = spec.latency + spec.rate.tx_time(FRAME_BYTES);
+        if self.pfc.log_on && pause {
+            self.pfc.log.push((cx.now, up, pause));
+        }
+        self.pfc.ingress[up as usize].frame_sent(pause);
+        let (at, upstream) = (cx.now + delay, self.ports[up as usize].owner);
+        match cx.boundary.as_deref_mut() {
+            Some(b) if b.remote(upstream) => b.send_pfc_frame(upstream, at, up, pause),
+            _ => cx.q.push(at, EventKind::Pfc, up),
+        }
+    }
+
+    /// The oldest PFC frame in flight to upstream port `port` reached it. Returns whether a
+    /// RESUME lets the port send again (the caller kicks it: it may be a host's NIC).
+    #[must_use]
+    pub fn on_pfc_frame(&mut self, now: Time, port: PortId) -> bool {
+        let pause = self.pfc.ingress[port as usize].frame_arrived();
+        let ps = &mut self.ports[port as usize];
+        let stats = &mut self.pfc.ingress[port as usize];
+        if pause {
+            if !ps.paused {
+                ps.paused = true;
+                stats.paused_since = now;
+                stats.pauses_received += 1;
+            }
+            false
+        } else if ps.paused {
+            ps.paused = false;
+            stats.paused_total += now - stats.paused_since;
+            true
+        } else {
+            false
+        }
+    }
+}
 
 #[cfg(test)]
 mod tests {

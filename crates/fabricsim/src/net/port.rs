@@ -7,10 +7,16 @@
 //! and (for a switch) the forwarding latency. A host's NIC port has no data queue: it pulls the
 //! next data packet from the host's connection scheduler when it is free (see `nic.rs`).
 //!
-//! This file holds the port's state; its handlers (kick, start, drop) are in
-//! `engine/glue/port.rs`.
+//! This file holds the port's state and its handlers (queue, kick, take the next packet,
+//! transmit, drop), which are methods of the [`Network`] and get the narrow [`NetCtx`].
 
-use crate::ids::NodeId;
+use super::ctx::NetCtx;
+use super::Network;
+use crate::ids::{NodeId, PktId, PortId};
+use crate::kernel::packet::{Class, PktKind, F_ECT, F_TRIMMED};
+use crate::kernel::packet_log::PacketEvent;
+use crate::kernel::queue::EventKind;
+use crate::kernel::telemetry::IntHop;
 use crate::net::flaky::FlakyPort;
 use crate::net::wire_loss::{LossyPort, WireLoss};
 use crate::topo::failures::LinkLoss;
@@ -133,6 +139,236 @@ impl PortState {
     /// ∫ data-class bytes dt (byte·ps) from 0 to `now`.
     pub fn occupancy_area(&self, now: Time) -> u128 {
         self.occ_area + self.data_bytes as u128 * now.saturating_sub(self.occ_since) as u128
+    }
+}
+
+/// Whether a kicked port should start sending now (it is idle) or will look again when free.
+#[must_use]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kick {
+    /// Idle: start it now.
+    StartNow,
+    /// Busy, with a `PortFree` already scheduled or scheduled now.
+    Later,
+}
+
+// The port's handlers. A switch's port is driven entirely here; a NIC's port asks its host's
+// scheduler for data when its queues are empty, so the engine (`engine/glue/nic.rs`) composes
+// [`Network::take_next`], the host's scheduler and [`Network::transmit`] for it.
+impl Network {
+    /// Puts a control-class packet (ACK, NACK, trimmed header) on `port`'s control queue.
+    #[inline]
+    pub fn queue_ctrl(&mut self, cx: &mut NetCtx, port: PortId, pkt: PktId) {
+        let size = cx.pool.get(pkt).size as u64;
+        let ps = &mut self.ports[port as usize];
+        ps.ctrl.push_back(cx.pool, pkt);
+        ps.ctrl_bytes += size;
+        ps.max_ctrl_bytes = ps.max_ctrl_bytes.max(ps.ctrl_bytes);
+    }
+
+    /// Queues a packet a host created on its NIC port `port`, in the class its kind travels in
+    /// (the kind table in `kernel/packet.rs`). Data proper does not come this way: the NIC pulls
+    /// it from its scheduler when the link is free.
+    #[inline]
+    pub fn queue_from_host(&mut self, cx: &mut NetCtx, port: PortId, pkt: PktId) {
+        let p = cx.pool.get(pkt);
+        match self.class.of(p.kind) {
+            Class::Control => self.queue_ctrl(cx, port, pkt),
+            Class::Data => {
+                // Waits behind the NIC's current packet.
+                let size = p.size as u64;
+                let ps = &mut self.ports[port as usize];
+                ps.occupancy_to(cx.now);
+                ps.data.push_back(cx.pool, pkt);
+                ps.data_bytes += size;
+            }
+        }
+    }
+
+    /// Puts control packet `pkt` on switch port `out` and starts the port if idle.
+    #[inline]
+    pub(super) fn enqueue_ctrl(&mut self, cx: &mut NetCtx, out: PortId, pkt: PktId) {
+        self.queue_ctrl(cx, out, pkt);
+        self.kick_switch_port(cx, out);
+    }
+
+    /// Makes sure a port starts sending if it is idle ([`Kick::StartNow`]: the caller starts
+    /// it), or will look again when free.
+    #[inline]
+    pub fn kick(&mut self, cx: &mut NetCtx, port: PortId) -> Kick {
+        let ps = &mut self.ports[port as usize];
+        if ps.free_pending {
+            return Kick::Later;
+        }
+        if ps.busy_until > cx.now {
+            ps.free_pending = true;
+            let t = ps.busy_until;
+            cx.q.push(t, EventKind::PortFree, port);
+            return Kick::Later;
+        }
+        Kick::StartNow
+    }
+
+    /// [`Network::kick`] for a switch's port, which starts itself.
+    #[inline]
+    pub(super) fn kick_switch_port(&mut self, cx: &mut NetCtx, port: PortId) {
+        debug_assert!(!self.ports[port as usize].is_nic, "a switch queues on its own ports only");
+        if self.kick(cx, port) == Kick::StartNow {
+            self.start_switch_port(cx, port);
+        }
+    }
+
+    /// A switch's port is free (its `PortFree` event), or was kicked while idle: it sends its
+    /// next packet, if any.
+    pub fn start_switch_port(&mut self, cx: &mut NetCtx, port: PortId) {
+        if let Some(pkt) = self.take_next(cx, port) {
+            let done = self.transmit(cx, port, pkt);
+            if self.has_backlog(port) {
+                self.free_again_at(cx, port, done);
+            }
+        }
+    }
+
+    /// Takes the next packet to serialize from `port`'s queues: control first, unless the
+    /// round-robin weight says data's turn has come; nothing while PFC pauses data and no
+    /// control waits. A switch's data packet releases its PFC buffer and gets its INT record
+    /// as it leaves.
+    pub fn take_next(&mut self, cx: &mut NetCtx, port: PortId) -> Option<PktId> {
+        let weight = self.qdisc.control_wrr_weight;
+        let mut from_switch_data = None;
+        let pkt = {
+            let ps = &mut self.ports[port as usize];
+            let data_waits = !ps.paused && !ps.data.is_empty();
+            // A NIC has no data queue here (it pulls from its scheduler), so it stays strict.
+            let control_turn = !ps.ctrl.is_empty() && (weight == 0 || !data_waits || ps.ctrl_streak < weight);
+            if control_turn {
+                let p = ps.ctrl.pop_front(cx.pool).expect("control class is non-empty");
+                ps.ctrl_bytes -= cx.pool.get(p).size as u64;
+                ps.ctrl_streak = if data_waits { ps.ctrl_streak + 1 } else { 0 };
+                Some(p)
+            } else if ps.paused {
+                None
+            } else if let Some(p) = ps.data.pop_front(cx.pool) {
+                ps.ctrl_streak = 0;
+                let pk = cx.pool.get_mut(p);
+                ps.occupancy_to(cx.now);
+                ps.data_bytes -= pk.size as u64;
+                if self.qdisc.profiles[ps.qdisc as usize].on_departure(ps.data_bytes, pk.flags & F_ECT != 0, &mut ps.rng) {
+                    cx.c.mark_ce(&mut pk.flags);
+                    ps.marks += 1;
+                }
+                if !ps.is_nic {
+                    // The port the packet arrived over, for the PFC release below.
+                    from_switch_data = Some((pk.port, pk.size as u64));
+                }
+                Some(p)
+            } else {
+                None
+            }
+        };
+        if let Some((up, size)) = from_switch_data.filter(|_| self.pfc.on) {
+            let sw = self.ports[port as usize].owner;
+            self.pfc_release(cx, sw, up, size);
+        }
+        if from_switch_data.is_some() && cx.pool.telemetry_on() {
+            self.push_int_hop(cx, port, pkt.expect("data was taken"));
+        }
+        pkt
+    }
+
+    /// Serializes packet `pkt` on `port` and returns when it is done: it arrives at the far end
+    /// one `arrival_delay` later, unless the cable is down or loses it on the wire.
+    pub fn transmit(&mut self, cx: &mut NetCtx, port: PortId, pkt: PktId) -> Time {
+        let (size, now) = (cx.pool.get(pkt).size as u64, cx.now);
+        let ps = &mut self.ports[port as usize];
+        let done = now + ps.rate.tx_time(size);
+        ps.busy_until = done;
+        ps.tx_bytes += size;
+        cx.c.packet_hops += 1;
+        if ps.is_nic {
+            cx.c.sent[cx.pool.get(pkt).kind] += 1;
+        }
+        // A flaky link loses what it starts sending during a loss burst (paper §5.4), a lossy
+        // one what its loss channel draws (`net::wire_loss`), after the packet has taken its
+        // serialization time.
+        let wire_lost = ps.up && ps.wire_loss.as_mut().is_some_and(|f| f.transmit(now));
+        if wire_lost {
+            cx.c.wire_losses += 1;
+            cx.pool.get_mut(pkt).port = port;
+            self.drop_packet(cx, pkt);
+        } else if ps.up {
+            let at = done + ps.arrival_delay;
+            let p = cx.pool.get_mut(pkt);
+            p.port = port;
+            p.link = 0;
+            let peer = self.port_peer[port as usize];
+            if cx.is_remote(peer) {
+                // The far end is another partition's: the packet travels as a message.
+                let p = *cx.pool.get(pkt);
+                if let Some(b) = cx.boundary.as_deref_mut() {
+                    b.send_packet(peer, at, &p, cx.pool.telemetry(pkt));
+                }
+                cx.pool.free(pkt);
+            } else {
+                cx.q.push_for(at, EventKind::Arrive, port, pkt);
+            }
+        } else {
+            ps.drops += 1;
+            self.drop_packet(cx, pkt);
+        }
+        done
+    }
+
+    /// Whether `port` has a queued packet it may send (PFC pauses the data class).
+    #[inline]
+    pub fn has_backlog(&self, port: PortId) -> bool {
+        let ps = &self.ports[port as usize];
+        !ps.ctrl.is_empty() || (!ps.paused && !ps.data.is_empty())
+    }
+
+    /// Schedules `port` to look again when the packet it is sending is done, at `done`.
+    #[inline]
+    pub fn free_again_at(&mut self, cx: &mut NetCtx, port: PortId, done: Time) {
+        self.ports[port as usize].free_pending = true;
+        cx.q.push(done, EventKind::PortFree, port);
+    }
+
+    /// A switch's data packet starts leaving `port`: the port appends its INT record (HPCC
+    /// §3.1; `kernel/telemetry.rs` says what each field counts).
+    // Out of line: runs without INT never call it.
+    #[inline(never)]
+    fn push_int_hop(&mut self, cx: &mut NetCtx, port: PortId, pkt: PktId) {
+        if cx.pool.get(pkt).kind != PktKind::Data {
+            return;
+        }
+        let ps = &self.ports[port as usize];
+        let hop = IntHop { ts: cx.now, tx_bytes: ps.tx_bytes, qlen: ps.data_bytes + ps.ctrl_bytes, rate: ps.rate };
+        if let Some(stack) = cx.pool.telemetry_mut(pkt) {
+            stack.push(hop);
+        }
+    }
+
+    /// Discards a packet at the port it last reached, charging the loss to its connection's
+    /// [`PathCounts`](super::ctx::PathCounts) and to the right counter; a lost credit grant is
+    /// left for its host ([`HostEffects`](super::ctx::HostEffects)).
+    pub fn drop_packet(&mut self, cx: &mut NetCtx, pkt: PktId) {
+        let p = *cx.pool.get(pkt);
+        cx.log.drop(cx.now, p.port, p.conn);
+        if p.kind == PktKind::Data {
+            cx.log.packet(cx.now, p.conn, p.seq, PacketEvent::Dropped, p.port);
+        }
+        let counts = &mut self.path_counts[p.conn as usize];
+        counts.drops += 1;
+        cx.c.dropped[p.kind] += 1;
+        if p.flags & F_TRIMMED != 0 {
+            cx.c.headers_dropped += 1;
+        } else if p.kind == PktKind::Data {
+            counts.data_drops += 1;
+        } else if p.kind == PktKind::Pull {
+            // The credits it granted are gone: the sender may have to start afresh.
+            cx.fx.lost_pulls.push((p.conn, p.seq));
+        }
+        cx.pool.free(pkt);
     }
 }
 

@@ -138,6 +138,7 @@ pub(super) fn rows(sim: &Sim, plan: &[ConnPlan]) -> Vec<FlowResult> {
     let mut flows = Vec::with_capacity(sim.hosts.conns.len());
     for (i, c) in sim.hosts.conns.iter().enumerate() {
         let p = &plan[i];
+        let path = &sim.net.path_counts[i];
         let finished = c.idle() && c.size == p.bytes;
         flows.push(FlowResult {
             id: i as u32,
@@ -148,17 +149,17 @@ pub(super) fn rows(sim: &Sim, plan: &[ConnPlan]) -> Vec<FlowResult> {
             finish: if finished { c.finish } else { None },
             ideal_fct: conn_ideal_fct(sim, i, p),
             retransmits: c.retransmits,
-            trims: c.trims,
-            drops: c.drops,
+            trims: path.trims,
+            drops: path.drops,
             ecn_acks: c.ecn_acks,
             timeouts: c.timeouts,
             timeout_lost: c.timeout_lost,
             data_sent: c.next_seq + c.retransmits,
-            data_lost: c.data_drops + c.trims,
+            data_lost: path.data_drops + path.trims,
             duplicates: c.rcv_duplicates,
             fast_retransmits: c.fast_retransmits,
             nacks: c.nacks,
-            reroutes: reroutes_counted.then_some(c.reroutes),
+            reroutes: reroutes_counted.then_some(path.reroutes),
             subflows: None,
             fair_ideal_fct: None,
         });

@@ -34,7 +34,7 @@ pub fn check(sim: &Sim, setup: &Setup) -> Vec<String> {
     if flow_sent != c.sent[data] {
         v.push(format!("flows sent {flow_sent} data packets in all, the hosts {}", c.sent[data]));
     }
-    let flow_lost: u64 = sim.hosts.conns.iter().map(|c| c.data_drops as u64 + c.trims as u64).sum();
+    let flow_lost: u64 = sim.net.path_counts.iter().map(|c| c.data_drops as u64 + c.trims as u64).sum();
     let lost = c.dropped[data] - c.headers_dropped + c.data_trimmed;
     if flow_lost != lost {
         v.push(format!("flows lost {flow_lost} data packets in all, the fabric {lost}"));
@@ -80,7 +80,7 @@ pub fn check(sim: &Sim, setup: &Setup) -> Vec<String> {
     }
     let (done, total) = (sim.tasks.sends_completed as usize, sim.traffic.sends.len());
     if done == total && !sim.cut_short() {
-        // Conservation, per packet kind (the kind table in net/packet.rs): every packet a host
+        // Conservation, per packet kind (the kind table in kernel/packet.rs): every packet a host
         // sent reached its destination host (whole or trimmed) or was dropped on the way.
         v.extend(unconserved_kinds(c));
         // Every trimmed header reached its receiver, which NACKed it, or was returned to its

@@ -72,6 +72,7 @@ pub(super) fn messages(sim: &Sim, setup: &Setup) -> Vec<MessageRow> {
 pub(super) fn events(sim: &Sim) -> Vec<EventRow> {
     let mut events: Vec<EventRow> = sim
         .tracer
+        .log
         .drops
         .iter()
         .map(|&(at, port, conn)| EventRow { at, kind: "drop", link: sim.net.fabric.link_name(port), conn: Some(conn) })

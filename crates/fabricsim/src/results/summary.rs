@@ -79,7 +79,7 @@ pub struct PacketCounts {
     /// `adaptive_ecmp`, `flowlet`, `letflow`, `drill`); left out when 0.
     #[serde(skip_serializing_if = "is_zero")]
     pub reroutes: u64,
-    /// Every packet kind of the kind table (`net/packet.rs`), in its order: packets hosts sent,
+    /// Every packet kind of the kind table (`kernel/packet.rs`), in its order: packets hosts sent,
     /// packets that reached their destination host (data: trimmed headers included) and packets
     /// dropped anywhere (likewise).
     pub by_kind: ByKind,

@@ -414,7 +414,7 @@ impl TransportConfig {
         std::iter::once(("transport.cc".to_string(), &self.cc)).chain(self.cc_by_source.iter().enumerate().map(|(i, e)| (format!("transport.cc_by_source[{i}].cc"), &e.cc)))
     }
 
-    /// Whether some congestion control of the run reads in-band telemetry (`net/telemetry.rs`):
+    /// Whether some congestion control of the run reads in-band telemetry (`kernel/telemetry.rs`):
     /// switches then stamp it and the packet pool keeps its lane.
     pub fn carries_telemetry(&self) -> bool {
         self.ccs().any(|(_, cc)| cc.carries_telemetry())

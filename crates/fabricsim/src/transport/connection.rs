@@ -193,13 +193,6 @@ pub struct Connection {
     pub retransmits: u32,
     /// NACKs (trimmed packets) seen by the sender.
     pub nacks: u32,
-    /// Packets of this flow dropped anywhere (data or ACK).
-    pub drops: u32,
-    /// Data packets of this flow trimmed by switches.
-    pub trims: u32,
-    /// Data packets of this flow a switch-side selector re-routed away from the flow's hashed
-    /// or remembered port (`SwitchCtx::rerouted`), counted per switch hop.
-    pub reroutes: u32,
     /// ACKs that echoed a CE mark.
     pub ecn_acks: u32,
     /// Retransmission timer expiries that declared packets lost (shared RTO or the mode's own).
@@ -209,9 +202,6 @@ pub struct Connection {
     /// Fast retransmits: recovery episodes a loss-recovery mode started from duplicate ACKs
     /// ([`crate::transport::recovery::Episode::FastRetransmit`]).
     pub fast_retransmits: u32,
-    /// Data packets of this flow dropped anywhere (whole packets: trimmed headers and ACKs
-    /// are not counted).
-    pub data_drops: u32,
     /// CNPs received (DCQCN).
     pub cnps: u32,
 }
@@ -273,14 +263,10 @@ impl Connection {
             rcv_last_cnp: Time::MAX,
             retransmits: 0,
             nacks: 0,
-            drops: 0,
-            trims: 0,
-            reroutes: 0,
             ecn_acks: 0,
             timeouts: 0,
             timeout_lost: 0,
             fast_retransmits: 0,
-            data_drops: 0,
             cnps: 0,
         }
     }
@@ -304,15 +290,6 @@ impl Connection {
         self.rcv_now = rx.rcv_now;
         self.rcv_discarded = rx.rcv_discarded;
         self.rcv_last_cnp = rx.rcv_last_cnp;
-    }
-
-    /// Adds the statistics that switches (anywhere on the path) keep for this connection, from
-    /// another partition's copy of it.
-    pub fn absorb_path_counts(&mut self, o: &Connection) {
-        self.drops += o.drops;
-        self.data_drops += o.data_drops;
-        self.trims += o.trims;
-        self.reroutes += o.reroutes;
     }
 
     /// Appends message `msg` of `bytes` payload bytes, split into `mss`-byte packets.

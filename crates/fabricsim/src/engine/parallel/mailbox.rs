@@ -21,7 +21,7 @@ pub(crate) struct Mailbox {
     /// `arrive_at[i]`: when `packets[i]` reaches the far end of its cable.
     arrive_at: Vec<Time>,
     /// `telemetry[i]`: the INT records `packets[i]` carries, when the run's packets carry
-    /// them (`net/telemetry.rs`; then every packet has one, else this stays empty).
+    /// them (`kernel/telemetry.rs`; then every packet has one, else this stays empty).
     telemetry: Vec<IntStack>,
     /// Everything else: PFC frames, posted messages, task dependencies.
     other: Vec<Message>,

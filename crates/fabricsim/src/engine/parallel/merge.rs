@@ -64,10 +64,9 @@ pub(super) fn merge(mut sims: Vec<Sim>, plan: &Plan) -> Sim {
             let holder = if kr == 0 { ks } else { kr };
             m.hosts.conns[c].take_receiver_half(&mut rest[holder - 1].hosts.conns[c]);
         }
-        // Every slot of `rest` now holds one partition's copy other than the sender's.
+        // What the network did to the connection's packets: every partition's switches count.
         for o in &rest {
-            let other = &o.hosts.conns[c];
-            m.hosts.conns[c].absorb_path_counts(other);
+            m.net.path_counts[c].absorb(&o.net.path_counts[c]);
         }
     }
 

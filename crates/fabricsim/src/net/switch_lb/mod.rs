@@ -5,10 +5,10 @@
 //! **Adding a switch-side scheme:** one file here with its `Params` (serde,
 //! `deny_unknown_fields`) and a struct implementing [`SwitchLb`] and
 //! [`crate::scheme::Scheme`]`<SwitchBuild>` (name, summary, parameter ranges, constructor); then
-//! one row in the `scheme_family!` list below. Nothing in `engine/glue/switch.rs` changes.
+//! one row in the `scheme_family!` list below. Nothing in `net/switch.rs` changes.
 //!
-//! # What the glue does (`engine/glue/switch.rs`)
-//! The glue decides alone where there is no choice: at the destination's ToR (the host's
+//! # What the switch does (`net/switch.rs`)
+//! The switch decides alone where there is no choice: at the destination's ToR (the host's
 //! downlink) and where the routing table has one next hop. Otherwise it asks the switch's own
 //! selector (one [`AnySwitchLb`] per switch, built for the switch's tier from `[switch.lb]`):
 //! first [`SwitchLb::peek`], then, if that gives nothing, [`SwitchLb::choose`] with
@@ -18,7 +18,7 @@
 //! - a [`SwitchCtx`]: `now`, the switch's random stream (`Rng::stream(seed, "switch_lb",
 //!   switch index)`, drawn in event order), the packet's destination ToR (key of per-destination
 //!   state), and a `rerouted` flag the scheme sets when it sends a packet elsewhere than its
-//!   flow's hashed or remembered port (the glue counts it per connection for data packets:
+//!   flow's hashed or remembered port (the switch counts it per connection for data packets:
 //!   `packets.reroutes`, and per flow where [`SwitchLb::counts_reroutes`] says so).
 //!
 //! # Shared pieces

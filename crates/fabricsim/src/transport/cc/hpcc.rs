@@ -7,7 +7,7 @@
 //! nothing copied), the reference that the MCC and SeqBalance papers' RoCE semantics come from.
 //!
 //! **Signal.** Every switch egress port stamps data packets with its queue length, transmitted
-//! bytes, a timestamp and its rate (`net/telemetry.rs`); the ACK echoes them. For each hop `j`,
+//! bytes, a timestamp and its rate (`kernel/telemetry.rs`); the ACK echoes them. For each hop `j`,
 //! against the records of the previous ACK (HPCC Alg. 1 `MeasureInflight`):
 //! `u_j = min(qlen, qlen') / (B_j·T) + txRate_j / B_j`, with `txRate_j` = the bytes the port
 //! sent between the two records over the time between them, `τ_j`. The most loaded hop gives
@@ -34,7 +34,7 @@
 //! connection as in the paper and ns-3's `GLOBAL_T 1` (`"path"`: the connection's own);
 //! `window_bdp` 1 (the window at line rate is `B·T`).
 //!
-//! **Differences:** the telemetry is exact (ns-3 quantises it: `net/telemetry.rs`); a hop whose
+//! **Differences:** the telemetry is exact (ns-3 quantises it: `kernel/telemetry.rs`); a hop whose
 //! record is not newer than the previous one, or whose rate differs (the path changed under a
 //! spraying load balancer), is skipped for that ACK. The per-hop-rate variant (ns-3
 //! `MULTI_RATE`) and sampled feedback (`SAMPLE_FEEDBACK`) are not modelled. INT makes packets

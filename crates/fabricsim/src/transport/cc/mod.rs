@@ -342,7 +342,7 @@ impl CcConfig {
         }
     }
 
-    /// Whether the scheme reads in-band telemetry (`net/telemetry.rs`): switches then stamp
+    /// Whether the scheme reads in-band telemetry (`kernel/telemetry.rs`): switches then stamp
     /// every data packet and ACKs echo the records (`hpcc`).
     pub fn carries_telemetry(&self) -> bool {
         matches!(self, CcConfig::Hpcc(_))

@@ -14,7 +14,7 @@
 //! **Entropies are path ids.** The wire entropy *is* the path id, 0..`max_paths`. The spec
 //! (§2.1.2) adds a random per-connection salt so that different flows' path ids hash
 //! independently; fabricsim's ECMP hash already mixes in the connection id
-//! (`engine/glue/switch.rs`: hash of (src, dst, conn, entropy) with the switch seed), so flows that use
+//! (`net/switch.rs`: hash of (src, dst, conn, entropy) with the switch seed), so flows that use
 //! the same path ids still land on independent physical paths and no salt is needed.
 //!
 //! **Initial pointer:** `rr` starts at 0 as in Algorithm 3, so the first packet takes path 1

@@ -4,7 +4,7 @@
 //! with it; the pool recycles slots, so steady-state simulation does not allocate.
 
 use crate::ids::{ConnId, Entropy, NodeId, PktId, PortId};
-use crate::net::telemetry::IntStack;
+use super::telemetry::IntStack;
 use crate::units::Time;
 
 /// Which class of an output port a packet waits in: control packets (ACKs, notifications,
@@ -324,7 +324,7 @@ pub struct PacketPool {
     slots: Vec<Packet>,
     free: Vec<PktId>,
     live: usize,
-    /// The INT lane (`net/telemetry.rs`): one record stack per slot, kept only when some
+    /// The INT lane (`kernel/telemetry.rs`): one record stack per slot, kept only when some
     /// congestion control reads in-band telemetry ([`PacketPool::enable_telemetry`]).
     telemetry: Option<Vec<IntStack>>,
 }

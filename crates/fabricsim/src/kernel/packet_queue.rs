@@ -9,7 +9,7 @@
 //! training spec §4.2), walks the queue from its head here.
 
 use crate::ids::PktId;
-use crate::net::packet::PacketPool;
+use super::packet::PacketPool;
 
 /// A FIFO of packets of one [`PacketPool`] (8 bytes, no heap). Every operation takes the
 /// pool the packets live in; a packet is in at most one queue at a time.
@@ -86,7 +86,7 @@ impl PacketQueue {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::packet::Packet;
+    use crate::kernel::packet::Packet;
 
     fn pool_of(n: u32) -> (PacketPool, Vec<PktId>) {
         let mut pool = PacketPool::default();
