@@ -17,6 +17,7 @@ use crate::transport::credit::{CreditBuild, CreditState};
 use crate::transport::gate::{GateBuild, MessageGate};
 use crate::transport::hosts::{Hosts, Lane, TransportParams};
 use crate::transport::lb::LbBuild;
+use crate::transport::receiver::Receiver;
 use crate::transport::Connection;
 use crate::units::Time;
 use std::collections::HashMap;
@@ -86,6 +87,7 @@ pub(super) fn hosts(setup: &Setup, fabric: &Fabric) -> Hosts {
     let mut ratio_by_tors: HashMap<(u32, u32), f64> = HashMap::new();
     let n = setup.traffic.conns.len();
     let (mut conns, mut credit, mut lanes) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::<Lane>::with_capacity(n));
+    let mut rx = Vec::with_capacity(n);
     let mtu = (tp.mss + tp.header) as u64;
     let mut src_conns = vec![0u32; fabric.hosts as usize];
     for f in &setup.traffic.conns {
@@ -107,9 +109,10 @@ pub(super) fn hosts(setup: &Setup, fabric: &Fabric) -> Hosts {
         let tors = (fabric.tor_of_host[f.src as usize], fabric.tor_of_host[f.dst as usize]);
         let oversubscription = *ratio_by_tors.entry(tors).or_insert_with(|| fabric.oversubscription_on_path(f.src, f.dst));
         lanes.push(Lane { pending: Default::default(), gate: tr.gate.build(&mut GateBuild { path, oversubscription }), in_flight_msgs: 0, in_flight_bytes: 0 });
-        let mut conn = Connection::new(f.src, f.dst, cc, lb, lb_ctx.rng, tx_recovery, rx_recovery);
+        let mut conn = Connection::new(f.src, f.dst, cc, lb, lb_ctx.rng, tx_recovery);
         conn.base_rtt = rtt;
         conns.push(conn);
+        rx.push(Receiver::new(rx_recovery, rtt));
         let credit_policy = tr.credit.build(&mut CreditBuild { bdp_bytes: path.bdp_bytes, mtu_bytes: mtu });
         credit.push(CreditState::new(credit_policy.unsolicited_packets()));
     }
@@ -117,6 +120,7 @@ pub(super) fn hosts(setup: &Setup, fabric: &Fabric) -> Hosts {
     Hosts {
         nics: (0..fabric.hosts).map(|h| HostState::new(fabric.host_port[h as usize])).collect(),
         conns,
+        rx,
         lanes,
         credit_on: tr.credit.enabled(),
         credit,
@@ -177,18 +181,22 @@ pub fn recovery_timers(setup: &Setup) -> Vec<String> {
     lines
 }
 
-/// The sampler of `run.trace_*`, `run.event_log`, `run.ack_log_conns` and `run.packet_log_conns`.
-pub(super) fn tracer(setup: &Setup) -> Tracer {
-    let mut ack_conns = setup.scenario.run.ack_log_conns.clone();
-    ack_conns.sort_unstable();
+/// The packet and drop logs of `run.packet_log_conns` and `run.event_log`.
+pub(super) fn packet_log(setup: &Setup) -> crate::kernel::packet_log::PacketLog {
     let mut packet_conns = setup.scenario.run.packet_log_conns.clone();
     packet_conns.sort_unstable();
     packet_conns.dedup();
+    crate::kernel::packet_log::PacketLog { log_drops: setup.scenario.run.event_log, packet_conns, ..Default::default() }
+}
+
+/// The sampler of `run.trace_*` and `run.ack_log_conns`.
+pub(super) fn tracer(setup: &Setup) -> Tracer {
+    let mut ack_conns = setup.scenario.run.ack_log_conns.clone();
+    ack_conns.sort_unstable();
     Tracer {
         interval: setup.trace_interval,
         conns: setup.trace_conns.clone(),
         ports: setup.trace_ports.clone(),
-        log: super::trace::PacketLog { log_drops: setup.scenario.run.event_log, packet_conns, ..Default::default() },
         ack_conns,
         log_gates: setup.scenario.run.gate_log,
         flowlets: (!setup.flowlet_gaps.is_empty()).then(|| Box::new(super::flowlets::FlowletMeter::new(setup.flowlet_gaps.clone()))),

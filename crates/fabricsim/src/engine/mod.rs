@@ -5,7 +5,7 @@
 //! and [`Hosts`] (NICs, connections with their schemes, credits, gates); `build.rs` builds them
 //! from a scenario. The loop pops the earliest event and dispatches on its kind with a `match`.
 //! The network's elements own their handlers (`net/switch.rs`, `net/port.rs`, `net/pfc.rs`:
-//! methods of [`Network`] that get a narrow [`crate::net::ctx::NetCtx`]), which `network.rs`
+//! methods of [`Network`] that get the narrow [`Kernel`]), which `network.rs`
 //! lends them; the hosts' handlers are still `impl Sim` blocks under `glue` (`glue/nic.rs`,
 //! `glue/sender.rs`, `glue/receiver.rs`, `glue/credit.rs`) over the state and pure logic of
 //! [`crate::transport`], which knows nothing of `Sim`. There is no global state: two `Sim`s
@@ -16,7 +16,7 @@ mod network;
 mod build;
 pub use build::recovery_timers;
 pub use crate::kernel::queue;
-pub use crate::kernel::Counters;
+pub use crate::kernel::{Counters, Kernel};
 mod reroute;
 pub mod parallel;
 pub mod tasks;
@@ -60,10 +60,9 @@ pub struct Progress {
 /// The simulation: the clock, the event queue and the packet pool, the network layer's state
 /// ([`Network`]), the host layer's state ([`Hosts`]), the workload graph and run bookkeeping.
 pub struct Sim {
-    /// Current simulated time.
-    pub now: Time,
-    pub(crate) q: EventQueue,
-    pub(crate) pool: PacketPool,
+    /// The clock, the event queue, the packet pool, the counters and the packet log: what an
+    /// element's handler is lent ([`Kernel`]).
+    pub k: Kernel,
     /// Ports, queues, switches, PFC.
     pub(crate) net: Network,
     /// NICs and connections.
@@ -77,7 +76,6 @@ pub struct Sim {
     pub(crate) tracer: Tracer,
     /// ACK round-trip samples.
     pub(crate) rtt_hist: RttHistogram,
-    pub(crate) c: Counters,
     pub(crate) link_events: Vec<LinkEvent>,
     pub(crate) acked_bytes_total: u64,
     total_bytes: u64,
@@ -91,11 +89,6 @@ pub struct Sim {
     pub(crate) stopped_early: bool,
     /// The caller's stop flag (an interrupt: Ctrl-C, SIGTERM) cut the run short.
     pub(crate) interrupted: bool,
-    /// Set when this `Sim` is one partition of a parallel run (`parallel.rs`).
-    pub(crate) part: Option<Box<parallel::Partition>>,
-    /// What a network handler left for the hosts, delivered when it returns
-    /// ([`Sim::with_net`]).
-    host_effects: crate::net::ctx::HostEffects,
 }
 
 /// Why a run stops short of completion.
@@ -220,17 +213,13 @@ impl Sim {
         let horizon = net.ports.iter().map(|p| p.arrival_delay + p.rate.tx_time(mtu)).max().unwrap_or(0);
         // When every port is busy: two events (a departure, an arrival) per MTU-sized packet.
         let events_per_ns: f64 = net.ports.iter().map(|p| 2.0 * p.rate.0 as f64 / 8e9 / mtu.max(1) as f64).sum();
+        let mut pool = PacketPool::with_capacity(pool_packets);
+        // Switches stamp INT only for a scheme that reads it (`kernel/telemetry.rs`).
+        if setup.scenario.transport.carries_telemetry() {
+            pool.enable_telemetry();
+        }
         let sim = Sim {
-            now: 0,
-            q: EventQueue::with_horizon(horizon, events_per_ns),
-            pool: {
-                let mut pool = PacketPool::with_capacity(pool_packets);
-                // Switches stamp INT only for a scheme that reads it (`kernel/telemetry.rs`).
-                if setup.scenario.transport.carries_telemetry() {
-                    pool.enable_telemetry();
-                }
-                pool
-            },
+            k: Kernel::new(EventQueue::with_horizon(horizon, events_per_ns), pool, build::packet_log(setup)),
             net,
             hosts,
             total_sends: traffic.sends.len() as u32,
@@ -239,7 +228,6 @@ impl Sim {
             tasks,
             tracer: build::tracer(setup),
             rtt_hist: RttHistogram::default(),
-            c: Counters::default(),
             link_events: setup.link_events.clone(),
             acked_bytes_total: 0,
             stop_rule: StopRule::new(setup.end_time, setup.stall_limit),
@@ -248,8 +236,6 @@ impl Sim {
             stalled: None,
             stopped_early: false,
             interrupted: false,
-            part: None,
-            host_effects: Default::default(),
         };
         Ok(sim)
     }
@@ -267,14 +253,14 @@ impl Sim {
         let traffic = Arc::clone(&self.traffic);
         for (i, t) in traffic.tasks.iter().enumerate() {
             if t.deps() == 0 && own_task(i) {
-                self.q.push(t.not_before(), EventKind::TaskReady, i as u32);
+                self.k.q.push(t.not_before(), EventKind::TaskReady, i as u32);
             }
         }
         for (i, ev) in self.link_events.iter().enumerate() {
-            self.q.push(ev.at, EventKind::LinkChange, i as u32);
+            self.k.q.push(ev.at, EventKind::LinkChange, i as u32);
         }
         if self.tracer.samples_anything() {
-            self.q.push(0, EventKind::Sample, 0);
+            self.k.q.push(0, EventKind::Sample, 0);
         }
     }
 
@@ -290,22 +276,22 @@ impl Sim {
     /// as such) and the end-of-run checks that need a drained network are skipped.
     pub fn run_until_stopped(&mut self, progress: &mut dyn FnMut(&Progress), stop: &AtomicBool) -> bool {
         let total = self.total_sends;
-        while let Some(ev) = self.q.pop() {
+        while let Some(ev) = self.k.q.pop() {
             if ev.time > self.stop_rule.horizon && self.past_horizon(ev.time) {
                 break;
             }
-            debug_assert!(ev.time >= self.now);
-            self.now = ev.time;
-            self.c.events += 1;
+            debug_assert!(ev.time >= self.k.now);
+            self.k.now = ev.time;
+            self.k.c.events += 1;
             self.prefetch_ahead();
             self.dispatch(ev);
-            if self.tasks.sends_completed == total && self.pool.live() == 0 {
+            if self.tasks.sends_completed == total && self.k.pool.live() == 0 {
                 break;
             }
-            if self.c.events & 0xFFFF == 0 {
+            if self.k.c.events & 0xFFFF == 0 {
                 progress(&self.progress());
                 if stop.load(Ordering::Relaxed) {
-                    self.apply_stop(Stop::Interrupted(self.now));
+                    self.apply_stop(Stop::Interrupted(self.k.now));
                     return true;
                 }
             }
@@ -347,15 +333,15 @@ impl Sim {
         match stop {
             Stop::Stalled(since, deadline) => {
                 self.stalled = Some((since, deadline));
-                self.now = deadline;
+                self.k.now = deadline;
             }
             Stop::End(end) => {
                 self.stopped_early = true;
-                self.now = end;
+                self.k.now = end;
             }
             Stop::Interrupted(at) => {
                 self.interrupted = true;
-                self.now = at;
+                self.k.now = at;
             }
         }
     }
@@ -370,8 +356,8 @@ impl Sim {
     /// guard's clock.
     #[inline]
     pub(crate) fn outstanding_changed(&mut self, delta: i32) {
-        self.busy.change(self.now, delta);
-        if let Some(part) = self.part.as_deref_mut() {
+        self.busy.change(self.k.now, delta);
+        if let Some(part) = self.part_mut() {
             // Whether the network is idle is a global question: the coordinator answers it.
             part.log_outstanding(delta);
         }
@@ -380,8 +366,8 @@ impl Sim {
     /// Current progress figures.
     pub fn progress(&self) -> Progress {
         Progress {
-            now: self.now,
-            events: self.c.events,
+            now: self.k.now,
+            events: self.k.c.events,
             messages_done: self.tasks.sends_completed,
             messages: self.total_sends,
             // (Erasure coding's extra symbols count as acknowledged bytes too: at most 1.)
@@ -401,56 +387,64 @@ impl Sim {
         const FAR: usize = 12;
         const MID: usize = 7;
         const NEAR: usize = 3;
-        if let Some(e) = self.q.peek_ahead(FAR) {
+        if let Some(e) = self.k.q.peek_ahead(FAR) {
             match e.kind() {
-                EventKind::Arrive => self.pool.prefetch(e.id),
+                EventKind::Arrive => self.k.pool.prefetch(e.id),
                 EventKind::PortFree => self.net.ports[e.id as usize].prefetch(),
                 _ => {}
             }
         }
-        if let Some(e) = self.q.peek_ahead(MID) {
+        if let Some(e) = self.k.q.peek_ahead(MID) {
             match e.kind() {
                 EventKind::PortFree => {
                     // The queue heads are in the port (prefetched at FAR).
                     let ps = &self.net.ports[e.id as usize];
                     if let Some(p) = ps.ctrl.front().or(ps.data.front()) {
-                        self.pool.prefetch(p);
+                        self.k.pool.prefetch(p);
                     }
                 }
                 EventKind::Arrive => {
-                    let p = self.pool.get(e.id);
+                    let p = self.k.pool.get(e.id);
                     let node = self.net.port_peer[p.port as usize];
                     if node >= self.net.fabric.hosts {
                         self.net.fabric.routes.prefetch_next_hops(&self.net.fabric, node, self.net.route_tor[p.dst as usize]);
+                    } else if p.kind == PktKind::Data {
+                        if let Some(r) = self.hosts.rx.get(p.conn as usize) {
+                            r.prefetch();
+                        }
                     } else if let Some(c) = self.hosts.conns.get(p.conn as usize) {
-                        c.prefetch_fields(p.kind == PktKind::Data);
+                        c.prefetch_fields();
                     }
                 }
                 // Paced senders and their timers (a large share of the events of paced
                 // workloads such as lb-ai-training's) read the sender's fields, then its rings.
-                EventKind::ConnWake | EventKind::ConnTimer => self.hosts.conns[e.id as usize].prefetch_fields(false),
+                EventKind::ConnWake | EventKind::ConnTimer => self.hosts.conns[e.id as usize].prefetch_fields(),
                 _ => {}
             }
         }
-        if let Some(e) = self.q.peek_ahead(NEAR) {
+        if let Some(e) = self.k.q.peek_ahead(NEAR) {
             let id = e.id;
             match e.kind() {
                 EventKind::ConnWake => self.hosts.conns[id as usize].prefetch_wake_entries(),
                 EventKind::ConnTimer => {
                     let c = &self.hosts.conns[id as usize];
-                    c.prefetch_entries(false, c.snd_una);
+                    c.prefetch_entries(c.snd_una);
                 }
                 EventKind::Arrive => {
-                    let p = self.pool.get(id);
+                    let p = self.k.pool.get(id);
                     let node = self.net.port_peer[p.port as usize];
                     if node < self.net.fabric.hosts {
-                        if let Some(c) = self.hosts.conns.get(p.conn as usize) {
-                            c.prefetch_entries(p.kind == PktKind::Data, p.seq);
+                        if p.kind == PktKind::Data {
+                            if let Some(r) = self.hosts.rx.get(p.conn as usize) {
+                                r.prefetch_entry(p.seq);
+                            }
+                        } else if let Some(c) = self.hosts.conns.get(p.conn as usize) {
+                            c.prefetch_entries(p.seq);
                         }
                     } else if let Some(out) = self.net.route_peek(node, p) {
                         // Only choices that follow from the header may be made early (`SwitchLb::peek`).
                         self.net.ports[out as usize].prefetch();
-                        self.pool.get_mut(id).link = out + 1;
+                        self.k.pool.get_mut(id).link = out + 1;
                     }
                 }
                 _ => {}
@@ -460,11 +454,11 @@ impl Sim {
 
     /// A packet finished crossing a link: hand it to the node at the far end.
     fn on_arrive(&mut self, pkt: u32) {
-        let port = self.pool.get(pkt).port;
+        let port = self.k.pool.get(pkt).port;
         let node = self.net.port_peer[port as usize];
         if node < self.net.fabric.hosts {
             self.host_receive(node, pkt);
-        } else if let Forwarded::Held(pkt) = self.with_net(|net, cx| net.switch_receive(cx, node, pkt)) {
+        } else if let Forwarded::Held(pkt) = self.with_net(|net, k| net.switch_receive(k, node, pkt)) {
             self.hold(pkt);
         }
     }
@@ -490,11 +484,24 @@ impl Sim {
         if ev.action == LinkAction::Up {
             for p in ev.ports {
                 // (Every partition applies a link change; each kicks the ports it owns.)
-                if !self.part.as_deref().is_some_and(|part| part.remote(self.net.ports[p as usize].owner)) {
+                if !self.part().is_some_and(|part| part.remote(self.net.ports[p as usize].owner)) {
                     self.port_kick(p);
                 }
             }
         }
+    }
+
+    /// This partition's context, when this `Sim` is one partition of a parallel run
+    /// (`parallel.rs`): the kernel's boundary.
+    #[inline]
+    pub(crate) fn part(&self) -> Option<&parallel::Partition> {
+        self.k.boundary.as_deref().map(|b| b.as_any().downcast_ref().expect("the boundary is a partition"))
+    }
+
+    /// [`Sim::part`], mutably.
+    #[inline]
+    pub(crate) fn part_mut(&mut self) -> Option<&mut parallel::Partition> {
+        self.k.boundary.as_deref_mut().map(|b| b.as_any_mut().downcast_mut().expect("the boundary is a partition"))
     }
 
     /// The built fabric.

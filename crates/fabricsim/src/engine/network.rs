@@ -1,34 +1,23 @@
 //! The engine's side of the network elements (`net/switch.rs`, `net/port.rs`, `net/pfc.rs`):
-//! it lends a handler the narrow context ([`NetCtx`]) made of its own clock, queue, pool,
-//! counters and packet log, delivers what the handler left for the hosts as soon as it
+//! it lends a handler the narrow context (the [`Kernel`]: clock, queue, pool, counters,
+//! packet log, partition boundary), delivers what the handler left for the hosts as soon as it
 //! returns, and starts ports: a switch's port on its own, a NIC's port by asking the host's
 //! scheduler for data when its queues are empty.
 
 use super::parallel::Partition;
 use super::Sim;
 use crate::ids::{PktId, PortId};
-use crate::net::ctx::{Boundary, NetCtx};
+use crate::kernel::{Boundary, Kernel};
 use crate::net::port::Kick;
 use crate::net::Network;
 
 impl Sim {
-    /// Runs network handler `f` with the network and its context, then delivers what it left
-    /// for the hosts.
+    /// Runs network handler `f` with the network and the kernel, then delivers what it left for
+    /// the hosts.
     #[inline(always)]
-    pub(crate) fn with_net<R>(&mut self, f: impl FnOnce(&mut Network, &mut NetCtx) -> R) -> R {
-        let result = {
-            let mut cx = NetCtx {
-                now: self.now,
-                q: &mut self.q,
-                pool: &mut self.pool,
-                c: &mut self.c,
-                log: &mut self.tracer.log,
-                boundary: self.part.as_deref_mut().map(|p| p as &mut dyn Boundary),
-                fx: &mut self.host_effects,
-            };
-            f(&mut self.net, &mut cx)
-        };
-        if !self.host_effects.is_empty() {
+    pub(crate) fn with_net<R>(&mut self, f: impl FnOnce(&mut Network, &mut Kernel) -> R) -> R {
+        let result = f(&mut self.net, &mut self.k);
+        if !self.k.fx.is_empty() {
             self.deliver_host_effects();
         }
         result
@@ -38,7 +27,7 @@ impl Sim {
     /// sender may have to start afresh (`transport::credit`).
     #[inline(never)]
     fn deliver_host_effects(&mut self) {
-        for (conn, credits) in self.host_effects.lost_pulls.drain(..) {
+        for (conn, credits) in self.k.fx.lost_pulls.drain(..) {
             self.hosts.credit[conn as usize].pulls_settled += credits;
         }
     }
@@ -47,14 +36,14 @@ impl Sim {
     /// its kind travels in) and starts the port if it is idle.
     #[inline]
     pub(crate) fn host_send(&mut self, port: PortId, pkt: PktId) {
-        self.with_net(|net, cx| net.queue_from_host(cx, port, pkt));
+        self.with_net(|net, k| net.queue_from_host(k, port, pkt));
         self.port_kick(port);
     }
 
     /// Makes sure an idle port starts sending, or a busy one will look again when free.
     #[inline]
     pub(crate) fn port_kick(&mut self, port: PortId) {
-        if self.with_net(|net, cx| net.kick(cx, port)) == Kick::StartNow {
+        if self.with_net(|net, k| net.kick(k, port)) == Kick::StartNow {
             self.port_start(port);
         }
     }
@@ -65,13 +54,22 @@ impl Sim {
         self.port_start(port);
     }
 
-    /// Sends `port`'s next packet: from its queues, or for a NIC whose queues are empty (and
-    /// not paused by PFC) from its host's scheduler.
+    /// Sends `port`'s next packet: a switch's port on its own, a NIC's port as
+    /// [`Sim::start_nic_port`] says.
+    #[inline(always)]
     fn port_start(&mut self, port: PortId) {
-        if !self.net.ports[port as usize].is_nic {
-            return self.with_net(|net, cx| net.start_switch_port(cx, port));
+        if self.net.ports[port as usize].is_nic {
+            self.start_nic_port(port)
+        } else {
+            self.with_net(|net, k| net.start_switch_port(k, port))
         }
-        let pkt = match self.with_net(|net, cx| net.take_next(cx, port)) {
+    }
+
+    /// Sends NIC port `port`'s next packet: from its queues, or when they are empty (and PFC
+    /// does not pause it) from its host's scheduler.
+    #[inline(never)]
+    fn start_nic_port(&mut self, port: PortId) {
+        let pkt = match self.with_net(|net, k| net.take_next(k, port)) {
             Some(p) => p,
             None if !self.net.ports[port as usize].paused => match self.nic_next_packet(self.net.ports[port as usize].owner) {
                 Some(p) => p,
@@ -79,17 +77,17 @@ impl Sim {
             },
             None => return,
         };
-        let done = self.with_net(|net, cx| net.transmit(cx, port, pkt));
+        let done = self.with_net(|net, k| net.transmit(k, port, pkt));
         let more = self.net.has_backlog(port) || (!self.net.ports[port as usize].paused && self.nic_has_ready(port));
         if more {
-            self.with_net(|net, cx| net.free_again_at(cx, port, done));
+            self.with_net(|net, k| net.free_again_at(k, port, done));
         }
     }
 
     /// The oldest PFC frame in flight to upstream port `port` reached it; a RESUME restarts
     /// the port.
     pub(crate) fn on_pfc_frame(&mut self, port: PortId) {
-        if self.net.on_pfc_frame(self.now, port) {
+        if self.net.on_pfc_frame(self.k.now, port) {
             self.port_kick(port);
         }
     }
@@ -98,12 +96,12 @@ impl Sim {
     /// arrives at that switch again once held.
     #[inline(never)]
     pub(crate) fn hold(&mut self, pkt: PktId) {
-        let p = self.pool.get(pkt);
+        let p = self.k.pool.get(pkt);
         let (conn, seq) = (p.conn, p.seq);
         let entry = self.hosts.drop_plan.iter().position(|d| d.0 == conn && d.1 == seq && d.4 > 0);
         let hold = entry.map_or(0, |i| self.hosts.drop_plan[i].4);
         // Ordered by its plan entry (its port may carry another packet at that instant).
-        self.q.push_for(self.now + hold, super::queue::EventKind::HeldArrive, entry.unwrap_or(0) as u32, pkt);
+        self.k.q.push_for(self.k.now + hold, super::queue::EventKind::HeldArrive, entry.unwrap_or(0) as u32, pkt);
     }
 }
 
@@ -119,5 +117,13 @@ impl Boundary for Partition {
 
     fn send_pfc_frame(&mut self, node: crate::ids::NodeId, at: crate::units::Time, port: PortId, pause: bool) {
         self.send(node, super::parallel::Message::Frame { at, port, pause })
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
+        self
     }
 }

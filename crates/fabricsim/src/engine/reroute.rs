@@ -15,10 +15,10 @@ impl Sim {
         // The look-ahead may already have routed arrivals of the current bucket with the old
         // table: make them route again.
         let mut k = 0;
-        while let Some(e) = self.q.peek_ahead(k) {
+        while let Some(e) = self.k.q.peek_ahead(k) {
             let (kind, id) = (e.kind(), e.id);
             if matches!(kind, EventKind::Arrive | EventKind::HeldArrive) {
-                self.pool.get_mut(id).link = 0;
+                self.k.pool.get_mut(id).link = 0;
             }
             k += 1;
         }

@@ -209,8 +209,8 @@ impl Sim {
         ts.deps_left[i] -= 1;
         if ts.deps_left[i] == 0 {
             let when = ts.time[i].max(self.traffic.tasks[i].not_before());
-            if when > self.now {
-                self.q.push(when, EventKind::TaskReady, to);
+            if when > self.k.now {
+                self.k.q.push(when, EventKind::TaskReady, to);
             } else {
                 ts.stack.push(to);
             }
@@ -220,11 +220,11 @@ impl Sim {
     /// Fires the edges of task `t` that wait for `on` (joins fire all their edges).
     fn propagate(&mut self, t: u32, on: Option<Trigger>) {
         let traffic = std::sync::Arc::clone(&self.traffic);
-        let now = self.now;
+        let now = self.k.now;
         for e in traffic.edges_of(t) {
             if on.is_none_or(|o| o == e.on) {
                 let at = now + e.delay;
-                if let Some(part) = self.part.as_deref_mut() {
+                if let Some(part) = self.part_mut() {
                     // A partitioned run: the edge may be another partition's or the coordinator's.
                     if !part.applies_here(t, e.to, at) {
                         continue;
@@ -246,7 +246,7 @@ impl Sim {
     }
 
     fn fire_task(&mut self, t: u32) {
-        let now = self.now;
+        let now = self.k.now;
         match self.traffic.tasks[t as usize].kind() {
             TaskKind::Send { .. } => {
                 self.tasks.set_fired(t, now);
@@ -268,7 +268,7 @@ impl Sim {
 
     /// Posts the connection's pending messages as far as its gate allows.
     fn try_post(&mut self, c: u32) {
-        let (now, mss) = (self.now, self.hosts.tp.mss);
+        let (now, mss) = (self.k.now, self.hosts.tp.mss);
         let mut posted = false;
         while let Some(&m) = self.hosts.lanes[c as usize].pending.front() {
             let bytes = self.traffic.message(m).bytes;
@@ -293,7 +293,7 @@ impl Sim {
             }
             conn.post(m, bytes, mss, now);
             let dst = conn.dst;
-            if let Some(part) = self.part.as_deref_mut().filter(|p| p.remote(dst)) {
+            if let Some(part) = self.part_mut().filter(|p| p.remote(dst)) {
                 // The receiver's half of the connection, in another partition, learns the
                 // message's boundaries from this.
                 part.send(dst, crate::engine::parallel::Message::Post { conn: c, msg: m, bytes, at: now });
@@ -310,17 +310,18 @@ impl Sim {
 
     /// The receiver of connection `c` has new messages complete in order.
     pub(crate) fn deliver_messages(&mut self, c: u32, end: u32) {
-        let now = self.now;
+        let now = self.k.now;
         loop {
             let conn = &mut self.hosts.conns[c as usize];
-            let i = conn.rcv_next_msg();
+            let r = &mut self.hosts.rx[c as usize];
+            let i = r.next_msg(conn.msgs_retired);
             let Some(m) = conn.msgs.get_mut(i) else { break };
             if m.end_pkt > end {
                 break;
             }
             m.delivered_at = now;
             let msg = m.msg;
-            conn.rcv_msgs_delivered += 1;
+            r.msgs_delivered += 1;
             log_time(&mut self.tasks.message_log.delivered, msg, now);
             let t = self.traffic.sends[msg as usize];
             if self.tasks.part_delivered(t, now) {
@@ -336,7 +337,7 @@ impl Sim {
 
     /// The sender of connection `c` has new messages fully acknowledged.
     pub(crate) fn complete_messages(&mut self, c: u32) {
-        let now = self.now;
+        let now = self.k.now;
         loop {
             let conn = &mut self.hosts.conns[c as usize];
             let Some(&m) = conn.msgs.front() else { break };

@@ -70,8 +70,6 @@ pub struct Tracer {
     pub(crate) files: Option<Box<dyn SampleSink>>,
     /// The uplink imbalance of the ToRs whose uplinks are all traced, tick by tick.
     pub(crate) imbalance: Option<super::uplink_meter::UplinkMeter>,
-    /// The packet and drop logs, which switch ports append to as well.
-    pub log: PacketLog,
     /// Connections whose every ACK is logged (`run.ack_log_conns`), sorted.
     pub ack_conns: Vec<u32>,
     /// Logged ACKs: (arrival time, connection, RTT sample, ECN echo).
@@ -88,14 +86,7 @@ impl Tracer {
     /// Whether it samples or logs anything; a parallel run stays serial while it does (a new
     /// kind of record belongs in this test).
     pub(crate) fn records_anything(&self) -> bool {
-        self.interval > 0 || self.log.records_anything() || !self.ack_conns.is_empty() || self.log_gates || self.flowlets.is_some()
-    }
-
-    /// Logs `event` of packet `seq` of connection `conn` at port `port` ([`NO_PORT`] for an
-    /// event at a host), if `run.packet_log_conns` names the connection.
-    #[inline]
-    pub(crate) fn log_packet(&mut self, at: Time, conn: u32, seq: u32, event: PacketEvent, port: u32) {
-        self.log.packet(at, conn, seq, event, port);
+        self.interval > 0 || !self.ack_conns.is_empty() || self.log_gates || self.flowlets.is_some()
     }
 
     /// Whether the run takes samples: a period and something to sample.
@@ -182,7 +173,7 @@ pub trait SampleSink: std::fmt::Debug + Send {
 impl Sim {
     /// A sampling tick.
     pub(crate) fn on_sample(&mut self) {
-        let now = self.now;
+        let now = self.k.now;
         let Tracer { conns, samples, ports, port_samples, files, imbalance, .. } = &mut self.tracer;
         for &c in conns.iter() {
             let conn = &self.hosts.conns[c as usize];
@@ -210,8 +201,8 @@ impl Sim {
         if let Some(m) = imbalance {
             m.tick(|p| self.net.ports[p as usize].tx_bytes);
         }
-        if !self.q.is_empty() {
-            self.q.push(now + self.tracer.interval, EventKind::Sample, 0);
+        if !self.k.q.is_empty() {
+            self.k.q.push(now + self.tracer.interval, EventKind::Sample, 0);
         }
     }
 }

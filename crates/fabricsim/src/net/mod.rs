@@ -2,10 +2,10 @@
 //! `qdisc`), switch path selection (`switch_lb`), PFC (`pfc`), lossy cables and host NIC
 //! schedulers. Each element's state and its event handlers live in its own file; the handlers
 //! are methods of [`Network`], which owns the arrays, and are given the narrow
-//! [`ctx::NetCtx`] (clock, event queue, packet pool, counters, packet log) rather than the
-//! engine. The engine keeps the loop and dispatches to them.
+//! [`Kernel`](crate::kernel::Kernel) (clock, event queue, packet pool, counters, packet log,
+//! partition boundary) rather than the engine. The engine keeps the loop and dispatches to them.
 
-pub mod ctx;
+pub mod path_counts;
 pub mod flaky;
 pub mod wire_loss;
 // Packets, their queues and INT stacks are the kernel's; they keep their paths here.
@@ -53,5 +53,5 @@ pub struct Network {
     pub class: packet::ClassTable,
     /// What the network did to each connection's packets (drops, trims, re-routes), by
     /// connection id.
-    pub path_counts: Vec<ctx::PathCounts>,
+    pub path_counts: Vec<path_counts::PathCounts>,
 }

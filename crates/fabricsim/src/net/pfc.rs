@@ -30,7 +30,7 @@ use crate::ids::{NodeId, PortId};
 use crate::units::{ByteSize, MAX_BUFFER_BYTES};
 use crate::topo::Fabric;
 use crate::units::Time;
-use super::ctx::NetCtx;
+use crate::kernel::Kernel;
 use crate::kernel::queue::EventKind;
 use serde::{Deserialize, Serialize};
 
@@ -430,7 +430,7 @@ impl super::Network {
     /// PFC admission of data packet `size` bytes arriving at switch `sw` over upstream port
     /// `up`. Returns false if the packet must be dropped (headroom overflow).
     #[inline]
-    pub(super) fn pfc_admit(&mut self, cx: &mut NetCtx, sw: NodeId, up: PortId, size: u64) -> bool {
+    pub(super) fn pfc_admit(&mut self, k: &mut Kernel, sw: NodeId, up: PortId, size: u64) -> bool {
         let s = (sw - self.fabric.hosts) as usize;
         let (ok, pause) = self.pfc.admit(s, up as usize, size);
         if !ok {
@@ -438,33 +438,33 @@ impl super::Network {
             return false;
         }
         if pause {
-            self.send_pfc_frame(cx, up, true);
+            self.send_pfc_frame(k, up, true);
         }
         true
     }
 
     /// PFC release of a data packet leaving switch `sw` that came in over upstream port `up`.
     #[inline]
-    pub(super) fn pfc_release(&mut self, cx: &mut NetCtx, sw: NodeId, up: PortId, size: u64) {
+    pub(super) fn pfc_release(&mut self, k: &mut Kernel, sw: NodeId, up: PortId, size: u64) {
         let s = (sw - self.fabric.hosts) as usize;
         if self.pfc.release(s, up as usize, size) {
-            self.send_pfc_frame(cx, up, false);
+            self.send_pfc_frame(k, up, false);
         }
     }
 
     /// Sends PAUSE (`pause`) or RESUME to upstream port `up`; it acts one propagation delay
     /// plus one frame time later.
-    fn send_pfc_frame(&mut self, cx: &mut NetCtx, up: PortId, pause: bool) {
+    fn send_pfc_frame(&mut self, k: &mut Kernel, up: PortId, pause: bool) {
         let spec = &self.fabric.ports[up as usize];
         let delay = spec.latency + spec.rate.tx_time(FRAME_BYTES);
         if self.pfc.log_on && pause {
-            self.pfc.log.push((cx.now, up, pause));
+            self.pfc.log.push((k.now, up, pause));
         }
         self.pfc.ingress[up as usize].frame_sent(pause);
-        let (at, upstream) = (cx.now + delay, self.ports[up as usize].owner);
-        match cx.boundary.as_deref_mut() {
+        let (at, upstream) = (k.now + delay, self.ports[up as usize].owner);
+        match k.boundary.as_deref_mut() {
             Some(b) if b.remote(upstream) => b.send_pfc_frame(upstream, at, up, pause),
-            _ => cx.q.push(at, EventKind::Pfc, up),
+            _ => k.q.push(at, EventKind::Pfc, up),
         }
     }
 

@@ -8,9 +8,9 @@
 //! next data packet from the host's connection scheduler when it is free (see `nic.rs`).
 //!
 //! This file holds the port's state and its handlers (queue, kick, take the next packet,
-//! transmit, drop), which are methods of the [`Network`] and get the narrow [`NetCtx`].
+//! transmit, drop), which are methods of the [`Network`] and get the narrow [`Kernel`].
 
-use super::ctx::NetCtx;
+use crate::kernel::Kernel;
 use super::Network;
 use crate::ids::{NodeId, PktId, PortId};
 use crate::kernel::packet::{Class, PktKind, F_ECT, F_TRIMMED};
@@ -158,10 +158,10 @@ pub enum Kick {
 impl Network {
     /// Puts a control-class packet (ACK, NACK, trimmed header) on `port`'s control queue.
     #[inline]
-    pub fn queue_ctrl(&mut self, cx: &mut NetCtx, port: PortId, pkt: PktId) {
-        let size = cx.pool.get(pkt).size as u64;
+    pub fn queue_ctrl(&mut self, k: &mut Kernel, port: PortId, pkt: PktId) {
+        let size = k.pool.get(pkt).size as u64;
         let ps = &mut self.ports[port as usize];
-        ps.ctrl.push_back(cx.pool, pkt);
+        ps.ctrl.push_back(&mut k.pool, pkt);
         ps.ctrl_bytes += size;
         ps.max_ctrl_bytes = ps.max_ctrl_bytes.max(ps.ctrl_bytes);
     }
@@ -170,16 +170,16 @@ impl Network {
     /// (the kind table in `kernel/packet.rs`). Data proper does not come this way: the NIC pulls
     /// it from its scheduler when the link is free.
     #[inline]
-    pub fn queue_from_host(&mut self, cx: &mut NetCtx, port: PortId, pkt: PktId) {
-        let p = cx.pool.get(pkt);
+    pub fn queue_from_host(&mut self, k: &mut Kernel, port: PortId, pkt: PktId) {
+        let p = k.pool.get(pkt);
         match self.class.of(p.kind) {
-            Class::Control => self.queue_ctrl(cx, port, pkt),
+            Class::Control => self.queue_ctrl(k, port, pkt),
             Class::Data => {
                 // Waits behind the NIC's current packet.
                 let size = p.size as u64;
                 let ps = &mut self.ports[port as usize];
-                ps.occupancy_to(cx.now);
-                ps.data.push_back(cx.pool, pkt);
+                ps.occupancy_to(k.now);
+                ps.data.push_back(&mut k.pool, pkt);
                 ps.data_bytes += size;
             }
         }
@@ -187,23 +187,23 @@ impl Network {
 
     /// Puts control packet `pkt` on switch port `out` and starts the port if idle.
     #[inline]
-    pub(super) fn enqueue_ctrl(&mut self, cx: &mut NetCtx, out: PortId, pkt: PktId) {
-        self.queue_ctrl(cx, out, pkt);
-        self.kick_switch_port(cx, out);
+    pub(super) fn enqueue_ctrl(&mut self, k: &mut Kernel, out: PortId, pkt: PktId) {
+        self.queue_ctrl(k, out, pkt);
+        self.kick_switch_port(k, out);
     }
 
     /// Makes sure a port starts sending if it is idle ([`Kick::StartNow`]: the caller starts
     /// it), or will look again when free.
-    #[inline]
-    pub fn kick(&mut self, cx: &mut NetCtx, port: PortId) -> Kick {
+    #[inline(always)]
+    pub fn kick(&mut self, k: &mut Kernel, port: PortId) -> Kick {
         let ps = &mut self.ports[port as usize];
         if ps.free_pending {
             return Kick::Later;
         }
-        if ps.busy_until > cx.now {
+        if ps.busy_until > k.now {
             ps.free_pending = true;
             let t = ps.busy_until;
-            cx.q.push(t, EventKind::PortFree, port);
+            k.q.push(t, EventKind::PortFree, port);
             return Kick::Later;
         }
         Kick::StartNow
@@ -211,20 +211,21 @@ impl Network {
 
     /// [`Network::kick`] for a switch's port, which starts itself.
     #[inline]
-    pub(super) fn kick_switch_port(&mut self, cx: &mut NetCtx, port: PortId) {
+    pub(super) fn kick_switch_port(&mut self, k: &mut Kernel, port: PortId) {
         debug_assert!(!self.ports[port as usize].is_nic, "a switch queues on its own ports only");
-        if self.kick(cx, port) == Kick::StartNow {
-            self.start_switch_port(cx, port);
+        if self.kick(k, port) == Kick::StartNow {
+            self.start_switch_port(k, port);
         }
     }
 
     /// A switch's port is free (its `PortFree` event), or was kicked while idle: it sends its
     /// next packet, if any.
-    pub fn start_switch_port(&mut self, cx: &mut NetCtx, port: PortId) {
-        if let Some(pkt) = self.take_next(cx, port) {
-            let done = self.transmit(cx, port, pkt);
+    #[inline(never)]
+    pub fn start_switch_port(&mut self, k: &mut Kernel, port: PortId) {
+        if let Some(pkt) = self.take_next(k, port) {
+            let done = self.transmit(k, port, pkt);
             if self.has_backlog(port) {
-                self.free_again_at(cx, port, done);
+                self.free_again_at(k, port, done);
             }
         }
     }
@@ -233,7 +234,8 @@ impl Network {
     /// round-robin weight says data's turn has come; nothing while PFC pauses data and no
     /// control waits. A switch's data packet releases its PFC buffer and gets its INT record
     /// as it leaves.
-    pub fn take_next(&mut self, cx: &mut NetCtx, port: PortId) -> Option<PktId> {
+    #[inline(always)]
+    pub fn take_next(&mut self, k: &mut Kernel, port: PortId) -> Option<PktId> {
         let weight = self.qdisc.control_wrr_weight;
         let mut from_switch_data = None;
         let pkt = {
@@ -242,19 +244,19 @@ impl Network {
             // A NIC has no data queue here (it pulls from its scheduler), so it stays strict.
             let control_turn = !ps.ctrl.is_empty() && (weight == 0 || !data_waits || ps.ctrl_streak < weight);
             if control_turn {
-                let p = ps.ctrl.pop_front(cx.pool).expect("control class is non-empty");
-                ps.ctrl_bytes -= cx.pool.get(p).size as u64;
+                let p = ps.ctrl.pop_front(&mut k.pool).expect("control class is non-empty");
+                ps.ctrl_bytes -= k.pool.get(p).size as u64;
                 ps.ctrl_streak = if data_waits { ps.ctrl_streak + 1 } else { 0 };
                 Some(p)
             } else if ps.paused {
                 None
-            } else if let Some(p) = ps.data.pop_front(cx.pool) {
+            } else if let Some(p) = ps.data.pop_front(&mut k.pool) {
                 ps.ctrl_streak = 0;
-                let pk = cx.pool.get_mut(p);
-                ps.occupancy_to(cx.now);
+                let pk = k.pool.get_mut(p);
+                ps.occupancy_to(k.now);
                 ps.data_bytes -= pk.size as u64;
                 if self.qdisc.profiles[ps.qdisc as usize].on_departure(ps.data_bytes, pk.flags & F_ECT != 0, &mut ps.rng) {
-                    cx.c.mark_ce(&mut pk.flags);
+                    k.c.mark_ce(&mut pk.flags);
                     ps.marks += 1;
                 }
                 if !ps.is_nic {
@@ -268,107 +270,108 @@ impl Network {
         };
         if let Some((up, size)) = from_switch_data.filter(|_| self.pfc.on) {
             let sw = self.ports[port as usize].owner;
-            self.pfc_release(cx, sw, up, size);
+            self.pfc_release(k, sw, up, size);
         }
-        if from_switch_data.is_some() && cx.pool.telemetry_on() {
-            self.push_int_hop(cx, port, pkt.expect("data was taken"));
+        if from_switch_data.is_some() && k.pool.telemetry_on() {
+            self.push_int_hop(k, port, pkt.expect("data was taken"));
         }
         pkt
     }
 
     /// Serializes packet `pkt` on `port` and returns when it is done: it arrives at the far end
     /// one `arrival_delay` later, unless the cable is down or loses it on the wire.
-    pub fn transmit(&mut self, cx: &mut NetCtx, port: PortId, pkt: PktId) -> Time {
-        let (size, now) = (cx.pool.get(pkt).size as u64, cx.now);
+    #[inline(always)]
+    pub fn transmit(&mut self, k: &mut Kernel, port: PortId, pkt: PktId) -> Time {
+        let (size, now) = (k.pool.get(pkt).size as u64, k.now);
         let ps = &mut self.ports[port as usize];
         let done = now + ps.rate.tx_time(size);
         ps.busy_until = done;
         ps.tx_bytes += size;
-        cx.c.packet_hops += 1;
+        k.c.packet_hops += 1;
         if ps.is_nic {
-            cx.c.sent[cx.pool.get(pkt).kind] += 1;
+            k.c.sent[k.pool.get(pkt).kind] += 1;
         }
         // A flaky link loses what it starts sending during a loss burst (paper §5.4), a lossy
         // one what its loss channel draws (`net::wire_loss`), after the packet has taken its
         // serialization time.
         let wire_lost = ps.up && ps.wire_loss.as_mut().is_some_and(|f| f.transmit(now));
         if wire_lost {
-            cx.c.wire_losses += 1;
-            cx.pool.get_mut(pkt).port = port;
-            self.drop_packet(cx, pkt);
+            k.c.wire_losses += 1;
+            k.pool.get_mut(pkt).port = port;
+            self.drop_packet(k, pkt);
         } else if ps.up {
             let at = done + ps.arrival_delay;
-            let p = cx.pool.get_mut(pkt);
+            let p = k.pool.get_mut(pkt);
             p.port = port;
             p.link = 0;
             let peer = self.port_peer[port as usize];
-            if cx.is_remote(peer) {
+            if k.is_remote(peer) {
                 // The far end is another partition's: the packet travels as a message.
-                let p = *cx.pool.get(pkt);
-                if let Some(b) = cx.boundary.as_deref_mut() {
-                    b.send_packet(peer, at, &p, cx.pool.telemetry(pkt));
+                let p = *k.pool.get(pkt);
+                if let Some(b) = k.boundary.as_deref_mut() {
+                    b.send_packet(peer, at, &p, k.pool.telemetry(pkt));
                 }
-                cx.pool.free(pkt);
+                k.pool.free(pkt);
             } else {
-                cx.q.push_for(at, EventKind::Arrive, port, pkt);
+                k.q.push_for(at, EventKind::Arrive, port, pkt);
             }
         } else {
             ps.drops += 1;
-            self.drop_packet(cx, pkt);
+            self.drop_packet(k, pkt);
         }
         done
     }
 
     /// Whether `port` has a queued packet it may send (PFC pauses the data class).
-    #[inline]
+    #[inline(always)]
     pub fn has_backlog(&self, port: PortId) -> bool {
         let ps = &self.ports[port as usize];
         !ps.ctrl.is_empty() || (!ps.paused && !ps.data.is_empty())
     }
 
     /// Schedules `port` to look again when the packet it is sending is done, at `done`.
-    #[inline]
-    pub fn free_again_at(&mut self, cx: &mut NetCtx, port: PortId, done: Time) {
+    #[inline(always)]
+    pub fn free_again_at(&mut self, k: &mut Kernel, port: PortId, done: Time) {
         self.ports[port as usize].free_pending = true;
-        cx.q.push(done, EventKind::PortFree, port);
+        k.q.push(done, EventKind::PortFree, port);
     }
 
     /// A switch's data packet starts leaving `port`: the port appends its INT record (HPCC
     /// §3.1; `kernel/telemetry.rs` says what each field counts).
     // Out of line: runs without INT never call it.
     #[inline(never)]
-    fn push_int_hop(&mut self, cx: &mut NetCtx, port: PortId, pkt: PktId) {
-        if cx.pool.get(pkt).kind != PktKind::Data {
+    fn push_int_hop(&mut self, k: &mut Kernel, port: PortId, pkt: PktId) {
+        if k.pool.get(pkt).kind != PktKind::Data {
             return;
         }
         let ps = &self.ports[port as usize];
-        let hop = IntHop { ts: cx.now, tx_bytes: ps.tx_bytes, qlen: ps.data_bytes + ps.ctrl_bytes, rate: ps.rate };
-        if let Some(stack) = cx.pool.telemetry_mut(pkt) {
+        let hop = IntHop { ts: k.now, tx_bytes: ps.tx_bytes, qlen: ps.data_bytes + ps.ctrl_bytes, rate: ps.rate };
+        if let Some(stack) = k.pool.telemetry_mut(pkt) {
             stack.push(hop);
         }
     }
 
     /// Discards a packet at the port it last reached, charging the loss to its connection's
-    /// [`PathCounts`](super::ctx::PathCounts) and to the right counter; a lost credit grant is
-    /// left for its host ([`HostEffects`](super::ctx::HostEffects)).
-    pub fn drop_packet(&mut self, cx: &mut NetCtx, pkt: PktId) {
-        let p = *cx.pool.get(pkt);
-        cx.log.drop(cx.now, p.port, p.conn);
+    /// [`PathCounts`](super::path_counts::PathCounts) and to the right counter; a lost credit
+    /// grant is left for its host ([`HostEffects`](crate::kernel::HostEffects)).
+    pub fn drop_packet(&mut self, k: &mut Kernel, pkt: PktId) {
+        let p = *k.pool.get(pkt);
+        k.log.drop(k.now, p.port, p.conn);
         if p.kind == PktKind::Data {
-            cx.log.packet(cx.now, p.conn, p.seq, PacketEvent::Dropped, p.port);
+            k.log.packet(k.now, p.conn, p.seq, PacketEvent::Dropped, p.port);
         }
         let counts = &mut self.path_counts[p.conn as usize];
         counts.drops += 1;
-        cx.c.dropped[p.kind] += 1;
+        k.c.dropped[p.kind] += 1;
         if p.flags & F_TRIMMED != 0 {
-            cx.c.headers_dropped += 1;
+            k.c.headers_dropped += 1;
         } else if p.kind == PktKind::Data {
             counts.data_drops += 1;
         } else if p.kind == PktKind::Pull {
             // The credits it granted are gone: the sender may have to start afresh.
-            cx.fx.lost_pulls.push((p.conn, p.seq));
+            k.fx.lost_pulls.push((p.conn, p.seq));
         }
-        cx.pool.free(pkt);
+        k.pool.free(pkt);
     }
 }
 

@@ -10,12 +10,12 @@
 //!
 //! The switch has no state of its own beyond its ports ([`crate::net::port`]), its selector
 //! ([`crate::net::switch_lb`]) and its PFC accounting ([`crate::net::pfc`]). Its handlers are
-//! methods of the [`Network`] that owns those arrays and get the narrow [`NetCtx`]: what the
+//! methods of the [`Network`] that owns those arrays and get the narrow [`Kernel`]: what the
 //! switch does to a connection's packets it counts in the network's own
-//! [`PathCounts`](super::ctx::PathCounts), and a packet `run.drop_packets` holds goes back to
-//! the engine ([`Forwarded::Held`]), which keeps that plan.
+//! [`PathCounts`](super::path_counts::PathCounts), and a packet `run.drop_packets` holds goes
+//! back to the engine ([`Forwarded::Held`]), which keeps that plan.
 
-use super::ctx::NetCtx;
+use crate::kernel::Kernel;
 use super::Network;
 use crate::ids::{NodeId, PktId, PortId};
 use crate::kernel::packet::{Class, Packet, PktKind, F_BOUNCED, F_DOOMED, F_ECT, F_HELD, F_LAST_HOP, F_TRIMMED};
@@ -54,26 +54,26 @@ impl Network {
     /// The output port switch `sw` sends packet `pkt` to: [`Network::route_peek`], else the
     /// selector's [`SwitchLb::choose`] now, in event order.
     #[inline]
-    fn route_out(&mut self, cx: &mut NetCtx, sw: NodeId, pkt: PktId) -> PortId {
-        match self.route_peek(sw, cx.pool.get(pkt)) {
+    fn route_out(&mut self, k: &mut Kernel, sw: NodeId, pkt: PktId) -> PortId {
+        match self.route_peek(sw, k.pool.get(pkt)) {
             Some(out) => out,
-            None => self.route_choose(cx, sw, pkt),
+            None => self.route_choose(k, sw, pkt),
         }
     }
 
     /// Asks switch `sw`'s selector to choose for `pkt` among two or more next hops, giving it
     /// the packet, the candidates' port state, `now` and the switch's random stream.
-    fn route_choose(&mut self, cx: &mut NetCtx, sw: NodeId, pkt: PktId) -> PortId {
+    fn route_choose(&mut self, k: &mut Kernel, sw: NodeId, pkt: PktId) -> PortId {
         let s = (sw - self.fabric.hosts) as usize;
-        let p = cx.pool.get_mut(pkt);
+        let p = k.pool.get_mut(pkt);
         let (src_tor, dst_tor) = (self.route_tor[p.src as usize], self.route_tor[p.dst as usize]);
         let hops = self.fabric.routes.next_hops(&self.fabric, sw, dst_tor);
         let cands = Candidates::new(hops, &self.ports, &self.qdisc.profile_buffers);
-        let mut ctx = SwitchCtx::between(cx.now, &mut self.switch_rng[s], &self.fabric, src_tor, dst_tor);
+        let mut ctx = SwitchCtx::between(k.now, &mut self.switch_rng[s], &self.fabric, src_tor, dst_tor);
         let out = hops[self.switch_lb[s].choose(&mut ctx, p, &cands)];
         if ctx.rerouted && p.kind == PktKind::Data {
             self.path_counts[p.conn as usize].reroutes += 1;
-            cx.c.reroutes += 1;
+            k.c.reroutes += 1;
         }
         out
     }
@@ -81,13 +81,13 @@ impl Network {
     /// Cuts data packet `pkt`, which port `out` could not buffer (on arrival, or `evicted`
     /// from its queue to make room for a control packet), to a header (a probe is already
     /// header-sized and stays as it is) and counts the trim.
-    fn trim(&mut self, cx: &mut NetCtx, out: PortId, pkt: PktId, evicted: bool) {
-        let p = cx.pool.get_mut(pkt);
+    fn trim(&mut self, k: &mut Kernel, out: PortId, pkt: PktId, evicted: bool) {
+        let p = k.pool.get_mut(pkt);
         if p.kind == PktKind::Probe {
             return;
         }
         let event = if evicted { PacketEvent::Evicted } else { PacketEvent::Trimmed };
-        cx.log.packet(cx.now, p.conn, p.seq, event, out);
+        k.log.packet(k.now, p.conn, p.seq, event, out);
         p.size = self.qdisc.header_bytes;
         p.flags |= F_TRIMMED;
         // A port whose peer is a host (hosts are the nodes below `hosts`) is the last hop.
@@ -96,7 +96,7 @@ impl Network {
         }
         let conn = p.conn;
         self.ports[out as usize].trims += 1;
-        cx.c.data_trimmed += 1;
+        k.c.data_trimmed += 1;
         self.path_counts[conn as usize].trims += 1;
     }
 
@@ -104,48 +104,48 @@ impl Network {
     /// lane allows: at once, after evicting and trimming the newest queued data packets (a
     /// lane shared with data), or not at all (dropped).
     #[inline]
-    fn switch_enqueue_ctrl(&mut self, cx: &mut NetCtx, out: PortId, pkt: PktId) {
+    fn switch_enqueue_ctrl(&mut self, k: &mut Kernel, out: PortId, pkt: PktId) {
         if self.qdisc.control_bounded {
-            self.bounded_enqueue_ctrl(cx, out, pkt)
+            self.bounded_enqueue_ctrl(k, out, pkt)
         } else {
-            self.enqueue_ctrl(cx, out, pkt)
+            self.enqueue_ctrl(k, out, pkt)
         }
     }
 
     /// [`Network::switch_enqueue_ctrl`] where some control lane is bounded.
     #[inline(never)]
-    fn bounded_enqueue_ctrl(&mut self, cx: &mut NetCtx, out: PortId, pkt: PktId) {
-        let size = cx.pool.get(pkt).size as u64;
+    fn bounded_enqueue_ctrl(&mut self, k: &mut Kernel, out: PortId, pkt: PktId) {
+        let size = k.pool.get(pkt).size as u64;
         loop {
             let ps = &self.ports[out as usize];
             match self.qdisc.profiles[ps.qdisc as usize].on_control_arrival(ps.data_bytes, ps.ctrl_bytes, size) {
-                ControlVerdict::Enqueue => return self.enqueue_ctrl(cx, out, pkt),
+                ControlVerdict::Enqueue => return self.enqueue_ctrl(k, out, pkt),
                 ControlVerdict::Drop => {
                     //= spec lb-ai-training.md §4.2 (a header that finds no room: "In RTS mode it
                     //= is bounced instead, if it has not already been bounced")
-                    let flags = cx.pool.get(pkt).flags;
+                    let flags = k.pool.get(pkt).flags;
                     if self.qdisc.trimmed_headers != TrimmedHeaders::ToReceiver && flags & (F_TRIMMED | F_BOUNCED) == F_TRIMMED {
-                        return self.bounce(cx, out, pkt);
+                        return self.bounce(k, out, pkt);
                     }
                     self.ports[out as usize].drops += 1;
-                    return self.drop_packet(cx, pkt);
+                    return self.drop_packet(k, pkt);
                 }
                 ControlVerdict::EvictNewestData => {
                     // The newest data packet leaves the data class; its header is kept, ahead
                     // of the arrival (lb-ai-training spec §4.2), or returned to its sender.
                     let ps = &mut self.ports[out as usize];
-                    let victim = ps.data.pop_back(cx.pool).expect("eviction only with queued data");
-                    ps.occupancy_to(cx.now);
-                    ps.data_bytes -= cx.pool.get(victim).size as u64;
-                    cx.c.data_evicted += 1;
-                    if cx.pool.get(pkt).flags & F_TRIMMED != 0 {
-                        cx.c.evicted_by_headers += 1;
+                    let victim = ps.data.pop_back(&mut k.pool).expect("eviction only with queued data");
+                    ps.occupancy_to(k.now);
+                    ps.data_bytes -= k.pool.get(victim).size as u64;
+                    k.c.data_evicted += 1;
+                    if k.pool.get(pkt).flags & F_TRIMMED != 0 {
+                        k.c.evicted_by_headers += 1;
                     }
-                    self.trim(cx, out, victim, true);
-                    if self.returns_at_once(cx, victim) {
-                        self.bounce(cx, out, victim);
+                    self.trim(k, out, victim, true);
+                    if self.returns_at_once(k, victim) {
+                        self.bounce(k, out, victim);
                     } else {
-                        self.enqueue_ctrl(cx, out, victim);
+                        self.enqueue_ctrl(k, out, victim);
                     }
                 }
             }
@@ -155,8 +155,8 @@ impl Network {
     /// Whether the header `pkt` was just trimmed to goes straight back to its sender
     /// (`trimmed_headers = "to_sender"`; a probe, which is never trimmed, goes on).
     #[inline]
-    fn returns_at_once(&self, cx: &NetCtx, pkt: PktId) -> bool {
-        self.qdisc.trimmed_headers == TrimmedHeaders::ToSender && cx.pool.get(pkt).flags & F_TRIMMED != 0
+    fn returns_at_once(&self, k: &Kernel, pkt: PktId) -> bool {
+        self.qdisc.trimmed_headers == TrimmedHeaders::ToSender && k.pool.get(pkt).flags & F_TRIMMED != 0
     }
 
     /// Return-to-sender (lb-ai-training spec LR-TRIM-RTS; paper §4 "Packet Trimming": the
@@ -166,76 +166,76 @@ impl Network {
     /// (the switch's selector among equal-cost hops) in the control class. It stays a data
     /// packet, so per-kind conservation holds: it arrives at its (new) destination host, the
     /// sender, or is dropped on the way.
-    fn bounce(&mut self, cx: &mut NetCtx, out: PortId, pkt: PktId) {
+    fn bounce(&mut self, k: &mut Kernel, out: PortId, pkt: PktId) {
         let sw = self.ports[out as usize].owner;
-        let p = cx.pool.get_mut(pkt);
-        cx.log.packet(cx.now, p.conn, p.seq, PacketEvent::Bounced, out);
+        let p = k.pool.get_mut(pkt);
+        k.log.packet(k.now, p.conn, p.seq, PacketEvent::Bounced, out);
         std::mem::swap(&mut p.src, &mut p.dst);
         p.flags |= F_BOUNCED;
         p.link = 0;
-        cx.c.headers_bounced += 1;
-        let back = self.route_out(cx, sw, pkt);
+        k.c.headers_bounced += 1;
+        let back = self.route_out(k, sw, pkt);
         if !self.ports[back as usize].up {
             self.ports[back as usize].drops += 1;
-            return self.drop_packet(cx, pkt);
+            return self.drop_packet(k, pkt);
         }
-        self.switch_enqueue_ctrl(cx, back, pkt);
+        self.switch_enqueue_ctrl(k, back, pkt);
     }
 
     /// Shows packet `pkt`, bound for port `out` of switch `sw`, to the switch's selector
     /// ([`SwitchLb::on_packet`]) and sends the control packet it may emit.
     #[inline(never)]
-    fn switch_observe(&mut self, cx: &mut NetCtx, sw: NodeId, pkt: PktId, out: PortId) {
+    fn switch_observe(&mut self, k: &mut Kernel, sw: NodeId, pkt: PktId, out: PortId) {
         let s = (sw - self.fabric.hosts) as usize;
-        let p = cx.pool.get_mut(pkt);
+        let p = k.pool.get_mut(pkt);
         let (src_tor, dst_tor) = (self.route_tor[p.src as usize], self.route_tor[p.dst as usize]);
-        let mut ctx = SwitchCtx::between(cx.now, &mut self.switch_rng[s], &self.fabric, src_tor, dst_tor);
+        let mut ctx = SwitchCtx::between(k.now, &mut self.switch_rng[s], &self.fabric, src_tor, dst_tor);
         let view = PortView::of(out, &self.ports, &self.qdisc.profile_buffers);
         self.switch_lb[s].on_packet(&mut ctx, p, &view);
         if let Some(made) = ctx.emit {
-            self.switch_emit(cx, sw, made);
+            self.switch_emit(k, sw, made);
         }
     }
 
     /// Sends control packet `made`, created by switch `sw`, toward its destination (a host or
     /// a ToR switch) in the control class; it counts as sent of its kind.
-    fn switch_emit(&mut self, cx: &mut NetCtx, sw: NodeId, mut made: Packet) {
+    fn switch_emit(&mut self, k: &mut Kernel, sw: NodeId, mut made: Packet) {
         debug_assert_eq!(made.kind.class(), Class::Control, "switches make control packets only");
         made.link = 0;
-        cx.c.sent[made.kind] += 1;
-        let pkt = cx.pool.alloc(made);
+        k.c.sent[made.kind] += 1;
+        let pkt = k.pool.alloc(made);
         if made.dst == sw {
-            return self.switch_consume(cx, sw, pkt);
+            return self.switch_consume(k, sw, pkt);
         }
-        let out = self.route_out(cx, sw, pkt);
-        cx.pool.get_mut(pkt).port = out;
+        let out = self.route_out(k, sw, pkt);
+        k.pool.get_mut(pkt).port = out;
         if !self.ports[out as usize].up {
             self.ports[out as usize].drops += 1;
-            return self.drop_packet(cx, pkt);
+            return self.drop_packet(k, pkt);
         }
-        self.switch_enqueue_ctrl(cx, out, pkt);
+        self.switch_enqueue_ctrl(k, out, pkt);
     }
 
     /// Hands control packet `pkt`, addressed to switch `sw`, to the switch's selector
     /// ([`SwitchLb::on_control`]); it has arrived, and is freed.
     #[inline(never)]
-    fn switch_consume(&mut self, cx: &mut NetCtx, sw: NodeId, pkt: PktId) {
+    fn switch_consume(&mut self, k: &mut Kernel, sw: NodeId, pkt: PktId) {
         let s = (sw - self.fabric.hosts) as usize;
-        let p = *cx.pool.get(pkt);
-        let mut ctx = SwitchCtx::between(cx.now, &mut self.switch_rng[s], &self.fabric, self.route_tor[p.src as usize], sw);
+        let p = *k.pool.get(pkt);
+        let mut ctx = SwitchCtx::between(k.now, &mut self.switch_rng[s], &self.fabric, self.route_tor[p.src as usize], sw);
         self.switch_lb[s].on_control(&mut ctx, &p);
-        cx.c.arrived[p.kind] += 1;
-        cx.pool.free(pkt);
+        k.c.arrived[p.kind] += 1;
+        k.pool.free(pkt);
     }
 
     /// A packet `run.drop_packets` chose, at its first switch: lost, or held for its `hold_us`
     /// (the engine, which keeps the plan, hands it to this switch again; it arrives anew,
     /// unflagged).
     #[inline(never)]
-    fn drop_or_hold(&mut self, cx: &mut NetCtx, pkt: PktId) -> Forwarded {
-        let p = cx.pool.get_mut(pkt);
+    fn drop_or_hold(&mut self, k: &mut Kernel, pkt: PktId) -> Forwarded {
+        let p = k.pool.get_mut(pkt);
         if p.flags & F_DOOMED != 0 {
-            self.drop_packet(cx, pkt);
+            self.drop_packet(k, pkt);
             return Forwarded::Done;
         }
         p.flags &= !F_HELD;
@@ -244,62 +244,64 @@ impl Network {
     }
 
     /// Forwards packet `pkt` that arrived at switch `sw`.
-    pub fn switch_receive(&mut self, cx: &mut NetCtx, sw: NodeId, pkt: PktId) -> Forwarded {
-        if cx.pool.get(pkt).dst == sw {
-            self.switch_consume(cx, sw, pkt);
+    // Inlined into the engine's arrival handler, its one caller (as before it moved here).
+    #[inline(always)]
+    pub fn switch_receive(&mut self, k: &mut Kernel, sw: NodeId, pkt: PktId) -> Forwarded {
+        if k.pool.get(pkt).dst == sw {
+            self.switch_consume(k, sw, pkt);
             return Forwarded::Done;
         }
-        let out = match cx.pool.get(pkt).link {
-            0 => self.route_out(cx, sw, pkt),
+        let out = match k.pool.get(pkt).link {
+            0 => self.route_out(k, sw, pkt),
             hint => hint - 1,
         };
         if self.any_observer && self.switch_observes[(sw - self.fabric.hosts) as usize] {
-            self.switch_observe(cx, sw, pkt, out);
+            self.switch_observe(k, sw, pkt, out);
         }
-        let p = *cx.pool.get(pkt);
+        let p = *k.pool.get(pkt);
         if p.flags & (F_DOOMED | F_HELD) != 0 {
-            return self.drop_or_hold(cx, pkt);
+            return self.drop_or_hold(k, pkt);
         }
         if !self.ports[out as usize].up {
             self.ports[out as usize].drops += 1;
-            self.drop_packet(cx, pkt);
+            self.drop_packet(k, pkt);
             return Forwarded::Done;
         }
         if self.class.of(p.kind) == Class::Control || p.flags & F_TRIMMED != 0 {
-            self.switch_enqueue_ctrl(cx, out, pkt);
+            self.switch_enqueue_ctrl(k, out, pkt);
             return Forwarded::Done;
         }
-        if self.pfc.on && !self.pfc_admit(cx, sw, p.port, p.size as u64) {
+        if self.pfc.on && !self.pfc_admit(k, sw, p.port, p.size as u64) {
             self.ports[out as usize].drops += 1;
-            cx.c.buffer_drops += 1;
-            self.drop_packet(cx, pkt);
+            k.c.buffer_drops += 1;
+            self.drop_packet(k, pkt);
             return Forwarded::Done;
         }
         let ps = &mut self.ports[out as usize];
         match self.qdisc.profiles[ps.qdisc as usize].on_arrival(ps.data_bytes, ps.ctrl_bytes, p.size as u64, p.flags & F_ECT != 0, &mut ps.rng) {
             Verdict::Enqueue { mark } => {
                 if mark {
-                    cx.c.mark_ce(&mut cx.pool.get_mut(pkt).flags);
+                    k.c.mark_ce(&mut k.pool.get_mut(pkt).flags);
                     ps.marks += 1;
                 }
-                ps.occupancy_to(cx.now);
-                ps.data.push_back(cx.pool, pkt);
+                ps.occupancy_to(k.now);
+                ps.data.push_back(&mut k.pool, pkt);
                 ps.data_bytes += p.size as u64;
                 ps.max_data_bytes = ps.max_data_bytes.max(ps.data_bytes);
-                self.kick_switch_port(cx, out);
+                self.kick_switch_port(k, out);
             }
             Verdict::Trim => {
-                self.trim(cx, out, pkt, false);
-                if self.returns_at_once(cx, pkt) {
-                    self.bounce(cx, out, pkt);
+                self.trim(k, out, pkt, false);
+                if self.returns_at_once(k, pkt) {
+                    self.bounce(k, out, pkt);
                 } else {
-                    self.switch_enqueue_ctrl(cx, out, pkt);
+                    self.switch_enqueue_ctrl(k, out, pkt);
                 }
             }
             Verdict::Drop => {
                 ps.drops += 1;
-                cx.c.buffer_drops += 1;
-                self.drop_packet(cx, pkt);
+                k.c.buffer_drops += 1;
+                self.drop_packet(k, pkt);
             }
         }
         Forwarded::Done

@@ -156,7 +156,7 @@ pub(super) fn rows(sim: &Sim, plan: &[ConnPlan]) -> Vec<FlowResult> {
             timeout_lost: c.timeout_lost,
             data_sent: c.next_seq + c.retransmits,
             data_lost: path.data_drops + path.trims,
-            duplicates: c.rcv_duplicates,
+            duplicates: sim.hosts.rx[i].duplicates,
             fast_retransmits: c.fast_retransmits,
             nacks: c.nacks,
             reroutes: reroutes_counted.then_some(path.reroutes),

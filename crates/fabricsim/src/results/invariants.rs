@@ -10,19 +10,19 @@ use crate::workload::graph::{TaskKind, Trigger};
 /// Returns one message per violated invariant.
 pub fn check(sim: &Sim, setup: &Setup) -> Vec<String> {
     let mut v = Vec::new();
-    let c = &sim.c;
+    let c = &sim.k.c;
     // Every idle connection delivered each posted payload byte exactly once (duplicates are
     // discarded and counted, never delivered twice). A mode that sends past the posted data
     // (erasure coding's extra symbols, `extra_pkts`) may deliver up to those packets' payload
     // more, but never less.
     let mss = sim.hosts.tp.mss as u64;
-    for (i, conn) in sim.hosts.conns.iter().enumerate() {
+    for (i, (conn, r)) in sim.hosts.conns.iter().zip(&sim.hosts.rx).enumerate() {
         let extra = conn.extra_pkts as u64 * mss;
-        if conn.idle() && (conn.rcv_bytes < conn.size || (extra == 0 && conn.rcv_bytes != conn.size)) {
-            v.push(format!("connection {i} is idle but its receiver got {} of {} posted bytes", conn.rcv_bytes, conn.size));
+        if conn.idle() && (r.bytes < conn.size || (extra == 0 && r.bytes != conn.size)) {
+            v.push(format!("connection {i} is idle but its receiver got {} of {} posted bytes", r.bytes, conn.size));
         }
-        if conn.rcv_bytes > conn.size + extra {
-            v.push(format!("connection {i} delivered {} bytes, more than the {} bytes posted (+ {extra} extra)", conn.rcv_bytes, conn.size));
+        if r.bytes > conn.size + extra {
+            v.push(format!("connection {i} delivered {} bytes, more than the {} bytes posted (+ {extra} extra)", r.bytes, conn.size));
         }
         if conn.idle() && conn.in_flight != 0 {
             v.push(format!("connection {i} is idle with {} bytes still counted in flight", conn.in_flight));
@@ -95,8 +95,8 @@ pub fn check(sim: &Sim, setup: &Setup) -> Vec<String> {
         if sim.net.pfc.on && sim.net.pfc.charged_bytes() != 0 {
             v.push(format!("PFC accounting holds {} bytes after the network drained", sim.net.pfc.charged_bytes()));
         }
-        if sim.pool.live() != 0 {
-            v.push(format!("{} packets still in the network after every flow finished", sim.pool.live()));
+        if sim.k.pool.live() != 0 {
+            v.push(format!("{} packets still in the network after every flow finished", sim.k.pool.live()));
         }
     } else if let Some((since, at)) = sim.stalled {
         // A loss only the timeout finds is resent after the RTO: with an RTO at least the

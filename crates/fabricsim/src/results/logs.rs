@@ -71,7 +71,7 @@ pub(super) fn messages(sim: &Sim, setup: &Setup) -> Vec<MessageRow> {
 /// The logged drops and pauses, in time order (drops first among equal times).
 pub(super) fn events(sim: &Sim) -> Vec<EventRow> {
     let mut events: Vec<EventRow> = sim
-        .tracer
+        .k
         .log
         .drops
         .iter()

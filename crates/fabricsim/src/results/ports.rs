@@ -43,7 +43,7 @@ pub struct PortStats {
 /// The statistics of every port of `sim`, in port order.
 pub(super) fn rows(sim: &Sim) -> Vec<PortStats> {
     let f = &sim.net.fabric;
-    let run: Time = sim.now.max(1);
+    let run: Time = sim.k.now.max(1);
     let ingress = &sim.net.pfc.ingress;
     sim.net
         .ports
@@ -59,7 +59,7 @@ pub(super) fn rows(sim: &Sim) -> Vec<PortStats> {
                 tx_bytes: ps.tx_bytes,
                 utilisation: ps.tx_bytes as f64 * 8.0 / (ps.rate.0 as f64 * run as f64 / 1e12),
                 max_queue_bytes: ps.max_data_bytes,
-                mean_queue_bytes: ps.occupancy_area(sim.now) as f64 / run as f64,
+                mean_queue_bytes: ps.occupancy_area(sim.k.now) as f64 / run as f64,
                 drops: ps.drops,
                 wire_losses: ps.wire_loss.as_ref().map_or(0, |fl| fl.wire_losses),
                 trims: ps.trims,

@@ -404,14 +404,14 @@ pub struct TierQueues {
 fn tier_queues(sim: &Sim) -> Vec<TierQueues> {
     use crate::scenario::{port_class, PORT_CLASSES};
     let f = &sim.net.fabric;
-    let run = sim.now.max(1) as f64;
+    let run = sim.k.now.max(1) as f64;
     let mut out: Vec<TierQueues> = Vec::new();
     for name in ["tor_up", "agg_up", "agg_down", "core_down", "tor_down", "spine_down"] {
         let c = PORT_CLASSES.iter().position(|&n| n == name).expect("a port class");
         let mut t = TierQueues { class: name, ports: 0, max_bytes: 0, mean_bytes: 0.0, max_port_mean_bytes: 0.0, wire_losses: 0, drops: 0, trims: 0 };
         let mut area: u128 = 0;
         for (_, ps) in sim.net.ports.iter().enumerate().filter(|&(i, _)| port_class(f, i) == Some(c)) {
-            let a = ps.occupancy_area(sim.now);
+            let a = ps.occupancy_area(sim.k.now);
             t.ports += 1;
             t.max_bytes = t.max_bytes.max(ps.max_data_bytes);
             t.max_port_mean_bytes = t.max_port_mean_bytes.max(a as f64 / run);
@@ -532,12 +532,12 @@ pub(super) fn assemble(sim: &Sim, setup: &Setup, flows: &[FlowResult], plans: Pl
     let first_start = flows.iter().map(|f| f.start).min().unwrap_or(0);
     let last_finish = flows.iter().filter_map(|f| f.finish).max().unwrap_or(first_start);
     let ideal_completion = bounds::ideal_completion(sim, flows, plans.flows, plans.conns, ccts, first_start);
-    let mut packets = PacketCounts::from(&sim.c);
-    packets.discarded_out_of_order = sim.hosts.conns.iter().map(|c| c.rcv_discarded as u64).sum();
+    let mut packets = PacketCounts::from(&sim.k.c);
+    packets.discarded_out_of_order = sim.hosts.rx.iter().map(|r| r.discarded as u64).sum();
     let flaky = sim.net.ports.iter().any(|p| p.wire_loss.is_some());
-    packets.wire_losses = flaky.then_some(sim.c.wire_losses);
+    packets.wire_losses = flaky.then_some(sim.k.c.wire_losses);
     let pod_faults = sim.net.fabric.pod_faults();
-    let hops = sim.c.packet_hops;
+    let hops = sim.k.c.packet_hops;
     Summary {
         name: setup.scenario.name.clone(),
         seed: setup.scenario.seed,
@@ -554,7 +554,7 @@ pub(super) fn assemble(sim: &Sim, setup: &Setup, flows: &[FlowResult], plans: Pl
         stopped_at_end_time: sim.stopped_early,
         stalled_since_us: sim.stalled.map(|(since, _)| us(since)),
         interrupted: sim.interrupted,
-        interrupted_at_us: sim.interrupted.then(|| us(sim.now)),
+        interrupted_at_us: sim.interrupted.then(|| us(sim.k.now)),
         completion_time_us: us(last_finish - first_start),
         ideal_completion_time_us: us(ideal_completion),
         stationary_window: window.map(|w| WindowFigures::of(&w, flows)),
@@ -568,9 +568,9 @@ pub(super) fn assemble(sim: &Sim, setup: &Setup, flows: &[FlowResult], plans: Pl
         flowlets: None,
         collectives: collectives::summary(ccts),
         packets,
-        events: sim.c.events,
+        events: sim.k.c.events,
         ack_rtt_us: rtt_stats(&sim.rtt_hist),
-        duplicate_data_packets: sim.hosts.conns.iter().map(|c| c.rcv_duplicates as u64).sum(),
+        duplicate_data_packets: sim.hosts.rx.iter().map(|r| r.duplicates as u64).sum(),
         max_queue_bytes: sim.net.ports.iter().map(|p| p.max_data_bytes).max().unwrap_or(0),
         pfc: sim.net.pfc.on.then(|| pfc_summary(sim)),
         buffer_bytes: setup.qdisc.profiles[0].bounded_buffer(),
@@ -595,10 +595,10 @@ pub(super) fn assemble(sim: &Sim, setup: &Setup, flows: &[FlowResult], plans: Pl
         engine: EngineBuild::THIS,
         performance: Performance {
             wall_seconds,
-            events_per_second: sim.c.events as f64 / wall_seconds.max(1e-9),
+            events_per_second: sim.k.c.events as f64 / wall_seconds.max(1e-9),
             packet_hops_per_second: hops as f64 / wall_seconds.max(1e-9),
             peak_rss_bytes: peak_rss_bytes(),
-            peak_packets_in_pool: sim.pool.high_water(),
+            peak_packets_in_pool: sim.k.pool.high_water(),
             threads: 1,
             partitions: 1,
             serial_reason: None,
@@ -613,7 +613,7 @@ pub(super) fn assemble(sim: &Sim, setup: &Setup, flows: &[FlowResult], plans: Pl
 /// Time port `i` spent paused by PFC over the run: a port still paused at the end counts its
 /// open pause up to the final time (0 without PFC state for it).
 pub(super) fn paused_time(sim: &Sim, i: usize) -> crate::units::Time {
-    sim.net.pfc.ingress.get(i).map_or(0, |s| s.paused_total + if sim.net.ports[i].paused { sim.now - s.paused_since } else { 0 })
+    sim.net.pfc.ingress.get(i).map_or(0, |s| s.paused_total + if sim.net.ports[i].paused { sim.k.now - s.paused_since } else { 0 })
 }
 
 /// PFC figures of `sim`.

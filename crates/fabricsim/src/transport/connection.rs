@@ -1,5 +1,6 @@
-//! Per-connection state: the sender's scoreboard and the receiver's reorder window of one queue
-//! pair, and the messages posted on it.
+//! The sending half of a connection (queue pair): its scoreboard, its schemes (congestion
+//! control, path selection, loss recovery) and the messages posted on it. The receiving half is
+//! [`Receiver`](super::receiver::Receiver), in an array of its own.
 //!
 //! Messages are appended to the connection's packet sequence in posting order (a message of
 //! `b` bytes takes `⌈b / mss⌉` packets, the last one short), as work requests on an RDMA queue
@@ -8,7 +9,7 @@
 
 use super::cc::{AnyCc, CongestionControl, PacingClock};
 use super::lb::AnyLb;
-use super::recovery::{AnyReceiverRecovery, AnyRecovery, RxView, SenderCtx};
+use super::recovery::{AnyRecovery, SenderCtx};
 use crate::hint::prefetch;
 use crate::ids::NodeId;
 use crate::rng::Rng;
@@ -68,12 +69,12 @@ pub struct OpenMsg {
     pub rtt_samples: u32,
 }
 
-/// A connection (queue pair).
+/// The sending half of a connection (queue pair).
 ///
-/// Laid out in declaration order (`repr(C)`), hottest first: the sender's fields that every
-/// packet sent and every ACK reads sit together at the front, the receiver's next, identity and
-/// statistics last, so a packet event touches as few of the record's cache lines as it can
-/// (an all-to-all keeps thousands of connections busy at once, more than the caches hold).
+/// Laid out in declaration order (`repr(C)`), hottest first: the fields that every packet sent
+/// and every ACK reads sit together at the front, identity and statistics last, so a packet
+/// event touches as few of the record's cache lines as it can (an all-to-all keeps thousands of
+/// connections busy at once, more than the caches hold).
 #[derive(Debug)]
 #[repr(C, align(64))]
 pub struct Connection {
@@ -141,44 +142,11 @@ pub struct Connection {
     /// This connection's random stream (entropy draws).
     pub rng: Rng,
 
-    // --- receiver, touched per data packet arriving ---
-    /// Every packet below this has arrived.
-    pub rcv_cum: u32,
-    /// Distinct data packets received.
-    pub rcv_pkts: u32,
-    /// Data packets received since the last ACK.
-    pub rcv_unacked: u32,
-    /// Their wire bytes (`transport.ack_coalesce_bytes`).
-    pub rcv_unacked_bytes: u32,
-    /// CE-marked data packets since the last ACK.
-    pub rcv_unacked_ce: u32,
-    /// Lowest sequence number that arrived since the last ACK (`u32::MAX` = none).
-    pub rcv_lowest_unacked: u32,
-    /// Data packets received more than once.
-    pub rcv_duplicates: u32,
-    /// Out-of-order packets discarded (go-back-N).
-    pub rcv_discarded: u32,
-    /// Distinct payload bytes delivered.
-    pub rcv_bytes: u64,
-    /// Messages delivered at the receiver so far. The receiver's next message is
-    /// `msgs[rcv_msgs_delivered - msgs_retired]`: counting both halves' progress from the start
-    /// (rather than one index the sender shifts when it retires a message) lets a partitioned
-    /// engine keep the receiver's copy of the record apart from the sender's, where only the
-    /// posts reach the receiver (see `engine::parallel`).
-    pub rcv_msgs_delivered: usize,
-    /// Arrival time of the latest data packet (the receiver half's clock, [`RxView::now`]).
-    pub rcv_now: Time,
-    /// Base RTT of the connection's path (full-sized packet and its ACK on an idle fabric):
-    /// the ideal FCT's latency term and the receiver half's [`RxView::base_rtt`].
-    pub base_rtt: Time,
-    /// When the last CNP left (`Time::MAX` = never).
-    pub rcv_last_cnp: Time,
-    /// Arrival flags for `rcv_cum..`.
-    pub rcv_window: VecDeque<bool>,
-    /// Loss recovery, receiver half (the mode's per-connection state).
-    pub rcv_recovery: AnyReceiverRecovery,
 
     // --- identity and statistics, touched per message or per loss ---
+    /// Base RTT of the connection's path (full-sized packet and its ACK on an idle fabric):
+    /// the ideal FCT's latency term.
+    pub base_rtt: Time,
     /// Sending host.
     pub src: NodeId,
     /// Receiving host.
@@ -208,7 +176,7 @@ pub struct Connection {
 
 impl Connection {
     /// An idle connection from `src` to `dst`.
-    pub fn new(src: NodeId, dst: NodeId, cc: AnyCc, lb: AnyLb, rng: Rng, recovery: AnyRecovery, rcv_recovery: AnyReceiverRecovery) -> Self {
+    pub fn new(src: NodeId, dst: NodeId, cc: AnyCc, lb: AnyLb, rng: Rng, recovery: AnyRecovery) -> Self {
         use super::recovery::SenderRecovery;
         let settled_end = if recovery.completes_on_settle() { 0 } else { u32::MAX };
         let pace_on_schedule = cc.pacing_clock() == PacingClock::Schedule;
@@ -246,21 +214,7 @@ impl Connection {
             cc,
             lb,
             rng,
-            rcv_cum: 0,
-            rcv_window: VecDeque::new(),
-            rcv_pkts: 0,
-            rcv_bytes: 0,
-            rcv_duplicates: 0,
-            rcv_unacked: 0,
-            rcv_unacked_bytes: 0,
-            rcv_unacked_ce: 0,
-            rcv_lowest_unacked: u32::MAX,
-            rcv_msgs_delivered: 0,
-            rcv_now: 0,
             base_rtt: 0,
-            rcv_recovery,
-            rcv_discarded: 0,
-            rcv_last_cnp: Time::MAX,
             retransmits: 0,
             nacks: 0,
             ecn_acks: 0,
@@ -269,27 +223,6 @@ impl Connection {
             fast_retransmits: 0,
             cnps: 0,
         }
-    }
-
-    /// Takes the receiver's half from `rx`, the copy of this connection that ran at the
-    /// receiver (a parallel run whose ends were in different partitions; this is the sender's
-    /// copy).
-    pub fn take_receiver_half(&mut self, rx: &mut Connection) {
-        // Every receiver field, by name: a new one must be placed here or in the sender's.
-        std::mem::swap(&mut self.rcv_window, &mut rx.rcv_window);
-        std::mem::swap(&mut self.rcv_recovery, &mut rx.rcv_recovery);
-        self.rcv_cum = rx.rcv_cum;
-        self.rcv_pkts = rx.rcv_pkts;
-        self.rcv_bytes = rx.rcv_bytes;
-        self.rcv_duplicates = rx.rcv_duplicates;
-        self.rcv_unacked = rx.rcv_unacked;
-        self.rcv_unacked_bytes = rx.rcv_unacked_bytes;
-        self.rcv_unacked_ce = rx.rcv_unacked_ce;
-        self.rcv_lowest_unacked = rx.rcv_lowest_unacked;
-        self.rcv_msgs_delivered = rx.rcv_msgs_delivered;
-        self.rcv_now = rx.rcv_now;
-        self.rcv_discarded = rx.rcv_discarded;
-        self.rcv_last_cnp = rx.rcv_last_cnp;
     }
 
     /// Appends message `msg` of `bytes` payload bytes, split into `mss`-byte packets.
@@ -344,31 +277,6 @@ impl Connection {
         self.msgs_sent -= 1;
     }
 
-    /// Whether the oldest undelivered message is now complete at the receiver, after the first
-    /// arrival of `seq`; returns the receiver's delivered end if so (see
-    /// [`ReceiverRecovery::delivered_end`](super::recovery::ReceiverRecovery::delivered_end)).
-    #[inline]
-    pub fn newly_delivered_end(&mut self, seq: u32) -> Option<u32> {
-        use super::recovery::ReceiverRecovery;
-        let m = self.msgs.get(self.rcv_next_msg())?;
-        let rx = RxView { cum: self.rcv_cum, window: &self.rcv_window, lowest_unacked: self.rcv_lowest_unacked, now: self.rcv_now, base_rtt: self.base_rtt };
-        let end = self.rcv_recovery.delivered_end(&rx, seq, m);
-        (m.end_pkt <= end).then_some(end)
-    }
-
-    /// Index in `msgs` of the oldest message not yet delivered at the receiver.
-    #[inline]
-    pub fn rcv_next_msg(&self) -> usize {
-        self.rcv_msgs_delivered - self.msgs_retired
-    }
-
-    /// The cumulative point the receiver's ACKs carry, as its loss-recovery mode chooses.
-    #[inline]
-    pub fn ack_cum(&self) -> u32 {
-        use super::recovery::ReceiverRecovery;
-        self.rcv_recovery.ack_cum(&self.rx_view())
-    }
-
     /// Wire bytes of packet `seq` (a retransmission, or the next new packet).
     #[inline]
     pub fn wire_of(&self, seq: u32, retx: bool, mss: u32, header: u32) -> u32 {
@@ -395,20 +303,15 @@ impl Connection {
         self.acked_pkts == self.n_pkts && self.settled_end >= self.n_pkts
     }
 
-    /// Hints the CPU to load the fields that handling an arriving packet of this connection
-    /// reads first: the receiver's for data (`data`), the sender's for the rest (ACKs, NACKs).
+    /// Hints the CPU to load the sender's fields that handling an ACK, a NACK or a wake of this
+    /// connection reads first (a data arrival reads the [`Receiver`](super::receiver::Receiver)'s).
     /// The event loop's look-ahead calls it; then [`Connection::prefetch_entries`].
     #[inline]
-    pub fn prefetch_fields(&self, data: bool) {
-        if data {
-            prefetch(&self.rcv_cum);
-            prefetch(&self.rcv_window);
-        } else {
-            prefetch(self);
-            prefetch(&self.board);
-            prefetch(&self.tx_log);
-            prefetch(&self.msgs);
-        }
+    pub fn prefetch_fields(&self) {
+        prefetch(self);
+        prefetch(&self.board);
+        prefetch(&self.tx_log);
+        prefetch(&self.msgs);
     }
 
     /// Hints the CPU to load what a pacing wake of this sender touches in its rings: the
@@ -434,25 +337,19 @@ impl Connection {
         }
     }
 
-    /// Hints the CPU to load the scoreboard entries packet `seq` will touch: its slot in the
-    /// receive window (data), or its scoreboard slot and the oldest retransmission-timer entry
-    /// (anything else). Reads the fields [`Connection::prefetch_fields`] requested.
+    /// Hints the CPU to load the scoreboard entries an ACK or NACK of packet `seq` will touch:
+    /// its scoreboard slot, the oldest retransmission-timer entry and the message the next new
+    /// packet comes from. Reads the fields [`Connection::prefetch_fields`] requested.
     #[inline]
-    pub fn prefetch_entries(&self, data: bool, seq: u32) {
-        if data {
-            if let Some(b) = seq.checked_sub(self.rcv_cum).and_then(|i| self.rcv_window.get(i as usize)) {
-                prefetch(b);
-            }
-        } else {
-            if let Some(s) = seq.checked_sub(self.snd_una).and_then(|i| self.board.get(i as usize)) {
-                prefetch(s);
-            }
-            if let Some(e) = self.tx_log.front() {
-                prefetch(e);
-            }
-            // An ACK that opens the window sends the next packet at once.
-            self.prefetch_next_msg();
+    pub fn prefetch_entries(&self, seq: u32) {
+        if let Some(s) = seq.checked_sub(self.snd_una).and_then(|i| self.board.get(i as usize)) {
+            prefetch(s);
         }
+        if let Some(e) = self.tx_log.front() {
+            prefetch(e);
+        }
+        // An ACK that opens the window sends the next packet at once.
+        self.prefetch_next_msg();
     }
 
     /// Scoreboard slot of `seq` (which must lie in `snd_una..next_seq`).
@@ -516,65 +413,6 @@ impl Connection {
         r.next_to_send(&mut ctx)
     }
 
-    /// Records arrival of data packet `seq`; returns false for a duplicate.
-    #[inline]
-    pub fn receive(&mut self, seq: u32) -> bool {
-        if seq < self.rcv_cum {
-            return false;
-        }
-        let idx = (seq - self.rcv_cum) as usize;
-        if idx >= self.rcv_window.len() {
-            self.rcv_window.resize(idx + 1, false);
-        }
-        if self.rcv_window[idx] {
-            return false;
-        }
-        self.rcv_window[idx] = true;
-        while self.rcv_window.front() == Some(&true) {
-            self.rcv_window.pop_front();
-            self.rcv_cum += 1;
-        }
-        true
-    }
-
-    /// Selective-ACK bitmap: bit i set when packet `rcv_cum + 1 + i` has arrived.
-    #[inline]
-    pub fn sack_bits(&self) -> u64 {
-        self.sack_bits_from(self.rcv_cum + 1)
-    }
-
-    /// Selective-ACK bitmap: bit i set when packet `base + i` (≥ `rcv_cum`) has arrived.
-    #[inline]
-    pub fn sack_bits_from(&self, base: u32) -> u64 {
-        let mut bits = 0u64;
-        let skip = base.saturating_sub(self.rcv_cum) as usize;
-        for (i, &got) in self.rcv_window.iter().skip(skip).take(64).enumerate() {
-            if got {
-                bits |= 1 << i;
-            }
-        }
-        bits
-    }
-
-    /// The receiver's loss-recovery half and its view of the reorder window.
-    #[inline]
-    pub fn rx_parts(&mut self) -> (&mut AnyReceiverRecovery, RxView<'_>) {
-        let rx = RxView { cum: self.rcv_cum, window: &self.rcv_window, lowest_unacked: self.rcv_lowest_unacked, now: self.rcv_now, base_rtt: self.base_rtt };
-        (&mut self.rcv_recovery, rx)
-    }
-
-    /// The receiver's reorder window as its loss-recovery half sees it.
-    #[inline]
-    pub fn rx_view(&self) -> RxView<'_> {
-        RxView { cum: self.rcv_cum, window: &self.rcv_window, lowest_unacked: self.rcv_lowest_unacked, now: self.rcv_now, base_rtt: self.base_rtt }
-    }
-
-    /// Base of the 64-packet SACK segment holding packet `lowest`, segments aligned to the
-    /// cumulative point (strack spec §2.5.11 `segment_base`).
-    #[inline]
-    pub fn sack_segment_base(&self, lowest: u32) -> u32 {
-        self.rx_view().segment_base(lowest)
-    }
 }
 
 #[cfg(test)]
@@ -588,8 +426,8 @@ mod tests {
             &fixed::FixedParams::default(),
             &crate::transport::cc::PathInfo { mtu_bytes: 4096, host_rate: crate::units::BitsPerSec(1), base_rtt: 1, bdp_bytes: 1, hops: 2, net_base_rtt: 1, src_conns: 1, queue_bytes: 0, flows_per_host: 1 },
         ));
-        let (tx, rx) = (AnyRecovery::Sack(Default::default()), AnyReceiverRecovery::Sack(Default::default()));
-        let mut c = Connection::new(0, 1, cc, AnyLb::Spray(spray::Spray::new(&Default::default())), Rng::stream(0, "t", 0), tx, rx);
+        let tx = AnyRecovery::Sack(Default::default());
+        let mut c = Connection::new(0, 1, cc, AnyLb::Spray(spray::Spray::new(&Default::default())), Rng::stream(0, "t", 0), tx);
         c.post(0, size, 4032, 0);
         c
     }
@@ -608,38 +446,5 @@ mod tests {
         assert_eq!(c.msgs[1].last_payload, 5000 - 4032);
         assert_eq!(c.msg_of(520), Some(0));
         assert_eq!(c.msg_of(521), Some(1));
-    }
-
-    #[test]
-    fn reorder_window_and_sack() {
-        let mut c = conn(100 * 4032);
-        assert!(c.receive(2));
-        assert!(c.receive(4));
-        assert!(!c.receive(4));
-        assert_eq!(c.rcv_cum, 0);
-        // bits relative to cum+1 = 1: packet 2 -> bit 1, packet 4 -> bit 3.
-        assert_eq!(c.sack_bits(), 0b1010);
-        assert!(c.receive(0));
-        assert_eq!(c.rcv_cum, 1);
-        assert!(c.receive(1));
-        assert_eq!(c.rcv_cum, 3);
-        assert!(!c.receive(0));
-    }
-
-    //= type=test; strack spec §2.5.11 segment_base: 64-packet segments aligned to the EPSN
-    #[test]
-    fn sack_segments_are_aligned_to_the_cumulative_point() {
-        let mut c = conn(200 * 4032);
-        for seq in [3, 70, 130, 131] {
-            assert!(c.receive(seq));
-        }
-        assert_eq!(c.rcv_cum, 0);
-        assert_eq!(c.sack_segment_base(u32::MAX), 0);
-        assert_eq!(c.sack_segment_base(70), 64);
-        assert_eq!(c.sack_segment_base(131), 128);
-        // Bit i of a segment = packet base + i.
-        assert_eq!(c.sack_bits_from(0), 1 << 3);
-        assert_eq!(c.sack_bits_from(64), 1 << 6);
-        assert_eq!(c.sack_bits_from(128), 0b1100);
     }
 }

@@ -73,8 +73,10 @@ pub struct Lane {
 pub struct Hosts {
     /// NIC scheduler of each host (indexed by host id).
     pub nics: Vec<HostState>,
-    /// Every connection (indexed by connection id).
+    /// Every connection's sending half (indexed by connection id).
     pub conns: Vec<Connection>,
+    /// Every connection's receiving half (indexed by connection id).
+    pub rx: Vec<super::receiver::Receiver>,
     /// Per-connection pending messages and gates.
     pub lanes: Vec<Lane>,
     /// Whether senders need receiver credits (EQDS).

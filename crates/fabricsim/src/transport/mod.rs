@@ -19,6 +19,7 @@ pub mod credit;
 pub mod gate;
 pub mod hosts;
 pub mod lb;
+pub mod receiver;
 pub mod recovery;
 pub mod shaper;
 pub mod subflows;

@@ -99,8 +99,8 @@ impl Sim {
         let p = &mut self.hosts.pacers[host as usize];
         if !p.pending && !p.queue.is_empty() {
             p.pending = true;
-            let at = p.next_at.max(self.now);
-            self.q.push(at, EventKind::PullTick, host);
+            let at = p.next_at.max(self.k.now);
+            self.k.q.push(at, EventKind::PullTick, host);
         }
     }
 
@@ -120,7 +120,7 @@ impl Sim {
         }
         let port = self.hosts.nics[host as usize].port;
         let conn = &self.hosts.conns[c as usize];
-        let pkt = self.pool.alloc(Packet {
+        let pkt = self.k.pool.alloc(Packet {
             conn: c,
             src: conn.dst,
             dst: conn.src,
@@ -136,15 +136,15 @@ impl Sim {
             //= uec-spec §2.2, §8 (htsim pull_rate_modifier 0.99)
             interval = (interval as f64 / policy.pull_rate).round() as Time;
         }
-        self.hosts.pacers[host as usize].next_at = self.now + interval;
+        self.hosts.pacers[host as usize].next_at = self.k.now + interval;
         self.host_send(port, pkt);
         self.pull_tick_schedule(host);
     }
 
     /// Sender: a PULL arrived.
     pub(crate) fn on_pull(&mut self, pkt: PktId) {
-        let (c, grant) = (self.pool.get(pkt).conn, self.pool.get(pkt).seq);
-        self.pool.free(pkt);
+        let (c, grant) = (self.k.pool.get(pkt).conn, self.k.pool.get(pkt).seq);
+        self.k.pool.free(pkt);
         let s = &mut self.hosts.credit[c as usize];
         s.credits += grant;
         s.pulls_settled += grant;

@@ -20,7 +20,7 @@ impl Sim {
             if let Some(pkt) = self.conn_emit(c) {
                 if let Some(m) = self.tracer.flowlets.as_deref_mut() {
                     // `run.flowlet_gaps_us`: the packet starts onto the host link now.
-                    m.packet(c, self.now, self.pool.get(pkt).size as u64);
+                    m.packet(c, self.k.now, self.k.pool.get(pkt).size as u64);
                 }
                 if self.conn_may_send(c) {
                     self.hosts.conns[c as usize].in_ready = true;

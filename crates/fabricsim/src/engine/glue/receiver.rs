@@ -14,8 +14,8 @@ use crate::units::Time;
 impl Sim {
     /// A packet reached host `host`.
     pub(crate) fn host_receive(&mut self, host: NodeId, pkt: PktId) {
-        let kind = self.pool.get(pkt).kind;
-        self.c.arrived[kind] += 1;
+        let kind = self.k.pool.get(pkt).kind;
+        self.k.c.arrived[kind] += 1;
         // The one place a new packet kind must be named: which handler its host side runs.
         match kind {
             PktKind::Data => self.on_data(host, pkt),
@@ -31,14 +31,14 @@ impl Sim {
     }
 
     fn on_data(&mut self, host: NodeId, pkt: PktId) {
-        let p = *self.pool.get(pkt);
+        let p = *self.k.pool.get(pkt);
         debug_assert_eq!(p.dst, host);
         let tp = self.hosts.tp;
         let (header, ack_bytes) = (tp.header, tp.ack_bytes);
         let port = self.hosts.nics[host as usize].port;
         if p.flags & F_BOUNCED != 0 {
             // A header a switch returned: this host is its sender (spec LR-TRIM-RTS).
-            self.c.bounces_returned += 1;
+            self.k.c.bounces_returned += 1;
             return self.on_bounce(pkt);
         }
         if self.hosts.credit_on {
@@ -46,8 +46,8 @@ impl Sim {
         }
         if p.flags & F_TRIMMED != 0 {
             // Trimmed header: NACK it at once so the sender retransmits within one RTT.
-            self.tracer.log_packet(self.now, p.conn, p.seq, PacketEvent::HeaderArrived, NO_PORT);
-            let a = self.pool.get_mut(pkt);
+            self.k.log.packet(self.k.now, p.conn, p.seq, PacketEvent::HeaderArrived, NO_PORT);
+            let a = self.k.pool.get_mut(pkt);
             a.kind = PktKind::Nack;
             a.src = p.dst;
             a.dst = p.src;
@@ -60,13 +60,13 @@ impl Sim {
         if ce {
             self.maybe_send_cnp(p.conn, &p);
         }
-        let conn = &mut self.hosts.conns[p.conn as usize];
-        conn.rcv_now = self.now;
-        let (recovery, rx) = conn.rx_parts();
-        if let Admit::Discard(reply) = recovery.admit(&rx, p.seq) {
+        let r = &mut self.hosts.rx[p.conn as usize];
+        r.now = self.k.now;
+        let (recovery, view) = r.parts();
+        if let Admit::Discard(reply) = recovery.admit(&view, p.seq) {
             // E.g. go-back-N: an out-of-order packet is discarded; the first one of a gap asks
             // for the expected packet.
-            conn.rcv_discarded += 1;
+            r.discarded += 1;
             if reply != Reply::SeqNack {
                 return self.reply(host, pkt, &p, reply);
             }
@@ -81,41 +81,45 @@ impl Sim {
             let echo = tp.cnp_interval.is_none() && (ce || tp.ooo_cnp);
             return self.send_seq_nack(host, pkt, if echo { F_ECE } else { 0 });
         }
-        let cum_before = conn.rcv_cum;
-        let fresh = conn.receive(p.seq);
+        let cum_before = r.cum;
+        let fresh = r.receive(p.seq);
         if fresh {
-            conn.rcv_pkts += 1;
-            conn.rcv_bytes += (p.size - header) as u64;
+            r.pkts += 1;
+            r.bytes += (p.size - header) as u64;
             // Messages complete in order; a mode that completes one message at a time (erasure
-            // coding) is asked again for the next.
-            while let Some(end) = self.hosts.conns[p.conn as usize].newly_delivered_end(p.seq) {
+            // coding) is asked again for the next. (The messages' packet ranges are the
+            // sender's posts, which the receiver knows as work requests.)
+            loop {
+                let sender = &self.hosts.conns[p.conn as usize];
+                let Some(end) = self.hosts.rx[p.conn as usize].newly_delivered_end(p.seq, &sender.msgs, sender.msgs_retired) else { break };
                 self.deliver_messages(p.conn, end);
             }
         } else {
-            conn.rcv_duplicates += 1;
+            r.duplicates += 1;
         }
-        let conn = &mut self.hosts.conns[p.conn as usize];
+        let n_pkts = self.hosts.conns[p.conn as usize].n_pkts;
+        let r = &mut self.hosts.rx[p.conn as usize];
         //= uec-spec §4 (htsim UecSink::processData)
         //# ACK by bytes, on the flow's first packet, at once on CE, and on the sender's request.
-        let by_bytes = tp.ack_coalesce_bytes > 0 && (conn.rcv_unacked_bytes + p.size >= tp.ack_coalesce_bytes || conn.rcv_pkts == 1);
-        let by_packets = if tp.ack_coalesce_bytes > 0 { tp.ack_every > 1 && conn.rcv_unacked + 1 >= tp.ack_every } else { conn.rcv_unacked + 1 >= tp.ack_every };
+        let by_bytes = tp.ack_coalesce_bytes > 0 && (r.unacked_bytes + p.size >= tp.ack_coalesce_bytes || r.pkts == 1);
+        let by_packets = if tp.ack_coalesce_bytes > 0 { tp.ack_every > 1 && r.unacked + 1 >= tp.ack_every } else { r.unacked + 1 >= tp.ack_every };
         let ack_due = !tp.coalescing()
             || !fresh
             || p.flags & F_ACK_NOW != 0
             || by_packets
             || by_bytes
             || (tp.ack_on_ce && ce)
-            || conn.rcv_pkts == conn.n_pkts;
+            || r.pkts == n_pkts;
         let arrival = Arrival { seq: p.seq, fresh, ce, cum_before, ack_due };
-        let (recovery, rx) = conn.rx_parts();
-        let reply = recovery.on_data(&rx, &arrival);
+        let (recovery, view) = r.parts();
+        let reply = recovery.on_data(&view, &arrival);
         if reply != Reply::SeqNack {
             // The packet is covered by this ACK or the next one.
-            conn.rcv_unacked += 1;
-            conn.rcv_unacked_bytes += p.size;
-            conn.rcv_lowest_unacked = conn.rcv_lowest_unacked.min(p.seq);
+            r.unacked += 1;
+            r.unacked_bytes += p.size;
+            r.lowest_unacked = r.lowest_unacked.min(p.seq);
             if ce {
-                conn.rcv_unacked_ce += 1;
+                r.unacked_ce += 1;
             }
         }
         self.reply(host, pkt, &p, reply);
@@ -126,7 +130,7 @@ impl Sim {
     #[inline(always)]
     fn reply(&mut self, host: NodeId, pkt: PktId, p: &Packet, reply: Reply) {
         match reply {
-            Reply::None => self.pool.free(pkt),
+            Reply::None => self.k.pool.free(pkt),
             Reply::Ack { sack_base } => {
                 let ce = if p.flags & F_CE != 0 { F_ECE } else { 0 };
                 self.answer_with_ack(pkt, p, sack_base, (p.flags & F_RETX) | ce);
@@ -140,14 +144,14 @@ impl Sim {
     fn answer_with_ack(&mut self, pkt: PktId, p: &Packet, sack_base: u32, flags: u16) {
         let ack_bytes = self.hosts.tp.ack_bytes;
         let port = self.hosts.nics[p.dst as usize].port;
-        let conn = &mut self.hosts.conns[p.conn as usize];
-        let (cum, sack, ecn_count) = (conn.ack_cum(), conn.sack_bits_from(sack_base), conn.rcv_unacked_ce.min(u16::MAX as u32) as u16);
-        let ooo = (conn.rcv_pkts - conn.rcv_cum).min(u16::MAX as u32) as u16;
-        conn.rcv_unacked = 0;
-        conn.rcv_unacked_bytes = 0;
-        conn.rcv_unacked_ce = 0;
-        conn.rcv_lowest_unacked = u32::MAX;
-        let a = self.pool.get_mut(pkt);
+        let r = &mut self.hosts.rx[p.conn as usize];
+        let (cum, sack, ecn_count) = (r.ack_cum(), r.sack_bits_from(sack_base), r.unacked_ce.min(u16::MAX as u32) as u16);
+        let ooo = (r.pkts - r.cum).min(u16::MAX as u32) as u16;
+        r.unacked = 0;
+        r.unacked_bytes = 0;
+        r.unacked_ce = 0;
+        r.lowest_unacked = u32::MAX;
+        let a = self.k.pool.get_mut(pkt);
         a.kind = PktKind::Ack;
         a.src = p.dst;
         a.dst = p.src;
@@ -165,22 +169,22 @@ impl Sim {
     /// `flags` (`F_ECE`: it echoes congestion).
     fn send_seq_nack(&mut self, host: NodeId, pkt: PktId, flags: u16) {
         let (ack_bytes, port) = (self.hosts.tp.ack_bytes, self.hosts.nics[host as usize].port);
-        let a = self.pool.get_mut(pkt);
-        let conn = &self.hosts.conns[a.conn as usize];
+        let a = self.k.pool.get_mut(pkt);
+        let r = &self.hosts.rx[a.conn as usize];
         a.kind = PktKind::SeqNack;
         std::mem::swap(&mut a.src, &mut a.dst);
         a.size = ack_bytes;
         a.flags = flags;
-        a.cum_ack = conn.rcv_cum;
+        a.cum_ack = r.cum;
         self.host_send(port, pkt);
     }
 
     /// A probe reached its receiver: answer at once with an ACK whose bitmap starts where the
     /// probe asks (strack spec §2.5.11–2.5.12). A probe carries no payload.
     fn on_probe(&mut self, host: NodeId, pkt: PktId) {
-        let p = *self.pool.get(pkt);
+        let p = *self.k.pool.get(pkt);
         debug_assert_eq!(p.dst, host);
-        let base = p.sack_base.max(self.hosts.conns[p.conn as usize].rcv_cum);
+        let base = p.sack_base.max(self.hosts.rx[p.conn as usize].cum);
         let ce = if p.flags & F_CE != 0 { F_ECE } else { 0 };
         self.answer_with_ack(pkt, &p, base, F_PROBE_ACK | ce);
     }
@@ -190,14 +194,14 @@ impl Sim {
     /// QP per 50 µs).
     fn maybe_send_cnp(&mut self, conn: u32, p: &Packet) {
         let Some(interval) = self.hosts.tp.cnp_interval else { return };
-        let now = self.now;
-        let cs = &mut self.hosts.conns[conn as usize];
-        if cs.rcv_last_cnp != Time::MAX && now < cs.rcv_last_cnp + interval {
+        let now = self.k.now;
+        let r = &mut self.hosts.rx[conn as usize];
+        if r.last_cnp != Time::MAX && now < r.last_cnp + interval {
             return;
         }
-        cs.rcv_last_cnp = now;
+        r.last_cnp = now;
         let port = self.hosts.nics[p.dst as usize].port;
-        let cnp = self.pool.alloc(Packet {
+        let cnp = self.k.pool.alloc(Packet {
             conn,
             src: p.dst,
             dst: p.src,
@@ -214,9 +218,9 @@ impl Sim {
 
     /// A CNP reached its sender: the congestion controller reacts (DCQCN reaction point).
     fn on_cnp(&mut self, pkt: PktId) {
-        let c = self.pool.get(pkt).conn;
-        self.pool.free(pkt);
-        let now = self.now;
+        let c = self.k.pool.get(pkt).conn;
+        self.k.pool.free(pkt);
+        let now = self.k.now;
         self.hosts.conns[c as usize].cc.on_cnp(now);
         self.hosts.conns[c as usize].cnps += 1;
         // A rate cut may push the next transmission later; a paced sender re-reads its rate

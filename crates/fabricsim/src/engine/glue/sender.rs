@@ -29,7 +29,7 @@ impl Sim {
     }
 
     fn readiness(&mut self, c: ConnId) -> Readiness {
-        let (header, mss, now, mtu) = (self.hosts.tp.header, self.hosts.tp.mss, self.now, self.mtu());
+        let (header, mss, now, mtu) = (self.hosts.tp.header, self.hosts.tp.mss, self.k.now, self.mtu());
         let conn = &mut self.hosts.conns[c as usize];
         if conn.idle() {
             conn.pace_idle = conn.pace_on_schedule;
@@ -81,7 +81,7 @@ impl Sim {
                 let conn = &mut self.hosts.conns[c as usize];
                 if !conn.wake_pending {
                     conn.wake_pending = true;
-                    self.q.push(t, EventKind::ConnWake, c);
+                    self.k.q.push(t, EventKind::ConnWake, c);
                 }
                 false
             }
@@ -112,7 +112,7 @@ impl Sim {
         if !self.conn_may_send(c) {
             return None;
         }
-        let (now, mss, header, ect, coalescing) = (self.now, self.hosts.tp.mss, self.hosts.tp.header, self.hosts.tp.ect, self.hosts.tp.coalescing());
+        let (now, mss, header, ect, coalescing) = (self.k.now, self.hosts.tp.mss, self.hosts.tp.header, self.hosts.tp.ect, self.hosts.tp.coalescing());
         let mtu = self.mtu();
         let conn = &mut self.hosts.conns[c as usize];
         let (seq, retx) = conn.next_to_send(now, mtu)?;
@@ -132,7 +132,7 @@ impl Sim {
             conn.retx.pop_front();
             *conn.slot(seq) = slot;
             conn.retransmits += 1;
-            self.c.data_retransmitted += 1;
+            self.k.c.data_retransmitted += 1;
         } else {
             if conn.msgs_sent == conn.msgs.len() {
                 // The mode sends past the posted data (an erasure code's extra symbol).
@@ -199,7 +199,7 @@ impl Sim {
         let (src, dst) = (conn.src, conn.dst);
         if shared_rto && !conn.timer_pending {
             conn.timer_pending = true;
-            self.q.push(now + self.hosts.tp.rto, EventKind::ConnTimer, c);
+            self.k.q.push(now + self.hosts.tp.rto, EventKind::ConnTimer, c);
         }
         let (recovery, mut ctx) = self.hosts.conns[c as usize].sender_parts(now, mtu);
         let a = recovery.on_send(&mut ctx, seq);
@@ -208,9 +208,9 @@ impl Sim {
             self.credit_spend(c);
         }
         let event = if retx { PacketEvent::Resent } else { PacketEvent::Sent };
-        self.tracer.log_packet(now, c, seq, event, NO_PORT);
+        self.k.log.packet(now, c, seq, event, NO_PORT);
         let port = self.hosts.nics[src as usize].port;
-        Some(self.pool.alloc(Packet {
+        Some(self.k.pool.alloc(Packet {
             conn: c,
             src,
             dst,
@@ -247,7 +247,7 @@ impl Sim {
         conn.acked_pkts += 1;
         conn.acked_payload += payload;
         self.acked_bytes_total += payload;
-        self.last_acked_at = self.now;
+        self.last_acked_at = self.k.now;
         wire
     }
 
@@ -264,10 +264,10 @@ impl Sim {
 
     /// An ACK reached its sender.
     pub(crate) fn on_ack(&mut self, pkt: PktId) {
-        let p = *self.pool.get(pkt);
+        let p = *self.k.pool.get(pkt);
         // The INT records the ACK echoes (HPCC), when packets carry them.
-        let int = self.pool.telemetry(pkt).copied();
-        self.pool.free(pkt);
+        let int = self.k.pool.telemetry(pkt).copied();
+        self.k.pool.free(pkt);
         let c = p.conn;
         if self.hosts.conns[c as usize].idle() {
             return;
@@ -284,9 +284,9 @@ impl Sim {
         if !probe_ack {
             newly += self.ack_one(c, p.seq);
         }
-        let (now, mtu) = (self.now, self.mtu());
+        let (now, mtu) = (self.k.now, self.mtu());
         if !probe_ack {
-            self.tracer.log_packet(now, c, p.seq, PacketEvent::AckArrived, NO_PORT);
+            self.k.log.packet(now, c, p.seq, PacketEvent::AckArrived, NO_PORT);
         }
         self.rtt_hist.add(now - p.sent_at);
         let conn = &mut self.hosts.conns[c as usize];
@@ -358,7 +358,7 @@ impl Sim {
         }
         let conn = &mut self.hosts.conns[c as usize];
         if conn.idle() {
-            conn.finish = Some(self.now);
+            conn.finish = Some(self.k.now);
         }
         self.conn_wake(c);
     }
@@ -377,11 +377,11 @@ impl Sim {
     /// A NACK or a bounced header about one transmission: the mode requeues the packet (or
     /// finds the report stale), then the congestion controller and path selector hear of it.
     fn on_loss_report(&mut self, pkt: PktId, bounced: bool) {
-        let p = *self.pool.get(pkt);
-        self.pool.free(pkt);
-        let (now, mtu) = (self.now, self.mtu());
+        let p = *self.k.pool.get(pkt);
+        self.k.pool.free(pkt);
+        let (now, mtu) = (self.k.now, self.mtu());
         let c = p.conn;
-        self.tracer.log_packet(now, c, p.seq, PacketEvent::NackArrived, NO_PORT);
+        self.k.log.packet(now, c, p.seq, PacketEvent::NackArrived, NO_PORT);
         let conn = &mut self.hosts.conns[c as usize];
         if conn.idle() || p.seq < conn.snd_una || p.seq >= conn.next_seq {
             return;
@@ -413,7 +413,7 @@ impl Sim {
 
     /// The retransmission timer of `c`: declare lost every packet outstanding for one RTO.
     pub(crate) fn on_conn_timer(&mut self, c: ConnId) {
-        let (now, rto, mtu) = (self.now, self.hosts.tp.rto, self.mtu());
+        let (now, rto, mtu) = (self.k.now, self.hosts.tp.rto, self.mtu());
         let conn = &mut self.hosts.conns[c as usize];
         conn.timer_pending = false;
         if conn.idle() {
@@ -431,7 +431,7 @@ impl Sim {
             if !live {
                 continue;
             }
-            self.tracer.log_packet(now, c, seq, PacketEvent::TimedOut, NO_PORT);
+            self.k.log.packet(now, c, seq, PacketEvent::TimedOut, NO_PORT);
             let slot = conn.slot(seq);
             let wire = slot.wire as u64;
             slot.state = SeqState::Lost;
@@ -454,7 +454,7 @@ impl Sim {
         let conn = &mut self.hosts.conns[c as usize];
         if let Some(&(_, t)) = conn.tx_log.front() {
             conn.timer_pending = true;
-            self.q.push(t + rto, EventKind::ConnTimer, c);
+            self.k.q.push(t + rto, EventKind::ConnTimer, c);
         }
         self.conn_wake(c);
     }
@@ -469,10 +469,10 @@ impl Sim {
         conn.timeouts += 1;
         conn.timeout_lost += lost.pkts;
         conn.consecutive_timeouts += 1;
-        self.c.timeouts += 1;
-        self.c.timeout_lost += u64::from(lost.pkts);
+        self.k.c.timeouts += 1;
+        self.k.c.timeout_lost += u64::from(lost.pkts);
         let ev = TimeoutEvent {
-            now: self.now,
+            now: self.k.now,
             lost_bytes: lost.bytes,
             in_flight: conn.in_flight,
             consecutive: conn.consecutive_timeouts,
@@ -483,8 +483,8 @@ impl Sim {
 
     /// A sequence NACK ("I expect `cum_ack`") reached its sender.
     pub(crate) fn on_seq_nack(&mut self, pkt: PktId) {
-        let p = *self.pool.get(pkt);
-        self.pool.free(pkt);
+        let p = *self.k.pool.get(pkt);
+        self.k.pool.free(pkt);
         let c = p.conn;
         if self.hosts.conns[c as usize].idle() {
             return;
@@ -492,7 +492,7 @@ impl Sim {
         // Everything below the expected PSN has arrived: the NACK is also a cumulative ACK.
         self.ack_below(c, p.cum_ack);
         self.hosts.conns[c as usize].advance_una();
-        let (e, now, mtu) = (p.cum_ack, self.now, self.mtu());
+        let (e, now, mtu) = (p.cum_ack, self.k.now, self.mtu());
         let conn = &mut self.hosts.conns[c as usize];
         // A NACK that ACKs overtook: ns-3's RecoverQueue still goes back, to snd_una (without
         // it a flow whose last packet was NACKed that way waited for the RTO).
@@ -515,7 +515,7 @@ impl Sim {
 
     /// The loss-recovery mode's own timer of `c` fired.
     pub(crate) fn on_recovery_timer(&mut self, c: ConnId) {
-        let (now, mtu) = (self.now, self.mtu());
+        let (now, mtu) = (self.k.now, self.mtu());
         let conn = &mut self.hosts.conns[c as usize];
         let queued = conn.retx.len();
         let (recovery, mut ctx) = conn.sender_parts(now, mtu);
@@ -535,16 +535,16 @@ impl Sim {
             return;
         }
         if let Some(t) = a.timer {
-            self.q.push(t, EventKind::RecoveryTimer, c);
+            self.k.q.push(t, EventKind::RecoveryTimer, c);
         }
         if a.probe {
             self.send_probe(c);
         }
         match a.episode {
-            Some(Episode::OutOfOrder) => self.c.ooo_recoveries += 1,
-            Some(Episode::Probe) => self.c.probe_recoveries += 1,
+            Some(Episode::OutOfOrder) => self.k.c.ooo_recoveries += 1,
+            Some(Episode::Probe) => self.k.c.probe_recoveries += 1,
             Some(Episode::FastRetransmit) => {
-                self.c.fast_retransmits += 1;
+                self.k.c.fast_retransmits += 1;
                 self.hosts.conns[c as usize].fast_retransmits += 1;
             }
             Some(Episode::Timeout(lost)) => self.account_timeout(c, lost),
@@ -573,13 +573,13 @@ impl Sim {
     /// Sends a header-only probe for `c` (strack spec §2.5.9): its answer is an ACK whose bitmap
     /// starts at `snd_una`.
     fn send_probe(&mut self, c: ConnId) {
-        let (now, mtu) = (self.now, self.mtu());
+        let (now, mtu) = (self.k.now, self.mtu());
         let conn = &mut self.hosts.conns[c as usize];
         let ctx = EntropyCtx { now, seq: conn.snd_una, retransmit: false, window_pkts: conn.cc.window().map(|w| (w / mtu) as u32), in_flight: conn.in_flight };
         let entropy = conn.lb.next_entropy(&ctx, &mut conn.rng);
         let (src, dst) = (conn.src, conn.dst);
         let port = self.hosts.nics[src as usize].port;
-        let pkt = self.pool.alloc(Packet {
+        let pkt = self.k.pool.alloc(Packet {
             conn: c,
             src,
             dst,

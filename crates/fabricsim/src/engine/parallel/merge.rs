@@ -59,10 +59,8 @@ pub(super) fn merge(mut sims: Vec<Sim>, plan: &Plan) -> Sim {
             std::mem::swap(&mut m.hosts.conns[c], &mut rest[ks - 1].hosts.conns[c]);
             std::mem::swap(&mut m.hosts.lanes[c], &mut rest[ks - 1].hosts.lanes[c]);
         }
-        // Where the receiver's copy is now (partition 0's copy moved to the sender's slot).
-        if kr != ks {
-            let holder = if kr == 0 { ks } else { kr };
-            m.hosts.conns[c].take_receiver_half(&mut rest[holder - 1].hosts.conns[c]);
+        if kr != 0 {
+            std::mem::swap(&mut m.hosts.rx[c], &mut rest[kr - 1].hosts.rx[c]);
         }
         // What the network did to the connection's packets: every partition's switches count.
         for o in &rest {
@@ -78,12 +76,12 @@ pub(super) fn merge(mut sims: Vec<Sim>, plan: &Plan) -> Sim {
 
     // Run-wide counts.
     for o in rest {
-        m.c.absorb(&o.c);
+        m.k.c.absorb(&o.k.c);
         m.rtt_hist.absorb(&o.rtt_hist);
         m.acked_bytes_total += o.acked_bytes_total;
         m.last_acked_at = m.last_acked_at.max(o.last_acked_at);
-        m.pool.absorb(o.pool);
+        m.k.pool.absorb(o.k.pool);
     }
-    m.part = None;
+    m.k.boundary = None;
     m
 }

@@ -312,7 +312,7 @@ pub(crate) fn run(setup: &Setup, threads: usize, progress: &mut dyn FnMut(&Progr
     let plan = Arc::new(plan);
     let make = |mut sim: Sim, id: u16| -> Sim {
         let own_sends = sim.traffic.sends.iter().filter(|&&t| plan.task_place[t as usize] == Place::Part(id)).count() as u32;
-        sim.part = Some(Box::new(Partition {
+        sim.k.boundary = Some(Box::new(Partition {
             id,
             plan: Arc::clone(&plan),
             joins: Vec::new(),
@@ -424,10 +424,10 @@ fn serve(mut sim: Sim, cmds: mpsc::Receiver<Cmd>, reports: mpsc::Sender<Report>)
         let cpu_start = thread_cpu_seconds();
         let mut closed = Vec::new();
         if let Some((start, inbox)) = window {
-            sim.part.as_deref_mut().expect("a partition").out_packets = 0;
+            sim.part_mut().expect("a partition").out_packets = 0;
             for mailbox in inbox {
                 sim.deliver(&mailbox);
-                sim.part.as_deref_mut().expect("a partition").recycle(mailbox);
+                sim.part_mut().expect("a partition").recycle(mailbox);
             }
             match (sim.quiet(), quiet_since) {
                 // Packets arrived for it: busy from the window's start on.
@@ -441,8 +441,8 @@ fn serve(mut sim: Sim, cmds: mpsc::Receiver<Cmd>, reports: mpsc::Sender<Report>)
             }
         }
         let paused = sim.run_round(bound, safe, &mut quiet_since, &mut closed);
-        let next = sim.q.peek().map(point_of);
-        let part = sim.part.as_deref_mut().expect("a partition");
+        let next = sim.k.q.peek().map(point_of);
+        let part = sim.part_mut().expect("a partition");
         let report = Report {
             id: part.id,
             next,
@@ -455,9 +455,9 @@ fn serve(mut sim: Sim, cmds: mpsc::Receiver<Cmd>, reports: mpsc::Sender<Report>)
             out_first_at: part.out_first_at.take(),
             sends_completed: sim.tasks.sends_completed,
             last_acked_at: sim.last_acked_at,
-            events: sim.c.events,
+            events: sim.k.c.events,
             acked_bytes: sim.acked_bytes_total,
-            now: sim.now,
+            now: sim.k.now,
             cpu: cpu_since(cpu_start),
         };
         if reports.send(report).is_err() {
@@ -472,8 +472,8 @@ impl Sim {
     /// pool, none sent to another partition in this window.
     fn quiet(&self) -> bool {
         // The pool first: while packets are about (nearly every event), nothing else is read.
-        self.pool.live() == 0 && {
-            let part = self.part.as_deref().expect("a partition");
+        self.k.pool.live() == 0 && {
+            let part = self.part().expect("a partition");
             self.tasks.sends_completed == part.own_sends && part.out_packets == 0
         }
     }
@@ -482,11 +482,11 @@ impl Sim {
     fn deliver(&mut self, mailbox: &Mailbox) {
         let (packets, other) = mailbox.contents();
         for (at, pkt, int) in packets {
-            let id = self.pool.alloc(*pkt);
-            if let (Some(int), Some(slot)) = (int, self.pool.telemetry_mut(id)) {
+            let id = self.k.pool.alloc(*pkt);
+            if let (Some(int), Some(slot)) = (int, self.k.pool.telemetry_mut(id)) {
                 *slot = *int;
             }
-            self.q.push_for(at, EventKind::Arrive, pkt.port, id);
+            self.k.q.push_for(at, EventKind::Arrive, pkt.port, id);
         }
         for &m in other {
             self.deliver_message(m);
@@ -498,7 +498,7 @@ impl Sim {
         match m {
             Message::Frame { at, port, pause } => {
                 self.net.pfc.ingress[port as usize].frame_sent(pause);
-                self.q.push(at, EventKind::Pfc, port);
+                self.k.q.push(at, EventKind::Pfc, port);
             }
             Message::Post { conn, msg, bytes, at } => {
                 let mss = self.hosts.tp.mss;
@@ -506,17 +506,17 @@ impl Sim {
             }
             Message::Satisfy { task, at } => {
                 // At or after the window's end, so the task, if ready, is an event to come.
-                debug_assert!(at > self.now);
+                debug_assert!(at > self.k.now);
                 self.satisfy(task, at);
             }
-            Message::Fire { task, at } => self.q.push(at, EventKind::TaskReady, task),
+            Message::Fire { task, at } => self.k.q.push(at, EventKind::TaskReady, task),
         }
     }
 
     /// Runs this partition's events before `bound`; a quiet partition stops before an event
     /// beyond `safe` (returns true: paused). Tracks the quiet intervals.
     fn run_round(&mut self, bound: Point, safe: Point, quiet_since: &mut Option<Point>, closed: &mut Vec<(Point, Point)>) -> bool {
-        let part = self.part.as_deref().expect("a partition");
+        let part = self.part().expect("a partition");
         // Events every partition runs (link changes, replicated joins) are counted by one.
         let counts_shared = part.id == 0;
         let plan = Arc::clone(&part.plan);
@@ -527,7 +527,7 @@ impl Sim {
         loop {
             let quiet = quiet_since.is_some();
             let mut paused = false;
-            let next = self.q.pop_if(|e| {
+            let next = self.k.q.pop_if(|e| {
                 if e.time >= bound_time {
                     return false;
                 }
@@ -536,16 +536,16 @@ impl Sim {
             });
             let Some(ev) = next else { return paused };
             let at = point_of(&ev);
-            self.now = ev.time;
+            self.k.now = ev.time;
             let shared = match ev.kind() {
                 EventKind::LinkChange => true,
                 EventKind::TaskReady => !matches!(plan.task_place[ev.id as usize], Place::Part(_)),
                 _ => false,
             };
             if !shared || counts_shared {
-                self.c.events += 1;
+                self.k.c.events += 1;
             }
-            self.part.as_deref_mut().expect("a partition").at = at;
+            self.part_mut().expect("a partition").at = at;
             self.prefetch_ahead();
             self.dispatch(ev);
             match (self.quiet(), *quiet_since) {
@@ -561,7 +561,7 @@ impl Sim {
 
     /// The merged simulation takes the coordinator's stop.
     fn finish_parallel(&mut self, end: End) {
-        self.now = end.now;
+        self.k.now = end.now;
         if let Some(stop) = end.stop {
             self.apply_stop(stop);
         }

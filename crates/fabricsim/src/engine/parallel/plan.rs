@@ -85,7 +85,7 @@ pub fn plan(sim: &Sim, threads: usize) -> Result<Plan, String> {
 
 /// Features whose state is shared between partitions without a packet to carry it.
 fn serial_only(sim: &Sim) -> Result<(), String> {
-    if sim.tracer.records_anything() || sim.net.pfc.log_on {
+    if sim.tracer.records_anything() || sim.k.log.records_anything() || sim.net.pfc.log_on {
         return Err("tracing and event logs sample the whole fabric".into());
     }
     if sim.link_events.iter().any(|e| e.action == LinkAction::Reroute) {

@@ -180,8 +180,8 @@ mod tests {
     use super::*;
 
     /// A receiver's reorder window (a fixture connection's).
-    fn window() -> crate::transport::Connection {
-        Board::new(0, 10).conn
+    fn window() -> crate::transport::receiver::Receiver {
+        crate::transport::receiver::Receiver::new(super::super::AnyReceiverRecovery::Sack(Default::default()), 1)
     }
 
     fn msg(first: u32, pkts: u32, end: u32) -> OpenMsg {
@@ -201,7 +201,7 @@ mod tests {
             fresh += 1;
             // The sender may have extended the message past n by now.
             let m = msg(0, n, n.max(seq + 1));
-            let rx = win.rx_view();
+            let rx = win.view();
             if r.delivered_end(&rx, seq, &m) >= m.end_pkt {
                 assert_eq!(r.ack_cum(&rx), m.end_pkt);
                 return Some(fresh);
@@ -237,7 +237,7 @@ mod tests {
         for seq in twice {
             let fresh = win.receive(seq);
             if fresh {
-                let rx = win.rx_view();
+                let rx = win.view();
                 if r.delivered_end(&rx, seq, &m) >= m.end_pkt {
                     last = Some(seq);
                     break;
@@ -254,9 +254,9 @@ mod tests {
         let (m0, m1) = (msg(0, 10, 10), msg(10, 10, 20));
         let mut r = CodeRx::new(0.0);
         let mut win = window();
-        fn arrive_at(win: &mut crate::transport::Connection, r: &mut CodeRx, s: u32, m: &OpenMsg) -> u32 {
+        fn arrive_at(win: &mut crate::transport::receiver::Receiver, r: &mut CodeRx, s: u32, m: &OpenMsg) -> u32 {
             assert!(win.receive(s));
-            r.delivered_end(&win.rx_view(), s, m)
+            r.delivered_end(&win.view(), s, m)
         }
         // Packets 0..6 and four of message 1 arrive: 10 symbols, message 0 is decoded with
         // the help of message 1's packets.
@@ -268,7 +268,7 @@ mod tests {
         }
         assert_eq!(arrive_at(&mut win, &mut r, 19, &m0), 10);
         // Asked again for message 1 with the same arrival: nothing is counted twice.
-        assert_eq!(r.delivered_end(&win.rx_view(), 19, &m1), 10);
+        assert_eq!(r.delivered_end(&win.view(), 19, &m1), 10);
         assert_eq!(r.unspent, 0, "message 0 consumed all ten symbols");
         // A late symbol of message 0 is wasted; message 1 needs ten of its own.
         assert_eq!(arrive_at(&mut win, &mut r, 7, &m1), 10);
@@ -305,7 +305,7 @@ mod tests {
                 }
                 received += 1;
                 while let Some(m) = msgs.get(next) {
-                    if r.delivered_end(&win.rx_view(), s, m) < m.end_pkt {
+                    if r.delivered_end(&win.view(), s, m) < m.end_pkt {
                         break;
                     }
                     needed_total += needed(m.pkts, epsilon);

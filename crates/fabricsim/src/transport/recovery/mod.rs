@@ -9,7 +9,7 @@
 //!   [`SenderCtx::declare_lost`] helper) and answers with [`Actions`] (arm its timer, send a
 //!   probe, count a recovery episode);
 //! - a **receiver half** ([`ReceiverRecovery`], built into [`AnyReceiverRecovery`], held in
-//!   `Connection::rcv_recovery`): it sees each arriving data packet through an [`RxView`] of the
+//!   `Receiver::recovery`, `transport/receiver.rs`): it sees each arriving data packet through an [`RxView`] of the
 //!   reorder window and answers whether to keep it ([`Admit`]) and how to reply ([`Reply`]).
 //!
 //! The halves share no state, so a sender and its receiver may live in different partitions of
@@ -722,7 +722,7 @@ pub(crate) mod testing {
 
     /// A connection with packets `0..n` in flight, packet i sent at time i, all of `MTU` bytes.
     pub struct Board {
-        /// The connection (its own recovery halves are unused: tests drive a mode directly).
+        /// The connection (its own recovery half is unused: tests drive a mode directly).
         pub conn: Connection,
     }
 
@@ -732,8 +732,7 @@ pub(crate) mod testing {
             let path = PathInfo { mtu_bytes: MTU, host_rate: crate::units::BitsPerSec(1), base_rtt: 1, bdp_bytes: cwnd_pkts * MTU, hops: 2, net_base_rtt: 1, src_conns: 1, queue_bytes: 0, flows_per_host: 1 };
             let cc = AnyCc::Fixed(fixed::Fixed::new(&fixed::FixedParams::default(), &path));
             let lb = AnyLb::Spray(spray::Spray::new(&Default::default()));
-            let (tx, rx) = (AnyRecovery::Sack(sack::Sack), AnyReceiverRecovery::Sack(sack::SackRx));
-            let mut conn = Connection::new(0, 1, cc, lb, Rng::stream(0, "t", 0), tx, rx);
+            let mut conn = Connection::new(0, 1, cc, lb, Rng::stream(0, "t", 0), AnyRecovery::Sack(sack::Sack));
             conn.post(0, (n as u64 + 100) * MTU, MTU as u32, 0);
             conn.board = (0..n).map(|i| Slot { state: SeqState::InFlight, wire: MTU as u32, sent_at: i as Time, entropy: 0 }).collect();
             conn.next_seq = n;
