@@ -1,15 +1,16 @@
 //! The simulation context and its event loop.
 //!
-//! [`Sim`] holds the clock, one event queue, the packet pool and the state of the two layers,
-//! each in flat arrays indexed by dense ids: [`Network`] (ports, queues, switch selectors, PFC)
-//! and [`Hosts`] (NICs, connections with their schemes, credits, gates); `build.rs` builds them
-//! from a scenario. The loop pops the earliest event and dispatches on its kind with a `match`.
-//! The network's elements own their handlers (`net/switch.rs`, `net/port.rs`, `net/pfc.rs`:
-//! methods of [`Network`] that get the narrow [`Kernel`]), which `network.rs`
-//! lends them; the hosts' handlers are still `impl Sim` blocks under `glue` (`glue/nic.rs`,
-//! `glue/sender.rs`, `glue/receiver.rs`, `glue/credit.rs`) over the state and pure logic of
-//! [`crate::transport`], which knows nothing of `Sim`. There is no global state: two `Sim`s
-//! can run side by side.
+//! [`Sim`] holds the [`Kernel`] (clock, event queue, packet pool, counters, packet log) and the
+//! state of the two layers, each in flat arrays indexed by dense ids: [`Network`] (ports,
+//! queues, switch selectors, PFC) and [`Hosts`] (NICs, connections' senders and receivers with
+//! their schemes, credits, gates); `build.rs` builds them from a scenario. The loop pops the
+//! earliest event and dispatches on its kind with a `match`. The network's elements own their
+//! handlers (`net/switch.rs`, `net/port.rs`, `net/pfc.rs`: methods of [`Network`] that get the
+//! narrow [`Kernel`]), which `network.rs` lends them; so does the receiver
+//! ([`crate::transport::receiver::Receiver`], called from `glue/receiver.rs`). The other hosts'
+//! handlers are still `impl Sim` blocks under `glue` (`glue/nic.rs`, `glue/sender.rs`,
+//! `glue/credit.rs`) over the state and pure logic of [`crate::transport`], which knows nothing
+//! of `Sim`. There is no global state: two `Sim`s can run side by side.
 
 mod glue;
 mod network;

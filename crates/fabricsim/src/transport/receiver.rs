@@ -1,6 +1,11 @@
 //! The receiving half of a connection (queue pair): its reorder window, what it has yet to
 //! acknowledge, its loss-recovery half and its statistics, in an array of its own beside the
-//! senders' ([`Hosts::rx`](super::hosts::Hosts::rx), indexed by connection id).
+//! senders' ([`Hosts::rx`](super::hosts::Hosts::rx), indexed by connection id), and its
+//! handlers: it delivers data exactly once, answers with ACKs (cumulative + 64-packet SACK
+//! bitmap + ECN echo + out-of-order count), NACKs trimmed headers, reports gaps with sequence
+//! NACKs in the RoCE modes, answers probes, and sends DCQCN's CNPs. The handlers get the
+//! [`Kernel`] and return the packets to send ([`Sends`]); the engine queues them on the host's
+//! NIC and hands completed messages to the workload.
 //!
 //! Kept apart from the sender's record ([`Connection`](super::connection::Connection)) because
 //! the two run at different hosts: a data arrival touches only this record (one or two cache
@@ -10,8 +15,13 @@
 //! it as work requests would on an RDMA queue pair) it reads from the sender's record.
 
 use super::connection::OpenMsg;
-use super::recovery::{AnyReceiverRecovery, ReceiverRecovery, RxView};
+use super::hosts::TransportParams;
+use super::recovery::{Admit, AnyReceiverRecovery, Arrival, ReceiverRecovery, Reply, RxView};
 use crate::hint::prefetch;
+use crate::ids::{PktId, PortId};
+use crate::kernel::packet::{Packet, PktKind, F_ACK_NOW, F_CE, F_ECE, F_LAST_HOP, F_PROBE_ACK, F_RETX, F_TRIMMED};
+use crate::kernel::packet_log::{PacketEvent, NO_PORT};
+use crate::kernel::Kernel;
 use crate::units::Time;
 use std::collections::VecDeque;
 
@@ -177,6 +187,223 @@ impl Receiver {
         if let Some(b) = seq.checked_sub(self.cum).and_then(|i| self.window.get(i as usize)) {
             prefetch(b);
         }
+    }
+}
+
+/// Up to three packets a receiver's handler asks the engine to queue on the host's NIC, in this
+/// order (a CNP, a second CNP for an out-of-order arrival, the answer proper).
+#[must_use]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Sends {
+    pkts: [PktId; 3],
+    n: u8,
+}
+
+impl Sends {
+    fn push(&mut self, pkt: PktId) {
+        self.pkts[self.n as usize] = pkt;
+        self.n += 1;
+    }
+
+    /// The packets, in sending order.
+    pub fn iter(&self) -> impl Iterator<Item = PktId> + '_ {
+        self.pkts[..self.n as usize].iter().copied()
+    }
+}
+
+/// Where a data arrival leaves the receiver: answered already, or accepted and to be answered
+/// once the engine has delivered the messages it completed ([`Receiver::answer_data`]).
+#[must_use]
+#[derive(Clone, Copy, Debug)]
+pub enum DataStep {
+    /// Nothing more to do for this packet.
+    Done,
+    /// Accepted: after delivering (if `fresh`), call [`Receiver::answer_data`] with these.
+    Answer {
+        /// Whether it was the packet's first arrival.
+        fresh: bool,
+        /// The cumulative point before it arrived.
+        cum_before: u32,
+        /// Whether it arrived CE-marked.
+        ce: bool,
+    },
+}
+
+// The receiver's handlers. Each gets the kernel and the transport's parameters, works on this
+// record alone, and hands back the packets to send (the arriving packet's pool slot is reused
+// for its answer, so a data packet and its ACK cost one allocation); the engine queues them on
+// the host's NIC and delivers completed messages to the workload.
+impl Receiver {
+    /// Data packet `pkt` (a copy of which is `p`), not a bounced header, reached this receiver,
+    /// whose host's NIC port is `port`: a trimmed header is NACKed at once, a CE mark may cost
+    /// a CNP, the loss-recovery mode admits or discards it, and a first arrival is recorded.
+    // Inlined into the engine's arrival handler, its one caller.
+    #[inline(always)]
+    pub fn on_data(&mut self, k: &mut Kernel, tp: &TransportParams, pkt: PktId, p: &Packet, port: PortId, sends: &mut Sends) -> DataStep {
+        if p.flags & F_TRIMMED != 0 {
+            // Trimmed header: NACK it at once so the sender retransmits within one RTT.
+            k.log.packet(k.now, p.conn, p.seq, PacketEvent::HeaderArrived, NO_PORT);
+            let a = k.pool.get_mut(pkt);
+            a.kind = PktKind::Nack;
+            a.src = p.dst;
+            a.dst = p.src;
+            a.size = tp.ack_bytes;
+            a.flags = p.flags & (F_RETX | F_LAST_HOP);
+            sends.push(pkt);
+            return DataStep::Done;
+        }
+        let ce = p.flags & F_CE != 0;
+        if ce {
+            self.maybe_cnp(k, tp, p, port, sends);
+        }
+        self.now = k.now;
+        let (recovery, view) = self.parts();
+        if let Admit::Discard(reply) = recovery.admit(&view, p.seq) {
+            // E.g. go-back-N: an out-of-order packet is discarded; the first one of a gap asks
+            // for the expected packet.
+            self.discarded += 1;
+            if reply != Reply::SeqNack {
+                if let Some(answer) = self.reply(k, tp, pkt, p, reply) {
+                    sends.push(answer);
+                }
+                return DataStep::Done;
+            }
+            //= seqbalance §2.3.3; type=assumption
+            //# The ConWeave ns-3 NACK carries a CNP: `ooo_triggers_cnp` (default false).
+            if tp.ooo_cnp && !ce {
+                self.maybe_cnp(k, tp, p, port, sends);
+            }
+            //= ns-3 RdmaHw::ReceiveUdp: a NACK carries the CNP flag as an ACK does (the
+            //# packet's CE mark; ConWeave's also for the gap itself): where no CNP packets
+            //# exist (the mellanox reaction point), the flag is the notification.
+            let echo = tp.cnp_interval.is_none() && (ce || tp.ooo_cnp);
+            sends.push(self.seq_nack(k, tp, pkt, if echo { F_ECE } else { 0 }));
+            return DataStep::Done;
+        }
+        let cum_before = self.cum;
+        let fresh = self.receive(p.seq);
+        if fresh {
+            self.pkts += 1;
+            self.bytes += (p.size - tp.header) as u64;
+        } else {
+            self.duplicates += 1;
+        }
+        DataStep::Answer { fresh, cum_before, ce }
+    }
+
+    /// Answers accepted data packet `pkt` (a copy of which is `p`; [`DataStep::Answer`] gave
+    /// `fresh`, `cum_before`, `ce`) as the loss-recovery mode decides, given the `n_pkts`
+    /// packets the sender has posted so far: the packet the engine sends, if any.
+    #[inline(always)]
+    pub fn answer_data(&mut self, k: &mut Kernel, tp: &TransportParams, pkt: PktId, p: &Packet, n_pkts: u32, (fresh, cum_before, ce): (bool, u32, bool)) -> Option<PktId> {
+        //= uec-spec §4 (htsim UecSink::processData)
+        //# ACK by bytes, on the flow's first packet, at once on CE, and on the sender's request.
+        let by_bytes = tp.ack_coalesce_bytes > 0 && (self.unacked_bytes + p.size >= tp.ack_coalesce_bytes || self.pkts == 1);
+        let by_packets = if tp.ack_coalesce_bytes > 0 { tp.ack_every > 1 && self.unacked + 1 >= tp.ack_every } else { self.unacked + 1 >= tp.ack_every };
+        let ack_due = !tp.coalescing()
+            || !fresh
+            || p.flags & F_ACK_NOW != 0
+            || by_packets
+            || by_bytes
+            || (tp.ack_on_ce && ce)
+            || self.pkts == n_pkts;
+        let arrival = Arrival { seq: p.seq, fresh, ce, cum_before, ack_due };
+        let (recovery, view) = self.parts();
+        let reply = recovery.on_data(&view, &arrival);
+        if reply != Reply::SeqNack {
+            // The packet is covered by this ACK or the next one.
+            self.unacked += 1;
+            self.unacked_bytes += p.size;
+            self.lowest_unacked = self.lowest_unacked.min(p.seq);
+            if ce {
+                self.unacked_ce += 1;
+            }
+        }
+        self.reply(k, tp, pkt, p, reply)
+    }
+
+    /// Answers the arrived data packet `pkt` (a copy of which is `p`) as the loss-recovery
+    /// mode decided, reusing its pool slot (or freeing it when there is nothing to say).
+    #[inline(always)]
+    fn reply(&mut self, k: &mut Kernel, tp: &TransportParams, pkt: PktId, p: &Packet, reply: Reply) -> Option<PktId> {
+        match reply {
+            Reply::None => {
+                k.pool.free(pkt);
+                None
+            }
+            Reply::Ack { sack_base } => {
+                let ce = if p.flags & F_CE != 0 { F_ECE } else { 0 };
+                Some(self.ack(k, tp, pkt, p, sack_base, (p.flags & F_RETX) | ce))
+            }
+            Reply::SeqNack => Some(self.seq_nack(k, tp, pkt, 0)),
+        }
+    }
+
+    /// Turns the arrived packet `pkt` (a copy of which is `p`) into this receiver's ACK, with a
+    /// selective bitmap starting at `sack_base`.
+    fn ack(&mut self, k: &mut Kernel, tp: &TransportParams, pkt: PktId, p: &Packet, sack_base: u32, flags: u16) -> PktId {
+        let (cum, sack, ecn_count) = (self.ack_cum(), self.sack_bits_from(sack_base), self.unacked_ce.min(u16::MAX as u32) as u16);
+        let ooo = (self.pkts - self.cum).min(u16::MAX as u32) as u16;
+        self.unacked = 0;
+        self.unacked_bytes = 0;
+        self.unacked_ce = 0;
+        self.lowest_unacked = u32::MAX;
+        let a = k.pool.get_mut(pkt);
+        a.kind = PktKind::Ack;
+        a.src = p.dst;
+        a.dst = p.src;
+        a.size = tp.ack_bytes;
+        a.flags = flags;
+        a.cum_ack = cum;
+        a.sack_base = sack_base;
+        a.sack_bits = sack;
+        a.ecn_count = ecn_count;
+        a.ooo_count = ooo;
+        pkt
+    }
+
+    /// Turns the arrived packet `pkt` into a sequence NACK for the expected packet, with
+    /// `flags` (`F_ECE`: it echoes congestion).
+    fn seq_nack(&self, k: &mut Kernel, tp: &TransportParams, pkt: PktId, flags: u16) -> PktId {
+        let a = k.pool.get_mut(pkt);
+        a.kind = PktKind::SeqNack;
+        std::mem::swap(&mut a.src, &mut a.dst);
+        a.size = tp.ack_bytes;
+        a.flags = flags;
+        a.cum_ack = self.cum;
+        pkt
+    }
+
+    /// A probe reached this receiver: answered at once with an ACK whose bitmap starts where
+    /// the probe asks (strack spec §2.5.11–2.5.12). A probe carries no payload.
+    pub fn on_probe(&mut self, k: &mut Kernel, tp: &TransportParams, pkt: PktId) -> PktId {
+        let p = *k.pool.get(pkt);
+        let base = p.sack_base.max(self.cum);
+        let ce = if p.flags & F_CE != 0 { F_ECE } else { 0 };
+        self.ack(k, tp, pkt, &p, base, F_PROBE_ACK | ce)
+    }
+
+    /// DCQCN notification point: CE-marked packet `p` arrived; a CNP goes to the sender unless
+    /// one went out less than `cnp_interval` ago (DCQCN §3.2: at most one per QP per 50 µs).
+    fn maybe_cnp(&mut self, k: &mut Kernel, tp: &TransportParams, p: &Packet, port: PortId, sends: &mut Sends) {
+        let Some(interval) = tp.cnp_interval else { return };
+        let now = k.now;
+        if self.last_cnp != Time::MAX && now < self.last_cnp + interval {
+            return;
+        }
+        self.last_cnp = now;
+        sends.push(k.pool.alloc(Packet {
+            conn: p.conn,
+            src: p.dst,
+            dst: p.src,
+            seq: p.seq,
+            size: tp.ack_bytes,
+            entropy: p.entropy,
+            kind: PktKind::Cnp,
+            sent_at: p.sent_at,
+            port,
+            ..Packet::default()
+        }));
     }
 }
 
