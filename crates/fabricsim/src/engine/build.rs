@@ -13,7 +13,7 @@ use crate::rng::Rng;
 use crate::scenario::Setup;
 use crate::topo::Fabric;
 use crate::transport::cc::PathInfo;
-use crate::transport::credit::{CreditBuild, CreditState};
+use crate::transport::credit::{CreditBuild, CreditState, Credits};
 use crate::transport::gate::{GateBuild, MessageGate};
 use crate::transport::hosts::{Hosts, Lane, TransportParams};
 use crate::transport::lb::LbBuild;
@@ -122,10 +122,7 @@ pub(super) fn hosts(setup: &Setup, fabric: &Fabric) -> Hosts {
         conns,
         rx,
         lanes,
-        credit_on: tr.credit.enabled(),
-        credit,
-        credit_policy: tr.credit.policy(),
-        pacers: (0..fabric.hosts).map(|_| Default::default()).collect(),
+        credits: Credits { on: tr.credit.enabled(), state: credit, policy: tr.credit.policy(), pacers: (0..fabric.hosts).map(|_| Default::default()).collect() },
         tp,
         drop_plan: setup.scenario.run.drop_packets.iter().map(|d| (d.flow, d.seq, d.transmission, 0, d.hold_us.map_or(0, crate::units::us_to_ps))).collect(),
     }

@@ -6,11 +6,11 @@
 //! their schemes, credits, gates); `build.rs` builds them from a scenario. The loop pops the
 //! earliest event and dispatches on its kind with a `match`. The network's elements own their
 //! handlers (`net/switch.rs`, `net/port.rs`, `net/pfc.rs`: methods of [`Network`] that get the
-//! narrow [`Kernel`]), which `network.rs` lends them; so does the receiver
-//! ([`crate::transport::receiver::Receiver`], called from `glue/receiver.rs`). The other hosts'
-//! handlers are still `impl Sim` blocks under `glue` (`glue/nic.rs`, `glue/sender.rs`,
-//! `glue/credit.rs`) over the state and pure logic of [`crate::transport`], which knows nothing
-//! of `Sim`. There is no global state: two `Sim`s can run side by side.
+//! narrow [`Kernel`]), which `network.rs` lends them; so do the receiver
+//! ([`crate::transport::receiver::Receiver`], called from `glue/receiver.rs`) and the credit
+//! schemes ([`crate::transport::credit::Credits`], `glue/credit.rs`). The sender's and the NIC's
+//! handlers are still `impl Sim` blocks (`glue/sender.rs`, `glue/nic.rs`) over the state and
+//! pure logic of [`crate::transport`], which knows nothing of `Sim`. There is no global state: two `Sim`s can run side by side.
 
 mod glue;
 mod network;

@@ -28,7 +28,7 @@ impl Sim {
     #[inline(never)]
     fn deliver_host_effects(&mut self) {
         for (conn, credits) in self.k.fx.lost_pulls.drain(..) {
-            self.hosts.credit[conn as usize].pulls_settled += credits;
+            self.hosts.credits.pull_lost(conn, credits);
         }
     }
 

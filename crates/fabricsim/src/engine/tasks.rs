@@ -298,8 +298,8 @@ impl Sim {
                 // message's boundaries from this.
                 part.send(dst, crate::engine::parallel::Message::Post { conn: c, msg: m, bytes, at: now });
             }
-            if self.hosts.credit_on {
-                self.credit_on_post(c);
+            if self.hosts.credits.on {
+                self.hosts.credits.on_post(c, &self.hosts.conns[c as usize]);
             }
             posted = true;
         }

@@ -42,13 +42,18 @@
 //! (htsim: its window, 64 packets), and `pull_rate`, the pacer's fraction of line rate (htsim
 //! 0.99; default 1 keeps earlier results).
 //!
-//! This file holds the policy and the per-connection and per-NIC state; the handlers that
-//! spend credits and pace PULLs are in `engine/glue/credit.rs`.
+//! This file holds the policy, the per-connection and per-NIC state and their handlers
+//! ([`Credits`]), which spend credits and pace PULLs.
 
+use super::connection::Connection;
+use super::hosts::TransportParams;
 use crate::error::{Error, Result};
-use crate::ids::ConnId;
+use crate::ids::{ConnId, NodeId, PktId, PortId};
+use crate::kernel::packet::{Packet, PktKind};
+use crate::kernel::queue::EventKind;
+use crate::kernel::Kernel;
 use crate::scheme::NoParams;
-use crate::units::Time;
+use crate::units::{BitsPerSec, Time};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
@@ -291,6 +296,176 @@ pub struct PullPacer {
     pub next_at: Time,
     /// Whether a tick is scheduled.
     pub pending: bool,
+}
+
+/// The hosts' credit machinery: each connection's credit state, the run's policy and each
+/// receiver NIC's pull pacer, with the handlers of both sides (EQDS: Olteanu et al., NSDI'22,
+/// as in smartt-reps spec §2.14.1, §2.14.2; RCCC: uec-spec §2). The sender spends credits; the
+/// receiver's pull pacer sends one PULL granting up to `credit_per_pull` packets (EQDS: 1) per
+/// that many MTU serialization times at `pull_rate` × its line rate, round-robin over the
+/// connections owed credit. The handlers get the [`Kernel`] and read the connections' sending
+/// halves; a PULL to send or a connection to wake goes back to the engine.
+#[derive(Debug)]
+pub struct Credits {
+    /// Whether senders need receiver credits (EQDS, RCCC).
+    pub on: bool,
+    /// Per-connection credit state.
+    pub state: Vec<CreditState>,
+    /// How PULLs grant credit and whether allowances are speculative (run-wide).
+    pub policy: CreditPolicy,
+    /// Per-host pull pacers.
+    pub pacers: Vec<PullPacer>,
+}
+
+impl Credits {
+    /// Sender: whether credits allow `c` to send a packet now.
+    #[inline]
+    pub fn allows(&self, c: ConnId) -> bool {
+        let s = &self.state[c as usize];
+        s.unsolicited_left > 0 || s.credits > 0
+    }
+
+    /// Sender: `c` sends a packet; spend the allowance or a credit.
+    #[inline]
+    pub fn spend(&mut self, c: ConnId) {
+        let s = &mut self.state[c as usize];
+        if s.unsolicited_left > 0 {
+            s.unsolicited_left -= 1;
+        } else {
+            debug_assert!(s.credits > 0, "sent without credit");
+            s.credits -= 1;
+        }
+    }
+
+    /// Sender: a message was just posted on `sender` (connection `c`); an idle connection
+    /// starts a fresh allowance.
+    pub fn on_post(&mut self, c: ConnId, sender: &Connection) {
+        let s = &mut self.state[c as usize];
+        if sender.in_flight == 0 && s.credits == 0 && s.unsolicited_left == 0 {
+            s.start_allowance(s.allowance);
+        }
+    }
+
+    /// Sender: the first ACK, NACK or PULL of `c` (whose sending half is `sender`) since its
+    /// allowance was granted. With `stop_speculating` (RCCC) the unspent allowance is dropped,
+    /// and the packets it would have covered join the pull target (uec-spec §2.1).
+    pub fn on_feedback(&mut self, k: &mut Kernel, c: ConnId, sender: &Connection) {
+        let s = &mut self.state[c as usize];
+        if !(self.policy.stop_speculating && s.speculating) {
+            return;
+        }
+        s.speculating = false;
+        s.granted -= s.unsolicited_left;
+        s.unsolicited_left = 0;
+        //= uec-spec §2.5; type=assumption
+        //# With nothing in flight no data header will carry the larger pull target: the
+        //# receiver learns it at once (only a connection that stopped sending can be stuck).
+        if sender.in_flight == 0 {
+            self.on_data(k, c, sender, false);
+        }
+    }
+
+    /// Sender: `c` (whose sending half is `sender`) has a packet to send and no credit for it.
+    /// When nothing could still give it credit — nothing in flight (no ACK or timeout to come),
+    /// no PULL owed by its receiver or on its way — it starts a fresh unsolicited allowance, as
+    /// an idle connection does when a message is posted (see the module doc); returns whether
+    /// it may send now.
+    pub fn revive(&mut self, c: ConnId, sender: &Connection) -> bool {
+        let s = &mut self.state[c as usize];
+        if sender.in_flight != 0 || s.queued || s.pulls_settled != s.pulls_sent {
+            return false;
+        }
+        s.start_allowance(s.allowance.max(1));
+        true
+    }
+
+    /// Sender: a timeout declared `n` packets of `c` lost; they are resent unsolicited.
+    pub fn on_timeout(&mut self, c: ConnId, n: u32) {
+        self.state[c as usize].unsolicited_left += n;
+    }
+
+    /// The network lost a PULL of `c` granting `credits`: they are settled, so the sender may
+    /// start afresh ([`Credits::revive`]).
+    pub fn pull_lost(&mut self, c: ConnId, credits: u32) {
+        self.state[c as usize].pulls_settled += credits;
+    }
+
+    /// Receiver: a data packet (`trimmed`: a trimmed header) of `c`, whose sending half is
+    /// `sender`, arrived.
+    pub fn on_data(&mut self, k: &mut Kernel, c: ConnId, sender: &Connection, trimmed: bool) {
+        let s = &mut self.state[c as usize];
+        // Credits needed = posted packets beyond the unsolicited allowance (+ trims below).
+        s.target_seen = s.target_seen.max(sender.n_pkts.saturating_sub(s.granted));
+        if trimmed {
+            s.trims_seen += 1;
+        }
+        if s.owed() > 0 && !s.queued {
+            s.queued = true;
+            let host = sender.dst;
+            self.pacers[host as usize].queue.push_back(c);
+            self.schedule_tick(k, host);
+        }
+    }
+
+    /// Schedules `host`'s pacer to send its next PULL, if it has a connection owed credit and
+    /// no tick pending.
+    pub fn schedule_tick(&mut self, k: &mut Kernel, host: NodeId) {
+        let p = &mut self.pacers[host as usize];
+        if !p.pending && !p.queue.is_empty() {
+            p.pending = true;
+            let at = p.next_at.max(k.now);
+            k.q.push(at, EventKind::PullTick, host);
+        }
+    }
+
+    /// The pacer of `host`, whose NIC port is `port` at `rate`, may send one PULL: returns it
+    /// (the engine sends it, then calls [`Credits::schedule_tick`]). `conns` are the
+    /// connections' sending halves, `tp` the transport's constants.
+    pub fn on_pull_tick(&mut self, k: &mut Kernel, host: NodeId, conns: &[Connection], tp: &TransportParams, port: PortId, rate: BitsPerSec) -> Option<PktId> {
+        self.pacers[host as usize].pending = false;
+        let c = self.pacers[host as usize].queue.pop_front()?;
+        let policy = self.policy;
+        let s = &mut self.state[c as usize];
+        //= uec-spec §2.2 (htsim UecSink::pull: grant up to the target, never beyond)
+        let grant = s.owed().min(policy.credit_per_pull);
+        s.pulls_sent += grant;
+        if s.owed() > 0 {
+            self.pacers[host as usize].queue.push_back(c);
+        } else {
+            s.queued = false;
+        }
+        let conn = &conns[c as usize];
+        let pkt = k.pool.alloc(Packet {
+            conn: c,
+            src: conn.dst,
+            dst: conn.src,
+            size: tp.ack_bytes,
+            kind: PktKind::Pull,
+            // A PULL's sequence field carries the packets it grants.
+            seq: grant,
+            port,
+            ..Packet::default()
+        });
+        let mut interval = rate.tx_time(grant as u64 * (tp.mss + tp.header) as u64);
+        if policy.pull_rate != 1.0 {
+            //= uec-spec §2.2, §8 (htsim pull_rate_modifier 0.99)
+            interval = (interval as f64 / policy.pull_rate).round() as Time;
+        }
+        self.pacers[host as usize].next_at = k.now + interval;
+        Some(pkt)
+    }
+
+    /// Sender: PULL `pkt` arrived; returns its connection, which the engine wakes. `conns` are
+    /// the connections' sending halves.
+    pub fn on_pull(&mut self, k: &mut Kernel, pkt: PktId, conns: &[Connection]) -> ConnId {
+        let (c, grant) = (k.pool.get(pkt).conn, k.pool.get(pkt).seq);
+        k.pool.free(pkt);
+        let s = &mut self.state[c as usize];
+        s.credits += grant;
+        s.pulls_settled += grant;
+        self.on_feedback(k, c, &conns[c as usize]);
+        c
+    }
 }
 
 #[cfg(test)]

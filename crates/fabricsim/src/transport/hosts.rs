@@ -6,7 +6,6 @@
 //! later partitioned engine can give a group of hosts its own slice.
 
 use crate::net::nic::HostState;
-use crate::transport::credit::{CreditPolicy, CreditState, PullPacer};
 use crate::transport::gate::AnyGate;
 use crate::transport::Connection;
 use crate::units::Time;
@@ -79,14 +78,8 @@ pub struct Hosts {
     pub rx: Vec<super::receiver::Receiver>,
     /// Per-connection pending messages and gates.
     pub lanes: Vec<Lane>,
-    /// Whether senders need receiver credits (EQDS).
-    pub credit_on: bool,
-    /// Per-connection credit state.
-    pub credit: Vec<CreditState>,
-    /// How PULLs grant credit and whether allowances are speculative (run-wide).
-    pub credit_policy: CreditPolicy,
-    /// Per-host pull pacers.
-    pub pacers: Vec<PullPacer>,
+    /// Receiver credits (EQDS, RCCC): per-connection state, policy, per-host pull pacers.
+    pub credits: super::credit::Credits,
     /// Transport constants.
     pub tp: TransportParams,
     /// `run.drop_packets`: (flow, seq, transmission to lose, transmissions seen so far, hold

@@ -38,8 +38,9 @@ impl Sim {
             self.k.c.bounces_returned += 1;
             return self.on_bounce(pkt);
         }
-        if self.hosts.credit_on {
-            self.credit_on_data(p.conn, p.flags & F_TRIMMED != 0);
+        if self.hosts.credits.on {
+            let h = &mut self.hosts;
+            h.credits.on_data(&mut self.k, p.conn, &h.conns[p.conn as usize], p.flags & F_TRIMMED != 0);
         }
         let tp = self.hosts.tp;
         let port = self.hosts.nics[host as usize].port;

@@ -49,7 +49,7 @@ impl Sim {
         if crate::transport::cc::window_holds_back(conn.cc.window(), conn.in_flight, wire) {
             return Readiness::Blocked;
         }
-        if self.hosts.credit_on && !self.credit_allows(c) && !self.credit_revive(c) {
+        if self.hosts.credits.on && !self.hosts.credits.allows(c) && !self.hosts.credits.revive(c, &self.hosts.conns[c as usize]) {
             return Readiness::Blocked;
         }
         let conn = &mut self.hosts.conns[c as usize];
@@ -188,8 +188,8 @@ impl Sim {
             //= type=deviation reason=only with byte coalescing (htsim's ACK policy), so that
             //= runs with `ack_every` keep their results
             let by_bytes = self.hosts.tp.ack_coalesce_bytes > 0;
-            let last_credit = by_bytes && self.hosts.credit_on && {
-                let s = &self.hosts.credit[c as usize];
+            let last_credit = by_bytes && self.hosts.credits.on && {
+                let s = &self.hosts.credits.state[c as usize];
                 s.unsolicited_left + s.credits <= 1
             };
             if ack_now || full || (by_bytes && retx) || last_credit || conn.next_to_send(now, mtu).is_none() {
@@ -204,8 +204,8 @@ impl Sim {
         let (recovery, mut ctx) = self.hosts.conns[c as usize].sender_parts(now, mtu);
         let a = recovery.on_send(&mut ctx, seq);
         self.apply_recovery(c, a);
-        if self.hosts.credit_on {
-            self.credit_spend(c);
+        if self.hosts.credits.on {
+            self.hosts.credits.spend(c);
         }
         let event = if retx { PacketEvent::Resent } else { PacketEvent::Sent };
         self.k.log.packet(now, c, seq, event, NO_PORT);
@@ -400,12 +400,13 @@ impl Sim {
             entropy: p.entropy,
             in_flight: conn.in_flight,
             sent_at: p.sent_at,
-            last_hop_paced: self.hosts.credit_on && p.flags & F_LAST_HOP != 0,
+            last_hop_paced: self.hosts.credits.on && p.flags & F_LAST_HOP != 0,
         };
         conn.cc.on_nack(&ev);
         conn.lb.on_feedback(p.entropy, Feedback::Nack, now);
-        if self.hosts.credit_on {
-            self.credit_on_feedback(c);
+        if self.hosts.credits.on {
+            let h = &mut self.hosts;
+            h.credits.on_feedback(&mut self.k, c, &h.conns[c as usize]);
         }
         self.apply_recovery(c, a);
         self.conn_wake(c);
@@ -462,8 +463,8 @@ impl Sim {
     /// Counts a retransmission timeout of `c` that declared `lost` lost (shared RTO or a mode's
     /// own) and tells the credit scheme and the congestion controller.
     fn account_timeout(&mut self, c: ConnId, lost: Lost) {
-        if self.hosts.credit_on {
-            self.credit_on_timeout(c, lost.pkts);
+        if self.hosts.credits.on {
+            self.hosts.credits.on_timeout(c, lost.pkts);
         }
         let conn = &mut self.hosts.conns[c as usize];
         conn.timeouts += 1;

@@ -91,7 +91,7 @@ fn serial_only(sim: &Sim) -> Result<(), String> {
     if sim.link_events.iter().any(|e| e.action == LinkAction::Reroute) {
         return Err("`reroute_after_us` recomputes every switch's routes at once".into());
     }
-    if sim.hosts.credit_on {
+    if sim.hosts.credits.on {
         return Err("receiver credits (`transport.credit`): a dropped PULL returns its credit to the sender at once".into());
     }
     if sim.hosts.conns.first().is_some_and(|c| c.recovery.completes_on_settle()) {
