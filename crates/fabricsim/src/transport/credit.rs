@@ -474,6 +474,58 @@ mod tests {
 
     const BUILD: CreditBuild = CreditBuild { bdp_bytes: 500_000, mtu_bytes: 4096 };
 
+    /// One connection from host 0 to host 1 with `posted` packets and `in_flight` bytes, its
+    /// credit state granted an unsolicited allowance of `allowance` packets, under `policy`.
+    fn one_connection(posted: u32, in_flight: u64, allowance: u32, policy: CreditPolicy) -> (Credits, Vec<Connection>, Kernel) {
+        let mut conn = crate::transport::recovery::testing::Board::new(0, 1).conn;
+        conn.n_pkts = posted;
+        conn.in_flight = in_flight;
+        let credits = Credits { on: true, state: vec![CreditState::new(allowance)], policy, pacers: (0..2).map(|_| PullPacer::default()).collect() };
+        let k = Kernel::new(crate::kernel::queue::EventQueue::new(), crate::kernel::packet::PacketPool::with_capacity(4), Default::default());
+        (credits, vec![conn], k)
+    }
+
+    const EQDS: CreditPolicy = CreditPolicy { credit_per_pull: 1, pull_rate: 1.0, stop_speculating: false };
+
+    fn tp() -> TransportParams {
+        TransportParams { mss: 936, header: 64, ack_bytes: 64, ack_every: 1, ack_coalesce_bytes: 0, ack_on_ce: false, rto: 1, ect: true, cnp_interval: None, ooo_cnp: false, rtt_sample_stride: 0 }
+    }
+
+    //= type=test; smartt-reps spec §2.14.1: the receiver pulls the backlog beyond the allowance,
+    //# plus one per trimmed header, one PULL per MTU time at line rate
+    #[test]
+    fn the_receiver_pulls_what_is_posted_beyond_the_allowance_one_mtu_time_apart() {
+        let (mut cr, conns, mut k) = one_connection(5, 1000, 3, EQDS);
+        cr.on_data(&mut k, 0, &conns[0], false);
+        assert_eq!(cr.state[0].owed(), 2, "5 posted, 3 unsolicited");
+        cr.on_data(&mut k, 0, &conns[0], true);
+        assert_eq!(cr.state[0].owed(), 3, "a trimmed header's retransmission needs a credit");
+        assert_eq!(cr.pacers[1].queue, [0], "queued once at the receiver's (host 1's) pacer");
+        let rate = crate::units::BitsPerSec(8_000_000_000); // 1 byte per ns
+        let pull = cr.on_pull_tick(&mut k, 1, &conns, &tp(), 9, rate).expect("a PULL");
+        let p = *k.pool.get(pull);
+        assert_eq!((p.kind, p.src, p.dst, p.seq, p.port, p.size), (PktKind::Pull, 1, 0, 1, 9, 64));
+        assert_eq!(cr.pacers[1].next_at, 1000 * 1000, "one 1000-byte MTU at 1 B/ns, in ps");
+        assert_eq!(cr.state[0].pulls_sent, 1);
+        // The PULL reaches the sender: one credit; a lost one is settled without a credit.
+        assert_eq!(cr.on_pull(&mut k, pull, &conns), 0);
+        assert_eq!((cr.state[0].credits, cr.state[0].pulls_settled), (1, 1));
+        cr.pull_lost(0, 1);
+        assert_eq!((cr.state[0].credits, cr.state[0].pulls_settled), (1, 2));
+    }
+
+    #[test]
+    fn spending_takes_the_allowance_first_and_a_stuck_sender_revives_only_when_nothing_can_credit_it() {
+        let (mut cr, conns, _k) = one_connection(5, 0, 1, EQDS);
+        assert!(cr.allows(0));
+        cr.spend(0);
+        assert!(!cr.allows(0));
+        assert!(cr.revive(0, &conns[0]), "nothing in flight, no PULL owed or on its way");
+        let (mut cr, conns, _k) = one_connection(5, 1000, 1, EQDS);
+        cr.spend(0);
+        assert!(!cr.revive(0, &conns[0]), "an ACK is still to come");
+    }
+
     //= uec-spec §2.5, §8; type=test
     #[test]
     fn allowances_in_bdps_or_bytes_and_policies() {

@@ -410,9 +410,84 @@ impl Receiver {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernel::packet::PacketPool;
+    use crate::kernel::queue::EventQueue;
 
     fn receiver() -> Receiver {
         Receiver::new(AnyReceiverRecovery::Sack(Default::default()), 1)
+    }
+
+    fn kernel() -> Kernel {
+        Kernel::new(EventQueue::new(), PacketPool::with_capacity(8), Default::default())
+    }
+
+    fn params(ack_every: u32, cnp_interval: Option<Time>) -> TransportParams {
+        TransportParams { mss: 1000, header: 64, ack_bytes: 64, ack_every, ack_coalesce_bytes: 0, ack_on_ce: false, rto: 1, ect: true, cnp_interval, ooo_cnp: false, rtt_sample_stride: 0 }
+    }
+
+    /// A data packet `seq` of connection 0 from host 0 to host 1, with `flags`.
+    fn data(k: &mut Kernel, seq: u32, flags: u16) -> (PktId, Packet) {
+        let p = Packet { conn: 0, src: 0, dst: 1, seq, size: 1064, kind: PktKind::Data, flags, ..Packet::default() };
+        (k.pool.alloc(p), p)
+    }
+
+    /// Runs a data arrival through both steps, as the engine does, with `n_pkts` posted.
+    fn arrive(r: &mut Receiver, k: &mut Kernel, tp: &TransportParams, seq: u32, flags: u16, n_pkts: u32) -> Vec<Packet> {
+        let (pkt, p) = data(k, seq, flags);
+        let mut sends = Sends::default();
+        let step = r.on_data(k, tp, pkt, &p, 7, &mut sends);
+        let mut out: Vec<PktId> = sends.iter().collect();
+        if let DataStep::Answer { fresh, cum_before, ce } = step {
+            out.extend(r.answer_data(k, tp, pkt, &p, n_pkts, (fresh, cum_before, ce)));
+        }
+        out.into_iter().map(|id| *k.pool.get(id)).collect()
+    }
+
+    #[test]
+    fn a_trimmed_header_is_nacked_at_once_in_its_own_slot() {
+        let (mut r, mut k, tp) = (receiver(), kernel(), params(1, None));
+        let (pkt, p) = data(&mut k, 3, F_TRIMMED | F_RETX);
+        let mut sends = Sends::default();
+        assert!(matches!(r.on_data(&mut k, &tp, pkt, &p, 7, &mut sends), DataStep::Done));
+        let out: Vec<PktId> = sends.iter().collect();
+        assert_eq!(out, vec![pkt], "the header's slot carries the NACK");
+        let n = k.pool.get(pkt);
+        assert_eq!((n.kind, n.src, n.dst, n.size, n.flags), (PktKind::Nack, 1, 0, 64, F_RETX));
+        assert_eq!(r.pkts, 0, "a header delivers nothing");
+    }
+
+    #[test]
+    fn acks_carry_the_cumulative_point_the_bitmap_and_the_duplicates_are_counted() {
+        let (mut r, mut k, tp) = (receiver(), kernel(), params(1, None));
+        let a = arrive(&mut r, &mut k, &tp, 1, 0, 10);
+        assert_eq!((a.len(), a[0].kind, a[0].cum_ack, a[0].ooo_count), (1, PktKind::Ack, 0, 1));
+        let a = arrive(&mut r, &mut k, &tp, 0, 0, 10);
+        assert_eq!(a[0].cum_ack, 2);
+        arrive(&mut r, &mut k, &tp, 0, 0, 10);
+        assert_eq!((r.pkts, r.duplicates, r.bytes), (2, 1, 2000));
+    }
+
+    #[test]
+    fn ce_costs_one_cnp_per_interval_sent_before_the_ack() {
+        let (mut r, mut k, tp) = (receiver(), kernel(), params(1, Some(50)));
+        let a = arrive(&mut r, &mut k, &tp, 0, F_CE, 10);
+        assert_eq!(a.iter().map(|p| p.kind).collect::<Vec<_>>(), vec![PktKind::Cnp, PktKind::Ack]);
+        assert_eq!((a[0].src, a[0].dst, a[0].port), (1, 0, 7));
+        assert!(a[1].flags & F_ECE != 0, "the ACK echoes the mark");
+        k.now = 49;
+        let a = arrive(&mut r, &mut k, &tp, 1, F_CE, 10);
+        assert_eq!(a.len(), 1, "within 50 ps of the last CNP: none");
+        k.now = 50;
+        assert_eq!(arrive(&mut r, &mut k, &tp, 2, F_CE, 10).len(), 2);
+    }
+
+    #[test]
+    fn with_ack_every_two_the_first_packet_waits_and_the_last_is_acked_at_once() {
+        let (mut r, mut k, tp) = (receiver(), kernel(), params(2, None));
+        assert!(arrive(&mut r, &mut k, &tp, 0, 0, 3).is_empty(), "the slot is freed");
+        assert_eq!(k.pool.live(), 0);
+        assert_eq!(arrive(&mut r, &mut k, &tp, 1, 0, 3).len(), 1);
+        assert_eq!(arrive(&mut r, &mut k, &tp, 2, 0, 3).len(), 1, "the flow's last packet");
     }
 
     #[test]
