@@ -8,9 +8,10 @@
 //! handlers (`net/switch.rs`, `net/port.rs`, `net/pfc.rs`: methods of [`Network`] that get the
 //! narrow [`Kernel`]), which `network.rs` lends them; so do the receiver
 //! ([`crate::transport::receiver::Receiver`], called from `glue/receiver.rs`) and the credit
-//! schemes ([`crate::transport::credit::Credits`], `glue/credit.rs`). The sender's and the NIC's
-//! handlers are still `impl Sim` blocks (`glue/sender.rs`, `glue/nic.rs`) over the state and
-//! pure logic of [`crate::transport`], which knows nothing of `Sim`. There is no global state: two `Sim`s can run side by side.
+//! schemes ([`crate::transport::credit::Credits`], `glue/credit.rs`). The sender's handlers are
+//! still `impl Sim` blocks (`glue/sender.rs`) over the state and pure logic of
+//! [`crate::transport`], which knows nothing of `Sim`; the NIC's round robin over its ready
+//! connections is in `network.rs`, since only the sender can say what a connection sends. There is no global state: two `Sim`s can run side by side.
 
 mod glue;
 mod network;
@@ -18,7 +19,6 @@ mod build;
 pub use build::recovery_timers;
 pub use crate::kernel::queue;
 pub use crate::kernel::{Counters, Kernel};
-mod reroute;
 pub mod parallel;
 pub mod tasks;
 pub mod flowlets;
@@ -467,7 +467,7 @@ impl Sim {
     fn on_link_change(&mut self, i: u32) {
         let ev = self.link_events[i as usize];
         if ev.action == LinkAction::Reroute {
-            return self.reroute();
+            return self.with_net(|net, k| net.reroute(k));
         }
         let n = if ev.one_way { 1 } else { 2 };
         for (i, &p) in ev.ports[..n].iter().enumerate() {

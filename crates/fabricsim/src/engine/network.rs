@@ -2,11 +2,13 @@
 //! it lends a handler the narrow context (the [`Kernel`]: clock, queue, pool, counters,
 //! packet log, partition boundary), delivers what the handler left for the hosts as soon as it
 //! returns, and starts ports: a switch's port on its own, a NIC's port by asking the host's
-//! scheduler for data when its queues are empty.
+//! scheduler for data when its queues are empty (the NIC, state [`crate::net::nic::HostState`],
+//! takes one packet from the connection at the head of its host's ready ring each time the port
+//! is free, and puts the connection back at the tail if it may send again).
 
 use super::parallel::Partition;
 use super::Sim;
-use crate::ids::{PktId, PortId};
+use crate::ids::{NodeId, PktId, PortId};
 use crate::kernel::{Boundary, Kernel};
 use crate::net::port::Kick;
 use crate::net::Network;
@@ -103,19 +105,45 @@ impl Sim {
         // Ordered by its plan entry (its port may carry another packet at that instant).
         self.k.q.push_for(self.k.now + hold, super::queue::EventKind::HeldArrive, entry.unwrap_or(0) as u32, pkt);
     }
+
+    /// Whether the host owning NIC port `port` has a connection waiting to send.
+    #[inline]
+    pub(crate) fn nic_has_ready(&self, port: PortId) -> bool {
+        let host = self.net.ports[port as usize].owner;
+        !self.hosts.nics[host as usize].ready.is_empty()
+    }
+
+    /// The next data packet of `host`, round-robin over its ready connections.
+    pub(crate) fn nic_next_packet(&mut self, host: NodeId) -> Option<PktId> {
+        while let Some(c) = self.hosts.nics[host as usize].ready.pop_front() {
+            self.hosts.conns[c as usize].in_ready = false;
+            if let Some(pkt) = self.conn_emit(c) {
+                if let Some(m) = self.tracer.flowlets.as_deref_mut() {
+                    // `run.flowlet_gaps_us`: the packet starts onto the host link now.
+                    m.packet(c, self.k.now, self.k.pool.get(pkt).size as u64);
+                }
+                if self.conn_may_send(c) {
+                    self.hosts.conns[c as usize].in_ready = true;
+                    self.hosts.nics[host as usize].ready.push_back(c);
+                }
+                return Some(pkt);
+            }
+        }
+        None
+    }
 }
 
 impl Boundary for Partition {
     #[inline]
-    fn remote(&self, node: crate::ids::NodeId) -> bool {
+    fn remote(&self, node: NodeId) -> bool {
         Partition::remote(self, node)
     }
 
-    fn send_packet(&mut self, node: crate::ids::NodeId, at: crate::units::Time, pkt: &crate::net::packet::Packet, int: Option<&crate::net::telemetry::IntStack>) {
+    fn send_packet(&mut self, node: NodeId, at: crate::units::Time, pkt: &crate::net::packet::Packet, int: Option<&crate::net::telemetry::IntStack>) {
         Partition::send_packet(self, node, at, pkt, int)
     }
 
-    fn send_pfc_frame(&mut self, node: crate::ids::NodeId, at: crate::units::Time, port: PortId, pause: bool) {
+    fn send_pfc_frame(&mut self, node: NodeId, at: crate::units::Time, port: PortId, pause: bool) {
         self.send(node, super::parallel::Message::Frame { at, port, pause })
     }
 

@@ -6,7 +6,8 @@
 //! at the tail if it may send again. Packets are created only at that moment, so the NIC holds
 //! no data queue.
 //!
-//! This file holds the scheduler state; the NIC's handlers are in `engine/glue/nic.rs`.
+//! This file holds the scheduler state; the engine drives it (`engine/network.rs`): the ready ring
+//! is a round robin over connections, and only the sender can say what a connection sends.
 
 use crate::ids::{ConnId, PortId};
 use std::collections::VecDeque;

@@ -20,6 +20,7 @@ use super::Network;
 use crate::ids::{NodeId, PktId, PortId};
 use crate::kernel::packet::{Class, Packet, PktKind, F_BOUNCED, F_DOOMED, F_ECT, F_HELD, F_LAST_HOP, F_TRIMMED};
 use crate::kernel::packet_log::PacketEvent;
+use crate::kernel::queue::EventKind;
 use crate::net::qdisc::{ControlVerdict, TrimmedHeaders, Verdict};
 use crate::net::switch_lb::{Candidates, PortView, SwitchCtx, SwitchLb};
 
@@ -305,5 +306,27 @@ impl Network {
             }
         }
         Forwarded::Done
+    }
+}
+
+// Routing re-convergence after a link event that sets `reroute_after_us`: the equal-cost tables
+// are rebuilt over the links up at that moment (statically removed links stay down unless a
+// link event brought them up). Without such an event routes never change, as in the
+// smartt-reps testbed (spec §4.6).
+impl Network {
+    /// Recomputes every switch's routes from the ports' current up/down state.
+    pub fn reroute(&mut self, k: &mut Kernel) {
+        let ports = &self.ports;
+        self.fabric.routes = crate::topo::routing::compute(&self.fabric, |p| ports[p as usize].up);
+        // The look-ahead may already have routed arrivals of the current bucket with the old
+        // table: make them route again.
+        let mut i = 0;
+        while let Some(e) = k.q.peek_ahead(i) {
+            let (kind, id) = (e.kind(), e.id);
+            if matches!(kind, EventKind::Arrive | EventKind::HeldArrive) {
+                k.pool.get_mut(id).link = 0;
+            }
+            i += 1;
+        }
     }
 }

@@ -5,6 +5,5 @@
 //! have left: they own their handlers in [`crate::net`].)
 
 mod credit;
-mod nic;
 mod receiver;
 mod sender;
