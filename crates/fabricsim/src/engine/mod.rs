@@ -311,7 +311,7 @@ impl Sim {
             EventKind::ConnWake => self.on_conn_wake(ev.id),
             EventKind::ConnTimer => self.on_conn_timer(ev.id),
             EventKind::LinkChange => self.on_link_change(ev.id),
-            EventKind::Sample => self.on_sample(),
+            EventKind::Sample => self.tracer.on_sample(&mut self.k, &self.hosts.conns, &self.net.ports),
             EventKind::PullTick => self.on_pull_tick(ev.id),
             EventKind::Pfc => self.on_pfc_frame(ev.id),
             EventKind::RecoveryTimer => self.on_recovery_timer(ev.id),

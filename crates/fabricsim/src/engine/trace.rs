@@ -13,7 +13,9 @@
 //! to date tick by tick ([`super::uplink_meter::UplinkMeter`]) for the same reason.
 
 use super::queue::EventKind;
-use super::Sim;
+use crate::kernel::Kernel;
+use crate::net::port::PortState;
+use crate::transport::Connection;
 use crate::transport::cc::CongestionControl;
 use crate::units::Time;
 
@@ -170,13 +172,14 @@ pub trait SampleSink: std::fmt::Debug + Send {
     fn into_any(self: Box<Self>) -> Box<dyn std::any::Any>;
 }
 
-impl Sim {
-    /// A sampling tick.
-    pub(crate) fn on_sample(&mut self) {
-        let now = self.k.now;
-        let Tracer { conns, samples, ports, port_samples, files, imbalance, .. } = &mut self.tracer;
-        for &c in conns.iter() {
-            let conn = &self.hosts.conns[c as usize];
+impl Tracer {
+    /// A sampling tick at `k.now`: reads the traced connections' senders (`conns`) and the
+    /// traced ports (`ports`), and schedules the next tick while anything else is pending.
+    pub(crate) fn on_sample(&mut self, k: &mut Kernel, conns: &[Connection], ports: &[PortState]) {
+        let now = k.now;
+        let Tracer { conns: traced_conns, samples, ports: traced_ports, port_samples, files, imbalance, .. } = self;
+        for &c in traced_conns.iter() {
+            let conn = &conns[c as usize];
             let s = ConnSample {
                 at: now,
                 conn: c,
@@ -190,8 +193,8 @@ impl Sim {
                 None => samples.push(s),
             }
         }
-        for (i, &p) in ports.iter().enumerate() {
-            let ps = &self.net.ports[p as usize];
+        for (i, &p) in traced_ports.iter().enumerate() {
+            let ps = &ports[p as usize];
             let s = PortSample { at: now, port: p, data_bytes: ps.data_bytes, tx_bytes: ps.tx_bytes, paused: ps.paused, marks: ps.marks };
             match files {
                 Some(f) => f.port(i, &s),
@@ -199,10 +202,10 @@ impl Sim {
             }
         }
         if let Some(m) = imbalance {
-            m.tick(|p| self.net.ports[p as usize].tx_bytes);
+            m.tick(|p| ports[p as usize].tx_bytes);
         }
-        if !self.k.q.is_empty() {
-            self.k.q.push(now + self.tracer.interval, EventKind::Sample, 0);
+        if !k.q.is_empty() {
+            k.q.push(now + self.interval, EventKind::Sample, 0);
         }
     }
 }
