@@ -9,9 +9,12 @@
 use super::parallel::Partition;
 use super::Sim;
 use crate::ids::{NodeId, PktId, PortId};
+use crate::kernel::packet::Packet;
+use crate::kernel::telemetry::IntStack;
 use crate::kernel::{Boundary, Kernel};
 use crate::net::port::Kick;
 use crate::net::Network;
+use crate::units::Time;
 
 impl Sim {
     /// Runs network handler `f` with the network and the kernel, then delivers what it left for
@@ -38,8 +41,13 @@ impl Sim {
     /// its kind travels in) and starts the port if it is idle.
     #[inline]
     pub(crate) fn host_send(&mut self, port: PortId, pkt: PktId) {
-        self.with_net(|net, k| net.queue_from_host(k, port, pkt));
-        self.port_kick(port);
+        let kick = self.with_net(|net, k| {
+            net.queue_from_host(k, port, pkt);
+            net.kick(k, port)
+        });
+        if kick == Kick::StartNow {
+            self.port_start(port);
+        }
     }
 
     /// Makes sure an idle port starts sending, or a busy one will look again when free.
@@ -139,11 +147,11 @@ impl Boundary for Partition {
         Partition::remote(self, node)
     }
 
-    fn send_packet(&mut self, node: NodeId, at: crate::units::Time, pkt: &crate::net::packet::Packet, int: Option<&crate::net::telemetry::IntStack>) {
+    fn send_packet(&mut self, node: NodeId, at: Time, pkt: &Packet, int: Option<&IntStack>) {
         Partition::send_packet(self, node, at, pkt, int)
     }
 
-    fn send_pfc_frame(&mut self, node: NodeId, at: crate::units::Time, port: PortId, pause: bool) {
+    fn send_pfc_frame(&mut self, node: NodeId, at: Time, port: PortId, pause: bool) {
         self.send(node, super::parallel::Message::Frame { at, port, pause })
     }
 

@@ -50,12 +50,6 @@ impl Kernel {
     pub fn new(q: EventQueue, pool: PacketPool, log: PacketLog) -> Self {
         Kernel { now: 0, q, pool, c: Counters::default(), log, fx: HostEffects::default(), boundary: None }
     }
-
-    /// Whether node `node` lies across the partition boundary (another partition's node).
-    #[inline]
-    pub fn is_remote(&self, node: NodeId) -> bool {
-        self.boundary.as_deref().is_some_and(|b| b.remote(node))
-    }
 }
 
 /// The edge of this thread's share of the fabric in a parallel run (`engine::parallel`).

@@ -305,19 +305,17 @@ impl Network {
             p.port = port;
             p.link = 0;
             let peer = self.port_peer[port as usize];
-            if k.is_remote(peer) {
-                // The far end is another partition's: the packet travels as a message.
-                let p = *k.pool.get(pkt);
-                if let Some(b) = k.boundary.as_deref_mut() {
+            match k.boundary.as_deref_mut() {
+                Some(b) if b.remote(peer) => {
+                    // The far end is another partition's: the packet travels as a message.
+                    let p = *p;
                     b.send_packet(peer, at, &p, k.pool.telemetry(pkt));
+                    k.pool.free(pkt);
                 }
-                k.pool.free(pkt);
-            } else {
-                k.q.push_for(at, EventKind::Arrive, port, pkt);
+                _ => k.q.push_for(at, EventKind::Arrive, port, pkt),
             }
         } else {
-            ps.drops += 1;
-            self.drop_packet(k, pkt);
+            self.drop_at(k, port, pkt);
         }
         done
     }
@@ -349,6 +347,14 @@ impl Network {
         if let Some(stack) = k.pool.telemetry_mut(pkt) {
             stack.push(hop);
         }
+    }
+
+    /// Discards packet `pkt` that port `port` could not take or send (a dead cable, a full
+    /// buffer): counted against the port, then [`Network::drop_packet`].
+    #[inline]
+    pub(super) fn drop_at(&mut self, k: &mut Kernel, port: PortId, pkt: PktId) {
+        self.ports[port as usize].drops += 1;
+        self.drop_packet(k, pkt);
     }
 
     /// Discards a packet at the port it last reached, charging the loss to its connection's

@@ -128,8 +128,7 @@ impl Network {
                     if self.qdisc.trimmed_headers != TrimmedHeaders::ToReceiver && flags & (F_TRIMMED | F_BOUNCED) == F_TRIMMED {
                         return self.bounce(k, out, pkt);
                     }
-                    self.ports[out as usize].drops += 1;
-                    return self.drop_packet(k, pkt);
+                    return self.drop_at(k, out, pkt);
                 }
                 ControlVerdict::EvictNewestData => {
                     // The newest data packet leaves the data class; its header is kept, ahead
@@ -177,8 +176,7 @@ impl Network {
         k.c.headers_bounced += 1;
         let back = self.route_out(k, sw, pkt);
         if !self.ports[back as usize].up {
-            self.ports[back as usize].drops += 1;
-            return self.drop_packet(k, pkt);
+            return self.drop_at(k, back, pkt);
         }
         self.switch_enqueue_ctrl(k, back, pkt);
     }
@@ -211,8 +209,7 @@ impl Network {
         let out = self.route_out(k, sw, pkt);
         k.pool.get_mut(pkt).port = out;
         if !self.ports[out as usize].up {
-            self.ports[out as usize].drops += 1;
-            return self.drop_packet(k, pkt);
+            return self.drop_at(k, out, pkt);
         }
         self.switch_enqueue_ctrl(k, out, pkt);
     }
@@ -264,8 +261,7 @@ impl Network {
             return self.drop_or_hold(k, pkt);
         }
         if !self.ports[out as usize].up {
-            self.ports[out as usize].drops += 1;
-            self.drop_packet(k, pkt);
+            self.drop_at(k, out, pkt);
             return Forwarded::Done;
         }
         if self.class.of(p.kind) == Class::Control || p.flags & F_TRIMMED != 0 {
@@ -273,9 +269,8 @@ impl Network {
             return Forwarded::Done;
         }
         if self.pfc.on && !self.pfc_admit(k, sw, p.port, p.size as u64) {
-            self.ports[out as usize].drops += 1;
             k.c.buffer_drops += 1;
-            self.drop_packet(k, pkt);
+            self.drop_at(k, out, pkt);
             return Forwarded::Done;
         }
         let ps = &mut self.ports[out as usize];
@@ -300,9 +295,8 @@ impl Network {
                 }
             }
             Verdict::Drop => {
-                ps.drops += 1;
                 k.c.buffer_drops += 1;
-                self.drop_packet(k, pkt);
+                self.drop_at(k, out, pkt);
             }
         }
         Forwarded::Done

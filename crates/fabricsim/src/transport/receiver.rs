@@ -167,8 +167,8 @@ impl Receiver {
     #[inline]
     pub fn newly_delivered_end(&mut self, seq: u32, msgs: &VecDeque<OpenMsg>, msgs_retired: usize) -> Option<u32> {
         let m = msgs.get(self.next_msg(msgs_retired))?;
-        let rx = RxView { cum: self.cum, window: &self.window, lowest_unacked: self.lowest_unacked, now: self.now, base_rtt: self.base_rtt };
-        let end = self.recovery.delivered_end(&rx, seq, m);
+        let (recovery, view) = self.parts();
+        let end = recovery.delivered_end(&view, seq, m);
         (m.end_pkt <= end).then_some(end)
     }
 
@@ -190,12 +190,13 @@ impl Receiver {
     }
 }
 
-/// Up to three packets a receiver's handler asks the engine to queue on the host's NIC, in this
-/// order (a CNP, a second CNP for an out-of-order arrival, the answer proper).
+/// Up to two packets a receiver's handler asks the engine to queue on the host's NIC, in this
+/// order: a CNP (for a CE mark, or for an out-of-order arrival of an unmarked packet: never
+/// both), then the answer proper.
 #[must_use]
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Sends {
-    pkts: [PktId; 3],
+    pkts: [PktId; 2],
     n: u8,
 }
 
@@ -218,15 +219,19 @@ impl Sends {
 pub enum DataStep {
     /// Nothing more to do for this packet.
     Done,
-    /// Accepted: after delivering (if `fresh`), call [`Receiver::answer_data`] with these.
-    Answer {
-        /// Whether it was the packet's first arrival.
-        fresh: bool,
-        /// The cumulative point before it arrived.
-        cum_before: u32,
-        /// Whether it arrived CE-marked.
-        ce: bool,
-    },
+    /// Accepted: after delivering (if `fresh`), call [`Receiver::answer_data`] with this.
+    Answer(Accepted),
+}
+
+/// A data packet the receiver accepted, as [`Receiver::answer_data`] needs it.
+#[derive(Clone, Copy, Debug)]
+pub struct Accepted {
+    /// Whether it was the packet's first arrival.
+    pub fresh: bool,
+    /// The cumulative point before it arrived.
+    pub cum_before: u32,
+    /// Whether it arrived CE-marked.
+    pub ce: bool,
 }
 
 // The receiver's handlers. Each gets the kernel and the transport's parameters, works on this
@@ -288,14 +293,15 @@ impl Receiver {
         } else {
             self.duplicates += 1;
         }
-        DataStep::Answer { fresh, cum_before, ce }
+        DataStep::Answer(Accepted { fresh, cum_before, ce })
     }
 
     /// Answers accepted data packet `pkt` (a copy of which is `p`; [`DataStep::Answer`] gave
-    /// `fresh`, `cum_before`, `ce`) as the loss-recovery mode decides, given the `n_pkts`
+    /// `accepted`) as the loss-recovery mode decides, given the `n_pkts`
     /// packets the sender has posted so far: the packet the engine sends, if any.
     #[inline(always)]
-    pub fn answer_data(&mut self, k: &mut Kernel, tp: &TransportParams, pkt: PktId, p: &Packet, n_pkts: u32, (fresh, cum_before, ce): (bool, u32, bool)) -> Option<PktId> {
+    pub fn answer_data(&mut self, k: &mut Kernel, tp: &TransportParams, pkt: PktId, p: &Packet, n_pkts: u32, accepted: Accepted) -> Option<PktId> {
+        let Accepted { fresh, cum_before, ce } = accepted;
         //= uec-spec §4 (htsim UecSink::processData)
         //# ACK by bytes, on the flow's first packet, at once on CE, and on the sender's request.
         let by_bytes = tp.ack_coalesce_bytes > 0 && (self.unacked_bytes + p.size >= tp.ack_coalesce_bytes || self.pkts == 1);
@@ -437,8 +443,8 @@ mod tests {
         let mut sends = Sends::default();
         let step = r.on_data(k, tp, pkt, &p, 7, &mut sends);
         let mut out: Vec<PktId> = sends.iter().collect();
-        if let DataStep::Answer { fresh, cum_before, ce } = step {
-            out.extend(r.answer_data(k, tp, pkt, &p, n_pkts, (fresh, cum_before, ce)));
+        if let DataStep::Answer(accepted) = step {
+            out.extend(r.answer_data(k, tp, pkt, &p, n_pkts, accepted));
         }
         out.into_iter().map(|id| *k.pool.get(id)).collect()
     }

@@ -49,8 +49,8 @@ impl Sim {
         for s in sends.iter() {
             self.host_send(port, s);
         }
-        let DataStep::Answer { fresh, cum_before, ce } = step else { return };
-        if fresh {
+        let DataStep::Answer(accepted) = step else { return };
+        if accepted.fresh {
             // Messages complete in order; a mode that completes one message at a time (erasure
             // coding) is asked again for the next. (The messages' packet ranges are the
             // sender's posts, which the receiver knows as work requests.)
@@ -62,7 +62,7 @@ impl Sim {
         }
         // (Read after delivering: the workload may have posted more on this connection.)
         let n_pkts = self.hosts.conns[p.conn as usize].n_pkts;
-        if let Some(answer) = self.hosts.rx[p.conn as usize].answer_data(&mut self.k, &tp, pkt, &p, n_pkts, (fresh, cum_before, ce)) {
+        if let Some(answer) = self.hosts.rx[p.conn as usize].answer_data(&mut self.k, &tp, pkt, &p, n_pkts, accepted) {
             self.host_send(port, answer);
         }
     }
