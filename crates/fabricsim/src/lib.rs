@@ -29,8 +29,9 @@
 //! - [`estimate`]: what a validated scenario will roughly need (packets, events, memory, time).
 //! - [`engine`]: the [`engine::Sim`] context (clock, event queue, packet pool, one `Network`
 //!   and one `Hosts`) and its event loop ([`engine::queue`] the event queue), with the
-//!   `impl Sim` glue (`engine/glue/`) that hands events to the state of [`net`] and
-//!   [`transport`], and the builders of that state (`engine/build.rs`).
+//!   dispatch (`engine/dispatch.rs`) that lends the elements of [`net`] and [`transport`] the
+//!   kernel and carries out what their handlers return, and the builders of that state
+//!   (`engine/build.rs`).
 //! - [`registry`]: every scheme family, for listings.
 //! - [`results`]: per-flow rows, summary and invariant checks.
 //!

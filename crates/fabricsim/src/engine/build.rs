@@ -125,6 +125,7 @@ pub(super) fn hosts(setup: &Setup, fabric: &Fabric) -> Hosts {
         credits: Credits { on: tr.credit.enabled(), state: credit, policy: tr.credit.policy(), pacers: (0..fabric.hosts).map(|_| Default::default()).collect() },
         tp,
         drop_plan: setup.scenario.run.drop_packets.iter().map(|d| (d.flow, d.seq, d.transmission, 0, d.hold_us.map_or(0, crate::units::us_to_ps))).collect(),
+        acked: Default::default(),
     }
 }
 

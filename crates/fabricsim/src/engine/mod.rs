@@ -4,17 +4,15 @@
 //! state of the two layers, each in flat arrays indexed by dense ids: [`Network`] (ports,
 //! queues, switch selectors, PFC) and [`Hosts`] (NICs, connections' senders and receivers with
 //! their schemes, credits, gates); `build.rs` builds them from a scenario. The loop pops the
-//! earliest event and dispatches on its kind with a `match`. The network's elements own their
-//! handlers (`net/switch.rs`, `net/port.rs`, `net/pfc.rs`: methods of [`Network`] that get the
-//! narrow [`Kernel`]), which `network.rs` lends them; so do the receiver
-//! ([`crate::transport::receiver::Receiver`], called from `glue/receiver.rs`) and the credit
-//! schemes ([`crate::transport::credit::Credits`], `glue/credit.rs`). The sender's handlers are
-//! still `impl Sim` blocks (`glue/sender.rs`) over the state and pure logic of
-//! [`crate::transport`], which knows nothing of `Sim`; the NIC's round robin over its ready
-//! connections is in `network.rs`, since only the sender can say what a connection sends. There is no global state: two `Sim`s can run side by side.
+//! earliest event and dispatches on its kind with a `match`. Every element owns its handlers and
+//! gets the narrow [`Kernel`]: the switch, port and PFC (`net/switch.rs`, `net/port.rs`,
+//! `net/pfc.rs`: methods of [`Network`]), the senders (`transport/sender.rs`), the receivers
+//! (`transport/receiver.rs`) and the credit schemes (`transport/credit.rs`); `dispatch.rs` lends
+//! the kernel and carries out what a handler returns (and holds the NIC's round robin, which
+//! sits between the network's port and the sender). The workload graph runs in `tasks.rs`. There
+//! is no global state: two `Sim`s can run side by side.
 
-mod glue;
-mod network;
+mod dispatch;
 mod build;
 pub use build::recovery_timers;
 pub use crate::kernel::queue;
@@ -40,7 +38,7 @@ use crate::workload::graph::Traffic;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use tasks::TaskState;
-use trace::{RttHistogram, Tracer};
+use trace::Tracer;
 use queue::{EventKind, EventQueue};
 
 /// Progress of a running simulation, handed to the progress callback.
@@ -75,16 +73,13 @@ pub struct Sim {
     total_sends: u32,
     /// Sampled time series (`run.trace_interval_us`).
     pub(crate) tracer: Tracer,
-    /// ACK round-trip samples.
-    pub(crate) rtt_hist: RttHistogram,
     pub(crate) link_events: Vec<LinkEvent>,
-    pub(crate) acked_bytes_total: u64,
     total_bytes: u64,
     /// When the run stops short of completion: the end time and the livelock guard.
     stop_rule: StopRule,
-    /// Livelock guard (`run.stall_limit_us`; 0 = off): when payload was last acknowledged, the
-    /// messages outstanding and since when, and the stalled interval once the guard fired.
-    pub(crate) last_acked_at: Time,
+    /// Livelock guard (`run.stall_limit_us`; 0 = off): the messages outstanding and since when
+    /// (when payload was last acknowledged is the senders' `hosts.acked.last_at`), and the
+    /// stalled interval once the guard fired.
     busy: BusyClock,
     pub(crate) stalled: Option<(Time, Time)>,
     pub(crate) stopped_early: bool,
@@ -228,11 +223,8 @@ impl Sim {
             traffic: Arc::clone(&traffic),
             tasks,
             tracer: build::tracer(setup),
-            rtt_hist: RttHistogram::default(),
             link_events: setup.link_events.clone(),
-            acked_bytes_total: 0,
             stop_rule: StopRule::new(setup.end_time, setup.stall_limit),
-            last_acked_at: 0,
             busy: BusyClock::default(),
             stalled: None,
             stopped_early: false,
@@ -323,7 +315,7 @@ impl Sim {
     /// exact.
     fn past_horizon(&mut self, t: Time) -> bool {
         let idle = self.busy.idle();
-        let since = self.last_acked_at.max(self.busy.since());
+        let since = self.hosts.acked.last_at.max(self.busy.since());
         let Some(stop) = self.stop_rule.check(t, idle, since) else { return false };
         self.apply_stop(stop);
         true
@@ -372,7 +364,7 @@ impl Sim {
             messages_done: self.tasks.sends_completed,
             messages: self.total_sends,
             // (Erasure coding's extra symbols count as acknowledged bytes too: at most 1.)
-            fraction: if self.total_bytes == 0 { 1.0 } else { (self.acked_bytes_total as f64 / self.total_bytes as f64).min(1.0) },
+            fraction: if self.total_bytes == 0 { 1.0 } else { (self.hosts.acked.payload as f64 / self.total_bytes as f64).min(1.0) },
         }
     }
 

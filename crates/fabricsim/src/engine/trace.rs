@@ -97,63 +97,6 @@ impl Tracer {
     }
 }
 
-/// Width of an RTT histogram bin: 2^17 ps ≈ 131 ns.
-pub const RTT_BIN_BITS: u32 = 17;
-const RTT_BINS: usize = 1 << 14;
-
-/// Histogram of ACK round-trip samples (bins of 2^17 ps, the last one open-ended).
-#[derive(Debug)]
-pub struct RttHistogram {
-    /// Counts per bin.
-    pub bins: Vec<u64>,
-}
-
-impl RttHistogram {
-    /// Adds another histogram's counts.
-    pub(crate) fn absorb(&mut self, o: &RttHistogram) {
-        for (a, b) in self.bins.iter_mut().zip(&o.bins) {
-            *a += b;
-        }
-    }
-}
-
-impl Default for RttHistogram {
-    fn default() -> Self {
-        RttHistogram { bins: vec![0; RTT_BINS] }
-    }
-}
-
-impl RttHistogram {
-    /// Counts one sample.
-    #[inline]
-    pub fn add(&mut self, rtt: Time) {
-        let i = ((rtt >> RTT_BIN_BITS) as usize).min(RTT_BINS - 1);
-        self.bins[i] += 1;
-    }
-
-    /// Number of samples.
-    pub fn count(&self) -> u64 {
-        self.bins.iter().sum()
-    }
-
-    /// The value below which a fraction `q` of the samples lie, at bin resolution (bin centre).
-    pub fn quantile(&self, q: f64) -> Option<Time> {
-        let n = self.count();
-        if n == 0 {
-            return None;
-        }
-        let target = ((q * n as f64).ceil() as u64).clamp(1, n);
-        let mut seen = 0;
-        for (i, &c) in self.bins.iter().enumerate() {
-            seen += c;
-            if seen >= target {
-                return Some(((i as Time) << RTT_BIN_BITS) + (1 << (RTT_BIN_BITS - 1)));
-            }
-        }
-        None
-    }
-}
-
 /// Whether a run sampling every `interval` (0: never) the connections `conns` and the ports
 /// `ports` takes any sample.
 pub fn samples_anything(interval: Time, conns: &[u32], ports: &[u32]) -> bool {
@@ -207,25 +150,5 @@ impl Tracer {
         if !k.q.is_empty() {
             k.q.push(now + self.interval, EventKind::Sample, 0);
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn histogram_quantiles_at_bin_resolution() {
-        let mut h = RttHistogram::default();
-        for us in 1..=100u64 {
-            h.add(us * 1_000_000);
-        }
-        let bin = 1u64 << RTT_BIN_BITS;
-        let p50 = h.quantile(0.5).unwrap();
-        assert!(p50.abs_diff(50_000_000) <= bin, "{p50}");
-        let p99 = h.quantile(0.99).unwrap();
-        assert!(p99.abs_diff(99_000_000) <= bin, "{p99}");
-        assert_eq!(h.count(), 100);
-        assert!(RttHistogram::default().quantile(0.5).is_none());
     }
 }

@@ -6,7 +6,7 @@
 //! at the tail if it may send again. Packets are created only at that moment, so the NIC holds
 //! no data queue.
 //!
-//! This file holds the scheduler state; the engine drives it (`engine/network.rs`): the ready ring
+//! This file holds the scheduler state; the engine drives it (`engine/dispatch.rs`): the ready ring
 //! is a round robin over connections, and only the sender can say what a connection sends.
 
 use crate::ids::{ConnId, PortId};

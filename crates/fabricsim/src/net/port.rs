@@ -153,7 +153,7 @@ pub enum Kick {
 }
 
 // The port's handlers. A switch's port is driven entirely here; a NIC's port asks its host's
-// scheduler for data when its queues are empty, so the engine (`engine/network.rs`) composes
+// scheduler for data when its queues are empty, so the engine (`engine/dispatch.rs`) composes
 // [`Network::take_next`], the host's scheduler and [`Network::transmit`] for it.
 impl Network {
     /// Puts a control-class packet (ACK, NACK, trimmed header) on `port`'s control queue.

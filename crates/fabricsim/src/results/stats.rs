@@ -42,13 +42,13 @@ pub(super) fn mean(v: &[f64]) -> f64 {
 }
 
 /// Figures of the ACK RTT histogram.
-pub(super) fn rtt_stats(h: &crate::engine::trace::RttHistogram) -> Stats {
+pub(super) fn rtt_stats(h: &crate::transport::sender::RttHistogram) -> Stats {
     let q = |x: f64| h.quantile(x).map(us).unwrap_or(0.0);
     let n = h.count();
     if n == 0 {
         return Stats::default();
     }
-    let bin = 1u64 << crate::engine::trace::RTT_BIN_BITS;
+    let bin = 1u64 << crate::transport::sender::RTT_BIN_BITS;
     let mean = h.bins.iter().enumerate().map(|(i, &c)| c as f64 * us(i as u64 * bin + bin / 2)).sum::<f64>() / n as f64;
     Stats { min: q(0.0), mean, p50: q(0.5), p99: q(0.99), max: q(1.0) }
 }

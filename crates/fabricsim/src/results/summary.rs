@@ -569,7 +569,7 @@ pub(super) fn assemble(sim: &Sim, setup: &Setup, flows: &[FlowResult], plans: Pl
         collectives: collectives::summary(ccts),
         packets,
         events: sim.k.c.events,
-        ack_rtt_us: rtt_stats(&sim.rtt_hist),
+        ack_rtt_us: rtt_stats(&sim.hosts.acked.rtt),
         duplicate_data_packets: sim.hosts.rx.iter().map(|r| r.duplicates as u64).sum(),
         max_queue_bytes: sim.net.ports.iter().map(|p| p.max_data_bytes).max().unwrap_or(0),
         pfc: sim.net.pfc.on.then(|| pfc_summary(sim)),

@@ -1,8 +1,8 @@
 //! The host layer's state: every host's NIC scheduler and the transport of every connection
 //! (scoreboard, congestion control, path selection, loss recovery, credits, message gates).
 //! Together with the network layer's state (`net::Network`) it is all a simulation holds
-//! besides its clock, event queue and packet pool; the event handlers in `engine/glue/` read
-//! and write the two through these fields. Arrays are indexed by host or connection id, so a
+//! besides its kernel and the workload; the hosts' handlers (`sender.rs`, `receiver.rs`,
+//! `credit.rs`) are methods on these fields. Arrays are indexed by host or connection id, so a
 //! later partitioned engine can give a group of hosts its own slice.
 
 use crate::net::nic::HostState;
@@ -85,4 +85,6 @@ pub struct Hosts {
     /// `run.drop_packets`: (flow, seq, transmission to lose, transmissions seen so far, hold
     /// time: 0 = lose it, else the first switch holds it that long).
     pub drop_plan: Vec<(u32, u32, u32, u32, Time)>,
+    /// What the senders have seen acknowledged (progress, ACK round trips).
+    pub acked: super::sender::AckTotals,
 }

@@ -8,9 +8,9 @@
 //! the sender keeps a scoreboard of unacknowledged packets, retransmits NACKed packets first,
 //! and declares a packet lost when it has been outstanding for one retransmission timeout.
 //! Loss recovery ([`recovery`]) is a sender half and a receiver half per mode, one file each
-//! (SACK, RoCE go-back-N, selective NACK, STrack's loss detection); the sender and receiver
-//! glue that carries out what their hooks return lives in `engine/glue/` (`sender.rs`,
-//! `receiver.rs`, `credit.rs`), as `impl Sim` blocks. Per-connection memory is
+//! (SACK, RoCE go-back-N, selective NACK, STrack's loss detection); the sender
+//! ([`sender`]) and the receiver ([`receiver`]) carry out what their hooks return, and the
+//! engine's dispatch what the sender and receiver return. Per-connection memory is
 //! proportional to the window, not to the flow size.
 
 pub mod cc;
@@ -21,6 +21,7 @@ pub mod hosts;
 pub mod lb;
 pub mod receiver;
 pub mod recovery;
+pub mod sender;
 pub mod shaper;
 pub mod subflows;
 

@@ -77,9 +77,9 @@ pub(super) fn merge(mut sims: Vec<Sim>, plan: &Plan) -> Sim {
     // Run-wide counts.
     for o in rest {
         m.k.c.absorb(&o.k.c);
-        m.rtt_hist.absorb(&o.rtt_hist);
-        m.acked_bytes_total += o.acked_bytes_total;
-        m.last_acked_at = m.last_acked_at.max(o.last_acked_at);
+        m.hosts.acked.rtt.absorb(&o.hosts.acked.rtt);
+        m.hosts.acked.payload += o.hosts.acked.payload;
+        m.hosts.acked.last_at = m.hosts.acked.last_at.max(o.hosts.acked.last_at);
         m.k.pool.absorb(o.k.pool);
     }
     m.k.boundary = None;

@@ -47,6 +47,7 @@ use plan::Place;
 use super::{BusyClock, Progress, Sim, Stop, StopRule};
 use crate::error::Result;
 use crate::ids::{NodeId, PortId};
+use crate::kernel::Boundary;
 use crate::net::packet::Packet;
 use crate::net::telemetry::IntStack;
 use crate::scenario::Setup;
@@ -454,9 +455,9 @@ fn serve(mut sim: Sim, cmds: mpsc::Receiver<Cmd>, reports: mpsc::Sender<Report>)
             out: part.take_out(),
             out_first_at: part.out_first_at.take(),
             sends_completed: sim.tasks.sends_completed,
-            last_acked_at: sim.last_acked_at,
+            last_acked_at: sim.hosts.acked.last_at,
             events: sim.k.c.events,
-            acked_bytes: sim.acked_bytes_total,
+            acked_bytes: sim.hosts.acked.payload,
             now: sim.k.now,
             cpu: cpu_since(cpu_start),
         };
@@ -748,6 +749,31 @@ fn first_all_quiet(quiet: &[Vec<(Point, Point)>], safe: Point, known: Point) -> 
     let mut candidates: Vec<Point> = quiet.iter().flatten().map(|&(s, _)| s).filter(|&s| s >= safe && s < known && s & 1 == 1).collect();
     candidates.sort_unstable();
     candidates.into_iter().find(|&p| quiet.iter().all(|q| q.iter().any(|&(s, e)| s <= p && p < e)))
+}
+
+/// The partition is the kernel's boundary: what a network handler sends to another
+/// partition's element goes through it.
+impl Boundary for Partition {
+    #[inline]
+    fn remote(&self, node: NodeId) -> bool {
+        Partition::remote(self, node)
+    }
+
+    fn send_packet(&mut self, node: NodeId, at: Time, pkt: &Packet, int: Option<&IntStack>) {
+        Partition::send_packet(self, node, at, pkt, int)
+    }
+
+    fn send_pfc_frame(&mut self, node: NodeId, at: Time, port: PortId, pause: bool) {
+        self.send(node, Message::Frame { at, port, pause })
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
+        self
+    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,307 @@
+//! Between the elements: the engine's dispatch. Each element owns its state and its handlers —
+//! the switch, the output port and PFC (`net/`), the senders (`transport/sender.rs`), the
+//! receivers (`transport/receiver.rs`), the credit schemes (`transport/credit.rs`) — and gets
+//! the [`Kernel`] (clock, queue, pool, counters, packet log, partition boundary) as its narrow
+//! context. This file lends it and carries out what the handler returns, in order: packets a host
+//! made are queued on its NIC port, a NIC port to kick is kicked, a lost credit grant goes to the
+//! credit scheme, completed messages go to the workload (`engine/tasks.rs`).
+//!
+//! The NIC is here too, because it sits between two elements: its port is the network's, what
+//! it sends is the sender's. When its queues are empty (and PFC does not pause it) it takes one
+//! packet from the connection at the head of its host's ready ring (state
+//! [`crate::net::nic::HostState`]) each time the port is free, and puts the connection back at
+//! the tail if it may send again.
+
+use super::Sim;
+use crate::ids::{ConnId, NodeId, PktId, PortId};
+use crate::kernel::Kernel;
+use crate::kernel::packet::{PktKind, F_BOUNCED, F_TRIMMED};
+use crate::net::port::Kick;
+use crate::net::Network;
+use crate::transport::hosts::Hosts;
+use crate::transport::receiver::{DataStep, Sends};
+use crate::transport::sender::{SenderStep, Then};
+
+impl Sim {
+    /// Runs network handler `f` with the network and the kernel, then delivers what it left for
+    /// the hosts.
+    #[inline(always)]
+    pub(crate) fn with_net<R>(&mut self, f: impl FnOnce(&mut Network, &mut Kernel) -> R) -> R {
+        let result = f(&mut self.net, &mut self.k);
+        if !self.k.fx.is_empty() {
+            self.deliver_host_effects();
+        }
+        result
+    }
+
+    /// Delivers the credit grants the network lost to their connections' credit state: the
+    /// sender may have to start afresh (`transport::credit`).
+    #[inline(never)]
+    fn deliver_host_effects(&mut self) {
+        for (conn, credits) in self.k.fx.lost_pulls.drain(..) {
+            self.hosts.credits.pull_lost(conn, credits);
+        }
+    }
+
+    /// Queues a packet that host-side code created on the host's NIC port `port` (in the class
+    /// its kind travels in) and starts the port if it is idle.
+    #[inline]
+    pub(crate) fn host_send(&mut self, port: PortId, pkt: PktId) {
+        let kick = self.with_net(|net, k| {
+            net.queue_from_host(k, port, pkt);
+            net.kick(k, port)
+        });
+        if kick == Kick::StartNow {
+            self.port_start(port);
+        }
+    }
+
+    /// Makes sure an idle port starts sending, or a busy one will look again when free.
+    #[inline]
+    pub(crate) fn port_kick(&mut self, port: PortId) {
+        if self.with_net(|net, k| net.kick(k, port)) == Kick::StartNow {
+            self.port_start(port);
+        }
+    }
+
+    /// Port `port` finished its packet.
+    pub(crate) fn on_port_free(&mut self, port: PortId) {
+        self.net.ports[port as usize].free_pending = false;
+        self.port_start(port);
+    }
+
+    /// Sends `port`'s next packet: a switch's port on its own, a NIC's port as
+    /// [`Sim::start_nic_port`] says.
+    #[inline(always)]
+    fn port_start(&mut self, port: PortId) {
+        if self.net.ports[port as usize].is_nic {
+            self.start_nic_port(port)
+        } else {
+            self.with_net(|net, k| net.start_switch_port(k, port))
+        }
+    }
+
+    /// Sends NIC port `port`'s next packet: from its queues, or when they are empty (and PFC
+    /// does not pause it) from its host's scheduler.
+    #[inline(never)]
+    fn start_nic_port(&mut self, port: PortId) {
+        let pkt = match self.with_net(|net, k| net.take_next(k, port)) {
+            Some(p) => p,
+            None if !self.net.ports[port as usize].paused => match self.nic_next_packet(self.net.ports[port as usize].owner) {
+                Some(p) => p,
+                None => return,
+            },
+            None => return,
+        };
+        let done = self.with_net(|net, k| net.transmit(k, port, pkt));
+        let more = self.net.has_backlog(port) || (!self.net.ports[port as usize].paused && self.nic_has_ready(port));
+        if more {
+            self.with_net(|net, k| net.free_again_at(k, port, done));
+        }
+    }
+
+    /// The oldest PFC frame in flight to upstream port `port` reached it; a RESUME restarts
+    /// the port.
+    pub(crate) fn on_pfc_frame(&mut self, port: PortId) {
+        if self.net.on_pfc_frame(self.k.now, port) {
+            self.port_kick(port);
+        }
+    }
+
+    /// A packet `run.drop_packets` holds (`hold_us`), which its first switch gave back: it
+    /// arrives at that switch again once held.
+    #[inline(never)]
+    pub(crate) fn hold(&mut self, pkt: PktId) {
+        let p = self.k.pool.get(pkt);
+        let (conn, seq) = (p.conn, p.seq);
+        let entry = self.hosts.drop_plan.iter().position(|d| d.0 == conn && d.1 == seq && d.4 > 0);
+        let hold = entry.map_or(0, |i| self.hosts.drop_plan[i].4);
+        // Ordered by its plan entry (its port may carry another packet at that instant).
+        self.k.q.push_for(self.k.now + hold, super::queue::EventKind::HeldArrive, entry.unwrap_or(0) as u32, pkt);
+    }
+
+    /// Whether the host owning NIC port `port` has a connection waiting to send.
+    #[inline]
+    pub(crate) fn nic_has_ready(&self, port: PortId) -> bool {
+        let host = self.net.ports[port as usize].owner;
+        !self.hosts.nics[host as usize].ready.is_empty()
+    }
+
+    /// The next data packet of `host`, round-robin over its ready connections.
+    pub(crate) fn nic_next_packet(&mut self, host: NodeId) -> Option<PktId> {
+        while let Some(c) = self.hosts.nics[host as usize].ready.pop_front() {
+            self.hosts.conns[c as usize].in_ready = false;
+            if let Some(pkt) = self.hosts.emit(&mut self.k, c) {
+                if let Some(m) = self.tracer.flowlets.as_deref_mut() {
+                    // `run.flowlet_gaps_us`: the packet starts onto the host link now.
+                    m.packet(c, self.k.now, self.k.pool.get(pkt).size as u64);
+                }
+                if self.hosts.may_send(&mut self.k, c) {
+                    self.hosts.conns[c as usize].in_ready = true;
+                    self.hosts.nics[host as usize].ready.push_back(c);
+                }
+                return Some(pkt);
+            }
+        }
+        None
+    }
+
+    /// A packet reached host `host`.
+    pub(crate) fn host_receive(&mut self, host: NodeId, pkt: PktId) {
+        let kind = self.k.pool.get(pkt).kind;
+        self.k.c.arrived[kind] += 1;
+        // The one place a new packet kind must be named: which handler its host side runs.
+        match kind {
+            PktKind::Data => self.on_data(host, pkt),
+            PktKind::Ack => self.on_ack(pkt),
+            PktKind::Nack => self.on_nack(pkt),
+            PktKind::Pull => self.on_pull(pkt),
+            PktKind::Cnp => self.hosts.on_cnp(&mut self.k, pkt),
+            PktKind::SeqNack => self.on_seq_nack(pkt),
+            PktKind::Probe => self.on_probe(host, pkt),
+            // Addressed to switches only; a host never sees one.
+            PktKind::Congestion => unreachable!("switch-made packet at host {host}"),
+        }
+    }
+
+    /// Data packet `pkt` reached host `host`: a header a switch bounced goes to its sender, the
+    /// credit scheme hears of it, then the connection's [`Receiver`](crate::transport::receiver::Receiver)
+    /// takes it; completed messages go to the workload before the receiver answers.
+    fn on_data(&mut self, host: NodeId, pkt: PktId) {
+        let p = *self.k.pool.get(pkt);
+        debug_assert_eq!(p.dst, host);
+        if p.flags & F_BOUNCED != 0 {
+            // A header a switch returned: this host is its sender (spec LR-TRIM-RTS).
+            self.k.c.bounces_returned += 1;
+            return self.on_bounce(pkt);
+        }
+        if self.hosts.credits.on {
+            let h = &mut self.hosts;
+            h.credits.on_data(&mut self.k, p.conn, &h.conns[p.conn as usize], p.flags & F_TRIMMED != 0);
+        }
+        let tp = self.hosts.tp;
+        let port = self.hosts.nics[host as usize].port;
+        let mut sends = Sends::default();
+        let step = self.hosts.rx[p.conn as usize].on_data(&mut self.k, &tp, pkt, &p, port, &mut sends);
+        for s in sends.iter() {
+            self.host_send(port, s);
+        }
+        let DataStep::Answer(accepted) = step else { return };
+        if accepted.fresh {
+            // Messages complete in order; a mode that completes one message at a time (erasure
+            // coding) is asked again for the next. (The messages' packet ranges are the
+            // sender's posts, which the receiver knows as work requests.)
+            loop {
+                let sender = &self.hosts.conns[p.conn as usize];
+                let Some(end) = self.hosts.rx[p.conn as usize].newly_delivered_end(p.seq, &sender.msgs, sender.msgs_retired) else { break };
+                self.deliver_messages(p.conn, end);
+            }
+        }
+        // (Read after delivering: the workload may have posted more on this connection.)
+        let n_pkts = self.hosts.conns[p.conn as usize].n_pkts;
+        if let Some(answer) = self.hosts.rx[p.conn as usize].answer_data(&mut self.k, &tp, pkt, &p, n_pkts, accepted) {
+            self.host_send(port, answer);
+        }
+    }
+
+    /// A probe reached its receiver, which answers at once.
+    fn on_probe(&mut self, host: NodeId, pkt: PktId) {
+        let (tp, port, conn) = (self.hosts.tp, self.hosts.nics[host as usize].port, self.k.pool.get(pkt).conn);
+        let answer = self.hosts.rx[conn as usize].on_probe(&mut self.k, &tp, pkt);
+        self.host_send(port, answer);
+    }
+
+    /// Puts `c` in its host's ready ring if it may send, and makes sure the NIC looks at it.
+    pub(crate) fn conn_wake(&mut self, c: ConnId) {
+        if let Some(port) = self.hosts.wake(&mut self.k, c) {
+            self.port_kick(port);
+        }
+    }
+
+    /// `c`'s pacing delay is over.
+    pub(crate) fn on_conn_wake(&mut self, c: ConnId) {
+        if let Some(port) = self.hosts.on_wake(&mut self.k, c) {
+            self.port_kick(port);
+        }
+    }
+
+    /// Carries out what a sender handler returned.
+    #[inline(always)]
+    fn follow(&mut self, step: SenderStep) {
+        if let Some(probe) = step.probe {
+            let port = self.k.pool.get(probe).port;
+            self.host_send(port, probe);
+        }
+        match step.then {
+            Then::Stop => {}
+            Then::Wake => self.conn_wake(step.conn),
+            Then::Progress => {
+                let c = step.conn;
+                if self.hosts.oldest_message_done(c) {
+                    self.complete_messages(c);
+                }
+                self.hosts.note_finish(self.k.now, c);
+                self.conn_wake(c);
+            }
+        }
+    }
+
+    /// An ACK reached its sender.
+    pub(crate) fn on_ack(&mut self, pkt: PktId) {
+        let c = self.k.pool.get(pkt).conn;
+        let Some((step, seen)) = self.hosts.on_ack(&mut self.k, pkt) else { return };
+        if !self.tracer.ack_conns.is_empty() && self.tracer.ack_conns.binary_search(&c).is_ok() {
+            self.tracer.acks.push((self.k.now, c, seen.rtt, seen.ecn));
+        }
+        self.follow(step);
+    }
+
+    /// Runs sender handler `f` with the hosts and the kernel, then carries out its step.
+    #[inline(always)]
+    fn with_sender(&mut self, f: impl FnOnce(&mut Hosts, &mut Kernel) -> SenderStep) {
+        let step = f(&mut self.hosts, &mut self.k);
+        self.follow(step);
+    }
+
+    /// A NACK (trimmed packet) reached its sender.
+    pub(crate) fn on_nack(&mut self, pkt: PktId) {
+        self.with_sender(|h, k| h.on_nack(k, pkt));
+    }
+
+    /// A trimmed header a switch returned reached its sender.
+    pub(crate) fn on_bounce(&mut self, pkt: PktId) {
+        self.with_sender(|h, k| h.on_bounce(k, pkt));
+    }
+
+    /// A sequence NACK reached its sender.
+    pub(crate) fn on_seq_nack(&mut self, pkt: PktId) {
+        self.with_sender(|h, k| h.on_seq_nack(k, pkt));
+    }
+
+    /// The retransmission timer of `c`.
+    pub(crate) fn on_conn_timer(&mut self, c: ConnId) {
+        self.with_sender(|h, k| h.on_timer(k, c));
+    }
+
+    /// The loss-recovery mode's own timer of `c`.
+    pub(crate) fn on_recovery_timer(&mut self, c: ConnId) {
+        self.with_sender(|h, k| h.on_recovery_timer(k, c));
+    }
+
+    /// The pacer of `host` may send one PULL.
+    pub(crate) fn on_pull_tick(&mut self, host: NodeId) {
+        let port = self.hosts.nics[host as usize].port;
+        let rate = self.net.ports[port as usize].rate;
+        let h = &mut self.hosts;
+        let Some(pull) = h.credits.on_pull_tick(&mut self.k, host, &h.conns, &h.tp, port, rate) else { return };
+        self.host_send(port, pull);
+        self.hosts.credits.schedule_tick(&mut self.k, host);
+    }
+
+    /// Sender: a PULL arrived.
+    pub(crate) fn on_pull(&mut self, pkt: PktId) {
+        let h = &mut self.hosts;
+        let c = h.credits.on_pull(&mut self.k, pkt, &h.conns);
+        self.conn_wake(c);
+    }
+}
