@@ -37,7 +37,7 @@ pub const BYTES_PER_FLOW: f64 = 48.0;
 pub const BYTES_PER_CONN_RUN: f64 = 1.2e3;
 /// One graph task while it runs: dependencies left, the time it may fire (then fired), the
 /// times it was delivered and completed, and a send's parts left to deliver and complete
-/// (`engine::tasks::TaskState`).
+/// (`workload::run::TaskState`).
 pub const BYTES_PER_TASK_RUN: f64 = 30.0;
 
 /// The row buffer of each streamed trace file (`results::stream`), which the estimate counts

@@ -4,7 +4,9 @@
 //! the [`Kernel`] (clock, queue, pool, counters, packet log, partition boundary) as its narrow
 //! context. This file lends it and carries out what the handler returns, in order: packets a host
 //! made are queued on its NIC port, a NIC port to kick is kicked, a lost credit grant goes to the
-//! credit scheme, completed messages go to the workload (`engine/tasks.rs`).
+//! credit scheme, delivered and completed messages go to the workload (`workload/run.rs`), for
+//! which the simulation is the [`Driver`]: it offers messages to the hosts' gates and reports
+//! what they delivered and completed.
 //!
 //! The NIC is here too, because it sits between two elements: its port is the network's, what
 //! it sends is the sender's. When its queues are empty (and PFC does not pause it) it takes one
@@ -21,6 +23,10 @@ use crate::net::Network;
 use crate::transport::hosts::Hosts;
 use crate::transport::receiver::{DataStep, Sends};
 use crate::transport::sender::{SenderStep, Then};
+use crate::units::Time;
+use crate::workload::graph::Traffic;
+use crate::workload::run::{Driver, TaskState};
+use std::sync::Arc;
 
 impl Sim {
     /// Runs network handler `f` with the network and the kernel, then delivers what it left for
@@ -194,7 +200,7 @@ impl Sim {
             loop {
                 let sender = &self.hosts.conns[p.conn as usize];
                 let Some(end) = self.hosts.rx[p.conn as usize].newly_delivered_end(p.seq, &sender.msgs, sender.msgs_retired) else { break };
-                self.deliver_messages(p.conn, end);
+                self.with_tasks(|tasks, sim, traffic| tasks.on_delivered(sim, traffic, p.conn, end));
             }
         }
         // (Read after delivering: the workload may have posted more on this connection.)
@@ -238,7 +244,7 @@ impl Sim {
             Then::Progress => {
                 let c = step.conn;
                 if self.hosts.oldest_message_done(c) {
-                    self.complete_messages(c);
+                    self.with_tasks(|tasks, sim, traffic| tasks.on_completed(sim, traffic, c));
                 }
                 self.hosts.note_finish(self.k.now, c);
                 self.conn_wake(c);
@@ -303,5 +309,84 @@ impl Sim {
         let h = &mut self.hosts;
         let c = h.credits.on_pull(&mut self.k, pkt, &h.conns);
         self.conn_wake(c);
+    }
+}
+
+impl Sim {
+    /// Runs workload handler `f` with the task state and the graph, this simulation as its
+    /// [`Driver`]. (The task state is taken out for the call: the driver is the rest of the
+    /// simulation, which never calls back into the workload while a handler runs.)
+    #[inline]
+    pub(crate) fn with_tasks(&mut self, f: impl FnOnce(&mut TaskState, &mut Sim, &Traffic)) {
+        let mut tasks = std::mem::take(&mut self.tasks);
+        let traffic = Arc::clone(&self.traffic);
+        f(&mut tasks, self, &traffic);
+        self.tasks = tasks;
+    }
+
+    /// A `TaskReady` event: the task's dependencies fired and its time has come.
+    pub(crate) fn on_task_ready(&mut self, t: u32) {
+        self.with_tasks(|tasks, sim, traffic| tasks.on_task_ready(sim, traffic, t));
+    }
+}
+
+/// What the workload asks of the simulation: the hosts post, deliver and complete its
+/// messages; a partition applies only its own edges and tells the receiver's partition of a
+/// post.
+impl Driver for Sim {
+    #[inline]
+    fn now(&self) -> Time {
+        self.k.now
+    }
+
+    fn schedule_task(&mut self, at: Time, t: u32) {
+        self.k.q.push(at, super::queue::EventKind::TaskReady, t);
+    }
+
+    #[inline]
+    fn applies_here(&mut self, from: u32, to: u32, at: Time) -> bool {
+        self.part_mut().is_none_or(|part| part.applies_here(from, to, at))
+    }
+
+    /// The livelock guard's clock, and in a partitioned run the coordinator's (whether the
+    /// network is idle is a global question).
+    #[inline]
+    fn outstanding_changed(&mut self, delta: i32) {
+        self.busy.change(self.k.now, delta);
+        if let Some(part) = self.part_mut() {
+            part.log_outstanding(delta);
+        }
+    }
+
+    fn offer(&mut self, conn: u32, msg: Option<u32>, posted: &mut Vec<u32>) {
+        let (now, first) = (self.k.now, posted.len());
+        let traffic = Arc::clone(&self.traffic);
+        self.hosts.offer(now, conn, msg, |m| traffic.message(m).bytes, posted);
+        if posted.len() == first {
+            return;
+        }
+        let dst = self.hosts.conns[conn as usize].dst;
+        if let Some(part) = self.part_mut().filter(|p| p.remote(dst)) {
+            // The receiver's half of the connection, in another partition, learns the
+            // messages' boundaries from this.
+            for &m in &posted[first..] {
+                part.send(dst, super::parallel::Message::Post { conn, msg: m, bytes: traffic.message(m).bytes, at: now });
+            }
+        }
+        self.conn_wake(conn);
+    }
+
+    #[inline]
+    fn next_delivered(&mut self, conn: u32, end: u32) -> Option<u32> {
+        self.hosts.next_delivered(self.k.now, conn, end)
+    }
+
+    fn next_completed(&mut self, conn: u32) -> Option<u32> {
+        let traffic = &self.traffic;
+        let (msg, update) = self.hosts.next_completed(self.k.now, conn, |m| traffic.message(m).bytes)?;
+        if let Some(u) = update.filter(|_| self.tracer.log_gates) {
+            self.tracer.gate_updates.push((self.k.now, conn, u));
+        }
+        Some(msg)
     }
 }

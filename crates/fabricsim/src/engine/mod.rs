@@ -9,7 +9,8 @@
 //! `net/pfc.rs`: methods of [`Network`]), the senders (`transport/sender.rs`), the receivers
 //! (`transport/receiver.rs`) and the credit schemes (`transport/credit.rs`); `dispatch.rs` lends
 //! the kernel and carries out what a handler returns (and holds the NIC's round robin, which
-//! sits between the network's port and the sender). The workload graph runs in `tasks.rs`. There
+//! sits between the network's port and the sender). The workload graph is an element too
+//! (`workload/run.rs`), for which the simulation is the driver. There
 //! is no global state: two `Sim`s can run side by side.
 
 mod dispatch;
@@ -18,7 +19,6 @@ pub use build::recovery_timers;
 pub use crate::kernel::queue;
 pub use crate::kernel::{Counters, Kernel};
 pub mod parallel;
-pub mod tasks;
 pub mod flowlets;
 pub mod trace;
 pub mod uplink_meter;
@@ -37,7 +37,7 @@ use crate::units::Time;
 use crate::workload::graph::Traffic;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use tasks::TaskState;
+use crate::workload::run::TaskState;
 use trace::Tracer;
 use queue::{EventKind, EventQueue};
 
@@ -343,17 +343,6 @@ impl Sim {
     /// scenario: the end time, or an interrupt.
     pub(crate) fn cut_short(&self) -> bool {
         self.stopped_early || self.interrupted
-    }
-
-    /// A message was handed to its connection (`delta` = 1) or completed (−1): the livelock
-    /// guard's clock.
-    #[inline]
-    pub(crate) fn outstanding_changed(&mut self, delta: i32) {
-        self.busy.change(self.k.now, delta);
-        if let Some(part) = self.part_mut() {
-            // Whether the network is idle is a global question: the coordinator answers it.
-            part.log_outstanding(delta);
-        }
     }
 
     /// Current progress figures.

@@ -5,8 +5,10 @@
 //! `credit.rs`) are methods on these fields. Arrays are indexed by host or connection id, so a
 //! later partitioned engine can give a group of hosts its own slice.
 
+use crate::ids::ConnId;
 use crate::net::nic::HostState;
-use crate::transport::gate::AnyGate;
+use crate::transport::cc::CongestionControl;
+use crate::transport::gate::{AnyGate, GateState, MessageFeedback, MessageGate, WindowUpdate};
 use crate::transport::Connection;
 use crate::units::Time;
 use std::collections::VecDeque;
@@ -87,4 +89,90 @@ pub struct Hosts {
     pub drop_plan: Vec<(u32, u32, u32, u32, Time)>,
     /// What the senders have seen acknowledged (progress, ACK round trips).
     pub acked: super::sender::AckTotals,
+}
+
+/// The hosts' work-request interface, what the workload sees of them: a message offered to a
+/// connection waits behind its gate until posted; the receiver reports messages delivered in
+/// order, the sender messages fully acknowledged (completed), which may open the gate again.
+impl Hosts {
+    /// Queues message `msg` (when given) on connection `c` behind its gate and posts the queued
+    /// messages as far as the gate allows, appending their ids to `posted`. `bytes_of` gives a
+    /// message's payload bytes.
+    pub fn offer(&mut self, now: Time, c: ConnId, msg: Option<u32>, bytes_of: impl Fn(u32) -> u64, posted: &mut Vec<u32>) {
+        let mss = self.tp.mss;
+        if let Some(m) = msg {
+            self.lanes[c as usize].pending.push_back(m);
+        }
+        while let Some(&m) = self.lanes[c as usize].pending.front() {
+            let bytes = bytes_of(m);
+            let lane = &mut self.lanes[c as usize];
+            let st = GateState { now, in_flight_msgs: lane.in_flight_msgs, in_flight_bytes: lane.in_flight_bytes, next_bytes: bytes };
+            if !lane.gate.may_post(&st) {
+                break;
+            }
+            lane.pending.pop_front();
+            lane.in_flight_msgs += 1;
+            lane.in_flight_bytes += bytes;
+            let conn = &mut self.conns[c as usize];
+            if conn.idle() {
+                // A message on an idle connection starts a flow: its pacer may delay it.
+                let j = conn.cc.start_jitter();
+                if j > 0 {
+                    let d = conn.rng.below(j + 1);
+                    conn.next_send = conn.next_send.max(now + d);
+                    conn.pace_idle = false;
+                }
+            }
+            conn.post(m, bytes, mss, now);
+            if self.credits.on {
+                self.credits.on_post(c, &self.conns[c as usize]);
+            }
+            posted.push(m);
+        }
+    }
+
+    /// The next message of connection `c` delivered in order at its receiver now, if its
+    /// packets below `end` hold one not reported yet.
+    pub fn next_delivered(&mut self, now: Time, c: ConnId, end: u32) -> Option<u32> {
+        let conn = &mut self.conns[c as usize];
+        let r = &mut self.rx[c as usize];
+        let m = conn.msgs.get_mut(r.next_msg(conn.msgs_retired))?;
+        if m.end_pkt > end {
+            return None;
+        }
+        m.delivered_at = now;
+        r.msgs_delivered += 1;
+        Some(m.msg)
+    }
+
+    /// The next message of connection `c` its sender holds fully acknowledged, if any: it
+    /// leaves the connection and its gate hears of it (returning its window decision, if it
+    /// made one, for the gate log). `bytes_of` gives a message's payload bytes.
+    pub fn next_completed(&mut self, now: Time, c: ConnId, bytes_of: impl Fn(u32) -> u64) -> Option<(u32, Option<WindowUpdate>)> {
+        let conn = &mut self.conns[c as usize];
+        let &m = conn.msgs.front()?;
+        // Acknowledged (and, where the mode completes on settle, reported done) implies sent
+        // and delivered.
+        if m.end_pkt > conn.snd_una.min(conn.settled_end) {
+            return None;
+        }
+        conn.msgs.pop_front();
+        conn.msgs_sent -= 1;
+        conn.msgs_retired += 1;
+        let bytes = bytes_of(m.msg);
+        let lane = &mut self.lanes[c as usize];
+        lane.in_flight_msgs -= 1;
+        lane.in_flight_bytes -= bytes;
+        let fb = MessageFeedback {
+            now,
+            bytes,
+            posted_at: m.posted_at,
+            first_tx: m.first_tx,
+            delivered_at: m.delivered_at,
+            rtt_max: m.rtt_max,
+            rtt_mean: m.rtt_sum.checked_div(m.rtt_samples as u64).unwrap_or(0),
+            in_flight_msgs: lane.in_flight_msgs,
+        };
+        Some((m.msg, lane.gate.on_complete(&fb)))
+    }
 }

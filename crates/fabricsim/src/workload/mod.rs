@@ -17,6 +17,7 @@ pub mod incast;
 pub mod open_loop;
 pub mod permutation;
 pub mod rdma_writes;
+pub mod run;
 pub mod size_cdf;
 
 use crate::error::{Error, Result};

@@ -10,7 +10,7 @@
 
 use super::plan::Place;
 use super::{point_time, Message, Point};
-use crate::engine::tasks::TaskState;
+use crate::workload::run::TaskState;
 use crate::units::Time;
 use crate::workload::graph::Traffic;
 

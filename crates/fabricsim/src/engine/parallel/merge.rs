@@ -5,7 +5,7 @@
 //! serial run.
 
 use super::plan::Plan;
-use crate::engine::tasks::TaskState;
+use crate::workload::run::TaskState;
 use crate::engine::Sim;
 use crate::net::pfc::Ingress;
 

@@ -508,7 +508,7 @@ impl Sim {
             Message::Satisfy { task, at } => {
                 // At or after the window's end, so the task, if ready, is an event to come.
                 debug_assert!(at > self.k.now);
-                self.satisfy(task, at);
+                self.with_tasks(|tasks, sim, traffic| tasks.satisfy(sim, traffic, task, at));
             }
             Message::Fire { task, at } => self.k.q.push(at, EventKind::TaskReady, task),
         }

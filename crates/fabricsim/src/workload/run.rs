@@ -1,17 +1,42 @@
-//! Runs the traffic graph (`workload/graph.rs`): releases tasks whose dependencies fired, posts
-//! ready messages to their connections through the connection's message gate, and turns
-//! deliveries and completions reported by the transport into dependency firings.
+//! Runs the traffic graph ([`super::graph`]) as an element: releases tasks whose dependencies
+//! fired, offers ready messages to their connections, and turns the messages the hosts report
+//! delivered (at the receiver) and completed (at the sender) into dependency firings.
+//!
+//! Its state is [`TaskState`]; its handlers are methods that get a [`Driver`]: what the workload
+//! may ask of the rest of the simulation (the clock, a task's ready event, offering a message to
+//! a connection, the next message a connection delivered or completed, and in a partitioned run
+//! whether an edge is this partition's). The engine implements it (`engine/dispatch.rs`): the
+//! connection's message gate and the NIC are the hosts' business, the workload only sees
+//! messages.
 //!
 //! Firing is iterative (a work stack), never recursive, so a long chain of joins cannot grow
 //! the call stack. A send over several queue pairs fires its delivery edges through that stack
 //! too, when its last part arrives, as the join over its parts did when each was a task.
 
-use super::queue::EventKind;
-use super::Sim;
-use crate::transport::cc::CongestionControl;
-use crate::transport::gate::{GateState, MessageFeedback, MessageGate};
+use super::graph::{Message, TaskKind, Traffic, Trigger};
 use crate::units::Time;
-use crate::workload::graph::{Message, TaskKind, Traffic, Trigger};
+
+/// What the workload asks of the simulation running it.
+pub trait Driver {
+    /// The clock.
+    fn now(&self) -> Time;
+    /// Task `t`'s dependencies are met and it may fire at `at` (later than now): an event.
+    fn schedule_task(&mut self, at: Time, t: u32);
+    /// Whether the edge from task `from` to task `to`, firing at `at`, is this simulation's to
+    /// apply (a partition applies only its own; a serial run all).
+    fn applies_here(&mut self, from: u32, to: u32, at: Time) -> bool;
+    /// Messages handed to connections and not yet completed changed by `delta`.
+    fn outstanding_changed(&mut self, delta: i32);
+    /// Connection `conn` gets message `msg` (`None`: nothing new, its gate may let more
+    /// through now) and posts as many as its gate lets through; the ids of those posted are
+    /// appended to `posted`.
+    fn offer(&mut self, conn: u32, msg: Option<u32>, posted: &mut Vec<u32>);
+    /// The next message of `conn` delivered in order at the receiver now, if its packets up to
+    /// `end` hold one that was not reported yet.
+    fn next_delivered(&mut self, conn: u32, end: u32) -> Option<u32>;
+    /// The next message of `conn` its sender now holds fully acknowledged, if any.
+    fn next_completed(&mut self, conn: u32) -> Option<u32>;
+}
 
 /// Run-time state of the graph.
 ///
@@ -41,6 +66,8 @@ pub struct TaskState {
     stack: Vec<u32>,
     /// Messages completed so far.
     pub sends_completed: u32,
+    /// Scratch: the messages a gate let through on one offer (kept to reuse its buffer).
+    posted: Vec<u32>,
 }
 
 /// The flag of [`TaskState::deps_left`] that says the task fired (a task waits for fewer than
@@ -48,7 +75,7 @@ pub struct TaskState {
 const FIRED: u32 = 1 << 31;
 
 /// The flag of a [`TaskState::stack`] entry that fires a send's delivery edges (task ids stay
-/// below the event queue's 2^28 entities: `Sim::unseeded_with_pool`).
+/// below the event queue's 2^28 entities, checked when a run is built).
 const DELIVERED: u32 = 1 << 31;
 
 /// Counts a send's part done at `now` against its parts `left`; at the last, sets the send's
@@ -99,6 +126,7 @@ impl TaskState {
             instance_span: vec![(Time::MAX, Time::MAX); traffic.instances.len()],
             stack: Vec::new(),
             sends_completed: 0,
+            posted: Vec::new(),
         }
     }
 
@@ -193,189 +221,116 @@ impl TaskState {
     }
 }
 
-impl Sim {
+impl TaskState {
     /// A `TaskReady` event: the task's dependencies fired and its time has come.
-    pub(crate) fn on_task_ready(&mut self, t: u32) {
-        self.fire_task(t);
-        self.run_ready_tasks();
+    pub fn on_task_ready(&mut self, d: &mut impl Driver, traffic: &Traffic, t: u32) {
+        self.fire_task(d, traffic, t);
+        self.run_ready_tasks(d, traffic);
     }
 
     /// One of task `to`'s dependencies is satisfied at `at`.
-    pub(crate) fn satisfy(&mut self, to: u32, at: Time) {
-        let ts = &mut self.tasks;
+    pub fn satisfy(&mut self, d: &mut impl Driver, traffic: &Traffic, to: u32, at: Time) {
         let i = to as usize;
-        debug_assert!(ts.deps_left[i] & FIRED == 0 && ts.deps_left[i] > 0, "task {to} satisfied after it fired or beyond its dependencies");
-        ts.time[i] = ts.time[i].max(at);
-        ts.deps_left[i] -= 1;
-        if ts.deps_left[i] == 0 {
-            let when = ts.time[i].max(self.traffic.tasks[i].not_before());
-            if when > self.k.now {
-                self.k.q.push(when, EventKind::TaskReady, to);
+        debug_assert!(self.deps_left[i] & FIRED == 0 && self.deps_left[i] > 0, "task {to} satisfied after it fired or beyond its dependencies");
+        self.time[i] = self.time[i].max(at);
+        self.deps_left[i] -= 1;
+        if self.deps_left[i] == 0 {
+            let when = self.time[i].max(traffic.tasks[i].not_before());
+            if when > d.now() {
+                d.schedule_task(when, to);
             } else {
-                ts.stack.push(to);
+                self.stack.push(to);
             }
         }
     }
 
     /// Fires the edges of task `t` that wait for `on` (joins fire all their edges).
-    fn propagate(&mut self, t: u32, on: Option<Trigger>) {
-        let traffic = std::sync::Arc::clone(&self.traffic);
-        let now = self.k.now;
+    fn propagate(&mut self, d: &mut impl Driver, traffic: &Traffic, t: u32, on: Option<Trigger>) {
+        let now = d.now();
         for e in traffic.edges_of(t) {
             if on.is_none_or(|o| o == e.on) {
                 let at = now + e.delay;
-                if let Some(part) = self.part_mut() {
-                    // A partitioned run: the edge may be another partition's or the coordinator's.
-                    if !part.applies_here(t, e.to, at) {
-                        continue;
-                    }
+                // A partitioned run: the edge may be another partition's or the coordinator's.
+                if d.applies_here(t, e.to, at) {
+                    self.satisfy(d, traffic, e.to, at);
                 }
-                self.satisfy(e.to, at);
             }
         }
     }
 
-    fn run_ready_tasks(&mut self) {
-        while let Some(t) = self.tasks.stack.pop() {
+    fn run_ready_tasks(&mut self, d: &mut impl Driver, traffic: &Traffic) {
+        while let Some(t) = self.stack.pop() {
             if t & DELIVERED != 0 {
-                self.propagate(t & !DELIVERED, Some(Trigger::Delivered));
+                self.propagate(d, traffic, t & !DELIVERED, Some(Trigger::Delivered));
             } else {
-                self.fire_task(t);
+                self.fire_task(d, traffic, t);
             }
         }
     }
 
-    fn fire_task(&mut self, t: u32) {
-        let now = self.k.now;
-        match self.traffic.tasks[t as usize].kind() {
+    fn fire_task(&mut self, d: &mut impl Driver, traffic: &Traffic, t: u32) {
+        let now = d.now();
+        match traffic.tasks[t as usize].kind() {
             TaskKind::Send { .. } => {
-                self.tasks.set_fired(t, now);
+                self.set_fired(t, now);
                 // Last part first: the order the task stack released a chunk's parts in when
                 // each was a task of its own (pushed in order, popped last first), so that
                 // outputs did not change when they became one task.
-                for m in self.traffic.messages_of(t).rev() {
-                    let conn = self.traffic.message(m).conn;
-                    self.outstanding_changed(1);
-                    self.hosts.lanes[conn as usize].pending.push_back(m);
-                    self.try_post(conn);
+                for m in traffic.messages_of(t).rev() {
+                    d.outstanding_changed(1);
+                    self.offer(d, traffic.message(m).conn, Some(m));
                 }
                 return;
             }
-            kind => self.tasks.record_fire(kind, t, now),
+            kind => self.record_fire(kind, t, now),
         }
-        self.propagate(t, None);
+        self.propagate(d, traffic, t, None);
     }
 
-    /// Posts the connection's pending messages as far as its gate allows.
-    fn try_post(&mut self, c: u32) {
-        let (now, mss) = (self.k.now, self.hosts.tp.mss);
-        let mut posted = false;
-        while let Some(&m) = self.hosts.lanes[c as usize].pending.front() {
-            let bytes = self.traffic.message(m).bytes;
-            let lane = &mut self.hosts.lanes[c as usize];
-            let st = GateState { now, in_flight_msgs: lane.in_flight_msgs, in_flight_bytes: lane.in_flight_bytes, next_bytes: bytes };
-            if !lane.gate.may_post(&st) {
-                break;
-            }
-            lane.pending.pop_front();
-            lane.in_flight_msgs += 1;
-            lane.in_flight_bytes += bytes;
-            log_time(&mut self.tasks.message_log.posted, m, now);
-            let conn = &mut self.hosts.conns[c as usize];
-            if conn.idle() {
-                // A message on an idle connection starts a flow: its pacer may delay it.
-                let j = conn.cc.start_jitter();
-                if j > 0 {
-                    let d = conn.rng.below(j + 1);
-                    conn.next_send = conn.next_send.max(now + d);
-                    conn.pace_idle = false;
-                }
-            }
-            conn.post(m, bytes, mss, now);
-            let dst = conn.dst;
-            if let Some(part) = self.part_mut().filter(|p| p.remote(dst)) {
-                // The receiver's half of the connection, in another partition, learns the
-                // message's boundaries from this.
-                part.send(dst, crate::engine::parallel::Message::Post { conn: c, msg: m, bytes, at: now });
-            }
-            if self.hosts.credits.on {
-                self.hosts.credits.on_post(c, &self.hosts.conns[c as usize]);
-            }
-            posted = true;
+    /// Offers connection `c` message `m` (or nothing new) and logs what its gate let through.
+    fn offer(&mut self, d: &mut impl Driver, c: u32, m: Option<u32>) {
+        let mut posted = std::mem::take(&mut self.posted);
+        d.offer(c, m, &mut posted);
+        let now = d.now();
+        for &m in &posted {
+            log_time(&mut self.message_log.posted, m, now);
         }
-        if posted {
-            self.conn_wake(c);
-        }
+        posted.clear();
+        self.posted = posted;
     }
 
-    /// The receiver of connection `c` has new messages complete in order.
-    pub(crate) fn deliver_messages(&mut self, c: u32, end: u32) {
-        let now = self.k.now;
-        loop {
-            let conn = &mut self.hosts.conns[c as usize];
-            let r = &mut self.hosts.rx[c as usize];
-            let i = r.next_msg(conn.msgs_retired);
-            let Some(m) = conn.msgs.get_mut(i) else { break };
-            if m.end_pkt > end {
-                break;
-            }
-            m.delivered_at = now;
-            let msg = m.msg;
-            r.msgs_delivered += 1;
-            log_time(&mut self.tasks.message_log.delivered, msg, now);
-            let t = self.traffic.sends[msg as usize];
-            if self.tasks.part_delivered(t, now) {
-                match self.traffic.tasks[t as usize].kind() {
+    /// The receiver of connection `c` holds its packets below `end` in order: the messages
+    /// among them not yet reported are delivered.
+    pub fn on_delivered(&mut self, d: &mut impl Driver, traffic: &Traffic, c: u32, end: u32) {
+        let now = d.now();
+        while let Some(msg) = d.next_delivered(c, end) {
+            log_time(&mut self.message_log.delivered, msg, now);
+            let t = traffic.sends[msg as usize];
+            if self.part_delivered(t, now) {
+                match traffic.tasks[t as usize].kind() {
                     // Several parts: the stack, where the join over the parts once fired.
-                    TaskKind::Send { parts, .. } if parts > 1 => self.tasks.stack.push(t | DELIVERED),
-                    _ => self.propagate(t, Some(Trigger::Delivered)),
+                    TaskKind::Send { parts, .. } if parts > 1 => self.stack.push(t | DELIVERED),
+                    _ => self.propagate(d, traffic, t, Some(Trigger::Delivered)),
                 }
             }
         }
-        self.run_ready_tasks();
+        self.run_ready_tasks(d, traffic);
     }
 
-    /// The sender of connection `c` has new messages fully acknowledged.
-    pub(crate) fn complete_messages(&mut self, c: u32) {
-        let now = self.k.now;
-        loop {
-            let conn = &mut self.hosts.conns[c as usize];
-            let Some(&m) = conn.msgs.front() else { break };
-            // Acknowledged (and, where the mode completes on settle, reported done) implies
-            // sent and delivered.
-            if m.end_pkt > conn.snd_una.min(conn.settled_end) {
-                break;
-            }
-            conn.msgs.pop_front();
-            conn.msgs_sent -= 1;
-            conn.msgs_retired += 1;
-            let Message { task, bytes, .. } = self.traffic.message(m.msg);
-            let lane = &mut self.hosts.lanes[c as usize];
-            lane.in_flight_msgs -= 1;
-            lane.in_flight_bytes -= bytes;
-            let fb = MessageFeedback {
-                now,
-                bytes,
-                posted_at: m.posted_at,
-                first_tx: m.first_tx,
-                delivered_at: m.delivered_at,
-                rtt_max: m.rtt_max,
-                rtt_mean: m.rtt_sum.checked_div(m.rtt_samples as u64).unwrap_or(0),
-                in_flight_msgs: lane.in_flight_msgs,
-            };
-            if let Some(u) = lane.gate.on_complete(&fb) {
-                if self.tracer.log_gates {
-                    self.tracer.gate_updates.push((now, c, u));
-                }
-            }
-            log_time(&mut self.tasks.message_log.completed, m.msg, now);
-            self.tasks.sends_completed += 1;
-            self.outstanding_changed(-1);
-            if self.tasks.part_completed(task, now) {
-                self.propagate(task, Some(Trigger::Completed));
+    /// The sender of connection `c` holds new messages fully acknowledged: they complete, and
+    /// its gate may let more through.
+    pub fn on_completed(&mut self, d: &mut impl Driver, traffic: &Traffic, c: u32) {
+        let now = d.now();
+        while let Some(msg) = d.next_completed(c) {
+            let Message { task, .. } = traffic.message(msg);
+            log_time(&mut self.message_log.completed, msg, now);
+            self.sends_completed += 1;
+            d.outstanding_changed(-1);
+            if self.part_completed(task, now) {
+                self.propagate(d, traffic, task, Some(Trigger::Completed));
             }
         }
-        self.try_post(c);
-        self.run_ready_tasks();
+        self.offer(d, c, None);
+        self.run_ready_tasks(d, traffic);
     }
 }
