@@ -250,7 +250,7 @@ fn failures_survive_the_resolved_scenario() {
 #[test]
 fn failed_links_are_described_by_their_tier() {
     let fabric = |links: &str| {
-        setup(&format!("[topology]\nk = 8\n[topology.failures]\nlinks = [{links}]\nmodel = \"degraded\"\ndegraded_rate_factor = 0.25\n")).fabric.description
+        setup(&format!("[topology]\nk = 8\n[topology.failures]\nlinks = [{links}]\nmodel = \"degraded\"\ndegraded_rate_factor = 0.25\n")).fabric.description.clone()
     };
     let agg = fabric("\"agg0-core0\", \"agg0-core1\", \"agg0-core2\"");
     assert!(agg.contains("3 agg uplinks degraded to 100 Gb/s (1 aggs × 3)"), "{agg}");

@@ -25,7 +25,8 @@ use std::collections::HashMap;
 /// The network layer: one port state per fabric port (failed cables down, each port's queue
 /// profile), a selector and a random stream per switch, the PFC accounting.
 pub(super) fn network(setup: &Setup) -> Result<Network> {
-    let fabric = setup.fabric.clone();
+    // Shared, not copied: only a routing re-convergence changes it, and then copies it.
+    let fabric = std::sync::Arc::clone(&setup.fabric);
     let seed = setup.scenario.seed;
     let mut ports: Vec<PortState> = fabric
         .ports

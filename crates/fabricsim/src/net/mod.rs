@@ -26,8 +26,9 @@ use crate::topo::Fabric;
 /// are indexed by port or switch id, so a later partitioned engine can give a group of switches
 /// its own slice.
 pub struct Network {
-    /// The topology (read-only after build, except link state kept in `ports`).
-    pub fabric: Fabric,
+    /// The topology: read-only after build (link state is kept in `ports`), and shared with the
+    /// setup and every partition of a parallel run; a routing re-convergence copies it.
+    pub fabric: std::sync::Arc<Fabric>,
     /// Every output port.
     pub ports: Vec<port::PortState>,
     /// Far-end node of each port (a compact copy of `fabric.ports[p].peer` for the hot path).

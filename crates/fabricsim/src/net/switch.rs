@@ -311,7 +311,8 @@ impl Network {
     /// Recomputes every switch's routes from the ports' current up/down state.
     pub fn reroute(&mut self, k: &mut Kernel) {
         let ports = &self.ports;
-        self.fabric.routes = crate::topo::routing::compute(&self.fabric, |p| ports[p as usize].up);
+        let routes = crate::topo::routing::compute(&self.fabric, |p| ports[p as usize].up);
+        std::sync::Arc::make_mut(&mut self.fabric).routes = routes;
         // The look-ahead may already have routed arrivals of the current bucket with the old
         // table: make them route again.
         let mut i = 0;

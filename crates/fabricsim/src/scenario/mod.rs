@@ -659,8 +659,9 @@ pub struct LinkEvent {
 pub struct Setup {
     /// The scenario as resolved (defaults filled, overrides applied).
     pub scenario: Scenario,
-    /// The built fabric.
-    pub fabric: Fabric,
+    /// The built fabric (read-only from here on: every simulation of the setup, each partition
+    /// of a parallel run among them, shares it).
+    pub fabric: std::sync::Arc<Fabric>,
     /// The workload as a graph of messages on connections.
     pub traffic: Arc<Traffic>,
     /// Switch port disciplines: the profiles and each port's.
@@ -829,7 +830,7 @@ impl Scenario {
         let tracing = run_options::Tracing::of(&self.run, &fabric, traffic.conns.len() as u32)?;
         Ok(Setup {
             scenario: self,
-            fabric,
+            fabric: std::sync::Arc::new(fabric),
             traffic,
             qdisc,
             base_rtt: base.rtt,
