@@ -59,6 +59,8 @@ pub(super) fn network(setup: &Setup) -> Result<Network> {
         class: crate::net::packet::ClassTable::new(setup.scenario.transport.ack_class == crate::scenario::AckClass::Data),
         // Sized once the connections are built (`Sim::unseeded_with_pool`).
         path_counts: Vec::new(),
+        routes: fabric.routes.clone(),
+        hosts: fabric.hosts,
         fabric,
     })
 }
@@ -120,6 +122,7 @@ pub(super) fn hosts(setup: &Setup, fabric: &Fabric) -> Hosts {
     tp.rtt_sample_stride = lanes.first().map_or(0, |l| l.gate.rtt_sample_stride());
     Hosts {
         nics: (0..fabric.hosts).map(|h| HostState::new(fabric.host_port[h as usize])).collect(),
+        stats: vec![Default::default(); conns.len()],
         conns,
         rx,
         lanes,

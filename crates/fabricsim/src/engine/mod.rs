@@ -388,8 +388,8 @@ impl Sim {
                 EventKind::Arrive => {
                     let p = self.k.pool.get(e.id);
                     let node = self.net.port_peer[p.port as usize];
-                    if node >= self.net.fabric.hosts {
-                        self.net.fabric.routes.prefetch_next_hops(&self.net.fabric, node, self.net.route_tor[p.dst as usize]);
+                    if node >= self.net.hosts {
+                        self.net.routes.prefetch_next_hops(self.net.hosts, node, self.net.route_tor[p.dst as usize]);
                     } else if p.kind == PktKind::Data {
                         if let Some(r) = self.hosts.rx.get(p.conn as usize) {
                             r.prefetch();
@@ -415,7 +415,7 @@ impl Sim {
                 EventKind::Arrive => {
                     let p = self.k.pool.get(id);
                     let node = self.net.port_peer[p.port as usize];
-                    if node < self.net.fabric.hosts {
+                    if node < self.net.hosts {
                         if p.kind == PktKind::Data {
                             if let Some(r) = self.hosts.rx.get(p.conn as usize) {
                                 r.prefetch_entry(p.seq);
@@ -438,7 +438,7 @@ impl Sim {
     fn on_arrive(&mut self, pkt: u32) {
         let port = self.k.pool.get(pkt).port;
         let node = self.net.port_peer[port as usize];
-        if node < self.net.fabric.hosts {
+        if node < self.net.hosts {
             self.host_receive(node, pkt);
         } else if let Forwarded::Held(pkt) = self.with_net(|net, k| net.switch_receive(k, node, pkt)) {
             self.hold(pkt);

@@ -29,6 +29,11 @@ pub struct Network {
     /// The topology: read-only after build (link state is kept in `ports`), and shared with the
     /// setup and every partition of a parallel run; a routing re-convergence copies it.
     pub fabric: std::sync::Arc<Fabric>,
+    /// The fabric's routes and host count, at hand for the per-packet path (one load fewer
+    /// than through the shared fabric; the table's arrays are shared, not copied).
+    pub routes: crate::topo::routing::RouteTable,
+    /// Number of hosts (nodes `0..hosts`; switches follow).
+    pub hosts: NodeId,
     /// Every output port.
     pub ports: Vec<port::PortState>,
     /// Far-end node of each port (a compact copy of `fabric.ports[p].peer` for the hot path).

@@ -431,7 +431,7 @@ impl super::Network {
     /// `up`. Returns false if the packet must be dropped (headroom overflow).
     #[inline]
     pub(super) fn pfc_admit(&mut self, k: &mut Kernel, sw: NodeId, up: PortId, size: u64) -> bool {
-        let s = (sw - self.fabric.hosts) as usize;
+        let s = (sw - self.hosts) as usize;
         let (ok, pause) = self.pfc.admit(s, up as usize, size);
         if !ok {
             self.pfc.overflow_drops += 1;
@@ -446,7 +446,7 @@ impl super::Network {
     /// PFC release of a data packet leaving switch `sw` that came in over upstream port `up`.
     #[inline]
     pub(super) fn pfc_release(&mut self, k: &mut Kernel, sw: NodeId, up: PortId, size: u64) {
-        let s = (sw - self.fabric.hosts) as usize;
+        let s = (sw - self.hosts) as usize;
         if self.pfc.release(s, up as usize, size) {
             self.send_pfc_frame(k, up, false);
         }

@@ -45,11 +45,11 @@ impl Network {
             // `None` for a packet addressed to this switch: `switch_receive` consumes it.
             return self.fabric.host_downlink.get(p.dst as usize).copied();
         }
-        let hops = self.fabric.routes.next_hops(&self.fabric, sw, dst_tor);
+        let hops = self.routes.next_hops_of(self.hosts, sw, dst_tor);
         if hops.len() == 1 {
             return Some(hops[0]);
         }
-        self.switch_lb[(sw - self.fabric.hosts) as usize].peek(p, hops).map(|i| hops[i])
+        self.switch_lb[(sw - self.hosts) as usize].peek(p, hops).map(|i| hops[i])
     }
 
     /// The output port switch `sw` sends packet `pkt` to: [`Network::route_peek`], else the
@@ -65,10 +65,10 @@ impl Network {
     /// Asks switch `sw`'s selector to choose for `pkt` among two or more next hops, giving it
     /// the packet, the candidates' port state, `now` and the switch's random stream.
     fn route_choose(&mut self, k: &mut Kernel, sw: NodeId, pkt: PktId) -> PortId {
-        let s = (sw - self.fabric.hosts) as usize;
+        let s = (sw - self.hosts) as usize;
         let p = k.pool.get_mut(pkt);
         let (src_tor, dst_tor) = (self.route_tor[p.src as usize], self.route_tor[p.dst as usize]);
-        let hops = self.fabric.routes.next_hops(&self.fabric, sw, dst_tor);
+        let hops = self.routes.next_hops_of(self.hosts, sw, dst_tor);
         let cands = Candidates::new(hops, &self.ports, &self.qdisc.profile_buffers);
         let mut ctx = SwitchCtx::between(k.now, &mut self.switch_rng[s], &self.fabric, src_tor, dst_tor);
         let out = hops[self.switch_lb[s].choose(&mut ctx, p, &cands)];
@@ -92,7 +92,7 @@ impl Network {
         p.size = self.qdisc.header_bytes;
         p.flags |= F_TRIMMED;
         // A port whose peer is a host (hosts are the nodes below `hosts`) is the last hop.
-        if self.fabric.ports[out as usize].peer < self.fabric.hosts {
+        if self.port_peer[out as usize] < self.hosts {
             p.flags |= F_LAST_HOP;
         }
         let conn = p.conn;
@@ -185,7 +185,7 @@ impl Network {
     /// ([`SwitchLb::on_packet`]) and sends the control packet it may emit.
     #[inline(never)]
     fn switch_observe(&mut self, k: &mut Kernel, sw: NodeId, pkt: PktId, out: PortId) {
-        let s = (sw - self.fabric.hosts) as usize;
+        let s = (sw - self.hosts) as usize;
         let p = k.pool.get_mut(pkt);
         let (src_tor, dst_tor) = (self.route_tor[p.src as usize], self.route_tor[p.dst as usize]);
         let mut ctx = SwitchCtx::between(k.now, &mut self.switch_rng[s], &self.fabric, src_tor, dst_tor);
@@ -218,7 +218,7 @@ impl Network {
     /// ([`SwitchLb::on_control`]); it has arrived, and is freed.
     #[inline(never)]
     fn switch_consume(&mut self, k: &mut Kernel, sw: NodeId, pkt: PktId) {
-        let s = (sw - self.fabric.hosts) as usize;
+        let s = (sw - self.hosts) as usize;
         let p = *k.pool.get(pkt);
         let mut ctx = SwitchCtx::between(k.now, &mut self.switch_rng[s], &self.fabric, self.route_tor[p.src as usize], sw);
         self.switch_lb[s].on_control(&mut ctx, &p);
@@ -253,7 +253,7 @@ impl Network {
             0 => self.route_out(k, sw, pkt),
             hint => hint - 1,
         };
-        if self.any_observer && self.switch_observes[(sw - self.fabric.hosts) as usize] {
+        if self.any_observer && self.switch_observes[(sw - self.hosts) as usize] {
             self.switch_observe(k, sw, pkt, out);
         }
         let p = *k.pool.get(pkt);
@@ -311,8 +311,8 @@ impl Network {
     /// Recomputes every switch's routes from the ports' current up/down state.
     pub fn reroute(&mut self, k: &mut Kernel) {
         let ports = &self.ports;
-        let routes = crate::topo::routing::compute(&self.fabric, |p| ports[p as usize].up);
-        std::sync::Arc::make_mut(&mut self.fabric).routes = routes;
+        self.routes = crate::topo::routing::compute(&self.fabric, |p| ports[p as usize].up);
+        std::sync::Arc::make_mut(&mut self.fabric).routes = self.routes.clone();
         // The look-ahead may already have routed arrivals of the current bucket with the old
         // table: make them route again.
         let mut i = 0;

@@ -139,6 +139,7 @@ pub(super) fn rows(sim: &Sim, plan: &[ConnPlan]) -> Vec<FlowResult> {
     for (i, c) in sim.hosts.conns.iter().enumerate() {
         let p = &plan[i];
         let path = &sim.net.path_counts[i];
+        let stats = &sim.hosts.stats[i];
         let finished = c.idle() && c.size == p.bytes;
         flows.push(FlowResult {
             id: i as u32,
@@ -148,17 +149,17 @@ pub(super) fn rows(sim: &Sim, plan: &[ConnPlan]) -> Vec<FlowResult> {
             start: if c.started { c.start } else { p.due },
             finish: if finished { c.finish } else { None },
             ideal_fct: conn_ideal_fct(sim, i, p),
-            retransmits: c.retransmits,
+            retransmits: stats.retransmits,
             trims: path.trims,
             drops: path.drops,
-            ecn_acks: c.ecn_acks,
-            timeouts: c.timeouts,
-            timeout_lost: c.timeout_lost,
-            data_sent: c.next_seq + c.retransmits,
+            ecn_acks: stats.ecn_acks,
+            timeouts: stats.timeouts,
+            timeout_lost: stats.timeout_lost,
+            data_sent: c.next_seq + stats.retransmits,
             data_lost: path.data_drops + path.trims,
             duplicates: sim.hosts.rx[i].duplicates,
-            fast_retransmits: c.fast_retransmits,
-            nacks: c.nacks,
+            fast_retransmits: stats.fast_retransmits,
+            nacks: stats.nacks,
             reroutes: reroutes_counted.then_some(path.reroutes),
             subflows: None,
             fair_ideal_fct: None,

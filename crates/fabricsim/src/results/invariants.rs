@@ -30,7 +30,7 @@ pub fn check(sim: &Sim, setup: &Setup) -> Vec<String> {
     }
     // Per-flow data counts add up to the run's (flows.csv `data_sent`, `data_lost`).
     let data = crate::net::packet::PktKind::Data;
-    let flow_sent: u64 = sim.hosts.conns.iter().map(|c| c.next_seq as u64 + c.retransmits as u64).sum();
+    let flow_sent: u64 = sim.hosts.conns.iter().zip(&sim.hosts.stats).map(|(c, s)| c.next_seq as u64 + s.retransmits as u64).sum();
     if flow_sent != c.sent[data] {
         v.push(format!("flows sent {flow_sent} data packets in all, the hosts {}", c.sent[data]));
     }

@@ -52,14 +52,21 @@ impl RouteTable {
     /// Ports of `switch` on shortest paths towards `dst_tor` (empty when `switch == dst_tor`).
     #[inline]
     pub fn next_hops(&self, fabric: &Fabric, switch: NodeId, dst_tor: NodeId) -> &[PortId] {
-        let (a, n) = self.sets[self.slot(fabric.hosts, switch, dst_tor)];
+        self.next_hops_of(fabric.hosts, switch, dst_tor)
+    }
+
+    /// [`RouteTable::next_hops`], given the fabric's host count (which a switch's per-packet
+    /// path keeps at hand).
+    #[inline]
+    pub fn next_hops_of(&self, hosts: u32, switch: NodeId, dst_tor: NodeId) -> &[PortId] {
+        let (a, n) = self.sets[self.slot(hosts, switch, dst_tor)];
         &self.ports[a as usize..(a + n) as usize]
     }
 
     /// Hints the CPU to load the next-hop set entry of (`switch`, `dst_tor`).
     #[inline]
-    pub fn prefetch_next_hops(&self, fabric: &Fabric, switch: NodeId, dst_tor: NodeId) {
-        if let Some(e) = self.sets.get(self.slot(fabric.hosts, switch, dst_tor)) {
+    pub fn prefetch_next_hops(&self, hosts: u32, switch: NodeId, dst_tor: NodeId) {
+        if let Some(e) = self.sets.get(self.slot(hosts, switch, dst_tor)) {
             crate::hint::prefetch(e);
         }
     }

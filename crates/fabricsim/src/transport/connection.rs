@@ -157,21 +157,6 @@ pub struct Connection {
     pub start: Time,
     /// When the sender last saw everything posted acknowledged (`None` while busy or unused).
     pub finish: Option<Time>,
-    /// Data packets sent again.
-    pub retransmits: u32,
-    /// NACKs (trimmed packets) seen by the sender.
-    pub nacks: u32,
-    /// ACKs that echoed a CE mark.
-    pub ecn_acks: u32,
-    /// Retransmission timer expiries that declared packets lost (shared RTO or the mode's own).
-    pub timeouts: u32,
-    /// Data packets those expiries declared lost.
-    pub timeout_lost: u32,
-    /// Fast retransmits: recovery episodes a loss-recovery mode started from duplicate ACKs
-    /// ([`crate::transport::recovery::Episode::FastRetransmit`]).
-    pub fast_retransmits: u32,
-    /// CNPs received (DCQCN).
-    pub cnps: u32,
 }
 
 impl Connection {
@@ -215,13 +200,6 @@ impl Connection {
             lb,
             rng,
             base_rtt: 0,
-            retransmits: 0,
-            nacks: 0,
-            ecn_acks: 0,
-            timeouts: 0,
-            timeout_lost: 0,
-            fast_retransmits: 0,
-            cnps: 0,
         }
     }
 

@@ -76,6 +76,8 @@ pub struct Hosts {
     pub nics: Vec<HostState>,
     /// Every connection's sending half (indexed by connection id).
     pub conns: Vec<Connection>,
+    /// What every connection's sender counted (indexed by connection id).
+    pub stats: Vec<super::sender::SenderStats>,
     /// Every connection's receiving half (indexed by connection id).
     pub rx: Vec<super::receiver::Receiver>,
     /// Per-connection pending messages and gates.

@@ -96,6 +96,28 @@ pub struct AckTotals {
     pub last_at: Time,
 }
 
+/// What a connection's sender counted, in an array of its own beside the senders' records
+/// ([`Hosts::stats`], indexed by connection id): written per loss or mark, read once at the end
+/// (`flows.csv`), so it stays out of the record every packet reads.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SenderStats {
+    /// Data packets sent again.
+    pub retransmits: u32,
+    /// NACKs (trimmed packets) seen by the sender.
+    pub nacks: u32,
+    /// ACKs that echoed a CE mark.
+    pub ecn_acks: u32,
+    /// Retransmission timer expiries that declared packets lost (shared RTO or the mode's own).
+    pub timeouts: u32,
+    /// Data packets those expiries declared lost.
+    pub timeout_lost: u32,
+    /// Fast retransmits: recovery episodes a loss-recovery mode started from duplicate ACKs
+    /// ([`Episode::FastRetransmit`]).
+    pub fast_retransmits: u32,
+    /// CNPs received (DCQCN).
+    pub cnps: u32,
+}
+
 /// What follows a sender handler for its connection, after its probe (if any) is queued.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Then {
@@ -260,7 +282,7 @@ impl Hosts {
         if retx {
             conn.retx.pop_front();
             *conn.slot(seq) = slot;
-            conn.retransmits += 1;
+            self.stats[c as usize].retransmits += 1;
             k.c.data_retransmitted += 1;
         } else {
             if conn.msgs_sent == conn.msgs.len() {
@@ -431,7 +453,7 @@ impl Hosts {
         }
         let ecn = p.flags & F_ECE != 0;
         if ecn {
-            conn.ecn_acks += 1;
+            self.stats[c as usize].ecn_acks += 1;
         }
         conn.consecutive_timeouts = 0;
         let ev = AckEvent {
@@ -521,7 +543,7 @@ impl Hosts {
         let requeued = if bounced { recovery.on_bounce(&mut ctx, &report) } else { recovery.on_nack(&mut ctx, &report) };
         let Some(wire) = requeued else { return SenderStep::stop(c) };
         let a = recovery.after_loss_report(&mut ctx);
-        conn.nacks += 1;
+        self.stats[c as usize].nacks += 1;
         let ev = NackEvent {
             now,
             bytes: wire,
@@ -594,8 +616,9 @@ impl Hosts {
             self.credits.on_timeout(c, lost.pkts);
         }
         let conn = &mut self.conns[c as usize];
-        conn.timeouts += 1;
-        conn.timeout_lost += lost.pkts;
+        let stats = &mut self.stats[c as usize];
+        stats.timeouts += 1;
+        stats.timeout_lost += lost.pkts;
         conn.consecutive_timeouts += 1;
         k.c.timeouts += 1;
         k.c.timeout_lost += u64::from(lost.pkts);
@@ -627,7 +650,7 @@ impl Hosts {
         let e = if e < conn.snd_una && conn.recovery.stale_nack_goes_back() { conn.snd_una } else { e };
         let mut probe = None;
         if e >= conn.snd_una && e < conn.next_seq {
-            conn.nacks += 1;
+            self.stats[c as usize].nacks += 1;
             let (recovery, mut ctx) = conn.sender_parts(now, mtu);
             let a = recovery.on_seq_nack(&mut ctx, e, p.sent_at);
             probe = self.apply_recovery(k, c, a);
@@ -651,9 +674,8 @@ impl Hosts {
     }
 
     fn take_cnp(&mut self, now: Time, c: ConnId) {
-        let conn = &mut self.conns[c as usize];
-        conn.cc.on_cnp(now);
-        conn.cnps += 1;
+        self.conns[c as usize].cc.on_cnp(now);
+        self.stats[c as usize].cnps += 1;
     }
 
     /// The loss-recovery mode's own timer of `c` fired.
@@ -685,7 +707,7 @@ impl Hosts {
             Some(Episode::Probe) => k.c.probe_recoveries += 1,
             Some(Episode::FastRetransmit) => {
                 k.c.fast_retransmits += 1;
-                self.conns[c as usize].fast_retransmits += 1;
+                self.stats[c as usize].fast_retransmits += 1;
             }
             Some(Episode::Timeout(lost)) => self.account_timeout(k, c, lost),
             None => {}

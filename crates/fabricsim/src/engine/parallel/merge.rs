@@ -44,8 +44,8 @@ pub(super) fn merge(mut sims: Vec<Sim>, plan: &Plan) -> Sim {
         m.net.pfc.overflow_drops += rest.iter().map(|o| o.net.pfc.overflow_drops).sum::<u64>();
     }
 
-    // Hosts: NICs from their host; a connection's lane (gate, pending messages) and sender
-    // half from its sender, its receiver half from its receiver, path statistics summed.
+    // Hosts: NICs from their host; a connection's lane (gate, pending messages), sender half and
+    // sender's statistics from its sender, its receiver half from its receiver, path statistics summed.
     for h in 0..hosts {
         let owner = part(h);
         if owner != 0 {
@@ -58,6 +58,7 @@ pub(super) fn merge(mut sims: Vec<Sim>, plan: &Plan) -> Sim {
         if ks != 0 {
             std::mem::swap(&mut m.hosts.conns[c], &mut rest[ks - 1].hosts.conns[c]);
             std::mem::swap(&mut m.hosts.lanes[c], &mut rest[ks - 1].hosts.lanes[c]);
+            m.hosts.stats[c] = rest[ks - 1].hosts.stats[c];
         }
         if kr != 0 {
             std::mem::swap(&mut m.hosts.rx[c], &mut rest[kr - 1].hosts.rx[c]);
