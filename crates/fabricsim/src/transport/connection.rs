@@ -72,9 +72,10 @@ pub struct OpenMsg {
 /// The sending half of a connection (queue pair).
 ///
 /// Laid out in declaration order (`repr(C)`), hottest first: the fields that every packet sent
-/// and every ACK reads sit together at the front, identity and statistics last, so a packet
-/// event touches as few of the record's cache lines as it can (an all-to-all keeps thousands of
-/// connections busy at once, more than the caches hold).
+/// and every ACK reads sit together at the front, identity last, so a packet event touches as
+/// few of the record's cache lines as it can (an all-to-all keeps thousands of connections busy
+/// at once, more than the caches hold). What the sender counts is in an array of its own
+/// ([`SenderStats`](super::sender::SenderStats)).
 #[derive(Debug)]
 #[repr(C, align(64))]
 pub struct Connection {
@@ -143,7 +144,7 @@ pub struct Connection {
     pub rng: Rng,
 
 
-    // --- identity and statistics, touched per message or per loss ---
+    // --- identity, touched per message ---
     /// Base RTT of the connection's path (full-sized packet and its ACK on an idle fabric):
     /// the ideal FCT's latency term.
     pub base_rtt: Time,
