@@ -7,6 +7,7 @@ use super::trace::Tracer;
 use crate::error::Result;
 use crate::net::nic::HostState;
 use crate::net::port::PortState;
+use crate::net::port_table::PortStore;
 use crate::net::switch_lb::SwitchLb;
 use crate::net::Network;
 use crate::rng::Rng;
@@ -24,23 +25,25 @@ use std::collections::HashMap;
 
 /// The network layer: one port state per fabric port (failed cables down, each port's queue
 /// profile), a selector and a random stream per switch, the PFC accounting.
-pub(super) fn network(setup: &Setup) -> Result<Network> {
+///
+/// `store` keeps the ports' states, given in id order: all of them (a serial run) or a
+/// partition's ([`crate::net::port_table::PortTable::partial`]), so that a partition never
+/// holds the others' ports, not even while it is built.
+pub(super) fn network<P: PortStore>(setup: &Setup, store: impl FnOnce(&mut dyn Iterator<Item = PortState>) -> P) -> Result<Network<P>> {
     // Shared, not copied: only a routing re-convergence changes it, and then copies it.
     let fabric = std::sync::Arc::clone(&setup.fabric);
     let seed = setup.scenario.seed;
-    let mut ports: Vec<PortState> = fabric
-        .ports
-        .iter()
-        .enumerate()
-        .map(|(i, spec)| {
-            let to_switch = spec.peer >= fabric.hosts;
-            let is_nic = spec.owner < fabric.hosts;
-            PortState::new(spec, is_nic, to_switch, fabric.switch_latency, Rng::stream(seed, "port", i as u64))
-        })
-        .collect();
+    let mut states = fabric.ports.iter().enumerate().map(|(i, spec)| {
+        let to_switch = spec.peer >= fabric.hosts;
+        let is_nic = spec.owner < fabric.hosts;
+        PortState::new(spec, is_nic, to_switch, fabric.switch_latency, Rng::stream(seed, "port", i as u64))
+    });
+    let mut ports = store(&mut states);
     crate::net::port::apply_failures(&fabric, &mut ports);
-    for (ps, &q) in ports.iter_mut().zip(&setup.qdisc.port_profile) {
-        ps.qdisc = q;
+    for (p, &q) in setup.qdisc.port_profile.iter().enumerate() {
+        if let Some(ps) = ports.get_mut(p as crate::ids::PortId) {
+            ps.qdisc = q;
+        }
     }
     let switch_lb = setup.scenario.switch.lb.build(&fabric, seed, setup.traffic.ns3.as_ref())?;
     let switch_observes: Vec<bool> = switch_lb.iter().map(|s| s.observes_all()).collect();

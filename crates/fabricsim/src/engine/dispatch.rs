@@ -19,6 +19,7 @@ use crate::ids::{ConnId, NodeId, PktId, PortId};
 use crate::kernel::Kernel;
 use crate::kernel::packet::{PktKind, F_BOUNCED, F_TRIMMED};
 use crate::net::port::Kick;
+use crate::net::port_table::PortStore;
 use crate::net::Network;
 use crate::transport::hosts::Hosts;
 use crate::transport::receiver::{DataStep, Sends};
@@ -28,11 +29,11 @@ use crate::workload::graph::Traffic;
 use crate::workload::run::{Driver, TaskState};
 use std::sync::Arc;
 
-impl Sim {
+impl<P: PortStore> Sim<P> {
     /// Runs network handler `f` with the network and the kernel, then delivers what it left for
     /// the hosts.
     #[inline(always)]
-    pub(crate) fn with_net<R>(&mut self, f: impl FnOnce(&mut Network, &mut Kernel) -> R) -> R {
+    pub(crate) fn with_net<R>(&mut self, f: impl FnOnce(&mut Network<P>, &mut Kernel) -> R) -> R {
         let result = f(&mut self.net, &mut self.k);
         if !self.k.fx.is_empty() {
             self.deliver_host_effects();
@@ -312,12 +313,12 @@ impl Sim {
     }
 }
 
-impl Sim {
+impl<P: PortStore> Sim<P> {
     /// Runs workload handler `f` with the task state and the graph, this simulation as its
     /// [`Driver`]. (The task state is taken out for the call: the driver is the rest of the
     /// simulation, which never calls back into the workload while a handler runs.)
     #[inline]
-    pub(crate) fn with_tasks(&mut self, f: impl FnOnce(&mut TaskState, &mut Sim, &Traffic)) {
+    pub(crate) fn with_tasks(&mut self, f: impl FnOnce(&mut TaskState, &mut Sim<P>, &Traffic)) {
         let mut tasks = std::mem::take(&mut self.tasks);
         let traffic = Arc::clone(&self.traffic);
         f(&mut tasks, self, &traffic);
@@ -333,7 +334,7 @@ impl Sim {
 /// What the workload asks of the simulation: the hosts post, deliver and complete its
 /// messages; a partition applies only its own edges and tells the receiver's partition of a
 /// post.
-impl Driver for Sim {
+impl<P: PortStore> Driver for Sim<P> {
     #[inline]
     fn now(&self) -> Time {
         self.k.now

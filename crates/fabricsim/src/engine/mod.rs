@@ -29,6 +29,8 @@ use crate::error::Result;
 use crate::ids::NodeId;
 use crate::net::packet::{PacketPool, PktKind};
 use crate::net::switch::Forwarded;
+use crate::net::port::PortState;
+use crate::net::port_table::PortStore;
 use crate::net::Network;
 use crate::scenario::{LinkAction, LinkEvent, Setup};
 use crate::topo::Fabric;
@@ -58,12 +60,15 @@ pub struct Progress {
 
 /// The simulation: the clock, the event queue and the packet pool, the network layer's state
 /// ([`Network`]), the host layer's state ([`Hosts`]), the workload graph and run bookkeeping.
-pub struct Sim {
+/// `P` is the ports' store: every port's (a serial run, and a parallel run once merged) or one
+/// partition's (`net/port_table.rs`); the engine's code is compiled for each, so a serial run's
+/// per-packet path indexes a plain array.
+pub struct Sim<P: PortStore = Vec<PortState>> {
     /// The clock, the event queue, the packet pool, the counters and the packet log: what an
     /// element's handler is lent ([`Kernel`]).
     pub k: Kernel,
     /// Ports, queues, switches, PFC.
-    pub(crate) net: Network,
+    pub(crate) net: Network<P>,
     /// NICs and connections.
     pub(crate) hosts: Hosts,
     /// The workload's graph of messages and dependencies (read-only).
@@ -188,49 +193,7 @@ impl Sim {
     /// [`Sim::unseeded`] with the packet pool's reservation given (a parallel run reckons it
     /// once for all its replicas: it scans the whole traffic graph).
     pub(crate) fn unseeded_with_pool(setup: &Setup, pool_packets: usize) -> Result<Sim> {
-        let mut net = build::network(setup)?;
-        let hosts = build::hosts(setup, &net.fabric);
-        net.path_counts = vec![Default::default(); hosts.conns.len()];
-        let traffic = Arc::clone(&setup.traffic);
-        // Every element an event names must fit the order key's entity field (queue.rs).
-        for (what, n) in [
-            ("ports", net.ports.len() as u64),
-            ("connections", hosts.conns.len() as u64),
-            ("tasks", traffic.tasks.len() as u64),
-            ("hosts", net.fabric.hosts as u64),
-            ("link events", setup.link_events.len() as u64),
-        ] {
-            if n >= queue::MAX_ENTITIES {
-                return Err(crate::error::Error::invalid("topology", format!("the run has {n} {what}: the event queue orders at most {} of each", queue::MAX_ENTITIES - 1)));
-            }
-        }
-        let tasks = TaskState::new(&traffic, setup.scenario.run.message_log);
-        let mtu = setup.scenario.transport.mtu_bytes as u64;
-        let horizon = net.ports.iter().map(|p| p.arrival_delay + p.rate.tx_time(mtu)).max().unwrap_or(0);
-        // When every port is busy: two events (a departure, an arrival) per MTU-sized packet.
-        let events_per_ns: f64 = net.ports.iter().map(|p| 2.0 * p.rate.0 as f64 / 8e9 / mtu.max(1) as f64).sum();
-        let mut pool = PacketPool::with_capacity(pool_packets);
-        // Switches stamp INT only for a scheme that reads it (`kernel/telemetry.rs`).
-        if setup.scenario.transport.carries_telemetry() {
-            pool.enable_telemetry();
-        }
-        let sim = Sim {
-            k: Kernel::new(EventQueue::with_horizon(horizon, events_per_ns), pool, build::packet_log(setup)),
-            net,
-            hosts,
-            total_sends: traffic.sends.len() as u32,
-            total_bytes: traffic.total_bytes(),
-            traffic: Arc::clone(&traffic),
-            tasks,
-            tracer: build::tracer(setup),
-            link_events: setup.link_events.clone(),
-            stop_rule: StopRule::new(setup.end_time, setup.stall_limit),
-            busy: BusyClock::default(),
-            stalled: None,
-            stopped_early: false,
-            interrupted: false,
-        };
-        Ok(sim)
+        Sim::unseeded_in(setup, pool_packets, |states| states.collect())
     }
 
     /// Builds the simulation of a validated scenario, ready to run.
@@ -238,23 +201,6 @@ impl Sim {
         let mut sim = Sim::unseeded(setup)?;
         sim.seed(&|_| true);
         Ok(sim)
-    }
-
-    /// Schedules the run's first events: the tasks without dependencies for which `own_task`
-    /// holds (a partition starts its own), every link change, the first sample.
-    pub(crate) fn seed(&mut self, own_task: &dyn Fn(usize) -> bool) {
-        let traffic = Arc::clone(&self.traffic);
-        for (i, t) in traffic.tasks.iter().enumerate() {
-            if t.deps() == 0 && own_task(i) {
-                self.k.q.push(t.not_before(), EventKind::TaskReady, i as u32);
-            }
-        }
-        for (i, ev) in self.link_events.iter().enumerate() {
-            self.k.q.push(ev.at, EventKind::LinkChange, i as u32);
-        }
-        if self.tracer.samples_anything() {
-            self.k.q.push(0, EventKind::Sample, 0);
-        }
     }
 
     /// Runs to completion (every flow finished and every packet drained), to the scenario's
@@ -291,6 +237,81 @@ impl Sim {
         }
         progress(&self.progress());
         false
+    }
+}
+
+impl<P: PortStore> Sim<P> {
+    /// [`Sim::unseeded_with_pool`] with the ports kept in the store `store` makes of them (in
+    /// id order): all of them, or a partition's.
+    pub(crate) fn unseeded_in(setup: &Setup, pool_packets: usize, store: impl FnOnce(&mut dyn Iterator<Item = PortState>) -> P) -> Result<Sim<P>> {
+        let mut net = build::network(setup, store)?;
+        let hosts = build::hosts(setup, &net.fabric);
+        net.path_counts = vec![Default::default(); hosts.conns.len()];
+        let traffic = Arc::clone(&setup.traffic);
+        // Every element an event names must fit the order key's entity field (queue.rs).
+        for (what, n) in [
+            ("ports", net.ports.len() as u64),
+            ("connections", hosts.conns.len() as u64),
+            ("tasks", traffic.tasks.len() as u64),
+            ("hosts", net.fabric.hosts as u64),
+            ("link events", setup.link_events.len() as u64),
+        ] {
+            if n >= queue::MAX_ENTITIES {
+                return Err(crate::error::Error::invalid("topology", format!("the run has {n} {what}: the event queue orders at most {} of each", queue::MAX_ENTITIES - 1)));
+            }
+        }
+        let tasks = TaskState::new(&traffic, setup.scenario.run.message_log);
+        let mtu = setup.scenario.transport.mtu_bytes as u64;
+        let horizon = net.ports.held().map(|p| p.arrival_delay + p.rate.tx_time(mtu)).max().unwrap_or(0);
+        // When every port is busy: two events (a departure, an arrival) per MTU-sized packet. (A
+        // partition counts its own ports: it runs their events only.)
+        let events_per_ns: f64 = net.ports.held().map(|p| 2.0 * p.rate.0 as f64 / 8e9 / mtu.max(1) as f64).sum();
+        let mut pool = PacketPool::with_capacity(pool_packets);
+        // Switches stamp INT only for a scheme that reads it (`kernel/telemetry.rs`).
+        if setup.scenario.transport.carries_telemetry() {
+            pool.enable_telemetry();
+        }
+        let sim = Sim {
+            k: Kernel::new(EventQueue::with_horizon(horizon, events_per_ns), pool, build::packet_log(setup)),
+            net,
+            hosts,
+            total_sends: traffic.sends.len() as u32,
+            total_bytes: traffic.total_bytes(),
+            traffic: Arc::clone(&traffic),
+            tasks,
+            tracer: build::tracer(setup),
+            link_events: setup.link_events.clone(),
+            stop_rule: StopRule::new(setup.end_time, setup.stall_limit),
+            busy: BusyClock::default(),
+            stalled: None,
+            stopped_early: false,
+            interrupted: false,
+        };
+        Ok(sim)
+    }
+
+    /// This simulation with its ports' store replaced by what `f` makes of it (a partition's
+    /// cut, or the merged ports of a parallel run).
+    pub(crate) fn with_ports<Q: PortStore>(self, f: impl FnOnce(P) -> Q) -> Sim<Q> {
+        let Sim { k, net, hosts, traffic, tasks, total_sends, tracer, link_events, total_bytes, stop_rule, busy, stalled, stopped_early, interrupted } = self;
+        Sim { k, net: net.with_ports(f), hosts, traffic, tasks, total_sends, tracer, link_events, total_bytes, stop_rule, busy, stalled, stopped_early, interrupted }
+    }
+
+    /// Schedules the run's first events: the tasks without dependencies for which `own_task`
+    /// holds (a partition starts its own), every link change, the first sample.
+    pub(crate) fn seed(&mut self, own_task: &dyn Fn(usize) -> bool) {
+        let traffic = Arc::clone(&self.traffic);
+        for (i, t) in traffic.tasks.iter().enumerate() {
+            if t.deps() == 0 && own_task(i) {
+                self.k.q.push(t.not_before(), EventKind::TaskReady, i as u32);
+            }
+        }
+        for (i, ev) in self.link_events.iter().enumerate() {
+            self.k.q.push(ev.at, EventKind::LinkChange, i as u32);
+        }
+        if self.tracer.samples_anything() {
+            self.k.q.push(0, EventKind::Sample, 0);
+        }
     }
 
     /// Runs one event's handler.
@@ -452,7 +473,8 @@ impl Sim {
         }
         let n = if ev.one_way { 1 } else { 2 };
         for (i, &p) in ev.ports[..n].iter().enumerate() {
-            let ps = &mut self.net.ports[p as usize];
+            // (A partition holds only its own ports: another's changes there.)
+            let Some(ps) = self.net.ports.get_mut(p) else { continue };
             match ev.action {
                 LinkAction::Down => ps.up = false,
                 LinkAction::Up => ps.up = true,
@@ -465,8 +487,7 @@ impl Sim {
         }
         if ev.action == LinkAction::Up {
             for p in ev.ports {
-                // (Every partition applies a link change; each kicks the ports it owns.)
-                if !self.part().is_some_and(|part| part.remote(self.net.ports[p as usize].owner)) {
+                if self.net.ports.holds(p) {
                     self.port_kick(p);
                 }
             }

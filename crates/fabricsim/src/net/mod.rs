@@ -13,6 +13,7 @@ pub use crate::kernel::{packet, packet_queue, telemetry};
 pub mod nic;
 pub mod pfc;
 pub mod port;
+pub mod port_table;
 pub mod qdisc;
 pub mod switch;
 pub mod switch_lb;
@@ -20,12 +21,13 @@ pub mod switch_lb;
 use crate::ids::NodeId;
 use crate::rng::Rng;
 use crate::topo::Fabric;
+use port_table::PortStore;
 
 /// Everything the network owns: the fabric, every output port with its queues, each switch's
 /// path selector and random stream, the PFC buffer accounting and the queue profiles. Arrays
-/// are indexed by port or switch id, so a later partitioned engine can give a group of switches
-/// its own slice.
-pub struct Network {
+/// are indexed by port or switch id. The ports' store `P` is every port's (`Vec`, a serial
+/// run's) or one partition's ([`port_table::PortTable`]).
+pub struct Network<P: PortStore = Vec<port::PortState>> {
     /// The topology: read-only after build (link state is kept in `ports`), and shared with the
     /// setup and every partition of a parallel run; a routing re-convergence copies it.
     pub fabric: std::sync::Arc<Fabric>,
@@ -34,8 +36,8 @@ pub struct Network {
     pub routes: crate::topo::routing::RouteTable,
     /// Number of hosts (nodes `0..hosts`; switches follow).
     pub hosts: NodeId,
-    /// Every output port.
-    pub ports: Vec<port::PortState>,
+    /// The output ports (every one, or a partition's).
+    pub ports: P,
     /// Far-end node of each port (a compact copy of `fabric.ports[p].peer` for the hot path).
     pub port_peer: Vec<NodeId>,
     /// Path selector of each switch (switch `s` is node `hosts + s`).
@@ -60,4 +62,13 @@ pub struct Network {
     /// What the network did to each connection's packets (drops, trims, re-routes), by
     /// connection id.
     pub path_counts: Vec<path_counts::PathCounts>,
+}
+
+impl<P: PortStore> Network<P> {
+    /// This network with its ports' store replaced by what `f` makes of it (a partition's cut
+    /// of every port, or the merged ports of a parallel run).
+    pub fn with_ports<Q: PortStore>(self, f: impl FnOnce(P) -> Q) -> Network<Q> {
+        let Network { fabric, routes, hosts, ports, port_peer, switch_lb, switch_rng, switch_observes, any_observer, route_tor, pfc, qdisc, class, path_counts } = self;
+        Network { fabric, routes, hosts, ports: f(ports), port_peer, switch_lb, switch_rng, switch_observes, any_observer, route_tor, pfc, qdisc, class, path_counts }
+    }
 }

@@ -426,7 +426,7 @@ impl PfcState {
 // The PFC handlers: admission and release of data packets at a switch, and the PAUSE/RESUME
 // frames they trigger, which act on the upstream port one propagation delay plus one 64-byte
 // frame time later.
-impl super::Network {
+impl<P: super::port_table::PortStore> super::Network<P> {
     /// PFC admission of data packet `size` bytes arriving at switch `sw` over upstream port
     /// `up`. Returns false if the packet must be dropped (headroom overflow).
     #[inline]
@@ -461,7 +461,7 @@ impl super::Network {
             self.pfc.log.push((k.now, up, pause));
         }
         self.pfc.ingress[up as usize].frame_sent(pause);
-        let (at, upstream) = (k.now + delay, self.ports[up as usize].owner);
+        let (at, upstream) = (k.now + delay, self.fabric.ports[up as usize].owner);
         match k.boundary.as_deref_mut() {
             Some(b) if b.remote(upstream) => b.send_pfc_frame(upstream, at, up, pause),
             _ => k.q.push(at, EventKind::Pfc, up),

@@ -8,21 +8,19 @@ use super::plan::Plan;
 use crate::workload::run::TaskState;
 use crate::engine::Sim;
 use crate::net::pfc::Ingress;
+use crate::net::port_table::PortTable;
 
 /// Merges the replicas (`sims[k]` ran partition `k`).
-pub(super) fn merge(mut sims: Vec<Sim>, plan: &Plan) -> Sim {
-    let mut rest = sims.split_off(1);
-    let mut m = sims.pop().expect("partition 0");
+pub(super) fn merge(mut sims: Vec<Sim<PortTable>>, plan: &Plan) -> Sim {
     let part = |node: u32| plan.node_part[node as usize] as usize;
-    let hosts = m.net.fabric.hosts;
+    let fabric = std::sync::Arc::clone(&sims[0].net.fabric);
+    let hosts = fabric.hosts;
 
     // Network: ports and switches from their owners; a PFC ingress record half from each end.
-    for p in 0..m.net.ports.len() {
-        let owner = part(m.net.ports[p].owner);
-        if owner != 0 {
-            std::mem::swap(&mut m.net.ports[p], &mut rest[owner - 1].net.ports[p]);
-        }
-    }
+    let tables = sims.iter_mut().map(|s| std::mem::take(&mut s.net.ports)).collect();
+    let ports = PortTable::merge(tables, |p| part(fabric.ports[p as usize].owner));
+    let mut rest = sims.split_off(1);
+    let mut m = sims.pop().expect("partition 0").with_ports(|_| ports);
     for s in 0..m.net.switch_lb.len() {
         let owner = part(hosts + s as u32);
         if owner != 0 {
@@ -35,10 +33,10 @@ pub(super) fn merge(mut sims: Vec<Sim>, plan: &Plan) -> Sim {
         }
     }
     if m.net.pfc.on {
-        let copy = |m: &Sim, rest: &[Sim], k: usize, up: usize| -> Ingress { if k == 0 { m.net.pfc.ingress[up] } else { rest[k - 1].net.pfc.ingress[up] } };
+        let copy = |m: &Sim, rest: &[Sim<PortTable>], k: usize, up: usize| -> Ingress { if k == 0 { m.net.pfc.ingress[up] } else { rest[k - 1].net.pfc.ingress[up] } };
         for up in 0..m.net.pfc.ingress.len() {
             let down = part(m.net.port_peer[up]);
-            let upstream = part(m.net.ports[up].owner);
+            let upstream = part(fabric.ports[up].owner);
             m.net.pfc.ingress[up] = Ingress::from_halves(&copy(&m, &rest, down, up), &copy(&m, &rest, upstream, up));
         }
         m.net.pfc.overflow_drops += rest.iter().map(|o| o.net.pfc.overflow_drops).sum::<u64>();

@@ -1,9 +1,11 @@
 //! The partitioned engine (`--threads N`): one run spread over several cores, with outputs
 //! byte-identical to the serial engine's.
 //!
-//! **Replicas, each running its own events.** Every partition is a full [`Sim`] built from the
+//! **Replicas, each running its own events.** Every partition is a [`Sim`] built from the
 //! same scenario, with its own event queue and packet pool, that runs only the events of the
 //! elements it owns (`plan.rs`: blocks of ToRs with their hosts and the switches above them).
+//! It holds the ports of its own nodes only (`net/port_table.rs`: an output port is only ever
+//! used by its owner's partition); the rest of its state is still a full copy.
 //! What one partition does to another's elements travels in a [`Mailbox`]: a packet crossing a
 //! cable between them, a PFC frame, or the news that a sender posted a message (the receiver's
 //! half of the connection learns message boundaries from it). Each partition fills one mailbox
@@ -48,6 +50,7 @@ use super::{BusyClock, Progress, Sim, Stop, StopRule};
 use crate::error::Result;
 use crate::ids::{NodeId, PortId};
 use crate::kernel::Boundary;
+use crate::net::port_table::PortTable;
 use crate::net::packet::Packet;
 use crate::net::telemetry::IntStack;
 use crate::scenario::Setup;
@@ -311,7 +314,7 @@ pub(crate) fn run(setup: &Setup, threads: usize, progress: &mut dyn FnMut(&Progr
     };
     exec.partitions = plan.parts;
     let plan = Arc::new(plan);
-    let make = |mut sim: Sim, id: u16| -> Sim {
+    let make = |mut sim: Sim<PortTable>, id: u16| -> Sim<PortTable> {
         let own_sends = sim.traffic.sends.iter().filter(|&&t| plan.task_place[t as usize] == Place::Part(id)).count() as u32;
         sim.k.boundary = Some(Box::new(Partition {
             id,
@@ -340,10 +343,13 @@ pub(crate) fn run(setup: &Setup, threads: usize, progress: &mut dyn FnMut(&Progr
             let report_tx = report_tx.clone();
             let given = first.take();
             let make = &make;
-            handles.push(scope.spawn(move || -> Result<Sim> {
+            let plan = &plan;
+            handles.push(scope.spawn(move || -> Result<Sim<PortTable>> {
+                // A partition holds its own nodes' ports only (`net/port_table.rs`).
+                let own_port = |p: PortId| plan.node_part[setup.fabric.ports[p as usize].owner as usize] == id;
                 let sim = match given {
-                    Some(s) => s,
-                    None => Sim::unseeded_with_pool(setup, pool_packets)?,
+                    Some(s) => s.with_ports(|all| PortTable::partial(all, own_port)),
+                    None => Sim::unseeded_in(setup, pool_packets, |states| PortTable::partial(states, own_port))?,
                 };
                 Ok(serve(make(sim, id), cmd_rx, report_tx))
             }));
@@ -419,7 +425,7 @@ struct End {
 }
 
 /// A partition's thread: answers rounds until told to finish.
-fn serve(mut sim: Sim, cmds: mpsc::Receiver<Cmd>, reports: mpsc::Sender<Report>) -> Sim {
+fn serve(mut sim: Sim<PortTable>, cmds: mpsc::Receiver<Cmd>, reports: mpsc::Sender<Report>) -> Sim<PortTable> {
     let mut quiet_since = sim.quiet().then_some(0);
     while let Ok(Cmd::Round { bound, safe, window }) = recv_soon(&cmds) {
         let cpu_start = thread_cpu_seconds();
@@ -468,7 +474,7 @@ fn serve(mut sim: Sim, cmds: mpsc::Receiver<Cmd>, reports: mpsc::Sender<Report>)
     sim
 }
 
-impl Sim {
+impl Sim<PortTable> {
     /// Whether this partition is quiet: its senders' messages all complete, no packet in its
     /// pool, none sent to another partition in this window.
     fn quiet(&self) -> bool {
@@ -560,6 +566,9 @@ impl Sim {
         }
     }
 
+}
+
+impl Sim {
     /// The merged simulation takes the coordinator's stop.
     fn finish_parallel(&mut self, end: End) {
         self.k.now = end.now;

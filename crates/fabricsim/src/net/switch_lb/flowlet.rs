@@ -133,7 +133,7 @@ mod tests {
         let p = Packet { conn: 5, ..Default::default() };
         // Port 1 is fuller: the new flow takes port 0.
         state[1].data_bytes = 50_000;
-        let mut go = |now: Time, state: &[crate::net::port::PortState]| {
+        let mut go = |now: Time, state: &Vec<crate::net::port::PortState>| {
             let c = Candidates::new(&ports, state, &buf);
             let mut ctx = SwitchCtx::new(now, &mut rng, 0);
             let out = lb.choose(&mut ctx, &mut p.clone(), &c);

@@ -99,6 +99,7 @@ use crate::error::{Error, Result};
 use crate::ids::{NodeId, PortId};
 use crate::net::packet::Packet;
 use crate::net::port::PortState;
+use crate::net::port_table::PortStore;
 use crate::rng::Rng;
 use crate::topo::{Fabric, Tier};
 use crate::units::{BitsPerSec, Time};
@@ -149,15 +150,18 @@ impl<'a> SwitchCtx<'a> {
 #[derive(Clone, Copy, Debug)]
 pub struct Candidates<'a> {
     ports: &'a [PortId],
+    /// The held ports' state, and (a partition's store) the slot of each port id in it.
     state: &'a [PortState],
+    slot: Option<&'a [u32]>,
     profile_buffers: &'a [u64],
 }
 
 impl<'a> Candidates<'a> {
     /// The candidates `ports`, whose state is `state[port]`; a port whose queue profile is `i`
     /// (`PortState::qdisc`) holds `profile_buffers[i]` bytes of data.
-    pub fn new(ports: &'a [PortId], state: &'a [PortState], profile_buffers: &'a [u64]) -> Self {
-        Candidates { ports, state, profile_buffers }
+    pub fn new(ports: &'a [PortId], state: &'a impl PortStore, profile_buffers: &'a [u64]) -> Self {
+        let (state, slot) = state.parts();
+        Candidates { ports, state, slot, profile_buffers }
     }
 
     /// Number of candidates.
@@ -179,7 +183,10 @@ impl<'a> Candidates<'a> {
     /// The state of candidate `i`.
     pub fn view(&self, i: usize) -> PortView<'a> {
         let id = self.ports[i];
-        let st = &self.state[id as usize];
+        let st = match self.slot {
+            None => &self.state[id as usize],
+            Some(slot) => &self.state[slot[id as usize] as usize],
+        };
         PortView { id, st, buffer_bytes: self.profile_buffers[st.qdisc as usize] }
     }
 
@@ -191,7 +198,7 @@ impl<'a> Candidates<'a> {
 
 impl<'a> PortView<'a> {
     /// The view of port `id`, whose state is `state[id]` (buffers as for [`Candidates::new`]).
-    pub fn of(id: PortId, state: &'a [PortState], profile_buffers: &[u64]) -> Self {
+    pub fn of(id: PortId, state: &'a impl PortStore, profile_buffers: &[u64]) -> Self {
         let st = &state[id as usize];
         PortView { id, st, buffer_bytes: profile_buffers[st.qdisc as usize] }
     }
@@ -545,9 +552,13 @@ pub(crate) mod tests {
 
     /// `n` idle candidate ports 0..n and their state.
     pub(crate) fn idle_ports(n: u32) -> (Vec<PortId>, Vec<PortState>) {
+        ((0..n).collect(), idle_port_states(n))
+    }
+
+    /// The state of `n` idle ports.
+    pub(crate) fn idle_port_states(n: u32) -> Vec<PortState> {
         let spec = crate::topo::PortSpec { owner: 0, peer: 1, reverse: 0, rate: BitsPerSec::from_gbps(400.0), latency: 0 };
-        let state = (0..n).map(|i| PortState::new(&spec, false, true, 0, Rng::stream(0, "port", i as u64))).collect();
-        ((0..n).collect(), state)
+        (0..n).map(|i| PortState::new(&spec, false, true, 0, Rng::stream(0, "port", i as u64))).collect()
     }
 
     #[test]
