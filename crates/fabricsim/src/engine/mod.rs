@@ -34,7 +34,9 @@ use crate::net::port_table::PortStore;
 use crate::net::Network;
 use crate::scenario::{LinkAction, LinkEvent, Setup};
 use crate::topo::Fabric;
-use crate::transport::hosts::Hosts;
+use crate::kernel::store::Store;
+use crate::transport::hosts::{ConnStore, Hosts};
+use crate::transport::Connection;
 use crate::units::Time;
 use crate::workload::graph::Traffic;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -60,17 +62,17 @@ pub struct Progress {
 
 /// The simulation: the clock, the event queue and the packet pool, the network layer's state
 /// ([`Network`]), the host layer's state ([`Hosts`]), the workload graph and run bookkeeping.
-/// `P` is the ports' store: every port's (a serial run, and a parallel run once merged) or one
-/// partition's (`net/port_table.rs`); the engine's code is compiled for each, so a serial run's
-/// per-packet path indexes a plain array.
-pub struct Sim<P: PortStore = Vec<PortState>> {
+/// `P` and `C` are the ports' and the connections' stores (`kernel/store.rs`): every element's
+/// (a serial run, and a parallel run once merged) or one partition's; the engine's code is
+/// compiled for each, so a serial run's per-packet path indexes plain arrays.
+pub struct Sim<P: PortStore = Vec<PortState>, C: ConnStore = Vec<Connection>> {
     /// The clock, the event queue, the packet pool, the counters and the packet log: what an
     /// element's handler is lent ([`Kernel`]).
     pub k: Kernel,
     /// Ports, queues, switches, PFC.
     pub(crate) net: Network<P>,
     /// NICs and connections.
-    pub(crate) hosts: Hosts,
+    pub(crate) hosts: Hosts<C>,
     /// The workload's graph of messages and dependencies (read-only).
     pub(crate) traffic: Arc<Traffic>,
     /// Run-time state of that graph.
@@ -193,7 +195,7 @@ impl Sim {
     /// [`Sim::unseeded`] with the packet pool's reservation given (a parallel run reckons it
     /// once for all its replicas: it scans the whole traffic graph).
     pub(crate) fn unseeded_with_pool(setup: &Setup, pool_packets: usize) -> Result<Sim> {
-        Sim::unseeded_in(setup, pool_packets, |states| states.collect())
+        Sim::unseeded_in(setup, pool_packets, |states| states.collect(), |conns| conns)
     }
 
     /// Builds the simulation of a validated scenario, ready to run.
@@ -240,12 +242,17 @@ impl Sim {
     }
 }
 
-impl<P: PortStore> Sim<P> {
+impl<P: PortStore, C: ConnStore> Sim<P, C> {
     /// [`Sim::unseeded_with_pool`] with the ports kept in the store `store` makes of them (in
     /// id order): all of them, or a partition's.
-    pub(crate) fn unseeded_in(setup: &Setup, pool_packets: usize, store: impl FnOnce(&mut dyn Iterator<Item = PortState>) -> P) -> Result<Sim<P>> {
+    pub(crate) fn unseeded_in(
+        setup: &Setup,
+        pool_packets: usize,
+        store: impl FnOnce(&mut dyn Iterator<Item = PortState>) -> P,
+        conn_store: impl FnOnce(Vec<Connection>) -> C,
+    ) -> Result<Sim<P, C>> {
         let mut net = build::network(setup, store)?;
-        let hosts = build::hosts(setup, &net.fabric);
+        let hosts = build::hosts(setup, &net.fabric).with_conns(conn_store);
         net.path_counts = vec![Default::default(); hosts.conns.len()];
         let traffic = Arc::clone(&setup.traffic);
         // Every element an event names must fit the order key's entity field (queue.rs).
@@ -290,11 +297,11 @@ impl<P: PortStore> Sim<P> {
         Ok(sim)
     }
 
-    /// This simulation with its ports' store replaced by what `f` makes of it (a partition's
-    /// cut, or the merged ports of a parallel run).
-    pub(crate) fn with_ports<Q: PortStore>(self, f: impl FnOnce(P) -> Q) -> Sim<Q> {
+    /// This simulation with its ports' and connections' stores replaced by what `ports` and
+    /// `conns` make of them (a partition's cut, or the merged elements of a parallel run).
+    pub(crate) fn with_stores<Q: PortStore, D: ConnStore>(self, ports: impl FnOnce(P) -> Q, conns: impl FnOnce(C) -> D) -> Sim<Q, D> {
         let Sim { k, net, hosts, traffic, tasks, total_sends, tracer, link_events, total_bytes, stop_rule, busy, stalled, stopped_early, interrupted } = self;
-        Sim { k, net: net.with_ports(f), hosts, traffic, tasks, total_sends, tracer, link_events, total_bytes, stop_rule, busy, stalled, stopped_early, interrupted }
+        Sim { k, net: net.with_ports(ports), hosts: hosts.with_conns(conns), traffic, tasks, total_sends, tracer, link_events, total_bytes, stop_rule, busy, stalled, stopped_early, interrupted }
     }
 
     /// Schedules the run's first events: the tasks without dependencies for which `own_task`
@@ -412,10 +419,10 @@ impl<P: PortStore> Sim<P> {
                     if node >= self.net.hosts {
                         self.net.routes.prefetch_next_hops(self.net.hosts, node, self.net.route_tor[p.dst as usize]);
                     } else if p.kind == PktKind::Data {
-                        if let Some(r) = self.hosts.rx.get(p.conn as usize) {
+                        if let Some(r) = self.hosts.rx.get(p.conn) {
                             r.prefetch();
                         }
-                    } else if let Some(c) = self.hosts.conns.get(p.conn as usize) {
+                    } else if let Some(c) = self.hosts.conns.get(p.conn) {
                         c.prefetch_fields();
                     }
                 }
@@ -438,10 +445,10 @@ impl<P: PortStore> Sim<P> {
                     let node = self.net.port_peer[p.port as usize];
                     if node < self.net.hosts {
                         if p.kind == PktKind::Data {
-                            if let Some(r) = self.hosts.rx.get(p.conn as usize) {
+                            if let Some(r) = self.hosts.rx.get(p.conn) {
                                 r.prefetch_entry(p.seq);
                             }
-                        } else if let Some(c) = self.hosts.conns.get(p.conn as usize) {
+                        } else if let Some(c) = self.hosts.conns.get(p.conn) {
                             c.prefetch_entries(p.seq);
                         }
                     } else if let Some(out) = self.net.route_peek(node, p) {
@@ -456,6 +463,7 @@ impl<P: PortStore> Sim<P> {
     }
 
     /// A packet finished crossing a link: hand it to the node at the far end.
+    #[inline(always)]
     fn on_arrive(&mut self, pkt: u32) {
         let port = self.k.pool.get(pkt).port;
         let node = self.net.port_peer[port as usize];

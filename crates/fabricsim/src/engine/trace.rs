@@ -14,7 +14,6 @@
 
 use super::queue::EventKind;
 use crate::kernel::Kernel;
-use crate::transport::Connection;
 use crate::transport::cc::CongestionControl;
 use crate::units::Time;
 
@@ -117,7 +116,7 @@ pub trait SampleSink: std::fmt::Debug + Send {
 impl Tracer {
     /// A sampling tick at `k.now`: reads the traced connections' senders (`conns`) and the
     /// traced ports (`ports`), and schedules the next tick while anything else is pending.
-    pub(crate) fn on_sample(&mut self, k: &mut Kernel, conns: &[Connection], ports: &impl crate::net::port_table::PortStore) {
+    pub(crate) fn on_sample(&mut self, k: &mut Kernel, conns: &impl crate::transport::hosts::ConnStore, ports: &impl crate::net::port_table::PortStore) {
         let now = k.now;
         let Tracer { conns: traced_conns, samples, ports: traced_ports, port_samples, files, imbalance, .. } = self;
         for &c in traced_conns.iter() {

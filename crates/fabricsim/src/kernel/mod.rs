@@ -13,6 +13,7 @@ pub mod packet;
 pub mod packet_log;
 pub mod packet_queue;
 pub mod queue;
+pub mod store;
 pub mod telemetry;
 
 pub use counters::Counters;

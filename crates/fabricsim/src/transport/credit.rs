@@ -421,7 +421,7 @@ impl Credits {
     /// The pacer of `host`, whose NIC port is `port` at `rate`, may send one PULL: returns it
     /// (the engine sends it, then calls [`Credits::schedule_tick`]). `conns` are the
     /// connections' sending halves, `tp` the transport's constants.
-    pub fn on_pull_tick(&mut self, k: &mut Kernel, host: NodeId, conns: &[Connection], tp: &TransportParams, port: PortId, rate: BitsPerSec) -> Option<PktId> {
+    pub fn on_pull_tick(&mut self, k: &mut Kernel, host: NodeId, conns: &impl super::hosts::ConnStore, tp: &TransportParams, port: PortId, rate: BitsPerSec) -> Option<PktId> {
         self.pacers[host as usize].pending = false;
         let c = self.pacers[host as usize].queue.pop_front()?;
         let policy = self.policy;
@@ -457,7 +457,7 @@ impl Credits {
 
     /// Sender: PULL `pkt` arrived; returns its connection, which the engine wakes. `conns` are
     /// the connections' sending halves.
-    pub fn on_pull(&mut self, k: &mut Kernel, pkt: PktId, conns: &[Connection]) -> ConnId {
+    pub fn on_pull(&mut self, k: &mut Kernel, pkt: PktId, conns: &impl super::hosts::ConnStore) -> ConnId {
         let (c, grant) = (k.pool.get(pkt).conn, k.pool.get(pkt).seq);
         k.pool.free(pkt);
         let s = &mut self.state[c as usize];

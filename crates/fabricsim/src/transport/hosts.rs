@@ -10,7 +10,16 @@ use crate::net::nic::HostState;
 use crate::transport::cc::CongestionControl;
 use crate::transport::gate::{AnyGate, GateState, MessageFeedback, MessageGate, WindowUpdate};
 use crate::transport::Connection;
+use crate::kernel::store::{Partial, Store};
 use crate::units::Time;
+
+/// What the hosts need of their connections' store ([`crate::kernel::store`]).
+pub trait ConnStore: Store<Connection> {}
+
+impl<S: Store<Connection>> ConnStore for S {}
+
+/// A partition's connections: those whose sender or receiver it runs.
+pub type ConnTable = Partial<Connection>;
 use std::collections::VecDeque;
 
 /// Transport constants shared by every connection of a run.
@@ -71,11 +80,12 @@ pub struct Lane {
 }
 
 /// Everything the hosts own.
-pub struct Hosts {
+pub struct Hosts<C: ConnStore = Vec<Connection>> {
     /// NIC scheduler of each host (indexed by host id).
     pub nics: Vec<HostState>,
-    /// Every connection's sending half (indexed by connection id).
-    pub conns: Vec<Connection>,
+    /// The connections' sending halves, by connection id: every one, or (a partition's) those
+    /// whose sender or receiver it runs (the receiver reads the sender's posted messages).
+    pub conns: C,
     /// What every connection's sender counted (indexed by connection id).
     pub stats: Vec<super::sender::SenderStats>,
     /// Every connection's receiving half (indexed by connection id).
@@ -96,7 +106,7 @@ pub struct Hosts {
 /// The hosts' work-request interface, what the workload sees of them: a message offered to a
 /// connection waits behind its gate until posted; the receiver reports messages delivered in
 /// order, the sender messages fully acknowledged (completed), which may open the gate again.
-impl Hosts {
+impl<C: ConnStore> Hosts<C> {
     /// Queues message `msg` (when given) on connection `c` behind its gate and posts the queued
     /// messages as far as the gate allows, appending their ids to `posted`. `bytes_of` gives a
     /// message's payload bytes.
@@ -176,5 +186,14 @@ impl Hosts {
             in_flight_msgs: lane.in_flight_msgs,
         };
         Some((m.msg, lane.gate.on_complete(&fb)))
+    }
+}
+
+impl<C: ConnStore> Hosts<C> {
+    /// These hosts with their connections' store replaced by what `f` makes of it (a
+    /// partition's cut, or the merged connections of a parallel run).
+    pub fn with_conns<D: ConnStore>(self, f: impl FnOnce(C) -> D) -> Hosts<D> {
+        let Hosts { nics, conns, stats, rx, lanes, credits, tp, drop_plan, acked } = self;
+        Hosts { nics, conns: f(conns), stats, rx, lanes, credits, tp, drop_plan, acked }
     }
 }

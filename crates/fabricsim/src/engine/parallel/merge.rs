@@ -9,9 +9,10 @@ use crate::workload::run::TaskState;
 use crate::engine::Sim;
 use crate::net::pfc::Ingress;
 use crate::net::port_table::PortTable;
+use crate::transport::hosts::ConnTable;
 
 /// Merges the replicas (`sims[k]` ran partition `k`).
-pub(super) fn merge(mut sims: Vec<Sim<PortTable>>, plan: &Plan) -> Sim {
+pub(super) fn merge(mut sims: Vec<Sim<PortTable, ConnTable>>, plan: &Plan) -> Sim {
     let part = |node: u32| plan.node_part[node as usize] as usize;
     let fabric = std::sync::Arc::clone(&sims[0].net.fabric);
     let hosts = fabric.hosts;
@@ -19,8 +20,12 @@ pub(super) fn merge(mut sims: Vec<Sim<PortTable>>, plan: &Plan) -> Sim {
     // Network: ports and switches from their owners; a PFC ingress record half from each end.
     let tables = sims.iter_mut().map(|s| std::mem::take(&mut s.net.ports)).collect();
     let ports = PortTable::merge(tables, |p| part(fabric.ports[p as usize].owner));
+    // A connection's sender half from its sender's partition.
+    let traffic = std::sync::Arc::clone(&sims[0].traffic);
+    let tables = sims.iter_mut().map(|s| std::mem::take(&mut s.hosts.conns)).collect();
+    let conns = ConnTable::merge(tables, |c| part(traffic.conns[c as usize].src));
     let mut rest = sims.split_off(1);
-    let mut m = sims.pop().expect("partition 0").with_ports(|_| ports);
+    let mut m = sims.pop().expect("partition 0").with_stores(|_| ports, |_| conns);
     for s in 0..m.net.switch_lb.len() {
         let owner = part(hosts + s as u32);
         if owner != 0 {
@@ -33,7 +38,7 @@ pub(super) fn merge(mut sims: Vec<Sim<PortTable>>, plan: &Plan) -> Sim {
         }
     }
     if m.net.pfc.on {
-        let copy = |m: &Sim, rest: &[Sim<PortTable>], k: usize, up: usize| -> Ingress { if k == 0 { m.net.pfc.ingress[up] } else { rest[k - 1].net.pfc.ingress[up] } };
+        let copy = |m: &Sim, rest: &[Sim<PortTable, ConnTable>], k: usize, up: usize| -> Ingress { if k == 0 { m.net.pfc.ingress[up] } else { rest[k - 1].net.pfc.ingress[up] } };
         for up in 0..m.net.pfc.ingress.len() {
             let down = part(m.net.port_peer[up]);
             let upstream = part(fabric.ports[up].owner);
@@ -54,7 +59,6 @@ pub(super) fn merge(mut sims: Vec<Sim<PortTable>>, plan: &Plan) -> Sim {
         let (src, dst) = (m.hosts.conns[c].src, m.hosts.conns[c].dst);
         let (ks, kr) = (part(src), part(dst));
         if ks != 0 {
-            std::mem::swap(&mut m.hosts.conns[c], &mut rest[ks - 1].hosts.conns[c]);
             std::mem::swap(&mut m.hosts.lanes[c], &mut rest[ks - 1].hosts.lanes[c]);
             m.hosts.stats[c] = rest[ks - 1].hosts.stats[c];
         }

@@ -5,7 +5,8 @@
 //! same scenario, with its own event queue and packet pool, that runs only the events of the
 //! elements it owns (`plan.rs`: blocks of ToRs with their hosts and the switches above them).
 //! It holds the ports of its own nodes only (`net/port_table.rs`: an output port is only ever
-//! used by its owner's partition); the rest of its state is still a full copy.
+//! used by its owner's partition) and the connections whose sender or receiver it runs (the
+//! receiver reads the sender's posted messages); the rest of its state is still a full copy.
 //! What one partition does to another's elements travels in a [`Mailbox`]: a packet crossing a
 //! cable between them, a PFC frame, or the news that a sender posted a message (the receiver's
 //! half of the connection learns message boundaries from it). Each partition fills one mailbox
@@ -51,6 +52,7 @@ use crate::error::Result;
 use crate::ids::{NodeId, PortId};
 use crate::kernel::Boundary;
 use crate::net::port_table::PortTable;
+use crate::transport::hosts::ConnTable;
 use crate::net::packet::Packet;
 use crate::net::telemetry::IntStack;
 use crate::scenario::Setup;
@@ -314,7 +316,7 @@ pub(crate) fn run(setup: &Setup, threads: usize, progress: &mut dyn FnMut(&Progr
     };
     exec.partitions = plan.parts;
     let plan = Arc::new(plan);
-    let make = |mut sim: Sim<PortTable>, id: u16| -> Sim<PortTable> {
+    let make = |mut sim: Sim<PortTable, ConnTable>, id: u16| -> Sim<PortTable, ConnTable> {
         let own_sends = sim.traffic.sends.iter().filter(|&&t| plan.task_place[t as usize] == Place::Part(id)).count() as u32;
         sim.k.boundary = Some(Box::new(Partition {
             id,
@@ -344,12 +346,18 @@ pub(crate) fn run(setup: &Setup, threads: usize, progress: &mut dyn FnMut(&Progr
             let given = first.take();
             let make = &make;
             let plan = &plan;
-            handles.push(scope.spawn(move || -> Result<Sim<PortTable>> {
-                // A partition holds its own nodes' ports only (`net/port_table.rs`).
-                let own_port = |p: PortId| plan.node_part[setup.fabric.ports[p as usize].owner as usize] == id;
+            handles.push(scope.spawn(move || -> Result<Sim<PortTable, ConnTable>> {
+                // A partition holds its own nodes' ports only (`net/port_table.rs`), and the
+                // connections whose sender or receiver it runs.
+                let mine = |node: NodeId| plan.node_part[node as usize] == id;
+                let own_port = |p: PortId| mine(setup.fabric.ports[p as usize].owner);
+                let own_conn = |c: u32| {
+                    let c = &setup.traffic.conns[c as usize];
+                    mine(c.src) || mine(c.dst)
+                };
                 let sim = match given {
-                    Some(s) => s.with_ports(|all| PortTable::partial(all, own_port)),
-                    None => Sim::unseeded_in(setup, pool_packets, |states| PortTable::partial(states, own_port))?,
+                    Some(s) => s.with_stores(|all| PortTable::partial(all, own_port), |all| ConnTable::partial(all, own_conn)),
+                    None => Sim::unseeded_in(setup, pool_packets, |states| PortTable::partial(states, own_port), |all| ConnTable::partial(all, own_conn))?,
                 };
                 Ok(serve(make(sim, id), cmd_rx, report_tx))
             }));
@@ -425,7 +433,7 @@ struct End {
 }
 
 /// A partition's thread: answers rounds until told to finish.
-fn serve(mut sim: Sim<PortTable>, cmds: mpsc::Receiver<Cmd>, reports: mpsc::Sender<Report>) -> Sim<PortTable> {
+fn serve(mut sim: Sim<PortTable, ConnTable>, cmds: mpsc::Receiver<Cmd>, reports: mpsc::Sender<Report>) -> Sim<PortTable, ConnTable> {
     let mut quiet_since = sim.quiet().then_some(0);
     while let Ok(Cmd::Round { bound, safe, window }) = recv_soon(&cmds) {
         let cpu_start = thread_cpu_seconds();
@@ -474,7 +482,7 @@ fn serve(mut sim: Sim<PortTable>, cmds: mpsc::Receiver<Cmd>, reports: mpsc::Send
     sim
 }
 
-impl Sim<PortTable> {
+impl Sim<PortTable, ConnTable> {
     /// Whether this partition is quiet: its senders' messages all complete, no packet in its
     /// pool, none sent to another partition in this window.
     fn quiet(&self) -> bool {
