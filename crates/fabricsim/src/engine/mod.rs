@@ -34,8 +34,8 @@ use crate::net::port_table::PortStore;
 use crate::net::Network;
 use crate::scenario::{LinkAction, LinkEvent, Setup};
 use crate::topo::Fabric;
-use crate::kernel::store::Store;
-use crate::transport::hosts::{ConnStore, Hosts};
+use crate::transport::hosts::{ConnStore, Hosts, RxStore};
+use crate::transport::receiver::Receiver;
 use crate::transport::Connection;
 use crate::units::Time;
 use crate::workload::graph::Traffic;
@@ -65,14 +65,14 @@ pub struct Progress {
 /// `P` and `C` are the ports' and the connections' stores (`kernel/store.rs`): every element's
 /// (a serial run, and a parallel run once merged) or one partition's; the engine's code is
 /// compiled for each, so a serial run's per-packet path indexes plain arrays.
-pub struct Sim<P: PortStore = Vec<PortState>, C: ConnStore = Vec<Connection>> {
+pub struct Sim<P: PortStore = Vec<PortState>, C: ConnStore = Vec<Connection>, R: RxStore = Vec<Receiver>> {
     /// The clock, the event queue, the packet pool, the counters and the packet log: what an
     /// element's handler is lent ([`Kernel`]).
     pub k: Kernel,
     /// Ports, queues, switches, PFC.
     pub(crate) net: Network<P>,
     /// NICs and connections.
-    pub(crate) hosts: Hosts<C>,
+    pub(crate) hosts: Hosts<C, R>,
     /// The workload's graph of messages and dependencies (read-only).
     pub(crate) traffic: Arc<Traffic>,
     /// Run-time state of that graph.
@@ -195,7 +195,7 @@ impl Sim {
     /// [`Sim::unseeded`] with the packet pool's reservation given (a parallel run reckons it
     /// once for all its replicas: it scans the whole traffic graph).
     pub(crate) fn unseeded_with_pool(setup: &Setup, pool_packets: usize) -> Result<Sim> {
-        Sim::unseeded_in(setup, pool_packets, |states| states.collect(), |conns| conns)
+        Sim::unseeded_in(setup, pool_packets, |states| states.collect(), |conns| conns, |rx| rx)
     }
 
     /// Builds the simulation of a validated scenario, ready to run.
@@ -242,7 +242,7 @@ impl Sim {
     }
 }
 
-impl<P: PortStore, C: ConnStore> Sim<P, C> {
+impl<P: PortStore, C: ConnStore, R: RxStore> Sim<P, C, R> {
     /// [`Sim::unseeded_with_pool`] with the ports kept in the store `store` makes of them (in
     /// id order): all of them, or a partition's.
     pub(crate) fn unseeded_in(
@@ -250,9 +250,10 @@ impl<P: PortStore, C: ConnStore> Sim<P, C> {
         pool_packets: usize,
         store: impl FnOnce(&mut dyn Iterator<Item = PortState>) -> P,
         conn_store: impl FnOnce(Vec<Connection>) -> C,
-    ) -> Result<Sim<P, C>> {
+        rx_store: impl FnOnce(Vec<Receiver>) -> R,
+    ) -> Result<Sim<P, C, R>> {
         let mut net = build::network(setup, store)?;
-        let hosts = build::hosts(setup, &net.fabric).with_conns(conn_store);
+        let hosts = build::hosts(setup, &net.fabric).with_stores(conn_store, rx_store);
         net.path_counts = vec![Default::default(); hosts.conns.len()];
         let traffic = Arc::clone(&setup.traffic);
         // Every element an event names must fit the order key's entity field (queue.rs).
@@ -297,11 +298,12 @@ impl<P: PortStore, C: ConnStore> Sim<P, C> {
         Ok(sim)
     }
 
-    /// This simulation with its ports' and connections' stores replaced by what `ports` and
-    /// `conns` make of them (a partition's cut, or the merged elements of a parallel run).
-    pub(crate) fn with_stores<Q: PortStore, D: ConnStore>(self, ports: impl FnOnce(P) -> Q, conns: impl FnOnce(C) -> D) -> Sim<Q, D> {
+    /// This simulation with its ports', connections' and receivers' stores replaced by what
+    /// `ports`, `conns` and `rx` make of them (a partition's cut, or the merged elements of a
+    /// parallel run).
+    pub(crate) fn with_stores<Q: PortStore, D: ConnStore, S: RxStore>(self, ports: impl FnOnce(P) -> Q, conns: impl FnOnce(C) -> D, rx: impl FnOnce(R) -> S) -> Sim<Q, D, S> {
         let Sim { k, net, hosts, traffic, tasks, total_sends, tracer, link_events, total_bytes, stop_rule, busy, stalled, stopped_early, interrupted } = self;
-        Sim { k, net: net.with_ports(ports), hosts: hosts.with_conns(conns), traffic, tasks, total_sends, tracer, link_events, total_bytes, stop_rule, busy, stalled, stopped_early, interrupted }
+        Sim { k, net: net.with_ports(ports), hosts: hosts.with_stores(conns, rx), traffic, tasks, total_sends, tracer, link_events, total_bytes, stop_rule, busy, stalled, stopped_early, interrupted }
     }
 
     /// Schedules the run's first events: the tasks without dependencies for which `own_task`

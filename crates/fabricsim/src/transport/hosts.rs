@@ -9,6 +9,7 @@ use crate::ids::ConnId;
 use crate::net::nic::HostState;
 use crate::transport::cc::CongestionControl;
 use crate::transport::gate::{AnyGate, GateState, MessageFeedback, MessageGate, WindowUpdate};
+use crate::transport::receiver::Receiver;
 use crate::transport::Connection;
 use crate::kernel::store::{Partial, Store};
 use crate::units::Time;
@@ -20,6 +21,14 @@ impl<S: Store<Connection>> ConnStore for S {}
 
 /// A partition's connections: those whose sender or receiver it runs.
 pub type ConnTable = Partial<Connection>;
+
+/// What the hosts need of their receivers' store.
+pub trait RxStore: Store<Receiver> {}
+
+impl<S: Store<Receiver>> RxStore for S {}
+
+/// A partition's receivers: those of the connections whose receiver it runs.
+pub type RxTable = Partial<Receiver>;
 use std::collections::VecDeque;
 
 /// Transport constants shared by every connection of a run.
@@ -80,7 +89,7 @@ pub struct Lane {
 }
 
 /// Everything the hosts own.
-pub struct Hosts<C: ConnStore = Vec<Connection>> {
+pub struct Hosts<C: ConnStore = Vec<Connection>, R: RxStore = Vec<Receiver>> {
     /// NIC scheduler of each host (indexed by host id).
     pub nics: Vec<HostState>,
     /// The connections' sending halves, by connection id: every one, or (a partition's) those
@@ -88,8 +97,9 @@ pub struct Hosts<C: ConnStore = Vec<Connection>> {
     pub conns: C,
     /// What every connection's sender counted (indexed by connection id).
     pub stats: Vec<super::sender::SenderStats>,
-    /// Every connection's receiving half (indexed by connection id).
-    pub rx: Vec<super::receiver::Receiver>,
+    /// The connections' receiving halves, by connection id: every one, or (a partition's) those
+    /// whose receiver it runs.
+    pub rx: R,
     /// Per-connection pending messages and gates.
     pub lanes: Vec<Lane>,
     /// Receiver credits (EQDS, RCCC): per-connection state, policy, per-host pull pacers.
@@ -106,7 +116,7 @@ pub struct Hosts<C: ConnStore = Vec<Connection>> {
 /// The hosts' work-request interface, what the workload sees of them: a message offered to a
 /// connection waits behind its gate until posted; the receiver reports messages delivered in
 /// order, the sender messages fully acknowledged (completed), which may open the gate again.
-impl<C: ConnStore> Hosts<C> {
+impl<C: ConnStore, R: RxStore> Hosts<C, R> {
     /// Queues message `msg` (when given) on connection `c` behind its gate and posts the queued
     /// messages as far as the gate allows, appending their ids to `posted`. `bytes_of` gives a
     /// message's payload bytes.
@@ -189,11 +199,11 @@ impl<C: ConnStore> Hosts<C> {
     }
 }
 
-impl<C: ConnStore> Hosts<C> {
-    /// These hosts with their connections' store replaced by what `f` makes of it (a
-    /// partition's cut, or the merged connections of a parallel run).
-    pub fn with_conns<D: ConnStore>(self, f: impl FnOnce(C) -> D) -> Hosts<D> {
-        let Hosts { nics, conns, stats, rx, lanes, credits, tp, drop_plan, acked } = self;
-        Hosts { nics, conns: f(conns), stats, rx, lanes, credits, tp, drop_plan, acked }
+impl<C: ConnStore, R: RxStore> Hosts<C, R> {
+    /// These hosts with their connections' and receivers' stores replaced by what `conns` and
+    /// `rx` make of them (a partition's cut, or the merged elements of a parallel run).
+    pub fn with_stores<D: ConnStore, S: RxStore>(self, conns: impl FnOnce(C) -> D, rx: impl FnOnce(R) -> S) -> Hosts<D, S> {
+        let Hosts { nics, conns: c, stats, rx: r, lanes, credits, tp, drop_plan, acked } = self;
+        Hosts { nics, conns: conns(c), stats, rx: rx(r), lanes, credits, tp, drop_plan, acked }
     }
 }

@@ -9,10 +9,10 @@ use crate::workload::run::TaskState;
 use crate::engine::Sim;
 use crate::net::pfc::Ingress;
 use crate::net::port_table::PortTable;
-use crate::transport::hosts::ConnTable;
+use crate::transport::hosts::{ConnTable, RxTable};
 
 /// Merges the replicas (`sims[k]` ran partition `k`).
-pub(super) fn merge(mut sims: Vec<Sim<PortTable, ConnTable>>, plan: &Plan) -> Sim {
+pub(super) fn merge(mut sims: Vec<Sim<PortTable, ConnTable, RxTable>>, plan: &Plan) -> Sim {
     let part = |node: u32| plan.node_part[node as usize] as usize;
     let fabric = std::sync::Arc::clone(&sims[0].net.fabric);
     let hosts = fabric.hosts;
@@ -24,8 +24,11 @@ pub(super) fn merge(mut sims: Vec<Sim<PortTable, ConnTable>>, plan: &Plan) -> Si
     let traffic = std::sync::Arc::clone(&sims[0].traffic);
     let tables = sims.iter_mut().map(|s| std::mem::take(&mut s.hosts.conns)).collect();
     let conns = ConnTable::merge(tables, |c| part(traffic.conns[c as usize].src));
+    // Its receiver half from its receiver's.
+    let tables = sims.iter_mut().map(|s| std::mem::take(&mut s.hosts.rx)).collect();
+    let rx = RxTable::merge(tables, |c| part(traffic.conns[c as usize].dst));
     let mut rest = sims.split_off(1);
-    let mut m = sims.pop().expect("partition 0").with_stores(|_| ports, |_| conns);
+    let mut m = sims.pop().expect("partition 0").with_stores(|_| ports, |_| conns, |_| rx);
     for s in 0..m.net.switch_lb.len() {
         let owner = part(hosts + s as u32);
         if owner != 0 {
@@ -38,7 +41,7 @@ pub(super) fn merge(mut sims: Vec<Sim<PortTable, ConnTable>>, plan: &Plan) -> Si
         }
     }
     if m.net.pfc.on {
-        let copy = |m: &Sim, rest: &[Sim<PortTable, ConnTable>], k: usize, up: usize| -> Ingress { if k == 0 { m.net.pfc.ingress[up] } else { rest[k - 1].net.pfc.ingress[up] } };
+        let copy = |m: &Sim, rest: &[Sim<PortTable, ConnTable, RxTable>], k: usize, up: usize| -> Ingress { if k == 0 { m.net.pfc.ingress[up] } else { rest[k - 1].net.pfc.ingress[up] } };
         for up in 0..m.net.pfc.ingress.len() {
             let down = part(m.net.port_peer[up]);
             let upstream = part(fabric.ports[up].owner);
@@ -56,14 +59,10 @@ pub(super) fn merge(mut sims: Vec<Sim<PortTable, ConnTable>>, plan: &Plan) -> Si
         }
     }
     for c in 0..m.hosts.conns.len() {
-        let (src, dst) = (m.hosts.conns[c].src, m.hosts.conns[c].dst);
-        let (ks, kr) = (part(src), part(dst));
+        let ks = part(m.hosts.conns[c].src);
         if ks != 0 {
             std::mem::swap(&mut m.hosts.lanes[c], &mut rest[ks - 1].hosts.lanes[c]);
             m.hosts.stats[c] = rest[ks - 1].hosts.stats[c];
-        }
-        if kr != 0 {
-            std::mem::swap(&mut m.hosts.rx[c], &mut rest[kr - 1].hosts.rx[c]);
         }
         // What the network did to the connection's packets: every partition's switches count.
         for o in &rest {
