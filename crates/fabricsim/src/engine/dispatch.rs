@@ -255,8 +255,8 @@ impl<P: PortStore, C: ConnStore, R: RxStore> Sim<P, C, R> {
 
     /// An ACK reached its sender.
     pub(crate) fn on_ack(&mut self, pkt: PktId) {
-        let c = self.k.pool.get(pkt).conn;
         let Some((step, seen)) = self.hosts.on_ack(&mut self.k, pkt) else { return };
+        let c = step.conn;
         if !self.tracer.ack_conns.is_empty() && self.tracer.ack_conns.binary_search(&c).is_ok() {
             self.tracer.acks.push((self.k.now, c, seen.rtt, seen.ecn));
         }
@@ -361,15 +361,17 @@ impl<P: PortStore, C: ConnStore, R: RxStore> Driver for Sim<P, C, R> {
 
     fn offer(&mut self, conn: u32, msg: Option<u32>, posted: &mut Vec<u32>) {
         let (now, first) = (self.k.now, posted.len());
-        let traffic = Arc::clone(&self.traffic);
+        let traffic = &self.traffic;
         self.hosts.offer(now, conn, msg, |m| traffic.message(m).bytes, posted);
         if posted.len() == first {
             return;
         }
         let dst = self.hosts.conns[conn as usize].dst;
-        if let Some(part) = self.part_mut().filter(|p| p.remote(dst)) {
+        if self.part().is_some_and(|p| p.remote(dst)) {
             // The receiver's half of the connection, in another partition, learns the
             // messages' boundaries from this.
+            let traffic = Arc::clone(&self.traffic);
+            let part = self.part_mut().expect("a partition");
             for &m in &posted[first..] {
                 part.send(dst, super::parallel::Message::Post { conn, msg: m, bytes: traffic.message(m).bytes, at: now });
             }
