@@ -200,6 +200,7 @@ fn summary_schema() -> Vec<(&'static str, &'static str, &'static str)> {
 /// The extension module.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    fabricsim::huge_pages::limit_retained_free_memory();
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(summary_schema, m)?)?;
