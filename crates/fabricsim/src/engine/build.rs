@@ -7,7 +7,7 @@ use super::trace::Tracer;
 use crate::error::Result;
 use crate::net::nic::HostState;
 use crate::net::port::PortState;
-use crate::net::port_table::PortStore;
+use crate::kernel::store::{Layout, Parted, Store, Whole};
 use crate::net::switch_lb::SwitchLb;
 use crate::net::Network;
 use crate::rng::Rng;
@@ -20,16 +20,50 @@ use crate::transport::hosts::{Hosts, Lane, TransportParams};
 use crate::transport::lb::LbBuild;
 use crate::transport::receiver::Receiver;
 use crate::transport::Connection;
+use crate::ids::NodeId;
 use crate::units::Time;
 use std::collections::HashMap;
 
+/// Which elements a simulation holds: those of the nodes for which `mine` holds (every node in
+/// a serial run, a partition's own in a parallel one; `engine/parallel/plan.rs`). A port is
+/// its owner node's, a switch's selector the switch's, a NIC its host's; a connection's sender
+/// half, lane and counters are its source host's, its receiver half its destination's, and
+/// its record is held at both ends (the receiver reads the sender's posted messages).
+pub(crate) struct Holding<'a> {
+    pub setup: &'a Setup,
+    pub mine: &'a dyn Fn(NodeId) -> bool,
+}
+
+impl Holding<'_> {
+    /// Every element (a serial run).
+    pub(crate) fn all(setup: &Setup) -> Holding<'_> {
+        Holding { setup, mine: &|_| true }
+    }
+    pub(crate) fn port(&self, p: u32) -> bool {
+        (self.mine)(self.setup.fabric.ports[p as usize].owner)
+    }
+    pub(crate) fn switch(&self, s: u32) -> bool {
+        (self.mine)(self.setup.fabric.hosts + s)
+    }
+    pub(crate) fn host(&self, h: u32) -> bool {
+        (self.mine)(h)
+    }
+    pub(crate) fn sender(&self, c: u32) -> bool {
+        (self.mine)(self.setup.traffic.conns[c as usize].src)
+    }
+    pub(crate) fn receiver(&self, c: u32) -> bool {
+        (self.mine)(self.setup.traffic.conns[c as usize].dst)
+    }
+    pub(crate) fn conn(&self, c: u32) -> bool {
+        self.sender(c) || self.receiver(c)
+    }
+}
+
 /// The network layer: one port state per fabric port (failed cables down, each port's queue
-/// profile), a selector and a random stream per switch, the PFC accounting.
-///
-/// `store` keeps the ports' states, given in id order: all of them (a serial run) or a
-/// partition's ([`crate::net::port_table::PortTable::partial`]), so that a partition never
-/// holds the others' ports, not even while it is built.
-pub(super) fn network<P: PortStore>(setup: &Setup, store: impl FnOnce(&mut dyn Iterator<Item = PortState>) -> P) -> Result<Network<P>> {
+/// profile), a selector and a random stream per switch, the PFC accounting; of these, those
+/// `hold` names, each kept as it is made, so a partition never holds the others' ports, not
+/// even while it is built.
+pub(super) fn network<L: Layout>(setup: &Setup, hold: &Holding) -> Result<Network<L>> {
     // Shared, not copied: only a routing re-convergence changes it, and then copies it.
     let fabric = std::sync::Arc::clone(&setup.fabric);
     let seed = setup.scenario.seed;
@@ -38,7 +72,7 @@ pub(super) fn network<P: PortStore>(setup: &Setup, store: impl FnOnce(&mut dyn I
         let is_nic = spec.owner < fabric.hosts;
         PortState::new(spec, is_nic, to_switch, fabric.switch_latency, Rng::stream(seed, "port", i as u64))
     });
-    let mut ports = store(&mut states);
+    let mut ports = L::cut(&mut states, |p| hold.port(p));
     crate::net::port::apply_failures(&fabric, &mut ports);
     for (p, &q) in setup.qdisc.port_profile.iter().enumerate() {
         if let Some(ps) = ports.get_mut(p as crate::ids::PortId) {
@@ -47,6 +81,7 @@ pub(super) fn network<P: PortStore>(setup: &Setup, store: impl FnOnce(&mut dyn I
     }
     let switch_lb = setup.scenario.switch.lb.build(&fabric, seed, setup.traffic.ns3.as_ref())?;
     let switch_observes: Vec<bool> = switch_lb.iter().map(|s| s.observes_all()).collect();
+    let switch_lb = L::cut(switch_lb, |s| hold.switch(s));
     let mut route_tor = fabric.tor_of_host.clone();
     route_tor.extend((fabric.hosts..fabric.hosts + fabric.switches()).map(|n| if fabric.tier[n as usize] == crate::topo::Tier::Tor { n } else { crate::ids::NodeId::MAX }));
     Ok(Network {
@@ -55,7 +90,7 @@ pub(super) fn network<P: PortStore>(setup: &Setup, store: impl FnOnce(&mut dyn I
         switch_observes,
         route_tor,
         switch_lb,
-        switch_rng: (0..fabric.switches()).map(|s| Rng::stream(seed, "switch_lb", s as u64)).collect(),
+        switch_rng: L::cut((0..fabric.switches()).map(|s| Rng::stream(seed, "switch_lb", s as u64)), |s| hold.switch(s)),
         ports,
         pfc: setup.pfc.clone(),
         qdisc: setup.qdisc.clone(),
@@ -70,7 +105,7 @@ pub(super) fn network<P: PortStore>(setup: &Setup, store: impl FnOnce(&mut dyn I
 
 /// The host layer: NIC schedulers, and for every connection of the workload its transport
 /// built from `[transport]` for its path (base RTT and BDP of its hop count).
-pub(super) fn hosts(setup: &Setup, fabric: &Fabric) -> Hosts {
+pub(super) fn hosts<L: Layout>(setup: &Setup, fabric: &Fabric, hold: &Holding) -> Hosts<L> {
     let seed = setup.scenario.seed;
     let tr = &setup.scenario.transport;
     let mut tp = TransportParams {
@@ -92,7 +127,7 @@ pub(super) fn hosts(setup: &Setup, fabric: &Fabric) -> Hosts {
     // The gates' oversubscription ratio depends on the two ToRs only.
     let mut ratio_by_tors: HashMap<(u32, u32), f64> = HashMap::new();
     let n = setup.traffic.conns.len();
-    let (mut conns, mut credit, mut lanes) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::<Lane>::with_capacity(n));
+    let (mut conns, mut credit, mut lanes) = (Vec::with_capacity(n), Vec::new(), Vec::<Lane>::with_capacity(n));
     let mut rx = Vec::with_capacity(n);
     let mtu = (tp.mss + tp.header) as u64;
     let mut src_conns = vec![0u32; fabric.hosts as usize];
@@ -119,17 +154,20 @@ pub(super) fn hosts(setup: &Setup, fabric: &Fabric) -> Hosts {
         conn.base_rtt = rtt;
         conns.push(conn);
         rx.push(Receiver::new(rx_recovery, rtt));
-        let credit_policy = tr.credit.build(&mut CreditBuild { bdp_bytes: path.bdp_bytes, mtu_bytes: mtu });
-        credit.push(CreditState::new(credit_policy.unsolicited_packets()));
+        // (Without receiver credits nothing reads a connection's credit state.)
+        if tr.credit.enabled() {
+            let credit_policy = tr.credit.build(&mut CreditBuild { bdp_bytes: path.bdp_bytes, mtu_bytes: mtu });
+            credit.push(CreditState::new(credit_policy.unsolicited_packets()));
+        }
     }
     tp.rtt_sample_stride = lanes.first().map_or(0, |l| l.gate.rtt_sample_stride());
     Hosts {
-        nics: (0..fabric.hosts).map(|h| HostState::new(fabric.host_port[h as usize])).collect(),
-        stats: vec![Default::default(); conns.len()],
-        conns,
-        rx,
-        lanes,
-        credits: Credits { on: tr.credit.enabled(), state: credit, policy: tr.credit.policy(), pacers: (0..fabric.hosts).map(|_| Default::default()).collect() },
+        nics: L::cut((0..fabric.hosts).map(|h| HostState::new(fabric.host_port[h as usize])), |h| hold.host(h)),
+        stats: L::cut(std::iter::repeat_n(Default::default(), n), |c| hold.sender(c)),
+        conns: L::cut(conns, |c| hold.conn(c)),
+        rx: L::cut(rx, |c| hold.receiver(c)),
+        lanes: L::cut(lanes, |c| hold.sender(c)),
+        credits: Credits { on: tr.credit.enabled(), state: credit, policy: tr.credit.policy(), pacers: if tr.credit.enabled() { (0..fabric.hosts).map(|_| Default::default()).collect() } else { Vec::new() } },
         tp,
         drop_plan: setup.scenario.run.drop_packets.iter().map(|d| (d.flow, d.seq, d.transmission, 0, d.hold_us.map_or(0, crate::units::us_to_ps))).collect(),
         acked: Default::default(),
@@ -207,5 +245,29 @@ pub(super) fn tracer(setup: &Setup) -> Tracer {
         flowlets: (!setup.flowlet_gaps.is_empty()).then(|| Box::new(super::flowlets::FlowletMeter::new(setup.flowlet_gaps.clone()))),
         imbalance: if setup.trace_interval > 0 { super::uplink_meter::UplinkMeter::new(&setup.fabric, &setup.trace_ports) } else { None },
         ..Default::default()
+    }
+}
+
+/// A whole simulation's network cut down to what `hold` names (partition 0 of a parallel run
+/// is cut from the simulation built to plan the run, instead of built again).
+pub(super) fn cut_network(net: Network<Whole>, hold: &Holding) -> Network<Parted> {
+    let Network { fabric, routes, hosts, ports, port_peer, switch_lb, switch_rng, switch_observes, any_observer, route_tor, pfc, qdisc, class, path_counts } = net;
+    let (ports, switch_lb, switch_rng) = (Parted::cut(ports, |p| hold.port(p)), Parted::cut(switch_lb, |s| hold.switch(s)), Parted::cut(switch_rng, |s| hold.switch(s)));
+    Network { fabric, routes, hosts, ports, port_peer, switch_lb, switch_rng, switch_observes, any_observer, route_tor, pfc, qdisc, class, path_counts }
+}
+
+/// A whole simulation's hosts cut down to what `hold` names.
+pub(super) fn cut_hosts(h: Hosts<Whole>, hold: &Holding) -> Hosts<Parted> {
+    let Hosts { nics, conns, stats, rx, lanes, credits, tp, drop_plan, acked } = h;
+    Hosts {
+        nics: Parted::cut(nics, |h| hold.host(h)),
+        conns: Parted::cut(conns, |c| hold.conn(c)),
+        stats: Parted::cut(stats, |c| hold.sender(c)),
+        rx: Parted::cut(rx, |c| hold.receiver(c)),
+        lanes: Parted::cut(lanes, |c| hold.sender(c)),
+        credits,
+        tp,
+        drop_plan,
+        acked,
     }
 }

@@ -19,9 +19,9 @@ use crate::ids::{ConnId, NodeId, PktId, PortId};
 use crate::kernel::Kernel;
 use crate::kernel::packet::{PktKind, F_BOUNCED, F_TRIMMED};
 use crate::net::port::Kick;
-use crate::net::port_table::PortStore;
+use crate::kernel::store::Layout;
 use crate::net::Network;
-use crate::transport::hosts::{ConnStore, Hosts, RxStore};
+use crate::transport::hosts::Hosts;
 use crate::transport::receiver::{DataStep, Sends};
 use crate::transport::sender::{SenderStep, Then};
 use crate::units::Time;
@@ -29,11 +29,11 @@ use crate::workload::graph::Traffic;
 use crate::workload::run::{Driver, TaskState};
 use std::sync::Arc;
 
-impl<P: PortStore, C: ConnStore, R: RxStore> Sim<P, C, R> {
+impl<L: Layout> Sim<L> {
     /// Runs network handler `f` with the network and the kernel, then delivers what it left for
     /// the hosts.
     #[inline(always)]
-    pub(crate) fn with_net<T>(&mut self, f: impl FnOnce(&mut Network<P>, &mut Kernel) -> T) -> T {
+    pub(crate) fn with_net<T>(&mut self, f: impl FnOnce(&mut Network<L>, &mut Kernel) -> T) -> T {
         let result = f(&mut self.net, &mut self.k);
         if !self.k.fx.is_empty() {
             self.deliver_host_effects();
@@ -265,7 +265,7 @@ impl<P: PortStore, C: ConnStore, R: RxStore> Sim<P, C, R> {
 
     /// Runs sender handler `f` with the hosts and the kernel, then carries out its step.
     #[inline(always)]
-    fn with_sender(&mut self, f: impl FnOnce(&mut Hosts<C, R>, &mut Kernel) -> SenderStep) {
+    fn with_sender(&mut self, f: impl FnOnce(&mut Hosts<L>, &mut Kernel) -> SenderStep) {
         let step = f(&mut self.hosts, &mut self.k);
         self.follow(step);
     }
@@ -313,12 +313,12 @@ impl<P: PortStore, C: ConnStore, R: RxStore> Sim<P, C, R> {
     }
 }
 
-impl<P: PortStore, C: ConnStore, R: RxStore> Sim<P, C, R> {
+impl<L: Layout> Sim<L> {
     /// Runs workload handler `f` with the task state and the graph, this simulation as its
     /// [`Driver`]. (The task state is taken out for the call: the driver is the rest of the
     /// simulation, which never calls back into the workload while a handler runs.)
     #[inline]
-    pub(crate) fn with_tasks(&mut self, f: impl FnOnce(&mut TaskState, &mut Sim<P, C, R>, &Traffic)) {
+    pub(crate) fn with_tasks(&mut self, f: impl FnOnce(&mut TaskState, &mut Sim<L>, &Traffic)) {
         let mut tasks = std::mem::take(&mut self.tasks);
         let traffic = Arc::clone(&self.traffic);
         f(&mut tasks, self, &traffic);
@@ -334,7 +334,7 @@ impl<P: PortStore, C: ConnStore, R: RxStore> Sim<P, C, R> {
 /// What the workload asks of the simulation: the hosts post, deliver and complete its
 /// messages; a partition applies only its own edges and tells the receiver's partition of a
 /// post.
-impl<P: PortStore, C: ConnStore, R: RxStore> Driver for Sim<P, C, R> {
+impl<L: Layout> Driver for Sim<L> {
     #[inline]
     fn now(&self) -> Time {
         self.k.now

@@ -29,14 +29,11 @@ use crate::error::Result;
 use crate::ids::NodeId;
 use crate::net::packet::{PacketPool, PktKind};
 use crate::net::switch::Forwarded;
-use crate::net::port::PortState;
-use crate::net::port_table::PortStore;
+use crate::kernel::store::{Layout, Parted, Store, Whole};
 use crate::net::Network;
 use crate::scenario::{LinkAction, LinkEvent, Setup};
 use crate::topo::Fabric;
-use crate::transport::hosts::{ConnStore, Hosts, RxStore};
-use crate::transport::receiver::Receiver;
-use crate::transport::Connection;
+use crate::transport::hosts::Hosts;
 use crate::units::Time;
 use crate::workload::graph::Traffic;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -62,17 +59,17 @@ pub struct Progress {
 
 /// The simulation: the clock, the event queue and the packet pool, the network layer's state
 /// ([`Network`]), the host layer's state ([`Hosts`]), the workload graph and run bookkeeping.
-/// `P` and `C` are the ports' and the connections' stores (`kernel/store.rs`): every element's
-/// (a serial run, and a parallel run once merged) or one partition's; the engine's code is
+/// The layout `L` (`kernel/store.rs`) says whether its element arrays are every element's (a
+/// serial run, and a parallel run once merged) or one partition's; the engine's code is
 /// compiled for each, so a serial run's per-packet path indexes plain arrays.
-pub struct Sim<P: PortStore = Vec<PortState>, C: ConnStore = Vec<Connection>, R: RxStore = Vec<Receiver>> {
+pub struct Sim<L: Layout = Whole> {
     /// The clock, the event queue, the packet pool, the counters and the packet log: what an
     /// element's handler is lent ([`Kernel`]).
     pub k: Kernel,
     /// Ports, queues, switches, PFC.
-    pub(crate) net: Network<P>,
+    pub(crate) net: Network<L>,
     /// NICs and connections.
-    pub(crate) hosts: Hosts<C, R>,
+    pub(crate) hosts: Hosts<L>,
     /// The workload's graph of messages and dependencies (read-only).
     pub(crate) traffic: Arc<Traffic>,
     /// Run-time state of that graph.
@@ -187,6 +184,11 @@ impl StopRule {
 }
 
 impl Sim {
+    /// This whole simulation cut down to the elements `hold` names (a partition's).
+    pub(crate) fn cut(self, hold: &build::Holding) -> Sim<Parted> {
+        self.map_layers(|net, hosts| (build::cut_network(net, hold), build::cut_hosts(hosts, hold)))
+    }
+
     /// Builds the simulation of a validated scenario, with nothing scheduled yet.
     pub(crate) fn unseeded(setup: &Setup) -> Result<Sim> {
         Self::unseeded_with_pool(setup, crate::estimate::Estimate::pool_packets(setup))
@@ -195,7 +197,7 @@ impl Sim {
     /// [`Sim::unseeded`] with the packet pool's reservation given (a parallel run reckons it
     /// once for all its replicas: it scans the whole traffic graph).
     pub(crate) fn unseeded_with_pool(setup: &Setup, pool_packets: usize) -> Result<Sim> {
-        Sim::unseeded_in(setup, pool_packets, |states| states.collect(), |conns| conns, |rx| rx)
+        Sim::unseeded_in(setup, pool_packets, &build::Holding::all(setup))
     }
 
     /// Builds the simulation of a validated scenario, ready to run.
@@ -242,18 +244,12 @@ impl Sim {
     }
 }
 
-impl<P: PortStore, C: ConnStore, R: RxStore> Sim<P, C, R> {
-    /// [`Sim::unseeded_with_pool`] with the ports kept in the store `store` makes of them (in
-    /// id order): all of them, or a partition's.
-    pub(crate) fn unseeded_in(
-        setup: &Setup,
-        pool_packets: usize,
-        store: impl FnOnce(&mut dyn Iterator<Item = PortState>) -> P,
-        conn_store: impl FnOnce(Vec<Connection>) -> C,
-        rx_store: impl FnOnce(Vec<Receiver>) -> R,
-    ) -> Result<Sim<P, C, R>> {
-        let mut net = build::network(setup, store)?;
-        let hosts = build::hosts(setup, &net.fabric).with_stores(conn_store, rx_store);
+impl<L: Layout> Sim<L> {
+    /// [`Sim::unseeded_with_pool`] holding the elements `hold` names: all of them, or a
+    /// partition's.
+    pub(crate) fn unseeded_in(setup: &Setup, pool_packets: usize, hold: &build::Holding) -> Result<Sim<L>> {
+        let mut net = build::network::<L>(setup, hold)?;
+        let hosts = build::hosts::<L>(setup, &net.fabric, hold);
         net.path_counts = vec![Default::default(); hosts.conns.len()];
         let traffic = Arc::clone(&setup.traffic);
         // Every element an event names must fit the order key's entity field (queue.rs).
@@ -298,12 +294,12 @@ impl<P: PortStore, C: ConnStore, R: RxStore> Sim<P, C, R> {
         Ok(sim)
     }
 
-    /// This simulation with its ports', connections' and receivers' stores replaced by what
-    /// `ports`, `conns` and `rx` make of them (a partition's cut, or the merged elements of a
-    /// parallel run).
-    pub(crate) fn with_stores<Q: PortStore, D: ConnStore, S: RxStore>(self, ports: impl FnOnce(P) -> Q, conns: impl FnOnce(C) -> D, rx: impl FnOnce(R) -> S) -> Sim<Q, D, S> {
+    /// This simulation with its network and hosts replaced by what `f` makes of them, of
+    /// layout `M` (the merged elements of a parallel run's partitions).
+    pub(crate) fn map_layers<M: Layout>(self, f: impl FnOnce(Network<L>, Hosts<L>) -> (Network<M>, Hosts<M>)) -> Sim<M> {
         let Sim { k, net, hosts, traffic, tasks, total_sends, tracer, link_events, total_bytes, stop_rule, busy, stalled, stopped_early, interrupted } = self;
-        Sim { k, net: net.with_ports(ports), hosts: hosts.with_stores(conns, rx), traffic, tasks, total_sends, tracer, link_events, total_bytes, stop_rule, busy, stalled, stopped_early, interrupted }
+        let (net, hosts) = f(net, hosts);
+        Sim { k, net, hosts, traffic, tasks, total_sends, tracer, link_events, total_bytes, stop_rule, busy, stalled, stopped_early, interrupted }
     }
 
     /// Schedules the run's first events: the tasks without dependencies for which `own_task`

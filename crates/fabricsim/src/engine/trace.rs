@@ -116,7 +116,7 @@ pub trait SampleSink: std::fmt::Debug + Send {
 impl Tracer {
     /// A sampling tick at `k.now`: reads the traced connections' senders (`conns`) and the
     /// traced ports (`ports`), and schedules the next tick while anything else is pending.
-    pub(crate) fn on_sample(&mut self, k: &mut Kernel, conns: &impl crate::transport::hosts::ConnStore, ports: &impl crate::net::port_table::PortStore) {
+    pub(crate) fn on_sample(&mut self, k: &mut Kernel, conns: &impl crate::kernel::store::Store<crate::transport::Connection>, ports: &impl crate::kernel::store::Store<crate::net::port::PortState>) {
         let now = k.now;
         let Tracer { conns: traced_conns, samples, ports: traced_ports, port_samples, files, imbalance, .. } = self;
         for &c in traced_conns.iter() {

@@ -66,6 +66,39 @@ impl<T: Debug + Send> Store<T> for Vec<T> {
     }
 }
 
+/// How a simulation holds its element arrays: every element's ([`Whole`]: a serial run's, and a
+/// parallel run's once merged) or one partition's ([`Parted`]). The network and the hosts are
+/// generic over it, so that one parameter decides every array's store at once.
+pub trait Layout: Send + Sized + 'static {
+    /// The store of `T`s.
+    type Of<T: Debug + Send>: Store<T>;
+    /// The store of those of `all` (every element, in id order) for which `keep(id)` holds. A
+    /// whole layout keeps every one (it is only ever cut with a `keep` that holds everywhere).
+    fn cut<T: Debug + Send>(all: impl IntoIterator<Item = T>, keep: impl Fn(u32) -> bool) -> Self::Of<T>;
+}
+
+/// Every element's arrays, in plain vectors.
+#[derive(Debug)]
+pub enum Whole {}
+
+/// One partition's arrays ([`Partial`]).
+#[derive(Debug)]
+pub enum Parted {}
+
+impl Layout for Whole {
+    type Of<T: Debug + Send> = Vec<T>;
+    fn cut<T: Debug + Send>(all: impl IntoIterator<Item = T>, _keep: impl Fn(u32) -> bool) -> Vec<T> {
+        all.into_iter().collect()
+    }
+}
+
+impl Layout for Parted {
+    type Of<T: Debug + Send> = Partial<T>;
+    fn cut<T: Debug + Send>(all: impl IntoIterator<Item = T>, keep: impl Fn(u32) -> bool) -> Partial<T> {
+        Partial::partial(all, keep)
+    }
+}
+
 /// One partition's elements: those it uses, in id order, and a slot map.
 #[derive(Debug)]
 pub struct Partial<T> {

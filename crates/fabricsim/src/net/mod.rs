@@ -13,7 +13,6 @@ pub use crate::kernel::{packet, packet_queue, telemetry};
 pub mod nic;
 pub mod pfc;
 pub mod port;
-pub mod port_table;
 pub mod qdisc;
 pub mod switch;
 pub mod switch_lb;
@@ -21,13 +20,13 @@ pub mod switch_lb;
 use crate::ids::NodeId;
 use crate::rng::Rng;
 use crate::topo::Fabric;
-use port_table::PortStore;
+use crate::kernel::store::{Layout, Whole};
 
 /// Everything the network owns: the fabric, every output port with its queues, each switch's
 /// path selector and random stream, the PFC buffer accounting and the queue profiles. Arrays
-/// are indexed by port or switch id. The ports' store `P` is every port's (`Vec`, a serial
-/// run's) or one partition's ([`port_table::PortTable`]).
-pub struct Network<P: PortStore = Vec<port::PortState>> {
+/// are indexed by port or switch id. The layout `L` says whether the ports and the switches'
+/// state are every one's (a serial run's) or one partition's ([`crate::kernel::store`]).
+pub struct Network<L: Layout = Whole> {
     /// The topology: read-only after build (link state is kept in `ports`), and shared with the
     /// setup and every partition of a parallel run; a routing re-convergence copies it.
     pub fabric: std::sync::Arc<Fabric>,
@@ -36,14 +35,14 @@ pub struct Network<P: PortStore = Vec<port::PortState>> {
     pub routes: crate::topo::routing::RouteTable,
     /// Number of hosts (nodes `0..hosts`; switches follow).
     pub hosts: NodeId,
-    /// The output ports (every one, or a partition's).
-    pub ports: P,
+    /// The output ports (every one, or a partition's: its own nodes').
+    pub ports: L::Of<port::PortState>,
     /// Far-end node of each port (a compact copy of `fabric.ports[p].peer` for the hot path).
     pub port_peer: Vec<NodeId>,
-    /// Path selector of each switch (switch `s` is node `hosts + s`).
-    pub switch_lb: Vec<switch_lb::AnySwitchLb>,
+    /// Path selector of each switch (switch `s` is node `hosts + s`; a partition's own).
+    pub switch_lb: L::Of<switch_lb::AnySwitchLb>,
     /// Random stream of each switch's selector (`"switch_lb"`).
-    pub switch_rng: Vec<Rng>,
+    pub switch_rng: L::Of<Rng>,
     /// Whether switch `s`'s selector sees every packet it forwards
     /// ([`switch_lb::SwitchLb::observes_all`], asked once at build).
     pub switch_observes: Vec<bool>,
@@ -64,11 +63,3 @@ pub struct Network<P: PortStore = Vec<port::PortState>> {
     pub path_counts: Vec<path_counts::PathCounts>,
 }
 
-impl<P: PortStore> Network<P> {
-    /// This network with its ports' store replaced by what `f` makes of it (a partition's cut
-    /// of every port, or the merged ports of a parallel run).
-    pub fn with_ports<Q: PortStore>(self, f: impl FnOnce(P) -> Q) -> Network<Q> {
-        let Network { fabric, routes, hosts, ports, port_peer, switch_lb, switch_rng, switch_observes, any_observer, route_tor, pfc, qdisc, class, path_counts } = self;
-        Network { fabric, routes, hosts, ports: f(ports), port_peer, switch_lb, switch_rng, switch_observes, any_observer, route_tor, pfc, qdisc, class, path_counts }
-    }
-}

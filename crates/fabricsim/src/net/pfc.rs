@@ -426,7 +426,7 @@ impl PfcState {
 // The PFC handlers: admission and release of data packets at a switch, and the PAUSE/RESUME
 // frames they trigger, which act on the upstream port one propagation delay plus one 64-byte
 // frame time later.
-impl<P: super::port_table::PortStore> super::Network<P> {
+impl<L: crate::kernel::store::Layout> super::Network<L> {
     /// PFC admission of data packet `size` bytes arriving at switch `sw` over upstream port
     /// `up`. Returns false if the packet must be dropped (headroom overflow).
     #[inline]

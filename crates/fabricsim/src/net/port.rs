@@ -10,7 +10,7 @@
 //! This file holds the port's state and its handlers (queue, kick, take the next packet,
 //! transmit, drop), which are methods of the [`Network`] and get the narrow [`Kernel`].
 
-use super::port_table::PortStore;
+use crate::kernel::store::Store;
 use crate::kernel::Kernel;
 use super::Network;
 use crate::ids::{NodeId, PktId, PortId};
@@ -156,7 +156,7 @@ pub enum Kick {
 // The port's handlers. A switch's port is driven entirely here; a NIC's port asks its host's
 // scheduler for data when its queues are empty, so the engine (`engine/dispatch.rs`) composes
 // [`Network::take_next`], the host's scheduler and [`Network::transmit`] for it.
-impl<P: PortStore> Network<P> {
+impl<L: crate::kernel::store::Layout> Network<L> {
     /// Puts a control-class packet (ACK, NACK, trimmed header) on `port`'s control queue.
     #[inline]
     pub fn queue_ctrl(&mut self, k: &mut Kernel, port: PortId, pkt: PktId) {
@@ -387,7 +387,7 @@ impl<P: PortStore> Network<P> {
 /// lossy ones their loss channel (each direction its own stream, `Rng::stream(seed, "flaky",
 /// port)` or `Rng::stream(seed, "wire_loss", port)`, `seed` being its failure entry's own seed
 /// where the scenario gives one, else the master seed).
-pub(crate) fn apply_failures(fabric: &Fabric, ports: &mut impl PortStore) {
+pub(crate) fn apply_failures(fabric: &Fabric, ports: &mut impl Store<PortState>) {
     for l in &fabric.failures {
         let Some(rate) = l.rate else {
             for p in [l.up, l.down] {

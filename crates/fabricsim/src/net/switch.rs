@@ -15,7 +15,7 @@
 //! [`PathCounts`](super::path_counts::PathCounts), and a packet `run.drop_packets` holds goes
 //! back to the engine ([`Forwarded::Held`]), which keeps that plan.
 
-use super::port_table::PortStore;
+use crate::kernel::store::Layout;
 use crate::kernel::Kernel;
 use super::Network;
 use crate::ids::{NodeId, PktId, PortId};
@@ -35,7 +35,7 @@ pub enum Forwarded {
     Held(PktId),
 }
 
-impl<P: PortStore> Network<P> {
+impl<L: Layout> Network<L> {
     /// The output port switch `sw` sends packet `p` to, if it follows from the header and the
     /// tables alone: the host's port at its ToR, the only next hop, or the selector's
     /// [`SwitchLb::peek`] (ECMP). The look-ahead caches it in `link`.
@@ -308,7 +308,7 @@ impl<P: PortStore> Network<P> {
 // are rebuilt over the links up at that moment (statically removed links stay down unless a
 // link event brought them up). Without such an event routes never change, as in the
 // smartt-reps testbed (spec §4.6).
-impl<P: PortStore> Network<P> {
+impl<L: Layout> Network<L> {
     /// Recomputes every switch's routes from the ports' current up/down state.
     pub fn reroute(&mut self, k: &mut Kernel) {
         let ports = &self.ports;

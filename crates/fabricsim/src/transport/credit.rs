@@ -309,11 +309,11 @@ pub struct PullPacer {
 pub struct Credits {
     /// Whether senders need receiver credits (EQDS, RCCC).
     pub on: bool,
-    /// Per-connection credit state.
+    /// Per-connection credit state (empty when credits are off: nothing reads it then).
     pub state: Vec<CreditState>,
     /// How PULLs grant credit and whether allowances are speculative (run-wide).
     pub policy: CreditPolicy,
-    /// Per-host pull pacers.
+    /// Per-host pull pacers (empty when credits are off).
     pub pacers: Vec<PullPacer>,
 }
 
@@ -421,7 +421,7 @@ impl Credits {
     /// The pacer of `host`, whose NIC port is `port` at `rate`, may send one PULL: returns it
     /// (the engine sends it, then calls [`Credits::schedule_tick`]). `conns` are the
     /// connections' sending halves, `tp` the transport's constants.
-    pub fn on_pull_tick(&mut self, k: &mut Kernel, host: NodeId, conns: &impl super::hosts::ConnStore, tp: &TransportParams, port: PortId, rate: BitsPerSec) -> Option<PktId> {
+    pub fn on_pull_tick(&mut self, k: &mut Kernel, host: NodeId, conns: &impl crate::kernel::store::Store<super::Connection>, tp: &TransportParams, port: PortId, rate: BitsPerSec) -> Option<PktId> {
         self.pacers[host as usize].pending = false;
         let c = self.pacers[host as usize].queue.pop_front()?;
         let policy = self.policy;
@@ -457,7 +457,7 @@ impl Credits {
 
     /// Sender: PULL `pkt` arrived; returns its connection, which the engine wakes. `conns` are
     /// the connections' sending halves.
-    pub fn on_pull(&mut self, k: &mut Kernel, pkt: PktId, conns: &impl super::hosts::ConnStore) -> ConnId {
+    pub fn on_pull(&mut self, k: &mut Kernel, pkt: PktId, conns: &impl crate::kernel::store::Store<super::Connection>) -> ConnId {
         let (c, grant) = (k.pool.get(pkt).conn, k.pool.get(pkt).seq);
         k.pool.free(pkt);
         let s = &mut self.state[c as usize];

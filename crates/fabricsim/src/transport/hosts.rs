@@ -11,24 +11,9 @@ use crate::transport::cc::CongestionControl;
 use crate::transport::gate::{AnyGate, GateState, MessageFeedback, MessageGate, WindowUpdate};
 use crate::transport::receiver::Receiver;
 use crate::transport::Connection;
-use crate::kernel::store::{Partial, Store};
+use crate::kernel::store::{Layout, Whole};
 use crate::units::Time;
 
-/// What the hosts need of their connections' store ([`crate::kernel::store`]).
-pub trait ConnStore: Store<Connection> {}
-
-impl<S: Store<Connection>> ConnStore for S {}
-
-/// A partition's connections: those whose sender or receiver it runs.
-pub type ConnTable = Partial<Connection>;
-
-/// What the hosts need of their receivers' store.
-pub trait RxStore: Store<Receiver> {}
-
-impl<S: Store<Receiver>> RxStore for S {}
-
-/// A partition's receivers: those of the connections whose receiver it runs.
-pub type RxTable = Partial<Receiver>;
 use std::collections::VecDeque;
 
 /// Transport constants shared by every connection of a run.
@@ -89,19 +74,21 @@ pub struct Lane {
 }
 
 /// Everything the hosts own.
-pub struct Hosts<C: ConnStore = Vec<Connection>, R: RxStore = Vec<Receiver>> {
-    /// NIC scheduler of each host (indexed by host id).
-    pub nics: Vec<HostState>,
+pub struct Hosts<L: Layout = Whole> {
+    /// NIC scheduler of each host (indexed by host id; a partition's: its own hosts').
+    pub nics: L::Of<HostState>,
     /// The connections' sending halves, by connection id: every one, or (a partition's) those
     /// whose sender or receiver it runs (the receiver reads the sender's posted messages).
-    pub conns: C,
-    /// What every connection's sender counted (indexed by connection id).
-    pub stats: Vec<super::sender::SenderStats>,
+    pub conns: L::Of<Connection>,
+    /// What every connection's sender counted (indexed by connection id; a partition's: the
+    /// connections whose sender it runs).
+    pub stats: L::Of<super::sender::SenderStats>,
     /// The connections' receiving halves, by connection id: every one, or (a partition's) those
     /// whose receiver it runs.
-    pub rx: R,
-    /// Per-connection pending messages and gates.
-    pub lanes: Vec<Lane>,
+    pub rx: L::Of<Receiver>,
+    /// Per-connection pending messages and gates (a partition's: the connections whose sender
+    /// it runs).
+    pub lanes: L::Of<Lane>,
     /// Receiver credits (EQDS, RCCC): per-connection state, policy, per-host pull pacers.
     pub credits: super::credit::Credits,
     /// Transport constants.
@@ -116,7 +103,7 @@ pub struct Hosts<C: ConnStore = Vec<Connection>, R: RxStore = Vec<Receiver>> {
 /// The hosts' work-request interface, what the workload sees of them: a message offered to a
 /// connection waits behind its gate until posted; the receiver reports messages delivered in
 /// order, the sender messages fully acknowledged (completed), which may open the gate again.
-impl<C: ConnStore, R: RxStore> Hosts<C, R> {
+impl<L: Layout> Hosts<L> {
     /// Queues message `msg` (when given) on connection `c` behind its gate and posts the queued
     /// messages as far as the gate allows, appending their ids to `posted`. `bytes_of` gives a
     /// message's payload bytes.
@@ -196,14 +183,5 @@ impl<C: ConnStore, R: RxStore> Hosts<C, R> {
             in_flight_msgs: lane.in_flight_msgs,
         };
         Some((m.msg, lane.gate.on_complete(&fb)))
-    }
-}
-
-impl<C: ConnStore, R: RxStore> Hosts<C, R> {
-    /// These hosts with their connections' and receivers' stores replaced by what `conns` and
-    /// `rx` make of them (a partition's cut, or the merged elements of a parallel run).
-    pub fn with_stores<D: ConnStore, S: RxStore>(self, conns: impl FnOnce(C) -> D, rx: impl FnOnce(R) -> S) -> Hosts<D, S> {
-        let Hosts { nics, conns: c, stats, rx: r, lanes, credits, tp, drop_plan, acked } = self;
-        Hosts { nics, conns: conns(c), stats, rx: rx(r), lanes, credits, tp, drop_plan, acked }
     }
 }

@@ -16,7 +16,8 @@
 
 use super::cc::{window_holds_back, AckEvent, CongestionControl, LossCause, NackEvent, TimeoutEvent};
 use super::connection::{SeqState, Slot};
-use super::hosts::{ConnStore, Hosts, RxStore};
+use super::hosts::Hosts;
+use crate::kernel::store::Layout;
 use super::lb::{EntropyCtx, Feedback, PathSelector};
 use super::recovery::{AckInfo, Actions, Episode, LossReport, Lost, SenderRecovery};
 use crate::ids::{ConnId, PktId, PortId};
@@ -167,7 +168,7 @@ enum Readiness {
     Blocked,
 }
 
-impl<C: ConnStore, R: RxStore> Hosts<C, R> {
+impl<L: Layout> Hosts<L> {
     /// Wire bytes of a full-sized data packet.
     #[inline]
     fn mtu(&self) -> u64 {

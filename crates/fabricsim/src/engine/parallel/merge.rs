@@ -5,43 +5,57 @@
 //! serial run.
 
 use super::plan::Plan;
-use crate::workload::run::TaskState;
 use crate::engine::Sim;
+use crate::kernel::store::{Parted, Partial};
 use crate::net::pfc::Ingress;
-use crate::net::port_table::PortTable;
-use crate::transport::hosts::{ConnTable, RxTable};
+use crate::net::Network;
+use crate::transport::hosts::Hosts;
+use crate::workload::run::TaskState;
 
 /// Merges the replicas (`sims[k]` ran partition `k`).
-pub(super) fn merge(mut sims: Vec<Sim<PortTable, ConnTable, RxTable>>, plan: &Plan) -> Sim {
+pub(super) fn merge(mut sims: Vec<Sim<Parted>>, plan: &Plan) -> Sim {
     let part = |node: u32| plan.node_part[node as usize] as usize;
     let fabric = std::sync::Arc::clone(&sims[0].net.fabric);
     let hosts = fabric.hosts;
-
-    // Network: ports and switches from their owners; a PFC ingress record half from each end.
-    let tables = sims.iter_mut().map(|s| std::mem::take(&mut s.net.ports)).collect();
-    let ports = PortTable::merge(tables, |p| part(fabric.ports[p as usize].owner));
-    // A connection's sender half from its sender's partition.
     let traffic = std::sync::Arc::clone(&sims[0].traffic);
-    let tables = sims.iter_mut().map(|s| std::mem::take(&mut s.hosts.conns)).collect();
-    let conns = ConnTable::merge(tables, |c| part(traffic.conns[c as usize].src));
-    // Its receiver half from its receiver's.
-    let tables = sims.iter_mut().map(|s| std::mem::take(&mut s.hosts.rx)).collect();
-    let rx = RxTable::merge(tables, |c| part(traffic.conns[c as usize].dst));
+    let sender = |c: u32| part(traffic.conns[c as usize].src);
+    let receiver = |c: u32| part(traffic.conns[c as usize].dst);
+    // Each array from its elements' owners: a port from its node's partition, a switch's
+    // selector and stream from the switch's, a NIC from its host's, a connection's record,
+    // lane and counters from its sender's, its receiver half from its receiver's.
+    macro_rules! take {
+        ($($field:ident).+, $owner:expr) => {
+            Partial::merge(sims.iter_mut().map(|s| std::mem::take(&mut s.$($field).+)).collect(), $owner)
+        };
+    }
+    let ports = take!(net.ports, |p| part(fabric.ports[p as usize].owner));
+    let switch_lb = take!(net.switch_lb, |s| part(hosts + s));
+    let switch_rng = take!(net.switch_rng, |s| part(hosts + s));
+    let nics = take!(hosts.nics, |h| part(h));
+    let conns = take!(hosts.conns, sender);
+    let stats = take!(hosts.stats, sender);
+    let lanes = take!(hosts.lanes, sender);
+    let rx = take!(hosts.rx, receiver);
     let mut rest = sims.split_off(1);
-    let mut m = sims.pop().expect("partition 0").with_stores(|_| ports, |_| conns, |_| rx);
-    for s in 0..m.net.switch_lb.len() {
-        let owner = part(hosts + s as u32);
-        if owner != 0 {
-            let o = &mut rest[owner - 1];
-            std::mem::swap(&mut m.net.switch_lb[s], &mut o.net.switch_lb[s]);
-            std::mem::swap(&mut m.net.switch_rng[s], &mut o.net.switch_rng[s]);
-            if m.net.pfc.on {
-                std::mem::swap(&mut m.net.pfc.switches[s], &mut o.net.pfc.switches[s]);
+    let first = sims.pop().expect("partition 0");
+    let mut m = first.map_layers(|net, h| {
+        let Network { fabric, routes, hosts, ports: _, port_peer, switch_lb: _, switch_rng: _, switch_observes, any_observer, route_tor, pfc, qdisc, class, path_counts } = net;
+        let Hosts { nics: _, conns: _, stats: _, rx: _, lanes: _, credits, tp, drop_plan, acked } = h;
+        (
+            Network { fabric, routes, hosts, ports, port_peer, switch_lb, switch_rng, switch_observes, any_observer, route_tor, pfc, qdisc, class, path_counts },
+            Hosts { nics, conns, stats, rx, lanes, credits, tp, drop_plan, acked },
+        )
+    });
+    if m.net.pfc.on {
+        for s in 0..m.net.pfc.switches.len() {
+            let owner = part(hosts + s as u32);
+            if owner != 0 {
+                std::mem::swap(&mut m.net.pfc.switches[s], &mut rest[owner - 1].net.pfc.switches[s]);
             }
         }
     }
     if m.net.pfc.on {
-        let copy = |m: &Sim, rest: &[Sim<PortTable, ConnTable, RxTable>], k: usize, up: usize| -> Ingress { if k == 0 { m.net.pfc.ingress[up] } else { rest[k - 1].net.pfc.ingress[up] } };
+        let copy = |m: &Sim, rest: &[Sim<Parted>], k: usize, up: usize| -> Ingress { if k == 0 { m.net.pfc.ingress[up] } else { rest[k - 1].net.pfc.ingress[up] } };
         for up in 0..m.net.pfc.ingress.len() {
             let down = part(m.net.port_peer[up]);
             let upstream = part(fabric.ports[up].owner);
@@ -50,21 +64,8 @@ pub(super) fn merge(mut sims: Vec<Sim<PortTable, ConnTable, RxTable>>, plan: &Pl
         m.net.pfc.overflow_drops += rest.iter().map(|o| o.net.pfc.overflow_drops).sum::<u64>();
     }
 
-    // Hosts: NICs from their host; a connection's lane (gate, pending messages), sender half and
-    // sender's statistics from its sender, its receiver half from its receiver, path statistics summed.
-    for h in 0..hosts {
-        let owner = part(h);
-        if owner != 0 {
-            std::mem::swap(&mut m.hosts.nics[h as usize], &mut rest[owner - 1].hosts.nics[h as usize]);
-        }
-    }
+    // What the network did to a connection's packets: every partition's switches count.
     for c in 0..m.hosts.conns.len() {
-        let ks = part(m.hosts.conns[c].src);
-        if ks != 0 {
-            std::mem::swap(&mut m.hosts.lanes[c], &mut rest[ks - 1].hosts.lanes[c]);
-            m.hosts.stats[c] = rest[ks - 1].hosts.stats[c];
-        }
-        // What the network did to the connection's packets: every partition's switches count.
         for o in &rest {
             m.net.path_counts[c].absorb(&o.net.path_counts[c]);
         }

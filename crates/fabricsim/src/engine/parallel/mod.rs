@@ -4,10 +4,12 @@
 //! **Replicas, each running its own events.** Every partition is a [`Sim`] built from the
 //! same scenario, with its own event queue and packet pool, that runs only the events of the
 //! elements it owns (`plan.rs`: blocks of ToRs with their hosts and the switches above them).
-//! It holds the ports of its own nodes only (`net/port_table.rs`: an output port is only ever
-//! used by its owner's partition), the connections whose sender or receiver it runs (the
-//! receiver reads the sender's posted messages) and the receivers it runs; the rest of its state
-//! is still a full copy.
+//! It holds its own nodes' elements only (`engine/build.rs`, `Holding`: ports, switch
+//! selectors, NICs; a connection's sender half, lane and counters where its sender runs, its
+//! receiver half where its receiver runs, its record at both ends, as the receiver reads the
+//! sender's posted messages). The fabric, routes and traffic graph are shared read-only; what
+//! is still a full copy per partition is small (a port's far end, a connection's path counts,
+//! the task states).
 //! What one partition does to another's elements travels in a [`Mailbox`]: a packet crossing a
 //! cable between them, a PFC frame, or the news that a sender posted a message (the receiver's
 //! half of the connection learns message boundaries from it). Each partition fills one mailbox
@@ -48,12 +50,12 @@ pub mod plan;
 use super::queue::EventKind;
 use mailbox::Mailbox;
 use plan::Place;
+use super::build::Holding;
 use super::{BusyClock, Progress, Sim, Stop, StopRule};
 use crate::error::Result;
 use crate::ids::{NodeId, PortId};
 use crate::kernel::Boundary;
-use crate::net::port_table::PortTable;
-use crate::transport::hosts::{ConnTable, RxTable};
+use crate::kernel::store::Parted;
 use crate::net::packet::Packet;
 use crate::net::telemetry::IntStack;
 use crate::scenario::Setup;
@@ -317,7 +319,7 @@ pub(crate) fn run(setup: &Setup, threads: usize, progress: &mut dyn FnMut(&Progr
     };
     exec.partitions = plan.parts;
     let plan = Arc::new(plan);
-    let make = |mut sim: Sim<PortTable, ConnTable, RxTable>, id: u16| -> Sim<PortTable, ConnTable, RxTable> {
+    let make = |mut sim: Sim<Parted>, id: u16| -> Sim<Parted> {
         let own_sends = sim.traffic.sends.iter().filter(|&&t| plan.task_place[t as usize] == Place::Part(id)).count() as u32;
         sim.k.boundary = Some(Box::new(Partition {
             id,
@@ -347,25 +349,13 @@ pub(crate) fn run(setup: &Setup, threads: usize, progress: &mut dyn FnMut(&Progr
             let given = first.take();
             let make = &make;
             let plan = &plan;
-            handles.push(scope.spawn(move || -> Result<Sim<PortTable, ConnTable, RxTable>> {
-                // A partition holds its own nodes' ports only (`net/port_table.rs`), the
-                // connections whose sender or receiver it runs, and the receivers it runs.
+            handles.push(scope.spawn(move || -> Result<Sim<Parted>> {
+                // A partition holds its own nodes' elements only (`engine/build.rs`, Holding).
                 let mine = |node: NodeId| plan.node_part[node as usize] == id;
-                let own_port = |p: PortId| mine(setup.fabric.ports[p as usize].owner);
-                let own_conn = |c: u32| {
-                    let c = &setup.traffic.conns[c as usize];
-                    mine(c.src) || mine(c.dst)
-                };
-                let own_rx = |c: u32| mine(setup.traffic.conns[c as usize].dst);
+                let hold = Holding { setup, mine: &mine };
                 let sim = match given {
-                    Some(s) => s.with_stores(|all| PortTable::partial(all, own_port), |all| ConnTable::partial(all, own_conn), |all| RxTable::partial(all, own_rx)),
-                    None => Sim::unseeded_in(
-                        setup,
-                        pool_packets,
-                        |states| PortTable::partial(states, own_port),
-                        |all| ConnTable::partial(all, own_conn),
-                        |all| RxTable::partial(all, own_rx),
-                    )?,
+                    Some(s) => s.cut(&hold),
+                    None => Sim::unseeded_in(setup, pool_packets, &hold)?,
                 };
                 Ok(serve(make(sim, id), cmd_rx, report_tx))
             }));
@@ -441,7 +431,7 @@ struct End {
 }
 
 /// A partition's thread: answers rounds until told to finish.
-fn serve(mut sim: Sim<PortTable, ConnTable, RxTable>, cmds: mpsc::Receiver<Cmd>, reports: mpsc::Sender<Report>) -> Sim<PortTable, ConnTable, RxTable> {
+fn serve(mut sim: Sim<Parted>, cmds: mpsc::Receiver<Cmd>, reports: mpsc::Sender<Report>) -> Sim<Parted> {
     let mut quiet_since = sim.quiet().then_some(0);
     while let Ok(Cmd::Round { bound, safe, window }) = recv_soon(&cmds) {
         let cpu_start = thread_cpu_seconds();
@@ -490,7 +480,7 @@ fn serve(mut sim: Sim<PortTable, ConnTable, RxTable>, cmds: mpsc::Receiver<Cmd>,
     sim
 }
 
-impl Sim<PortTable, ConnTable, RxTable> {
+impl Sim<Parted> {
     /// Whether this partition is quiet: its senders' messages all complete, no packet in its
     /// pool, none sent to another partition in this window.
     fn quiet(&self) -> bool {

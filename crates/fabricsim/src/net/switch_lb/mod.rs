@@ -99,7 +99,7 @@ use crate::error::{Error, Result};
 use crate::ids::{NodeId, PortId};
 use crate::net::packet::Packet;
 use crate::net::port::PortState;
-use crate::net::port_table::PortStore;
+use crate::kernel::store::Store;
 use crate::rng::Rng;
 use crate::topo::{Fabric, Tier};
 use crate::units::{BitsPerSec, Time};
@@ -159,7 +159,7 @@ pub struct Candidates<'a> {
 impl<'a> Candidates<'a> {
     /// The candidates `ports`, whose state is `state[port]`; a port whose queue profile is `i`
     /// (`PortState::qdisc`) holds `profile_buffers[i]` bytes of data.
-    pub fn new(ports: &'a [PortId], state: &'a impl PortStore, profile_buffers: &'a [u64]) -> Self {
+    pub fn new(ports: &'a [PortId], state: &'a impl Store<PortState>, profile_buffers: &'a [u64]) -> Self {
         let (state, slot) = state.parts();
         Candidates { ports, state, slot, profile_buffers }
     }
@@ -198,7 +198,7 @@ impl<'a> Candidates<'a> {
 
 impl<'a> PortView<'a> {
     /// The view of port `id`, whose state is `state[id]` (buffers as for [`Candidates::new`]).
-    pub fn of(id: PortId, state: &'a impl PortStore, profile_buffers: &[u64]) -> Self {
+    pub fn of(id: PortId, state: &'a impl Store<PortState>, profile_buffers: &[u64]) -> Self {
         let st = &state[id as usize];
         PortView { id, st, buffer_bytes: profile_buffers[st.qdisc as usize] }
     }
