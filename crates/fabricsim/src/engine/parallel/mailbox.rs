@@ -43,6 +43,12 @@ impl Mailbox {
         self.other.push(msg);
     }
 
+    /// Whether it holds buffers (a new mailbox has none; a cleared one keeps its own).
+    #[inline(always)]
+    pub(crate) fn has_buffers(&self) -> bool {
+        self.packets.capacity() > 0 || self.other.capacity() > 0
+    }
+
     pub(crate) fn is_empty(&self) -> bool {
         self.packets.is_empty() && self.other.is_empty()
     }
