@@ -117,8 +117,7 @@ pub(super) fn hosts<L: Layout>(setup: &Setup, fabric: &Fabric, hold: &Holding) -
         ack_on_ce: tr.ack_on_ce,
         rto: setup.rto,
         ect: tr.ecn_capable,
-        cnp_interval: tr.cc.cnp_interval(),
-        ooo_cnp: tr.cc.ooo_triggers_cnp(),
+        signals: crate::transport::signal::Signals::build(&tr.cc),
         rtt_sample_stride: 0,
     };
     // Base RTT per (hop count, last-packet size) is the same for every path of a tier-

@@ -157,17 +157,19 @@ impl<L: Layout> Sim<L> {
     pub(crate) fn host_receive(&mut self, host: NodeId, pkt: PktId) {
         let kind = self.k.pool.get(pkt).kind;
         self.k.c.arrived[kind] += 1;
-        // The one place a new packet kind must be named: which handler its host side runs.
+        // The one place a new packet kind must be named, which handler its host side runs (a
+        // receiver-to-sender signal's kind needs none: the signals' table routes it).
         match kind {
             PktKind::Data => self.on_data(host, pkt),
             PktKind::Ack => self.on_ack(pkt),
             PktKind::Nack => self.on_nack(pkt),
             PktKind::Pull => self.on_pull(pkt),
-            PktKind::Cnp => self.hosts.on_cnp(&mut self.k, pkt),
             PktKind::SeqNack => self.on_seq_nack(pkt),
             PktKind::Probe => self.on_probe(host, pkt),
             // Addressed to switches only; a host never sees one.
             PktKind::Congestion => unreachable!("switch-made packet at host {host}"),
+            // Every other kind is a receiver-to-sender signal (`transport/signal/`).
+            _ => self.hosts.on_signal(&mut self.k, pkt),
         }
     }
 

@@ -18,14 +18,19 @@ pub enum Class {
     Data,
 }
 
-/// Declares the packet kinds from one row each: `Variant = "name", Class;`. From it come
-/// [`PktKind`], its name and class, and the per-kind counters ([`PerKind`]) that the engine
-/// keeps (sent by a host, arrived at a host, dropped anywhere), that `summary.json` reports
-/// under `packets.by_kind` and whose conservation the end-of-run checks verify. A new signal
-/// (a congestion notification, a switch's feedback packet) is one row here plus the handler
-/// its host side runs (the compiler points at the one `match` that must name it).
+/// Declares the packet kinds from one row each: `Variant = "name", Class;`, or `Variant =
+/// "name", Class, answer;` for a kind a receiver sends its sender. From it come [`PktKind`],
+/// its name, class and role, and the per-kind counters ([`PerKind`]) that the engine keeps
+/// (sent by a host, arrived at a host, dropped anywhere), that `summary.json` reports under
+/// `packets.by_kind` and whose conservation the end-of-run checks verify. A new
+/// receiver-to-sender signal (a congestion notification) is one answer row here and its file
+/// and row in `transport/signal/`; another new kind also needs the handler its host side runs
+/// (the compiler points at the one `match` that must name it); a switch's feedback packet is
+/// its switch scheme's.
 macro_rules! packet_kinds {
-    ($( $(#[$attr:meta])* $Variant:ident = $name:literal, $class:ident; )+) => {
+    (@answer answer) => { true };
+    (@answer) => { false };
+    ($( $(#[$attr:meta])* $Variant:ident = $name:literal, $class:ident $(, $role:ident)?; )+) => {
         /// What a packet is (one row per kind in the table below).
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
         #[repr(u8)]
@@ -48,6 +53,11 @@ macro_rules! packet_kinds {
             pub const fn class(self) -> Class {
                 match self { $(PktKind::$Variant => Class::$class),+ }
             }
+
+            /// Whether a receiver sends it to its sender (an ACK, a NACK, a signal).
+            pub const fn is_answer(self) -> bool {
+                match self { $(PktKind::$Variant => packet_kinds!(@answer $($role)?)),+ }
+            }
         }
     };
 }
@@ -57,17 +67,17 @@ packet_kinds! {
     #[default]
     Data = "data", Data;
     /// Receiver acknowledgement (cumulative + selective).
-    Ack = "ack", Control;
+    Ack = "ack", Control, answer;
     /// Receiver's negative acknowledgement of a trimmed packet.
-    Nack = "nack", Control;
+    Nack = "nack", Control, answer;
     /// Receiver's credit for one more packet (EQDS PULL, `transport/credit.rs`).
     Pull = "pull", Control;
     /// RoCEv2 congestion notification packet: the receiver saw CE-marked data (DCQCN's
     /// notification point; at most one per connection per `cnp_interval`).
-    Cnp = "cnp", Control;
+    Cnp = "cnp", Control, answer;
     /// Sequence NACK (RoCE NAK): "the next packet I expect is `seq`". Go-back-N senders resend
     /// from it; selective-repeat senders resend that one packet (`transport/recovery/`).
-    SeqNack = "seq_nack", Control;
+    SeqNack = "seq_nack", Control, answer;
     /// Header-only loss probe in the data class: the receiver answers with an immediate ACK
     /// (STrack §3.3.2).
     Probe = "probe", Data;
@@ -84,16 +94,16 @@ packet_kinds! {
 pub struct ClassTable([Class; PktKind::COUNT]);
 
 impl ClassTable {
-    /// The kind table's classes; with `answers_with_data`, ACKs, NACKs, sequence NACKs and CNPs
-    /// travel in the data class, FIFO with data and paused with it (the HPCC ns-3 simulator's
-    /// `ACK_HIGH_PRIO 0`).
+    /// The kind table's classes; with `answers_with_data`, what a receiver sends its sender
+    /// (ACKs, NACKs, sequence NACKs, signals such as CNPs) travels in the data class, FIFO with
+    /// data and paused with it (the HPCC ns-3 simulator's `ACK_HIGH_PRIO 0`).
     pub fn new(answers_with_data: bool) -> Self {
         let mut t = [Class::Data; PktKind::COUNT];
         for &k in PktKind::ALL {
             t[k as usize] = k.class();
         }
         if answers_with_data {
-            for k in [PktKind::Ack, PktKind::Nack, PktKind::SeqNack, PktKind::Cnp] {
+            for &k in PktKind::ALL.iter().filter(|k| k.is_answer()) {
                 t[k as usize] = Class::Data;
             }
         }

@@ -488,7 +488,7 @@ mod tests {
     const EQDS: CreditPolicy = CreditPolicy { credit_per_pull: 1, pull_rate: 1.0, stop_speculating: false };
 
     fn tp() -> TransportParams {
-        TransportParams { mss: 936, header: 64, ack_bytes: 64, ack_every: 1, ack_coalesce_bytes: 0, ack_on_ce: false, rto: 1, ect: true, cnp_interval: None, ooo_cnp: false, rtt_sample_stride: 0 }
+        TransportParams { mss: 936, header: 64, ack_bytes: 64, ack_every: 1, ack_coalesce_bytes: 0, ack_on_ce: false, rto: 1, ect: true, signals: Default::default(), rtt_sample_stride: 0 }
     }
 
     //= type=test; smartt-reps spec §2.14.1: the receiver pulls the backlog beyond the allowance,

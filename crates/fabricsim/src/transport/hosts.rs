@@ -35,11 +35,8 @@ pub struct TransportParams {
     pub rto: Time,
     /// Whether data packets are ECN-capable.
     pub ect: bool,
-    /// DCQCN notification point: at most one CNP per connection per this interval (`None` =
-    /// receivers send no CNPs).
-    pub cnp_interval: Option<Time>,
-    /// DCQCN notification point: a sequence NACK also sends a CNP (under the same interval).
-    pub ooo_cnp: bool,
+    /// The receiver-to-sender signals' parameters (`transport/signal/`: DCQCN's CNP).
+    pub signals: super::signal::Signals,
     /// The gates' RTT sampling stride (`MessageGate::rtt_sample_stride`; 0 = none).
     pub rtt_sample_stride: u32,
 }

@@ -10,8 +10,9 @@
 //! Loss recovery ([`recovery`]) is a sender half and a receiver half per mode, one file each
 //! (SACK, RoCE go-back-N, selective NACK, STrack's loss detection); the sender
 //! ([`sender`]) and the receiver ([`receiver`]) carry out what their hooks return, and the
-//! engine's dispatch what the sender and receiver return. Per-connection memory is
-//! proportional to the window, not to the flow size.
+//! engine's dispatch what the sender and receiver return. Signals beside the ACKs, such as
+//! DCQCN's congestion notification packets, are one file each ([`signal`]). Per-connection
+//! memory is proportional to the window, not to the flow size.
 
 pub mod cc;
 pub mod connection;
@@ -23,6 +24,7 @@ pub mod receiver;
 pub mod recovery;
 pub mod sender;
 pub mod shaper;
+pub mod signal;
 pub mod subflows;
 
 pub use connection::Connection;

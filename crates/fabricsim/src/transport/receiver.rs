@@ -16,6 +16,7 @@
 
 use super::connection::OpenMsg;
 use super::hosts::TransportParams;
+use super::signal::{self, Arrival as SignalArrival};
 use super::recovery::{Admit, AnyReceiverRecovery, Arrival, ReceiverRecovery, Reply, RxView};
 use crate::hint::prefetch;
 use crate::ids::{PktId, PortId};
@@ -58,8 +59,9 @@ pub struct Receiver {
     pub now: Time,
     /// Base RTT of the connection's path ([`RxView::base_rtt`]; the sender's record has it too).
     pub base_rtt: Time,
-    /// When the last CNP left (`Time::MAX` = never).
-    pub last_cnp: Time,
+    /// When each signal (`transport/signal/`, in its table's order) last left (`Time::MAX` =
+    /// never).
+    pub signal_sent_at: [Time; signal::COUNT],
     /// Arrival flags for `cum..`.
     pub window: VecDeque<bool>,
     /// Loss recovery, receiver half (the mode's per-connection state).
@@ -82,7 +84,7 @@ impl Receiver {
             msgs_delivered: 0,
             now: 0,
             base_rtt,
-            last_cnp: Time::MAX,
+            signal_sent_at: [Time::MAX; signal::COUNT],
             window: VecDeque::new(),
             recovery,
         }
@@ -258,9 +260,7 @@ impl Receiver {
             return DataStep::Done;
         }
         let ce = p.flags & F_CE != 0;
-        if ce {
-            self.maybe_cnp(k, tp, p, port, sends);
-        }
+        self.signal(k, tp, p, port, sends, SignalArrival::Data { ce });
         self.now = k.now;
         let (recovery, view) = self.parts();
         if let Admit::Discard(reply) = recovery.admit(&view, p.seq) {
@@ -275,13 +275,11 @@ impl Receiver {
             }
             //= seqbalance §2.3.3; type=assumption
             //# The ConWeave ns-3 NACK carries a CNP: `ooo_triggers_cnp` (default false).
-            if tp.ooo_cnp && !ce {
-                self.maybe_cnp(k, tp, p, port, sends);
-            }
+            self.signal(k, tp, p, port, sends, SignalArrival::Gap { ce });
             //= ns-3 RdmaHw::ReceiveUdp: a NACK carries the CNP flag as an ACK does (the
             //# packet's CE mark; ConWeave's also for the gap itself): where no CNP packets
             //# exist (the mellanox reaction point), the flag is the notification.
-            let echo = tp.cnp_interval.is_none() && (ce || tp.ooo_cnp);
+            let echo = tp.signals.flags_gap_nack(ce);
             sends.push(self.seq_nack(k, tp, pkt, if echo { F_ECE } else { 0 }));
             return DataStep::Done;
         }
@@ -389,27 +387,24 @@ impl Receiver {
         self.ack(k, tp, pkt, &p, base, F_PROBE_ACK | ce)
     }
 
-    /// DCQCN notification point: CE-marked packet `p` arrived; a CNP goes to the sender unless
-    /// one went out less than `cnp_interval` ago (DCQCN §3.2: at most one per QP per 50 µs).
-    fn maybe_cnp(&mut self, k: &mut Kernel, tp: &TransportParams, p: &Packet, port: PortId, sends: &mut Sends) {
-        let Some(interval) = tp.cnp_interval else { return };
-        let now = k.now;
-        if self.last_cnp != Time::MAX && now < self.last_cnp + interval {
-            return;
-        }
-        self.last_cnp = now;
-        sends.push(k.pool.alloc(Packet {
-            conn: p.conn,
-            src: p.dst,
-            dst: p.src,
-            seq: p.seq,
-            size: tp.ack_bytes,
-            entropy: p.entropy,
-            kind: PktKind::Cnp,
-            sent_at: p.sent_at,
-            port,
-            ..Packet::default()
-        }));
+    /// Data packet `p` arrived as `arrival`: each signal it calls for (`transport/signal/`)
+    /// goes to the sender, in the signal table's order, before the packet's own answer.
+    #[inline(always)]
+    fn signal(&mut self, k: &mut Kernel, tp: &TransportParams, p: &Packet, port: PortId, sends: &mut Sends, arrival: SignalArrival) {
+        tp.signals.on_arrival(k.now, arrival, &mut self.signal_sent_at, |kind| {
+            sends.push(k.pool.alloc(Packet {
+                conn: p.conn,
+                src: p.dst,
+                dst: p.src,
+                seq: p.seq,
+                size: tp.ack_bytes,
+                entropy: p.entropy,
+                kind,
+                sent_at: p.sent_at,
+                port,
+                ..Packet::default()
+            }));
+        });
     }
 }
 
@@ -428,7 +423,7 @@ mod tests {
     }
 
     fn params(ack_every: u32, cnp_interval: Option<Time>) -> TransportParams {
-        TransportParams { mss: 1000, header: 64, ack_bytes: 64, ack_every, ack_coalesce_bytes: 0, ack_on_ce: false, rto: 1, ect: true, cnp_interval, ooo_cnp: false, rtt_sample_stride: 0 }
+        TransportParams { mss: 1000, header: 64, ack_bytes: 64, ack_every, ack_coalesce_bytes: 0, ack_on_ce: false, rto: 1, ect: true, signals: signal::Signals { Cnp: signal::cnp::CnpSignal { interval: cnp_interval, on_gap: false } }, rtt_sample_stride: 0 }
     }
 
     /// A data packet `seq` of connection 0 from host 0 to host 1, with `flags`.

@@ -115,8 +115,9 @@ pub struct SenderStats {
     /// Fast retransmits: recovery episodes a loss-recovery mode started from duplicate ACKs
     /// ([`Episode::FastRetransmit`]).
     pub fast_retransmits: u32,
-    /// CNPs received (DCQCN).
-    pub cnps: u32,
+    /// Receiver-to-sender signals received (`transport/signal/`: DCQCN's CNPs), packets or
+    /// sequence NACK flags.
+    pub signals: u32,
 }
 
 /// What follows a sender handler for its connection, after its probe (if any) is queued.
@@ -660,23 +661,23 @@ impl<L: Layout> Hosts<L> {
             // The NACK's CNP flag (under the mellanox RP: a CE-marked packet's, or every NACK's
             // with `ooo_triggers_cnp`; the receiver's `send_seq_nack`): ns-3's
             // RdmaHw::ReceiveAck goes back first, then takes the CNP.
-            self.take_cnp(now, c);
+            self.tp.signals.on_gap_nack_flag(now, &mut self.conns[c as usize]);
+            self.stats[c as usize].signals += 1;
         }
         SenderStep { conn: c, probe, then: Then::Progress }
     }
 
-    /// A CNP reached its sender: the congestion controller reacts (DCQCN reaction point). A
-    /// rate cut may push the next transmission later; a paced sender re-reads its rate when it
-    /// is next woken, so nothing else follows.
-    pub fn on_cnp(&mut self, k: &mut Kernel, pkt: PktId) {
-        let c = k.pool.get(pkt).conn;
+    /// A signal's packet (`transport/signal/`, e.g. a CNP) reached its sender, which reacts
+    /// as the signal says (a CNP: the congestion controller cuts its rate). A rate cut may push
+    /// the next transmission later; a paced sender re-reads its rate when it is next woken, so
+    /// nothing else follows.
+    pub fn on_signal(&mut self, k: &mut Kernel, pkt: PktId) {
+        let p = k.pool.get(pkt);
+        let (c, kind) = (p.conn, p.kind);
         k.pool.free(pkt);
-        self.take_cnp(k.now, c);
-    }
-
-    fn take_cnp(&mut self, now: Time, c: ConnId) {
-        self.conns[c as usize].cc.on_cnp(now);
-        self.stats[c as usize].cnps += 1;
+        let known = self.tp.signals.on_receipt(kind, k.now, &mut self.conns[c as usize]);
+        debug_assert!(known, "a {kind:?} packet handled as a signal");
+        self.stats[c as usize].signals += 1;
     }
 
     /// The loss-recovery mode's own timer of `c` fired.
