@@ -82,13 +82,11 @@ pub(super) fn network<L: Layout>(setup: &Setup, hold: &Holding) -> Result<Networ
     let switch_lb = setup.scenario.switch.lb.build(&fabric, seed, setup.traffic.ns3.as_ref())?;
     let switch_observes: Vec<bool> = switch_lb.iter().map(|s| s.observes_all()).collect();
     let switch_lb = L::cut(switch_lb, |s| hold.switch(s));
-    let mut route_tor = fabric.tor_of_host.clone();
-    route_tor.extend((fabric.hosts..fabric.hosts + fabric.switches()).map(|n| if fabric.tier[n as usize] == crate::topo::Tier::Tor { n } else { crate::ids::NodeId::MAX }));
     Ok(Network {
-        port_peer: fabric.ports.iter().map(|p| p.peer).collect(),
+        port_peer: std::sync::Arc::clone(&fabric.port_peer),
         any_observer: switch_observes.iter().any(|&o| o),
         switch_observes,
-        route_tor,
+        route_tor: std::sync::Arc::clone(&fabric.route_tor),
         switch_lb,
         switch_rng: L::cut((0..fabric.switches()).map(|s| Rng::stream(seed, "switch_lb", s as u64)), |s| hold.switch(s)),
         ports,

@@ -37,8 +37,8 @@ pub struct Network<L: Layout = Whole> {
     pub hosts: NodeId,
     /// The output ports (every one, or a partition's: its own nodes').
     pub ports: L::Of<port::PortState>,
-    /// Far-end node of each port (a compact copy of `fabric.ports[p].peer` for the hot path).
-    pub port_peer: Vec<NodeId>,
+    /// Far-end node of each port (the fabric's `port_peer`, at hand for the hot path).
+    pub port_peer: std::sync::Arc<[NodeId]>,
     /// Path selector of each switch (switch `s` is node `hosts + s`; a partition's own).
     pub switch_lb: L::Of<switch_lb::AnySwitchLb>,
     /// Random stream of each switch's selector (`"switch_lb"`).
@@ -48,10 +48,9 @@ pub struct Network<L: Layout = Whole> {
     pub switch_observes: Vec<bool>,
     /// Whether any switch does (one test per hop keeps the common case free).
     pub any_observer: bool,
-    /// The ToR a packet addressed to node `n` is routed toward: a host's ToR; a ToR switch
-    /// itself (switch-made control packets, `switch_lb` module docs); `NodeId::MAX` for other
-    /// switches, which nothing addresses.
-    pub route_tor: Vec<NodeId>,
+    /// The ToR a packet addressed to node `n` is routed toward (the fabric's `route_tor`, at
+    /// hand for the hot path).
+    pub route_tor: std::sync::Arc<[NodeId]>,
     /// PFC buffer accounting (off unless `switch.pfc.enabled`).
     pub pfc: pfc::PfcState,
     /// Queue profiles; each port holds its index (`PortState::qdisc`).

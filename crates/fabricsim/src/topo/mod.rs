@@ -68,6 +68,13 @@ pub struct Fabric {
     pub node_port_list: Vec<PortId>,
     /// The ToR each host hangs from.
     pub tor_of_host: Vec<NodeId>,
+    /// Far-end node of each port (a compact copy of `ports[p].peer` for the per-packet path,
+    /// shared by every partition of a parallel run).
+    pub port_peer: std::sync::Arc<[NodeId]>,
+    /// The ToR a packet addressed to node `n` is routed toward: a host's ToR; a ToR switch
+    /// itself (switch-made control packets, `net/switch_lb` module docs); `NodeId::MAX` for
+    /// other switches, which nothing addresses. Shared like `port_peer`.
+    pub route_tor: std::sync::Arc<[NodeId]>,
     /// The NIC (egress) port of each host.
     pub host_port: Vec<PortId>,
     /// The ToR port that delivers to each host.
@@ -447,9 +454,13 @@ impl FabricBuilder {
                 host_downlink[p.owner as usize] = p.reverse;
             }
         }
+        let port_peer = self.ports.iter().map(|p| p.peer).collect();
+        let route_tor = tor_of_host.iter().copied().chain((self.hosts..n as NodeId).map(|s| if self.tier[s as usize] == Tier::Tor { s } else { NodeId::MAX })).collect();
         let mut fabric = Fabric {
             description,
             hosts: self.hosts,
+            port_peer,
+            route_tor,
             three_tier: self.tier.contains(&Tier::Core),
             tier: self.tier,
             index_in_tier: self.index_in_tier,

@@ -7,9 +7,9 @@
 //! It holds its own nodes' elements only (`engine/build.rs`, `Holding`: ports, switch
 //! selectors, NICs; a connection's sender half, lane and counters where its sender runs, its
 //! receiver half where its receiver runs, its record at both ends, as the receiver reads the
-//! sender's posted messages). The fabric, routes and traffic graph are shared read-only; what
-//! is still a full copy per partition is small (a port's far end, a connection's path counts,
-//! the task states).
+//! sender's posted messages). The fabric (with its per-port far ends and route-ToR table),
+//! routes and traffic graph are shared read-only; what is still a full copy per partition is
+//! small (a connection's path counts, the task states).
 //! What one partition does to another's elements travels in a [`Mailbox`]: a packet crossing a
 //! cable between them, a PFC frame, or the news that a sender posted a message (the receiver's
 //! half of the connection learns message boundaries from it). Each partition fills one mailbox
