@@ -268,3 +268,46 @@ pub(super) fn cut_hosts(h: Hosts<Whole>, hold: &Holding) -> Hosts<Parted> {
         acked,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::Sim;
+
+    /// Every array of a simulation cut by `hold` holds exactly the elements `hold` names, and
+    /// building a partition directly gives the same elements as cutting a whole simulation.
+    #[test]
+    fn a_partition_holds_exactly_what_its_holding_names_built_or_cut() {
+        let setup = crate::scenario::tests::setup("", &["topology.tors=4", "topology.hosts_per_tor=3", "topology.spines=2"]).unwrap();
+        let mine = |n: NodeId| n % 3 != 1;
+        let hold = Holding { setup: &setup, mine: &mine };
+        let cut = Sim::unseeded(&setup).unwrap().cut(&hold);
+        let built = Sim::<Parted>::unseeded_in(&setup, 1024, &hold).unwrap();
+        let (fabric, traffic) = (&setup.fabric, &setup.traffic);
+        for sim in [&cut, &built] {
+            let (net, hosts) = (&sim.net, &sim.hosts);
+            for p in 0..fabric.ports.len() as u32 {
+                assert_eq!(net.ports.holds(p), mine(fabric.ports[p as usize].owner), "port {p}");
+            }
+            for s in 0..fabric.switches() {
+                assert_eq!(net.switch_lb.holds(s), mine(fabric.hosts + s), "switch {s}");
+                assert_eq!(net.switch_rng.holds(s), mine(fabric.hosts + s), "switch {s}'s stream");
+            }
+            for h in 0..fabric.hosts {
+                assert_eq!(hosts.nics.holds(h), mine(h), "host {h}");
+            }
+            for (c, f) in traffic.conns.iter().enumerate() {
+                let c = c as u32;
+                assert_eq!((hosts.lanes.holds(c), hosts.stats.holds(c)), (mine(f.src), mine(f.src)), "connection {c}'s sender side");
+                assert_eq!(hosts.rx.holds(c), mine(f.dst), "connection {c}'s receiver");
+                assert_eq!(hosts.conns.holds(c), mine(f.src) || mine(f.dst), "connection {c}'s record");
+            }
+        }
+        // Some of each kind is held and some is not (the predicate cuts through every array).
+        assert!(cut.net.ports.held().len() > 0 && cut.net.ports.held().len() < fabric.ports.len());
+        assert!(cut.hosts.rx.held().len() > 0 && cut.hosts.rx.held().len() < traffic.conns.len());
+        // The same elements either way (compared by their debug form: the states hold no time yet).
+        let show = |s: &Sim<Parted>| format!("{:?} {:?} {:?}", s.net.ports.held().collect::<Vec<_>>(), s.hosts.nics.held().collect::<Vec<_>>(), s.hosts.rx.held().collect::<Vec<_>>());
+        assert_eq!(show(&cut), show(&built));
+    }
+}
