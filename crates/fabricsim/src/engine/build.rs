@@ -13,6 +13,7 @@ use crate::net::Network;
 use crate::rng::Rng;
 use crate::scenario::Setup;
 use crate::topo::Fabric;
+use crate::workload::graph::Traffic;
 use crate::transport::cc::PathInfo;
 use crate::transport::credit::{CreditBuild, CreditState, Credits};
 use crate::transport::gate::{GateBuild, MessageGate};
@@ -24,35 +25,48 @@ use crate::ids::NodeId;
 use crate::units::Time;
 use std::collections::HashMap;
 
-/// Which elements a simulation holds: those of the nodes for which `mine` holds (every node in
-/// a serial run, a partition's own in a parallel one; `engine/parallel/plan.rs`). A port is
-/// its owner node's, a switch's selector the switch's, a NIC its host's; a connection's sender
-/// half, lane and counters are its source host's, its receiver half its destination's, and
-/// its record is held at both ends (the receiver reads the sender's posted messages).
-pub(crate) struct Holding<'a> {
-    pub setup: &'a Setup,
-    pub mine: &'a dyn Fn(NodeId) -> bool,
+/// The node each element of a simulation's arrays belongs to, mapped through `of_node`: a
+/// port is its owner node's, a switch's selector and stream the switch's, a NIC its host's; a
+/// connection's sender half, lane and counters are its source host's, its receiver half its
+/// destination's. Mapped to whether a partition holds it ([`Holding`]) or to the partition
+/// that holds it (the parallel run's merge).
+pub(crate) struct Owners<'a, T> {
+    pub fabric: &'a Fabric,
+    pub traffic: &'a Traffic,
+    pub of_node: &'a dyn Fn(NodeId) -> T,
 }
 
-impl Holding<'_> {
+impl<T> Owners<'_, T> {
+    pub(crate) fn port(&self, p: u32) -> T {
+        (self.of_node)(self.fabric.ports[p as usize].owner)
+    }
+    pub(crate) fn switch(&self, s: u32) -> T {
+        (self.of_node)(self.fabric.hosts + s)
+    }
+    pub(crate) fn host(&self, h: u32) -> T {
+        (self.of_node)(h)
+    }
+    pub(crate) fn sender(&self, c: u32) -> T {
+        (self.of_node)(self.traffic.conns[c as usize].src)
+    }
+    pub(crate) fn receiver(&self, c: u32) -> T {
+        (self.of_node)(self.traffic.conns[c as usize].dst)
+    }
+}
+
+/// Which elements a simulation holds: those of the nodes `mine` names (every node in a serial
+/// run, a partition's own in a parallel one; `engine/parallel/plan.rs`). A connection's record
+/// is held at both ends (the receiver reads the sender's posted messages).
+pub(crate) type Holding<'a> = Owners<'a, bool>;
+
+impl<'a> Holding<'a> {
+    /// The elements of the nodes `mine` names.
+    pub(crate) fn new(setup: &'a Setup, mine: &'a dyn Fn(NodeId) -> bool) -> Self {
+        Owners { fabric: &setup.fabric, traffic: &setup.traffic, of_node: mine }
+    }
     /// Every element (a serial run).
-    pub(crate) fn all(setup: &Setup) -> Holding<'_> {
-        Holding { setup, mine: &|_| true }
-    }
-    pub(crate) fn port(&self, p: u32) -> bool {
-        (self.mine)(self.setup.fabric.ports[p as usize].owner)
-    }
-    pub(crate) fn switch(&self, s: u32) -> bool {
-        (self.mine)(self.setup.fabric.hosts + s)
-    }
-    pub(crate) fn host(&self, h: u32) -> bool {
-        (self.mine)(h)
-    }
-    pub(crate) fn sender(&self, c: u32) -> bool {
-        (self.mine)(self.setup.traffic.conns[c as usize].src)
-    }
-    pub(crate) fn receiver(&self, c: u32) -> bool {
-        (self.mine)(self.setup.traffic.conns[c as usize].dst)
+    pub(crate) fn all(setup: &'a Setup) -> Self {
+        Holding::new(setup, &|_| true)
     }
     pub(crate) fn conn(&self, c: u32) -> bool {
         self.sender(c) || self.receiver(c)
@@ -158,17 +172,18 @@ pub(super) fn hosts<L: Layout>(setup: &Setup, fabric: &Fabric, hold: &Holding) -
         }
     }
     tp.rtt_sample_stride = lanes.first().map_or(0, |l| l.gate.rtt_sample_stride());
-    Hosts {
-        nics: L::cut((0..fabric.hosts).map(|h| HostState::new(fabric.host_port[h as usize])), |h| hold.host(h)),
-        stats: L::cut(std::iter::repeat_n(Default::default(), n), |c| hold.sender(c)),
-        conns: L::cut(conns, |c| hold.conn(c)),
-        rx: L::cut(rx, |c| hold.receiver(c)),
-        lanes: L::cut(lanes, |c| hold.sender(c)),
+    let whole = Hosts {
+        nics: (0..fabric.hosts).map(|h| HostState::new(fabric.host_port[h as usize])).collect(),
+        stats: vec![Default::default(); n],
+        conns,
+        rx,
+        lanes,
         credits: Credits { on: tr.credit.enabled(), state: credit, policy: tr.credit.policy(), pacers: if tr.credit.enabled() { (0..fabric.hosts).map(|_| Default::default()).collect() } else { Vec::new() } },
         tp,
         drop_plan: setup.scenario.run.drop_packets.iter().map(|d| (d.flow, d.seq, d.transmission, 0, d.hold_us.map_or(0, crate::units::us_to_ps))).collect(),
         acked: Default::default(),
-    }
+    };
+    cut_hosts(whole, hold)
 }
 
 /// Eq. 1's Q (subflow TCP): the largest bounded switch-port data buffer (PFC: unbounded).
@@ -253,15 +268,15 @@ pub(super) fn cut_network(net: Network<Whole>, hold: &Holding) -> Network<Parted
     Network { fabric, routes, hosts, ports, port_peer, switch_lb, switch_rng, switch_observes, any_observer, route_tor, pfc, qdisc, class, path_counts }
 }
 
-/// A whole simulation's hosts cut down to what `hold` names.
-pub(super) fn cut_hosts(h: Hosts<Whole>, hold: &Holding) -> Hosts<Parted> {
+/// Every host and connection's state cut down to what `hold` names (a whole layout keeps all).
+pub(super) fn cut_hosts<L: Layout>(h: Hosts<Whole>, hold: &Holding) -> Hosts<L> {
     let Hosts { nics, conns, stats, rx, lanes, credits, tp, drop_plan, acked } = h;
     Hosts {
-        nics: Parted::cut(nics, |h| hold.host(h)),
-        conns: Parted::cut(conns, |c| hold.conn(c)),
-        stats: Parted::cut(stats, |c| hold.sender(c)),
-        rx: Parted::cut(rx, |c| hold.receiver(c)),
-        lanes: Parted::cut(lanes, |c| hold.sender(c)),
+        nics: L::cut(nics, |h| hold.host(h)),
+        conns: L::cut(conns, |c| hold.conn(c)),
+        stats: L::cut(stats, |c| hold.sender(c)),
+        rx: L::cut(rx, |c| hold.receiver(c)),
+        lanes: L::cut(lanes, |c| hold.sender(c)),
         credits,
         tp,
         drop_plan,
@@ -280,7 +295,7 @@ mod tests {
     fn a_partition_holds_exactly_what_its_holding_names_built_or_cut() {
         let setup = crate::scenario::tests::setup("", &["topology.tors=4", "topology.hosts_per_tor=3", "topology.spines=2"]).unwrap();
         let mine = |n: NodeId| n % 3 != 1;
-        let hold = Holding { setup: &setup, mine: &mine };
+        let hold = Holding::new(&setup, &mine);
         let cut = Sim::unseeded(&setup).unwrap().cut(&hold);
         let built = Sim::<Parted>::unseeded_in(&setup, 1024, &hold).unwrap();
         let (fabric, traffic) = (&setup.fabric, &setup.traffic);

@@ -5,6 +5,7 @@
 //! serial run.
 
 use super::plan::Plan;
+use crate::engine::build::Owners;
 use crate::engine::Sim;
 use crate::kernel::store::{Parted, Partial};
 use crate::net::pfc::Ingress;
@@ -16,26 +17,23 @@ use crate::workload::run::TaskState;
 pub(super) fn merge(mut sims: Vec<Sim<Parted>>, plan: &Plan) -> Sim {
     let part = |node: u32| plan.node_part[node as usize] as usize;
     let fabric = std::sync::Arc::clone(&sims[0].net.fabric);
-    let hosts = fabric.hosts;
     let traffic = std::sync::Arc::clone(&sims[0].traffic);
-    let sender = |c: u32| part(traffic.conns[c as usize].src);
-    let receiver = |c: u32| part(traffic.conns[c as usize].dst);
-    // Each array from its elements' owners: a port from its node's partition, a switch's
-    // selector and stream from the switch's, a NIC from its host's, a connection's record,
-    // lane and counters from its sender's, its receiver half from its receiver's.
+    // Each array from its elements' owners (`engine/build.rs`), a connection's record from
+    // its sender's partition.
+    let owner = Owners { fabric: &fabric, traffic: &traffic, of_node: &part };
     macro_rules! take {
         ($($field:ident).+, $owner:expr) => {
             Partial::merge(sims.iter_mut().map(|s| std::mem::take(&mut s.$($field).+)).collect(), $owner)
         };
     }
-    let ports = take!(net.ports, |p| part(fabric.ports[p as usize].owner));
-    let switch_lb = take!(net.switch_lb, |s| part(hosts + s));
-    let switch_rng = take!(net.switch_rng, |s| part(hosts + s));
-    let nics = take!(hosts.nics, |h| part(h));
-    let conns = take!(hosts.conns, sender);
-    let stats = take!(hosts.stats, sender);
-    let lanes = take!(hosts.lanes, sender);
-    let rx = take!(hosts.rx, receiver);
+    let ports = take!(net.ports, |p| owner.port(p));
+    let switch_lb = take!(net.switch_lb, |s| owner.switch(s));
+    let switch_rng = take!(net.switch_rng, |s| owner.switch(s));
+    let nics = take!(hosts.nics, |h| owner.host(h));
+    let conns = take!(hosts.conns, |c| owner.sender(c));
+    let stats = take!(hosts.stats, |c| owner.sender(c));
+    let lanes = take!(hosts.lanes, |c| owner.sender(c));
+    let rx = take!(hosts.rx, |c| owner.receiver(c));
     let mut rest = sims.split_off(1);
     let first = sims.pop().expect("partition 0");
     let mut m = first.map_layers(|net, h| {
@@ -46,19 +44,18 @@ pub(super) fn merge(mut sims: Vec<Sim<Parted>>, plan: &Plan) -> Sim {
             Hosts { nics, conns, stats, rx, lanes, credits, tp, drop_plan, acked },
         )
     });
+    // PFC: a switch's buffer account from its owner; an ingress record half from each end.
     if m.net.pfc.on {
         for s in 0..m.net.pfc.switches.len() {
-            let owner = part(hosts + s as u32);
-            if owner != 0 {
-                std::mem::swap(&mut m.net.pfc.switches[s], &mut rest[owner - 1].net.pfc.switches[s]);
+            let k = owner.switch(s as u32);
+            if k != 0 {
+                std::mem::swap(&mut m.net.pfc.switches[s], &mut rest[k - 1].net.pfc.switches[s]);
             }
         }
-    }
-    if m.net.pfc.on {
         let copy = |m: &Sim, rest: &[Sim<Parted>], k: usize, up: usize| -> Ingress { if k == 0 { m.net.pfc.ingress[up] } else { rest[k - 1].net.pfc.ingress[up] } };
         for up in 0..m.net.pfc.ingress.len() {
             let down = part(m.net.port_peer[up]);
-            let upstream = part(fabric.ports[up].owner);
+            let upstream = owner.port(up as u32);
             m.net.pfc.ingress[up] = Ingress::from_halves(&copy(&m, &rest, down, up), &copy(&m, &rest, upstream, up));
         }
         m.net.pfc.overflow_drops += rest.iter().map(|o| o.net.pfc.overflow_drops).sum::<u64>();

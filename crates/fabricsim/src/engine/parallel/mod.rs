@@ -370,7 +370,7 @@ pub(crate) fn run(setup: &Setup, threads: usize, progress: &mut dyn FnMut(&Progr
             handles.push(scope.spawn(move || -> Result<Sim<Parted>> {
                 // A partition holds its own nodes' elements only (`engine/build.rs`, Holding).
                 let mine = |node: NodeId| plan.node_part[node as usize] == id;
-                let hold = Holding { setup, mine: &mine };
+                let hold = Holding::new(setup, &mine);
                 let sim = match given {
                     Some(s) => s.cut(&hold),
                     None => Sim::unseeded_in(setup, pool_packets, &hold)?,
