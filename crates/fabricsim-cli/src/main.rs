@@ -455,7 +455,7 @@ fn check(path: &Path, set: &[String], threads: Option<usize>) -> Result<(), Erro
     let tiers: Vec<String> = f.tier_counts().iter().map(|&(t, n)| format!("{n} {}", f.tier_name(t))).collect();
     say!(o, "nodes         {} ({})", f.tier.len(), tiers.join(", "));
     say!(o, "links         {}", f.ports.len() / 2);
-    let hp = &f.ports[f.host_port[0] as usize];
+    let hp = &f.ports[f.host_port[0].idx()];
     say!(o, "host link     {} Gb/s, {}", hp.rate.gbps(), ShowTime(hp.latency));
     say!(o, "switch delay  {}", ShowTime(f.switch_latency));
     say!(o, "base RTT      {} (longest path, full packet + ACK)", ShowTime(setup.base_rtt));

@@ -199,12 +199,12 @@ impl Estimate {
         }
         let series = (setup.trace_conns.len() + setup.trace_ports.len()) as f64;
         let f = &setup.fabric;
-        let rate = f.ports.get(f.host_port.first().copied().unwrap_or(0) as usize).map_or(1.0, |p| p.rate.0 as f64);
+        let rate = f.ports.get(f.host_port.first().map_or(0, |p| p.idx())).map_or(1.0, |p| p.rate.0 as f64);
         let mtu = setup.scenario.transport.mtu_bytes as f64;
         let mut load = vec![0u64; f.hosts as usize];
         for (c, bytes) in setup.traffic.conns.iter().zip(Self::per_conn_bytes(setup)) {
-            load[c.src as usize] += bytes;
-            load[c.dst as usize] += bytes;
+            load[c.src.idx()] += bytes;
+            load[c.dst.idx()] += bytes;
         }
         let busiest = load.iter().copied().max().unwrap_or(0) as f64;
         let start = setup.traffic.tasks.iter().map(|t| t.not_before()).max().unwrap_or(0) as f64;

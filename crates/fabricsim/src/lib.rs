@@ -40,6 +40,8 @@
 
 #![warn(missing_docs)]
 
+use crate::ids::PortId;
+
 /// The project commit this engine was built from (`build.rs`: `-dirty` with uncommitted changes
 /// to tracked files, `unknown` outside a git checkout).
 pub const ENGINE_COMMIT: &str = env!("FABRICSIM_COMMIT");
@@ -115,7 +117,7 @@ fn run_with(setup: &Setup, threads: usize, progress: &mut dyn FnMut(&Progress), 
     // A timeline draws the port samples as counters: they are kept for it, not streamed.
     let sink = match out.filter(|_| samples && !setup.scenario.run.timeline) {
         Some(out) => {
-            let links = setup.trace_ports.iter().map(|&p| setup.fabric.link_name(p)).collect();
+            let links = setup.trace_ports.iter().map(|&p| setup.fabric.link_name(PortId(p))).collect();
             Some(Box::new(results::stream::TraceFiles::open(out, !setup.trace_conns.is_empty(), links)?) as Box<dyn engine::trace::SampleSink>)
         }
         None => None,

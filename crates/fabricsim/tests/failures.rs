@@ -15,7 +15,7 @@ fn setup(toml: &str) -> Setup {
 }
 
 fn tors(f: &Fabric) -> Vec<NodeId> {
-    (0..f.tier.len() as NodeId).filter(|&n| f.tier[n as usize] == Tier::Tor).collect()
+    (0..f.tier.len()).map(NodeId::at).filter(|&n| f.tier[n] == Tier::Tor).collect()
 }
 
 fn drops(r: &fabricsim::Results) -> u64 {
@@ -45,19 +45,19 @@ fn removed_uplinks_leave_every_route_and_a_permutation_loses_nothing() {
         assert_eq!(f.failures.len() as u32, 3 * per_tor);
         assert_eq!(removed.iter().filter(|&&r| r).count() as u32, 2 * 3 * per_tor);
         for x in tors(f) {
-            for sw in f.hosts..f.tier.len() as NodeId {
+            for sw in (f.hosts..f.tier.len() as u32).map(NodeId) {
                 if sw == x {
                     continue;
                 }
                 let hops = f.routes.next_hops(f, sw, x);
                 assert!(!hops.is_empty(), "{} has no route to {}", f.node_name(sw), f.node_name(x));
-                assert!(hops.iter().all(|&p| !removed[p as usize]), "{} routes to {} over a removed cable", f.node_name(sw), f.node_name(x));
+                assert!(hops.iter().all(|&p| !removed[p.idx()]), "{} routes to {} over a removed cable", f.node_name(sw), f.node_name(x));
             }
             // Upper switches that lost their cable to x.
-            let cut: Vec<NodeId> = f.failures.iter().filter(|l| f.ports[l.up as usize].owner == x).map(|l| f.ports[l.up as usize].peer).collect();
+            let cut: Vec<NodeId> = f.failures.iter().filter(|l| f.ports[l.up.idx()].owner == x).map(|l| f.ports[l.up.idx()].peer).collect();
             for y in tors(f).into_iter().filter(|&y| y != x) {
                 for &p in f.routes.next_hops(f, y, x) {
-                    assert!(!cut.contains(&f.ports[p as usize].peer), "{} still sends towards {} via a switch cut off from it", f.node_name(y), f.node_name(x));
+                    assert!(!cut.contains(&f.ports[p.idx()].peer), "{} still sends towards {} via a switch cut off from it", f.node_name(y), f.node_name(x));
                 }
             }
         }
@@ -79,7 +79,7 @@ fn degraded_uplinks_stay_in_ecmp_and_run_at_the_reduced_rate() {
     let (h, d) = (&healthy.fabric, &degraded.fabric);
     assert_eq!(d.failures.len(), 12);
     for x in tors(h) {
-        for sw in h.hosts..h.tier.len() as NodeId {
+        for sw in (h.hosts..h.tier.len() as u32).map(NodeId) {
             if sw != x {
                 assert_eq!(h.routes.next_hops(h, sw, x), d.routes.next_hops(d, sw, x));
             }

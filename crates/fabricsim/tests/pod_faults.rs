@@ -2,6 +2,7 @@
 //! (`[topology.failures] kind = "partial_lag"`) with its Eq. 2 verdict, flaky links with loss
 //! bursts (`kind = "flaky"`), one-direction rate changes with scaled queues, and the per-tier
 //! queue figures of `summary.json`.
+use fabricsim::ids::PortId;
 mod common;
 
 use fabricsim::engine::Sim;
@@ -41,12 +42,12 @@ fn partial_lag_slows_the_packed_links_and_reports_eq2() {
             .collect();
         assert_eq!(names, want);
         let sim = Sim::new(&s).unwrap();
-        let failed: Vec<u32> = fab.failures.iter().flat_map(|l| [l.up, l.down]).collect();
+        let failed: Vec<PortId> = fab.failures.iter().flat_map(|l| [l.up, l.down]).collect();
         for (i, spec) in fab.ports.iter().enumerate() {
-            let want = if failed.contains(&(i as u32)) { BitsPerSec::from_gbps(200.0) } else { BitsPerSec::from_gbps(400.0) };
-            assert_eq!(sim.port_rate(i as u32), want, "{}", fab.link_name(i as u32));
+            let want = if failed.contains(&PortId::at(i)) { BitsPerSec::from_gbps(200.0) } else { BitsPerSec::from_gbps(400.0) };
+            assert_eq!(sim.port_rate(PortId::at(i)), want, "{}", fab.link_name(PortId::at(i)));
             // Queues kept by default (paper §4.2: one Q per port).
-            assert_eq!(sim.port_profile(i as u32), s.qdisc.port_profile[i]);
+            assert_eq!(sim.port_profile(PortId::at(i)), s.qdisc.port_profile[i]);
             let _ = spec;
         }
         let r = common::run(&toml);
@@ -77,8 +78,8 @@ fn one_direction_with_scaled_queue() {
     for l in &s.fabric.failures {
         assert_eq!(sim.port_rate(l.up), BitsPerSec::from_gbps(400.0));
         assert_eq!(sim.port_rate(l.down), BitsPerSec::from_gbps(100.0));
-        assert_eq!(s.fabric.tier[s.fabric.ports[l.down as usize].owner as usize], Tier::Core);
-        let (full, scaled) = (&s.qdisc.profiles[s.qdisc.port_profile[l.up as usize] as usize], &s.qdisc.profiles[sim.port_profile(l.down) as usize]);
+        assert_eq!(s.fabric.tier[s.fabric.ports[l.down.idx()].owner.idx()], Tier::Core);
+        let (full, scaled) = (&s.qdisc.profiles[s.qdisc.port_profile[l.up.idx()] as usize], &s.qdisc.profiles[sim.port_profile(l.down) as usize]);
         assert_eq!(scaled.buffer_bytes, ((full.buffer_bytes as f64 * 0.25).round() as u64).max(4096));
         assert_eq!(scaled.kmax_bytes, (full.kmax_bytes as f64 * 0.25).round() as u64);
     }
@@ -159,10 +160,10 @@ fn link_event_slows_one_direction_with_a_scaled_queue() {
     assert!(ev.one_way);
     assert_eq!(s.fabric.link_name(ev.ports[0]), "core0-agg0");
     let q = ev.profiles.unwrap();
-    let nominal = &s.qdisc.profiles[s.qdisc.port_profile[ev.ports[0] as usize] as usize];
+    let nominal = &s.qdisc.profiles[s.qdisc.port_profile[ev.ports[0].idx()] as usize];
     assert_eq!(s.qdisc.profiles[q[0] as usize].buffer_bytes, ((nominal.buffer_bytes as f64 * 0.1).round() as u64).max(4096));
     // The reverse port (agg0 towards core0) keeps its queue, and no profile is made for it.
-    assert_eq!(q[1], s.qdisc.port_profile[ev.ports[1] as usize]);
+    assert_eq!(q[1], s.qdisc.port_profile[ev.ports[1].idx()]);
     assert!(!s.qdisc.labels.iter().any(|l| l.contains("agg_up@400G slowed")), "{:?}", s.qdisc.labels);
     let r = common::run(&toml);
     assert_eq!(r.summary.flows_finished, r.summary.flows);

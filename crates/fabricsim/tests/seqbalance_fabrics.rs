@@ -33,7 +33,7 @@ fn five_pod_fabric_counts_rates_and_base_rtt() {
     let f = &s.fabric;
     assert_eq!(f.tier_counts(), vec![(Tier::Host, 320), (Tier::Tor, 20), (Tier::Agg, 20), (Tier::Core, 16)]);
     let rates = |a: Tier, b: Tier| {
-        let mut r: Vec<f64> = f.ports.iter().filter(|p| f.tier[p.owner as usize] == a && f.tier[p.peer as usize] == b).map(|p| p.rate.gbps()).collect();
+        let mut r: Vec<f64> = f.ports.iter().filter(|p| f.tier[p.owner.idx()] == a && f.tier[p.peer.idx()] == b).map(|p| p.rate.gbps()).collect();
         r.dedup();
         r
     };
@@ -161,7 +161,7 @@ fn asymmetric_testbed_gets_its_80g_queue_rule_and_three_next_hops() {
     assert_eq!(f.routes.next_hops(f, t0, t1).len(), 3);
     let q = &s.qdisc;
     let kmin = |p: usize| q.profiles[q.port_profile[p] as usize].kmin_bytes;
-    let mut by_rate: Vec<(u64, u64)> = (0..f.ports.len()).filter(|&p| f.tier[f.ports[p].owner as usize] != Tier::Host).map(|p| (f.ports[p].rate.0 / 1_000_000_000, kmin(p))).collect();
+    let mut by_rate: Vec<(u64, u64)> = (0..f.ports.len()).filter(|&p| f.tier[f.ports[p].owner.idx()] != Tier::Host).map(|p| (f.ports[p].rate.0 / 1_000_000_000, kmin(p))).collect();
     by_rate.sort_unstable();
     by_rate.dedup();
     assert_eq!(by_rate, [(40, 160_000), (80, 320_000)]);
@@ -186,7 +186,7 @@ fn websearch_3tier_scenario_loads() {
     assert_eq!(s.fabric.hosts, 320);
     let q = &s.qdisc;
     let mut thresholds: Vec<(u64, u64, u64)> = (0..s.fabric.ports.len())
-        .filter(|&p| s.fabric.tier[s.fabric.ports[p].owner as usize] != Tier::Host)
+        .filter(|&p| s.fabric.tier[s.fabric.ports[p].owner.idx()] != Tier::Host)
         .map(|p| {
             let c = &q.profiles[q.port_profile[p] as usize];
             (s.fabric.ports[p].rate.0 / 1_000_000_000, c.kmin_bytes, c.kmax_bytes)

@@ -2,6 +2,7 @@
 //! seqbalance §2.5): switch spraying (`round_robin`, `adaptive_packet`) matches host spraying
 //! and beats flow ECMP on a permutation; with a degraded uplink, the adaptive schemes put
 //! fewer bytes on it than ECMP's equal share.
+use fabricsim::ids::PortId;
 mod common;
 
 use fabricsim::{Scenario, Setup};
@@ -92,8 +93,8 @@ fn degraded_share_of(base: String, lb: &str) -> (f64, fabricsim::Results) {
     let s = setup(&base);
     let f = &s.fabric;
     let bad = f.failures[0].up;
-    let tor = f.ports[bad as usize].owner;
-    let ups: Vec<String> = (0..f.ports.len() as u32).filter(|&p| f.ports[p as usize].owner == tor && f.tier[f.ports[p as usize].peer as usize] != fabricsim::topo::Tier::Host).map(|p| f.link_name(p)).collect();
+    let tor = f.ports[bad.idx()].owner;
+    let ups: Vec<String> = (0..f.ports.len() as u32).filter(|&p| f.ports[p as usize].owner == tor && f.tier[f.ports[p as usize].peer.idx()] != fabricsim::topo::Tier::Host).map(|p| f.link_name(PortId(p))).collect();
     assert_eq!(ups.len(), 4);
     let r = common::run(&format!("{base}\n[run]\ntrace_interval_us = 1.0\ntrace_ports = {ups:?}\n"));
     assert_eq!(r.summary.flows_finished, r.summary.flows, "{lb}");
@@ -103,7 +104,7 @@ fn degraded_share_of(base: String, lb: &str) -> (f64, fabricsim::Results) {
         *e = (*e).max(p.tx_bytes);
     }
     let total: u64 = tx.values().sum();
-    (tx[&bad] as f64 / total as f64, r)
+    (tx[&bad.0] as f64 / total as f64, r)
 }
 
 #[test]

@@ -41,10 +41,10 @@ impl<T> Owners<'_, T> {
         (self.of_node)(self.fabric.ports[p as usize].owner)
     }
     pub(crate) fn switch(&self, s: u32) -> T {
-        (self.of_node)(self.fabric.hosts + s)
+        (self.of_node)(NodeId(self.fabric.hosts + s))
     }
     pub(crate) fn host(&self, h: u32) -> T {
-        (self.of_node)(h)
+        (self.of_node)(NodeId(h))
     }
     pub(crate) fn sender(&self, c: u32) -> T {
         (self.of_node)(self.traffic.conns[c as usize].src)
@@ -82,14 +82,14 @@ pub(super) fn network<L: Layout>(setup: &Setup, hold: &Holding) -> Result<Networ
     let fabric = std::sync::Arc::clone(&setup.fabric);
     let seed = setup.scenario.seed;
     let mut states = fabric.ports.iter().enumerate().map(|(i, spec)| {
-        let to_switch = spec.peer >= fabric.hosts;
-        let is_nic = spec.owner < fabric.hosts;
+        let to_switch = spec.peer >= NodeId(fabric.hosts);
+        let is_nic = spec.owner < NodeId(fabric.hosts);
         PortState::new(spec, is_nic, to_switch, fabric.switch_latency, Rng::stream(seed, "port", i as u64))
     });
     let mut ports = L::cut(&mut states, |p| hold.port(p));
     crate::net::port::apply_failures(&fabric, &mut ports);
     for (p, &q) in setup.qdisc.port_profile.iter().enumerate() {
-        if let Some(ps) = ports.get_mut(p as crate::ids::PortId) {
+        if let Some(ps) = ports.get_mut(p as u32) {
             ps.qdisc = q;
         }
     }
@@ -110,7 +110,7 @@ pub(super) fn network<L: Layout>(setup: &Setup, hold: &Holding) -> Result<Networ
         // Sized once the connections are built (`Sim::unseeded_with_pool`).
         path_counts: Vec::new(),
         routes: fabric.routes.clone(),
-        hosts: fabric.hosts,
+        hosts: NodeId(fabric.hosts),
         fabric,
     })
 }
@@ -136,29 +136,29 @@ pub(super) fn hosts<L: Layout>(setup: &Setup, fabric: &Fabric, hold: &Holding) -
     // symmetric fabric: compute once per hop count.
     let mut rtt_by_hops: HashMap<usize, Time> = HashMap::new();
     // The gates' oversubscription ratio depends on the two ToRs only.
-    let mut ratio_by_tors: HashMap<(u32, u32), f64> = HashMap::new();
+    let mut ratio_by_tors: HashMap<(NodeId, NodeId), f64> = HashMap::new();
     let n = setup.traffic.conns.len();
     let (mut conns, mut credit, mut lanes) = (Vec::with_capacity(n), Vec::new(), Vec::<Lane>::with_capacity(n));
     let mut rx = Vec::with_capacity(n);
     let mtu = (tp.mss + tp.header) as u64;
     let mut src_conns = vec![0u32; fabric.hosts as usize];
     for f in &setup.traffic.conns {
-        src_conns[f.src as usize] += 1;
+        src_conns[f.src.idx()] += 1;
     }
     let queue_bytes = eq1_queue_bytes(setup);
     let cc_of = tr.cc_of_hosts(fabric.hosts);
     for (i, f) in setup.traffic.conns.iter().enumerate() {
         let hops = super::hop_count(fabric, f.src, f.dst);
         let rtt = *rtt_by_hops.entry(hops).or_insert_with(|| fabric.base_rtt(f.src, f.dst, mtu, tp.ack_bytes as u64));
-        let host_rate = fabric.ports[fabric.host_port[f.src as usize] as usize].rate;
-        let cc_config = cc_of[f.src as usize];
+        let host_rate = fabric.ports[fabric.host_port[f.src.idx()].idx()].rate;
+        let cc_config = cc_of[f.src.idx()];
         let pacer_flows = pacer_flows(cc_config);
-        let path = PathInfo { mtu_bytes: mtu, host_rate, base_rtt: rtt, bdp_bytes: host_rate.bytes_in(rtt), hops: hops as u32, net_base_rtt: setup.base_rtt, src_conns: src_conns[f.src as usize], queue_bytes, flows_per_host: pacer_flows.unwrap_or(src_conns[f.src as usize]) };
+        let path = PathInfo { mtu_bytes: mtu, host_rate, base_rtt: rtt, bdp_bytes: host_rate.bytes_in(rtt), hops: hops as u32, net_base_rtt: setup.base_rtt, src_conns: src_conns[f.src.idx()], queue_bytes, flows_per_host: pacer_flows.unwrap_or(src_conns[f.src.idx()]) };
         let cc = cc_config.build(&mut path.clone());
         let mut lb_ctx = LbBuild { path, rng: Rng::stream(seed, "conn", i as u64) };
         let lb = tr.lb.build(&mut lb_ctx);
         let (tx_recovery, rx_recovery) = (tr.reliability.build(&mut path.clone()), tr.reliability.build_receiver());
-        let tors = (fabric.tor_of_host[f.src as usize], fabric.tor_of_host[f.dst as usize]);
+        let tors = (fabric.tor_of_host[f.src.idx()], fabric.tor_of_host[f.dst.idx()]);
         let oversubscription = *ratio_by_tors.entry(tors).or_insert_with(|| fabric.oversubscription_on_path(f.src, f.dst));
         lanes.push(Lane { pending: Default::default(), gate: tr.gate.build(&mut GateBuild { path, oversubscription }), in_flight_msgs: 0, in_flight_bytes: 0 });
         let mut conn = Connection::new(f.src, f.dst, cc, lb, lb_ctx.rng, tx_recovery);
@@ -206,8 +206,8 @@ fn pacer_flows(cc: &crate::transport::cc::CcConfig) -> Option<u32> {
 /// timers.
 pub fn recovery_timers(setup: &Setup) -> Vec<String> {
     let (fabric, tr) = (&setup.fabric, &setup.scenario.transport);
-    let (src, dst) = (0, fabric.hosts.saturating_sub(1));
-    let host_rate = fabric.ports[fabric.host_port[src as usize] as usize].rate;
+    let (src, dst) = (NodeId(0), NodeId(fabric.hosts.saturating_sub(1)));
+    let host_rate = fabric.ports[fabric.host_port[src.idx()].idx()].rate;
     let mtu = tr.mtu_bytes as u64;
     let src_conns = (setup.traffic.conns.iter().filter(|c| c.src == src).count() as u32).max(1);
     let path = PathInfo {
@@ -219,7 +219,7 @@ pub fn recovery_timers(setup: &Setup) -> Vec<String> {
         net_base_rtt: setup.base_rtt,
         src_conns,
         queue_bytes: eq1_queue_bytes(setup),
-        flows_per_host: pacer_flows(tr.cc_of_host(src)).unwrap_or(src_conns),
+        flows_per_host: pacer_flows(tr.cc_of_host(src.0)).unwrap_or(src_conns),
     };
     use crate::transport::recovery::SenderRecovery;
     let mode = tr.reliability.build(&mut path.clone());
@@ -294,7 +294,7 @@ mod tests {
     #[test]
     fn a_partition_holds_exactly_what_its_holding_names_built_or_cut() {
         let setup = crate::scenario::tests::setup("", &["topology.tors=4", "topology.hosts_per_tor=3", "topology.spines=2"]).unwrap();
-        let mine = |n: NodeId| n % 3 != 1;
+        let mine = |n: NodeId| n.0 % 3 != 1;
         let hold = Holding::new(&setup, &mine);
         let cut = Sim::unseeded(&setup).unwrap().cut(&hold);
         let built = Sim::<Parted>::unseeded_in(&setup, 1024, &hold).unwrap();
@@ -305,11 +305,11 @@ mod tests {
                 assert_eq!(net.ports.holds(p), mine(fabric.ports[p as usize].owner), "port {p}");
             }
             for s in 0..fabric.switches() {
-                assert_eq!(net.switch_lb.holds(s), mine(fabric.hosts + s), "switch {s}");
-                assert_eq!(net.switch_rng.holds(s), mine(fabric.hosts + s), "switch {s}'s stream");
+                assert_eq!(net.switch_lb.holds(s), mine(NodeId(fabric.hosts + s)), "switch {s}");
+                assert_eq!(net.switch_rng.holds(s), mine(NodeId(fabric.hosts + s)), "switch {s}'s stream");
             }
             for h in 0..fabric.hosts {
-                assert_eq!(hosts.nics.holds(h), mine(h), "host {h}");
+                assert_eq!(hosts.nics.holds(h), mine(NodeId(h)), "host {h}");
             }
             for (c, f) in traffic.conns.iter().enumerate() {
                 let c = c as u32;

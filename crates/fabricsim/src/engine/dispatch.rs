@@ -73,7 +73,7 @@ impl<L: Layout> Sim<L> {
 
     /// Port `port` finished its packet.
     pub(crate) fn on_port_free(&mut self, port: PortId) {
-        self.net.ports[port as usize].free_pending = false;
+        self.net.ports[port.idx()].free_pending = false;
         self.port_start(port);
     }
 
@@ -81,7 +81,7 @@ impl<L: Layout> Sim<L> {
     /// [`Sim::start_nic_port`] says.
     #[inline(always)]
     fn port_start(&mut self, port: PortId) {
-        if self.net.ports[port as usize].is_nic {
+        if self.net.ports[port.idx()].is_nic {
             self.start_nic_port(port)
         } else {
             self.with_net(|net, k| net.start_switch_port(k, port))
@@ -94,14 +94,14 @@ impl<L: Layout> Sim<L> {
     fn start_nic_port(&mut self, port: PortId) {
         let pkt = match self.with_net(|net, k| net.take_next(k, port)) {
             Some(p) => p,
-            None if !self.net.ports[port as usize].paused => match self.nic_next_packet(self.net.ports[port as usize].owner) {
+            None if !self.net.ports[port.idx()].paused => match self.nic_next_packet(self.net.ports[port.idx()].owner) {
                 Some(p) => p,
                 None => return,
             },
             None => return,
         };
         let done = self.with_net(|net, k| net.transmit(k, port, pkt));
-        let more = self.net.has_backlog(port) || (!self.net.ports[port as usize].paused && self.nic_has_ready(port));
+        let more = self.net.has_backlog(port) || (!self.net.ports[port.idx()].paused && self.nic_has_ready(port));
         if more {
             self.with_net(|net, k| net.free_again_at(k, port, done));
         }
@@ -121,31 +121,31 @@ impl<L: Layout> Sim<L> {
     pub(crate) fn hold(&mut self, pkt: PktId) {
         let p = self.k.pool.get(pkt);
         let (conn, seq) = (p.conn, p.seq);
-        let entry = self.hosts.drop_plan.iter().position(|d| d.0 == conn && d.1 == seq && d.4 > 0);
+        let entry = self.hosts.drop_plan.iter().position(|d| d.0 == conn.0 && d.1 == seq && d.4 > 0);
         let hold = entry.map_or(0, |i| self.hosts.drop_plan[i].4);
         // Ordered by its plan entry (its port may carry another packet at that instant).
-        self.k.q.push_for(self.k.now + hold, super::queue::EventKind::HeldArrive, entry.unwrap_or(0) as u32, pkt);
+        self.k.q.push_for(self.k.now + hold, super::queue::EventKind::HeldArrive, entry.unwrap_or(0) as u32, pkt.0);
     }
 
     /// Whether the host owning NIC port `port` has a connection waiting to send.
     #[inline]
     pub(crate) fn nic_has_ready(&self, port: PortId) -> bool {
-        let host = self.net.ports[port as usize].owner;
-        !self.hosts.nics[host as usize].ready.is_empty()
+        let host = self.net.ports[port.idx()].owner;
+        !self.hosts.nics[host.idx()].ready.is_empty()
     }
 
     /// The next data packet of `host`, round-robin over its ready connections.
     pub(crate) fn nic_next_packet(&mut self, host: NodeId) -> Option<PktId> {
-        while let Some(c) = self.hosts.nics[host as usize].ready.pop_front() {
-            self.hosts.conns[c as usize].in_ready = false;
+        while let Some(c) = self.hosts.nics[host.idx()].ready.pop_front() {
+            self.hosts.conns[c.idx()].in_ready = false;
             if let Some(pkt) = self.hosts.emit(&mut self.k, c) {
                 if let Some(m) = self.tracer.flowlets.as_deref_mut() {
                     // `run.flowlet_gaps_us`: the packet starts onto the host link now.
-                    m.packet(c, self.k.now, self.k.pool.get(pkt).size as u64);
+                    m.packet(c.0, self.k.now, self.k.pool.get(pkt).size as u64);
                 }
                 if self.hosts.may_send(&mut self.k, c) {
-                    self.hosts.conns[c as usize].in_ready = true;
-                    self.hosts.nics[host as usize].ready.push_back(c);
+                    self.hosts.conns[c.idx()].in_ready = true;
+                    self.hosts.nics[host.idx()].ready.push_back(c);
                 }
                 return Some(pkt);
             }
@@ -186,12 +186,12 @@ impl<L: Layout> Sim<L> {
         }
         if self.hosts.credits.on {
             let h = &mut self.hosts;
-            h.credits.on_data(&mut self.k, p.conn, &h.conns[p.conn as usize], p.flags & F_TRIMMED != 0);
+            h.credits.on_data(&mut self.k, p.conn, &h.conns[p.conn.idx()], p.flags & F_TRIMMED != 0);
         }
         let tp = self.hosts.tp;
-        let port = self.hosts.nics[host as usize].port;
+        let port = self.hosts.nics[host.idx()].port;
         let mut sends = Sends::default();
-        let step = self.hosts.rx[p.conn as usize].on_data(&mut self.k, &tp, pkt, &p, port, &mut sends);
+        let step = self.hosts.rx[p.conn.idx()].on_data(&mut self.k, &tp, pkt, &p, port, &mut sends);
         for s in sends.iter() {
             self.host_send(port, s);
         }
@@ -201,22 +201,22 @@ impl<L: Layout> Sim<L> {
             // coding) is asked again for the next. (The messages' packet ranges are the
             // sender's posts, which the receiver knows as work requests.)
             loop {
-                let sender = &self.hosts.conns[p.conn as usize];
-                let Some(end) = self.hosts.rx[p.conn as usize].newly_delivered_end(p.seq, &sender.msgs, sender.msgs_retired) else { break };
-                self.with_tasks(|tasks, sim, traffic| tasks.on_delivered(sim, traffic, p.conn, end));
+                let sender = &self.hosts.conns[p.conn.idx()];
+                let Some(end) = self.hosts.rx[p.conn.idx()].newly_delivered_end(p.seq, &sender.msgs, sender.msgs_retired) else { break };
+                self.with_tasks(|tasks, sim, traffic| tasks.on_delivered(sim, traffic, p.conn.0, end));
             }
         }
         // (Read after delivering: the workload may have posted more on this connection.)
-        let n_pkts = self.hosts.conns[p.conn as usize].n_pkts;
-        if let Some(answer) = self.hosts.rx[p.conn as usize].answer_data(&mut self.k, &tp, pkt, &p, n_pkts, accepted) {
+        let n_pkts = self.hosts.conns[p.conn.idx()].n_pkts;
+        if let Some(answer) = self.hosts.rx[p.conn.idx()].answer_data(&mut self.k, &tp, pkt, &p, n_pkts, accepted) {
             self.host_send(port, answer);
         }
     }
 
     /// A probe reached its receiver, which answers at once.
     fn on_probe(&mut self, host: NodeId, pkt: PktId) {
-        let (tp, port, conn) = (self.hosts.tp, self.hosts.nics[host as usize].port, self.k.pool.get(pkt).conn);
-        let answer = self.hosts.rx[conn as usize].on_probe(&mut self.k, &tp, pkt);
+        let (tp, port, conn) = (self.hosts.tp, self.hosts.nics[host.idx()].port, self.k.pool.get(pkt).conn);
+        let answer = self.hosts.rx[conn.idx()].on_probe(&mut self.k, &tp, pkt);
         self.host_send(port, answer);
     }
 
@@ -247,7 +247,7 @@ impl<L: Layout> Sim<L> {
             Then::Progress => {
                 let c = step.conn;
                 if self.hosts.oldest_message_done(c) {
-                    self.with_tasks(|tasks, sim, traffic| tasks.on_completed(sim, traffic, c));
+                    self.with_tasks(|tasks, sim, traffic| tasks.on_completed(sim, traffic, c.0));
                 }
                 self.hosts.note_finish(self.k.now, c);
                 self.conn_wake(c);
@@ -259,8 +259,8 @@ impl<L: Layout> Sim<L> {
     pub(crate) fn on_ack(&mut self, pkt: PktId) {
         let Some((step, seen)) = self.hosts.on_ack(&mut self.k, pkt) else { return };
         let c = step.conn;
-        if !self.tracer.ack_conns.is_empty() && self.tracer.ack_conns.binary_search(&c).is_ok() {
-            self.tracer.acks.push((self.k.now, c, seen.rtt, seen.ecn));
+        if !self.tracer.ack_conns.is_empty() && self.tracer.ack_conns.binary_search(&c.0).is_ok() {
+            self.tracer.acks.push((self.k.now, c.0, seen.rtt, seen.ecn));
         }
         self.follow(step);
     }
@@ -299,8 +299,8 @@ impl<L: Layout> Sim<L> {
 
     /// The pacer of `host` may send one PULL.
     pub(crate) fn on_pull_tick(&mut self, host: NodeId) {
-        let port = self.hosts.nics[host as usize].port;
-        let rate = self.net.ports[port as usize].rate;
+        let port = self.hosts.nics[host.idx()].port;
+        let rate = self.net.ports[port.idx()].rate;
         let h = &mut self.hosts;
         let Some(pull) = h.credits.on_pull_tick(&mut self.k, host, &h.conns, &h.tp, port, rate) else { return };
         self.host_send(port, pull);
@@ -364,7 +364,7 @@ impl<L: Layout> Driver for Sim<L> {
     fn offer(&mut self, conn: u32, msg: Option<u32>, posted: &mut Vec<u32>) {
         let (now, first) = (self.k.now, posted.len());
         let traffic = &self.traffic;
-        self.hosts.offer(now, conn, msg, |m| traffic.message(m).bytes, posted);
+        self.hosts.offer(now, ConnId(conn), msg, |m| traffic.message(m).bytes, posted);
         if posted.len() == first {
             return;
         }
@@ -378,17 +378,17 @@ impl<L: Layout> Driver for Sim<L> {
                 part.send(dst, super::parallel::Message::Post { conn, msg: m, bytes: traffic.message(m).bytes, at: now });
             }
         }
-        self.conn_wake(conn);
+        self.conn_wake(ConnId(conn));
     }
 
     #[inline]
     fn next_delivered(&mut self, conn: u32, end: u32) -> Option<u32> {
-        self.hosts.next_delivered(self.k.now, conn, end)
+        self.hosts.next_delivered(self.k.now, ConnId(conn), end)
     }
 
     fn next_completed(&mut self, conn: u32) -> Option<u32> {
         let traffic = &self.traffic;
-        let (msg, update) = self.hosts.next_completed(self.k.now, conn, |m| traffic.message(m).bytes)?;
+        let (msg, update) = self.hosts.next_completed(self.k.now, ConnId(conn), |m| traffic.message(m).bytes)?;
         if let Some(u) = update.filter(|_| self.tracer.log_gates) {
             self.tracer.gate_updates.push((self.k.now, conn, u));
         }

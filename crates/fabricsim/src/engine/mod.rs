@@ -13,6 +13,7 @@
 //! (`workload/run.rs`), for which the simulation is the driver. There
 //! is no global state: two `Sim`s can run side by side.
 
+use crate::ids::{ConnId, PktId, PortId};
 mod dispatch;
 mod build;
 pub use build::recovery_timers;
@@ -324,15 +325,15 @@ impl<L: Layout> Sim<L> {
     fn dispatch(&mut self, ev: queue::Event) {
         match ev.kind() {
             EventKind::Arrive | EventKind::HeldArrive => self.on_arrive(ev.id),
-            EventKind::PortFree => self.on_port_free(ev.id),
+            EventKind::PortFree => self.on_port_free(PortId(ev.id)),
             EventKind::TaskReady => self.on_task_ready(ev.id),
-            EventKind::ConnWake => self.on_conn_wake(ev.id),
-            EventKind::ConnTimer => self.on_conn_timer(ev.id),
+            EventKind::ConnWake => self.on_conn_wake(ConnId(ev.id)),
+            EventKind::ConnTimer => self.on_conn_timer(ConnId(ev.id)),
             EventKind::LinkChange => self.on_link_change(ev.id),
             EventKind::Sample => self.tracer.on_sample(&mut self.k, &self.hosts.conns, &self.net.ports),
-            EventKind::PullTick => self.on_pull_tick(ev.id),
-            EventKind::Pfc => self.on_pfc_frame(ev.id),
-            EventKind::RecoveryTimer => self.on_recovery_timer(ev.id),
+            EventKind::PullTick => self.on_pull_tick(NodeId(ev.id)),
+            EventKind::Pfc => self.on_pfc_frame(PortId(ev.id)),
+            EventKind::RecoveryTimer => self.on_recovery_timer(ConnId(ev.id)),
         }
     }
 
@@ -397,7 +398,7 @@ impl<L: Layout> Sim<L> {
         const NEAR: usize = 3;
         if let Some(e) = self.k.q.peek_ahead(FAR) {
             match e.kind() {
-                EventKind::Arrive => self.k.pool.prefetch(e.id),
+                EventKind::Arrive => self.k.pool.prefetch(PktId(e.id)),
                 EventKind::PortFree => self.net.ports[e.id as usize].prefetch(),
                 _ => {}
             }
@@ -412,15 +413,15 @@ impl<L: Layout> Sim<L> {
                     }
                 }
                 EventKind::Arrive => {
-                    let p = self.k.pool.get(e.id);
-                    let node = self.net.port_peer[p.port as usize];
+                    let p = self.k.pool.get(PktId(e.id));
+                    let node = self.net.port_peer[p.port.idx()];
                     if node >= self.net.hosts {
-                        self.net.routes.prefetch_next_hops(self.net.hosts, node, self.net.route_tor[p.dst as usize]);
+                        self.net.routes.prefetch_next_hops(self.net.hosts.0, node, self.net.route_tor[p.dst.idx()]);
                     } else if p.kind == PktKind::Data {
-                        if let Some(r) = self.hosts.rx.get(p.conn) {
+                        if let Some(r) = self.hosts.rx.get(p.conn.0) {
                             r.prefetch();
                         }
-                    } else if let Some(c) = self.hosts.conns.get(p.conn) {
+                    } else if let Some(c) = self.hosts.conns.get(p.conn.0) {
                         c.prefetch_fields();
                     }
                 }
@@ -439,20 +440,20 @@ impl<L: Layout> Sim<L> {
                     c.prefetch_entries(c.snd_una);
                 }
                 EventKind::Arrive => {
-                    let p = self.k.pool.get(id);
-                    let node = self.net.port_peer[p.port as usize];
+                    let p = self.k.pool.get(PktId(id));
+                    let node = self.net.port_peer[p.port.idx()];
                     if node < self.net.hosts {
                         if p.kind == PktKind::Data {
-                            if let Some(r) = self.hosts.rx.get(p.conn) {
+                            if let Some(r) = self.hosts.rx.get(p.conn.0) {
                                 r.prefetch_entry(p.seq);
                             }
-                        } else if let Some(c) = self.hosts.conns.get(p.conn) {
+                        } else if let Some(c) = self.hosts.conns.get(p.conn.0) {
                             c.prefetch_entries(p.seq);
                         }
                     } else if let Some(out) = self.net.route_peek(node, p) {
                         // Only choices that follow from the header may be made early (`SwitchLb::peek`).
-                        self.net.ports[out as usize].prefetch();
-                        self.k.pool.get_mut(id).link = out + 1;
+                        self.net.ports[out.idx()].prefetch();
+                        self.k.pool.get_mut(PktId(id)).link = out.0 + 1;
                     }
                 }
                 _ => {}
@@ -463,11 +464,11 @@ impl<L: Layout> Sim<L> {
     /// A packet finished crossing a link: hand it to the node at the far end.
     #[inline(always)]
     fn on_arrive(&mut self, pkt: u32) {
-        let port = self.k.pool.get(pkt).port;
-        let node = self.net.port_peer[port as usize];
+        let port = self.k.pool.get(PktId(pkt)).port;
+        let node = self.net.port_peer[port.idx()];
         if node < self.net.hosts {
-            self.host_receive(node, pkt);
-        } else if let Forwarded::Held(pkt) = self.with_net(|net, k| net.switch_receive(k, node, pkt)) {
+            self.host_receive(node, PktId(pkt));
+        } else if let Forwarded::Held(pkt) = self.with_net(|net, k| net.switch_receive(k, node, PktId(pkt))) {
             self.hold(pkt);
         }
     }
@@ -480,7 +481,7 @@ impl<L: Layout> Sim<L> {
         let n = if ev.one_way { 1 } else { 2 };
         for (i, &p) in ev.ports[..n].iter().enumerate() {
             // (A partition holds only its own ports: another's changes there.)
-            let Some(ps) = self.net.ports.get_mut(p) else { continue };
+            let Some(ps) = self.net.ports.get_mut(p.0) else { continue };
             match ev.action {
                 LinkAction::Down => ps.up = false,
                 LinkAction::Up => ps.up = true,
@@ -493,7 +494,7 @@ impl<L: Layout> Sim<L> {
         }
         if ev.action == LinkAction::Up {
             for p in ev.ports {
-                if self.net.ports.holds(p) {
+                if self.net.ports.holds(p.0) {
                     self.port_kick(p);
                 }
             }
@@ -520,18 +521,18 @@ impl<L: Layout> Sim<L> {
 
     /// Current serialization rate of port `p` (static failures and link events applied).
     pub fn port_rate(&self, p: crate::ids::PortId) -> crate::units::BitsPerSec {
-        self.net.ports[p as usize].rate
+        self.net.ports[p.idx()].rate
     }
 
     /// Index of port `p`'s current queue profile in the setup's `qdisc` table.
     pub fn port_profile(&self, p: crate::ids::PortId) -> u8 {
-        self.net.ports[p as usize].qdisc
+        self.net.ports[p.idx()].qdisc
     }
 }
 
 /// Links on the path from host `src` to host `dst`.
 pub fn hop_count(fabric: &Fabric, src: NodeId, dst: NodeId) -> usize {
-    let (ts, td) = (fabric.tor_of_host[src as usize], fabric.tor_of_host[dst as usize]);
+    let (ts, td) = (fabric.tor_of_host[src.idx()], fabric.tor_of_host[dst.idx()]);
     if ts == td {
         2
     } else {

@@ -4,6 +4,7 @@
 //! in the engine, tick by tick, so that no port sample need be kept (they may be streamed to
 //! their file); `results::imbalance` turns its values into the figure.
 
+use crate::ids::NodeId;
 use crate::topo::{Fabric, Tier};
 use std::collections::BTreeMap;
 
@@ -11,8 +12,8 @@ use std::collections::BTreeMap;
 pub(crate) fn uplinks(fabric: &Fabric) -> BTreeMap<u32, Vec<u32>> {
     let mut by_tor: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
     for (i, p) in fabric.ports.iter().enumerate() {
-        if fabric.tier[p.owner as usize] == Tier::Tor && p.peer >= fabric.hosts {
-            by_tor.entry(p.owner).or_default().push(i as u32);
+        if fabric.tier[p.owner.idx()] == Tier::Tor && p.peer >= NodeId(fabric.hosts) {
+            by_tor.entry(p.owner.0).or_default().push(i as u32);
         }
     }
     by_tor

@@ -120,7 +120,7 @@ fn the_example_config_becomes_dcqcn_on_a_star_every_key_named() {
     assert!(toml.contains("# Without effect: USE_DYNAMIC_PFC_THRESHOLD 1"), "{toml}");
     assert_eq!(setup.fabric.hosts, 8);
     // Nodes 2 and 3 to node 1 are hosts 1 and 2 to host 0 (switch 0 comes first).
-    let pairs: Vec<(u32, u32)> = setup.traffic.conns.iter().map(|c| (c.src, c.dst)).collect();
+    let pairs: Vec<(u32, u32)> = setup.traffic.conns.iter().map(|c| (c.src.0, c.dst.0)).collect();
     assert_eq!(pairs, [(1, 0), (2, 0)]);
 }
 
@@ -154,7 +154,7 @@ fn a_leaf_spine_keeps_every_flow_between_the_same_hosts() {
     assert!(toml.contains("[[link_events]]") && toml.contains("link = \"tor1-spine1\"") && toml.contains("at_us = 2000010"), "{toml}");
     // Node 0 -> node 5 crosses ToRs, node 6 -> node 7 stays on one, as in the simulator.
     let f = &setup.fabric;
-    let pairs: Vec<(u32, u32)> = setup.traffic.conns.iter().map(|c| (c.src, c.dst)).collect();
+    let pairs: Vec<(u32, u32)> = setup.traffic.conns.iter().map(|c| (c.src.0, c.dst.0)).collect();
     assert_eq!(pairs, [(0, 5), (6, 7)]);
     assert_ne!(f.tor_of_host[0], f.tor_of_host[5]);
     assert_eq!(f.tor_of_host[6], f.tor_of_host[7]);

@@ -358,17 +358,17 @@ impl PacketPool {
     pub fn alloc(&mut self, p: Packet) -> PktId {
         self.live += 1;
         let id = if let Some(id) = self.free.pop() {
-            self.slots[id as usize] = p;
+            self.slots[id.idx()] = p;
             id
         } else {
             self.slots.push(p);
-            (self.slots.len() - 1) as PktId
+            PktId::at(self.slots.len() - 1)
         };
         if let Some(lane) = &mut self.telemetry {
             if lane.len() < self.slots.len() {
                 lane.resize(self.slots.len(), IntStack::default());
             }
-            lane[id as usize].pushed = 0;
+            lane[id.idx()].pushed = 0;
         }
         id
     }
@@ -388,13 +388,13 @@ impl PacketPool {
     /// The INT records packet `id` carries (`None`: the lane is off).
     #[inline]
     pub fn telemetry(&self, id: PktId) -> Option<&IntStack> {
-        self.telemetry.as_ref().map(|lane| &lane[id as usize])
+        self.telemetry.as_ref().map(|lane| &lane[id.idx()])
     }
 
     /// The INT records of packet `id`, to push onto or to fill (`None`: the lane is off).
     #[inline]
     pub fn telemetry_mut(&mut self, id: PktId) -> Option<&mut IntStack> {
-        self.telemetry.as_mut().map(|lane| &mut lane[id as usize])
+        self.telemetry.as_mut().map(|lane| &mut lane[id.idx()])
     }
 
     /// Returns the slot of `id` to the pool.
@@ -408,19 +408,19 @@ impl PacketPool {
     /// The packet behind a handle.
     #[inline]
     pub fn get(&self, id: PktId) -> &Packet {
-        &self.slots[id as usize]
+        &self.slots[id.idx()]
     }
 
     /// The packet behind a handle, mutably.
     #[inline]
     pub fn get_mut(&mut self, id: PktId) -> &mut Packet {
-        &mut self.slots[id as usize]
+        &mut self.slots[id.idx()]
     }
 
     /// Hints the CPU to load packet `id` into cache ahead of use.
     #[inline]
     pub fn prefetch(&self, id: PktId) {
-        if let Some(p) = self.slots.get(id as usize) {
+        if let Some(p) = self.slots.get(id.idx()) {
             crate::hint::prefetch(p);
         }
     }

@@ -50,7 +50,7 @@ impl PacketQueue {
         if self.head == Self::NONE {
             self.head = pkt;
         } else {
-            pool.get_mut(self.tail).link = pkt;
+            pool.get_mut(self.tail).link = pkt.0;
         }
         self.tail = pkt;
     }
@@ -60,7 +60,7 @@ impl PacketQueue {
     pub fn pop_front(&mut self, pool: &mut PacketPool) -> Option<PktId> {
         let pkt = self.front()?;
         let p = pool.get_mut(pkt);
-        self.head = if pkt == self.tail { Self::NONE } else { p.link };
+        self.head = if pkt == self.tail { Self::NONE } else { PktId(p.link) };
         p.link = 0;
         Some(pkt)
     }
@@ -74,8 +74,8 @@ impl PacketQueue {
             return Some(pkt);
         }
         let mut before = self.head;
-        while pool.get(before).link != pkt {
-            before = pool.get(before).link;
+        while pool.get(before).link != pkt.0 {
+            before = PktId(pool.get(before).link);
         }
         pool.get_mut(before).link = 0;
         self.tail = before;

@@ -33,7 +33,7 @@ pub struct Network<L: Layout = Whole> {
     /// The fabric's routes and host count, at hand for the per-packet path (one load fewer
     /// than through the shared fabric; the table's arrays are shared, not copied).
     pub routes: crate::topo::routing::RouteTable,
-    /// Number of hosts (nodes `0..hosts`; switches follow).
+    /// The first switch's id, which is the number of hosts (nodes `0..hosts`; switches follow).
     pub hosts: NodeId,
     /// The output ports (every one, or a partition's: its own nodes').
     pub ports: L::Of<port::PortState>,

@@ -266,11 +266,11 @@ impl PfcConfig {
         let mut ingress = vec![Ingress::default(); fabric.ports.len()];
         let mut switches = Vec::with_capacity(fabric.switches() as usize);
         let mut headroom_range = (u64::MAX, 0);
-        for sw in hosts..fabric.tier.len() as NodeId {
+        for sw in hosts..fabric.tier.len() as u32 {
             let mut capacity_bps = 0u128;
             let mut headroom_total = 0u64;
-            for &out in fabric.ports_of(sw) {
-                let spec = &fabric.ports[out as usize];
+            for &out in fabric.ports_of(NodeId(sw)) {
+                let spec = &fabric.ports[out.idx()];
                 capacity_bps += spec.rate.0 as u128;
                 // The port feeding this switch over the same cable.
                 let up = spec.reverse;
@@ -284,12 +284,12 @@ impl PfcConfig {
                 // take that much longer (without it a fabric with switch latency overflowed,
                 // found by the fuzzer).
                 let sl = fabric.switch_latency;
-                let upstream_switch = spec.peer >= hosts;
+                let upstream_switch = spec.peer >= NodeId(hosts);
                 let h = match self.headroom_bytes {
                     Some(b) => b.0,
                     None => spec.rate.bytes_in(spec.latency + sl) + spec.rate.bytes_in(spec.latency + if upstream_switch { sl } else { 0 }) + 2 * mtu + 2 * FRAME_BYTES,
                 };
-                ingress[up as usize].headroom_size = h;
+                ingress[up.idx()].headroom_size = h;
                 headroom_total += h;
                 headroom_range = (headroom_range.0.min(h), headroom_range.1.max(h));
             }
@@ -431,8 +431,8 @@ impl<L: crate::kernel::store::Layout> super::Network<L> {
     /// `up`. Returns false if the packet must be dropped (headroom overflow).
     #[inline]
     pub(super) fn pfc_admit(&mut self, k: &mut Kernel, sw: NodeId, up: PortId, size: u64) -> bool {
-        let s = (sw - self.hosts) as usize;
-        let (ok, pause) = self.pfc.admit(s, up as usize, size);
+        let s = self.switch_index(sw);
+        let (ok, pause) = self.pfc.admit(s, up.idx(), size);
         if !ok {
             self.pfc.overflow_drops += 1;
             return false;
@@ -446,8 +446,8 @@ impl<L: crate::kernel::store::Layout> super::Network<L> {
     /// PFC release of a data packet leaving switch `sw` that came in over upstream port `up`.
     #[inline]
     pub(super) fn pfc_release(&mut self, k: &mut Kernel, sw: NodeId, up: PortId, size: u64) {
-        let s = (sw - self.hosts) as usize;
-        if self.pfc.release(s, up as usize, size) {
+        let s = self.switch_index(sw);
+        if self.pfc.release(s, up.idx(), size) {
             self.send_pfc_frame(k, up, false);
         }
     }
@@ -455,16 +455,16 @@ impl<L: crate::kernel::store::Layout> super::Network<L> {
     /// Sends PAUSE (`pause`) or RESUME to upstream port `up`; it acts one propagation delay
     /// plus one frame time later.
     fn send_pfc_frame(&mut self, k: &mut Kernel, up: PortId, pause: bool) {
-        let spec = &self.fabric.ports[up as usize];
+        let spec = &self.fabric.ports[up.idx()];
         let delay = spec.latency + spec.rate.tx_time(FRAME_BYTES);
         if self.pfc.log_on && pause {
             self.pfc.log.push((k.now, up, pause));
         }
-        self.pfc.ingress[up as usize].frame_sent(pause);
-        let (at, upstream) = (k.now + delay, self.fabric.ports[up as usize].owner);
+        self.pfc.ingress[up.idx()].frame_sent(pause);
+        let (at, upstream) = (k.now + delay, self.fabric.ports[up.idx()].owner);
         match k.boundary.as_deref_mut() {
             Some(b) if b.remote(upstream) => b.send_pfc_frame(upstream, at, up, pause),
-            _ => k.q.push(at, EventKind::Pfc, up),
+            _ => k.q.push(at, EventKind::Pfc, up.0),
         }
     }
 
@@ -472,9 +472,9 @@ impl<L: crate::kernel::store::Layout> super::Network<L> {
     /// RESUME lets the port send again (the caller kicks it: it may be a host's NIC).
     #[must_use]
     pub fn on_pfc_frame(&mut self, now: Time, port: PortId) -> bool {
-        let pause = self.pfc.ingress[port as usize].frame_arrived();
-        let ps = &mut self.ports[port as usize];
-        let stats = &mut self.pfc.ingress[port as usize];
+        let pause = self.pfc.ingress[port.idx()].frame_arrived();
+        let ps = &mut self.ports[port.idx()];
+        let stats = &mut self.pfc.ingress[port.idx()];
         if pause {
             if !ps.paused {
                 ps.paused = true;

@@ -161,7 +161,7 @@ impl<L: crate::kernel::store::Layout> Network<L> {
     #[inline]
     pub fn queue_ctrl(&mut self, k: &mut Kernel, port: PortId, pkt: PktId) {
         let size = k.pool.get(pkt).size as u64;
-        let ps = &mut self.ports[port as usize];
+        let ps = &mut self.ports[port.idx()];
         ps.ctrl.push_back(&mut k.pool, pkt);
         ps.ctrl_bytes += size;
         ps.max_ctrl_bytes = ps.max_ctrl_bytes.max(ps.ctrl_bytes);
@@ -178,7 +178,7 @@ impl<L: crate::kernel::store::Layout> Network<L> {
             Class::Data => {
                 // Waits behind the NIC's current packet.
                 let size = p.size as u64;
-                let ps = &mut self.ports[port as usize];
+                let ps = &mut self.ports[port.idx()];
                 ps.occupancy_to(k.now);
                 ps.data.push_back(&mut k.pool, pkt);
                 ps.data_bytes += size;
@@ -197,14 +197,14 @@ impl<L: crate::kernel::store::Layout> Network<L> {
     /// it), or will look again when free.
     #[inline(always)]
     pub fn kick(&mut self, k: &mut Kernel, port: PortId) -> Kick {
-        let ps = &mut self.ports[port as usize];
+        let ps = &mut self.ports[port.idx()];
         if ps.free_pending {
             return Kick::Later;
         }
         if ps.busy_until > k.now {
             ps.free_pending = true;
             let t = ps.busy_until;
-            k.q.push(t, EventKind::PortFree, port);
+            k.q.push(t, EventKind::PortFree, port.0);
             return Kick::Later;
         }
         Kick::StartNow
@@ -213,7 +213,7 @@ impl<L: crate::kernel::store::Layout> Network<L> {
     /// [`Network::kick`] for a switch's port, which starts itself.
     #[inline]
     pub(super) fn kick_switch_port(&mut self, k: &mut Kernel, port: PortId) {
-        debug_assert!(!self.ports[port as usize].is_nic, "a switch queues on its own ports only");
+        debug_assert!(!self.ports[port.idx()].is_nic, "a switch queues on its own ports only");
         if self.kick(k, port) == Kick::StartNow {
             self.start_switch_port(k, port);
         }
@@ -240,7 +240,7 @@ impl<L: crate::kernel::store::Layout> Network<L> {
         let weight = self.qdisc.control_wrr_weight;
         let mut from_switch_data = None;
         let pkt = {
-            let ps = &mut self.ports[port as usize];
+            let ps = &mut self.ports[port.idx()];
             let data_waits = !ps.paused && !ps.data.is_empty();
             // A NIC has no data queue here (it pulls from its scheduler), so it stays strict.
             let control_turn = !ps.ctrl.is_empty() && (weight == 0 || !data_waits || ps.ctrl_streak < weight);
@@ -270,7 +270,7 @@ impl<L: crate::kernel::store::Layout> Network<L> {
             }
         };
         if let Some((up, size)) = from_switch_data.filter(|_| self.pfc.on) {
-            let sw = self.ports[port as usize].owner;
+            let sw = self.ports[port.idx()].owner;
             self.pfc_release(k, sw, up, size);
         }
         if from_switch_data.is_some() && k.pool.telemetry_on() {
@@ -284,7 +284,7 @@ impl<L: crate::kernel::store::Layout> Network<L> {
     #[inline(always)]
     pub fn transmit(&mut self, k: &mut Kernel, port: PortId, pkt: PktId) -> Time {
         let (size, now) = (k.pool.get(pkt).size as u64, k.now);
-        let ps = &mut self.ports[port as usize];
+        let ps = &mut self.ports[port.idx()];
         let done = now + ps.rate.tx_time(size);
         ps.busy_until = done;
         ps.tx_bytes += size;
@@ -305,7 +305,7 @@ impl<L: crate::kernel::store::Layout> Network<L> {
             let p = k.pool.get_mut(pkt);
             p.port = port;
             p.link = 0;
-            let peer = self.port_peer[port as usize];
+            let peer = self.port_peer[port.idx()];
             match k.boundary.as_deref_mut() {
                 Some(b) if b.remote(peer) => {
                     // The far end is another partition's: the packet travels as a message.
@@ -313,7 +313,7 @@ impl<L: crate::kernel::store::Layout> Network<L> {
                     b.send_packet(peer, at, &p, k.pool.telemetry(pkt));
                     k.pool.free(pkt);
                 }
-                _ => k.q.push_for(at, EventKind::Arrive, port, pkt),
+                _ => k.q.push_for(at, EventKind::Arrive, port.0, pkt.0),
             }
         } else {
             self.drop_at(k, port, pkt);
@@ -324,15 +324,15 @@ impl<L: crate::kernel::store::Layout> Network<L> {
     /// Whether `port` has a queued packet it may send (PFC pauses the data class).
     #[inline(always)]
     pub fn has_backlog(&self, port: PortId) -> bool {
-        let ps = &self.ports[port as usize];
+        let ps = &self.ports[port.idx()];
         !ps.ctrl.is_empty() || (!ps.paused && !ps.data.is_empty())
     }
 
     /// Schedules `port` to look again when the packet it is sending is done, at `done`.
     #[inline(always)]
     pub fn free_again_at(&mut self, k: &mut Kernel, port: PortId, done: Time) {
-        self.ports[port as usize].free_pending = true;
-        k.q.push(done, EventKind::PortFree, port);
+        self.ports[port.idx()].free_pending = true;
+        k.q.push(done, EventKind::PortFree, port.0);
     }
 
     /// A switch's data packet starts leaving `port`: the port appends its INT record (HPCC
@@ -343,7 +343,7 @@ impl<L: crate::kernel::store::Layout> Network<L> {
         if k.pool.get(pkt).kind != PktKind::Data {
             return;
         }
-        let ps = &self.ports[port as usize];
+        let ps = &self.ports[port.idx()];
         let hop = IntHop { ts: k.now, tx_bytes: ps.tx_bytes, qlen: ps.data_bytes + ps.ctrl_bytes, rate: ps.rate };
         if let Some(stack) = k.pool.telemetry_mut(pkt) {
             stack.push(hop);
@@ -354,7 +354,7 @@ impl<L: crate::kernel::store::Layout> Network<L> {
     /// buffer): counted against the port, then [`Network::drop_packet`].
     #[inline]
     pub(super) fn drop_at(&mut self, k: &mut Kernel, port: PortId, pkt: PktId) {
-        self.ports[port as usize].drops += 1;
+        self.ports[port.idx()].drops += 1;
         self.drop_packet(k, pkt);
     }
 
@@ -363,11 +363,11 @@ impl<L: crate::kernel::store::Layout> Network<L> {
     /// grant is left for its host ([`HostEffects`](crate::kernel::HostEffects)).
     pub fn drop_packet(&mut self, k: &mut Kernel, pkt: PktId) {
         let p = *k.pool.get(pkt);
-        k.log.drop(k.now, p.port, p.conn);
+        k.log.drop(k.now, p.port.0, p.conn.0);
         if p.kind == PktKind::Data {
-            k.log.packet(k.now, p.conn, p.seq, PacketEvent::Dropped, p.port);
+            k.log.packet(k.now, p.conn.0, p.seq, PacketEvent::Dropped, p.port.0);
         }
-        let counts = &mut self.path_counts[p.conn as usize];
+        let counts = &mut self.path_counts[p.conn.idx()];
         counts.drops += 1;
         k.c.dropped[p.kind] += 1;
         if p.flags & F_TRIMMED != 0 {
@@ -391,15 +391,15 @@ pub(crate) fn apply_failures(fabric: &Fabric, ports: &mut impl Store<PortState>)
     for l in &fabric.failures {
         let Some(rate) = l.rate else {
             for p in [l.up, l.down] {
-                if let Some(ps) = ports.get_mut(p) {
+                if let Some(ps) = ports.get_mut(p.0) {
                     ps.up = false;
                 }
             }
             continue;
         };
         for p in l.ports() {
-            let Some(ps) = ports.get_mut(p) else { continue };
-            let stream = |name| Rng::stream(l.seed, name, p as u64);
+            let Some(ps) = ports.get_mut(p.0) else { continue; };
+            let stream = |name| Rng::stream(l.seed, name, p.0 as u64);
             match l.loss {
                 Some(LinkLoss::Bursts(b)) => ps.wire_loss = Some(Box::new(WireLoss::bursts(FlakyPort::new(b, stream("flaky"))))),
                 Some(LinkLoss::Channel(c)) => ps.wire_loss = Some(Box::new(WireLoss::channel(LossyPort::new(c, stream("wire_loss"))))),

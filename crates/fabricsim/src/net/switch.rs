@@ -36,21 +36,27 @@ pub enum Forwarded {
 }
 
 impl<L: Layout> Network<L> {
+    /// Switch `sw`'s index in the per-switch arrays (switches follow the hosts in node order).
+    #[inline(always)]
+    pub(crate) fn switch_index(&self, sw: NodeId) -> usize {
+        (sw.0 - self.hosts.0) as usize
+    }
+
     /// The output port switch `sw` sends packet `p` to, if it follows from the header and the
     /// tables alone: the host's port at its ToR, the only next hop, or the selector's
     /// [`SwitchLb::peek`] (ECMP). The look-ahead caches it in `link`.
     #[inline]
     pub fn route_peek(&self, sw: NodeId, p: &Packet) -> Option<PortId> {
-        let dst_tor = self.route_tor[p.dst as usize];
+        let dst_tor = self.route_tor[p.dst.idx()];
         if sw == dst_tor {
             // `None` for a packet addressed to this switch: `switch_receive` consumes it.
-            return self.fabric.host_downlink.get(p.dst as usize).copied();
+            return self.fabric.host_downlink.get(p.dst.idx()).copied();
         }
-        let hops = self.routes.next_hops_of(self.hosts, sw, dst_tor);
+        let hops = self.routes.next_hops_of(self.hosts.0, sw, dst_tor);
         if hops.len() == 1 {
             return Some(hops[0]);
         }
-        self.switch_lb[(sw - self.hosts) as usize].peek(p, hops).map(|i| hops[i])
+        self.switch_lb[self.switch_index(sw)].peek(p, hops).map(|i| hops[i])
     }
 
     /// The output port switch `sw` sends packet `pkt` to: [`Network::route_peek`], else the
@@ -66,15 +72,15 @@ impl<L: Layout> Network<L> {
     /// Asks switch `sw`'s selector to choose for `pkt` among two or more next hops, giving it
     /// the packet, the candidates' port state, `now` and the switch's random stream.
     fn route_choose(&mut self, k: &mut Kernel, sw: NodeId, pkt: PktId) -> PortId {
-        let s = (sw - self.hosts) as usize;
+        let s = self.switch_index(sw);
         let p = k.pool.get_mut(pkt);
-        let (src_tor, dst_tor) = (self.route_tor[p.src as usize], self.route_tor[p.dst as usize]);
-        let hops = self.routes.next_hops_of(self.hosts, sw, dst_tor);
+        let (src_tor, dst_tor) = (self.route_tor[p.src.idx()], self.route_tor[p.dst.idx()]);
+        let hops = self.routes.next_hops_of(self.hosts.0, sw, dst_tor);
         let cands = Candidates::new(hops, &self.ports, &self.qdisc.profile_buffers);
         let mut ctx = SwitchCtx::between(k.now, &mut self.switch_rng[s], &self.fabric, src_tor, dst_tor);
         let out = hops[self.switch_lb[s].choose(&mut ctx, p, &cands)];
         if ctx.rerouted && p.kind == PktKind::Data {
-            self.path_counts[p.conn as usize].reroutes += 1;
+            self.path_counts[p.conn.idx()].reroutes += 1;
             k.c.reroutes += 1;
         }
         out
@@ -89,17 +95,17 @@ impl<L: Layout> Network<L> {
             return;
         }
         let event = if evicted { PacketEvent::Evicted } else { PacketEvent::Trimmed };
-        k.log.packet(k.now, p.conn, p.seq, event, out);
+        k.log.packet(k.now, p.conn.0, p.seq, event, out.0);
         p.size = self.qdisc.header_bytes;
         p.flags |= F_TRIMMED;
         // A port whose peer is a host (hosts are the nodes below `hosts`) is the last hop.
-        if self.port_peer[out as usize] < self.hosts {
+        if self.port_peer[out.idx()] < self.hosts {
             p.flags |= F_LAST_HOP;
         }
         let conn = p.conn;
-        self.ports[out as usize].trims += 1;
+        self.ports[out.idx()].trims += 1;
         k.c.data_trimmed += 1;
-        self.path_counts[conn as usize].trims += 1;
+        self.path_counts[conn.idx()].trims += 1;
     }
 
     /// Queues control packet `pkt` (or a trimmed header) on switch port `out` as its control
@@ -119,7 +125,7 @@ impl<L: Layout> Network<L> {
     fn bounded_enqueue_ctrl(&mut self, k: &mut Kernel, out: PortId, pkt: PktId) {
         let size = k.pool.get(pkt).size as u64;
         loop {
-            let ps = &self.ports[out as usize];
+            let ps = &self.ports[out.idx()];
             match self.qdisc.profiles[ps.qdisc as usize].on_control_arrival(ps.data_bytes, ps.ctrl_bytes, size) {
                 ControlVerdict::Enqueue => return self.enqueue_ctrl(k, out, pkt),
                 ControlVerdict::Drop => {
@@ -134,7 +140,7 @@ impl<L: Layout> Network<L> {
                 ControlVerdict::EvictNewestData => {
                     // The newest data packet leaves the data class; its header is kept, ahead
                     // of the arrival (lb-ai-training spec §4.2), or returned to its sender.
-                    let ps = &mut self.ports[out as usize];
+                    let ps = &mut self.ports[out.idx()];
                     let victim = ps.data.pop_back(&mut k.pool).expect("eviction only with queued data");
                     ps.occupancy_to(k.now);
                     ps.data_bytes -= k.pool.get(victim).size as u64;
@@ -168,15 +174,15 @@ impl<L: Layout> Network<L> {
     /// packet, so per-kind conservation holds: it arrives at its (new) destination host, the
     /// sender, or is dropped on the way.
     fn bounce(&mut self, k: &mut Kernel, out: PortId, pkt: PktId) {
-        let sw = self.ports[out as usize].owner;
+        let sw = self.ports[out.idx()].owner;
         let p = k.pool.get_mut(pkt);
-        k.log.packet(k.now, p.conn, p.seq, PacketEvent::Bounced, out);
+        k.log.packet(k.now, p.conn.0, p.seq, PacketEvent::Bounced, out.0);
         std::mem::swap(&mut p.src, &mut p.dst);
         p.flags |= F_BOUNCED;
         p.link = 0;
         k.c.headers_bounced += 1;
         let back = self.route_out(k, sw, pkt);
-        if !self.ports[back as usize].up {
+        if !self.ports[back.idx()].up {
             return self.drop_at(k, back, pkt);
         }
         self.switch_enqueue_ctrl(k, back, pkt);
@@ -186,9 +192,9 @@ impl<L: Layout> Network<L> {
     /// ([`SwitchLb::on_packet`]) and sends the control packet it may emit.
     #[inline(never)]
     fn switch_observe(&mut self, k: &mut Kernel, sw: NodeId, pkt: PktId, out: PortId) {
-        let s = (sw - self.hosts) as usize;
+        let s = self.switch_index(sw);
         let p = k.pool.get_mut(pkt);
-        let (src_tor, dst_tor) = (self.route_tor[p.src as usize], self.route_tor[p.dst as usize]);
+        let (src_tor, dst_tor) = (self.route_tor[p.src.idx()], self.route_tor[p.dst.idx()]);
         let mut ctx = SwitchCtx::between(k.now, &mut self.switch_rng[s], &self.fabric, src_tor, dst_tor);
         let view = PortView::of(out, &self.ports, &self.qdisc.profile_buffers);
         self.switch_lb[s].on_packet(&mut ctx, p, &view);
@@ -209,7 +215,7 @@ impl<L: Layout> Network<L> {
         }
         let out = self.route_out(k, sw, pkt);
         k.pool.get_mut(pkt).port = out;
-        if !self.ports[out as usize].up {
+        if !self.ports[out.idx()].up {
             return self.drop_at(k, out, pkt);
         }
         self.switch_enqueue_ctrl(k, out, pkt);
@@ -219,9 +225,9 @@ impl<L: Layout> Network<L> {
     /// ([`SwitchLb::on_control`]); it has arrived, and is freed.
     #[inline(never)]
     fn switch_consume(&mut self, k: &mut Kernel, sw: NodeId, pkt: PktId) {
-        let s = (sw - self.hosts) as usize;
+        let s = self.switch_index(sw);
         let p = *k.pool.get(pkt);
-        let mut ctx = SwitchCtx::between(k.now, &mut self.switch_rng[s], &self.fabric, self.route_tor[p.src as usize], sw);
+        let mut ctx = SwitchCtx::between(k.now, &mut self.switch_rng[s], &self.fabric, self.route_tor[p.src.idx()], sw);
         self.switch_lb[s].on_control(&mut ctx, &p);
         k.c.arrived[p.kind] += 1;
         k.pool.free(pkt);
@@ -252,16 +258,16 @@ impl<L: Layout> Network<L> {
         }
         let out = match k.pool.get(pkt).link {
             0 => self.route_out(k, sw, pkt),
-            hint => hint - 1,
+            hint => PortId(hint - 1),
         };
-        if self.any_observer && self.switch_observes[(sw - self.hosts) as usize] {
+        if self.any_observer && self.switch_observes[self.switch_index(sw)] {
             self.switch_observe(k, sw, pkt, out);
         }
         let p = *k.pool.get(pkt);
         if p.flags & (F_DOOMED | F_HELD) != 0 {
             return self.drop_or_hold(k, pkt);
         }
-        if !self.ports[out as usize].up {
+        if !self.ports[out.idx()].up {
             self.drop_at(k, out, pkt);
             return Forwarded::Done;
         }
@@ -274,7 +280,7 @@ impl<L: Layout> Network<L> {
             self.drop_at(k, out, pkt);
             return Forwarded::Done;
         }
-        let ps = &mut self.ports[out as usize];
+        let ps = &mut self.ports[out.idx()];
         match self.qdisc.profiles[ps.qdisc as usize].on_arrival(ps.data_bytes, ps.ctrl_bytes, p.size as u64, p.flags & F_ECT != 0, &mut ps.rng) {
             Verdict::Enqueue { mark } => {
                 if mark {
@@ -312,7 +318,7 @@ impl<L: Layout> Network<L> {
     /// Recomputes every switch's routes from the ports' current up/down state.
     pub fn reroute(&mut self, k: &mut Kernel) {
         let ports = &self.ports;
-        self.routes = crate::topo::routing::compute(&self.fabric, |p| ports[p as usize].up);
+        self.routes = crate::topo::routing::compute(&self.fabric, |p| ports[p.idx()].up);
         std::sync::Arc::make_mut(&mut self.fabric).routes = self.routes.clone();
         // The look-ahead may already have routed arrivals of the current bucket with the old
         // table: make them route again.
@@ -320,7 +326,7 @@ impl<L: Layout> Network<L> {
         while let Some(e) = k.q.peek_ahead(i) {
             let (kind, id) = (e.kind(), e.id);
             if matches!(kind, EventKind::Arrive | EventKind::HeldArrive) {
-                k.pool.get_mut(id).link = 0;
+                k.pool.get_mut(PktId(id)).link = 0;
             }
             i += 1;
         }

@@ -10,6 +10,7 @@
 
 use super::flows::{ConnPlan, FlowResult};
 use crate::engine::Sim;
+use crate::ids::NodeId;
 use crate::transport::Connection;
 use crate::units::Time;
 
@@ -25,7 +26,7 @@ pub(super) fn ideal_completion(
 ) -> Time {
     let flow_bound = flows.iter().map(|f| flow_plan[f.id as usize].due + f.ideal_fct).max().unwrap_or(0);
     let busiest = host_loads(sim, plan).iter().map(|&(o, i)| o.max(i)).max().unwrap_or(0);
-    let host_rate = sim.net.ports[sim.net.fabric.host_port[0] as usize].rate;
+    let host_rate = sim.net.ports[sim.net.fabric.host_port[0].idx()].rate;
     let (f, pods) = (&sim.net.fabric, sim.net.fabric.pod_of_host());
     let removed = f.removed_ports();
     let (tor_cut, pod_cut) = cut_bound(sim, plan, &pods, |i| if removed[i] { 0 } else { sim.net.ports[i].rate.0 });
@@ -35,10 +36,10 @@ pub(super) fn ideal_completion(
     for c in &sim.hosts.conns {
         let t = propagation(sim, c);
         any = any.min(t);
-        if f.tor_of_host[c.src as usize] != f.tor_of_host[c.dst as usize] {
+        if f.tor_of_host[c.src.idx()] != f.tor_of_host[c.dst.idx()] {
             cross_tor = cross_tor.min(t);
         }
-        if pods[c.src as usize] != pods[c.dst as usize] {
+        if pods[c.src.idx()] != pods[c.dst.idx()] {
             cross_pod = cross_pod.min(t);
         }
     }
@@ -54,8 +55,8 @@ pub(super) fn host_loads(sim: &Sim, plan: &[ConnPlan]) -> Vec<(u64, u64)> {
     let mut load = vec![(0u64, 0u64); sim.net.fabric.hosts as usize];
     for (c, p) in sim.hosts.conns.iter().zip(plan) {
         let wire = p.wire_bytes(sim.hosts.tp.header);
-        load[c.src as usize].0 += wire;
-        load[c.dst as usize].1 += wire;
+        load[c.src.idx()].0 += wire;
+        load[c.dst.idx()].1 += wire;
     }
     load
 }
@@ -69,7 +70,7 @@ fn propagation(sim: &Sim, c: &Connection) -> Time {
     let (mtu, ack) = ((tp.mss + tp.header) as u64, tp.ack_bytes as u64);
     let f = &sim.net.fabric;
     let hops = crate::engine::hop_count(f, c.src, c.dst) as u64;
-    let rate = sim.net.ports[f.host_port[c.src as usize] as usize].rate;
+    let rate = sim.net.ports[f.host_port[c.src.idx()].idx()].rate;
     c.base_rtt.saturating_sub(hops * (rate.tx_time(mtu) + rate.tx_time(ack))) / 2
 }
 
@@ -112,7 +113,7 @@ pub(super) fn below_floor(
     let one_way = fastest.min_one_way(sim);
     for f in flows {
         let Some(fct) = f.fct() else { continue };
-        let floor = fastest.fct(f.src, f.dst, &flow_plan[f.id as usize]);
+        let floor = fastest.fct(NodeId(f.src), NodeId(f.dst), &flow_plan[f.id as usize]);
         if fct < floor && v.len() < 20 {
             v.push(format!("flow {} finished in {fct} ps, below the least it can take, {floor} ps (ideal FCT {} ps)", f.id, f.ideal_fct));
         }
@@ -146,14 +147,14 @@ pub(super) fn cut_bound(sim: &Sim, plan: &[ConnPlan], pods: &[u32], rate: impl F
     let mut pod_of_agg = vec![u32::MAX; n];
     for h in 0..f.hosts as usize {
         for &p in f.ports_of(f.tor_of_host[h]) {
-            let peer = f.ports[p as usize].peer as usize;
+            let peer = f.ports[p.idx()].peer.idx();
             if f.tier[peer] == Tier::Agg {
                 pod_of_agg[peer] = pods[h];
             }
         }
     }
     for (i, p) in f.ports.iter().enumerate() {
-        let (o, q) = (p.owner as usize, p.peer as usize);
+        let (o, q) = (p.owner.idx(), p.peer.idx());
         let rate = rate(i);
         match (f.tier[o], f.tier[q]) {
             (Tier::Tor, Tier::Agg) => tor_cap[o] += rate,
@@ -165,12 +166,12 @@ pub(super) fn cut_bound(sim: &Sim, plan: &[ConnPlan], pods: &[u32], rate: impl F
     let mut pod_load = vec![(0u64, 0u64); pod_cap.len()];
     for (c, p) in sim.hosts.conns.iter().zip(plan) {
         let wire = p.wire_bytes(tp.header);
-        let (ts, td) = (f.tor_of_host[c.src as usize] as usize, f.tor_of_host[c.dst as usize] as usize);
+        let (ts, td) = (f.tor_of_host[c.src.idx()].idx(), f.tor_of_host[c.dst.idx()].idx());
         if ts != td {
             tor_load[ts].0 += wire;
             tor_load[td].1 += wire;
         }
-        let (ps, pd) = (pods[c.src as usize] as usize, pods[c.dst as usize] as usize);
+        let (ps, pd) = (pods[c.src.idx()] as usize, pods[c.dst.idx()] as usize);
         if ps != pd {
             pod_load[ps].0 += wire;
             pod_load[pd].1 += wire;

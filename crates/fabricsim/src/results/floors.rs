@@ -41,7 +41,7 @@ impl<'a> Fastest<'a> {
         let mut port: Vec<BitsPerSec> = fabric.ports.iter().map(|p| p.rate).collect();
         for ev in setup.link_events.iter().filter(|e| e.action == LinkAction::Rate) {
             for &p in &ev.ports[..if ev.one_way { 1 } else { 2 }] {
-                port[p as usize] = port[p as usize].max(ev.rate);
+                port[p.idx()] = port[p.idx()].max(ev.rate);
             }
         }
         let any = port.iter().copied().max().unwrap_or(BitsPerSec(1));
@@ -52,13 +52,13 @@ impl<'a> Fastest<'a> {
     /// Links and one-way propagation (link and switch latencies) from `src` to `dst`.
     fn path(&self, src: NodeId, dst: NodeId) -> (u64, Time) {
         let path = self.fabric.representative_path(src, dst);
-        let latency: Time = path.iter().map(|&p| self.fabric.ports[p as usize].latency).sum();
+        let latency: Time = path.iter().map(|&p| self.fabric.ports[p.idx()].latency).sum();
         (path.len() as u64, latency + (path.len() as Time - 1) * self.fabric.switch_latency)
     }
 
     /// The fastest rate of host `h`'s NIC.
     fn nic(&self, h: NodeId) -> BitsPerSec {
-        self.port[self.fabric.host_port[h as usize] as usize]
+        self.port[self.fabric.host_port[h.idx()].idx()]
     }
 
     /// The least a connection `src` → `dst` carrying `p` can take: its NIC serializes every
@@ -77,7 +77,7 @@ impl<'a> Fastest<'a> {
 
     /// The fastest host NIC.
     fn fastest_nic(&self) -> BitsPerSec {
-        (0..self.fabric.hosts).map(|h| self.nic(h)).max().unwrap_or(self.any)
+        (0..self.fabric.hosts).map(|h| self.nic(NodeId(h))).max().unwrap_or(self.any)
     }
 
     /// The least collective instance `inst` can take, its connections at least `one_way` apart:
@@ -103,11 +103,11 @@ impl<'a> Fastest<'a> {
     /// any collective's start plus its floor, and every bottleneck's load at its fastest rate
     /// (a host's NIC or downlink; a ToR's or pod's uplinks) plus the shortest propagation.
     pub fn completion(&self, sim: &Sim, flows: &[FlowResult], flow_plan: &[ConnPlan], plan: &[ConnPlan], ccts: &[CctResult], one_way: Time, first_start: Time) -> Time {
-        let flow = flows.iter().map(|f| flow_plan[f.id as usize].due.saturating_add(self.fct(f.src, f.dst, &flow_plan[f.id as usize]))).max().unwrap_or(0);
+        let flow = flows.iter().map(|f| flow_plan[f.id as usize].due.saturating_add(self.fct(NodeId(f.src), NodeId(f.dst), &flow_plan[f.id as usize]))).max().unwrap_or(0);
         let cct = ccts.iter().filter_map(|c| c.start.map(|s| s + self.cct(&c.instance, one_way))).max().unwrap_or(0);
         let f = self.fabric;
         let load = super::bounds::host_loads(sim, plan);
-        let host = (0..f.hosts as usize).map(|h| self.nic(h as NodeId).tx_time(load[h].0).max(self.port[f.host_downlink[h] as usize].tx_time(load[h].1))).max().unwrap_or(0);
+        let host = (0..f.hosts as usize).map(|h| self.nic(NodeId(h as u32)).tx_time(load[h].0).max(self.port[f.host_downlink[h].idx()].tx_time(load[h].1))).max().unwrap_or(0);
         let removed = f.removed_ports();
         let (tors, pods) = super::bounds::cut_bound(sim, plan, &f.pod_of_host(), |p| if removed[p] { 0 } else { self.port[p].0 });
         let links = first_start + host.max(tors).max(pods) + one_way;

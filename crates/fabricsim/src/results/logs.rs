@@ -3,6 +3,7 @@
 
 use super::known;
 use crate::engine::Sim;
+use crate::ids::PortId;
 use crate::scenario::Setup;
 use crate::units::Time;
 use serde::Serialize;
@@ -57,8 +58,8 @@ pub(super) fn messages(sim: &Sim, setup: &Setup) -> Vec<MessageRow> {
             MessageRow {
                 id: id as u32,
                 conn: m.conn,
-                src: c.src,
-                dst: c.dst,
+                src: c.src.0,
+                dst: c.dst.0,
                 bytes: m.bytes,
                 posted: known(log.posted[id]),
                 delivered: known(log.delivered[id]),
@@ -75,7 +76,7 @@ pub(super) fn events(sim: &Sim) -> Vec<EventRow> {
         .log
         .drops
         .iter()
-        .map(|&(at, port, conn)| EventRow { at, kind: "drop", link: sim.net.fabric.link_name(port), conn: Some(conn) })
+        .map(|&(at, port, conn)| EventRow { at, kind: "drop", link: sim.net.fabric.link_name(PortId(port)), conn: Some(conn) })
         .chain(sim.net.pfc.log.iter().map(|&(at, port, _)| EventRow { at, kind: "pause", link: sim.net.fabric.link_name(port), conn: None }))
         .collect();
     events.sort_by_key(|e| e.at);

@@ -4,6 +4,7 @@
 //! FCT slowdown by flow size over a stationary window when `[results]` asks), and the
 //! end-of-run invariant checks.
 
+use crate::ids::PortId;
 mod bounds;
 mod by_size;
 mod collectives;
@@ -111,7 +112,7 @@ pub fn collect(sim: &Sim, setup: &Setup, wall_seconds: f64) -> Results {
     let (mut flows, flow_plan) = flows::app_flows(sim, flows::rows(sim, &plan), &plan);
     if wants_fair_share(sim, setup, &flow_plan) {
         let f = &sim.net.fabric;
-        let fair = fair_share::fair_ideal_fcts(&flows, &flow_plan, sim.hosts.tp.header, f.hosts as usize, |h| sim.net.ports[f.host_port[h as usize] as usize].rate, |h| sim.net.ports[f.host_downlink[h as usize] as usize].rate);
+        let fair = fair_share::fair_ideal_fcts(&flows, &flow_plan, sim.hosts.tp.header, f.hosts as usize, |h| sim.net.ports[f.host_port[h as usize].idx()].rate, |h| sim.net.ports[f.host_downlink[h as usize].idx()].rate);
         for (row, ideal) in flows.iter_mut().zip(fair) {
             row.fair_ideal_fct = Some(ideal);
         }
@@ -130,11 +131,11 @@ pub fn collect(sim: &Sim, setup: &Setup, wall_seconds: f64) -> Results {
         events: logs::events(sim),
         acks: sim.tracer.acks.clone(),
         packet_log: sim.k.log.packets.clone(),
-        packet_log_links: sim.k.log.packets.iter().filter(|r| r.port != crate::engine::trace::NO_PORT).map(|r| (r.port, sim.net.fabric.link_name(r.port))).collect(),
+        packet_log_links: sim.k.log.packets.iter().filter(|r| r.port != crate::engine::trace::NO_PORT).map(|r| (r.port, sim.net.fabric.link_name(PortId(r.port)))).collect(),
         gate_log: sim.tracer.gate_updates.clone(),
         ports: if setup.scenario.run.port_stats { ports::rows(sim) } else { Vec::new() },
         flowlets,
-        port_names: sim.tracer.ports.iter().map(|&p| (p, sim.net.fabric.link_name(p))).collect(),
+        port_names: sim.tracer.ports.iter().map(|&p| (p, sim.net.fabric.link_name(PortId(p)))).collect(),
         timeline: setup.scenario.run.timeline,
         summary,
         scenario_toml: setup.rerun_toml(),

@@ -3,6 +3,7 @@
 //! the run simulates), for finding the hot, lossy or paused links of a run.
 
 use crate::engine::Sim;
+use crate::ids::PortId;
 use crate::scenario::{port_class, PORT_CLASSES};
 use crate::units::{Time, US};
 use std::fmt::Write;
@@ -53,7 +54,7 @@ pub(super) fn rows(sim: &Sim) -> Vec<PortStats> {
             let pauses = ingress.get(i).map_or(0, |s| s.pauses_received);
             PortStats {
                 port: i as u32,
-                link: f.link_name(i as u32),
+                link: f.link_name(PortId(i as u32)),
                 class: port_class(f, i).map_or("host_up", |c| PORT_CLASSES[c]),
                 rate_gbps: ps.rate.gbps(),
                 tx_bytes: ps.tx_bytes,

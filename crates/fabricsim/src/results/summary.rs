@@ -8,6 +8,7 @@ use super::flows::{ConnPlan, FlowResult};
 use super::stats::{rtt_stats, Stats};
 use super::{bounds, invariants, us};
 use crate::engine::{Counters, Sim};
+use crate::ids::PortId;
 use crate::net::packet::PktKind;
 use crate::scenario::Setup;
 use crate::topo::pod_faults::PodBottleneck;
@@ -580,7 +581,7 @@ pub(super) fn assemble(sim: &Sim, setup: &Setup, flows: &[FlowResult], plans: Pl
             .iter()
             .enumerate()
             .filter_map(|(i, p)| p.wire_loss.as_ref().map(|f| (i, f)))
-            .map(|(i, f)| FlakyPortLosses { port: sim.net.fabric.link_name(i as u32), transmitted: f.transmitted, wire_losses: f.wire_losses })
+            .map(|(i, f)| FlakyPortLosses { port: sim.net.fabric.link_name(PortId(i as u32)), transmitted: f.transmitted, wire_losses: f.wire_losses })
             .collect(),
         queues_by_tier: (pod_faults || setup.scenario.run.tier_queue_stats).then(|| tier_queues(sim)),
         queue_profiles: (setup.qdisc.profiles.len() > 1).then(|| (0..setup.qdisc.profiles.len()).map(|i| QueueProfile::of(&setup.qdisc, i)).collect()),
@@ -626,14 +627,14 @@ fn pfc_summary(sim: &Sim) -> PfcSummary {
         ports_paused: stats.iter().filter(|s| s.pauses_received > 0).count() as u32,
         paused_time_us: us((0..sim.net.ports.len()).map(paused).sum()),
         max_port_paused_us: us(max_t),
-        max_paused_port: if max_t > 0 { sim.net.fabric.link_name(max_port as u32) } else { String::new() },
+        max_paused_port: if max_t > 0 { sim.net.fabric.link_name(PortId(max_port as u32)) } else { String::new() },
         max_switch_buffer_bytes: sim.net.pfc.switches.iter().map(|b| b.max_used).max().unwrap_or(0),
         headroom_overflow_drops: sim.net.pfc.overflow_drops,
         ports: stats
             .iter()
             .enumerate()
             .filter(|(_, s)| s.pauses_received > 0)
-            .map(|(i, s)| (sim.net.fabric.link_name(i as u32), s.pauses_received, us(paused(i))))
+            .map(|(i, s)| (sim.net.fabric.link_name(PortId(i as u32)), s.pauses_received, us(paused(i))))
             .collect(),
     }
 }

@@ -18,9 +18,9 @@ pub(super) fn resolve(configs: &[LinkEventConfig], fabric: &Fabric, qdisc: &mut 
             let e = events.iter_mut().rev().find(|e| e.action == LinkAction::Rate).expect("a scale_queue event is a rate change");
             // A one-way change leaves the other port's profile alone (the engine applies only
             // the first entry then).
-            let mut q = e.ports.map(|p| qdisc.port_profile[p as usize]);
+            let mut q = e.ports.map(|p| qdisc.port_profile[p.idx()]);
             for (j, &p) in e.ports[..if e.one_way { 1 } else { 2 }].iter().enumerate() {
-                q[j] = queues::scaled_profile(qdisc, fabric, p as usize, e.rate, mtu_bytes)?;
+                q[j] = queues::scaled_profile(qdisc, fabric, p.idx(), e.rate, mtu_bytes)?;
             }
             e.profiles = Some(q);
         }

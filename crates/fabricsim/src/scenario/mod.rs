@@ -4,6 +4,7 @@
 //! Every struct denies unknown keys, so a typo is an error that names the key and the allowed
 //! ones; every value is range-checked here, before anything runs or any file is written.
 
+use crate::ids::PortId;
 mod link_events;
 mod queues;
 mod results_options;
@@ -644,7 +645,7 @@ pub struct LinkEvent {
     /// When.
     pub at: Time,
     /// Both ports of the cable.
-    pub ports: [u32; 2],
+    pub ports: [PortId; 2],
     /// What.
     pub action: LinkAction,
     /// New rate for [`LinkAction::Rate`].

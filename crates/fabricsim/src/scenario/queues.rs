@@ -111,13 +111,13 @@ pub fn scale_failed(table: &mut QdiscTable, fabric: &Fabric, mtu_bytes: u64) -> 
     for l in fabric.failures.iter().filter(|l| l.scale_queue && l.loss.is_none()) {
         let Some(rate) = l.rate else { continue };
         for p in l.ports() {
-            let idx = scaled_profile(table, fabric, p as usize, rate, mtu_bytes)?;
-            let old = table.port_profile[p as usize] as usize;
-            if port_class(fabric, p as usize).is_some() {
+            let idx = scaled_profile(table, fabric, p.idx(), rate, mtu_bytes)?;
+            let old = table.port_profile[p.idx()] as usize;
+            if port_class(fabric, p.idx()).is_some() {
                 table.switch_ports[old] -= 1;
                 table.switch_ports[idx as usize] += 1;
             }
-            table.port_profile[p as usize] = idx;
+            table.port_profile[p.idx()] = idx;
         }
     }
     Ok(())
@@ -151,7 +151,7 @@ pub fn scaled_profile(table: &mut QdiscTable, fabric: &Fabric, p: usize, rate: B
 
 fn class_of(fabric: &Fabric, leaf_spine: bool, p: usize) -> Option<usize> {
     let spec = &fabric.ports[p];
-    let (owner, peer) = (fabric.tier[spec.owner as usize], fabric.tier[spec.peer as usize]);
+    let (owner, peer) = (fabric.tier[spec.owner.idx()], fabric.tier[spec.peer.idx()]);
     Some(match (owner, peer) {
         (Tier::Host, _) => return None,
         (Tier::Tor, Tier::Host) => 0,
@@ -515,7 +515,7 @@ mod tests {
         let (q, n) = profile(&s, "agg_down@400G");
         assert_eq!((q.buffer_bytes, q.kmin_bytes, n), (1 << 20, 209_715, 64));
         // Host NICs keep the [switch] profile.
-        assert_eq!(s.qdisc.of_port(s.fabric.host_port[0]).buffer_bytes, 1 << 20);
+        assert_eq!(s.qdisc.of_port(s.fabric.host_port[0].0).buffer_bytes, 1 << 20);
     }
 
     //= type=test; mcc spec §2.10.1: Kmin/Kmax/Pmax 1600 KB / 6400 KB / 0.2 on 400 G ports

@@ -94,7 +94,7 @@ impl Tracing {
                 None if is_glob(name) => {
                     (ports_matching(fabric, name).collect(), format!("the pattern matches no port of this fabric (links are named NODE-NODE, e.g. \"{}\")", example_link(fabric)))
                 }
-                None => (vec![fabric.port_named(&key, name, name, "tor0-host3")?.0], String::new()),
+                None => (vec![(fabric.port_named(&key, name, name, "tor0-host3")?.0).0], String::new()),
             };
             if set.is_empty() {
                 return Err(Error::invalid(key, format!("`{name}`: {none}")));
@@ -133,6 +133,7 @@ fn check_flows(key: &str, flows: &[u32], n_conns: u32) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ids::PortId;
     use crate::topo::names::ports_matching;
     use crate::topo::{leaf_spine, TierLinks};
     use crate::units::{BitsPerSec, US};
@@ -145,7 +146,7 @@ mod tests {
     }
 
     fn names(f: &Fabric, pattern: &str) -> Vec<String> {
-        ports_matching(f, pattern).map(|p| f.link_name(p)).collect()
+        ports_matching(f, pattern).map(|p| f.link_name(PortId(p))).collect()
     }
 
     #[test]

@@ -2,6 +2,7 @@
 
 use super::{LinkAction, Scenario, Setup};
 use crate::error::Error;
+use crate::ids::PortId;
 use crate::units::{MS, US};
 use std::path::Path;
 
@@ -108,7 +109,7 @@ fn link_event_on_a_missing_link_names_the_key() {
 fn run_options_are_checked_against_the_fabric_and_workload() {
     let s = setup("[run]\ntrace_interval_us = 2\ntrace_ports = [\"tor1-host1\"]\nend_time_us = 7\n", &[]).unwrap();
     assert_eq!((s.trace_interval, s.end_time, s.stall_limit), (2 * US, Some(7 * US), 10 * MS));
-    assert_eq!(s.trace_ports.iter().map(|&p| s.fabric.link_name(p)).collect::<Vec<_>>(), ["tor1-host1"]);
+    assert_eq!(s.trace_ports.iter().map(|&p| s.fabric.link_name(PortId(p))).collect::<Vec<_>>(), ["tor1-host1"]);
     assert_eq!(s.trace_conns, [0, 1]);
     assert_eq!(rejected("[run]\ntrace_ports = [\"tor0-host1\"]\ntrace_interval_us = 1\n", &[]), ("run.trace_ports[0]".into(), "`tor0` and `host1` are not linked".into()));
     assert_eq!(rejected("[run]\ntrace_ports = [\"tor1-host1\"]\n", &[]).0, "run.trace_ports");

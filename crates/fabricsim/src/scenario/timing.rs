@@ -26,8 +26,8 @@ impl Base {
     pub fn of(fabric: &Fabric, tr: &TransportConfig) -> Base {
         let (a, b) = fabric.farthest_pair();
         let rtt = fabric.base_rtt(a, b, tr.mtu_bytes as u64, tr.ack_bytes as u64);
-        let host_rate = fabric.ports[fabric.host_port[0] as usize].rate;
-        let nearest_rtt = if fabric.hosts >= 2 { fabric.base_rtt(0, 1, tr.mtu_bytes as u64, tr.ack_bytes as u64) } else { rtt };
+        let host_rate = fabric.ports[fabric.host_port[0].idx()].rate;
+        let nearest_rtt = if fabric.hosts >= 2 { fabric.base_rtt(NodeId(0), NodeId(1), tr.mtu_bytes as u64, tr.ack_bytes as u64) } else { rtt };
         Base { pair: (a, b), rtt, bdp_bytes: host_rate.bytes_in(rtt), nearest_rtt }
     }
 }
@@ -62,7 +62,7 @@ pub(super) fn rto(tr: &TransportConfig, lossless: bool, fabric: &Fabric, qdisc: 
             // links with deep buffers can take longer than any run may (then an error, never a
             // wrapped timeout).
             let path = fabric.representative_path(base.pair.0, base.pair.1);
-            let queueing: u128 = path.iter().map(|&p| fabric.ports[p as usize].rate.tx_time(qdisc.of_port(p).buffer_bytes) as u128).sum();
+            let queueing: u128 = path.iter().map(|&p| fabric.ports[p.idx()].rate.tx_time(qdisc.of_port(p.0).buffer_bytes) as u128).sum();
             let rto = base.rtt as u128 + 2 * queueing;
             if rto > us_to_ps(MAX_TIME_US) as u128 {
                 return Err(Error::invalid(

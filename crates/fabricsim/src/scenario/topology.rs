@@ -66,7 +66,7 @@ impl Scenario {
             // existed, so that outputs of older scenarios do not move).
             let chosen = f.choose(&fabric, f.seed.unwrap_or(self.seed)).map_err(|e| e.moved("topology.failures", key))?;
             for l in &chosen.links {
-                if let Some(first) = claimed[l.up as usize].replace(n) {
+                if let Some(first) = claimed[l.up.idx()].replace(n) {
                     return Err(Error::invalid(key, format!("`{}` is failed by {} already: a cable may be in one entry only", fabric.link_name(l.up), entries[first].0)));
                 }
             }

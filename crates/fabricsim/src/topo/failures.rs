@@ -45,6 +45,7 @@ use super::pod_faults::{place, pod_uplinks, Placement, PodBottleneck};
 use super::names::{example_link, is_glob, ports_matching};
 use super::{Fabric, Tier};
 use crate::error::{Error, Result};
+use crate::ids::NodeId;
 use crate::ids::PortId;
 use crate::rng::Rng;
 use crate::units::{show_num, BitsPerSec, Time};
@@ -396,19 +397,19 @@ impl FailuresConfig {
             FailureKind::TorUplinks => Ok(Chosen { links: self.choose_tor_uplinks(fabric, seed)?, ..Chosen::default() }),
             FailureKind::Flaky if self.links.is_some() => {
                 let bursts = LinkLoss::Bursts(self.bursts()?);
-                Ok(Chosen { links: self.named(fabric, |up| Ok(Some(fabric.ports[up as usize].rate)), Some(bursts))?, ..Chosen::default() })
+                Ok(Chosen { links: self.named(fabric, |up| Ok(Some(fabric.ports[up.idx()].rate)), Some(bursts))?, ..Chosen::default() })
             }
             FailureKind::PartialLag if self.links.is_some() => {
                 // The LAG-member loss on named cables: each runs at (1 − p) of its rate (Eq. 2
                 // is about f links in every pod, so there is none to report).
                 let p = self.lag_fraction()?;
-                let links = self.named(fabric, |up| scaled(fabric.ports[up as usize].rate, 1.0 - p, &format!("{KEY}.p")).map(Some), None)?;
+                let links = self.named(fabric, |up| scaled(fabric.ports[up.idx()].rate, 1.0 - p, &format!("{KEY}.p")).map(Some), None)?;
                 Ok(Chosen { links, ..Chosen::default() })
             }
             FailureKind::PartialLag | FailureKind::Flaky => self.choose_pod_links(fabric, seed),
             FailureKind::Loss | FailureKind::BurstyLoss => {
                 let channel = LinkLoss::Channel(self.channel()?);
-                Ok(Chosen { links: self.named(fabric, |up| Ok(Some(fabric.ports[up as usize].rate)), Some(channel))?, ..Chosen::default() })
+                Ok(Chosen { links: self.named(fabric, |up| Ok(Some(fabric.ports[up.idx()].rate)), Some(channel))?, ..Chosen::default() })
             }
         }
     }
@@ -442,7 +443,7 @@ impl FailuresConfig {
         let links = place(fabric, &pods, f, self.placement.unwrap_or_default(), seed)
             .into_iter()
             .map(|p| {
-                let spec = &fabric.ports[p as usize];
+                let spec = &fabric.ports[p.idx()];
                 let rate = match rate_factor {
                     Some(x) => scaled(spec.rate, x, &format!("{KEY}.p"))?,
                     None => spec.rate,
@@ -540,7 +541,7 @@ impl FailuresConfig {
             return Err(Error::invalid(format!("{KEY}.links"), format!("empty: name at least one cable, e.g. \"{}\" ({SWITCH_OFF})", example_link(fabric))));
         }
         // The uplink direction is the lower node's port.
-        let lower = |p: PortId| fabric.tier[fabric.ports[p as usize].owner as usize];
+        let lower = |p: PortId| fabric.tier[fabric.ports[p.idx()].owner.idx()];
         let oriented = |a: PortId, b: PortId| if lower(a) <= lower(b) { (a, b) } else { (b, a) };
         let mut out: Vec<(usize, PortId, PortId)> = Vec::new();
         // By the cable's lower port: a pattern may name thousands of cables.
@@ -548,7 +549,7 @@ impl FailuresConfig {
         for (i, name) in names.iter().enumerate() {
             let key = format!("{KEY}.links[{i}]");
             let found: Vec<(PortId, PortId)> = if is_glob(name) {
-                let mut v: Vec<(PortId, PortId)> = ports_matching(fabric, name).map(|p| oriented(p, fabric.ports[p as usize].reverse)).collect();
+                let mut v: Vec<(PortId, PortId)> = ports_matching(fabric, name).map(|p| oriented(PortId(p), fabric.ports[p as usize].reverse)).collect();
                 v.sort_unstable();
                 v.dedup();
                 if v.is_empty() {
@@ -560,8 +561,8 @@ impl FailuresConfig {
                 vec![oriented(a, b)]
             };
             for c in found {
-                if std::mem::replace(&mut listed[c.0 as usize], true) {
-                    return Err(Error::invalid(key, format!("`{name}`: the cable {}-{} is listed twice", fabric.node_name(fabric.ports[c.0 as usize].owner), fabric.node_name(fabric.ports[c.1 as usize].owner))));
+                if std::mem::replace(&mut listed[c.0.idx()], true) {
+                    return Err(Error::invalid(key, format!("`{name}`: the cable {}-{} is listed twice", fabric.node_name(fabric.ports[c.0.idx()].owner), fabric.node_name(fabric.ports[c.1.idx()].owner))));
                 }
                 out.push((i, c.0, c.1));
             }
@@ -593,16 +594,16 @@ impl FailuresConfig {
         }
         let mut out: Vec<FailedLink> = Vec::with_capacity(names.len());
         for (i, up, down) in self.cables(fabric, names)? {
-            if fabric.tier[fabric.ports[up as usize].owner as usize] == Tier::Host && factor.is_none() {
+            if fabric.tier[fabric.ports[up.idx()].owner.idx()] == Tier::Host && factor.is_none() {
                 return Err(Error::invalid(format!("{KEY}.links[{i}]"), format!("`{}`: removing a host's only cable cuts it off the fabric; use model = \"degraded\"", names[i])));
             }
-            out.push(self.failed(up, down, factor.map(|f| scaled(fabric.ports[up as usize].rate, f, &format!("{KEY}.degraded_rate_factor"))).transpose()?, None));
+            out.push(self.failed(up, down, factor.map(|f| scaled(fabric.ports[up.idx()].rate, f, &format!("{KEY}.degraded_rate_factor"))).transpose()?, None));
         }
         if factor.is_none() {
             // A switch whose every uplink is removed is cut off from the rest of the fabric.
             for l in &out {
-                let owner = fabric.ports[l.up as usize].owner;
-                let up_ports = fabric.ports_of(owner).iter().filter(|&&p| fabric.tier[fabric.ports[p as usize].peer as usize] > fabric.tier[owner as usize]);
+                let owner = fabric.ports[l.up.idx()].owner;
+                let up_ports = fabric.ports_of(owner).iter().filter(|&&p| fabric.tier[fabric.ports[p.idx()].peer.idx()] > fabric.tier[owner.idx()]);
                 if up_ports.clone().all(|&p| out.iter().any(|m| m.up == p)) {
                     return Err(Error::invalid(format!("{KEY}.links"), format!("removing every uplink of `{}` would cut it off the fabric (a partition)", fabric.node_name(owner))));
                 }
@@ -624,7 +625,7 @@ impl FailuresConfig {
             return Err(Error::invalid(format!("{KEY}.tors"), format!("{}: the fabric has {} ToRs; allowed: 1..={} ({SWITCH_OFF})", n_tors, tors.len(), tors.len())));
         }
         let uplinks = |t: u32| -> Vec<PortId> {
-            fabric.ports_of(t).iter().copied().filter(|&p| fabric.tier[fabric.ports[p as usize].peer as usize] != Tier::Host).collect()
+            fabric.ports_of(NodeId(t)).iter().copied().filter(|&p| fabric.tier[fabric.ports[p.idx()].peer.idx()] != Tier::Host).collect()
         };
         // Every ToR of the supported fabrics has the same number of uplinks.
         let n_up = uplinks(tors[0]).len() as u32;
@@ -657,7 +658,7 @@ impl FailuresConfig {
             let mut failed = ups[..per_tor as usize].to_vec();
             failed.sort_unstable();
             for p in failed {
-                let spec = &fabric.ports[p as usize];
+                let spec = &fabric.ports[p.idx()];
                 let rate = factor.map(|f| scaled(spec.rate, f, &format!("{KEY}.degraded_rate_factor"))).transpose()?;
                 out.push(self.failed(p, spec.reverse, rate, None));
             }
@@ -747,14 +748,14 @@ mod tests {
         let f = t8k_like(128);
         let links = cfg(16, 4, FailureModel::Removed).choose(&f, 7).unwrap().links;
         assert_eq!(links.len(), 64);
-        let mut tors: Vec<u32> = links.iter().map(|l| f.ports[l.up as usize].owner).collect();
+        let mut tors: Vec<NodeId> = links.iter().map(|l| f.ports[l.up.idx()].owner).collect();
         tors.dedup();
         assert_eq!(tors.len(), 16);
         let mut ups: Vec<PortId> = links.iter().map(|l| l.up).collect();
         ups.sort_unstable();
         ups.dedup();
         assert_eq!(ups.len(), 64);
-        assert!(links.iter().all(|l| f.tier[f.ports[l.up as usize].peer as usize] == Tier::Agg && l.rate.is_none()));
+        assert!(links.iter().all(|l| f.tier[f.ports[l.up.idx()].peer.idx()] == Tier::Agg && l.rate.is_none()));
     }
 
     /// MCC's fabric (mcc spec §5.1): 2 leaves × 4 hosts, 2 spines, 100 G.
@@ -783,12 +784,12 @@ mod tests {
         // Named from either end, the uplink is the ToR's port.
         assert_eq!(f.link_name(l.up), "tor0-spine1");
         assert_eq!(l.rate, Some(BitsPerSec::from_gbps(50.0)));
-        assert_eq!(f.oversubscription_on_path(0, 4), 2.0, "before the failure: 400 / 200");
+        assert_eq!(f.oversubscription_on_path(NodeId(0), NodeId(4)), 2.0, "before the failure: 400 / 200");
         f.apply_failures(chosen);
         assert_eq!(f.available_rate(l.up), BitsPerSec::from_gbps(50.0));
-        assert!((f.oversubscription_on_path(0, 4) - 400.0 / 150.0).abs() < 1e-12);
-        assert!((f.oversubscription_on_path(5, 1) - 400.0 / 150.0).abs() < 1e-12, "coming down into tor0 as well");
-        assert_eq!(f.oversubscription_on_path(0, 1), 1.0, "within a rack");
+        assert!((f.oversubscription_on_path(NodeId(0), NodeId(4)) - 400.0 / 150.0).abs() < 1e-12);
+        assert!((f.oversubscription_on_path(NodeId(5), NodeId(1)) - 400.0 / 150.0).abs() < 1e-12, "coming down into tor0 as well");
+        assert_eq!(f.oversubscription_on_path(NodeId(0), NodeId(1)), 1.0, "within a rack");
     }
 
     #[test]

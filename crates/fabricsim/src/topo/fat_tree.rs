@@ -15,6 +15,7 @@
 
 use super::{Fabric, FabricBuilder, FabricSize, Tier, TierLinks};
 use crate::error::{Error, Result};
+use crate::ids::NodeId;
 use crate::units::Time;
 
 /// Where a fat tree is oversubscribed.
@@ -144,17 +145,17 @@ fn wire(shape: PodShape, links: TierLinks) -> FabricBuilder {
     let agg0 = b.add_switches(Tier::Agg, pods * aggs_per_pod);
     let core0 = b.add_switches(Tier::Core, shape.cores);
     for h in 0..hosts {
-        b.link(h, tor0 + h / hosts_per_tor, links.host.0, links.host.1);
+        b.link(NodeId(h), tor0.offset(h / hosts_per_tor), links.host.0, links.host.1);
     }
     for pod in 0..pods {
         for t in 0..tors_per_pod {
             for a in 0..aggs_per_pod {
-                b.link(tor0 + pod * tors_per_pod + t, agg0 + pod * aggs_per_pod + a, links.tor_up.0, links.tor_up.1);
+                b.link(tor0.offset(pod * tors_per_pod + t), agg0.offset(pod * aggs_per_pod + a), links.tor_up.0, links.tor_up.1);
             }
         }
         for a in 0..aggs_per_pod {
             for u in 0..agg_uplinks {
-                b.link(agg0 + pod * aggs_per_pod + a, core0 + a * agg_uplinks + u, links.agg_up.0, links.agg_up.1);
+                b.link(agg0.offset(pod * aggs_per_pod + a), core0.offset(a * agg_uplinks + u), links.agg_up.0, links.agg_up.1);
             }
         }
     }
@@ -208,7 +209,7 @@ mod tests {
         if from == to {
             return 1;
         }
-        f.routes.next_hops(f, from, to).iter().map(|&p| paths(f, f.ports[p as usize].peer, to)).sum()
+        f.routes.next_hops(f, from, to).iter().map(|&p| paths(f, f.ports[p.idx()].peer, to)).sum()
     }
 
     /// The seqbalance §5.3 fabric: 100 G hosts, 400 G ToR–agg and agg–core, 1 µs links.
@@ -235,15 +236,15 @@ mod tests {
         assert_eq!(f.pod_of_host()[..], [vec![0; 64], vec![1; 64], vec![2; 64], vec![3; 64], vec![4; 64]].concat()[..]);
         // agg 6 is the third agg (j = 2) of pod 1: ToRs 4..8 below, cores 8..12 above.
         let agg6 = f.node_by_name("agg6").unwrap();
-        let peers: Vec<String> = f.ports_of(agg6).iter().map(|&p| f.node_name(f.ports[p as usize].peer)).collect();
+        let peers: Vec<String> = f.ports_of(agg6).iter().map(|&p| f.node_name(f.ports[p.idx()].peer)).collect();
         assert_eq!(peers, ["tor4", "tor5", "tor6", "tor7", "core8", "core9", "core10", "core11"]);
         // Every ToR has 4 uplinks at 400 G, every core one link to each of the 5 pods.
-        assert!(f.ports_of(tor(7)).iter().filter(|&&p| f.ports[p as usize].peer >= f.hosts).all(|&p| f.ports[p as usize].rate.gbps() == 400.0));
+        assert!(f.ports_of(tor(7)).iter().filter(|&&p| f.ports[p.idx()].peer >= NodeId(f.hosts)).all(|&p| f.ports[p.idx()].rate.gbps() == 400.0));
         assert_eq!(f.ports_of(f.node_by_name("core15").unwrap()).len(), 5);
         // 6 links each way, 1 µs each; 1048 B data and 64 B ACK at 100 G on the host links and
         // 400 G on the four fabric links: 12 µs + 2 × (83.84 + 5.12) ns + 4 × (20.96 + 1.28) ns.
-        assert_eq!(f.base_rtt(0, 319, 1048, 64), 12 * US + 2 * (83_840 + 5_120) + 4 * (20_960 + 1_280));
-        assert_eq!(f.farthest_pair(), (0, 64));
+        assert_eq!(f.base_rtt(NodeId(0), NodeId(319), 1048, 64), 12 * US + 2 * (83_840 + 5_120) + 4 * (20_960 + 1_280));
+        assert_eq!(f.farthest_pair(), (NodeId(0), NodeId(64)));
     }
 
     //= type=test
@@ -277,17 +278,17 @@ mod tests {
         assert_eq!(f.hosts, 128);
         assert_eq!(f.tier_counts(), vec![(Tier::Host, 128), (Tier::Tor, 32), (Tier::Agg, 32), (Tier::Core, 16)]);
         // host 0 and 1 share a ToR; 0 and 4 share a pod; 0 and 127 cross the core.
-        assert_eq!(f.representative_path(0, 1).len(), 2);
-        assert_eq!(f.representative_path(0, 4).len(), 4);
-        assert_eq!(f.representative_path(0, 127).len(), 6);
+        assert_eq!(f.representative_path(NodeId(0), NodeId(1)).len(), 2);
+        assert_eq!(f.representative_path(NodeId(0), NodeId(4)).len(), 4);
+        assert_eq!(f.representative_path(NodeId(0), NodeId(127)).len(), 6);
         // A ToR has 4 equal-cost uplinks towards a remote pod, an agg 4 core uplinks.
         let tor0 = f.tor_of_host[0];
         let remote_tor = f.tor_of_host[127];
         assert_eq!(f.routes.next_hops(&f, tor0, remote_tor).len(), 4);
-        let agg = f.ports[f.routes.next_hops(&f, tor0, remote_tor)[0] as usize].peer;
+        let agg = f.ports[(f.routes.next_hops(&f, tor0, remote_tor)[0]).idx()].peer;
         assert_eq!(f.routes.next_hops(&f, agg, remote_tor).len(), 4);
         // 6 hops of 1 us each way + 6 serializations of 4096 B and 64 B at 400G.
-        assert_eq!(f.base_rtt(0, 127, 4096, 64), 12 * US + 6 * (81_920 + 1_280));
+        assert_eq!(f.base_rtt(NodeId(0), NodeId(127), 4096, 64), 12 * US + 6 * (81_920 + 1_280));
     }
 
     #[test]

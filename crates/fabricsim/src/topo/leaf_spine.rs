@@ -15,6 +15,7 @@
 
 use super::{Fabric, FabricBuilder, FabricSize, Tier, TierLinks};
 use crate::error::{Error, Result};
+use crate::ids::NodeId;
 use crate::units::{BitsPerSec, Time};
 
 /// Builds a leaf-spine of radix `k` with `ratio`:1 oversubscription at the ToRs.
@@ -53,13 +54,13 @@ fn wire(shape: Shape, links: TierLinks, spine_rates: &[BitsPerSec]) -> FabricBui
     let tor0 = b.add_switches(Tier::Tor, tors);
     let spine0 = b.add_switches(Tier::Agg, spines);
     for h in 0..hosts {
-        b.link(h, tor0 + h / hosts_per_tor, links.host.0, links.host.1);
+        b.link(NodeId(h), tor0.offset(h / hosts_per_tor), links.host.0, links.host.1);
     }
     for t in 0..tors {
         for s in 0..spines {
             let rate = spine_rates.get(s as usize).copied().unwrap_or(links.tor_up.0);
             for _ in 0..links_per_spine {
-                b.link(tor0 + t, spine0 + s, rate, links.tor_up.1);
+                b.link(tor0.offset(t), spine0.offset(s), rate, links.tor_up.1);
             }
         }
     }
@@ -165,7 +166,7 @@ mod tests {
         assert_eq!(f.tier_counts(), vec![(Tier::Host, 8192), (Tier::Tor, 128), (Tier::Agg, 64)]);
         // 8192 host cables + 8192 ToR-spine cables, two ports each.
         assert_eq!(f.ports.len(), 2 * (8192 + 8192));
-        assert_eq!(f.representative_path(0, 8191).len(), 4);
+        assert_eq!(f.representative_path(NodeId(0), NodeId(8191)).len(), 4);
         assert_eq!(radix_for_hosts(8192).unwrap(), 128);
         let f4 = build(128, 4, TierLinks { host: l, tor_up: l, agg_up: l }, 0).unwrap();
         assert_eq!(f4.tier_counts()[2], (Tier::Agg, 16));
@@ -183,7 +184,7 @@ mod tests {
         let (t0, t1) = (f.tor_of_host[0], f.tor_of_host[127]);
         assert_eq!(f.tor_of_host[63], t0);
         assert_eq!(f.routes.next_hops(&f, t0, t1).len(), 16);
-        let spine = f.ports[f.routes.next_hops(&f, t0, t1)[0] as usize].peer;
+        let spine = f.ports[(f.routes.next_hops(&f, t0, t1)[0]).idx()].peer;
         assert_eq!(f.routes.next_hops(&f, spine, t1).len(), 2);
         assert!(f.description.contains("1:1"), "{}", f.description);
         assert_eq!(f.link_name(f.routes.next_hops(&f, t0, t1)[1]), "tor0-spine0#1");
@@ -210,18 +211,18 @@ mod tests {
         let (t0, t1) = (f.tor_of_host[0], f.tor_of_host[5]);
         for (a, b) in [(t0, t1), (t1, t0)] {
             let hops = f.routes.next_hops(&f, a, b);
-            let gbps: Vec<f64> = hops.iter().map(|&p| f.ports[p as usize].rate.gbps()).collect();
+            let gbps: Vec<f64> = hops.iter().map(|&p| f.ports[p.idx()].rate.gbps()).collect();
             assert_eq!(gbps, [80.0, 40.0, 40.0]);
             // Both directions of each cable run at the spine's rate.
             for &p in hops {
-                let down = f.routes.next_hops(&f, f.ports[p as usize].peer, b)[0];
-                assert_eq!(f.ports[down as usize].rate, f.ports[p as usize].rate);
-                assert_eq!(f.ports[f.ports[p as usize].reverse as usize].rate, f.ports[p as usize].rate);
+                let down = f.routes.next_hops(&f, f.ports[p.idx()].peer, b)[0];
+                assert_eq!(f.ports[down.idx()].rate, f.ports[p.idx()].rate);
+                assert_eq!(f.ports[f.ports[p.idx()].reverse.idx()].rate, f.ports[p.idx()].rate);
             }
         }
         // Host links stay at 40 G. The base RTT follows the slowest equal-cost path (40 G).
-        assert_eq!(f.ports[f.host_port[0] as usize].rate.gbps(), 40.0);
-        assert_eq!(f.base_rtt(0, 5, 1048, 64), testbed(3, &[]).unwrap().base_rtt(0, 5, 1048, 64));
+        assert_eq!(f.ports[f.host_port[0].idx()].rate.gbps(), 40.0);
+        assert_eq!(f.base_rtt(NodeId(0), NodeId(5), 1048, 64), testbed(3, &[]).unwrap().base_rtt(NodeId(0), NodeId(5), 1048, 64));
         let e = testbed(3, &[80.0]).map(|_| ()).unwrap_err().to_string();
         assert!(e.contains("topology.spine_link_rates_gbps") && e.contains("1 rates for 3 spines"), "{e}");
     }

@@ -94,8 +94,8 @@ pub struct Fabric {
 impl Fabric {
     /// Output ports of `node`.
     pub fn ports_of(&self, node: NodeId) -> &[PortId] {
-        let a = self.node_port_start[node as usize] as usize;
-        let b = self.node_port_start[node as usize + 1] as usize;
+        let a = self.node_port_start[node.idx()] as usize;
+        let b = self.node_port_start[node.idx() + 1] as usize;
         &self.node_port_list[a..b]
     }
 
@@ -122,7 +122,7 @@ impl Fabric {
                 }
             }
         }
-        self.ports[p as usize].rate
+        self.ports[p.idx()].rate
     }
 
     /// The oversubscription ratio of switch `s` on the way up (`inbound = false`: capacity
@@ -133,14 +133,14 @@ impl Fabric {
     pub fn oversubscription_of(&self, s: NodeId, inbound: bool) -> f64 {
         let (mut below, mut above) = (0u64, 0u64);
         for &p in self.ports_of(s) {
-            let spec = &self.ports[p as usize];
-            if self.tier[spec.peer as usize] < self.tier[s as usize] {
+            let spec = &self.ports[p.idx()];
+            if self.tier[spec.peer.idx()] < self.tier[s.idx()] {
                 below += spec.rate.0;
             } else {
                 above += self.available_rate(if inbound { spec.reverse } else { p }).0;
             }
         }
-        if below == 0 || !self.ports_of(s).iter().any(|&p| self.tier[self.ports[p as usize].peer as usize] > self.tier[s as usize]) {
+        if below == 0 || !self.ports_of(s).iter().any(|&p| self.tier[self.ports[p.idx()].peer.idx()] > self.tier[s.idx()]) {
             return 1.0;
         }
         below as f64 / above as f64
@@ -151,7 +151,7 @@ impl Fabric {
     /// going up, the destination ToR coming down, and, when the route climbs above them, the
     /// switches their uplinks reach (a fat tree's aggregation switches). 1 within a rack.
     pub fn oversubscription_on_path(&self, src: NodeId, dst: NodeId) -> f64 {
-        let (ts, td) = (self.tor_of_host[src as usize], self.tor_of_host[dst as usize]);
+        let (ts, td) = (self.tor_of_host[src.idx()], self.tor_of_host[dst.idx()]);
         if ts == td {
             return 1.0;
         }
@@ -159,8 +159,8 @@ impl Fabric {
         if self.routes.distance(self, ts, td) > 2 {
             for (t, inbound) in [(ts, false), (td, true)] {
                 for &p in self.ports_of(t) {
-                    let up = self.ports[p as usize].peer;
-                    if self.tier[up as usize] > self.tier[t as usize] {
+                    let up = self.ports[p.idx()].peer;
+                    if self.tier[up.idx()] > self.tier[t.idx()] {
                         r = r.max(self.oversubscription_of(up, inbound));
                     }
                 }
@@ -185,7 +185,7 @@ impl Fabric {
             x
         }
         for p in &self.ports {
-            let (a, b) = (p.owner as usize, p.peer as usize);
+            let (a, b) = (p.owner.idx(), p.peer.idx());
             if three_tier && matches!((self.tier[a], self.tier[b]), (Tier::Tor, Tier::Agg) | (Tier::Agg, Tier::Tor)) {
                 let (ra, rb) = (root(&mut parent, a), root(&mut parent, b));
                 parent[ra] = rb;
@@ -195,7 +195,7 @@ impl Fabric {
         self.tor_of_host
             .iter()
             .map(|&t| {
-                let r = root(&mut parent, t as usize);
+                let r = root(&mut parent, t.idx());
                 let next = number.len() as u32;
                 *number.entry(r).or_insert(next)
             })
@@ -217,7 +217,7 @@ impl Fabric {
 
     /// Human-readable node name: host12, tor3, agg5, core7 (spine for a leaf-spine's upper tier).
     pub fn node_name(&self, n: NodeId) -> String {
-        format!("{}{}", self.tier_name(self.tier[n as usize]), self.index_in_tier[n as usize])
+        format!("{}{}", self.tier_name(self.tier[n.idx()]), self.index_in_tier[n.idx()])
     }
 
     /// What this fabric calls the nodes of tier `t`, as its node names spell it: `host`,
@@ -234,24 +234,24 @@ impl Fabric {
 
     /// The node called `name` (see [`Fabric::node_name`]).
     pub fn node_by_name(&self, name: &str) -> Option<NodeId> {
-        (0..self.tier.len() as NodeId).find(|&n| self.node_name(n) == name)
+        (0..self.tier.len() as u32).map(NodeId).find(|&n| self.node_name(n) == name)
     }
 
     /// The port from `a` to `b`, if they are neighbours.
     pub fn port_between(&self, a: NodeId, b: NodeId) -> Option<PortId> {
-        self.ports_of(a).iter().copied().find(|&p| self.ports[p as usize].peer == b)
+        self.ports_of(a).iter().copied().find(|&p| self.ports[p.idx()].peer == b)
     }
 
     /// The ports of `p`'s owner towards the same peer (parallel cables), in port order.
     pub fn parallel_ports(&self, p: PortId) -> Vec<PortId> {
-        let spec = &self.ports[p as usize];
-        self.ports_of(spec.owner).iter().copied().filter(|&q| self.ports[q as usize].peer == spec.peer).collect()
+        let spec = &self.ports[p.idx()];
+        self.ports_of(spec.owner).iter().copied().filter(|&q| self.ports[q.idx()].peer == spec.peer).collect()
     }
 
     /// Name of the cable of port `p`: `"tor3-spine7"`, with `#i` for the i-th of parallel cables
     /// between the same two nodes (`"tor0-spine2#1"`); `[[link_events]]` accept the same names.
     pub fn link_name(&self, p: PortId) -> String {
-        let spec = &self.ports[p as usize];
+        let spec = &self.ports[p.idx()];
         let name = format!("{}-{}", self.node_name(spec.owner), self.node_name(spec.peer));
         let parallel = self.parallel_ports(p);
         match parallel.iter().position(|&q| q == p) {
@@ -283,7 +283,7 @@ impl Fabric {
         };
         let (pa, x, y) = self.port_named(key, link, name, example)?;
         let pa = self.parallel_ports(pa).get(nth).copied().ok_or_else(|| Error::invalid(key, format!("`{name}`: no cable #{nth} between `{x}` and `{y}`")))?;
-        Ok([pa, self.ports[pa as usize].reverse])
+        Ok([pa, self.ports[pa.idx()].reverse])
     }
 
     /// Records static failures (one failure entry's; the entries of `[[topology.failures]]` are
@@ -294,7 +294,7 @@ impl Fabric {
         if links.is_empty() {
             return;
         }
-        let mut owners: Vec<NodeId> = links.iter().map(|l| self.ports[l.up as usize].owner).collect();
+        let mut owners: Vec<NodeId> = links.iter().map(|l| self.ports[l.up.idx()].owner).collect();
         owners.sort_unstable();
         owners.dedup();
         let what = links[0].describe();
@@ -308,9 +308,9 @@ impl Fabric {
             self.description += &format!("; {} pod–core links {what}{one_way} ({pods} pods × {})", links.len(), links.len() as u32 / pods.max(1));
         } else {
             // Named by the tier whose uplinks they are (named links may be agg–core links).
-            let tier = self.tier[owners[0] as usize];
+            let tier = self.tier[owners[0].idx()];
             let name = if tier == Tier::Tor { "ToR" } else { self.tier_name(tier) };
-            if owners.iter().all(|&o| self.tier[o as usize] == tier) && links.len() % owners.len() == 0 {
+            if owners.iter().all(|&o| self.tier[o.idx()] == tier) && links.len() % owners.len() == 0 {
                 self.description += &format!("; {} {name} uplinks {what}{one_way} ({} {name}s × {})", links.len(), owners.len(), links.len() / owners.len());
             } else {
                 self.description += &format!("; {} links {what}{one_way}", links.len());
@@ -321,7 +321,7 @@ impl Fabric {
         self.failures.extend(links);
         if self.failures.iter().any(|l| l.rate.is_none()) {
             let removed = self.removed_ports();
-            self.routes = routing::compute(self, |p| !removed[p as usize]);
+            self.routes = routing::compute(self, |p| !removed[p.idx()]);
         }
     }
 
@@ -329,8 +329,8 @@ impl Fabric {
     pub fn removed_ports(&self) -> Vec<bool> {
         let mut removed = vec![false; self.ports.len()];
         for l in self.failures.iter().filter(|l| l.rate.is_none()) {
-            removed[l.up as usize] = true;
-            removed[l.down as usize] = true;
+            removed[l.up.idx()] = true;
+            removed[l.down.idx()] = true;
         }
         removed
     }
@@ -341,16 +341,16 @@ impl Fabric {
     /// the path shape of every path; where next hops differ in rate (a leaf-spine with
     /// `spine_link_rates_gbps`) it is the slowest path, whose RTT bounds every other's.
     pub fn representative_path(&self, src: NodeId, dst: NodeId) -> Vec<PortId> {
-        let mut path = vec![self.host_port[src as usize]];
-        let mut node = self.tor_of_host[src as usize];
-        let dst_tor = self.tor_of_host[dst as usize];
+        let mut path = vec![self.host_port[src.idx()]];
+        let mut node = self.tor_of_host[src.idx()];
+        let dst_tor = self.tor_of_host[dst.idx()];
         while node != dst_tor {
             let hops = self.routes.next_hops(self, node, dst_tor);
-            let p = hops.iter().copied().fold(hops[0], |slow, q| if self.ports[q as usize].rate < self.ports[slow as usize].rate { q } else { slow });
+            let p = hops.iter().copied().fold(hops[0], |slow, q| if self.ports[q.idx()].rate < self.ports[slow.idx()].rate { q } else { slow });
             path.push(p);
-            node = self.ports[p as usize].peer;
+            node = self.ports[p.idx()].peer;
         }
-        path.push(self.host_downlink[dst as usize]);
+        path.push(self.host_downlink[dst.idx()]);
         path
     }
 
@@ -361,7 +361,7 @@ impl Fabric {
         let switches = path.len() as Time - 1;
         let mut t = 2 * switches * self.switch_latency;
         for &p in &path {
-            let spec = &self.ports[p as usize];
+            let spec = &self.ports[p.idx()];
             t += 2 * spec.latency + spec.rate.tx_time(data_bytes) + spec.rate.tx_time(ack_bytes);
         }
         t
@@ -369,22 +369,22 @@ impl Fabric {
 
     /// The host pair with the longest path (the base RTT that sizes buffers and windows).
     pub fn farthest_pair(&self) -> (NodeId, NodeId) {
-        let src = 0;
-        let mut best = (src, if self.hosts > 1 { 1 } else { 0 });
+        let src = NodeId(0);
+        let mut best = (src, NodeId(if self.hosts > 1 { 1 } else { 0 }));
         let mut best_len = 0;
         // Hosts under the last ToR are as far from host 0 as any host can be in these fabrics,
         // but checking every ToR's first host is cheap and topology-agnostic.
         let mut seen_tor = vec![false; self.tier.len()];
         for h in 1..self.hosts {
-            let t = self.tor_of_host[h as usize] as usize;
+            let t = self.tor_of_host[h as usize].idx();
             if seen_tor[t] {
                 continue;
             }
             seen_tor[t] = true;
-            let len = self.representative_path(src, h).len();
+            let len = self.representative_path(src, NodeId(h)).len();
             if len > best_len {
                 best_len = len;
-                best = (src, h);
+                best = (src, NodeId(h));
             }
         }
         best
@@ -412,20 +412,20 @@ impl FabricBuilder {
 
     /// Adds `count` switches of `tier` and returns the node id of the first one.
     pub fn add_switches(&mut self, tier: Tier, count: u32) -> NodeId {
-        let first = self.tier.len() as NodeId;
+        let first = self.tier.len() as u32;
         let already = self.tier.iter().filter(|&&t| t == tier).count() as u32;
         for i in 0..count {
             self.tier.push(tier);
             self.index_in_tier.push(already + i);
         }
-        first
+        NodeId(first)
     }
 
     /// Adds a full-duplex cable between `a` and `b`.
     pub fn link(&mut self, a: NodeId, b: NodeId, rate: BitsPerSec, latency: Time) {
-        let pa = self.ports.len() as PortId;
-        self.ports.push(PortSpec { owner: a, peer: b, reverse: pa + 1, rate, latency });
-        self.ports.push(PortSpec { owner: b, peer: a, reverse: pa, rate, latency });
+        let pa = self.ports.len() as u32;
+        self.ports.push(PortSpec { owner: a, peer: b, reverse: PortId(pa + 1), rate, latency });
+        self.ports.push(PortSpec { owner: b, peer: a, reverse: PortId(pa), rate, latency });
     }
 
     /// Finishes the fabric: per-node port lists, host attachment and routing tables.
@@ -433,29 +433,29 @@ impl FabricBuilder {
         let n = self.tier.len();
         let mut count = vec![0u32; n + 1];
         for p in &self.ports {
-            count[p.owner as usize + 1] += 1;
+            count[p.owner.idx() + 1] += 1;
         }
         for i in 0..n {
             count[i + 1] += count[i];
         }
         let mut fill = count.clone();
-        let mut list = vec![0; self.ports.len()];
+        let mut list = vec![PortId(0); self.ports.len()];
         for (i, p) in self.ports.iter().enumerate() {
-            list[fill[p.owner as usize] as usize] = i as PortId;
-            fill[p.owner as usize] += 1;
+            list[fill[p.owner.idx()] as usize] = PortId::at(i);
+            fill[p.owner.idx()] += 1;
         }
         let mut host_port = vec![PortId::MAX; self.hosts as usize];
         let mut tor_of_host = vec![NodeId::MAX; self.hosts as usize];
         let mut host_downlink = vec![PortId::MAX; self.hosts as usize];
         for (i, p) in self.ports.iter().enumerate() {
-            if p.owner < self.hosts {
-                host_port[p.owner as usize] = i as PortId;
-                tor_of_host[p.owner as usize] = p.peer;
-                host_downlink[p.owner as usize] = p.reverse;
+            if p.owner < NodeId(self.hosts) {
+                host_port[p.owner.idx()] = PortId(i as u32);
+                tor_of_host[p.owner.idx()] = p.peer;
+                host_downlink[p.owner.idx()] = p.reverse;
             }
         }
         let port_peer = self.ports.iter().map(|p| p.peer).collect();
-        let route_tor = tor_of_host.iter().copied().chain((self.hosts..n as NodeId).map(|s| if self.tier[s as usize] == Tier::Tor { s } else { NodeId::MAX })).collect();
+        let route_tor = tor_of_host.iter().copied().chain((self.hosts..n as u32).map(|s| if self.tier[s as usize] == Tier::Tor { NodeId(s) } else { NodeId::MAX })).collect();
         let mut fabric = Fabric {
             description,
             hosts: self.hosts,

@@ -25,7 +25,7 @@ pub(crate) fn ports_matching<'a>(fabric: &'a Fabric, pattern: &'a str) -> impl I
 /// port's (a fabric always has a ToR-to-host port).
 pub(crate) fn example_link(fabric: &Fabric) -> String {
     let switch = |n: u32| n >= fabric.hosts;
-    let p = fabric.ports.iter().position(|s| switch(s.owner) && switch(s.peer)).unwrap_or(0);
+    let p = fabric.ports.iter().position(|s| switch(s.owner.0) && switch(s.peer.0)).unwrap_or(0);
     let spec = &fabric.ports[p];
     format!("{}-{}", fabric.node_name(spec.owner), fabric.node_name(spec.peer))
 }

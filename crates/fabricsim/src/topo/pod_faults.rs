@@ -56,15 +56,15 @@ pub fn pod_uplinks(fabric: &Fabric, key: &str) -> Result<Vec<Vec<PortId>>> {
     let host_pod = fabric.pod_of_host();
     let mut tor_pod = vec![u32::MAX; fabric.tier.len()];
     for (h, &t) in fabric.tor_of_host.iter().enumerate() {
-        tor_pod[t as usize] = host_pod[h];
+        tor_pod[t.idx()] = host_pod[h];
     }
     let pods = host_pod.iter().max().map_or(0, |&m| m + 1) as usize;
     let mut out = vec![Vec::new(); pods];
-    let aggs = (fabric.hosts..fabric.tier.len() as NodeId).filter(|&n| fabric.tier[n as usize] == Tier::Agg);
+    let aggs = (fabric.hosts..fabric.tier.len() as u32).filter(|&n| fabric.tier[n as usize] == Tier::Agg);
     for a in aggs {
-        let ports = fabric.ports_of(a);
-        let Some(pod) = ports.iter().map(|&p| tor_pod[fabric.ports[p as usize].peer as usize]).find(|&x| x != u32::MAX) else { continue };
-        out[pod as usize].extend(ports.iter().copied().filter(|&p| fabric.tier[fabric.ports[p as usize].peer as usize] == Tier::Core));
+        let ports = fabric.ports_of(NodeId(a));
+        let Some(pod) = ports.iter().map(|&p| tor_pod[fabric.ports[p.idx()].peer.idx()]).find(|&x| x != u32::MAX) else { continue };
+        out[pod as usize].extend(ports.iter().copied().filter(|&p| fabric.tier[fabric.ports[p.idx()].peer.idx()] == Tier::Core));
     }
     Ok(out)
 }
@@ -83,7 +83,7 @@ pub fn place(fabric: &Fabric, pods: &[Vec<PortId>], f: u32, placement: Placement
                 let mut keyed: Vec<(usize, NodeId, PortId)> = Vec::with_capacity(ups.len());
                 let mut prev = (NodeId::MAX, 0);
                 for &p in ups {
-                    let owner = fabric.ports[p as usize].owner;
+                    let owner = fabric.ports[p.idx()].owner;
                     prev = if owner == prev.0 { (owner, prev.1 + 1) } else { (owner, 0) };
                     keyed.push((prev.1, owner, p));
                 }

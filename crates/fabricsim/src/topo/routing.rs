@@ -46,7 +46,7 @@ pub struct RouteTable {
 impl RouteTable {
     #[inline]
     fn slot(&self, fabric_hosts: u32, switch: NodeId, dst_tor: NodeId) -> usize {
-        (switch - fabric_hosts) as usize * self.tors as usize + self.tor_index[dst_tor as usize] as usize
+        (switch.0 - fabric_hosts) as usize * self.tors as usize + self.tor_index[dst_tor.idx()] as usize
     }
 
     /// Ports of `switch` on shortest paths towards `dst_tor` (empty when `switch == dst_tor`).
@@ -100,7 +100,7 @@ pub fn compute(fabric: &Fabric, alive: impl Fn(PortId) -> bool) -> RouteTable {
     let mut ports: Vec<PortId> = Vec::new();
     let mut hop_dist = vec![u8::MAX; switches * tors as usize];
     // A cable is usable when both directions are alive (failures take whole cables down).
-    let up: Vec<bool> = (0..fabric.ports.len() as PortId).map(|p| alive(p) && alive(fabric.ports[p as usize].reverse)).collect();
+    let up: Vec<bool> = (0..fabric.ports.len() as u32).map(|p| alive(PortId(p)) && alive(fabric.ports[p as usize].reverse)).collect();
     let all_up = up.iter().all(|&u| u);
     let mut interned: HashMap<Vec<PortId>, (u32, u32)> = HashMap::new();
     let mut dist = vec![u32::MAX; n];
@@ -112,9 +112,9 @@ pub fn compute(fabric: &Fabric, alive: impl Fn(PortId) -> bool) -> RouteTable {
             continue;
         }
         let ti = tor_index[tor] as usize;
-        bfs(fabric, tor as NodeId, |p| up[p as usize], &mut dist, &mut scratch);
+        bfs(fabric, NodeId(tor as u32), |p| up[p.idx()], &mut dist, &mut scratch);
         if !all_up {
-            bfs(fabric, tor as NodeId, |_| true, &mut full, &mut scratch);
+            bfs(fabric, NodeId(tor as u32), |_| true, &mut full, &mut scratch);
         }
         for s in hosts..n {
             let slot = (s - hosts) * tors as usize + ti;
@@ -124,16 +124,16 @@ pub fn compute(fabric: &Fabric, alive: impl Fn(PortId) -> bool) -> RouteTable {
             }
             set.clear();
             if dist[s] != u32::MAX {
-                for &p in fabric.ports_of(s as NodeId) {
-                    let v = fabric.ports[p as usize].peer as usize;
-                    if v >= hosts && up[p as usize] && dist[v] != u32::MAX && dist[v] + 1 == dist[s] {
+                for &p in fabric.ports_of(NodeId(s as u32)) {
+                    let v = fabric.ports[p.idx()].peer.idx();
+                    if v >= hosts && up[p.idx()] && dist[v] != u32::MAX && dist[v] + 1 == dist[s] {
                         set.push(p);
                     }
                 }
             } else if !all_up && full[s] != u32::MAX {
                 // Cut off: keep the full-topology next hops (see the module doc).
-                for &p in fabric.ports_of(s as NodeId) {
-                    let v = fabric.ports[p as usize].peer as usize;
+                for &p in fabric.ports_of(NodeId(s as u32)) {
+                    let v = fabric.ports[p.idx()].peer.idx();
                     if v >= hosts && full[v] != u32::MAX && full[v] + 1 == full[s] {
                         set.push(p);
                     }
@@ -160,17 +160,17 @@ fn bfs(fabric: &Fabric, tor: NodeId, usable: impl Fn(PortId) -> bool, dist: &mut
     let hosts = fabric.hosts as usize;
     let (frontier, next) = scratch;
     dist.iter_mut().for_each(|d| *d = u32::MAX);
-    dist[tor as usize] = 0;
+    dist[tor.idx()] = 0;
     frontier.clear();
     frontier.push(tor);
     while !frontier.is_empty() {
         next.clear();
         for &u in frontier.iter() {
             for &p in fabric.ports_of(u) {
-                let v = fabric.ports[p as usize].peer as usize;
+                let v = fabric.ports[p.idx()].peer.idx();
                 if v >= hosts && dist[v] == u32::MAX && usable(p) {
-                    dist[v] = dist[u as usize] + 1;
-                    next.push(v as NodeId);
+                    dist[v] = dist[u.idx()] + 1;
+                    next.push(NodeId(v as u32));
                 }
             }
         }
@@ -191,7 +191,7 @@ mod tests {
     }
 
     fn peers(f: &Fabric, set: &[PortId]) -> Vec<String> {
-        set.iter().map(|&p| f.node_name(f.ports[p as usize].peer)).collect()
+        set.iter().map(|&p| f.node_name(f.ports[p.idx()].peer)).collect()
     }
 
     //= type=test
@@ -204,7 +204,7 @@ mod tests {
         let (tor0, tor1) = (f.node_by_name("tor0").unwrap(), f.node_by_name("tor1").unwrap());
         let spine0 = f.node_by_name("spine0").unwrap();
         let dead = f.port_between(tor0, spine0).unwrap();
-        let rev = f.ports[dead as usize].reverse;
+        let rev = f.ports[dead.idx()].reverse;
         // Only one direction is reported dead: the whole cable must still be avoided.
         let r = compute(&f, |p| p != rev);
         assert_eq!(peers(&f, r.next_hops(&f, tor1, tor0)), ["spine1"]);
@@ -213,9 +213,9 @@ mod tests {
         assert_eq!(peers(&f, r.next_hops(&f, spine0, tor0)), ["tor1", "tor2", "tor3"]);
         assert_eq!(r.distance(&f, spine0, tor0), 3);
         assert_eq!(r.distance(&f, tor1, tor0), 2);
-        for s in f.hosts..f.tier.len() as NodeId {
+        for s in f.hosts..(NodeId::at(f.tier.len())).0 {
             for t in [tor0, tor1] {
-                assert!(!r.next_hops(&f, s, t).iter().any(|&p| p == dead || p == rev));
+                assert!(!r.next_hops(&f, NodeId(s), t).iter().any(|&p| p == dead || p == rev));
             }
         }
         // Healthy: both spines everywhere.
@@ -230,9 +230,9 @@ mod tests {
     fn cut_off_tor_routes_end_on_a_dead_port() {
         let f = k4();
         let tor0 = f.node_by_name("tor0").unwrap();
-        let dead: Vec<PortId> = f.ports_of(tor0).iter().copied().filter(|&p| f.ports[p as usize].peer >= f.hosts && f.tier[f.ports[p as usize].peer as usize] != Tier::Tor).collect();
+        let dead: Vec<PortId> = f.ports_of(tor0).iter().copied().filter(|&p| f.ports[p.idx()].peer >= NodeId(f.hosts) && f.tier[f.ports[p.idx()].peer.idx()] != Tier::Tor).collect();
         assert_eq!(dead.len(), 2);
-        let r = compute(&f, |p| !dead.contains(&p) && !dead.contains(&f.ports[p as usize].reverse));
+        let r = compute(&f, |p| !dead.contains(&p) && !dead.contains(&f.ports[p.idx()].reverse));
         for src in ["tor1", "tor2", "tor3", "spine0", "spine1"] {
             let mut node = f.node_by_name(src).unwrap();
             let mut hops = 0;
@@ -240,10 +240,10 @@ mod tests {
                 let set = r.next_hops(&f, node, tor0);
                 assert!(!set.is_empty(), "{src}: no next hop at {}", f.node_name(node));
                 let p = set[0];
-                if dead.contains(&f.ports[p as usize].reverse) {
+                if dead.contains(&f.ports[p.idx()].reverse) {
                     break;
                 }
-                node = f.ports[p as usize].peer;
+                node = f.ports[p.idx()].peer;
                 hops += 1;
                 assert!(hops < 4 && node != tor0, "{src}: walked to {}", f.node_name(node));
             }

@@ -406,7 +406,7 @@ mod tests {
             &crate::transport::cc::PathInfo { mtu_bytes: 4096, host_rate: crate::units::BitsPerSec(1), base_rtt: 1, bdp_bytes: 1, hops: 2, net_base_rtt: 1, src_conns: 1, queue_bytes: 0, flows_per_host: 1 },
         ));
         let tx = AnyRecovery::Sack(Default::default());
-        let mut c = Connection::new(0, 1, cc, AnyLb::Spray(spray::Spray::new(&Default::default())), Rng::stream(0, "t", 0), tx);
+        let mut c = Connection::new(NodeId(0), NodeId(1), cc, AnyLb::Spray(spray::Spray::new(&Default::default())), Rng::stream(0, "t", 0), tx);
         c.post(0, size, 4032, 0);
         c
     }

@@ -321,14 +321,14 @@ impl Credits {
     /// Sender: whether credits allow `c` to send a packet now.
     #[inline]
     pub fn allows(&self, c: ConnId) -> bool {
-        let s = &self.state[c as usize];
+        let s = &self.state[c.idx()];
         s.unsolicited_left > 0 || s.credits > 0
     }
 
     /// Sender: `c` sends a packet; spend the allowance or a credit.
     #[inline]
     pub fn spend(&mut self, c: ConnId) {
-        let s = &mut self.state[c as usize];
+        let s = &mut self.state[c.idx()];
         if s.unsolicited_left > 0 {
             s.unsolicited_left -= 1;
         } else {
@@ -340,7 +340,7 @@ impl Credits {
     /// Sender: a message was just posted on `sender` (connection `c`); an idle connection
     /// starts a fresh allowance.
     pub fn on_post(&mut self, c: ConnId, sender: &Connection) {
-        let s = &mut self.state[c as usize];
+        let s = &mut self.state[c.idx()];
         if sender.in_flight == 0 && s.credits == 0 && s.unsolicited_left == 0 {
             s.start_allowance(s.allowance);
         }
@@ -350,7 +350,7 @@ impl Credits {
     /// allowance was granted. With `stop_speculating` (RCCC) the unspent allowance is dropped,
     /// and the packets it would have covered join the pull target (uec-spec §2.1).
     pub fn on_feedback(&mut self, k: &mut Kernel, c: ConnId, sender: &Connection) {
-        let s = &mut self.state[c as usize];
+        let s = &mut self.state[c.idx()];
         if !(self.policy.stop_speculating && s.speculating) {
             return;
         }
@@ -371,7 +371,7 @@ impl Credits {
     /// an idle connection does when a message is posted (see the module doc); returns whether
     /// it may send now.
     pub fn revive(&mut self, c: ConnId, sender: &Connection) -> bool {
-        let s = &mut self.state[c as usize];
+        let s = &mut self.state[c.idx()];
         if sender.in_flight != 0 || s.queued || s.pulls_settled != s.pulls_sent {
             return false;
         }
@@ -381,19 +381,19 @@ impl Credits {
 
     /// Sender: a timeout declared `n` packets of `c` lost; they are resent unsolicited.
     pub fn on_timeout(&mut self, c: ConnId, n: u32) {
-        self.state[c as usize].unsolicited_left += n;
+        self.state[c.idx()].unsolicited_left += n;
     }
 
     /// The network lost a PULL of `c` granting `credits`: they are settled, so the sender may
     /// start afresh ([`Credits::revive`]).
     pub fn pull_lost(&mut self, c: ConnId, credits: u32) {
-        self.state[c as usize].pulls_settled += credits;
+        self.state[c.idx()].pulls_settled += credits;
     }
 
     /// Receiver: a data packet (`trimmed`: a trimmed header) of `c`, whose sending half is
     /// `sender`, arrived.
     pub fn on_data(&mut self, k: &mut Kernel, c: ConnId, sender: &Connection, trimmed: bool) {
-        let s = &mut self.state[c as usize];
+        let s = &mut self.state[c.idx()];
         // Credits needed = posted packets beyond the unsolicited allowance (+ trims below).
         s.target_seen = s.target_seen.max(sender.n_pkts.saturating_sub(s.granted));
         if trimmed {
@@ -402,7 +402,7 @@ impl Credits {
         if s.owed() > 0 && !s.queued {
             s.queued = true;
             let host = sender.dst;
-            self.pacers[host as usize].queue.push_back(c);
+            self.pacers[host.idx()].queue.push_back(c);
             self.schedule_tick(k, host);
         }
     }
@@ -410,11 +410,11 @@ impl Credits {
     /// Schedules `host`'s pacer to send its next PULL, if it has a connection owed credit and
     /// no tick pending.
     pub fn schedule_tick(&mut self, k: &mut Kernel, host: NodeId) {
-        let p = &mut self.pacers[host as usize];
+        let p = &mut self.pacers[host.idx()];
         if !p.pending && !p.queue.is_empty() {
             p.pending = true;
             let at = p.next_at.max(k.now);
-            k.q.push(at, EventKind::PullTick, host);
+            k.q.push(at, EventKind::PullTick, host.0);
         }
     }
 
@@ -422,19 +422,19 @@ impl Credits {
     /// (the engine sends it, then calls [`Credits::schedule_tick`]). `conns` are the
     /// connections' sending halves, `tp` the transport's constants.
     pub fn on_pull_tick(&mut self, k: &mut Kernel, host: NodeId, conns: &impl crate::kernel::store::Store<super::Connection>, tp: &TransportParams, port: PortId, rate: BitsPerSec) -> Option<PktId> {
-        self.pacers[host as usize].pending = false;
-        let c = self.pacers[host as usize].queue.pop_front()?;
+        self.pacers[host.idx()].pending = false;
+        let c = self.pacers[host.idx()].queue.pop_front()?;
         let policy = self.policy;
-        let s = &mut self.state[c as usize];
+        let s = &mut self.state[c.idx()];
         //= uec-spec §2.2 (htsim UecSink::pull: grant up to the target, never beyond)
         let grant = s.owed().min(policy.credit_per_pull);
         s.pulls_sent += grant;
         if s.owed() > 0 {
-            self.pacers[host as usize].queue.push_back(c);
+            self.pacers[host.idx()].queue.push_back(c);
         } else {
             s.queued = false;
         }
-        let conn = &conns[c as usize];
+        let conn = &conns[c.idx()];
         let pkt = k.pool.alloc(Packet {
             conn: c,
             src: conn.dst,
@@ -451,7 +451,7 @@ impl Credits {
             //= uec-spec §2.2, §8 (htsim pull_rate_modifier 0.99)
             interval = (interval as f64 / policy.pull_rate).round() as Time;
         }
-        self.pacers[host as usize].next_at = k.now + interval;
+        self.pacers[host.idx()].next_at = k.now + interval;
         Some(pkt)
     }
 
@@ -460,10 +460,10 @@ impl Credits {
     pub fn on_pull(&mut self, k: &mut Kernel, pkt: PktId, conns: &impl crate::kernel::store::Store<super::Connection>) -> ConnId {
         let (c, grant) = (k.pool.get(pkt).conn, k.pool.get(pkt).seq);
         k.pool.free(pkt);
-        let s = &mut self.state[c as usize];
+        let s = &mut self.state[c.idx()];
         s.credits += grant;
         s.pulls_settled += grant;
-        self.on_feedback(k, c, &conns[c as usize]);
+        self.on_feedback(k, c, &conns[c.idx()]);
         c
     }
 }
@@ -496,34 +496,34 @@ mod tests {
     #[test]
     fn the_receiver_pulls_what_is_posted_beyond_the_allowance_one_mtu_time_apart() {
         let (mut cr, conns, mut k) = one_connection(5, 1000, 3, EQDS);
-        cr.on_data(&mut k, 0, &conns[0], false);
+        cr.on_data(&mut k, ConnId(0), &conns[0], false);
         assert_eq!(cr.state[0].owed(), 2, "5 posted, 3 unsolicited");
-        cr.on_data(&mut k, 0, &conns[0], true);
+        cr.on_data(&mut k, ConnId(0), &conns[0], true);
         assert_eq!(cr.state[0].owed(), 3, "a trimmed header's retransmission needs a credit");
-        assert_eq!(cr.pacers[1].queue, [0], "queued once at the receiver's (host 1's) pacer");
+        assert_eq!(cr.pacers[1].queue, [ConnId(0)], "queued once at the receiver's (host 1's) pacer");
         let rate = crate::units::BitsPerSec(8_000_000_000); // 1 byte per ns
-        let pull = cr.on_pull_tick(&mut k, 1, &conns, &tp(), 9, rate).expect("a PULL");
+        let pull = cr.on_pull_tick(&mut k, NodeId(1), &conns, &tp(), PortId(9), rate).expect("a PULL");
         let p = *k.pool.get(pull);
-        assert_eq!((p.kind, p.src, p.dst, p.seq, p.port, p.size), (PktKind::Pull, 1, 0, 1, 9, 64));
+        assert_eq!((p.kind, p.src, p.dst, p.seq, p.port, p.size), (PktKind::Pull, NodeId(1), NodeId(0), 1, PortId(9), 64));
         assert_eq!(cr.pacers[1].next_at, 1000 * 1000, "one 1000-byte MTU at 1 B/ns, in ps");
         assert_eq!(cr.state[0].pulls_sent, 1);
         // The PULL reaches the sender: one credit; a lost one is settled without a credit.
-        assert_eq!(cr.on_pull(&mut k, pull, &conns), 0);
+        assert_eq!(cr.on_pull(&mut k, pull, &conns), ConnId(0));
         assert_eq!((cr.state[0].credits, cr.state[0].pulls_settled), (1, 1));
-        cr.pull_lost(0, 1);
+        cr.pull_lost(ConnId(0), 1);
         assert_eq!((cr.state[0].credits, cr.state[0].pulls_settled), (1, 2));
     }
 
     #[test]
     fn spending_takes_the_allowance_first_and_a_stuck_sender_revives_only_when_nothing_can_credit_it() {
         let (mut cr, conns, _k) = one_connection(5, 0, 1, EQDS);
-        assert!(cr.allows(0));
-        cr.spend(0);
-        assert!(!cr.allows(0));
-        assert!(cr.revive(0, &conns[0]), "nothing in flight, no PULL owed or on its way");
+        assert!(cr.allows(ConnId(0)));
+        cr.spend(ConnId(0));
+        assert!(!cr.allows(ConnId(0)));
+        assert!(cr.revive(ConnId(0), &conns[0]), "nothing in flight, no PULL owed or on its way");
         let (mut cr, conns, _k) = one_connection(5, 1000, 1, EQDS);
-        cr.spend(0);
-        assert!(!cr.revive(0, &conns[0]), "an ACK is still to come");
+        cr.spend(ConnId(0));
+        assert!(!cr.revive(ConnId(0), &conns[0]), "an ACK is still to come");
     }
 
     //= uec-spec §2.5, §8; type=test

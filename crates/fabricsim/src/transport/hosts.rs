@@ -107,11 +107,11 @@ impl<L: Layout> Hosts<L> {
     pub fn offer(&mut self, now: Time, c: ConnId, msg: Option<u32>, bytes_of: impl Fn(u32) -> u64, posted: &mut Vec<u32>) {
         let mss = self.tp.mss;
         if let Some(m) = msg {
-            self.lanes[c as usize].pending.push_back(m);
+            self.lanes[c.idx()].pending.push_back(m);
         }
-        while let Some(&m) = self.lanes[c as usize].pending.front() {
+        while let Some(&m) = self.lanes[c.idx()].pending.front() {
             let bytes = bytes_of(m);
-            let lane = &mut self.lanes[c as usize];
+            let lane = &mut self.lanes[c.idx()];
             let st = GateState { now, in_flight_msgs: lane.in_flight_msgs, in_flight_bytes: lane.in_flight_bytes, next_bytes: bytes };
             if !lane.gate.may_post(&st) {
                 break;
@@ -119,7 +119,7 @@ impl<L: Layout> Hosts<L> {
             lane.pending.pop_front();
             lane.in_flight_msgs += 1;
             lane.in_flight_bytes += bytes;
-            let conn = &mut self.conns[c as usize];
+            let conn = &mut self.conns[c.idx()];
             if conn.idle() {
                 // A message on an idle connection starts a flow: its pacer may delay it.
                 let j = conn.cc.start_jitter();
@@ -131,7 +131,7 @@ impl<L: Layout> Hosts<L> {
             }
             conn.post(m, bytes, mss, now);
             if self.credits.on {
-                self.credits.on_post(c, &self.conns[c as usize]);
+                self.credits.on_post(c, &self.conns[c.idx()]);
             }
             posted.push(m);
         }
@@ -140,8 +140,8 @@ impl<L: Layout> Hosts<L> {
     /// The next message of connection `c` delivered in order at its receiver now, if its
     /// packets below `end` hold one not reported yet.
     pub fn next_delivered(&mut self, now: Time, c: ConnId, end: u32) -> Option<u32> {
-        let conn = &mut self.conns[c as usize];
-        let r = &mut self.rx[c as usize];
+        let conn = &mut self.conns[c.idx()];
+        let r = &mut self.rx[c.idx()];
         let m = conn.msgs.get_mut(r.next_msg(conn.msgs_retired))?;
         if m.end_pkt > end {
             return None;
@@ -155,7 +155,7 @@ impl<L: Layout> Hosts<L> {
     /// leaves the connection and its gate hears of it (returning its window decision, if it
     /// made one, for the gate log). `bytes_of` gives a message's payload bytes.
     pub fn next_completed(&mut self, now: Time, c: ConnId, bytes_of: impl Fn(u32) -> u64) -> Option<(u32, Option<WindowUpdate>)> {
-        let conn = &mut self.conns[c as usize];
+        let conn = &mut self.conns[c.idx()];
         let &m = conn.msgs.front()?;
         // Acknowledged (and, where the mode completes on settle, reported done) implies sent
         // and delivered.
@@ -166,7 +166,7 @@ impl<L: Layout> Hosts<L> {
         conn.msgs_sent -= 1;
         conn.msgs_retired += 1;
         let bytes = bytes_of(m.msg);
-        let lane = &mut self.lanes[c as usize];
+        let lane = &mut self.lanes[c.idx()];
         lane.in_flight_msgs -= 1;
         lane.in_flight_bytes -= bytes;
         let fb = MessageFeedback {

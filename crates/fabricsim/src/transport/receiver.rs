@@ -249,7 +249,7 @@ impl Receiver {
     pub fn on_data(&mut self, k: &mut Kernel, tp: &TransportParams, pkt: PktId, p: &Packet, port: PortId, sends: &mut Sends) -> DataStep {
         if p.flags & F_TRIMMED != 0 {
             // Trimmed header: NACK it at once so the sender retransmits within one RTT.
-            k.log.packet(k.now, p.conn, p.seq, PacketEvent::HeaderArrived, NO_PORT);
+            k.log.packet(k.now, p.conn.0, p.seq, PacketEvent::HeaderArrived, NO_PORT);
             let a = k.pool.get_mut(pkt);
             a.kind = PktKind::Nack;
             a.src = p.dst;
@@ -411,6 +411,7 @@ impl Receiver {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ids::{ConnId, NodeId};
     use crate::kernel::packet::PacketPool;
     use crate::kernel::queue::EventQueue;
 
@@ -428,7 +429,7 @@ mod tests {
 
     /// A data packet `seq` of connection 0 from host 0 to host 1, with `flags`.
     fn data(k: &mut Kernel, seq: u32, flags: u16) -> (PktId, Packet) {
-        let p = Packet { conn: 0, src: 0, dst: 1, seq, size: 1064, kind: PktKind::Data, flags, ..Packet::default() };
+        let p = Packet { conn: ConnId(0), src: NodeId(0), dst: NodeId(1), seq, size: 1064, kind: PktKind::Data, flags, ..Packet::default() };
         (k.pool.alloc(p), p)
     }
 
@@ -436,7 +437,7 @@ mod tests {
     fn arrive(r: &mut Receiver, k: &mut Kernel, tp: &TransportParams, seq: u32, flags: u16, n_pkts: u32) -> Vec<Packet> {
         let (pkt, p) = data(k, seq, flags);
         let mut sends = Sends::default();
-        let step = r.on_data(k, tp, pkt, &p, 7, &mut sends);
+        let step = r.on_data(k, tp, pkt, &p, PortId(7), &mut sends);
         let mut out: Vec<PktId> = sends.iter().collect();
         if let DataStep::Answer(accepted) = step {
             out.extend(r.answer_data(k, tp, pkt, &p, n_pkts, accepted));
@@ -449,11 +450,11 @@ mod tests {
         let (mut r, mut k, tp) = (receiver(), kernel(), params(1, None));
         let (pkt, p) = data(&mut k, 3, F_TRIMMED | F_RETX);
         let mut sends = Sends::default();
-        assert!(matches!(r.on_data(&mut k, &tp, pkt, &p, 7, &mut sends), DataStep::Done));
+        assert!(matches!(r.on_data(&mut k, &tp, pkt, &p, PortId(7), &mut sends), DataStep::Done));
         let out: Vec<PktId> = sends.iter().collect();
         assert_eq!(out, vec![pkt], "the header's slot carries the NACK");
         let n = k.pool.get(pkt);
-        assert_eq!((n.kind, n.src, n.dst, n.size, n.flags), (PktKind::Nack, 1, 0, 64, F_RETX));
+        assert_eq!((n.kind, n.src, n.dst, n.size, n.flags), (PktKind::Nack, NodeId(1), NodeId(0), 64, F_RETX));
         assert_eq!(r.pkts, 0, "a header delivers nothing");
     }
 
@@ -473,7 +474,7 @@ mod tests {
         let (mut r, mut k, tp) = (receiver(), kernel(), params(1, Some(50)));
         let a = arrive(&mut r, &mut k, &tp, 0, F_CE, 10);
         assert_eq!(a.iter().map(|p| p.kind).collect::<Vec<_>>(), vec![PktKind::Cnp, PktKind::Ack]);
-        assert_eq!((a[0].src, a[0].dst, a[0].port), (1, 0, 7));
+        assert_eq!((a[0].src, a[0].dst, a[0].port), (NodeId(1), NodeId(0), PortId(7)));
         assert!(a[1].flags & F_ECE != 0, "the ACK echoes the mark");
         k.now = 49;
         let a = arrive(&mut r, &mut k, &tp, 1, F_CE, 10);

@@ -178,7 +178,7 @@ impl<L: Layout> Hosts<L> {
 
     fn readiness(&mut self, now: Time, c: ConnId) -> Readiness {
         let (header, mss, mtu) = (self.tp.header, self.tp.mss, self.mtu());
-        let conn = &mut self.conns[c as usize];
+        let conn = &mut self.conns[c.idx()];
         if conn.idle() {
             conn.pace_idle = conn.pace_on_schedule;
             return Readiness::Blocked;
@@ -197,10 +197,10 @@ impl<L: Layout> Hosts<L> {
         if window_holds_back(conn.cc.window(), conn.in_flight, wire) {
             return Readiness::Blocked;
         }
-        if self.credits.on && !self.credits.allows(c) && !self.credits.revive(c, &self.conns[c as usize]) {
+        if self.credits.on && !self.credits.allows(c) && !self.credits.revive(c, &self.conns[c.idx()]) {
             return Readiness::Blocked;
         }
-        let conn = &mut self.conns[c as usize];
+        let conn = &mut self.conns[c.idx()];
         if conn.next_send > now + RATE_RECHECK && !conn.pace_on_schedule {
             // A long gap (a slow rate): the rate may rise before the gap ends, as a NIC rate
             // limiter's would, so re-read it and wake at least every RATE_RECHECK.
@@ -227,10 +227,10 @@ impl<L: Layout> Hosts<L> {
         match self.readiness(k.now, c) {
             Readiness::Ready => true,
             Readiness::Paced(t) => {
-                let conn = &mut self.conns[c as usize];
+                let conn = &mut self.conns[c.idx()];
                 if !conn.wake_pending {
                     conn.wake_pending = true;
-                    k.q.push(t, EventKind::ConnWake, c);
+                    k.q.push(t, EventKind::ConnWake, c.0);
                 }
                 false
             }
@@ -242,12 +242,12 @@ impl<L: Layout> Hosts<L> {
     /// at it (the engine kicks it).
     #[must_use]
     pub fn wake(&mut self, k: &mut Kernel, c: ConnId) -> Option<PortId> {
-        if self.conns[c as usize].in_ready || !self.may_send(k, c) {
+        if self.conns[c.idx()].in_ready || !self.may_send(k, c) {
             return None;
         }
-        let conn = &mut self.conns[c as usize];
+        let conn = &mut self.conns[c.idx()];
         conn.in_ready = true;
-        let nic = &mut self.nics[conn.src as usize];
+        let nic = &mut self.nics[conn.src.idx()];
         nic.ready.push_back(c);
         Some(nic.port)
     }
@@ -255,7 +255,7 @@ impl<L: Layout> Hosts<L> {
     /// `c`'s pacing wake-up fired: as [`Hosts::wake`].
     #[must_use]
     pub fn on_wake(&mut self, k: &mut Kernel, c: ConnId) -> Option<PortId> {
-        self.conns[c as usize].wake_pending = false;
+        self.conns[c.idx()].wake_pending = false;
         self.wake(k, c)
     }
 
@@ -267,7 +267,7 @@ impl<L: Layout> Hosts<L> {
         }
         let (now, mss, header, ect, coalescing) = (k.now, self.tp.mss, self.tp.header, self.tp.ect, self.tp.coalescing());
         let mtu = self.mtu();
-        let conn = &mut self.conns[c as usize];
+        let conn = &mut self.conns[c.idx()];
         let (seq, retx) = conn.next_to_send(now, mtu)?;
         let mut msg_first = false;
         let mut ack_now = false;
@@ -284,7 +284,7 @@ impl<L: Layout> Hosts<L> {
         if retx {
             conn.retx.pop_front();
             *conn.slot(seq) = slot;
-            self.stats[c as usize].retransmits += 1;
+            self.stats[c.idx()].retransmits += 1;
             k.c.data_retransmitted += 1;
         } else {
             if conn.msgs_sent == conn.msgs.len() {
@@ -325,7 +325,7 @@ impl<L: Layout> Hosts<L> {
         }
         let mut flags = if ect { F_ECT } else { 0 } | if retx { F_RETX } else { 0 } | if msg_first { F_MSG_FIRST } else { 0 };
         if !self.drop_plan.is_empty() {
-            for d in self.drop_plan.iter_mut().filter(|d| d.0 == c && d.1 == seq) {
+            for d in self.drop_plan.iter_mut().filter(|d| d.0 == c.0 && d.1 == seq) {
                 d.3 += 1;
                 if d.3 == d.2 {
                     flags |= if d.4 == 0 { F_DOOMED } else { F_HELD };
@@ -342,7 +342,7 @@ impl<L: Layout> Hosts<L> {
             //= runs with `ack_every` keep their results
             let by_bytes = self.tp.ack_coalesce_bytes > 0;
             let last_credit = by_bytes && self.credits.on && {
-                let s = &self.credits.state[c as usize];
+                let s = &self.credits.state[c.idx()];
                 s.unsolicited_left + s.credits <= 1
             };
             if ack_now || full || (by_bytes && retx) || last_credit || conn.next_to_send(now, mtu).is_none() {
@@ -352,9 +352,9 @@ impl<L: Layout> Hosts<L> {
         let (src, dst) = (conn.src, conn.dst);
         if shared_rto && !conn.timer_pending {
             conn.timer_pending = true;
-            k.q.push(now + self.tp.rto, EventKind::ConnTimer, c);
+            k.q.push(now + self.tp.rto, EventKind::ConnTimer, c.0);
         }
-        let (recovery, mut ctx) = self.conns[c as usize].sender_parts(now, mtu);
+        let (recovery, mut ctx) = self.conns[c.idx()].sender_parts(now, mtu);
         let a = recovery.on_send(&mut ctx, seq);
         // (No mode asks for a probe on a send: the probe is its timer's.)
         debug_assert!(!a.probe, "a probe asked for on a send");
@@ -363,8 +363,8 @@ impl<L: Layout> Hosts<L> {
             self.credits.spend(c);
         }
         let event = if retx { PacketEvent::Resent } else { PacketEvent::Sent };
-        k.log.packet(now, c, seq, event, NO_PORT);
-        let port = self.nics[src as usize].port;
+        k.log.packet(now, c.0, seq, event, NO_PORT);
+        let port = self.nics[src.idx()].port;
         Some(k.pool.alloc(Packet {
             conn: c,
             src,
@@ -384,7 +384,7 @@ impl<L: Layout> Hosts<L> {
     #[inline]
     fn ack_one(&mut self, now: Time, c: ConnId, seq: u32) -> u64 {
         let header = self.tp.header;
-        let conn = &mut self.conns[c as usize];
+        let conn = &mut self.conns[c.idx()];
         if seq < conn.snd_una || seq >= conn.next_seq {
             return 0;
         }
@@ -411,7 +411,7 @@ impl<L: Layout> Hosts<L> {
     #[inline]
     fn ack_below(&mut self, now: Time, c: ConnId, cum: u32) -> u64 {
         let mut newly = 0;
-        for seq in self.conns[c as usize].snd_una..cum {
+        for seq in self.conns[c.idx()].snd_una..cum {
             newly += self.ack_one(now, c, seq);
         }
         newly
@@ -425,11 +425,11 @@ impl<L: Layout> Hosts<L> {
         let int = k.pool.telemetry(pkt).copied();
         k.pool.free(pkt);
         let c = p.conn;
-        if self.conns[c as usize].idle() {
+        if self.conns[c.idx()].idle() {
             return None;
         }
         let (now, mtu) = (k.now, self.mtu());
-        let una = self.conns[c as usize].snd_una;
+        let una = self.conns[c.idx()].snd_una;
         let mut newly = self.ack_below(now, c, p.cum_ack);
         let mut bits = p.sack_bits;
         while bits != 0 {
@@ -440,11 +440,11 @@ impl<L: Layout> Hosts<L> {
         let probe_ack = p.flags & F_PROBE_ACK != 0;
         if !probe_ack {
             newly += self.ack_one(now, c, p.seq);
-            k.log.packet(now, c, p.seq, PacketEvent::AckArrived, NO_PORT);
+            k.log.packet(now, c.0, p.seq, PacketEvent::AckArrived, NO_PORT);
         }
         let rtt = now - p.sent_at;
         self.acked.rtt.add(rtt);
-        let conn = &mut self.conns[c as usize];
+        let conn = &mut self.conns[c.idx()];
         conn.advance_una();
         // Forget timer entries of packets no longer in flight, so the log stays window-sized.
         while let Some(&(s, t)) = conn.tx_log.front() {
@@ -455,7 +455,7 @@ impl<L: Layout> Hosts<L> {
         }
         let ecn = p.flags & F_ECE != 0;
         if ecn {
-            self.stats[c as usize].ecn_acks += 1;
+            self.stats[c.idx()].ecn_acks += 1;
         }
         conn.consecutive_timeouts = 0;
         let ev = AckEvent {
@@ -503,14 +503,14 @@ impl<L: Layout> Hosts<L> {
     /// Whether acknowledgements completed `c`'s oldest message (the workload settles it).
     #[inline]
     pub fn oldest_message_done(&self, c: ConnId) -> bool {
-        let conn = &self.conns[c as usize];
+        let conn = &self.conns[c.idx()];
         conn.msgs.front().is_some_and(|m| m.end_pkt <= conn.snd_una.min(conn.settled_end))
     }
 
     /// After its messages were settled: an idle connection notes its finish time.
     #[inline]
     pub fn note_finish(&mut self, now: Time, c: ConnId) {
-        let conn = &mut self.conns[c as usize];
+        let conn = &mut self.conns[c.idx()];
         if conn.idle() {
             conn.finish = Some(now);
         }
@@ -534,8 +534,8 @@ impl<L: Layout> Hosts<L> {
         k.pool.free(pkt);
         let (now, mtu) = (k.now, self.mtu());
         let c = p.conn;
-        k.log.packet(now, c, p.seq, PacketEvent::NackArrived, NO_PORT);
-        let conn = &mut self.conns[c as usize];
+        k.log.packet(now, c.0, p.seq, PacketEvent::NackArrived, NO_PORT);
+        let conn = &mut self.conns[c.idx()];
         if conn.idle() || p.seq < conn.snd_una || p.seq >= conn.next_seq {
             return SenderStep::stop(c);
         }
@@ -545,7 +545,7 @@ impl<L: Layout> Hosts<L> {
         let requeued = if bounced { recovery.on_bounce(&mut ctx, &report) } else { recovery.on_nack(&mut ctx, &report) };
         let Some(wire) = requeued else { return SenderStep::stop(c) };
         let a = recovery.after_loss_report(&mut ctx);
-        self.stats[c as usize].nacks += 1;
+        self.stats[c.idx()].nacks += 1;
         let ev = NackEvent {
             now,
             bytes: wire,
@@ -558,7 +558,7 @@ impl<L: Layout> Hosts<L> {
         conn.cc.on_nack(&ev);
         conn.lb.on_feedback(p.entropy, Feedback::Nack, now);
         if self.credits.on {
-            self.credits.on_feedback(k, c, &self.conns[c as usize]);
+            self.credits.on_feedback(k, c, &self.conns[c.idx()]);
         }
         let probe = self.apply_recovery(k, c, a);
         SenderStep { conn: c, probe, then: Then::Wake }
@@ -567,7 +567,7 @@ impl<L: Layout> Hosts<L> {
     /// The retransmission timer of `c`: declare lost every packet outstanding for one RTO.
     pub fn on_timer(&mut self, k: &mut Kernel, c: ConnId) -> SenderStep {
         let (now, rto, mtu) = (k.now, self.tp.rto, self.mtu());
-        let conn = &mut self.conns[c as usize];
+        let conn = &mut self.conns[c.idx()];
         conn.timer_pending = false;
         if conn.idle() {
             return SenderStep::stop(c);
@@ -584,7 +584,7 @@ impl<L: Layout> Hosts<L> {
             if !live {
                 continue;
             }
-            k.log.packet(now, c, seq, PacketEvent::TimedOut, NO_PORT);
+            k.log.packet(now, c.0, seq, PacketEvent::TimedOut, NO_PORT);
             let slot = conn.slot(seq);
             let wire = slot.wire as u64;
             slot.state = SeqState::Lost;
@@ -598,15 +598,15 @@ impl<L: Layout> Hosts<L> {
         }
         let mut probe = None;
         if lost > 0 {
-            let (recovery, mut ctx) = self.conns[c as usize].sender_parts(now, mtu);
+            let (recovery, mut ctx) = self.conns[c.idx()].sender_parts(now, mtu);
             let a = recovery.on_timeout(&mut ctx);
             probe = self.apply_recovery(k, c, a);
             self.account_timeout(k, c, Lost { pkts: lost_pkts, bytes: lost, latest_sent_at });
         }
-        let conn = &mut self.conns[c as usize];
+        let conn = &mut self.conns[c.idx()];
         if let Some(&(_, t)) = conn.tx_log.front() {
             conn.timer_pending = true;
-            k.q.push(t + rto, EventKind::ConnTimer, c);
+            k.q.push(t + rto, EventKind::ConnTimer, c.0);
         }
         SenderStep { conn: c, probe, then: Then::Wake }
     }
@@ -617,8 +617,8 @@ impl<L: Layout> Hosts<L> {
         if self.credits.on {
             self.credits.on_timeout(c, lost.pkts);
         }
-        let conn = &mut self.conns[c as usize];
-        let stats = &mut self.stats[c as usize];
+        let conn = &mut self.conns[c.idx()];
+        let stats = &mut self.stats[c.idx()];
         stats.timeouts += 1;
         stats.timeout_lost += lost.pkts;
         conn.consecutive_timeouts += 1;
@@ -639,20 +639,20 @@ impl<L: Layout> Hosts<L> {
         let p = *k.pool.get(pkt);
         k.pool.free(pkt);
         let c = p.conn;
-        if self.conns[c as usize].idle() {
+        if self.conns[c.idx()].idle() {
             return SenderStep::stop(c);
         }
         let (e, now, mtu) = (p.cum_ack, k.now, self.mtu());
         // Everything below the expected PSN has arrived: the NACK is also a cumulative ACK.
         self.ack_below(now, c, e);
-        let conn = &mut self.conns[c as usize];
+        let conn = &mut self.conns[c.idx()];
         conn.advance_una();
         // A NACK that ACKs overtook: ns-3's RecoverQueue still goes back, to snd_una (without
         // it a flow whose last packet was NACKed that way waited for the RTO).
         let e = if e < conn.snd_una && conn.recovery.stale_nack_goes_back() { conn.snd_una } else { e };
         let mut probe = None;
         if e >= conn.snd_una && e < conn.next_seq {
-            self.stats[c as usize].nacks += 1;
+            self.stats[c.idx()].nacks += 1;
             let (recovery, mut ctx) = conn.sender_parts(now, mtu);
             let a = recovery.on_seq_nack(&mut ctx, e, p.sent_at);
             probe = self.apply_recovery(k, c, a);
@@ -661,8 +661,8 @@ impl<L: Layout> Hosts<L> {
             // The NACK's CNP flag (under the mellanox RP: a CE-marked packet's, or every NACK's
             // with `ooo_triggers_cnp`; the receiver's `send_seq_nack`): ns-3's
             // RdmaHw::ReceiveAck goes back first, then takes the CNP.
-            self.tp.signals.on_gap_nack_flag(now, &mut self.conns[c as usize]);
-            self.stats[c as usize].signals += 1;
+            self.tp.signals.on_gap_nack_flag(now, &mut self.conns[c.idx()]);
+            self.stats[c.idx()].signals += 1;
         }
         SenderStep { conn: c, probe, then: Then::Progress }
     }
@@ -675,21 +675,21 @@ impl<L: Layout> Hosts<L> {
         let p = k.pool.get(pkt);
         let (c, kind) = (p.conn, p.kind);
         k.pool.free(pkt);
-        let known = self.tp.signals.on_receipt(kind, k.now, &mut self.conns[c as usize]);
+        let known = self.tp.signals.on_receipt(kind, k.now, &mut self.conns[c.idx()]);
         debug_assert!(known, "a {kind:?} packet handled as a signal");
-        self.stats[c as usize].signals += 1;
+        self.stats[c.idx()].signals += 1;
     }
 
     /// The loss-recovery mode's own timer of `c` fired.
     pub fn on_recovery_timer(&mut self, k: &mut Kernel, c: ConnId) -> SenderStep {
         let (now, mtu) = (k.now, self.mtu());
-        let conn = &mut self.conns[c as usize];
+        let conn = &mut self.conns[c.idx()];
         let queued = conn.retx.len();
         let (recovery, mut ctx) = conn.sender_parts(now, mtu);
         let a = recovery.on_timer(&mut ctx);
         let probe = self.apply_recovery(k, c, a);
         // Packets the timer declared lost may go now.
-        let then = if self.conns[c as usize].retx.len() != queued { Then::Wake } else { Then::Stop };
+        let then = if self.conns[c.idx()].retx.len() != queued { Then::Wake } else { Then::Stop };
         SenderStep { conn: c, probe, then }
     }
 
@@ -701,7 +701,7 @@ impl<L: Layout> Hosts<L> {
             return None;
         }
         if let Some(t) = a.timer {
-            k.q.push(t, EventKind::RecoveryTimer, c);
+            k.q.push(t, EventKind::RecoveryTimer, c.0);
         }
         let probe = a.probe.then(|| self.probe(k, c));
         match a.episode {
@@ -709,7 +709,7 @@ impl<L: Layout> Hosts<L> {
             Some(Episode::Probe) => k.c.probe_recoveries += 1,
             Some(Episode::FastRetransmit) => {
                 k.c.fast_retransmits += 1;
-                self.stats[c as usize].fast_retransmits += 1;
+                self.stats[c.idx()].fast_retransmits += 1;
             }
             Some(Episode::Timeout(lost)) => self.account_timeout(k, c, lost),
             None => {}
@@ -724,13 +724,13 @@ impl<L: Layout> Hosts<L> {
     /// acknowledge all their packets, lost ones included ([`Actions::settle`]). The messages
     /// complete when the engine follows the step ([`Then::Progress`]).
     fn settle(&mut self, now: Time, c: ConnId, seq: u32) {
-        let conn = &self.conns[c as usize];
+        let conn = &self.conns[c.idx()];
         // (The ACK's handler already acknowledged the packets below its cumulative point,
         // `seq` among them: the message holding it may still be open with packets above.)
         let Some(i) = conn.msg_of(seq).filter(|&i| conn.msgs[i].first_pkt <= seq) else { return };
         let end = conn.msgs[i].end_pkt;
         self.ack_below(now, c, end);
-        let conn = &mut self.conns[c as usize];
+        let conn = &mut self.conns[c.idx()];
         conn.advance_una();
         conn.settled_end = conn.settled_end.max(end);
     }
@@ -739,7 +739,7 @@ impl<L: Layout> Hosts<L> {
     /// bitmap starts at `snd_una`.
     fn probe(&mut self, k: &mut Kernel, c: ConnId) -> PktId {
         let (now, mtu) = (k.now, self.mtu());
-        let conn = &mut self.conns[c as usize];
+        let conn = &mut self.conns[c.idx()];
         let ctx = EntropyCtx { now, seq: conn.snd_una, retransmit: false, window_pkts: conn.cc.window().map(|w| (w / mtu) as u32), in_flight: conn.in_flight };
         let entropy = conn.lb.next_entropy(&ctx, &mut conn.rng);
         let (src, dst) = (conn.src, conn.dst);
@@ -753,7 +753,7 @@ impl<L: Layout> Hosts<L> {
             kind: PktKind::Probe,
             flags: if self.tp.ect { F_ECT } else { 0 },
             sent_at: now,
-            port: self.nics[src as usize].port,
+            port: self.nics[src.idx()].port,
             sack_base: conn.snd_una,
             ..Packet::default()
         })

@@ -4,6 +4,7 @@
 
 use super::{default_flow_bytes, time_from_us, FlowSpec};
 use crate::error::{Error, Result};
+use crate::ids::NodeId;
 use crate::units::ByteSize;
 use serde::{Deserialize, Serialize};
 
@@ -56,7 +57,7 @@ pub fn generate(p: &AllToAllParams, fabric_hosts: u32, room: super::Room) -> Res
     for h in 0..n {
         for i in 0..per_host {
             let after = (c > 0 && i >= c).then(|| h * per_host + i - c);
-            flows.push(FlowSpec { src: h, dst: (h + 1 + i) % n, bytes: p.flow_bytes.0, start, after });
+            flows.push(FlowSpec { src: NodeId(h), dst: NodeId((h + 1 + i) % n), bytes: p.flow_bytes.0, start, after });
         }
     }
     Ok(flows)

@@ -522,7 +522,7 @@ mod tests {
     #[test]
     fn edges_keep_their_trigger_delay_and_order_per_source() {
         let mut g = GraphBuilder::new();
-        let c = g.conn(0, 1);
+        let c = g.conn(NodeId(0), NodeId(1));
         let t: Vec<u32> = (0..4).map(|_| g.send(c, 1000, 0)).collect();
         let j = g.join();
         // Added out of source order, with repeated and distinct delays.
@@ -562,7 +562,7 @@ mod tests {
     #[test]
     fn a_send_splits_its_bytes_evenly_over_its_parts_in_order() {
         let mut g = GraphBuilder::new();
-        let c: Vec<u32> = (0..3).map(|_| g.conn(0, 1)).collect();
+        let c: Vec<u32> = (0..3).map(|_| g.conn(NodeId(0), NodeId(1))).collect();
         let one = g.send(c[2], 0, 0);
         let t = g.send_parts(&c, 10, 5);
         let tr = g.finish();

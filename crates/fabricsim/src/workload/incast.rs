@@ -4,6 +4,7 @@
 
 use super::{default_flow_bytes, time_from_us, FlowSpec};
 use crate::error::{Error, Result};
+use crate::ids::NodeId;
 use crate::rng::Rng;
 use crate::units::ByteSize;
 use serde::{Deserialize, Serialize};
@@ -83,5 +84,5 @@ pub fn generate(p: &IncastParams, hosts: u32, rng: &mut Rng) -> Result<Vec<FlowS
             others
         }
     };
-    Ok(senders.into_iter().map(|s| FlowSpec { src: s, dst: p.receiver, bytes: p.flow_bytes.0, start, after: None }).collect())
+    Ok(senders.into_iter().map(|s| FlowSpec { src: NodeId(s), dst: NodeId(p.receiver), bytes: p.flow_bytes.0, start, after: None }).collect())
 }

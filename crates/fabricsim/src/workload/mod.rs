@@ -172,7 +172,7 @@ impl WorkloadConfig {
     /// names; `seed` is the scenario's master seed.
     pub fn generate(&self, fabric: &Fabric, seed: u64, files: &InputFiles, shaper: &AnyShaper, budget: Budget) -> Result<Traffic> {
         // The host rate is for counting before the fabric is built: here each host's own is read.
-        let hosts = HostPlan { hosts: fabric.hosts, host_rate: fabric.host_port.first().map_or(crate::units::BitsPerSec(0), |&p| fabric.ports[p as usize].rate) };
+        let hosts = HostPlan { hosts: fabric.hosts, host_rate: fabric.host_port.first().map_or(crate::units::BitsPerSec(0), |&p| fabric.ports[p.idx()].rate) };
         Ok(self.generate_on(hosts, Some(fabric), seed, files, shaper, budget)?.expect("on a built fabric every workload is generated"))
     }
 
@@ -212,7 +212,7 @@ impl WorkloadConfig {
             (WorkloadConfig::RdmaWrites(_), None) => return Ok(None),
             (WorkloadConfig::RdmaWrites(p), Some(fabric)) => return rdma_writes::generate(p, fabric, room).map(Some),
             (WorkloadConfig::OpenLoop(p), Some(fabric)) => (open_loop::generate(p, fabric, &mut rng, files, room)?, 0.0),
-            (WorkloadConfig::Permutation(p), Some(fabric)) => (permutation::generate(p, &fabric.pod_of_host(), &fabric.tor_of_host, &mut rng, room)?, p.start_jitter_us),
+            (WorkloadConfig::Permutation(p), Some(fabric)) => (permutation::generate(p, &fabric.pod_of_host(), &fabric.tor_of_host.iter().map(|t| t.0).collect::<Vec<_>>(), &mut rng, room)?, p.start_jitter_us),
         };
         let jitter = time_from_us("workload.start_jitter_us", jitter_us)?;
         if jitter > 0 {
@@ -332,7 +332,7 @@ mod tests {
     }
 
     fn flow(bytes: u64, after: Option<u32>) -> FlowSpec {
-        FlowSpec { src: 0, dst: 1, bytes, start: 5, after }
+        FlowSpec { src: NodeId(0), dst: NodeId(1), bytes, start: 5, after }
     }
 
     #[test]

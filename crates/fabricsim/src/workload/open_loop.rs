@@ -24,6 +24,7 @@
 use super::size_cdf::SizeCdf;
 use super::FlowSpec;
 use crate::error::{Error, Result};
+use crate::ids::NodeId;
 use crate::rng::Rng;
 use crate::scheme::{param_rows, validate_params, Limit, SchemeRow};
 use crate::topo::Fabric;
@@ -210,7 +211,7 @@ pub fn generate(p: &OpenLoopParams, fabric: &Fabric, rng: &mut Rng, files: &Inpu
     let length = check(p)?;
     let sizes = SizeCdf::resolve(&p.cdf, files)?;
     let hosts = fabric.hosts;
-    let groups: Vec<u32> = if p.exclude_intra_rack { fabric.tor_of_host.clone() } else { (0..hosts).collect() };
+    let groups: Vec<u32> = if p.exclude_intra_rack { fabric.tor_of_host.iter().map(|t| t.0).collect() } else { (0..hosts).collect() };
     let others = OtherHosts::new(&groups);
     if let Some(h) = (0..hosts).find(|&h| others.choices(h) == 0) {
         let (key, why) = if p.exclude_intra_rack {
@@ -220,7 +221,7 @@ pub fn generate(p: &OpenLoopParams, fabric: &Fabric, rng: &mut Rng, files: &Inpu
         };
         return Err(Error::invalid(key, format!("host {h} has no destination: {why}")));
     }
-    let mean_gap_ps: Vec<f64> = (0..hosts).map(|h| mean_gap_ps(p, &sizes, fabric.ports[fabric.host_port[h as usize] as usize].rate.0 as f64)).collect();
+    let mean_gap_ps: Vec<f64> = (0..hosts).map(|h| mean_gap_ps(p, &sizes, fabric.ports[fabric.host_port[h as usize].idx()].rate.0 as f64)).collect();
     let expected = expected_flows(p, length, mean_gap_ps.iter().copied(), room)?;
     let mut flows = Vec::with_capacity((expected * 1.01) as usize + 16);
     let mut next: BinaryHeap<Reverse<(Time, u32)>> = (0..hosts).map(|h| Reverse((exponential(rng, mean_gap_ps[h as usize]), h))).collect();
@@ -240,7 +241,7 @@ pub fn generate(p: &OpenLoopParams, fabric: &Fabric, rng: &mut Rng, files: &Inpu
         //# The destination is uniform over the other hosts.
         let dst = others.pick(src, rng);
         let bytes = sizes.sample(rng);
-        flows.push(FlowSpec { src, dst, bytes, start, after: None });
+        flows.push(FlowSpec { src: NodeId(src), dst: NodeId(dst), bytes, start, after: None });
         next.push(Reverse((start.saturating_add(exponential(rng, mean_gap_ps[src as usize])), src)));
     }
     Ok(flows)
@@ -282,10 +283,10 @@ mod tests {
             let offered = bytes as f64 / capacity;
             assert!((offered / load - 1.0).abs() < 0.02, "{cdf} at {load}: offered {offered} over {} flows", flows.len());
             assert!(flows.windows(2).all(|w| (w[0].start, w[0].src) <= (w[1].start, w[1].src)), "ordered by start, ties by host");
-            assert!(flows.iter().all(|f| f.src != f.dst && f.dst < 128 && f.bytes >= 1 && f.start < (duration_us * US as f64) as Time));
+            assert!(flows.iter().all(|f| f.src != f.dst && f.dst < NodeId(128) && f.bytes >= 1 && f.start < (duration_us * US as f64) as Time));
             // Every host sends about its share.
             let mut per_host = vec![0u32; 128];
-            flows.iter().for_each(|f| per_host[f.src as usize] += 1);
+            flows.iter().for_each(|f| per_host[f.src.idx()] += 1);
             let mean = flows.len() as f64 / 128.0;
             assert!(per_host.iter().all(|&n| (n as f64 - mean).abs() < 6.0 * mean.sqrt()), "{per_host:?}");
         }
@@ -307,14 +308,14 @@ mod tests {
         let f = fabric();
         let p = OpenLoopParams { exclude_intra_rack: true, ..params("alistorage2019", 0.5, None, Some(50_000)) };
         let flows = generate(&p, &f, &mut Rng::stream(3, "workload", 0), &InputFiles::new(std::path::Path::new(".")), super::super::Room::UNLIMITED).unwrap();
-        assert!(flows.iter().all(|x| f.tor_of_host[x.src as usize] != f.tor_of_host[x.dst as usize]));
+        assert!(flows.iter().all(|x| f.tor_of_host[x.src.idx()] != f.tor_of_host[x.dst.idx()]));
         let mut received = vec![0u32; 128];
-        flows.iter().for_each(|x| received[x.dst as usize] += 1);
+        flows.iter().for_each(|x| received[x.dst.idx()] += 1);
         let mean = 50_000.0 / 128.0;
         assert!(received.iter().all(|&n| (n as f64 - mean).abs() < 6.0 * mean.sqrt()), "{received:?}");
         // Without the option some flows stay in their rack: about 15 of every 127.
         let flows = flows_of(&params("alistorage2019", 0.5, None, Some(50_000)), 3);
-        let intra = flows.iter().filter(|x| f.tor_of_host[x.src as usize] == f.tor_of_host[x.dst as usize]).count();
+        let intra = flows.iter().filter(|x| f.tor_of_host[x.src.idx()] == f.tor_of_host[x.dst.idx()]).count();
         let wanted = 50_000.0 * 15.0 / 127.0;
         assert!((intra as f64 - wanted).abs() < 6.0 * wanted.sqrt(), "{intra} vs {wanted}");
     }

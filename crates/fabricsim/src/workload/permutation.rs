@@ -16,6 +16,7 @@
 
 use super::{default_flow_bytes, time_from_us, FlowSpec};
 use crate::error::{Error, Result};
+use crate::ids::NodeId;
 use crate::rng::Rng;
 use crate::units::ByteSize;
 use serde::{Deserialize, Serialize};
@@ -213,7 +214,7 @@ pub fn generate(p: &PermutationParams, pods: &[u32], tors: &[u32], rng: &mut Rng
     };
     let mut flows: Vec<FlowSpec> = perms
         .iter()
-        .flat_map(|perm| (0..hosts).map(move |s| FlowSpec { src: s, dst: perm[s as usize], bytes: p.flow_bytes.0, start, after: None }))
+        .flat_map(|perm| (0..hosts).map(move |s| FlowSpec { src: NodeId(s), dst: NodeId(perm[s as usize]), bytes: p.flow_bytes.0, start, after: None }))
         .collect();
     if p.large_flows > 0 {
         let mut idx: Vec<usize> = (0..flows.len()).collect();
@@ -262,12 +263,12 @@ mod tests {
             ..Default::default()
         };
         let mut rng = Rng::stream(1, "t", 0);
-        let flows = generate(&p, &pods, &fabric.tor_of_host, &mut rng, super::super::Room::UNLIMITED).unwrap();
+        let flows = generate(&p, &pods, &fabric.tor_of_host.iter().map(|t| t.0).collect::<Vec<_>>(), &mut rng, super::super::Room::UNLIMITED).unwrap();
         assert_eq!(flows.len(), 3 * 128);
-        assert!(flows.iter().all(|f| pods[f.src as usize] != pods[f.dst as usize]));
+        assert!(flows.iter().all(|f| pods[f.src.idx()] != pods[f.dst.idx()]));
         for h in 0..128u32 {
-            assert_eq!(flows.iter().filter(|f| f.src == h).count(), 3);
-            assert_eq!(flows.iter().filter(|f| f.dst == h).count(), 3);
+            assert_eq!(flows.iter().filter(|f| f.src == NodeId(h)).count(), 3);
+            assert_eq!(flows.iter().filter(|f| f.dst == NodeId(h)).count(), 3);
         }
         assert_eq!(flows.iter().filter(|f| f.bytes == 4 << 20).count(), 2);
         // A single pod cannot be separated.

@@ -28,6 +28,7 @@
 use super::graph::{GraphBuilder, Traffic};
 use super::{check_endpoints, default_flow_bytes};
 use crate::error::{Error, Result};
+use crate::ids::NodeId;
 use crate::topo::Fabric;
 use crate::units::{ByteSize, Time};
 use serde::{Deserialize, Serialize};
@@ -115,7 +116,7 @@ pub fn generate(p: &RdmaWritesParams, fabric: &Fabric, room: super::Room) -> Res
             ));
         }
         // Enough WRITEs for one connection alone to keep the link busy until the end.
-        let rate = fabric.ports[fabric.host_port[client as usize] as usize].rate;
+        let rate = fabric.ports[fabric.host_port[client as usize].idx()].rate;
         let messages = rate.bytes_in(duration - start).div_ceil(p.message_bytes.0).max(1);
         plan.push((client, server, start, messages));
     }
@@ -133,7 +134,7 @@ pub fn generate(p: &RdmaWritesParams, fabric: &Fabric, room: super::Room) -> Res
     g.reserve(size);
     for &(client, server, start, messages) in &plan {
         for _ in 0..p.qps_per_client {
-            let conn = g.conn(client, server);
+            let conn = g.conn(NodeId(client), NodeId(server));
             for _ in 0..messages {
                 g.send(conn, p.message_bytes.0, start);
             }
@@ -157,7 +158,7 @@ mod tests {
 
     /// Per connection: (src, dst, first post time, bytes posted).
     fn per_connection(t: &Traffic) -> Vec<(u32, u32, Time, u64)> {
-        let mut rows: Vec<(u32, u32, Time, u64)> = t.conns.iter().map(|c| (c.src, c.dst, Time::MAX, 0)).collect();
+        let mut rows: Vec<(u32, u32, Time, u64)> = t.conns.iter().map(|c| (c.src.0, c.dst.0, Time::MAX, 0)).collect();
         for m in t.messages() {
             let row = &mut rows[m.conn as usize];
             row.2 = row.2.min(t.tasks[m.task as usize].not_before());

@@ -88,6 +88,7 @@ impl Mailbox {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ids::PortId;
 
     #[test]
     fn keeps_each_kind_in_the_order_sent_and_empties_without_dropping_its_buffers() {
@@ -95,9 +96,9 @@ mod tests {
         assert!(m.is_empty());
         let pkt = |seq| Packet { seq, ..Packet::default() };
         m.push_packet(30, &pkt(1), None);
-        m.push(Message::Frame { at: 10, port: 4, pause: true });
+        m.push(Message::Frame { at: 10, port: PortId(4), pause: true });
         m.push_packet(20, &pkt(2), None);
-        m.push(Message::Frame { at: 11, port: 4, pause: false });
+        m.push(Message::Frame { at: 11, port: PortId(4), pause: false });
         assert!(!m.is_empty());
         let (packets, other) = m.contents();
         let packets: Vec<(Time, u32, bool)> = packets.map(|(at, p, int)| (at, p.seq, int.is_some())).collect();

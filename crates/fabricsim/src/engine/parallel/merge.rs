@@ -7,6 +7,7 @@
 use super::plan::Plan;
 use crate::engine::build::Owners;
 use crate::engine::Sim;
+use crate::ids::NodeId;
 use crate::kernel::store::{Parted, Partial};
 use crate::net::pfc::Ingress;
 use crate::net::Network;
@@ -15,7 +16,7 @@ use crate::workload::run::TaskState;
 
 /// Merges the replicas (`sims[k]` ran partition `k`).
 pub(super) fn merge(mut sims: Vec<Sim<Parted>>, plan: &Plan) -> Sim {
-    let part = |node: u32| plan.node_part[node as usize] as usize;
+    let part = |node: NodeId| plan.node_part[node] as usize;
     let fabric = std::sync::Arc::clone(&sims[0].net.fabric);
     let traffic = std::sync::Arc::clone(&sims[0].traffic);
     // Each array from its elements' owners (`engine/build.rs`), a connection's record from

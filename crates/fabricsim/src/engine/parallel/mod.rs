@@ -194,12 +194,12 @@ impl Partition {
     /// Whether node `node` belongs to another partition.
     #[inline(always)]
     pub(crate) fn remote(&self, node: NodeId) -> bool {
-        self.plan.node_part[node as usize] != self.id
+        self.plan.node_part[node.idx()] != self.id
     }
 
     /// Sends `msg` to the partition of node `node`.
     pub(crate) fn send(&mut self, node: NodeId, msg: Message) {
-        self.send_to(self.plan.node_part[node as usize], msg);
+        self.send_to(self.plan.node_part[node.idx()], msg);
     }
 
     fn send_to(&mut self, to: u16, msg: Message) {
@@ -227,7 +227,7 @@ impl Partition {
     pub(crate) fn send_packet(&mut self, node: NodeId, at: Time, pkt: &Packet, int: Option<&IntStack>) {
         self.out_packets += 1;
         self.out_first_at = sooner(self.out_first_at, at);
-        self.outbox(self.plan.node_part[node as usize]).push_packet(at, pkt, int);
+        self.outbox(self.plan.node_part[node.idx()]).push_packet(at, pkt, int);
     }
 
     /// The mailboxes filled in this round, by receiver, leaving empty places without buffers.
@@ -369,7 +369,7 @@ pub(crate) fn run(setup: &Setup, threads: usize, progress: &mut dyn FnMut(&Progr
             let plan = &plan;
             handles.push(scope.spawn(move || -> Result<Sim<Parted>> {
                 // A partition holds its own nodes' elements only (`engine/build.rs`, Holding).
-                let mine = |node: NodeId| plan.node_part[node as usize] == id;
+                let mine = |node: NodeId| plan.node_part[node.idx()] == id;
                 let hold = Holding::new(setup, &mine);
                 let sim = match given {
                     Some(s) => s.cut(&hold),
@@ -517,7 +517,7 @@ impl Sim<Parted> {
             if let (Some(int), Some(slot)) = (int, self.k.pool.telemetry_mut(id)) {
                 *slot = *int;
             }
-            self.k.q.push_for(at, EventKind::Arrive, pkt.port, id);
+            self.k.q.push_for(at, EventKind::Arrive, pkt.port.0, id.0);
         }
         for &m in other {
             self.deliver_message(m);
@@ -528,8 +528,8 @@ impl Sim<Parted> {
     fn deliver_message(&mut self, m: Message) {
         match m {
             Message::Frame { at, port, pause } => {
-                self.net.pfc.ingress[port as usize].frame_sent(pause);
-                self.k.q.push(at, EventKind::Pfc, port);
+                self.net.pfc.ingress[port.idx()].frame_sent(pause);
+                self.k.q.push(at, EventKind::Pfc, port.0);
             }
             Message::Post { conn, msg, bytes, at } => {
                 let mss = self.hosts.tp.mss;

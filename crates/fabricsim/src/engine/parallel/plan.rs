@@ -9,6 +9,7 @@
 //! the conservative synchronisation.
 
 use crate::engine::Sim;
+use crate::ids::NodeId;
 use crate::scenario::LinkAction;
 use crate::topo::Tier;
 use crate::transport::gate::MessageGate;
@@ -44,7 +45,7 @@ pub fn plan(sim: &Sim, threads: usize) -> Result<Plan, String> {
         node_part[t as usize] = (i * parts / tors.len()) as u16;
     }
     for h in 0..f.hosts {
-        node_part[h as usize] = node_part[f.tor_of_host[h as usize] as usize];
+        node_part[h as usize] = node_part[f.tor_of_host[h as usize].idx()];
     }
     // Upper tiers, lowest first: each joins the partition most of its assigned neighbours are
     // in; a tie (a core sees every pod alike) goes round-robin by its index in the tier.
@@ -54,9 +55,9 @@ pub fn plan(sim: &Sim, threads: usize) -> Result<Plan, String> {
                 continue;
             }
             let mut votes = vec![0u32; parts];
-            for &p in f.ports_of(n) {
-                let peer = sim.net.port_peer[p as usize];
-                if let Some(&q) = node_part.get(peer as usize).filter(|&&q| q != u16::MAX) {
+            for &p in f.ports_of(NodeId(n)) {
+                let peer = sim.net.port_peer[p.idx()];
+                if let Some(&q) = node_part.get(peer.idx()).filter(|&&q| q != u16::MAX) {
                     votes[q as usize] += 1;
                 }
             }
@@ -72,7 +73,7 @@ pub fn plan(sim: &Sim, threads: usize) -> Result<Plan, String> {
     // Lookahead: the least propagation delay over cables between partitions (a packet's
     // arrival and a PFC frame both take at least that long).
     let lookahead = (0..f.ports.len())
-        .filter(|&p| node_part[sim.net.ports[p].owner as usize] != node_part[sim.net.port_peer[p] as usize])
+        .filter(|&p| node_part[sim.net.ports[p].owner.idx()] != node_part[sim.net.port_peer[p].idx()])
         .map(|p| f.ports[p].latency)
         .min()
         .unwrap_or(Time::MAX);
@@ -160,7 +161,7 @@ fn task_places(sim: &Sim, node_part: &[u16], lookahead: Time) -> Result<Vec<Plac
         match traffic.tasks[from].kind() {
             TaskKind::Send { .. } => {
                 let c = traffic.conns[traffic.send_conn(from as u32) as usize];
-                Place::Part(node_part[if on == Trigger::Delivered { c.dst } else { c.src } as usize])
+                Place::Part(node_part[(if on == Trigger::Delivered { c.dst } else { c.src }).idx()])
             }
             _ => place[from],
         }
@@ -169,7 +170,7 @@ fn task_places(sim: &Sim, node_part: &[u16], lookahead: Time) -> Result<Vec<Plac
         seen += 1;
         let i = t as usize;
         place[i] = match traffic.tasks[i].kind() {
-            TaskKind::Send { .. } => Place::Part(node_part[traffic.conns[traffic.send_conn(t) as usize].src as usize]),
+            TaskKind::Send { .. } => Place::Part(node_part[(traffic.conns[traffic.send_conn(t) as usize].src).idx()]),
             _ => match inputs[i] {
                 Inputs::None => Place::Everywhere,
                 Inputs::Place(p) => p,

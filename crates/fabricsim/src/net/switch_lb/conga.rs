@@ -431,14 +431,15 @@ impl crate::scheme::Scheme<super::SwitchBuild> for Conga {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ids::ConnId;
     use crate::net::packet::PktKind;
     use crate::net::switch_lb::tests::idle_ports;
     use crate::rng::Rng;
     use crate::units::US;
 
     /// Leaves A and B, a spine.
-    const A: NodeId = 100;
-    const B: NodeId = 101;
+    const A: NodeId = NodeId(100);
+    const B: NodeId = NodeId(101);
 
     /// A context for a packet from ToR `from` to ToR `to` (no fabric: CONGA needs none).
     fn ctx_between(now: Time, rng: &mut Rng, from: NodeId, to: NodeId) -> SwitchCtx<'_> {
@@ -446,11 +447,11 @@ mod tests {
     }
 
     fn leaf(node: NodeId) -> Conga {
-        Conga::new(&CongaParams::default(), 1, node - A, Tier::Tor, node)
+        Conga::new(&CongaParams::default(), 1, node.0 - A.0, Tier::Tor, node)
     }
 
     fn data(conn: u32) -> Packet {
-        Packet { conn, size: 1000, kind: PktKind::Data, ..Default::default() }
+        Packet { conn: ConnId(conn), size: 1000, kind: PktKind::Data, ..Default::default() }
     }
 
     /// A data packet of `conn` from A to B through leaf `lb`: its choice among `c`, then
@@ -467,12 +468,12 @@ mod tests {
         let mut d = Dres::new(&CongaParams::default());
         let p = 50 * US;
         for _ in 0..100 {
-            d.add(7, 1_000, 10 * US);
+            d.add(PortId(7), 1_000, 10 * US);
         }
-        assert_eq!(*d.register(7, p - 1), 100_000.0);
+        assert_eq!(*d.register(PortId(7), p - 1), 100_000.0);
         // Each period boundary crossed multiplies by 0.8, however late the access.
-        assert!((*d.register(7, p) - 80_000.0).abs() < 1e-6);
-        assert!((*d.register(7, 4 * p + 3) - 100_000.0 * 0.8f64.powi(4)).abs() < 1e-6);
+        assert!((*d.register(PortId(7), p) - 80_000.0).abs() < 1e-6);
+        assert!((*d.register(PortId(7), 4 * p + 3) - 100_000.0 * 0.8f64.powi(4)).abs() < 1e-6);
         assert!((pow_periods(0.8, 13) - 0.8f64.powi(13)).abs() < 1e-12);
         // Steady line rate: X tends to rate·τ, utilisation 1, the top metric; half rate gives
         // half of the 8 levels (after the register has converged).
@@ -481,21 +482,21 @@ mod tests {
         let mut half = Dres::new(&CongaParams::default());
         for i in 0..200_000u64 {
             let t = i * 80_000; // a 1000 B packet every 80 ns: 100 Gbps
-            line.add(1, 1_000, t);
+            line.add(PortId(1), 1_000, t);
             if i % 2 == 0 {
-                half.add(1, 1_000, t);
+                half.add(PortId(1), 1_000, t);
             }
         }
         let end = 200_000 * 80_000;
         // Just before a decay (`end` is one): X ≈ rate·τ (3.125 MB) at full rate, the top
         // metric; just after, (1 − α) of it (metric 6). Half rate: half of that.
-        let x = *line.register(1, end - 1);
+        let x = *line.register(PortId(1), end - 1);
         assert!((3.0e6..3.2e6).contains(&x), "{x}");
-        assert_eq!(line.metric(1, rate, end - 1), 7);
-        assert!((3..=4).contains(&half.metric(1, rate, end - 1)), "{}", half.metric(1, rate, end - 1));
-        assert_eq!((line.metric(1, rate, end), half.metric(1, rate, end)), (6, 3));
+        assert_eq!(line.metric(PortId(1), rate, end - 1), 7);
+        assert!((3..=4).contains(&half.metric(PortId(1), rate, end - 1)), "{}", half.metric(PortId(1), rate, end - 1));
+        assert_eq!((line.metric(PortId(1), rate, end), half.metric(PortId(1), rate, end)), (6, 3));
         // Idle for 100 periods: back to 0.
-        assert_eq!(line.metric(1, rate, end + 100 * p), 0);
+        assert_eq!(line.metric(PortId(1), rate, end + 100 * p), 0);
     }
 
     #[test]
@@ -530,12 +531,12 @@ mod tests {
             let mut a = Conga::new(&CongaParams { control, ..CongaParams::default() }, 1, 0, Tier::Tor, A);
             // Leaf A has heard from leaf B: a feedback entry to piggyback.
             a.from_leaf.store(B, 1, 5, US);
-            let mut p = ack(3);
+            let mut p = ack(ConnId(3));
             let u = send(&mut a, &mut rng, 2 * US, &mut p, &c, A, B);
             assert_eq!(p.conga_feedback().is_some(), carries, "{control:?}");
             assert_eq!(*a.dre.register(c.view(u).id(), 2 * US) > 0.0, carries, "{control:?}: the DRE counts it");
             if !carries {
-                assert_eq!(u, a.hash.index(&ack(3), 4), "hashed");
+                assert_eq!(u, a.hash.index(&ack(ConnId(3)), 4), "hashed");
             }
         }
     }
@@ -558,10 +559,10 @@ mod tests {
         let rate = c.view(0).rate();
         // Local load: uplinks 0 and 1 busy (metric 7 and 3); remote: uplink 2 congested
         // beyond leaf B (metric 5); uplink 3 is the least congested (0).
-        a.dre.add(0, 20_000_000, 0);
-        a.dre.add(1, (rate.bytes_in(a.dre.tau) * 3 / 8 + 1) as u32, 0);
+        a.dre.add(PortId(0), 20_000_000, 0);
+        a.dre.add(PortId(1), (rate.bytes_in(a.dre.tau) * 3 / 8 + 1) as u32, 0);
         a.to_leaf.store(B, 2, 5, 0);
-        assert_eq!((a.dre.metric(0, rate, 0), a.dre.metric(1, rate, 0)), (7, 3));
+        assert_eq!((a.dre.metric(PortId(0), rate, 0), a.dre.metric(PortId(1), rate, 0)), (7, 3));
         for conn in 0..20 {
             assert_eq!(send(&mut a, &mut rng, US, &mut data(conn), &c, A, B), 3);
         }
@@ -574,7 +575,7 @@ mod tests {
             assert_eq!(ctx.rerouted, hashed != 3, "flow {conn}: hashed to {hashed}");
         }
         // Another destination leaf knows nothing remote: uplinks 2 and 3 tie, drawn uniformly.
-        let picks: Vec<usize> = (100..400).map(|conn| send(&mut a, &mut rng, US, &mut data(conn), &c, A, B + 1)).collect();
+        let picks: Vec<usize> = (100..400).map(|conn| send(&mut a, &mut rng, US, &mut data(conn), &c, A, B.offset(1))).collect();
         let twos = picks.iter().filter(|&&u| u == 2).count();
         assert!(picks.iter().all(|&u| u >= 2) && (110..190).contains(&twos), "{twos}");
         // A flowlet keeps its uplink within the gap even when it has become the worst.
@@ -603,12 +604,12 @@ mod tests {
         let (ca, cb) = (Candidates::new(&ports[0..2], &state, &[100_000]), Candidates::new(&ports[2..4], &state, &[100_000]));
         let mut rng = Rng::stream(1, "switch_lb", 0);
         let (mut a, mut b) = (leaf(A), leaf(B));
-        let mut spine = Conga::new(&CongaParams::default(), 1, 9, Tier::Agg, 200);
+        let mut spine = Conga::new(&CongaParams::default(), 1, 9, Tier::Agg, NodeId(200));
         assert_eq!(spine.peek(&data(1), &ports[0..2]), Some(Ecmp::new(&EcmpParams {}, 1, 9).index(&data(1), 2)));
         assert_eq!(a.peek(&data(1), &ports[0..2]), None);
         // The spine's downlink to B is busy: metric 6.
-        let down = PortView::of(5, &state, &[100_000]);
-        spine.dre.add(5, (down.rate().bytes_in(spine.dre.tau) * 6 / 8 + 1) as u32, 0);
+        let down = PortView::of(PortId(5), &state, &[100_000]);
+        spine.dre.add(PortId(5), (down.rate().bytes_in(spine.dre.tau) * 6 / 8 + 1) as u32, 0);
         // A → spine → B: LBTag = A's uplink, CE = max(0 at A, 6 at the spine).
         let mut p = data(1);
         let u = send(&mut a, &mut rng, US, &mut p, &ca, A, B);
@@ -616,14 +617,14 @@ mod tests {
         spine.on_packet(&mut ctx_between(2 * US, &mut rng, A, B), &mut p, &down);
         assert_eq!(p.conga_forward(), Some(CongaWord { uplink: u as u8, metric: 6 }));
         // B stores FromLeaf[A][u] = 6 and strips the words.
-        b.on_packet(&mut ctx_between(3 * US, &mut rng, A, B), &mut p, &PortView::of(4, &state, &[100_000]));
+        b.on_packet(&mut ctx_between(3 * US, &mut rng, A, B), &mut p, &PortView::of(PortId(4), &state, &[100_000]));
         assert_eq!((p.path_tag, p.ecn_count), (0, 0));
         assert_eq!(b.from_leaf.metric(A, u, 3 * US, b.age), 6);
         // B's ACK back to A carries the feedback in `path_tag`; A stores ToLeaf[B][u] = 6.
         let mut ack = Packet { kind: PktKind::Ack, ecn_count: 9, ..data(1) };
         send(&mut b, &mut rng, 4 * US, &mut ack, &cb, B, A);
         assert_eq!((ack.conga_feedback(), ack.conga_forward(), ack.ecn_count), (Some(CongaWord { uplink: u as u8, metric: 6 }), None, 9));
-        a.on_packet(&mut ctx_between(5 * US, &mut rng, B, A), &mut ack, &PortView::of(4, &state, &[100_000]));
+        a.on_packet(&mut ctx_between(5 * US, &mut rng, B, A), &mut ack, &PortView::of(PortId(4), &state, &[100_000]));
         assert_eq!((ack.path_tag, ack.ecn_count), (0, 9));
         assert_eq!(a.to_leaf.metric(B, u, 5 * US, a.age), 6);
         // Reverse data carries feedback in `ecn_count`, beside its own LBTag + CE.

@@ -39,8 +39,8 @@ impl Ecmp {
     /// e.g. `adaptive_ecmp`, starts from).
     #[inline]
     pub fn index(&self, p: &Packet, n: usize) -> usize {
-        let h = mix64(self.seed ^ ((p.src as u64) << 32 | p.dst as u64));
-        let h = mix64(h ^ ((p.conn as u64) << 16 | p.entropy as u64));
+        let h = mix64(self.seed ^ ((p.src.0 as u64) << 32 | p.dst.0 as u64));
+        let h = mix64(h ^ ((p.conn.0 as u64) << 16 | p.entropy as u64));
         ((h as u128 * n as u128) >> 64) as usize
     }
 }
@@ -59,12 +59,13 @@ impl crate::scheme::Scheme<super::SwitchBuild> for Ecmp {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ids::{ConnId, NodeId};
     use crate::net::switch_lb::tests::idle_ports;
     use crate::net::switch_lb::{Candidates, SwitchCtx, SwitchLb};
 
     /// A data packet of flow 7 from host 3 to host 12.
     fn pkt() -> Packet {
-        Packet { conn: 7, src: 3, dst: 12, size: 4096, ..Default::default() }
+        Packet { conn: ConnId(7), src: NodeId(3), dst: NodeId(12), size: 4096, ..Default::default() }
     }
 
     #[test]
@@ -73,7 +74,7 @@ mod tests {
         let c = Candidates::new(&ports, &state, &[1 << 20]);
         let mut lb = Ecmp::new(&EcmpParams {}, 1, 0);
         let mut rng = Rng::stream(1, "switch_lb", 0);
-        let mut ctx = SwitchCtx::new(0, &mut rng, 0);
+        let mut ctx = SwitchCtx::new(0, &mut rng, NodeId(0));
         let mut p = pkt();
         let first = lb.choose(&mut ctx, &mut p, &c);
         for now in 1..100 {

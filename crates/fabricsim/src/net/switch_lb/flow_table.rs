@@ -17,7 +17,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 /// The flow key of a packet: connection and entropy.
 #[inline]
 pub fn flow_key(p: &Packet) -> u64 {
-    (p.conn as u64) << 16 | p.entropy as u64
+    (p.conn.0 as u64) << 16 | p.entropy as u64
 }
 
 /// One flow's entry.
@@ -100,6 +100,7 @@ impl FlowTable {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ids::ConnId;
 
     #[test]
     fn entries_expire_after_their_lifetime_and_are_swept() {
@@ -117,8 +118,8 @@ mod tests {
 
     #[test]
     fn key_separates_connections_and_entropies() {
-        let a = Packet { conn: 1, entropy: 2, ..Default::default() };
-        let b = Packet { conn: 2, entropy: 1, ..Default::default() };
+        let a = Packet { conn: ConnId(1), entropy: 2, ..Default::default() };
+        let b = Packet { conn: ConnId(2), entropy: 1, ..Default::default() };
         assert_ne!(flow_key(&a), flow_key(&b));
     }
 }

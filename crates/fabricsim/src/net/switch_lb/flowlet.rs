@@ -120,6 +120,8 @@ impl crate::scheme::Scheme<super::SwitchBuild> for Flowlet {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ids::ConnId;
+    use crate::ids::NodeId;
     use crate::net::switch_lb::tests::idle_ports;
     use crate::rng::Rng;
     use crate::units::US;
@@ -130,12 +132,12 @@ mod tests {
         let buf = [100_000u64];
         let mut rng = Rng::stream(1, "switch_lb", 0);
         let mut lb = Flowlet::new(&FlowletParams { deterministic: true, level_refresh_us: 0.0, ..Default::default() });
-        let p = Packet { conn: 5, ..Default::default() };
+        let p = Packet { conn: ConnId(5), ..Default::default() };
         // Port 1 is fuller: the new flow takes port 0.
         state[1].data_bytes = 50_000;
         let mut go = |now: Time, state: &Vec<crate::net::port::PortState>| {
             let c = Candidates::new(&ports, state, &buf);
-            let mut ctx = SwitchCtx::new(now, &mut rng, 0);
+            let mut ctx = SwitchCtx::new(now, &mut rng, NodeId(0));
             let out = lb.choose(&mut ctx, &mut p.clone(), &c);
             (out, ctx.rerouted)
         };
@@ -163,15 +165,15 @@ mod tests {
         let mut lb = Flowlet::new(&FlowletParams { level_refresh_us: 0.0, ..Default::default() });
         let mut moved = 0;
         for conn in 0..2000u32 {
-            let p = Packet { conn, ..Default::default() };
+            let p = Packet { conn: ConnId(conn), ..Default::default() };
             state[0].data_bytes = 0;
             state[1].data_bytes = 50_000;
             let c = Candidates::new(&ports, &state, &[100_000]);
-            assert_eq!(lb.choose(&mut SwitchCtx::new(0, &mut rng, 0), &mut p.clone(), &c), 0);
+            assert_eq!(lb.choose(&mut SwitchCtx::new(0, &mut rng, NodeId(0)), &mut p.clone(), &c), 0);
             state[0].data_bytes = 50_000;
             state[1].data_bytes = 0;
             let c = Candidates::new(&ports, &state, &[100_000]);
-            moved += lb.choose(&mut SwitchCtx::new(20 * US, &mut rng, 0), &mut p.clone(), &c);
+            moved += lb.choose(&mut SwitchCtx::new(20 * US, &mut rng, NodeId(0)), &mut p.clone(), &c);
         }
         // 1 000 ± 22.
         assert!((900..1100).contains(&moved), "{moved}");

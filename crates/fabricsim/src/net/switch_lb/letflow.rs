@@ -122,6 +122,8 @@ impl crate::scheme::Scheme<super::SwitchBuild> for Letflow {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ids::ConnId;
+    use crate::ids::NodeId;
     use crate::net::switch_lb::tests::idle_ports;
     use crate::rng::Rng;
     use crate::units::US;
@@ -137,19 +139,19 @@ mod tests {
         let mut changes = 0;
         let mut agg_picks = [0u32; 4];
         for conn in 0..2000u32 {
-            let mut first = Packet { conn, ..Default::default() };
-            let i = tor.choose(&mut SwitchCtx::new(0, &mut rng, 0), &mut first, &c);
+            let mut first = Packet { conn: ConnId(conn), ..Default::default() };
+            let i = tor.choose(&mut SwitchCtx::new(0, &mut rng, NodeId(0)), &mut first, &c);
             assert_ne!(first.path_tag & path_tag::SET, 0);
             agg_picks[agg.peek(&first, &ports).unwrap()] += 1;
             // Packets 100 µs apart (not more than the gap) keep the path and the tag.
             for t in 1..=3 {
-                let mut p = Packet { conn, ..Default::default() };
-                assert_eq!(tor.choose(&mut SwitchCtx::new(t * 100 * US, &mut rng, 0), &mut p, &c), i);
+                let mut p = Packet { conn: ConnId(conn), ..Default::default() };
+                assert_eq!(tor.choose(&mut SwitchCtx::new(t * 100 * US, &mut rng, NodeId(0)), &mut p, &c), i);
                 assert_eq!(p.path_tag, first.path_tag);
             }
             // A longer gap: a fresh uniform path (another uplink 3/4 of the time).
-            let mut p = Packet { conn, ..Default::default() };
-            let mut ctx = SwitchCtx::new(400 * US + 1, &mut rng, 0);
+            let mut p = Packet { conn: ConnId(conn), ..Default::default() };
+            let mut ctx = SwitchCtx::new(400 * US + 1, &mut rng, NodeId(0));
             let j = tor.choose(&mut ctx, &mut p, &c);
             assert_eq!(ctx.rerouted, i != j);
             changes += (i != j) as u32;
@@ -158,7 +160,7 @@ mod tests {
         assert!((1_400..1_600).contains(&changes), "{changes}");
         assert!(agg_picks.iter().all(|&n| (420..580).contains(&n)), "{agg_picks:?}");
         // An untagged packet is hashed as by `ecmp`.
-        let p = Packet { conn: 9, ..Default::default() };
+        let p = Packet { conn: ConnId(9), ..Default::default() };
         assert_eq!(agg.peek(&p, &ports), Some(Ecmp::new(&EcmpParams {}, 1, 1).index(&p, 4)));
     }
 }

@@ -184,8 +184,8 @@ impl<'a> Candidates<'a> {
     pub fn view(&self, i: usize) -> PortView<'a> {
         let id = self.ports[i];
         let st = match self.slot {
-            None => &self.state[id as usize],
-            Some(slot) => &self.state[slot[id as usize] as usize],
+            None => &self.state[id.idx()],
+            Some(slot) => &self.state[slot[id.idx()] as usize],
         };
         PortView { id, st, buffer_bytes: self.profile_buffers[st.qdisc as usize] }
     }
@@ -199,7 +199,7 @@ impl<'a> Candidates<'a> {
 impl<'a> PortView<'a> {
     /// The view of port `id`, whose state is `state[id]` (buffers as for [`Candidates::new`]).
     pub fn of(id: PortId, state: &'a impl Store<PortState>, profile_buffers: &[u64]) -> Self {
-        let st = &state[id as usize];
+        let st = &state[id.idx()];
         PortView { id, st, buffer_bytes: profile_buffers[st.qdisc as usize] }
     }
 }
@@ -464,7 +464,7 @@ impl SwitchLbSelection {
             let (key, other) = if is_conga(per_tier[0]) { ("spine", per_tier[1]) } else { ("tor", per_tier[0]) };
             return Err(Error::invalid(format!("switch.lb.{key}"), format!("`{}`: `conga` runs on both tiers of a leaf-spine or neither; allowed: `conga`", other.name())));
         }
-        let uplinks = |node: usize| fabric.ports_of(node as NodeId).iter().filter(|&&p| fabric.tier[fabric.ports[p as usize].peer as usize] == Tier::Agg).count();
+        let uplinks = |node: usize| fabric.ports_of(NodeId(node as u32)).iter().filter(|&&p| fabric.tier[fabric.ports[p.idx()].peer.idx()] == Tier::Agg).count();
         let most = (0..fabric.tier.len()).filter(|&n| fabric.tier[n] == Tier::Tor).map(uplinks).max().unwrap_or(0);
         if is_conga(per_tier[0]) && most > conga::MAX_UPLINKS {
             return Err(Error::invalid("switch.lb", format!("`conga` tags at most {} uplinks per leaf; this leaf-spine has {most}", conga::MAX_UPLINKS)));
@@ -494,7 +494,7 @@ impl SwitchLbSelection {
                     Tier::Agg => per_tier[1],
                     Tier::Core => per_tier[2],
                 };
-                cfg.build(&mut SwitchBuild { seed, switch: s, tier, node: fabric.hosts + s, ns3: ns3.cloned() })
+                cfg.build(&mut SwitchBuild { seed, switch: s, tier, node: NodeId(fabric.hosts + s), ns3: ns3.cloned() })
             })
             .collect())
     }
@@ -552,12 +552,12 @@ pub(crate) mod tests {
 
     /// `n` idle candidate ports 0..n and their state.
     pub(crate) fn idle_ports(n: u32) -> (Vec<PortId>, Vec<PortState>) {
-        ((0..n).collect(), idle_port_states(n))
+        ((0..n).map(PortId).collect(), idle_port_states(n))
     }
 
     /// The state of `n` idle ports.
     pub(crate) fn idle_port_states(n: u32) -> Vec<PortState> {
-        let spec = crate::topo::PortSpec { owner: 0, peer: 1, reverse: 0, rate: BitsPerSec::from_gbps(400.0), latency: 0 };
+        let spec = crate::topo::PortSpec { owner: NodeId(0), peer: NodeId(1), reverse: PortId(0), rate: BitsPerSec::from_gbps(400.0), latency: 0 };
         (0..n).map(|i| PortState::new(&spec, false, true, 0, Rng::stream(0, "port", i as u64))).collect()
     }
 
@@ -579,7 +579,7 @@ pub(crate) mod tests {
         let c = Candidates::new(&ports[1..], &state, &[100_000]);
         assert_eq!(c.len(), 2);
         let v: Vec<(PortId, u64, u8, bool, bool)> = c.iter().map(|p| (p.id(), p.queued_bytes(), p.level(), p.paused(), p.up())).collect();
-        assert_eq!(v, [(1, 30_000, 3, false, true), (2, 0, 0, true, false)]);
+        assert_eq!(v, [(PortId(1), 30_000, 3, false, true), (PortId(2), 0, 0, true, false)]);
     }
 
     fn parse(toml_text: &str) -> std::result::Result<SwitchLbSelection, String> {

@@ -25,6 +25,7 @@
 //! the uplink ns-3's packet trace shows (46 of 46). `"ascending"` is the other order, for a build
 //! that allocates the other way.
 
+use crate::ids::NodeId;
 use crate::net::packet::Packet;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -65,7 +66,7 @@ pub struct Ns3Naming {
     /// switches (a leaf-spine's spines) in id order.
     pub switch_node: Vec<u32>,
     /// Of each connection: its sending host, source port and destination port.
-    pub conn_ports: Vec<(u32, u16, u16)>,
+    pub conn_ports: Vec<(NodeId, u16, u16)>,
 }
 
 impl Ns3Naming {
@@ -77,8 +78,8 @@ impl Ns3Naming {
     /// The 12 bytes a switch hashes for packet `p`, or `None` for a packet without ns-3 names
     /// (a switch-made one).
     fn key(&self, p: &Packet) -> Option<[u32; 3]> {
-        let &(src, sport, dport) = self.conn_ports.get(p.conn as usize)?;
-        let (a, b) = (*self.host_node.get(p.src as usize)?, *self.host_node.get(p.dst as usize)?);
+        let &(src, sport, dport) = self.conn_ports.get(p.conn.idx())?;
+        let (a, b) = (*self.host_node.get(p.src.idx())?, *self.host_node.get(p.dst.idx())?);
         // An answer travels from the receiver: addresses and ports swapped.
         let ports = if p.src == src { sport as u32 | (dport as u32) << 16 } else { dport as u32 | (sport as u32) << 16 };
         Some([Self::ip(a), Self::ip(b), ports])
@@ -97,7 +98,7 @@ pub fn check(naming: Option<&Ns3Naming>, fabric: &crate::topo::Fabric) -> crate:
     // The simulator keeps one interface per neighbour (`nbr2if`), so its next hops are the
     // neighbours themselves: parallel cables between two switches have no counterpart there.
     let mut seen = std::collections::HashSet::new();
-    for p in fabric.ports.iter().filter(|p| p.owner >= fabric.hosts && p.peer >= fabric.hosts) {
+    for p in fabric.ports.iter().filter(|p| p.owner >= NodeId(fabric.hosts) && p.peer >= NodeId(fabric.hosts)) {
         if !seen.insert((p.owner, p.peer)) {
             return Err(crate::error::Error::invalid(
                 "switch.lb",
@@ -106,7 +107,7 @@ pub fn check(naming: Option<&Ns3Naming>, fabric: &crate::topo::Fabric) -> crate:
         }
     }
     for h in 0..fabric.hosts {
-        let tor = (fabric.tor_of_host[h as usize] - fabric.hosts) as usize;
+        let tor = (fabric.tor_of_host[h as usize].0 - fabric.hosts) as usize;
         let (theirs, ours) = (m.host_switch.get(h as usize).copied(), m.switch_node.get(tor).copied());
         if theirs != ours || ours.is_none() {
             return Err(crate::error::Error::invalid(
@@ -180,6 +181,7 @@ impl crate::scheme::Scheme<super::SwitchBuild> for Ns3Ecmp {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ids::ConnId;
 
     #[test]
     fn murmur3_of_known_inputs() {
@@ -204,7 +206,7 @@ mod tests {
             host_switch: (0..32).map(|h| 32 + h / 8).collect(),
             switch_node: (32..40).collect(),
             // Connection 0: host 0 -> 16, the first flow of the pair (sport 10000), DPORT 27861.
-            conn_ports: vec![(0, 10000, 27861)],
+            conn_ports: vec![(NodeId(0), 10000, 27861)],
         })
     }
 
@@ -214,14 +216,14 @@ mod tests {
         // 11.0.0.1 -> 11.0.16.1 (sport 10000, dport 27861) on its interface 11 (the third of
         // spines 36..39 in interface order) and the ACK of 11.0.5.1 -> 11.0.26.1 (ports 34530
         // and 10000, the receiver's ToR being node 32 as well) on interface 10.
-        let mut build = crate::net::switch_lb::SwitchBuild { seed: 1, switch: 0, tier: crate::topo::Tier::Tor, node: 32, ns3: Some(naming()) };
+        let mut build = crate::net::switch_lb::SwitchBuild { seed: 1, switch: 0, tier: crate::topo::Tier::Tor, node: NodeId(32), ns3: Some(naming()) };
         let s = <Ns3Ecmp as crate::scheme::Scheme<_>>::build(&Ns3EcmpParams::default(), &mut build);
-        let data = Packet { conn: 0, src: 0, dst: 16, ..Packet::default() };
+        let data = Packet { conn: ConnId(0), src: NodeId(0), dst: NodeId(16), ..Packet::default() };
         assert_eq!(s.index(&data, 4), 2, "interface 11 = candidate 2 of 9..12");
         let mut n = (*naming()).clone();
-        n.conn_ports = vec![(26, 10000, 34530)];
+        n.conn_ports = vec![(NodeId(26), 10000, 34530)];
         let s = Ns3Ecmp { naming: Some(Arc::new(n)), seed: 32, next_hops: NextHops::Descending };
-        let ack = Packet { conn: 0, src: 5, dst: 26, ..Packet::default() };
+        let ack = Packet { conn: ConnId(0), src: NodeId(5), dst: NodeId(26), ..Packet::default() };
         assert_eq!(s.index(&ack, 4), 1, "interface 10 = candidate 1");
         // Without names (a switch-made packet, or no naming at all) the first candidate.
         assert_eq!(Ns3Ecmp { naming: None, seed: 32, next_hops: NextHops::Descending }.index(&data, 4), 0);

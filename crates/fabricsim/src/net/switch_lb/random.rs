@@ -50,6 +50,7 @@ impl crate::scheme::Scheme<super::SwitchBuild> for Random {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ids::{NodeId, PortId};
     use crate::net::switch_lb::tests::idle_ports;
     use crate::rng::Rng;
 
@@ -57,7 +58,7 @@ mod tests {
         let (ports, state) = idle_ports(3);
         let c = Candidates::new(&ports, &state, &[1 << 20]);
         let mut rng = Rng::stream(seed, "switch_lb", 0);
-        let mut ctx = SwitchCtx::new(0, &mut rng, 0);
+        let mut ctx = SwitchCtx::new(0, &mut rng, NodeId(0));
         let mut lb = Random::new(&RandomParams {});
         let mut p = Packet::default();
         (0..n).map(|_| lb.choose(&mut ctx, &mut p, &c)).collect()
@@ -77,6 +78,6 @@ mod tests {
     fn deterministic_per_seed_and_never_precomputed() {
         assert_eq!(draws(5, 200), draws(5, 200));
         assert_ne!(draws(5, 200), draws(6, 200));
-        assert_eq!(Random.peek(&Packet::default(), &[0, 1, 2]), None);
+        assert_eq!(Random.peek(&Packet::default(), &[PortId(0), PortId(1), PortId(2)]), None);
     }
 }

@@ -287,13 +287,14 @@ impl crate::scheme::Scheme<super::SwitchBuild> for Seqbalance {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ids::ConnId;
     use crate::net::packet::F_ECT;
     use crate::net::switch_lb::tests::idle_ports;
     use crate::units::US;
 
     /// Source ToR node 100, destination ToR node 200 in these tests.
-    const SRC: NodeId = 100;
-    const DST: NodeId = 200;
+    const SRC: NodeId = NodeId(100);
+    const DST: NodeId = NodeId(200);
 
     fn tor(p: &SeqbalanceParams) -> Seqbalance {
         Seqbalance::new(p, 1, 0, Tier::Tor, SRC)
@@ -301,7 +302,7 @@ mod tests {
 
     /// The first packet of connection `conn`, leaving its ToR at `now`: the uplink index.
     fn first(sb: &mut Seqbalance, rng: &mut Rng, conn: u32, now: Time, c: &Candidates<'_>) -> (usize, u16) {
-        let mut p = Packet { conn, ..Default::default() };
+        let mut p = Packet { conn: ConnId(conn), ..Default::default() };
         let mut ctx = SwitchCtx::new(now, rng, DST);
         ctx.src_tor = SRC;
         let i = sb.choose(&mut ctx, &mut p, c);
@@ -409,7 +410,7 @@ mod tests {
     #[test]
     fn the_destination_tor_mirrors_ce_marked_data_from_the_fabric_only() {
         let (ports, state) = idle_ports(1);
-        let view = PortView::of(0, &state, &[100_000]);
+        let view = PortView::of(PortId(0), &state, &[100_000]);
         let _ = ports;
         let mut rng = Rng::stream(1, "switch_lb", 0);
         let mut dst = Seqbalance::new(&SeqbalanceParams::default(), 1, 1, Tier::Tor, DST);
@@ -423,14 +424,14 @@ mod tests {
             (SRC, PktKind::Data, F_ECT | F_CE | F_TRIMMED, tag),
             (SRC, PktKind::Data, F_ECT | F_CE, 0), // no tag: its source ToR runs another scheme
         ] {
-            let mut p = Packet { kind, flags, path_tag, conn: 7, entropy: 3, src: 1, dst: 9, size: 1048, ..Default::default() };
+            let mut p = Packet { kind, flags, path_tag, conn: ConnId(7), entropy: 3, src: NodeId(1), dst: NodeId(9), size: 1048, ..Default::default() };
             let mut ctx = SwitchCtx::new(5 * US, &mut rng, DST);
             ctx.src_tor = src_tor;
             dst.on_packet(&mut ctx, &mut p, &view);
             cases.push(ctx.emit);
         }
         let cp = cases[0].expect("a Congestion Packet");
-        assert_eq!((cp.kind, cp.src, cp.dst, cp.path_tag, cp.size, cp.conn), (PktKind::Congestion, DST, SRC, tag, 64, 7));
+        assert_eq!((cp.kind, cp.src, cp.dst, cp.path_tag, cp.size, cp.conn), (PktKind::Congestion, DST, SRC, tag, 64, ConnId(7)));
         assert!(cases[1..].iter().all(Option::is_none), "{cases:?}");
         assert_eq!(dst.cps_sent, 1);
     }
@@ -440,17 +441,17 @@ mod tests {
         let (ports, state) = idle_ports(4);
         let c = Candidates::new(&ports, &state, &[100_000]);
         let mut rng = Rng::stream(1, "switch_lb", 0);
-        let agg = Seqbalance::new(&SeqbalanceParams::default(), 1, 5, Tier::Agg, 300);
+        let agg = Seqbalance::new(&SeqbalanceParams::default(), 1, 5, Tier::Agg, NodeId(300));
         for v in 0..4 {
             assert_eq!(agg.peek(&Packet { path_tag: path_tag::new(1, v), ..Default::default() }, &ports), Some(v));
         }
         let hash = Ecmp::new(&EcmpParams {}, 1, 5);
-        let untagged = Packet { conn: 3, ..Default::default() };
+        let untagged = Packet { conn: ConnId(3), ..Default::default() };
         assert_eq!(agg.peek(&untagged, &ports), Some(hash.index(&untagged, 4)));
         // At a ToR, an ACK is hashed, not pinned, and gets no tag.
         let mut sb = tor(&SeqbalanceParams::default());
         assert_eq!(sb.peek(&untagged, &ports), None);
-        let mut ack = Packet { kind: PktKind::Ack, conn: 3, ..Default::default() };
+        let mut ack = Packet { kind: PktKind::Ack, conn: ConnId(3), ..Default::default() };
         let mut ctx = SwitchCtx::new(0, &mut rng, DST);
         ctx.src_tor = SRC;
         assert_eq!(sb.choose(&mut ctx, &mut ack, &c), Ecmp::new(&EcmpParams {}, 1, 0).index(&ack, 4));
@@ -463,18 +464,18 @@ mod tests {
         let c = Candidates::new(&ports, &state, &[100_000]);
         let mut rng = Rng::stream(1, "switch_lb", 0);
         for (pinning, moves) in [(Pinning::Qp, false), (Pinning::Message, true)] {
-            let mut sb = Seqbalance::new(&SeqbalanceParams { pinning, ..Default::default() }, 1, 0, Tier::Tor, 100);
+            let mut sb = Seqbalance::new(&SeqbalanceParams { pinning, ..Default::default() }, 1, 0, Tier::Tor, NodeId(100));
             let send = |sb: &mut Seqbalance, rng: &mut Rng, flags: u16, now: Time| {
-                let mut p = Packet { conn: 1, flags, ..Default::default() };
-                let mut ctx = SwitchCtx::new(now, rng, 200);
-                ctx.src_tor = 100;
+                let mut p = Packet { conn: ConnId(1), flags, ..Default::default() };
+                let mut ctx = SwitchCtx::new(now, rng, NodeId(200));
+                ctx.src_tor = NodeId(100);
                 sb.choose(&mut ctx, &mut p, &c)
             };
             let first = send(&mut sb, &mut rng, F_MSG_FIRST, 0);
             assert_eq!(send(&mut sb, &mut rng, 0, US), first);
             // The path of the first message is marked inactive; the next message starts.
-            let cp = Packet { kind: PktKind::Congestion, src: 200, dst: 100, path_tag: path_tag::new(first, 0), ..Default::default() };
-            sb.on_control(&mut SwitchCtx::new(2 * US, &mut rng, 100), &cp);
+            let cp = Packet { kind: PktKind::Congestion, src: NodeId(200), dst: NodeId(100), path_tag: path_tag::new(first, 0), ..Default::default() };
+            sb.on_control(&mut SwitchCtx::new(2 * US, &mut rng, NodeId(100)), &cp);
             let next = send(&mut sb, &mut rng, F_MSG_FIRST, 3 * US);
             assert_eq!(next != first, moves, "{pinning:?}");
             assert_eq!(send(&mut sb, &mut rng, 0, 4 * US), next);

@@ -712,6 +712,7 @@ impl ReceiverRecovery for AnyReceiverRecovery {
 #[cfg(test)]
 pub(crate) mod testing {
     use super::*;
+    use crate::ids::NodeId;
     use crate::rng::Rng;
     use crate::transport::cc::fixed;
     use crate::transport::lb::spray;
@@ -732,7 +733,7 @@ pub(crate) mod testing {
             let path = PathInfo { mtu_bytes: MTU, host_rate: crate::units::BitsPerSec(1), base_rtt: 1, bdp_bytes: cwnd_pkts * MTU, hops: 2, net_base_rtt: 1, src_conns: 1, queue_bytes: 0, flows_per_host: 1 };
             let cc = AnyCc::Fixed(fixed::Fixed::new(&fixed::FixedParams::default(), &path));
             let lb = AnyLb::Spray(spray::Spray::new(&Default::default()));
-            let mut conn = Connection::new(0, 1, cc, lb, Rng::stream(0, "t", 0), AnyRecovery::Sack(sack::Sack));
+            let mut conn = Connection::new(NodeId(0), NodeId(1), cc, lb, Rng::stream(0, "t", 0), AnyRecovery::Sack(sack::Sack));
             conn.post(0, (n as u64 + 100) * MTU, MTU as u32, 0);
             conn.board = (0..n).map(|i| Slot { state: SeqState::InFlight, wire: MTU as u32, sent_at: i as Time, entropy: 0 }).collect();
             conn.next_seq = n;

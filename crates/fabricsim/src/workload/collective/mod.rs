@@ -505,7 +505,7 @@ fn place(key: &str, job: &JobConfig, hosts: u32, used: &mut [bool], rng: &mut Rn
         if list.len() < 2 {
             return Err(Error::invalid(format!("{key}.hosts"), format!("{} hosts: a job needs at least 2 ranks", list.len())));
         }
-        return Ok(list);
+        return Ok(list.into_iter().map(NodeId).collect());
     }
     if job.hosts.is_some() {
         return Err(Error::invalid(format!("{key}.hosts"), "only allowed with placement = \"list\""));
@@ -553,7 +553,7 @@ fn place(key: &str, job: &JobConfig, hosts: u32, used: &mut [bool], rng: &mut Rn
     for &h in &chosen {
         used[h as usize] = true;
     }
-    Ok(chosen)
+    Ok(chosen.into_iter().map(NodeId).collect())
 }
 
 fn load_trace(key: &str, path: &str, files: &InputFiles) -> Result<Vec<CollectiveSpec>> {
