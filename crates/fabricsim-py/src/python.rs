@@ -148,7 +148,7 @@ fn run(py: Python<'_>, source: &str, is_path: bool, overrides: Vec<String>, out:
         Python::with_gil(|py| {
             let outcome = py.check_signals().and_then(|()| match &progress {
                 Some(cb) => cb
-                    .call1(py, (p.fraction, p.now as f64 / fabricsim::units::US as f64, p.events, p.messages_done, p.messages))
+                    .call1(py, (p.fraction, p.now.0 as f64 / (fabricsim::units::US).0 as f64, p.events, p.messages_done, p.messages))
                     .map(drop),
                 None => Ok(()),
             });

@@ -28,6 +28,7 @@
 //! refused feasible runs of 10⁷ flows; measured on 10⁵ and 10⁶ one-byte flows (177 MB and
 //! 1.65 GB peak) it is 1.2 KB, and those are now estimated at 0.95× and 0.97× of what they take.
 
+use crate::units::Time;
 pub use crate::budget::physical_memory_bytes;
 use crate::budget::show_bytes;
 use crate::scenario::Setup;
@@ -194,7 +195,7 @@ impl Estimate {
     /// port once per `run.trace_interval_us` over the run, whose length is taken as the time the
     /// busiest host link needs for its data (at least the end time, when one is set, bounds it).
     fn trace_samples(setup: &Setup, data_packets: u64) -> (f64, f64) {
-        if setup.trace_interval == 0 {
+        if setup.trace_interval == Time::ZERO {
             return (0.0, 0.0);
         }
         let series = (setup.trace_conns.len() + setup.trace_ports.len()) as f64;
@@ -207,15 +208,15 @@ impl Estimate {
             load[c.dst.idx()] += bytes;
         }
         let busiest = load.iter().copied().max().unwrap_or(0) as f64;
-        let start = setup.traffic.tasks.iter().map(|t| t.not_before()).max().unwrap_or(0) as f64;
-        let mut duration = start + busiest * 8.0 / rate * 1e12 + setup.base_rtt as f64;
+        let start = (setup.traffic.tasks.iter().map(|t| t.not_before()).max().unwrap_or(Time::ZERO)).0 as f64;
+        let mut duration = start + busiest * 8.0 / rate * 1e12 + setup.base_rtt.0 as f64;
         if data_packets > 0 {
             duration = duration.max(mtu * 8.0 / rate * 1e12);
         }
         if let Some(end) = setup.end_time {
-            duration = duration.min(end as f64);
+            duration = duration.min(end.0 as f64);
         }
-        let ticks = (duration / setup.trace_interval as f64).ceil();
+        let ticks = (duration / setup.trace_interval.0 as f64).ceil();
         (ticks * series, ticks)
     }
 

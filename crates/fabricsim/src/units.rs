@@ -9,27 +9,216 @@ use serde::de::{self, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 
-/// Simulated time or duration in picoseconds.
-pub type Time = u64;
+/// Simulated time or duration in whole picoseconds.
+///
+/// Its own type, so that the compiler keeps a time apart from a byte count or an id: times add
+/// and subtract, scale by a plain number (`3 * US`, `rtt / 2`), and divide into a plain ratio
+/// (`t / US`); `.0` is the picosecond count where a time must meet other numbers (a rate
+/// computation, an output column). It prints as that count, so outputs are unchanged.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize)]
+#[serde(transparent)]
+#[repr(transparent)]
+pub struct Time(pub u64);
 
-/// One nanosecond in picoseconds.
-pub const NS: Time = 1_000;
-/// One microsecond in picoseconds.
-pub const US: Time = 1_000_000;
-/// One millisecond in picoseconds.
-pub const MS: Time = 1_000_000_000;
-/// One second in picoseconds.
-pub const SEC: Time = 1_000_000_000_000;
+impl Time {
+    /// No time: the start of a run, a zero duration.
+    pub const ZERO: Time = Time(0);
+    /// The latest representable time, used for "never".
+    pub const MAX: Time = Time(u64::MAX);
+
+    /// `n` nanoseconds (for constants: `Time::from_ns(500)`; elsewhere `500 * NS` reads the same).
+    pub const fn from_ns(n: u64) -> Time {
+        Time(n * 1_000)
+    }
+
+    /// `n` microseconds.
+    pub const fn from_us(n: u64) -> Time {
+        Time(n * 1_000_000)
+    }
+
+    /// `n` milliseconds.
+    pub const fn from_ms(n: u64) -> Time {
+        Time(n * 1_000_000_000)
+    }
+
+    /// `n` seconds.
+    pub const fn from_sec(n: u64) -> Time {
+        Time(n * 1_000_000_000_000)
+    }
+
+    /// `self − other`, or zero if `other` is later.
+    #[inline(always)]
+    pub const fn saturating_sub(self, other: Time) -> Time {
+        Time(self.0.saturating_sub(other.0))
+    }
+
+    /// `self + other`, or [`Time::MAX`] if that overflows.
+    #[inline(always)]
+    pub const fn saturating_add(self, other: Time) -> Time {
+        Time(self.0.saturating_add(other.0))
+    }
+
+    /// `self + other`, unless that overflows.
+    #[inline(always)]
+    pub const fn checked_add(self, other: Time) -> Option<Time> {
+        match self.0.checked_add(other.0) {
+            Some(t) => Some(Time(t)),
+            None => None,
+        }
+    }
+
+    /// `self − other`, unless `other` is later.
+    #[inline(always)]
+    pub const fn checked_sub(self, other: Time) -> Option<Time> {
+        match self.0.checked_sub(other.0) {
+            Some(t) => Some(Time(t)),
+            None => None,
+        }
+    }
+
+    /// The distance between two times.
+    #[inline(always)]
+    pub const fn abs_diff(self, other: Time) -> Time {
+        Time(self.0.abs_diff(other.0))
+    }
+
+    /// How many `unit`s fit in `self`, rounded up.
+    #[inline(always)]
+    pub const fn div_ceil(self, unit: Time) -> u64 {
+        self.0.div_ceil(unit.0)
+    }
+
+    /// `self / n`, unless `n` is zero.
+    #[inline(always)]
+    pub const fn checked_div(self, n: u64) -> Option<Time> {
+        match self.0.checked_div(n) {
+            Some(t) => Some(Time(t)),
+            None => None,
+        }
+    }
+
+    /// `self × n`, or [`Time::MAX`] if that overflows.
+    #[inline(always)]
+    pub const fn saturating_mul(self, n: u64) -> Time {
+        Time(self.0.saturating_mul(n))
+    }
+}
+
+impl std::ops::Add for Time {
+    type Output = Time;
+    #[inline(always)]
+    fn add(self, o: Time) -> Time {
+        Time(self.0 + o.0)
+    }
+}
+
+impl std::ops::Sub for Time {
+    type Output = Time;
+    #[inline(always)]
+    fn sub(self, o: Time) -> Time {
+        Time(self.0 - o.0)
+    }
+}
+
+impl std::ops::AddAssign for Time {
+    #[inline(always)]
+    fn add_assign(&mut self, o: Time) {
+        self.0 += o.0;
+    }
+}
+
+impl std::ops::SubAssign for Time {
+    #[inline(always)]
+    fn sub_assign(&mut self, o: Time) {
+        self.0 -= o.0;
+    }
+}
+
+impl std::ops::Mul<u64> for Time {
+    type Output = Time;
+    #[inline(always)]
+    fn mul(self, n: u64) -> Time {
+        Time(self.0 * n)
+    }
+}
+
+impl std::ops::Mul<Time> for u64 {
+    type Output = Time;
+    #[inline(always)]
+    fn mul(self, t: Time) -> Time {
+        Time(self * t.0)
+    }
+}
+
+impl std::ops::MulAssign<u64> for Time {
+    #[inline(always)]
+    fn mul_assign(&mut self, n: u64) {
+        self.0 *= n;
+    }
+}
+
+impl std::ops::Div<u64> for Time {
+    type Output = Time;
+    #[inline(always)]
+    fn div(self, n: u64) -> Time {
+        Time(self.0 / n)
+    }
+}
+
+/// A ratio of two times (how many `o` fit in `self`, rounded down).
+impl std::ops::Div for Time {
+    type Output = u64;
+    #[inline(always)]
+    fn div(self, o: Time) -> u64 {
+        self.0 / o.0
+    }
+}
+
+impl std::ops::Rem for Time {
+    type Output = Time;
+    #[inline(always)]
+    fn rem(self, o: Time) -> Time {
+        Time(self.0 % o.0)
+    }
+}
+
+impl std::iter::Sum for Time {
+    fn sum<I: Iterator<Item = Time>>(it: I) -> Time {
+        Time(it.map(|t| t.0).sum())
+    }
+}
+
+// Written as the picosecond count, so that every output that prints a time is unchanged.
+impl fmt::Display for Time {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.0, f)
+    }
+}
+
+impl fmt::Debug for Time {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.0, f)
+    }
+}
+
+/// One nanosecond.
+pub const NS: Time = Time(1_000);
+/// One microsecond.
+pub const US: Time = Time(1_000_000);
+/// One millisecond.
+pub const MS: Time = Time(1_000_000_000);
+/// One second.
+pub const SEC: Time = Time(1_000_000_000_000);
 
 /// A duration given in µs (a scenario's `*_us` key, already range-checked) as whole
 /// picoseconds, rounded to the nearest.
 pub fn us_to_ps(us: f64) -> Time {
-    (us * US as f64).round() as Time
+    Time((us * US.0 as f64).round() as u64)
 }
 
 /// Picoseconds as microseconds (as the output files write times).
 pub fn ps_to_us(t: Time) -> f64 {
-    t as f64 / US as f64
+    t.0 as f64 / US.0 as f64
 }
 
 /// Longest time or duration a scenario may give, in µs: 1000 s of simulated time. Time is u64
@@ -87,14 +276,14 @@ impl BitsPerSec {
     /// Time to serialize `bytes` at this rate, rounded up to the next picosecond.
     #[inline]
     pub fn tx_time(self, bytes: u64) -> Time {
-        let num = bytes as u128 * 8 * SEC as u128;
+        let num = bytes as u128 * 8 * SEC.0 as u128;
         let den = self.0 as u128;
-        num.div_ceil(den) as Time
+        Time(num.div_ceil(den) as u64)
     }
 
     /// Bytes that this rate carries in `t` picoseconds (rounded down).
     pub fn bytes_in(self, t: Time) -> u64 {
-        (self.0 as u128 * t as u128 / (8 * SEC as u128)) as u64
+        (self.0 as u128 * t.0 as u128 / (8 * SEC.0 as u128)) as u64
     }
 }
 
@@ -105,11 +294,11 @@ impl fmt::Display for ShowTime {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let t = self.0;
         if t >= MS {
-            write!(f, "{:.3} ms", t as f64 / MS as f64)
+            write!(f, "{:.3} ms", t.0 as f64 / MS.0 as f64)
         } else if t >= US {
-            write!(f, "{:.3} us", t as f64 / US as f64)
+            write!(f, "{:.3} us", t.0 as f64 / US.0 as f64)
         } else {
-            write!(f, "{:.3} ns", t as f64 / NS as f64)
+            write!(f, "{:.3} ns", t.0 as f64 / NS.0 as f64)
         }
     }
 }
@@ -283,11 +472,11 @@ mod tests {
     #[test]
     fn serialization_is_exact_for_common_rates() {
         // 4096 B at 400 Gb/s: 4096*8/400e9 s = 81.92 ns.
-        assert_eq!(BitsPerSec::from_gbps(400.0).tx_time(4096), 81_920);
+        assert_eq!(BitsPerSec::from_gbps(400.0).tx_time(4096), Time(81_920));
         // 64 B at 800 Gb/s: 0.64 ns.
-        assert_eq!(BitsPerSec::from_gbps(800.0).tx_time(64), 640);
+        assert_eq!(BitsPerSec::from_gbps(800.0).tx_time(64), Time(640));
         // 1 B at 3 Gb/s is 2.666.. ns, rounded up.
-        assert_eq!(BitsPerSec(3_000_000_000).tx_time(1), 2_667);
+        assert_eq!(BitsPerSec(3_000_000_000).tx_time(1), Time(2_667));
         assert_eq!(BitsPerSec::from_gbps(400.0).bytes_in(12 * US), 600_000);
     }
 

@@ -42,7 +42,7 @@ fn formula_us(bus: u64, hops: u64, one_way_us: f64) -> f64 {
 }
 
 fn cct_us(r: &fabricsim::Results, i: usize) -> f64 {
-    r.ccts[i].cct().expect("finished") as f64 / 1e6
+    (r.ccts[i].cct().expect("finished")).0 as f64 / 1e6
 }
 
 #[test]
@@ -67,7 +67,7 @@ fn ring_collectives_and_alltoall_finish_near_their_bus_bandwidth_bound() {
         // The reported ideal charges each chunk hop the shortest one-way *propagation* of the
         // run's connections (a lower bound), not half the longest base RTT as `ideal` does here:
         // it lies between the bare line-rate bound and this formula.
-        let reported = r.ccts[i].ideal as f64 / 1e6;
+        let reported = r.ccts[i].ideal.0 as f64 / 1e6;
         assert!(reported >= bare && reported <= ideal && reported > 0.97 * ideal, "reported ideal {reported} vs formula {ideal}");
         assert!(got >= reported);
     }
@@ -122,7 +122,7 @@ fn ring_chunks_wait_for_their_inputs() {
                 assert_eq!(input.dst, me.src);
                 let (posted, arrived) = (me.posted.unwrap(), input.delivered.unwrap());
                 assert!(posted >= arrived, "step {s} rank {rank} chunk {j} posted at {posted} before its input arrived at {arrived}");
-                slack_min = slack_min.min(posted - arrived);
+                slack_min = slack_min.min((posted - arrived).0);
             }
         }
     }
@@ -195,8 +195,8 @@ fn queue_pairs_split_messages_and_gates_bound_outstanding_ones() {
     let mut per_conn: std::collections::HashMap<u32, Vec<(u64, i32)>> = Default::default();
     for m in &gated.messages {
         let v = per_conn.entry(m.conn).or_default();
-        v.push((m.posted.unwrap(), 1));
-        v.push((m.completed.unwrap(), -1));
+        v.push((m.posted.unwrap().0, 1));
+        v.push((m.completed.unwrap().0, -1));
     }
     let mut peak = 0;
     for v in per_conn.values_mut() {
@@ -234,7 +234,7 @@ fn trace_files_define_a_training_step_and_iterations_repeat_it() {
     let ops: Vec<&str> = r.ccts.iter().map(|c| c.instance.op).collect();
     assert_eq!(ops, ["reducescatter", "allgather", "alltoall", "reducescatter", "allgather", "alltoall"]);
     // gap_us = 5 after the reduce-scatter, the job's 20 us elsewhere (including between iterations).
-    let gap = |i: usize| (r.ccts[i + 1].start.unwrap() - r.ccts[i].end.unwrap()) as f64 / 1e6;
+    let gap = |i: usize| (r.ccts[i + 1].start.unwrap() - r.ccts[i].end.unwrap()).0 as f64 / 1e6;
     assert!((gap(0) - 5.0).abs() < 1e-6 && (gap(1) - 20.0).abs() < 1e-6 && (gap(2) - 20.0).abs() < 1e-6);
     // Strided placement: hosts 0, 4, 8, 12, one per ToR pair.
     let mut srcs: Vec<u32> = r.flows.iter().map(|f| f.src).collect();

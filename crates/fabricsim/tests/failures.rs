@@ -2,6 +2,7 @@
 //! re-convergence after a mid-run link failure (`reroute_after_us`), and leaf-spines given by
 //! explicit counts (`tors`, `hosts_per_tor`, `spines`, `links_per_spine`: the smartt-reps
 //! testbeds TB16 and TB128).
+use fabricsim::units::Time;
 mod common;
 
 use fabricsim::engine::Sim;
@@ -103,7 +104,7 @@ fn degraded_uplinks_stay_in_ecmp_and_run_at_the_reduced_rate() {
         let (s, f) = (s.fct().unwrap(), f.fct().unwrap());
         // At least the serialization at 100 Gb/s; at most that plus the healthy FCT (the RTT and
         // the ramp).
-        assert!(s >= wire_100g && s <= wire_100g + f, "fct {s} ps degraded, {f} ps healthy, {wire_100g} ps on the wire at 100G");
+        assert!(s >= Time(wire_100g) && s <= Time(wire_100g) + f, "fct {s} ps degraded, {f} ps healthy, {wire_100g} ps on the wire at 100G");
     }
 }
 

@@ -3,6 +3,7 @@
 //! exists for — in an all-to-all the idle-fabric slowdown ranks ECMP level with REPS (each
 //! flow's idle ideal assumes it runs alone) although ECMP finishes the exchange later; against
 //! each flow's fair share the order is the completion's.
+use fabricsim::units::Time;
 mod common;
 
 use std::path::Path;
@@ -29,7 +30,7 @@ fn an_incasts_fair_ideal_adds_the_other_senders_bytes_at_line_rate() {
     let others = common::tx_ps(7 * ((1u64 << 20) + 64 * packets), 400);
     for f in &r.flows {
         let fair = f.fair_ideal_fct.expect("a batch workload has a fair-share ideal");
-        assert!(fair.abs_diff(f.ideal_fct + others) <= 2, "flow {}: fair {fair} ps, ideal {} + {others}", f.id, f.ideal_fct);
+        assert!(fair.abs_diff(f.ideal_fct + Time(others)) <= Time(2), "flow {}: fair {fair} ps, ideal {} + {others}", f.id, f.ideal_fct);
         // Fixed windows into ample buffers share the link about fairly.
         let s = f.fair_slowdown().unwrap();
         assert!((0.95..1.15).contains(&s), "flow {}: fair slowdown {s}", f.id);

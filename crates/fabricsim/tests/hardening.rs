@@ -228,7 +228,7 @@ fn the_livelock_guard_stops_exactly_one_limit_after_the_last_acknowledgement() {
     let since = s.stalled_since_us.expect("the guard must fire");
     // The last ACK the sender received (every ACK of this lone flow acknowledges new data).
     let last_ack = r.acks.iter().map(|a| a.0).max().expect("some ACKs arrived");
-    assert_eq!(since, last_ack as f64 / 1e6, "stalled since the last acknowledgement, to the picosecond");
+    assert_eq!(since, last_ack.0 as f64 / 1e6, "stalled since the last acknowledgement, to the picosecond");
     assert!(since > 20.0 && since < 40.0, "the link went down at 20 µs (ACKs then in flight still arrive): {since}");
     let v = s.invariant_violations.iter().find(|v| v.starts_with("livelock")).expect("a livelock violation");
     assert!(v.contains(&format!("from {since:.3} to {:.3} µs", since + 300.0)), "stopped exactly 300 µs later: {v}");

@@ -3,6 +3,7 @@
 //! ECN thresholds, 1000 B payloads with 48 B of headers and 42 B of INT): near-zero queues at
 //! high utilisation under incast (§1, §5.2), a new flow brought to its share within a few
 //! round trips (§3.2), and a fair share between flows (§3.3).
+use fabricsim::units::Time;
 mod common;
 
 /// A star of 17 hosts on one switch, as the HPCC ns-3 simulator's example builds it, under `cc`.
@@ -57,7 +58,7 @@ fn an_incast_runs_near_line_rate_over_a_near_empty_queue() {
     // η = 0.95: the incast ends within 10 % of the time the bottleneck needs at line rate.
     assert!(s.completion_time_us <= 1.10 * s.ideal_completion_time_us, "{} vs ideal {}", s.completion_time_us, s.ideal_completion_time_us);
     // Every sender got the same share.
-    let fct = |f: &fabricsim::results::FlowResult| (f.finish.expect("finished") - f.start) as f64;
+    let fct = |f: &fabricsim::results::FlowResult| (f.finish.expect("finished") - f.start).0 as f64;
     let rates: Vec<f64> = r.flows.iter().map(|f| 1.0 / fct(f)).collect();
     assert!(jain(&rates) >= 0.99, "Jain {:.4} of {:?}", jain(&rates), r.flows.iter().map(fct).collect::<Vec<_>>());
     assert_eq!(s.packets.dropped + s.packets.buffer_drops, 0);
@@ -72,8 +73,8 @@ fn a_joining_flow_gets_its_share_within_a_few_round_trips() {
     // Flow 0 alone from 0; flow 1 joins at 200 µs on the same receiver.
     let flows = common::flow_file("hpcc-join", "src,dst,bytes,start_us\n1,0,8000000,0\n2,0,8000000,200\n");
     let r = common::run(&star("\"hpcc\"", &flows.workload, "trace_interval_us = 2\ntrace_conns = [0, 1]"));
-    let rate = |c: u32, t_us: u64| r.trace.iter().find(|s| s.conn == c && s.at >= t_us * 1_000_000).and_then(|s| s.rate_bps).unwrap() as f64 / 1e9;
-    let acked = |c: u32, t_us: u64| r.trace.iter().find(|s| s.conn == c && s.at >= t_us * 1_000_000).map(|s| s.acked_bytes).unwrap() as f64;
+    let rate = |c: u32, t_us: u64| r.trace.iter().find(|s| s.conn == c && s.at >= Time(t_us * 1_000_000)).and_then(|s| s.rate_bps).unwrap() as f64 / 1e9;
+    let acked = |c: u32, t_us: u64| r.trace.iter().find(|s| s.conn == c && s.at >= Time(t_us * 1_000_000)).map(|s| s.acked_bytes).unwrap() as f64;
     // Alone, flow 0 runs at η of the line, give or take the additive steps.
     for t in [100, 150, 198] {
         assert!((90.0..=100.0).contains(&rate(0, t)), "alone at {t} µs: {} Gb/s", rate(0, t));

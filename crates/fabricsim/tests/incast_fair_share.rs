@@ -35,7 +35,7 @@ fn eight_to_one_incast_finishes_at_n_size_over_rate() {
     assert!((s.completion_time_us / s.ideal_completion_time_us - 1.0).abs() < 0.01);
     assert_eq!(s.packets.dropped + s.packets.trimmed, 0);
     // Fair share: equal windows through one FIFO give equal rates.
-    let first = r.flows.iter().filter_map(|f| f.fct()).min().unwrap() as f64;
-    let last = r.flows.iter().filter_map(|f| f.fct()).max().unwrap() as f64;
+    let first = (r.flows.iter().filter_map(|f| f.fct()).min().unwrap()).0 as f64;
+    let last = (r.flows.iter().filter_map(|f| f.fct()).max().unwrap()).0 as f64;
     assert!(first >= 0.95 * last, "first flow done at {first}, last at {last}");
 }

@@ -202,7 +202,7 @@ fn an_ns3_flow_file_runs_as_its_simulator_declares_it() {
     let setup = Scenario::from_toml(toml, &[]).unwrap().setup(&dir).unwrap();
     let r = fabricsim::run(&setup, &mut |_| {}).unwrap();
     assert!(r.summary.invariant_violations.is_empty(), "{:?}", r.summary.invariant_violations);
-    let f: Vec<(u32, u32, u64, u64)> = r.flows.iter().map(|f| (f.src, f.dst, f.bytes, f.start)).collect();
+    let f: Vec<(u32, u32, u64, u64)> = r.flows.iter().map(|f| (f.src, f.dst, f.bytes, f.start.0)).collect();
     assert_eq!(f, [(1, 0, 100_000, 0), (3, 0, 50_000, 10_000_000)]);
     // The topology file belongs to the ns-3 format only.
     let e = Scenario::from_toml(&toml.replace("format = \"ns3\"\n", "format = \"csv\"\n"), &[]).unwrap().setup(&dir).map(|_| ()).unwrap_err().to_string();

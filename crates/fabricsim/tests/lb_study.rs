@@ -6,7 +6,7 @@ mod common;
 use fabricsim::Results;
 
 /// 100 Gb/s serialization of a full 4096 B packet, ps.
-const P: u64 = 327_680;
+const P: fabricsim::units::Time = fabricsim::units::Time(327_680);
 
 /// Load balancing of the study (paper §2.1): (name, `[transport] lb`, `[switch] lb`).
 const LB: &[(&str, &str, &str)] = &[
@@ -79,7 +79,7 @@ fn a_single_paced_flow_finishes_at_its_ideal_under_every_lb_and_loss_recovery() 
             let sent = if lr.0.starts_with("code") { 500..=545 } else { 500..=500 };
             assert!(sent.contains(&f.data_sent), "{} × {}: {} data packets sent", lb.0, lr.0, f.data_sent);
             // Normalised by CCT_opt = 500 packets at line rate (§5.3), the base RTT is what is left.
-            let norm = fct as f64 / (500 * P) as f64;
+            let norm = fct.0 as f64 / (500 * P).0 as f64;
             assert!((1.0..1.1).contains(&norm), "{} × {}: {norm}", lb.0, lr.0);
         }
     }

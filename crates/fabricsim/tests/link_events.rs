@@ -22,7 +22,7 @@ fn one_flow(events: &str) -> fabricsim::Results {
 fn degraded_host_link_halves_the_rate() {
     let base = one_flow("");
     let slow = one_flow("[[link_events]]\nat_us = 0\nlink = \"host0-tor0\"\naction = \"rate\"\nrate_gbps = 200\n");
-    let (b, s) = (base.flows[0].fct().unwrap() as f64, slow.flows[0].fct().unwrap() as f64);
+    let (b, s) = (base.flows[0].fct().unwrap().0 as f64, slow.flows[0].fct().unwrap().0 as f64);
     // 4 MiB at 400 vs 200 Gb/s: serialization doubles (~84 us -> ~168 us), the RTT barely changes.
     assert!((s / b - 2.0).abs() < 0.1 * 2.0, "fct {b} ps at 400G, {s} ps at 200G");
 }

@@ -1,6 +1,7 @@
 //! The LB study's fixed-rate pacer (`cc = "pacer"`, lb-ai-training spec §2.0.2, CC-FIXED):
 //! each flow at c · B_link / F on its own schedule, so the rate coefficient c scales a host's
 //! offered load, unlike `line_rate`.
+use fabricsim::units::Time;
 mod common;
 
 use fabricsim::Results;
@@ -27,7 +28,7 @@ fn fan_out(c: f64, jitter: bool, seed: u64) -> Results {
 /// FCT minus the flow's ideal FCT minus the pacing stretch of its N−1 gaps at rate c·B/F.
 fn extra(r: &Results, c: f64) -> Vec<u64> {
     let gap = (4.0 / c) as u64 * T;
-    let mut v: Vec<u64> = r.flows.iter().map(|f| f.fct().expect("finished") - f.ideal_fct - (N - 1) * (gap - T)).collect();
+    let mut v: Vec<u64> = r.flows.iter().map(|f| (f.fct().expect("finished") - f.ideal_fct).0 - (N - 1) * (gap - T)).collect();
     v.sort_unstable();
     v
 }
@@ -55,10 +56,10 @@ fn half_the_coefficient_halves_the_hosts_offered_load() {
             for (f, x) in r.flows.iter().zip(extra(&r, c)) {
                 assert!(x <= (4.0 / c) as u64 * T + 3 * T, "seed {seed}, c = {c}, flow {}: {x} ps over the paced ideal", f.id);
             }
-            let host_busy = r.flows.iter().map(|f| f.fct().unwrap() - (f.ideal_fct - N * T)).max().unwrap();
+            let host_busy = r.flows.iter().map(|f| f.fct().unwrap() - (f.ideal_fct - Time(N * T))).max().unwrap();
             let want = (4.0 * N as f64 * T as f64 / c) as u64;
-            assert!(host_busy.abs_diff(want) <= (4.0 / c) as u64 * T + 3 * T, "seed {seed}, c = {c}: {host_busy} ps, want {want} ps");
-            last.push(host_busy as f64);
+            assert!(host_busy.abs_diff(Time(want)) <= Time((4.0 / c) as u64 * T + 3 * T), "seed {seed}, c = {c}: {host_busy} ps, want {want} ps");
+            last.push(host_busy.0 as f64);
         }
         let ratio = last[1] / last[0];
         assert!((1.9..=2.1).contains(&ratio), "seed {seed}: c = 0.5 took {ratio:.3}x as long as c = 1");
@@ -76,7 +77,7 @@ fn a_single_flow_at_full_coefficient_finishes_at_its_ideal_fct_plus_jitter() {
     for seed in 1..=8 {
         let f = &run(true, seed).flows[0];
         let d = f.fct().unwrap() - f.ideal_fct;
-        assert!(d <= packet, "seed {seed}: {d} ps late, jitter bound {packet} ps");
+        assert!(d <= Time(packet), "seed {seed}: {d} ps late, jitter bound {packet} ps");
         delays.push(d);
     }
     delays.dedup();
@@ -106,7 +107,7 @@ fn all_to_all(cc: &str) -> f64 {
     assert_eq!(r.flows.len(), 16 * 15);
     let start = r.flows.iter().map(|f| f.start).min().unwrap();
     let end = r.flows.iter().map(|f| f.finish.expect("finished")).max().unwrap();
-    (end - start) as f64 / (15 * 128 * T) as f64
+    (end - start).0 as f64 / (15 * 128 * T) as f64
 }
 
 #[test]
@@ -154,12 +155,12 @@ fn flows_per_host_sets_the_rate_and_the_jitter_spans_a_whole_gap() {
         let f = &run(seed).flows[0];
         let pkts = f.bytes.div_ceil(4032);
         assert_eq!(pkts * 4032, f.bytes, "whole packets keep the formula exact");
-        let stretched = f.ideal_fct + (pkts - 1) * 63 * T;
+        let stretched = f.ideal_fct + Time((pkts - 1) * 63 * T);
         let j = f.fct().unwrap().checked_sub(stretched).unwrap_or_else(|| panic!("seed {seed}: earlier than paced"));
-        assert!(j <= 64 * T, "seed {seed}: start jitter {j} ps beyond one gap");
+        assert!(j <= Time(64 * T), "seed {seed}: start jitter {j} ps beyond one gap");
         jitters.push(j);
     }
-    assert!(jitters.iter().any(|&j| j > 10_000_000), "no start later than 10 us in 12 seeds: {jitters:?}");
+    assert!(jitters.iter().any(|&j| j > Time(10_000_000)), "no start later than 10 us in 12 seeds: {jitters:?}");
 }
 
 #[test]
@@ -178,8 +179,8 @@ fn after_an_idle_spell_the_schedule_resumes_without_a_burst() {
     let from0: Vec<_> = r.messages.iter().filter(|m| m.src == 0).collect();
     assert_eq!(from0.len(), 2, "{:?}", r.messages);
     assert_eq!(from0[0].conn, from0[1].conn, "both messages on one connection");
-    let took: Vec<u64> = from0.iter().map(|m| m.completed.unwrap() - m.posted.unwrap()).collect();
-    assert!(from0[1].posted.unwrap() > from0[0].completed.unwrap() + 50 * 1_000_000, "an idle spell between them");
+    let took: Vec<u64> = from0.iter().map(|m| (m.completed.unwrap() - m.posted.unwrap()).0).collect();
+    assert!(from0[1].posted.unwrap() > from0[0].completed.unwrap() + Time(50 * 1_000_000), "an idle spell between them");
     assert_eq!(took[0], took[1], "the second message is paced like the first");
     // 99 gaps of 4 T: the paced part dominates the time.
     assert!(took[0] > 99 * 4 * T && took[0] < 100 * 4 * T + 20_000_000, "{took:?}");
@@ -197,7 +198,7 @@ fn gap_jitter_moves_each_departure_but_keeps_the_rate() {
     for (e, j) in exact.flows.iter().zip(&jittered.flows) {
         let (e, j) = (e.fct().unwrap(), j.fct().unwrap());
         assert_ne!(e, j, "a jittered flow leaves off its exact schedule");
-        assert!(e.abs_diff(j) < 5 * gap + 4 * T, "{e} ps exact vs {j} ps jittered");
+        assert!(e.abs_diff(j) < Time(5 * gap + 4 * T), "{e} ps exact vs {j} ps jittered");
     }
     // Same seed, same draws.
     let again = flows(1, 4, 100, "rate_coefficient = 1.0\nstart_jitter = false\ngap_jitter = 0.5", "fan_out_4.csv");

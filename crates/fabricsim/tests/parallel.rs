@@ -2,6 +2,7 @@
 //! that end early (the end time, the livelock guard), wait (late starts, compute gaps) or
 //! cannot be cut, each compared with the serial run byte for byte. (Every fingerprint case on
 //! 2, 3 and 4 threads: `fingerprints.rs`.)
+use fabricsim::units::Time;
 mod common;
 
 use fabricsim::engine::parallel::plan::{plan, Place};
@@ -74,7 +75,7 @@ fn a_fat_tree_is_cut_into_blocks_of_pods_with_cores_dealt_round_robin() {
     assert_eq!(of_tier("agg"), [0, 0, 0, 0, 1, 1, 1, 1], "an aggregation switch goes with its pod");
     assert_eq!(of_tier("core"), [0, 1, 0, 1], "cores see every pod alike: round-robin");
     // The lookahead is the cable delay (1 µs by default).
-    assert_eq!(p.lookahead, 1_000_000);
+    assert_eq!(p.lookahead, Time(1_000_000));
     // More threads than ToRs: one partition per ToR.
     assert_eq!(plan(&sim, 64).expect("partitioned").parts, 8);
     // A flow workload: every message runs at its sender.

@@ -1,6 +1,7 @@
 //! Erasure-coding loss recovery (lb-ai-training spec §2.3 LR-CODE0/5): a lossless flow finishes
 //! at its ideal FCT, ε = 0.05 makes the receiver wait for 5 % more packets, and losses (trims,
 //! drops, timeouts) are repaired by new symbols, never by retransmissions.
+use fabricsim::units::Time;
 mod common;
 
 /// One 2080-packet flow host 0 → host 127 of an idle k = 8 fat tree (as in
@@ -30,7 +31,7 @@ fn five_percent_overhead_sends_five_percent_more() {
     // 104 more packets at line rate, to within one packet time.
     let extra = 104 * common::tx_ps(4096, 400);
     let fct5 = f5.fct().unwrap();
-    assert!(fct5.abs_diff(f0.fct().unwrap() + extra) <= common::tx_ps(4096, 400), "{fct5} vs {} + {extra}", f0.fct().unwrap());
+    assert!(fct5.abs_diff(f0.fct().unwrap() + Time(extra)) <= Time(common::tx_ps(4096, 400)), "{fct5} vs {} + {extra}", f0.fct().unwrap());
     let (s0, s5) = (r0.summary.packets.data_sent, r5.summary.packets.data_sent);
     assert_eq!(s5 - s0, 104, "the wasted tail is the same window in both runs");
     let ratio = s5 as f64 / s0 as f64;
@@ -51,7 +52,7 @@ fn dropped_packets_are_replaced_not_retransmitted() {
     assert_eq!(s.packets.retransmitted, 0);
     // Two more symbols: the flow finishes two packet times later.
     let f = &r.flows[0];
-    assert_eq!(f.fct().unwrap(), clean.flows[0].fct().unwrap() + 2 * common::tx_ps(4096, 400));
+    assert_eq!(f.fct().unwrap(), clean.flows[0].fct().unwrap() + Time(2 * common::tx_ps(4096, 400)));
 }
 
 /// A 16:1 incast into half-BDP buffers (as in `trimming_recovers.rs`) with coding.

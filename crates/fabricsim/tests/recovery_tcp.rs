@@ -1,6 +1,7 @@
 //! TCP loss recovery (lb-ai-training spec §2.3 LR-TCP): a lone loss is repaired by fast
 //! retransmit after 3 duplicate ACKs, or by the mode's own RTO when fast retransmit is off;
 //! the shared retransmission timer never runs beside it; bad settings name their key.
+use fabricsim::units::Time;
 mod common;
 
 /// One 2080-packet flow host 0 → host 127 of an idle k = 8 fat tree with `tcp` recovery.
@@ -21,7 +22,7 @@ fn a_lone_loss_is_fast_retransmitted() {
     assert_eq!(s.packets.fast_retransmits, 1);
     let f = &r.flows[0];
     assert_eq!((f.fast_retransmits, f.data_lost, f.data_sent), (1, 1, 2081));
-    assert!(f.fct().unwrap() < f.ideal_fct + 20_000_000, "{:?} vs ideal {}", f.fct(), f.ideal_fct);
+    assert!(f.fct().unwrap() < f.ideal_fct + Time(20_000_000), "{:?} vs ideal {}", f.fct(), f.ideal_fct);
 }
 
 //= type=test; LR-TCP variant d = ∞: only the RTO repairs the loss

@@ -1,6 +1,7 @@
 //! RoCEv2 on small fabrics: PFC keeps an incast lossless and pauses spread hop by hop, a pause
 //! storm does not deadlock a tree, DCQCN shares a bottleneck fairly, go-back-N resends from
 //! the lost packet and selective NACK resends only what was lost.
+use fabricsim::units::Time;
 mod common;
 
 /// A 32-host leaf-spine (k = 8) at 100 Gb/s with PFC and the given transport lines.
@@ -134,7 +135,7 @@ fn dcqcn_flows_converge_to_fair_share() {
         "[run]\ntrace_interval_us = 50\ntrace_conns = [0, 1]",
     ));
     assert!(r.summary.packets.cnps > 0, "DCQCN never saw congestion");
-    let acked = |c: u32, t_us: u64| r.trace.iter().find(|s| s.conn == c && s.at >= t_us * 1_000_000).map(|s| s.acked_bytes).unwrap();
+    let acked = |c: u32, t_us: u64| r.trace.iter().find(|s| s.conn == c && s.at >= Time(t_us * 1_000_000)).map(|s| s.acked_bytes).unwrap();
     let (a, b) = (1500, 2500);
     let r0 = (acked(0, b) - acked(0, a)) as f64;
     let r1 = (acked(1, b) - acked(1, a)) as f64;
@@ -364,14 +365,14 @@ fn acks_in_the_data_class_wait_behind_data() {
             "[run]\nack_log_conns = [0]",
         ))
     };
-    let rtt = |r: &fabricsim::Results| r.acks.iter().map(|a| a.2 as f64).sum::<f64>() / r.acks.len() as f64 / 1e6;
+    let rtt = |r: &fabricsim::Results| r.acks.iter().map(|a| a.2.0 as f64).sum::<f64>() / r.acks.len() as f64 / 1e6;
     let (control, data) = (run("control"), run("data"));
     for r in [&control, &data] {
         assert_eq!(r.summary.flows_finished, r.summary.flows);
         assert_eq!(r.summary.packets.buffer_drops, 0);
     }
     // The flow's unloaded RTT: its quickest ACK.
-    let base = control.acks.iter().map(|a| a.2).min().unwrap() as f64 / 1e6;
+    let base = (control.acks.iter().map(|a| a.2).min().unwrap()).0 as f64 / 1e6;
     assert!(rtt(&control) < 1.5 * base, "control-class ACKs: mean RTT {} µs, unloaded {base}", rtt(&control));
     assert!(rtt(&data) > 3.0 * base, "data-class ACKs: mean RTT {} µs, unloaded {base}", rtt(&data));
     // With trimming, an ACK in the data class could be trimmed: refused, naming the key.

@@ -1,6 +1,7 @@
 //! The SeqBalance paper's fabrics from scenario files: the 320-host 3-tier "FatTree" given by
 //! per-tier counts (seqbalance spec §5.3, HPCC's 5-pod wiring), and the testbed's asymmetric
 //! leaf-spine with one 80 G spine (§5.1, Fig. 8b), with their per-rate queue settings.
+use fabricsim::units::Time;
 mod common;
 
 use fabricsim::topo::Tier;
@@ -43,7 +44,7 @@ fn five_pod_fabric_counts_rates_and_base_rtt() {
     // The longest path crosses 6 links of 1 µs each way: 4096 B data, 64 B ACK at 100 G on the
     // two host links and 400 G on the four others.
     let ser = 2 * (common::tx_ps(4096, 100) + common::tx_ps(64, 100)) + 4 * (common::tx_ps(4096, 400) + common::tx_ps(64, 400));
-    assert_eq!(s.base_rtt, 12_000_000 + ser);
+    assert_eq!(s.base_rtt, Time(12_000_000 + ser));
     assert_eq!(s.bdp_bytes, 100 * (12_000_000 + ser) / 8000);
 }
 

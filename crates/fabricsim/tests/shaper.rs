@@ -54,7 +54,7 @@ fn the_flow_finishes_with_its_slowest_sub_wqe() {
         &one_flow(400_000),
         "[transport.shaper]\nname = \"seqbalance\"\n[run]\nmessage_log = true\ndrop_packets = [{ flow = 2, seq = 0 }]",
     ));
-    let done: Vec<u64> = r.messages.iter().map(|m| m.completed.unwrap()).collect();
+    let done: Vec<fabricsim::units::Time> = r.messages.iter().map(|m| m.completed.unwrap()).collect();
     let slowest = *done.iter().max().unwrap();
     assert_eq!(done.iter().position(|&t| t == slowest), Some(2), "{done:?}");
     assert!(done.iter().enumerate().all(|(i, &t)| i == 2 || t < slowest), "{done:?}");

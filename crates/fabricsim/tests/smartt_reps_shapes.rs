@@ -1,5 +1,6 @@
 //! SMaRTT-REPS paper shapes on a 128-host fabric (issue checks; smartt-reps spec §7 T5, A3):
 //! load balancers on an oversubscribed permutation, and SMaRTT's settling in an incast.
+use fabricsim::units::Time;
 mod common;
 
 fn permutation(lb: &str, seed: u64) -> f64 {
@@ -111,7 +112,7 @@ fn smartt_incast_windows_settle_equal_near_their_share() {
     let s = &r.summary;
     let bdp = s.bdp_bytes as f64;
     for t in [100u64, 300, 500] {
-        let w: Vec<f64> = r.trace.iter().filter(|x| x.at == t * 1_000_000).map(|x| x.window.unwrap() as f64 / bdp).collect();
+        let w: Vec<f64> = r.trace.iter().filter(|x| x.at == Time(t * 1_000_000)).map(|x| x.window.unwrap() as f64 / bdp).collect();
         assert_eq!(w.len(), 8);
         let (lo, hi) = (w.iter().cloned().fold(f64::MAX, f64::min), w.iter().cloned().fold(0.0, f64::max));
         assert!(hi <= 1.2 * lo, "t = {t} us: windows {w:?} differ by more than 20 %");

@@ -1,5 +1,6 @@
 //! STrack on small fabrics (strack spec §7 RT-0): line rate alone, its three loss detectors
 //! each firing in the case built for it, and a 128-host permutation against RoCEv2.
+use fabricsim::units::Time;
 mod common;
 
 /// STrack as the paper runs it (strack spec §4): lossy switches dropping above 5 BDP, ECN
@@ -41,7 +42,7 @@ fn one_flow(drops: &str) -> fabricsim::Results {
 
 fn fct_and_ideal_us(r: &fabricsim::Results) -> (f64, f64) {
     let f = &r.flows[0];
-    (f.fct().unwrap() as f64 / 1e6, f.ideal_fct as f64 / 1e6)
+    (f.fct().unwrap().0 as f64 / 1e6, f.ideal_fct.0 as f64 / 1e6)
 }
 
 //= type=test; strack spec §7 RT-0 (a)
@@ -186,7 +187,7 @@ fn removed_uplinks_barely_slow_strack_while_degraded_ones_slow_only_their_tors()
     let slow_tors: Vec<u32> = degraded.summary.failed_links.iter().map(|l| l.split('-').next().unwrap()[3..].parse().unwrap()).collect();
     assert_eq!(slow_tors.len(), 4);
     let unaffected = degraded.flows.iter().filter(|f| !slow_tors.contains(&(f.src / 16)) && !slow_tors.contains(&(f.dst / 16)));
-    let unaffected_max_us = unaffected.map(|f| f.fct().unwrap() as f64 / 1e6).fold(0.0, f64::max);
+    let unaffected_max_us = unaffected.map(|f| f.fct().unwrap().0 as f64 / 1e6).fold(0.0, f64::max);
     assert!(unaffected_max_us <= 1.1 * max_us(&healthy), "unaffected flows {unaffected_max_us} vs healthy {}", max_us(&healthy));
     assert!(max_us(&degraded) >= 2.0 * max_us(&healthy), "a 10x slower uplink that stays in ECMP must hurt: {}", max_us(&degraded));
 
@@ -212,7 +213,7 @@ fn two_flows_on_one_bottleneck_converge_to_equal_shares() {
         "seed = 5\n[topology]\nkind = \"leaf_spine\"\nk = 8\nlink_rate_gbps = 400\n{STRACK}\n[workload]\n{}\n[run]\ntrace_interval_us = 10\ntrace_conns = [0, 1]\n",
         flows.workload
     ));
-    let acked = |c: u32, t_us: u64| r.trace.iter().filter(|s| s.conn == c && s.at <= t_us * 1_000_000).map(|s| s.acked_bytes).max().unwrap_or(0) as f64;
+    let acked = |c: u32, t_us: u64| r.trace.iter().filter(|s| s.conn == c && s.at <= Time(t_us * 1_000_000)).map(|s| s.acked_bytes).max().unwrap_or(0) as f64;
     let payload_gbps = 400.0 * 4032.0 / 4096.0;
     // From 200 µs after the join to the first finish (≈ 1270 µs), every 100 µs bin: each flow
     // within 10 % of half the payload rate, together at least 95 % of it.

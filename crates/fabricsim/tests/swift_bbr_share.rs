@@ -155,7 +155,7 @@ fn bbr_takes_most_of_a_link_it_shares_with_swift() {
         let s = &r.summary;
         assert_eq!(s.flows_finished, 4, "seed {seed}");
         assert_eq!(s.packets.timeouts, 0, "seed {seed}");
-        let fct_us = |hosts: [u32; 2]| -> Vec<f64> { r.flows.iter().filter(|f| hosts.contains(&f.src)).map(|f| f.fct().unwrap() as f64 / 1e6).collect() };
+        let fct_us = |hosts: [u32; 2]| -> Vec<f64> { r.flows.iter().filter(|f| hosts.contains(&f.src)).map(|f| f.fct().unwrap().0 as f64 / 1e6).collect() };
         let (bbr, swift) = (fct_us([12, 15]), fct_us([4, 8]));
         // Both BBR flows finish first, having carried 8 MiB through the 400 Gb/s link while
         // Swift sent the rest: BBR's share of the link while they shared it.

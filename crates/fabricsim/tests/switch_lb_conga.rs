@@ -30,7 +30,7 @@ fn conga_puts_the_second_flow_on_the_idle_uplink_where_ecmp_stacks_them() {
     // Seed 1: leaf 0's ECMP hash sends both flows up tor0-spine1; sharing one uplink, the
     // pair needs at least twice the serialisation time (measured 824.1 µs).
     let ecmp = two_flows("name = \"ecmp\"", 1);
-    let ideal = ecmp.flows[0].ideal_fct as f64 / 1e6;
+    let ideal = ecmp.flows[0].ideal_fct.0 as f64 / 1e6;
     assert_eq!(uplink_shares(&ecmp), [0.0, 1.0]);
     assert!(ecmp.summary.completion_time_us > 2.0 * ideal, "{}", ecmp.summary.completion_time_us);
     for seed in [1, 2, 3] {
@@ -41,7 +41,7 @@ fn conga_puts_the_second_flow_on_the_idle_uplink_where_ecmp_stacks_them() {
         let conga = two_flows("name = \"conga\"", seed);
         let s = uplink_shares(&conga);
         assert!(s.iter().all(|x| (0.45..0.55).contains(x)), "seed {seed}: {s:?}");
-        assert!(conga.flows.iter().all(|f| (f.finish.unwrap() - f.start) as f64 / (f.ideal_fct as f64) < 1.01), "seed {seed}: {}", conga.flows_csv());
+        assert!(conga.flows.iter().all(|f| (f.finish.unwrap() - f.start).0 as f64 / (f.ideal_fct.0 as f64) < 1.01), "seed {seed}: {}", conga.flows_csv());
         assert!(conga.summary.completion_time_us < 100.0 + 1.01 * ideal, "seed {seed}: {}", conga.summary.completion_time_us);
         // Each flow is placed once (a re-route when off ECMP's hash) and never moved. On
         // seed 1 the hash stacks both flows on spine 1, so one of them is placed off it.
@@ -93,7 +93,7 @@ fn feedback_run(lb: &str, seed: u64) -> fabricsim::Results {
 /// Slowdown (FCT / ideal FCT) of the run's last flow.
 fn last_slowdown(r: &fabricsim::Results) -> f64 {
     let f = r.flows.last().unwrap();
-    (f.finish.unwrap() - f.start) as f64 / f.ideal_fct as f64
+    (f.finish.unwrap() - f.start).0 as f64 / f.ideal_fct.0 as f64
 }
 
 #[test]

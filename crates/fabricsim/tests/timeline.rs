@@ -5,13 +5,14 @@
 //! the same category and id, no end before its begin, processes and threads named).
 
 use fabricsim::results::OutDir;
+use fabricsim::units::Time;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::path::Path;
 
 /// µs as the file writes them, back to ps.
-fn ps(v: &Value) -> u64 {
-    (v.as_f64().expect("a number") * 1e6).round() as u64
+fn ps(v: &Value) -> Time {
+    Time((v.as_f64().expect("a number") * 1e6).round() as u64)
 }
 
 #[test]
@@ -31,7 +32,7 @@ fn the_timeline_holds_every_flow_message_instance_and_port_sample_at_its_time() 
     let events = doc["traceEvents"].as_array().expect("a traceEvents array");
 
     // The format's rules.
-    let mut open: HashMap<(String, String), u64> = HashMap::new();
+    let mut open: HashMap<(String, String), Time> = HashMap::new();
     let (mut begins, mut named_processes) = (HashMap::new(), Vec::new());
     for e in events {
         let ph = e["ph"].as_str().expect("every event has a phase");
@@ -62,7 +63,7 @@ fn the_timeline_holds_every_flow_message_instance_and_port_sample_at_its_time() 
         assert_eq!(b["args"]["dst"], f.dst);
         assert!(named_processes.contains(&(1 + f.src as u64, format!("host {}", f.src))));
     }
-    let ends: HashMap<String, u64> = events.iter().filter(|e| e["ph"] == "e" && e["cat"] == "flow").map(|e| (e["id"].as_str().unwrap().to_string(), ps(&e["ts"]))).collect();
+    let ends: HashMap<String, Time> = events.iter().filter(|e| e["ph"] == "e" && e["cat"] == "flow").map(|e| (e["id"].as_str().unwrap().to_string(), ps(&e["ts"]))).collect();
     assert!(r.flows.iter().all(|f| Some(ends[&format!("f{}", f.id)]) == f.finish));
     // Every message, from posting to completion.
     assert_eq!(begins.keys().filter(|k| k.0 == "message").count(), r.messages.len());

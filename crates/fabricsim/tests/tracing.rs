@@ -1,5 +1,6 @@
 //! Time series and distributions: sampled windows, the ACK RTT distribution and the count of
 //! duplicate deliveries.
+use fabricsim::units::Time;
 mod common;
 
 /// A 4:1 incast on a 16-host fat tree with fixed windows and spraying, plus the `[run]` lines.
@@ -50,7 +51,7 @@ fn samples_windows_and_rtts() {
     assert!(t.len() > 20);
     assert!(t.iter().all(|s| s.conn == 0 || s.conn == 2));
     // Samples every 2 us, two connections per tick.
-    assert_eq!(t[2].at - t[0].at, 2_000_000);
+    assert_eq!(t[2].at - t[0].at, Time(2_000_000));
     // A fixed window (one BDP of the flow's own path) never changes; in-flight bytes never
     // exceed it.
     for c in [0, 2] {

@@ -38,7 +38,7 @@ fn lone_flow_share(transport: &str) -> f64 {
     let r = one_flow(transport);
     assert_eq!(r.summary.flows_finished, 1, "{transport}");
     let f = &r.flows[0];
-    f.ideal_fct as f64 / f.fct().unwrap() as f64
+    f.ideal_fct.0 as f64 / f.fct().unwrap().0 as f64
 }
 
 //= uec-spec §1 (NSCC starts at 1.5 BDP: line rate from the first RTT); type=test
@@ -72,7 +72,7 @@ fn incast_seeded(n: u32, transport: &str, flow_bytes: &str, seed: u64) -> Result
 /// (max FCT / N·size/rate, (max − min) / max FCT): the second is the fair-share error, since
 /// flows that shared the receiver's link equally all end together.
 fn incast_figures(r: &Results, n: u64) -> (f64, f64) {
-    let fcts: Vec<f64> = r.flows.iter().map(|f| f.fct().unwrap() as f64 / 1e6).collect();
+    let fcts: Vec<f64> = r.flows.iter().map(|f| f.fct().unwrap().0 as f64 / 1e6).collect();
     let (min, max) = fcts.iter().fold((f64::MAX, 0.0f64), |(a, b), &x| (a.min(x), b.max(x)));
     (max / (n as f64 * wire_us(r.flows[0].bytes)), (max - min) / max)
 }

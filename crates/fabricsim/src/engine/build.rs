@@ -180,7 +180,7 @@ pub(super) fn hosts<L: Layout>(setup: &Setup, fabric: &Fabric, hold: &Holding) -
         lanes,
         credits: Credits { on: tr.credit.enabled(), state: credit, policy: tr.credit.policy(), pacers: if tr.credit.enabled() { (0..fabric.hosts).map(|_| Default::default()).collect() } else { Vec::new() } },
         tp,
-        drop_plan: setup.scenario.run.drop_packets.iter().map(|d| (d.flow, d.seq, d.transmission, 0, d.hold_us.map_or(0, crate::units::us_to_ps))).collect(),
+        drop_plan: setup.scenario.run.drop_packets.iter().map(|d| (d.flow, d.seq, d.transmission, 0, d.hold_us.map_or(Time::ZERO, crate::units::us_to_ps))).collect(),
         acked: Default::default(),
     };
     cut_hosts(whole, hold)
@@ -255,7 +255,7 @@ pub(super) fn tracer(setup: &Setup) -> Tracer {
         ack_conns,
         log_gates: setup.scenario.run.gate_log,
         flowlets: (!setup.flowlet_gaps.is_empty()).then(|| Box::new(super::flowlets::FlowletMeter::new(setup.flowlet_gaps.clone()))),
-        imbalance: if setup.trace_interval > 0 { super::uplink_meter::UplinkMeter::new(&setup.fabric, &setup.trace_ports) } else { None },
+        imbalance: if setup.trace_interval > Time::ZERO { super::uplink_meter::UplinkMeter::new(&setup.fabric, &setup.trace_ports) } else { None },
         ..Default::default()
     }
 }

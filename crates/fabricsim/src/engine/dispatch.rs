@@ -121,8 +121,8 @@ impl<L: Layout> Sim<L> {
     pub(crate) fn hold(&mut self, pkt: PktId) {
         let p = self.k.pool.get(pkt);
         let (conn, seq) = (p.conn, p.seq);
-        let entry = self.hosts.drop_plan.iter().position(|d| d.0 == conn.0 && d.1 == seq && d.4 > 0);
-        let hold = entry.map_or(0, |i| self.hosts.drop_plan[i].4);
+        let entry = self.hosts.drop_plan.iter().position(|d| d.0 == conn.0 && d.1 == seq && d.4 > Time::ZERO);
+        let hold = entry.map_or(Time::ZERO, |i| self.hosts.drop_plan[i].4);
         // Ordered by its plan entry (its port may carry another packet at that instant).
         self.k.q.push_for(self.k.now + hold, super::queue::EventKind::HeldArrive, entry.unwrap_or(0) as u32, pkt.0);
     }

@@ -87,9 +87,9 @@ mod tests {
     #[test]
     fn a_gap_of_exactly_theta_does_not_cut() {
         let mut m = FlowletMeter::new(vec![10 * US]);
-        m.packet(0, 0, 1);
+        m.packet(0, Time::ZERO, 1);
         m.packet(0, 10 * US, 1);
-        m.packet(0, 20 * US + 1, 1);
+        m.packet(0, 20 * US + Time(1), 1);
         assert_eq!(m.sizes()[0].1, vec![1, 2]);
         assert_eq!(FlowletMeter::new(vec![US]).sizes(), vec![(US, vec![])]);
     }

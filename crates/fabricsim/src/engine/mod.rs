@@ -155,7 +155,7 @@ impl BusyClock {
 
 impl StopRule {
     fn new(end: Option<Time>, stall_limit: Time) -> Self {
-        let stall_deadline = if stall_limit > 0 { stall_limit } else { Time::MAX };
+        let stall_deadline = if stall_limit > Time::ZERO { stall_limit } else { Time::MAX };
         let end = end.unwrap_or(Time::MAX);
         StopRule { end, stall_limit, stall_deadline, horizon: end.min(stall_deadline) }
     }
@@ -165,7 +165,7 @@ impl StopRule {
     /// the moment messages last became outstanding. Otherwise the horizon moves to the next
     /// moment either could fall.
     pub(crate) fn check(&mut self, t: Time, idle: bool, since: Time) -> Option<Stop> {
-        if self.stall_limit > 0 && t > self.stall_deadline {
+        if self.stall_limit > Time::ZERO && t > self.stall_deadline {
             if idle {
                 // Messages become outstanding at `t` at the earliest.
                 self.stall_deadline = t.saturating_add(self.stall_limit);
@@ -267,7 +267,7 @@ impl<L: Layout> Sim<L> {
         }
         let tasks = TaskState::new(&traffic, setup.scenario.run.message_log);
         let mtu = setup.scenario.transport.mtu_bytes as u64;
-        let horizon = net.ports.held().map(|p| p.arrival_delay + p.rate.tx_time(mtu)).max().unwrap_or(0);
+        let horizon = net.ports.held().map(|p| p.arrival_delay + p.rate.tx_time(mtu)).max().unwrap_or(Time::ZERO);
         // When every port is busy: two events (a departure, an arrival) per MTU-sized packet. (A
         // partition counts its own ports: it runs their events only.)
         let events_per_ns: f64 = net.ports.held().map(|p| 2.0 * p.rate.0 as f64 / 8e9 / mtu.max(1) as f64).sum();
@@ -316,7 +316,7 @@ impl<L: Layout> Sim<L> {
             self.k.q.push(ev.at, EventKind::LinkChange, i as u32);
         }
         if self.tracer.samples_anything() {
-            self.k.q.push(0, EventKind::Sample, 0);
+            self.k.q.push(Time::ZERO, EventKind::Sample, 0);
         }
     }
 

@@ -86,7 +86,7 @@ impl Tracer {
     /// Whether it samples or logs anything; a parallel run stays serial while it does (a new
     /// kind of record belongs in this test).
     pub(crate) fn records_anything(&self) -> bool {
-        self.interval > 0 || !self.ack_conns.is_empty() || self.log_gates || self.flowlets.is_some()
+        self.interval > Time::ZERO || !self.ack_conns.is_empty() || self.log_gates || self.flowlets.is_some()
     }
 
     /// Whether the run takes samples: a period and something to sample.
@@ -98,7 +98,7 @@ impl Tracer {
 /// Whether a run sampling every `interval` (0: never) the connections `conns` and the ports
 /// `ports` takes any sample.
 pub fn samples_anything(interval: Time, conns: &[u32], ports: &[u32]) -> bool {
-    interval > 0 && !(conns.is_empty() && ports.is_empty())
+    interval > Time::ZERO && !(conns.is_empty() && ports.is_empty())
 }
 
 /// Where a run writes its samples instead of keeping them in the [`Tracer`]: the trace files of

@@ -1,6 +1,7 @@
 //! `from-htsim` on crafted command lines, one test per flag group: each translated scenario
 //! must also load and set up (what `fabricsim check` does), and each refusal name its flag.
 
+use crate::units::Time;
 use super::htsim::{split_command_line, translate, Context, FlagError};
 use crate::scenario::{Scenario, Setup};
 use std::path::PathBuf;
@@ -133,7 +134,7 @@ fn fabric_flags_and_htsim_defaults() {
     assert_eq!(s.fabric.hosts, 128);
     // htsim's network RTT at 100 G: 12 µs + 6 × (332 + 5.12) ns = 14.02272 µs, fabricsim's too.
     assert!(toml.contains("htsim's network RTT: 14.022720 µs"), "{toml}");
-    assert_eq!(s.base_rtt, 14_022_720);
+    assert_eq!(s.base_rtt, Time(14_022_720));
     let (toml, s) = ok("fabric1", "htsim_uec -tm m.cm -linkspeed 400000 -hop_latency 0.5 -switch_latency 0.1 -mtu 4096 -seed 7 -end 500");
     assert_eq!(value(&toml, "topology", "link_latency_ns"), "500");
     assert_eq!(value(&toml, "topology", "switch_latency_ns"), "100");
@@ -145,7 +146,7 @@ fn fabric_flags_and_htsim_defaults() {
     assert!(s0.scenario.run.end_time_us.is_none());
     assert_eq!(value(&toml0, "transport.cc", "initial_window_bdp"), "1.5");
     // 2 × (6 × 0.5 + 5 × 0.1) µs + 6 × (81.92 + 1.28) ns = 7.4992 µs.
-    assert_eq!(s.base_rtt, 7_499_200);
+    assert_eq!(s.base_rtt, Time(7_499_200));
     // 2 tiers: htsim's leaf-spine of radix 16 for 128 hosts.
     let (toml, s) = ok("fabric2", "htsim_uec -tm m.cm -tiers 2 -linkspeed 400000");
     assert_eq!(value(&toml, "topology", "kind"), "\"leaf_spine\"");
@@ -163,7 +164,7 @@ fn topo_files_become_explicit_shapes() {
     assert_eq!(value(&toml, "topology", "spines"), "4");
     assert_eq!(value(&toml, "topology", "links_per_spine"), "2");
     // 2 × (2 × 0.5 + 2 × 0.8) µs + 4 × (332 + 5.12) ns.
-    assert_eq!(s.base_rtt, 6_548_480);
+    assert_eq!(s.base_rtt, Time(6_548_480));
     // The NICs run at -linkspeed in htsim: a .topo host tier at another rate is refused.
     let e = refused("htsim_uec -tm m.cm -topo os.topo");
     assert!(e.flag == "-topo" && e.message.contains("-linkspeed 200000"), "{e}");

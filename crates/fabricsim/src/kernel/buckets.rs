@@ -130,12 +130,13 @@ impl Buckets {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::units::Time;
     use crate::kernel::queue::EventQueue;
 
     /// An event (its fields are the queue's to set).
     fn an_event() -> Event {
         let mut q = EventQueue::new();
-        q.push(0, crate::kernel::queue::EventKind::ConnWake, 0);
+        q.push(Time::ZERO, crate::kernel::queue::EventKind::ConnWake, 0);
         q.pop().unwrap()
     }
 

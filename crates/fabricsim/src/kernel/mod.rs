@@ -49,7 +49,7 @@ pub struct Kernel {
 impl Kernel {
     /// A kernel at time 0 with the given queue and pool, nothing counted or logged.
     pub fn new(q: EventQueue, pool: PacketPool, log: PacketLog) -> Self {
-        Kernel { now: 0, q, pool, c: Counters::default(), log, fx: HostEffects::default(), boundary: None }
+        Kernel { now: Time::ZERO, q, pool, c: Counters::default(), log, fx: HostEffects::default(), boundary: None }
     }
 }
 

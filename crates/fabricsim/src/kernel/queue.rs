@@ -199,7 +199,7 @@ impl EventQueue {
     /// event lands in the wheel while buckets that sit idle hold no memory.
     pub fn with_horizon(horizon: Time, events_per_ns: f64) -> Self {
         let bits = Self::bucket_bits(events_per_ns);
-        let buckets = ((horizon >> bits) as usize + 2).next_power_of_two().clamp(64, 1 << 16);
+        let buckets = ((horizon.0 >> bits) as usize + 2).next_power_of_two().clamp(64, 1 << 16);
         Self::with_wheels(buckets, OUTER_SLOTS, bits)
     }
 
@@ -256,7 +256,7 @@ impl EventQueue {
         // Masked, so the kind bits stay a valid discriminant whatever `entity` is (`kind()`
         // relies on it); `Sim::new` refuses runs whose entities would not fit.
         let ev = Event { time, key: (kind as u32) << ENTITY_BITS | (entity & (MAX_ENTITIES as u32 - 1)), id };
-        let bucket = time >> self.bits;
+        let bucket = time.0 >> self.bits;
         if bucket <= self.cur_bucket {
             self.late.push(ev);
         } else if bucket <= self.cur_bucket + self.mask as u64 {
@@ -326,7 +326,7 @@ impl EventQueue {
                 let from = (self.cur_bucket + 1) as usize & self.mask;
                 self.cur_bucket + 1 + self.wheel.next_occupied(from) as u64
             });
-            let far = self.far.peek().map(|e| e.time >> self.bits);
+            let far = self.far.peek().map(|e| e.time.0 >> self.bits);
             let next = match (near, far) {
                 (Some(a), Some(b)) => Some(a.min(b)),
                 (a, b) => a.or(b),
@@ -346,7 +346,7 @@ impl EventQueue {
             let slot = (self.cur_bucket as usize) & self.mask;
             debug_assert!(self.current.is_empty());
             while let Some(e) = self.far.peek() {
-                if e.time >> self.bits != self.cur_bucket {
+                if e.time.0 >> self.bits != self.cur_bucket {
                     break;
                 }
                 self.current.push(self.far.pop().expect("peeked"));
@@ -374,7 +374,7 @@ impl EventQueue {
         moved.clear();
         self.in_outer -= self.outer.drain_into(slot, &mut moved);
         for &ev in &moved {
-            let bucket = ev.time >> self.bits;
+            let bucket = ev.time.0 >> self.bits;
             debug_assert!(bucket > self.cur_bucket && bucket <= self.cur_bucket + self.mask as u64);
             self.wheel.push((bucket as usize) & self.mask, ev);
         }
@@ -418,9 +418,9 @@ fn sort_bucket(events: &mut Vec<Event>, bits: u32, keys: &mut Vec<u64>, scratch:
         events.sort_unstable_by_key(|e| std::cmp::Reverse(e.order()));
         return;
     }
-    let low: Time = (1 << bits) - 1;
+    let low: u64 = (1 << bits) - 1;
     keys.clear();
-    keys.extend(events.iter().enumerate().map(|(i, e)| ((e.time & low) << 32 | e.key as u64) << index_bits | i as u64));
+    keys.extend(events.iter().enumerate().map(|(i, e)| ((e.time.0 & low) << 32 | e.key as u64) << index_bits | i as u64));
     keys.sort_unstable();
     scratch.clear();
     scratch.extend(keys.iter().rev().map(|k| events[(k & ((1 << index_bits) - 1)) as usize]));
@@ -445,7 +445,7 @@ mod tests {
         for rotation in 0..pushes.len() {
             let mut q = EventQueue::new();
             for &(t, kind, entity, id) in pushes.iter().cycle().skip(rotation).take(pushes.len()) {
-                q.push_for(t, kind, entity, id);
+                q.push_for(Time(t), kind, entity, id);
             }
             orders.push(std::iter::from_fn(|| q.pop()).map(|e| (e.id, e.kind())).collect::<Vec<_>>());
         }
@@ -460,7 +460,7 @@ mod tests {
         for (i, k) in EventKind::ALL.iter().enumerate() {
             assert_eq!(*k as usize, i);
             let mut q = EventQueue::new();
-            q.push_for(1, *k, (MAX_ENTITIES - 1) as u32, 7);
+            q.push_for(Time(1), *k, (MAX_ENTITIES - 1) as u32, 7);
             let e = q.pop().unwrap();
             assert_eq!((e.kind(), e.id), (*k, 7));
         }
@@ -472,9 +472,9 @@ mod tests {
     fn matches_a_binary_heap_on_random_workloads() {
         for q in [
             EventQueue::new(),
-            EventQueue::with_horizon(100_000, 0.0),
-            EventQueue::with_horizon(2_000_000, 500.0),
-            EventQueue::with_horizon(100_000, 0.001),
+            EventQueue::with_horizon(Time(100_000), 0.0),
+            EventQueue::with_horizon(Time(2_000_000), 500.0),
+            EventQueue::with_horizon(Time(100_000), 0.001),
             // A small outer wheel, so that many events go past it to the heap and periods wrap.
             EventQueue::with_wheels(64, 64, 10),
         ] {
@@ -502,12 +502,12 @@ mod tests {
                 let entity = rng.below(4) as u32;
                 let (time, key) = (now + delta, (kind as u32) << ENTITY_BITS | entity);
                 let id = ((time ^ (key as u64) << 40).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as u32;
-                q.push_for(time, kind, entity, id);
-                reference.push(Event { time, key, id });
+                q.push_for(Time(time), kind, entity, id);
+                reference.push(Event { time: Time(time), key, id });
             } else {
                 let (a, b) = (q.pop().unwrap(), reference.pop().unwrap());
                 assert_eq!((a.time, a.kind(), a.key, a.id), (b.time, b.kind(), b.key, b.id));
-                now = a.time;
+                now = a.time.0;
             }
             assert_eq!(q.len(), reference.len());
         }

@@ -42,7 +42,7 @@ pub struct IntHop {
 
 impl Default for IntHop {
     fn default() -> Self {
-        IntHop { ts: 0, tx_bytes: 0, qlen: 0, rate: BitsPerSec(0) }
+        IntHop { ts: Time::ZERO, tx_bytes: 0, qlen: 0, rate: BitsPerSec(0) }
     }
 }
 
@@ -77,7 +77,7 @@ mod tests {
     use super::*;
 
     fn hop(ts: Time) -> IntHop {
-        IntHop { ts, tx_bytes: 10 * ts, qlen: ts, rate: BitsPerSec(100_000_000_000) }
+        IntHop { ts, tx_bytes: (10 * ts).0, qlen: ts.0, rate: BitsPerSec(100_000_000_000) }
     }
 
     #[test]
@@ -85,13 +85,13 @@ mod tests {
         let mut s = IntStack::default();
         assert_eq!(s.hops(), Some(&[][..]));
         for t in 1..=5 {
-            s.push(hop(t));
+            s.push(hop(Time(t)));
         }
-        assert_eq!(s.hops().unwrap().iter().map(|h| h.ts).collect::<Vec<_>>(), vec![1, 2, 3, 4, 5]);
+        assert_eq!(s.hops().unwrap().iter().map(|h| h.ts.0).collect::<Vec<_>>(), vec![1, 2, 3, 4, 5]);
         // A sixth hop overwrites the first: the stack no longer describes the path.
-        s.push(hop(6));
+        s.push(hop(Time(6)));
         assert_eq!(s.pushed, 6);
         assert_eq!(s.hops(), None);
-        assert_eq!(s.hop[0].ts, 6);
+        assert_eq!(s.hop[0].ts, Time(6));
     }
 }

@@ -38,7 +38,7 @@ impl FlakyPort {
     /// A port whose burst process begins at time 0 (the first start is one exponential gap in).
     pub fn new(bursts: Bursts, mut rng: Rng) -> Self {
         let first = exp(&mut rng, bursts.mean_gap);
-        let mut f = FlakyPort { bursts, rng, start: 0, end: 0, next_start: first };
+        let mut f = FlakyPort { bursts, rng, start: Time::ZERO, end: Time::ZERO, next_start: first };
         f.advance();
         f
     }
@@ -82,7 +82,7 @@ impl FlakyPort {
 #[inline]
 fn exp(rng: &mut Rng, mean: Time) -> Time {
     // 1 − u lies in (0, 1], so the logarithm is finite.
-    (-(1.0 - rng.unit()).ln() * mean as f64).round() as Time
+    Time((-(1.0 - rng.unit()).ln() * mean.0 as f64).round() as u64)
 }
 
 #[cfg(test)]
@@ -90,7 +90,7 @@ mod tests {
     use super::*;
     use crate::units::{SEC, US};
 
-    const PAPER: Bursts = Bursts { mean_gap: 100 * US, mean_len: 10 * US };
+    const PAPER: Bursts = Bursts { mean_gap: Time::from_us(100), mean_len: Time::from_us(10) };
 
     //= paper §5.4 / §6 (flaky links): fraction of time lost is 1 − e^(−0.1) for merged bursts
     #[test]
@@ -105,7 +105,7 @@ mod tests {
         let mut b = f.burst();
         for i in 0..batches {
             let (lo, hi) = (i * len, (i + 1) * len);
-            let mut covered: Time = 0;
+            let mut covered: Time = Time::ZERO;
             loop {
                 let (s, e) = b;
                 if s >= hi {
@@ -117,7 +117,7 @@ mod tests {
                 }
                 b = f.next_burst();
             }
-            fracs.push(covered as f64 / len as f64);
+            fracs.push(covered.0 as f64 / len.0 as f64);
         }
         let n = fracs.len() as f64;
         let mean = fracs.iter().sum::<f64>() / n;
@@ -136,8 +136,8 @@ mod tests {
         let mut f = FlakyPort::new(PAPER, Rng::stream(9, "flaky", 3));
         // One packet every 0.33 µs for 5 s (15 million packets, ~50,000 bursts).
         let gap = 330_000;
-        let n = 5 * SEC / gap;
-        let lost = (0..n).filter(|&i| f.lost_at(i * gap)).count() as f64 / n as f64;
+        let n = 5 * SEC.0 / gap;
+        let lost = (0..n).filter(|&i| f.lost_at(Time(i * gap))).count() as f64 / n as f64;
         println!("packets lost: {lost:.5} of {n}");
         // Losses are correlated within a burst: the standard error is that of the ~50,000
         // burst/idle cycles, about p·sqrt(CV²/cycles) ≈ 0.0007; allow 0.004.
@@ -163,6 +163,6 @@ mod tests {
         // lost_at agrees with the intervals: inside loses, at the end does not.
         let mut f = FlakyPort::new(PAPER, Rng::stream(3, "flaky", 2));
         let (s, e) = f.burst();
-        assert!(!f.lost_at(s - 1) && f.lost_at(s) && f.lost_at(e - 1) && !f.lost_at(e));
+        assert!(!f.lost_at(s - Time(1)) && f.lost_at(s) && f.lost_at(e - Time(1)) && !f.lost_at(e));
     }
 }

@@ -287,7 +287,7 @@ impl PfcConfig {
                 let upstream_switch = spec.peer >= NodeId(hosts);
                 let h = match self.headroom_bytes {
                     Some(b) => b.0,
-                    None => spec.rate.bytes_in(spec.latency + sl) + spec.rate.bytes_in(spec.latency + if upstream_switch { sl } else { 0 }) + 2 * mtu + 2 * FRAME_BYTES,
+                    None => spec.rate.bytes_in(spec.latency + sl) + spec.rate.bytes_in(spec.latency + if upstream_switch { sl } else { Time::ZERO }) + 2 * mtu + 2 * FRAME_BYTES,
                 };
                 ingress[up.idx()].headroom_size = h;
                 headroom_total += h;

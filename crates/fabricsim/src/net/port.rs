@@ -96,11 +96,11 @@ impl PortState {
     pub fn new(spec: &PortSpec, is_nic: bool, to_switch: bool, switch_latency: Time, rng: Rng) -> Self {
         PortState {
             rate: spec.rate,
-            arrival_delay: spec.latency + if to_switch { switch_latency } else { 0 },
+            arrival_delay: spec.latency + if to_switch { switch_latency } else { Time::ZERO },
             owner: spec.owner,
             peer: spec.peer,
             up: true,
-            busy_until: 0,
+            busy_until: Time::ZERO,
             free_pending: false,
             is_nic,
             paused: false,
@@ -119,7 +119,7 @@ impl PortState {
             marks: 0,
             wire_loss: None,
             occ_area: 0,
-            occ_since: 0,
+            occ_since: Time::ZERO,
         }
     }
 
@@ -133,13 +133,13 @@ impl PortState {
     /// Accounts the data-class occupancy up to `now`; call before every change of `data_bytes`.
     #[inline]
     pub fn occupancy_to(&mut self, now: Time) {
-        self.occ_area += self.data_bytes as u128 * (now - self.occ_since) as u128;
+        self.occ_area += self.data_bytes as u128 * (now - self.occ_since).0 as u128;
         self.occ_since = now;
     }
 
     /// ∫ data-class bytes dt (byte·ps) from 0 to `now`.
     pub fn occupancy_area(&self, now: Time) -> u128 {
-        self.occ_area + self.data_bytes as u128 * now.saturating_sub(self.occ_since) as u128
+        self.occ_area + self.data_bytes as u128 * now.saturating_sub(self.occ_since).0 as u128
     }
 }
 

@@ -149,7 +149,7 @@ mod tests {
     #[test]
     fn the_counts_add_up_whatever_the_process() {
         let mut w = WireLoss::channel(LossyPort::new(LossChannel::Bernoulli { p: 0.5 }, Rng::stream(4, "wire_loss", 1)));
-        let lost = (0..1000).filter(|&i| w.transmit(i)).count() as u64;
+        let lost = (0..1000).filter(|&i| w.transmit(Time(i))).count() as u64;
         assert_eq!((w.transmitted, w.wire_losses), (1000, lost));
         assert!((400..600).contains(&lost), "{lost}");
     }

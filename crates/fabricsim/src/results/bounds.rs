@@ -24,7 +24,7 @@ pub(super) fn ideal_completion(
     ccts: &[super::collectives::CctResult],
     first_start: Time,
 ) -> Time {
-    let flow_bound = flows.iter().map(|f| flow_plan[f.id as usize].due + f.ideal_fct).max().unwrap_or(0);
+    let flow_bound = flows.iter().map(|f| flow_plan[f.id as usize].due + f.ideal_fct).max().unwrap_or(Time::ZERO);
     let busiest = host_loads(sim, plan).iter().map(|&(o, i)| o.max(i)).max().unwrap_or(0);
     let host_rate = sim.net.ports[sim.net.fabric.host_port[0].idx()].rate;
     let (f, pods) = (&sim.net.fabric, sim.net.fabric.pod_of_host());
@@ -43,10 +43,10 @@ pub(super) fn ideal_completion(
             cross_pod = cross_pod.min(t);
         }
     }
-    let after = |t: Time| if t == Time::MAX { 0 } else { t };
+    let after = |t: Time| if t == Time::MAX { Time::ZERO } else { t };
     let link_bound = first_start
         + (host_rate.tx_time(busiest) + after(any)).max(tor_cut + after(cross_tor)).max(pod_cut + after(cross_pod));
-    let collective_bound = ccts.iter().filter_map(|c| c.start.map(|s| s + c.ideal)).max().unwrap_or(0);
+    let collective_bound = ccts.iter().filter_map(|c| c.start.map(|s| s + c.ideal)).max().unwrap_or(Time::ZERO);
     flow_bound.max(link_bound).max(collective_bound) - first_start
 }
 
@@ -91,7 +91,7 @@ pub(super) fn min_propagation_per_instance(sim: &Sim) -> Vec<Time> {
         let Some(i) = begins.partition_point(|&b| b < m.task).checked_sub(1) else { continue };
         one_way[i] = one_way[i].min(conn_prop[m.conn as usize]);
     }
-    one_way.into_iter().map(|w| if w == Time::MAX { 0 } else { w }).collect()
+    one_way.into_iter().map(|w| if w == Time::MAX { Time::ZERO } else { w }).collect()
 }
 
 /// Every flow, collective instance and the run itself that finished faster than physically
@@ -177,8 +177,8 @@ pub(super) fn cut_bound(sim: &Sim, plan: &[ConnPlan], pods: &[u32], rate: impl F
             pod_load[pd].1 += wire;
         }
     }
-    let time = |bytes: u64, bps: u64| if bps == 0 { 0 } else { crate::units::BitsPerSec(bps).tx_time(bytes) };
-    let tors = tor_load.iter().zip(&tor_cap).map(|(&(o, i), &c)| time(o.max(i), c)).max().unwrap_or(0);
-    let pods = pod_load.iter().zip(&pod_cap).map(|(&(o, i), &c)| time(o.max(i), c)).max().unwrap_or(0);
+    let time = |bytes: u64, bps: u64| if bps == 0 { Time::ZERO } else { crate::units::BitsPerSec(bps).tx_time(bytes) };
+    let tors = tor_load.iter().zip(&tor_cap).map(|(&(o, i), &c)| time(o.max(i), c)).max().unwrap_or(Time::ZERO);
+    let pods = pod_load.iter().zip(&pod_cap).map(|(&(o, i), &c)| time(o.max(i), c)).max().unwrap_or(Time::ZERO);
     (tors, pods)
 }

@@ -91,6 +91,7 @@ pub(super) fn buckets(bounds: &[u64], window: Option<StationaryWindow>, flows: &
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::units::Time;
     use crate::results::flows::tests::row;
 
     /// A finished flow of `bytes` started at `start` µs with slowdown `slowdown` (ideal 1 µs).
@@ -127,7 +128,7 @@ mod tests {
     fn the_window_keeps_flows_that_start_in_it_and_unfinished_ones_are_not_slowdowns() {
         // Starts at 0, 10, 20, 30 µs; window [10, 30): the flows started at 10 and 20.
         let mut flows = vec![flow(500, 0, 9), flow(500, 10, 2), flow(500, 20, 4), flow(500, 30, 9)];
-        let w = StationaryWindow { start: 10_000_000, end: Some(30_000_000) };
+        let w = StationaryWindow { start: Time(10_000_000), end: Some(Time(30_000_000)) };
         let b = buckets(&[1000], Some(w), &flows);
         assert_eq!((b[0].count, b[0].mean), (2, Some(3.0)));
         flows[2].finish = None;
@@ -136,7 +137,7 @@ mod tests {
         let fig = WindowFigures::of(&w, &flows);
         assert_eq!(fig, WindowFigures { start_us: 10.0, end_us: Some(30.0), flows: 2, flows_finished: 1 });
         // An open end keeps everything from the start on.
-        let open = StationaryWindow { start: 10_000_000, end: None };
+        let open = StationaryWindow { start: Time(10_000_000), end: None };
         assert_eq!((WindowFigures::of(&open, &flows).flows, WindowFigures::of(&open, &flows).end_us), (3, None));
     }
 }

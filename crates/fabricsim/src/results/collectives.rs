@@ -29,7 +29,7 @@ impl CctResult {
     }
     /// CCT divided by the ideal.
     pub fn normalized(&self) -> Option<f64> {
-        self.cct().map(|c| c as f64 / self.ideal.max(1) as f64)
+        self.cct().map(|c| c.0 as f64 / self.ideal.max(Time(1)).0 as f64)
     }
 }
 

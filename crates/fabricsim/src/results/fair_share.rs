@@ -44,7 +44,7 @@ pub(super) fn fair_ideal_fcts(flows: &[FlowResult], plans: &[ConnPlan], header: 
         .map(|((f, &d), &w)| {
             let [a, b] = links(f);
             let alone = w / cap[a].min(cap[b]);
-            f.ideal_fct + (d - alone).max(0.0).round() as Time
+            f.ideal_fct + Time((d - alone).max(0.0).round() as u64)
         })
         .collect()
 }
@@ -69,10 +69,10 @@ fn fluid_durations(flows: &[FlowResult], wire: &[f64], cap: &[f64], links: impl 
     loop {
         if active.is_empty() {
             let Some(&i) = order.get(next) else { break };
-            now = flows[i as usize].start as f64;
+            now = (flows[i as usize].start).0 as f64;
         }
         // Every flow that has started by now joins.
-        while let Some(&i) = order.get(next).filter(|&&i| flows[i as usize].start as f64 <= now) {
+        while let Some(&i) = order.get(next).filter(|&&i| (flows[i as usize].start).0 as f64 <= now) {
             if remaining[i as usize] > 0.0 {
                 active.push(i);
             }
@@ -83,7 +83,7 @@ fn fluid_durations(flows: &[FlowResult], wire: &[f64], cap: &[f64], links: impl 
         }
         filling.rates(&active, |i| links(&flows[i as usize]), cap, &mut rate);
         let first_end = active.iter().map(|&i| remaining[i as usize] / rate[i as usize]).fold(f64::INFINITY, f64::min);
-        let arrival = order.get(next).map_or(f64::INFINITY, |&i| flows[i as usize].start as f64);
+        let arrival = order.get(next).map_or(f64::INFINITY, |&i| (flows[i as usize].start).0 as f64);
         let step = first_end.min(arrival - now);
         if !step.is_finite() {
             // A host link of no capacity: no fluid time is defined (a built fabric has none).
@@ -94,7 +94,7 @@ fn fluid_durations(flows: &[FlowResult], wire: &[f64], cap: &[f64], links: impl 
             let i = i as usize;
             remaining[i] -= rate[i] * step;
             if remaining[i] <= rate[i] * END_SLACK_PS {
-                duration[i] = now - flows[i].start as f64;
+                duration[i] = now - flows[i].start.0 as f64;
                 false
             } else {
                 true

@@ -53,7 +53,7 @@ impl<'a> Fastest<'a> {
     fn path(&self, src: NodeId, dst: NodeId) -> (u64, Time) {
         let path = self.fabric.representative_path(src, dst);
         let latency: Time = path.iter().map(|&p| self.fabric.ports[p.idx()].latency).sum();
-        (path.len() as u64, latency + (path.len() as Time - 1) * self.fabric.switch_latency)
+        (path.len() as u64, latency + (Time(path.len() as u64) - Time(1)) * self.fabric.switch_latency.0)
     }
 
     /// The fastest rate of host `h`'s NIC.
@@ -72,7 +72,7 @@ impl<'a> Fastest<'a> {
 
     /// The shortest one-way propagation of `sim`'s connections (0 without any).
     pub fn min_one_way(&self, sim: &Sim) -> Time {
-        sim.hosts.conns.iter().map(|c| self.path(c.src, c.dst).1).min().unwrap_or(0)
+        sim.hosts.conns.iter().map(|c| self.path(c.src, c.dst).1).min().unwrap_or(Time::ZERO)
     }
 
     /// The fastest host NIC.
@@ -103,11 +103,11 @@ impl<'a> Fastest<'a> {
     /// any collective's start plus its floor, and every bottleneck's load at its fastest rate
     /// (a host's NIC or downlink; a ToR's or pod's uplinks) plus the shortest propagation.
     pub fn completion(&self, sim: &Sim, flows: &[FlowResult], flow_plan: &[ConnPlan], plan: &[ConnPlan], ccts: &[CctResult], one_way: Time, first_start: Time) -> Time {
-        let flow = flows.iter().map(|f| flow_plan[f.id as usize].due.saturating_add(self.fct(NodeId(f.src), NodeId(f.dst), &flow_plan[f.id as usize]))).max().unwrap_or(0);
-        let cct = ccts.iter().filter_map(|c| c.start.map(|s| s + self.cct(&c.instance, one_way))).max().unwrap_or(0);
+        let flow = flows.iter().map(|f| flow_plan[f.id as usize].due.saturating_add(self.fct(NodeId(f.src), NodeId(f.dst), &flow_plan[f.id as usize]))).max().unwrap_or(Time::ZERO);
+        let cct = ccts.iter().filter_map(|c| c.start.map(|s| s + self.cct(&c.instance, one_way))).max().unwrap_or(Time::ZERO);
         let f = self.fabric;
         let load = super::bounds::host_loads(sim, plan);
-        let host = (0..f.hosts as usize).map(|h| self.nic(NodeId(h as u32)).tx_time(load[h].0).max(self.port[f.host_downlink[h].idx()].tx_time(load[h].1))).max().unwrap_or(0);
+        let host = (0..f.hosts as usize).map(|h| self.nic(NodeId(h as u32)).tx_time(load[h].0).max(self.port[f.host_downlink[h].idx()].tx_time(load[h].1))).max().unwrap_or(Time::ZERO);
         let removed = f.removed_ports();
         let (tors, pods) = super::bounds::cut_bound(sim, plan, &f.pod_of_host(), |p| if removed[p] { 0 } else { self.port[p].0 });
         let links = first_start + host.max(tors).max(pods) + one_way;

@@ -80,12 +80,12 @@ impl FlowResult {
 
     /// FCT divided by the ideal FCT.
     pub fn slowdown(&self) -> Option<f64> {
-        self.fct().map(|f| f as f64 / self.ideal_fct as f64)
+        self.fct().map(|f| f.0 as f64 / self.ideal_fct.0 as f64)
     }
 
     /// FCT divided by the fair-share ideal FCT, where there is one.
     pub fn fair_slowdown(&self) -> Option<f64> {
-        self.fct().zip(self.fair_ideal_fct).map(|(f, i)| f as f64 / i as f64)
+        self.fct().zip(self.fair_ideal_fct).map(|(f, i)| f.0 as f64 / i.0 as f64)
     }
 }
 
@@ -243,18 +243,19 @@ pub(super) fn ideal_fct(p: &ConnPlan, host_rate: BitsPerSec, mss: u32, header: u
 
 #[cfg(test)]
 pub(super) mod tests {
+    use crate::units::Time;
     use super::{ideal_fct, ConnPlan, FlowResult};
     use crate::units::BitsPerSec;
 
     /// A flow row with the given times (ps) and counters 1..=5.
     pub fn row(id: u32, start: u64, finish: Option<u64>, ideal_fct: u64) -> FlowResult {
-        FlowResult { id, src: 0, dst: 1, bytes: 10_000, start, finish, ideal_fct, retransmits: 1, trims: 2, drops: 3, ecn_acks: 4, timeouts: 5, timeout_lost: 10, data_sent: 6, data_lost: 7, duplicates: 8, fast_retransmits: 9, nacks: 0, reroutes: None, subflows: None, fair_ideal_fct: None }
+        FlowResult { id, src: 0, dst: 1, bytes: 10_000, start: Time(start), finish: finish.map(Time), ideal_fct: Time(ideal_fct), retransmits: 1, trims: 2, drops: 3, ecn_acks: 4, timeouts: 5, timeout_lost: 10, data_sent: 6, data_lost: 7, duplicates: 8, fast_retransmits: 9, nacks: 0, reroutes: None, subflows: None, fair_ideal_fct: None }
     }
 
     #[test]
     fn fct_and_slowdown_of_a_crafted_row() {
         let f = row(0, 1_000_000, Some(4_000_000), 1_500_000);
-        assert_eq!(f.fct(), Some(3_000_000));
+        assert_eq!(f.fct(), Some(Time(3_000_000)));
         assert_eq!(f.slowdown(), Some(2.0));
         let unfinished = row(0, 1_000_000, None, 1_500_000);
         assert_eq!((unfinished.fct(), unfinished.slowdown()), (None, None));
@@ -264,12 +265,12 @@ pub(super) mod tests {
     fn ideal_fct_of_a_three_packet_flow() {
         // 10 000 B with 4032 B payloads: 3 packets, the last carrying 10 000 - 2 × 4032 = 1936 B
         // (2000 B on the wire); 2 × 4096 + 2000 = 10 192 wire bytes.
-        let p = ConnPlan { bytes: 10_000, pkts: 3, tail: 1_936, due: 0 };
+        let p = ConnPlan { bytes: 10_000, pkts: 3, tail: 1_936, due: Time::ZERO };
         assert_eq!(p.wire_bytes(64), 10_192);
         // At 100 Gb/s (10 ps a bit): the flow serializes in 815 360 ps; the path RTT of
         // 9 331 200 ps counts one 4096 B serialization (327 680 ps) on each of 4 hops, replaced
         // by the last packet's 160 000 ps on the 3 hops after the first:
         // 815 360 + 9 331 200 - 4 × 327 680 + 3 × 160 000 = 9 315 840.
-        assert_eq!(ideal_fct(&p, BitsPerSec::from_gbps(100.0), 4032, 64, 9_331_200, 4), 9_315_840);
+        assert_eq!(ideal_fct(&p, BitsPerSec::from_gbps(100.0), 4032, 64, Time(9_331_200), 4), Time(9_315_840));
     }
 }

@@ -30,6 +30,7 @@ pub fn figure(meter: &UplinkMeter) -> Option<UplinkImbalance> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::units::Time;
     use crate::engine::uplink_meter::uplinks;
     use crate::topo::Fabric;
 
@@ -48,11 +49,11 @@ mod tests {
         let f = crate::topo::leaf_spine::build_shape(
             crate::topo::leaf_spine::Shape { tors: 2, hosts_per_tor: 2, spines: 2, links_per_spine: 1 },
             {
-                let l = (crate::units::BitsPerSec::from_gbps(100.0), 1_000_000);
+                let l = (crate::units::BitsPerSec::from_gbps(100.0), crate::units::US);
                 crate::topo::TierLinks { host: l, tor_up: l, agg_up: l }
             },
             &[],
-            0,
+            Time::ZERO,
         )
         .unwrap();
         let ups = uplinks(&f);

@@ -103,15 +103,15 @@ pub fn check(sim: &Sim, setup: &Setup) -> Vec<String> {
         // stall limit, the guard stops such a run first, and the user should know why.
         let rto = sim.hosts.tp.rto;
         let rto_hint = if rto >= at - since {
-            format!(" (the retransmission timeout, {:.3} µs, is not shorter: a loss only the timeout finds is not resent before the guard stops the run)", rto as f64 / 1e6)
+            format!(" (the retransmission timeout, {:.3} µs, is not shorter: a loss only the timeout finds is not resent before the guard stops the run)", rto.0 as f64 / 1e6)
         } else {
             String::new()
         };
         v.push(format!(
             "livelock: no payload byte acknowledged from {:.3} to {:.3} µs while messages were outstanding ({} of {} messages unfinished, {} packets trimmed, {} data and {} control packets dropped so far); \
              raise run.stall_limit_us if the scenario really pauses this long{rto_hint}",
-            since as f64 / 1e6,
-            at as f64 / 1e6,
+            since.0 as f64 / 1e6,
+            at.0 as f64 / 1e6,
             total - done,
             total,
             c.data_trimmed,

@@ -44,7 +44,7 @@ pub struct PortStats {
 /// The statistics of every port of `sim`, in port order.
 pub(super) fn rows(sim: &Sim) -> Vec<PortStats> {
     let f = &sim.net.fabric;
-    let run: Time = sim.k.now.max(1);
+    let run: Time = sim.k.now.max(Time(1));
     let ingress = &sim.net.pfc.ingress;
     sim.net
         .ports
@@ -58,15 +58,15 @@ pub(super) fn rows(sim: &Sim) -> Vec<PortStats> {
                 class: port_class(f, i).map_or("host_up", |c| PORT_CLASSES[c]),
                 rate_gbps: ps.rate.gbps(),
                 tx_bytes: ps.tx_bytes,
-                utilisation: ps.tx_bytes as f64 * 8.0 / (ps.rate.0 as f64 * run as f64 / 1e12),
+                utilisation: ps.tx_bytes as f64 * 8.0 / (ps.rate.0 as f64 * run.0 as f64 / 1e12),
                 max_queue_bytes: ps.max_data_bytes,
-                mean_queue_bytes: ps.occupancy_area(sim.k.now) as f64 / run as f64,
+                mean_queue_bytes: ps.occupancy_area(sim.k.now) as f64 / run.0 as f64,
                 drops: ps.drops,
                 wire_losses: ps.wire_loss.as_ref().map_or(0, |fl| fl.wire_losses),
                 trims: ps.trims,
                 ecn_marks: ps.marks,
                 pauses,
-                paused_us: super::summary::paused_time(sim, i) as f64 / US as f64,
+                paused_us: (super::summary::paused_time(sim, i)).0 as f64 / US.0 as f64,
             }
         })
         .collect()

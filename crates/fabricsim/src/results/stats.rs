@@ -1,6 +1,7 @@
 //! Distribution figures (min, mean, nearest-rank p50 and p99, max) of a sample, and of the ACK
 //! RTT histogram; the nearest-rank rule itself (also used by the size buckets).
 
+use crate::units::Time;
 use super::us;
 use serde::Serialize;
 
@@ -49,7 +50,7 @@ pub(super) fn rtt_stats(h: &crate::transport::sender::RttHistogram) -> Stats {
         return Stats::default();
     }
     let bin = 1u64 << crate::transport::sender::RTT_BIN_BITS;
-    let mean = h.bins.iter().enumerate().map(|(i, &c)| c as f64 * us(i as u64 * bin + bin / 2)).sum::<f64>() / n as f64;
+    let mean = h.bins.iter().enumerate().map(|(i, &c)| c as f64 * us(Time(i as u64 * bin + bin / 2))).sum::<f64>() / n as f64;
     Stats { min: q(0.0), mean, p50: q(0.5), p99: q(0.99), max: q(1.0) }
 }
 

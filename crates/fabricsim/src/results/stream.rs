@@ -209,6 +209,7 @@ impl Drop for TraceFiles {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::units::Time;
 
     /// A writer that counts what it was given and how often.
     #[derive(Default)]
@@ -229,7 +230,7 @@ mod tests {
     }
 
     fn sample(i: u64) -> PortSample {
-        PortSample { at: i * 1000, port: (i % 7) as u32, data_bytes: i * 3, tx_bytes: i * 4096, paused: i % 2 == 0, marks: i / 5 }
+        PortSample { at: Time(i * 1000), port: (i % 7) as u32, data_bytes: i * 3, tx_bytes: i * 4096, paused: i % 2 == 0, marks: i / 5 }
     }
 
     #[test]
@@ -281,7 +282,7 @@ mod tests {
         let mut files = TraceFiles::open(&out, true, vec!["tor0-agg0".into()]).unwrap();
         for i in 0..10_000 {
             files.port(0, &sample(i));
-            files.conn(&ConnSample { at: i, conn: 0, window: None, in_flight: 0, rate_bps: None, acked_bytes: i });
+            files.conn(&ConnSample { at: Time(i), conn: 0, window: None, in_flight: 0, rate_bps: None, acked_bytes: i });
         }
         let e = files.finish().unwrap_err();
         let msg = e.to_string();

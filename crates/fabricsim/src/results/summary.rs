@@ -2,6 +2,7 @@
 //! counters, queue profiles, PFC figures, invariant violations, wall-clock performance) and
 //! its assembly.
 
+use crate::units::Time;
 use super::by_size::{self, SizeBucket, WindowFigures};
 use super::collectives::{self, CctResult, CollectiveSummary};
 use super::flows::{ConnPlan, FlowResult};
@@ -405,7 +406,7 @@ pub struct TierQueues {
 fn tier_queues(sim: &Sim) -> Vec<TierQueues> {
     use crate::scenario::{port_class, PORT_CLASSES};
     let f = &sim.net.fabric;
-    let run = sim.k.now.max(1) as f64;
+    let run = sim.k.now.max(Time(1)).0 as f64;
     let mut out: Vec<TierQueues> = Vec::new();
     for name in ["tor_up", "agg_up", "agg_down", "core_down", "tor_down", "spine_down"] {
         let c = PORT_CLASSES.iter().position(|&n| n == name).expect("a port class");
@@ -530,7 +531,7 @@ pub(super) fn assemble(sim: &Sim, setup: &Setup, flows: &[FlowResult], plans: Pl
     let mut fct: Vec<f64> = counted().filter_map(|f| f.fct()).map(us).collect();
     let mut slow: Vec<f64> = counted().filter_map(|f| f.slowdown()).collect();
     let mut fair: Vec<f64> = counted().filter_map(|f| f.fair_slowdown()).collect();
-    let first_start = flows.iter().map(|f| f.start).min().unwrap_or(0);
+    let first_start = flows.iter().map(|f| f.start).min().unwrap_or(Time::ZERO);
     let last_finish = flows.iter().filter_map(|f| f.finish).max().unwrap_or(first_start);
     let ideal_completion = bounds::ideal_completion(sim, flows, plans.flows, plans.conns, ccts, first_start);
     let mut packets = PacketCounts::from(&sim.k.c);
@@ -614,20 +615,20 @@ pub(super) fn assemble(sim: &Sim, setup: &Setup, flows: &[FlowResult], plans: Pl
 /// Time port `i` spent paused by PFC over the run: a port still paused at the end counts its
 /// open pause up to the final time (0 without PFC state for it).
 pub(super) fn paused_time(sim: &Sim, i: usize) -> crate::units::Time {
-    sim.net.pfc.ingress.get(i).map_or(0, |s| s.paused_total + if sim.net.ports[i].paused { sim.k.now - s.paused_since } else { 0 })
+    sim.net.pfc.ingress.get(i).map_or(Time::ZERO, |s| s.paused_total + if sim.net.ports[i].paused { sim.k.now - s.paused_since } else { Time::ZERO })
 }
 
 /// PFC figures of `sim`.
 fn pfc_summary(sim: &Sim) -> PfcSummary {
     let stats = &sim.net.pfc.ingress;
     let paused = |i: usize| paused_time(sim, i);
-    let (max_port, max_t) = (0..sim.net.ports.len()).map(|i| (i, paused(i))).max_by_key(|&(i, t)| (t, std::cmp::Reverse(i))).unwrap_or((0, 0));
+    let (max_port, max_t) = (0..sim.net.ports.len()).map(|i| (i, paused(i))).max_by_key(|&(i, t)| (t, std::cmp::Reverse(i))).unwrap_or((0, Time::ZERO));
     PfcSummary {
         pause_frames: sim.net.pfc.ingress.iter().map(|i| i.pauses_sent as u64).sum(),
         ports_paused: stats.iter().filter(|s| s.pauses_received > 0).count() as u32,
         paused_time_us: us((0..sim.net.ports.len()).map(paused).sum()),
         max_port_paused_us: us(max_t),
-        max_paused_port: if max_t > 0 { sim.net.fabric.link_name(PortId(max_port as u32)) } else { String::new() },
+        max_paused_port: if max_t > Time::ZERO { sim.net.fabric.link_name(PortId(max_port as u32)) } else { String::new() },
         max_switch_buffer_bytes: sim.net.pfc.switches.iter().map(|b| b.max_used).max().unwrap_or(0),
         headroom_overflow_drops: sim.net.pfc.overflow_drops,
         ports: stats

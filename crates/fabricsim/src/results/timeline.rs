@@ -55,9 +55,9 @@ impl Results {
             .chain(self.ccts.iter().flat_map(|c| [c.start, c.end]))
             .chain(self.port_trace.iter().map(|s| Some(s.at)))
             .flatten()
-            .chain(self.summary.interrupted_at_us.map(|t| (t * US as f64).round() as Time))
+            .chain(self.summary.interrupted_at_us.map(|t| Time((t * US.0 as f64).round() as u64)))
             .max()
-            .unwrap_or(0);
+            .unwrap_or(Time::ZERO);
         let mut senders: Vec<u32> = self.flows.iter().map(|f| f.src).collect();
         senders.sort_unstable();
         senders.dedup();
@@ -98,7 +98,7 @@ impl Results {
                 let name = format!("{} {} {} B (iteration {}, step {})", i.op, i.algorithm, i.bytes, i.iteration, i.step);
                 let mut args = format!("\"ranks\":{},\"ideal_cct_us\":{}", i.ranks, ts(c.ideal));
                 if let Some(n) = c.normalized() {
-                    let _ = write!(args, ",\"cct_us\":{},\"normalized_cct\":{n:.6}", ts(c.cct().unwrap_or(0)));
+                    let _ = write!(args, ",\"cct_us\":{},\"normalized_cct\":{n:.6}", ts(c.cct().unwrap_or(Time::ZERO)));
                 } else {
                     args += ",\"unfinished\":true";
                 }

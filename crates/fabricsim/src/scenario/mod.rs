@@ -720,7 +720,7 @@ fn nanos(key: &str, ns: f64) -> Result<Time> {
     if !(ns.is_finite() && (0.0..=MAX_TIME_NS).contains(&ns)) {
         return Err(Error::invalid(key, format!("{}: must be a non-negative time in nanoseconds; allowed 0..={} (1000 s)", show_num(ns), show_num(MAX_TIME_NS))));
     }
-    Ok((ns * NS as f64).round() as Time)
+    Ok(Time((ns * NS.0 as f64).round() as u64))
 }
 
 /// The 0-based column (in characters) of byte offset `at` of `text`.
@@ -733,7 +733,7 @@ fn column_of(text: &str, at: usize) -> usize {
 /// `us` microseconds at `key`, refused when it rounds to 0: `what` must be positive.
 fn positive_time(key: &str, us: f64, what: &str) -> Result<Time> {
     let t = crate::workload::time_from_us(key, us)?;
-    if t == 0 {
+    if t == Time::ZERO {
         return Err(Error::invalid(key, format!("0: {what} must be positive")));
     }
     Ok(t)

@@ -39,7 +39,7 @@ impl ResultsOptions {
     pub fn of(r: &ResultsConfig) -> Result<ResultsOptions> {
         let start = match r.window_start_us {
             Some(us) => time_from_us("results.window_start_us", us)?,
-            None => 0,
+            None => Time::ZERO,
         };
         let end = match r.window_end_us {
             Some(us) => Some(time_from_us("results.window_end_us", us)?),
@@ -48,7 +48,7 @@ impl ResultsOptions {
         if let Some(e) = end.filter(|&e| e <= start) {
             return Err(Error::invalid(
                 "results.window_end_us",
-                format!("{}: must be later than window_start_us ({} µs)", e as f64 / crate::units::US as f64, start as f64 / crate::units::US as f64),
+                format!("{}: must be later than window_start_us ({} µs)", e.0 as f64 / (crate::units::US).0 as f64, start.0 as f64 / (crate::units::US).0 as f64),
             ));
         }
         let given = r.window_start_us.is_some() || r.window_end_us.is_some();

@@ -72,7 +72,7 @@ impl Tracing {
     pub fn of(run: &RunConfig, fabric: &Fabric, n_conns: u32) -> Result<Tracing> {
         let interval = match run.trace_interval_us {
             Some(us) => positive_time("run.trace_interval_us", us, "the sampling period")?,
-            None => 0,
+            None => Time::ZERO,
         };
         let conns = match &run.trace_conns {
             Some(v) => {
@@ -112,7 +112,7 @@ impl Tracing {
                 positive_time(&format!("run.drop_packets[{i}].hold_us"), h, "how long the first switch holds the packet")?;
             }
         }
-        if !ports.is_empty() && interval == 0 {
+        if !ports.is_empty() && interval == Time::ZERO {
             return Err(Error::invalid("run.trace_ports", "tracing ports needs run.trace_interval_us (the sampling period)"));
         }
         let flowlet_gaps = (run.flowlet_gaps_us.iter().enumerate())
@@ -142,7 +142,7 @@ mod tests {
     fn fabric() -> Fabric {
         let l = (BitsPerSec::from_gbps(100.0), US);
         let shape = leaf_spine::Shape { tors: 2, hosts_per_tor: 2, spines: 2, links_per_spine: 1 };
-        leaf_spine::build_shape(shape, TierLinks { host: l, tor_up: l, agg_up: l }, &[], 0).unwrap()
+        leaf_spine::build_shape(shape, TierLinks { host: l, tor_up: l, agg_up: l }, &[], Time::ZERO).unwrap()
     }
 
     fn names(f: &Fabric, pattern: &str) -> Vec<String> {

@@ -45,8 +45,8 @@ pub(super) fn rto(tr: &TransportConfig, lossless: bool, fabric: &Fabric, qdisc: 
                     format!(
                         "{}: shorter than the round trip of the nearest pair of hosts ({} µs), so every packet would time out before its ACK could return; allowed from {} µs",
                         show_num(us),
-                        show_num(base.nearest_rtt as f64 / 1e6),
-                        show_num(base.nearest_rtt as f64 / 1e6)
+                        show_num(base.nearest_rtt.0 as f64 / 1e6),
+                        show_num(base.nearest_rtt.0 as f64 / 1e6)
                     ),
                 ));
             }
@@ -62,19 +62,19 @@ pub(super) fn rto(tr: &TransportConfig, lossless: bool, fabric: &Fabric, qdisc: 
             // links with deep buffers can take longer than any run may (then an error, never a
             // wrapped timeout).
             let path = fabric.representative_path(base.pair.0, base.pair.1);
-            let queueing: u128 = path.iter().map(|&p| fabric.ports[p.idx()].rate.tx_time(qdisc.of_port(p.0).buffer_bytes) as u128).sum();
-            let rto = base.rtt as u128 + 2 * queueing;
-            if rto > us_to_ps(MAX_TIME_US) as u128 {
+            let queueing: u128 = path.iter().map(|&p| fabric.ports[p.idx()].rate.tx_time(qdisc.of_port(p.0).buffer_bytes).0 as u128).sum();
+            let rto = base.rtt.0 as u128 + 2 * queueing;
+            if rto > us_to_ps(MAX_TIME_US).0 as u128 {
                 return Err(Error::invalid(
                     "transport.rto_us",
                     format!(
                         "unset, so derived as base RTT + 2 × draining every buffer of the longest path: {} s, above the {} s a run may last; give rto_us (0..={MAX_TIME_US} µs) or smaller switch buffers",
-                        rto as f64 / SEC as f64,
+                        rto as f64 / SEC.0 as f64,
                         MAX_TIME_US / 1e6
                     ),
                 ));
             }
-            rto as Time
+            Time(rto as u64)
         }
     })
 }
@@ -86,14 +86,14 @@ pub(super) fn rto(tr: &TransportConfig, lossless: bool, fabric: &Fabric, qdisc: 
 /// (1 Mb/s: 33 ms to send one 4 KB packet) that exceeds 10 ms for every run.
 pub(super) fn stall_limit(given: Option<Time>, rto: Time, base: &Base) -> Result<Time> {
     match given {
-        Some(0) => Ok(0),
+        Some(Time::ZERO) => Ok(Time::ZERO),
         Some(limit) if limit < base.nearest_rtt => Err(Error::invalid(
             "run.stall_limit_us",
             format!(
                 "{}: shorter than the round trip of the nearest pair of hosts ({} µs), before which nothing can be acknowledged; allowed: 0 (off) or from {} µs",
-                show_num(limit as f64 / 1e6),
-                show_num(base.nearest_rtt as f64 / 1e6),
-                show_num(base.nearest_rtt as f64 / 1e6)
+                show_num(limit.0 as f64 / 1e6),
+                show_num(base.nearest_rtt.0 as f64 / 1e6),
+                show_num(base.nearest_rtt.0 as f64 / 1e6)
             ),
         )),
         Some(limit) => Ok(limit),

@@ -254,7 +254,7 @@ pub struct Bursts {
 impl Bursts {
     /// Long-run fraction of time inside a (merged) burst: `1 − e^(−mean_len/mean_gap)`.
     pub fn loss_fraction(&self) -> f64 {
-        1.0 - (-(self.mean_len as f64) / self.mean_gap as f64).exp()
+        1.0 - (-(self.mean_len.0 as f64) / self.mean_gap.0 as f64).exp()
     }
 }
 
@@ -321,7 +321,7 @@ impl FailedLink {
     /// What happened to the cable, for `check` and the fabric's description.
     pub fn describe(&self) -> String {
         match (self.rate, self.loss) {
-            (_, Some(LinkLoss::Bursts(b))) => format!("flaky (loss bursts every {} µs for {} µs on average)", b.mean_gap as f64 / 1e6, b.mean_len as f64 / 1e6),
+            (_, Some(LinkLoss::Bursts(b))) => format!("flaky (loss bursts every {} µs for {} µs on average)", b.mean_gap.0 as f64 / 1e6, b.mean_len.0 as f64 / 1e6),
             (_, Some(LinkLoss::Channel(c))) => format!("lossy ({} % of packets lost on the wire)", show_num(100.0 * c.loss_rate())),
             (None, _) => "removed".to_string(),
             (Some(r), _) => format!("degraded to {} Gb/s", r.gbps()),
@@ -480,15 +480,15 @@ impl FailuresConfig {
     fn bursts(&self) -> Result<Bursts> {
         let gap = burst_mean(&format!("{KEY}.burst_gap_us"), self.burst_gap_us.unwrap_or(DEFAULT_BURST_GAP_US))?;
         let len = burst_mean(&format!("{KEY}.burst_len_us"), self.burst_len_us.unwrap_or(DEFAULT_BURST_LEN_US))?;
-        let ratio = len as f64 / gap as f64;
+        let ratio = len.0 as f64 / gap.0 as f64;
         if ratio > MAX_BURST_LEN_PER_GAP {
             return Err(Error::invalid(
                 format!("{KEY}.burst_len_us"),
                 format!(
                     "{}: {} times the mean gap between bursts ({} µs); allowed at most {MAX_BURST_LEN_PER_GAP} times, where the link is lossy 99.995 % of the time: overlapping bursts merge, and a merged burst spans about e^(len / gap) bursts, so a longer one would take ages to draw; a link that is always down is a `down` link event",
-                    show_num(len as f64 / 1e6),
+                    show_num(len.0 as f64 / 1e6),
                     show_num(ratio),
-                    show_num(gap as f64 / 1e6),
+                    show_num(gap.0 as f64 / 1e6),
                 ),
             ));
         }
@@ -692,7 +692,7 @@ fn burst_mean(key: &str, us: f64) -> Result<Time> {
         let max = crate::units::show_num(crate::units::MAX_TIME_US);
         return Err(Error::invalid(key, format!("{}: must be a positive number of microseconds, at most {max}", crate::units::show_num(us))));
     };
-    if t == 0 {
+    if t == Time::ZERO {
         return Err(Error::invalid(key, format!("{us}: below one picosecond")));
     }
     Ok(t)
@@ -714,7 +714,7 @@ mod tests {
 
     fn t8k_like(k: u32) -> Fabric {
         let l = (BitsPerSec::from_gbps(400.0), US);
-        leaf_spine::build(k, 1, TierLinks { host: l, tor_up: l, agg_up: l }, 0).unwrap()
+        leaf_spine::build(k, 1, TierLinks { host: l, tor_up: l, agg_up: l }, Time::ZERO).unwrap()
     }
 
     fn cfg(tors: u32, uplinks: u32, model: FailureModel) -> FailuresConfig {
@@ -762,7 +762,7 @@ mod tests {
     fn mcc_fabric() -> Fabric {
         let l = (BitsPerSec::from_gbps(100.0), US);
         let shape = leaf_spine::Shape { tors: 2, hosts_per_tor: 4, spines: 2, links_per_spine: 1 };
-        leaf_spine::build_shape(shape, TierLinks { host: l, tor_up: l, agg_up: l }, &[], 0).unwrap()
+        leaf_spine::build_shape(shape, TierLinks { host: l, tor_up: l, agg_up: l }, &[], Time::ZERO).unwrap()
     }
 
     fn named(links: &[&str], model: FailureModel) -> FailuresConfig {

@@ -216,7 +216,7 @@ mod tests {
     fn seqbalance_3tier() -> Fabric {
         let (h, u) = ((BitsPerSec::from_gbps(100.0), US), (BitsPerSec::from_gbps(400.0), US));
         let shape = PodShape { pods: 5, tors_per_pod: 4, aggs_per_pod: 4, hosts_per_tor: 16, cores: 16 };
-        build_pods(shape, TierLinks { host: h, tor_up: u, agg_up: u }, 0).unwrap()
+        build_pods(shape, TierLinks { host: h, tor_up: u, agg_up: u }, Time::ZERO).unwrap()
     }
 
     //= type=test
@@ -243,7 +243,7 @@ mod tests {
         assert_eq!(f.ports_of(f.node_by_name("core15").unwrap()).len(), 5);
         // 6 links each way, 1 µs each; 1048 B data and 64 B ACK at 100 G on the host links and
         // 400 G on the four fabric links: 12 µs + 2 × (83.84 + 5.12) ns + 4 × (20.96 + 1.28) ns.
-        assert_eq!(f.base_rtt(NodeId(0), NodeId(319), 1048, 64), 12 * US + 2 * (83_840 + 5_120) + 4 * (20_960 + 1_280));
+        assert_eq!(f.base_rtt(NodeId(0), NodeId(319), 1048, 64), 12 * US + Time(2 * (83_840 + 5_120)) + Time(4 * (20_960 + 1_280)));
         assert_eq!(f.farthest_pair(), (NodeId(0), NodeId(64)));
     }
 
@@ -251,8 +251,8 @@ mod tests {
     //# A k-ary fat tree is the explicit shape with pods = k, k/2 ToRs, aggs and hosts, (k/2)² cores: the same cables in the same order.
     #[test]
     fn k_ary_tree_is_an_explicit_shape() {
-        let k = build(4, 1, OversubscribedTier::Tor, links(), 0).unwrap();
-        let e = build_pods(PodShape { pods: 4, tors_per_pod: 2, aggs_per_pod: 2, hosts_per_tor: 2, cores: 4 }, links(), 0).unwrap();
+        let k = build(4, 1, OversubscribedTier::Tor, links(), Time::ZERO).unwrap();
+        let e = build_pods(PodShape { pods: 4, tors_per_pod: 2, aggs_per_pod: 2, hosts_per_tor: 2, cores: 4 }, links(), Time::ZERO).unwrap();
         let cables = |f: &Fabric| f.ports.iter().map(|p| (p.owner, p.peer, p.reverse)).collect::<Vec<_>>();
         assert_eq!(cables(&k), cables(&e));
         assert_eq!(k.tier, e.tier);
@@ -260,7 +260,7 @@ mod tests {
 
     #[test]
     fn explicit_shape_errors_name_the_key() {
-        let err = |shape: PodShape| build_pods(shape, links(), 0).unwrap_err().to_string();
+        let err = |shape: PodShape| build_pods(shape, links(), Time::ZERO).unwrap_err().to_string();
         let ok = PodShape { pods: 5, tors_per_pod: 4, aggs_per_pod: 4, hosts_per_tor: 16, cores: 16 };
         let e = err(PodShape { cores: 10, ..ok });
         assert!(e.contains("topology.cores") && e.contains("multiple of aggs_per_pod (4)") && e.contains("4, 8, 12, 16"), "{e}");
@@ -268,13 +268,13 @@ mod tests {
         assert!(err(PodShape { pods: 100_000, ..ok }).contains("topology.pods"));
         // 100 G agg–core (the paper's text, spec §8 A2): 4:1 at the aggregation tier.
         let slow = TierLinks { agg_up: (BitsPerSec::from_gbps(100.0), US), ..links() };
-        let f = build_pods(ok, slow, 0).unwrap();
+        let f = build_pods(ok, slow, Time::ZERO).unwrap();
         assert!(f.description.contains("4:1 at the aggregation tier"), "{}", f.description);
     }
 
     #[test]
     fn k8_counts_and_paths() {
-        let f = build(8, 1, OversubscribedTier::Tor, links(), 0).unwrap();
+        let f = build(8, 1, OversubscribedTier::Tor, links(), Time::ZERO).unwrap();
         assert_eq!(f.hosts, 128);
         assert_eq!(f.tier_counts(), vec![(Tier::Host, 128), (Tier::Tor, 32), (Tier::Agg, 32), (Tier::Core, 16)]);
         // host 0 and 1 share a ToR; 0 and 4 share a pod; 0 and 127 cross the core.
@@ -288,19 +288,19 @@ mod tests {
         let agg = f.ports[(f.routes.next_hops(&f, tor0, remote_tor)[0]).idx()].peer;
         assert_eq!(f.routes.next_hops(&f, agg, remote_tor).len(), 4);
         // 6 hops of 1 us each way + 6 serializations of 4096 B and 64 B at 400G.
-        assert_eq!(f.base_rtt(NodeId(0), NodeId(127), 4096, 64), 12 * US + 6 * (81_920 + 1_280));
+        assert_eq!(f.base_rtt(NodeId(0), NodeId(127), 4096, 64), 12 * US + Time(6 * (81_920 + 1_280)));
     }
 
     #[test]
     fn oversubscription_at_either_tier() {
-        let tor = build(8, 4, OversubscribedTier::Tor, links(), 0).unwrap();
+        let tor = build(8, 4, OversubscribedTier::Tor, links(), Time::ZERO).unwrap();
         assert_eq!(tor.tier_counts()[2], (Tier::Agg, 8));
         assert_eq!(tor.tier_counts()[3], (Tier::Core, 4));
         let tor0 = tor.tor_of_host[0];
         assert_eq!(tor.routes.next_hops(&tor, tor0, tor.tor_of_host[127]).len(), 1);
-        let agg = build(8, 4, OversubscribedTier::Agg, links(), 0).unwrap();
+        let agg = build(8, 4, OversubscribedTier::Agg, links(), Time::ZERO).unwrap();
         assert_eq!(agg.tier_counts()[3], (Tier::Core, 4));
-        let err = build(8, 8, OversubscribedTier::Tor, links(), 0).unwrap_err().to_string();
+        let err = build(8, 8, OversubscribedTier::Tor, links(), Time::ZERO).unwrap_err().to_string();
         assert!(err.contains("topology.oversubscription") && err.contains("allowed: 1:1, 2:1, 4:1"), "{err}");
     }
 

@@ -161,14 +161,14 @@ mod tests {
     #[test]
     fn t8k_shape() {
         let l = (BitsPerSec::from_gbps(400.0), US);
-        let f = build(128, 1, TierLinks { host: l, tor_up: l, agg_up: l }, 0).unwrap();
+        let f = build(128, 1, TierLinks { host: l, tor_up: l, agg_up: l }, Time::ZERO).unwrap();
         assert_eq!(f.hosts, 8192);
         assert_eq!(f.tier_counts(), vec![(Tier::Host, 8192), (Tier::Tor, 128), (Tier::Agg, 64)]);
         // 8192 host cables + 8192 ToR-spine cables, two ports each.
         assert_eq!(f.ports.len(), 2 * (8192 + 8192));
         assert_eq!(f.representative_path(NodeId(0), NodeId(8191)).len(), 4);
         assert_eq!(radix_for_hosts(8192).unwrap(), 128);
-        let f4 = build(128, 4, TierLinks { host: l, tor_up: l, agg_up: l }, 0).unwrap();
+        let f4 = build(128, 4, TierLinks { host: l, tor_up: l, agg_up: l }, Time::ZERO).unwrap();
         assert_eq!(f4.tier_counts()[2], (Tier::Agg, 16));
     }
 
@@ -176,8 +176,8 @@ mod tests {
     //# 2 ToRs × 64 hosts at 100G, 8 spines, 2 cables of 400G per ToR-spine pair: non-blocking.
     #[test]
     fn tb128_shape() {
-        let links = TierLinks { host: (BitsPerSec::from_gbps(100.0), US), tor_up: (BitsPerSec::from_gbps(400.0), US), agg_up: (BitsPerSec(1), 0) };
-        let f = build_shape(Shape { tors: 2, hosts_per_tor: 64, spines: 8, links_per_spine: 2 }, links, &[], 0).unwrap();
+        let links = TierLinks { host: (BitsPerSec::from_gbps(100.0), US), tor_up: (BitsPerSec::from_gbps(400.0), US), agg_up: (BitsPerSec(1), Time::ZERO) };
+        let f = build_shape(Shape { tors: 2, hosts_per_tor: 64, spines: 8, links_per_spine: 2 }, links, &[], Time::ZERO).unwrap();
         assert_eq!(f.tier_counts(), vec![(Tier::Host, 128), (Tier::Tor, 2), (Tier::Agg, 8)]);
         // 128 host cables + 2 × 8 × 2 uplink cables.
         assert_eq!(f.ports.len(), 2 * (128 + 32));
@@ -188,7 +188,7 @@ mod tests {
         assert_eq!(f.routes.next_hops(&f, spine, t1).len(), 2);
         assert!(f.description.contains("1:1"), "{}", f.description);
         assert_eq!(f.link_name(f.routes.next_hops(&f, t0, t1)[1]), "tor0-spine0#1");
-        let e = build_shape(Shape { tors: 2, hosts_per_tor: 0, spines: 8, links_per_spine: 2 }, links, &[], 0).unwrap_err().to_string();
+        let e = build_shape(Shape { tors: 2, hosts_per_tor: 0, spines: 8, links_per_spine: 2 }, links, &[], Time::ZERO).unwrap_err().to_string();
         assert!(e.contains("topology.hosts_per_tor"), "{e}");
     }
 
@@ -197,7 +197,7 @@ mod tests {
         let l = (BitsPerSec::from_gbps(40.0), US);
         let rates: Vec<BitsPerSec> = spine_gbps.iter().map(|&g| BitsPerSec::from_gbps(g)).collect();
         let shape = Shape { tors: 2, hosts_per_tor: 3, spines, links_per_spine: 1 };
-        build_shape(shape, TierLinks { host: l, tor_up: l, agg_up: l }, &rates, 0)
+        build_shape(shape, TierLinks { host: l, tor_up: l, agg_up: l }, &rates, Time::ZERO)
     }
 
     //= type=test

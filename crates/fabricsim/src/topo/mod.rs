@@ -358,8 +358,8 @@ impl Fabric {
     /// store-and-forward at every hop, one switch latency per switch each way.
     pub fn base_rtt(&self, src: NodeId, dst: NodeId, data_bytes: u64, ack_bytes: u64) -> Time {
         let path = self.representative_path(src, dst);
-        let switches = path.len() as Time - 1;
-        let mut t = 2 * switches * self.switch_latency;
+        let switches = Time(path.len() as u64) - Time(1);
+        let mut t = 2 * switches * self.switch_latency.0;
         for &p in &path {
             let spec = &self.ports[p.idx()];
             t += 2 * spec.latency + spec.rate.tx_time(data_bytes) + spec.rate.tx_time(ack_bytes);

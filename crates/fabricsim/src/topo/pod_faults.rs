@@ -170,12 +170,13 @@ impl PodBottleneck {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::units::Time;
     use crate::topo::{fat_tree, TierLinks};
     use crate::units::{BitsPerSec, US};
 
     fn k8() -> Fabric {
         let l = (BitsPerSec::from_gbps(100.0), US);
-        fat_tree::build(8, 1, fat_tree::OversubscribedTier::Tor, TierLinks { host: l, tor_up: l, agg_up: l }, 0).unwrap()
+        fat_tree::build(8, 1, fat_tree::OversubscribedTier::Tor, TierLinks { host: l, tor_up: l, agg_up: l }, Time::ZERO).unwrap()
     }
 
     /// (agg index within its pod, core index) of each port.

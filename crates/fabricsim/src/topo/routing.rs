@@ -181,13 +181,14 @@ fn bfs(fabric: &Fabric, tor: NodeId, usable: impl Fn(PortId) -> bool, dist: &mut
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::units::Time;
     use crate::topo::{leaf_spine, TierLinks};
     use crate::units::{BitsPerSec, US};
 
     /// Leaf-spine K=4: tor0..tor3 (2 hosts each), spine0 and spine1.
     fn k4() -> Fabric {
         let l = (BitsPerSec::from_gbps(400.0), US);
-        leaf_spine::build(4, 1, TierLinks { host: l, tor_up: l, agg_up: l }, 0).unwrap()
+        leaf_spine::build(4, 1, TierLinks { host: l, tor_up: l, agg_up: l }, Time::ZERO).unwrap()
     }
 
     fn peers(f: &Fabric, set: &[PortId]) -> Vec<String> {

@@ -172,7 +172,7 @@ impl Connection {
             size: 0,
             n_pkts: 0,
             extra_pkts: 0,
-            start: 0,
+            start: Time::ZERO,
             finish: None,
             started: false,
             msgs: VecDeque::new(),
@@ -187,8 +187,8 @@ impl Connection {
             acked_pkts: 0,
             settled_end,
             acked_payload: 0,
-            next_send: 0,
-            last_tx: 0,
+            next_send: Time::ZERO,
+            last_tx: Time::ZERO,
             last_wire: 0,
             in_ready: false,
             wake_pending: false,
@@ -200,7 +200,7 @@ impl Connection {
             cc,
             lb,
             rng,
-            base_rtt: 0,
+            base_rtt: Time::ZERO,
         }
     }
 
@@ -219,8 +219,8 @@ impl Connection {
             posted_at: now,
             first_tx: Time::MAX,
             delivered_at: Time::MAX,
-            rtt_max: 0,
-            rtt_sum: 0,
+            rtt_max: Time::ZERO,
+            rtt_sum: Time::ZERO,
             rtt_samples: 0,
         });
         self.n_pkts = end as u32;
@@ -403,11 +403,11 @@ mod tests {
     fn conn(size: u64) -> Connection {
         let cc = AnyCc::Fixed(fixed::Fixed::new(
             &fixed::FixedParams::default(),
-            &crate::transport::cc::PathInfo { mtu_bytes: 4096, host_rate: crate::units::BitsPerSec(1), base_rtt: 1, bdp_bytes: 1, hops: 2, net_base_rtt: 1, src_conns: 1, queue_bytes: 0, flows_per_host: 1 },
+            &crate::transport::cc::PathInfo { mtu_bytes: 4096, host_rate: crate::units::BitsPerSec(1), base_rtt: Time(1), bdp_bytes: 1, hops: 2, net_base_rtt: Time(1), src_conns: 1, queue_bytes: 0, flows_per_host: 1 },
         ));
         let tx = AnyRecovery::Sack(Default::default());
         let mut c = Connection::new(NodeId(0), NodeId(1), cc, AnyLb::Spray(spray::Spray::new(&Default::default())), Rng::stream(0, "t", 0), tx);
-        c.post(0, size, 4032, 0);
+        c.post(0, size, 4032, Time::ZERO);
         c
     }
 
@@ -420,7 +420,7 @@ mod tests {
         c.next_seq = 520;
         assert_eq!(c.next_new_payload(4032), 2_097_152 - 520 * 4032);
         // A second message starts a new packet: it never shares one with the first.
-        c.post(1, 5000, 4032, 0);
+        c.post(1, 5000, 4032, Time::ZERO);
         assert_eq!(c.n_pkts, 523);
         assert_eq!(c.msgs[1].last_payload, 5000 - 4032);
         assert_eq!(c.msg_of(520), Some(0));

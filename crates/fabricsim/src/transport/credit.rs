@@ -449,7 +449,7 @@ impl Credits {
         let mut interval = rate.tx_time(grant as u64 * (tp.mss + tp.header) as u64);
         if policy.pull_rate != 1.0 {
             //= uec-spec §2.2, §8 (htsim pull_rate_modifier 0.99)
-            interval = (interval as f64 / policy.pull_rate).round() as Time;
+            interval = Time((interval.0 as f64 / policy.pull_rate).round() as u64);
         }
         self.pacers[host.idx()].next_at = k.now + interval;
         Some(pkt)
@@ -488,7 +488,7 @@ mod tests {
     const EQDS: CreditPolicy = CreditPolicy { credit_per_pull: 1, pull_rate: 1.0, stop_speculating: false };
 
     fn tp() -> TransportParams {
-        TransportParams { mss: 936, header: 64, ack_bytes: 64, ack_every: 1, ack_coalesce_bytes: 0, ack_on_ce: false, rto: 1, ect: true, signals: Default::default(), rtt_sample_stride: 0 }
+        TransportParams { mss: 936, header: 64, ack_bytes: 64, ack_every: 1, ack_coalesce_bytes: 0, ack_on_ce: false, rto: Time(1), ect: true, signals: Default::default(), rtt_sample_stride: 0 }
     }
 
     //= type=test; smartt-reps spec §2.14.1: the receiver pulls the backlog beyond the allowance,
@@ -505,7 +505,7 @@ mod tests {
         let pull = cr.on_pull_tick(&mut k, NodeId(1), &conns, &tp(), PortId(9), rate).expect("a PULL");
         let p = *k.pool.get(pull);
         assert_eq!((p.kind, p.src, p.dst, p.seq, p.port, p.size), (PktKind::Pull, NodeId(1), NodeId(0), 1, PortId(9), 64));
-        assert_eq!(cr.pacers[1].next_at, 1000 * 1000, "one 1000-byte MTU at 1 B/ns, in ps");
+        assert_eq!(cr.pacers[1].next_at, Time(1000 * 1000), "one 1000-byte MTU at 1 B/ns, in ps");
         assert_eq!(cr.state[0].pulls_sent, 1);
         // The PULL reaches the sender: one credit; a lost one is settled without a credit.
         assert_eq!(cr.on_pull(&mut k, pull, &conns), ConnId(0));

@@ -123,9 +123,9 @@ impl<L: Layout> Hosts<L> {
             if conn.idle() {
                 // A message on an idle connection starts a flow: its pacer may delay it.
                 let j = conn.cc.start_jitter();
-                if j > 0 {
-                    let d = conn.rng.below(j + 1);
-                    conn.next_send = conn.next_send.max(now + d);
+                if j > Time::ZERO {
+                    let d = conn.rng.below((j + Time(1)).0);
+                    conn.next_send = conn.next_send.max(now + Time(d));
                     conn.pace_idle = false;
                 }
             }
@@ -176,7 +176,7 @@ impl<L: Layout> Hosts<L> {
             first_tx: m.first_tx,
             delivered_at: m.delivered_at,
             rtt_max: m.rtt_max,
-            rtt_mean: m.rtt_sum.checked_div(m.rtt_samples as u64).unwrap_or(0),
+            rtt_mean: m.rtt_sum.checked_div(m.rtt_samples as u64).unwrap_or(Time::ZERO),
             in_flight_msgs: lane.in_flight_msgs,
         };
         Some((m.msg, lane.gate.on_complete(&fb)))

@@ -82,7 +82,7 @@ impl Receiver {
             discarded: 0,
             bytes: 0,
             msgs_delivered: 0,
-            now: 0,
+            now: Time::ZERO,
             base_rtt,
             signal_sent_at: [Time::MAX; signal::COUNT],
             window: VecDeque::new(),
@@ -416,7 +416,7 @@ mod tests {
     use crate::kernel::queue::EventQueue;
 
     fn receiver() -> Receiver {
-        Receiver::new(AnyReceiverRecovery::Sack(Default::default()), 1)
+        Receiver::new(AnyReceiverRecovery::Sack(Default::default()), Time(1))
     }
 
     fn kernel() -> Kernel {
@@ -424,7 +424,7 @@ mod tests {
     }
 
     fn params(ack_every: u32, cnp_interval: Option<Time>) -> TransportParams {
-        TransportParams { mss: 1000, header: 64, ack_bytes: 64, ack_every, ack_coalesce_bytes: 0, ack_on_ce: false, rto: 1, ect: true, signals: signal::Signals { Cnp: signal::cnp::CnpSignal { interval: cnp_interval, on_gap: false } }, rtt_sample_stride: 0 }
+        TransportParams { mss: 1000, header: 64, ack_bytes: 64, ack_every, ack_coalesce_bytes: 0, ack_on_ce: false, rto: Time(1), ect: true, signals: signal::Signals { Cnp: signal::cnp::CnpSignal { interval: cnp_interval, on_gap: false } }, rtt_sample_stride: 0 }
     }
 
     /// A data packet `seq` of connection 0 from host 0 to host 1, with `flags`.
@@ -471,15 +471,15 @@ mod tests {
 
     #[test]
     fn ce_costs_one_cnp_per_interval_sent_before_the_ack() {
-        let (mut r, mut k, tp) = (receiver(), kernel(), params(1, Some(50)));
+        let (mut r, mut k, tp) = (receiver(), kernel(), params(1, Some(Time(50))));
         let a = arrive(&mut r, &mut k, &tp, 0, F_CE, 10);
         assert_eq!(a.iter().map(|p| p.kind).collect::<Vec<_>>(), vec![PktKind::Cnp, PktKind::Ack]);
         assert_eq!((a[0].src, a[0].dst, a[0].port), (NodeId(1), NodeId(0), PortId(7)));
         assert!(a[1].flags & F_ECE != 0, "the ACK echoes the mark");
-        k.now = 49;
+        k.now = Time(49);
         let a = arrive(&mut r, &mut k, &tp, 1, F_CE, 10);
         assert_eq!(a.len(), 1, "within 50 ps of the last CNP: none");
-        k.now = 50;
+        k.now = Time(50);
         assert_eq!(arrive(&mut r, &mut k, &tp, 2, F_CE, 10).len(), 2);
     }
 

@@ -28,7 +28,7 @@ use crate::kernel::Kernel;
 use crate::units::Time;
 
 /// Longest a paced connection waits without re-reading its rate.
-const RATE_RECHECK: Time = 10 * crate::units::US;
+const RATE_RECHECK: Time = Time::from_us(10);
 
 /// Width of an RTT histogram bin: 2^17 ps ≈ 131 ns.
 pub const RTT_BIN_BITS: u32 = 17;
@@ -51,7 +51,7 @@ impl RttHistogram {
     /// Counts one sample.
     #[inline]
     pub fn add(&mut self, rtt: Time) {
-        let i = ((rtt >> RTT_BIN_BITS) as usize).min(RTT_BINS - 1);
+        let i = ((rtt.0 >> RTT_BIN_BITS) as usize).min(RTT_BINS - 1);
         self.bins[i] += 1;
     }
 
@@ -78,7 +78,7 @@ impl RttHistogram {
         for (i, &c) in self.bins.iter().enumerate() {
             seen += c;
             if seen >= target {
-                return Some(((i as Time) << RTT_BIN_BITS) + (1 << (RTT_BIN_BITS - 1)));
+                return Some(Time(((i as u64) << RTT_BIN_BITS) + (1 << (RTT_BIN_BITS - 1))));
             }
         }
         None
@@ -317,7 +317,7 @@ impl<L: Layout> Hosts<L> {
             let mut gap = rate.tx_time(wire);
             let j = conn.cc.gap_jitter();
             if j > 0.0 {
-                gap = (gap as f64 * (1.0 + j * (2.0 * conn.rng.unit() - 1.0))).round() as Time;
+                gap = Time((gap.0 as f64 * (1.0 + j * (2.0 * conn.rng.unit() - 1.0))).round() as u64);
             }
             conn.next_send = slot + gap;
             conn.last_tx = slot;
@@ -328,7 +328,7 @@ impl<L: Layout> Hosts<L> {
             for d in self.drop_plan.iter_mut().filter(|d| d.0 == c.0 && d.1 == seq) {
                 d.3 += 1;
                 if d.3 == d.2 {
-                    flags |= if d.4 == 0 { F_DOOMED } else { F_HELD };
+                    flags |= if d.4 == Time::ZERO { F_DOOMED } else { F_HELD };
                 }
             }
         }
@@ -574,7 +574,7 @@ impl<L: Layout> Hosts<L> {
         }
         let mut lost = 0u64;
         let mut lost_pkts = 0u32;
-        let mut latest_sent_at = 0;
+        let mut latest_sent_at = Time::ZERO;
         while let Some(&(seq, t)) = conn.tx_log.front() {
             let live = conn.tx_entry_live(seq, t);
             if live && t + rto > now {
@@ -768,13 +768,13 @@ mod tests {
     fn histogram_quantiles_at_bin_resolution() {
         let mut h = RttHistogram::default();
         for us in 1..=100u64 {
-            h.add(us * 1_000_000);
+            h.add(Time(us * 1_000_000));
         }
         let bin = 1u64 << RTT_BIN_BITS;
         let p50 = h.quantile(0.5).unwrap();
-        assert!(p50.abs_diff(50_000_000) <= bin, "{p50}");
+        assert!(p50.abs_diff(Time(50_000_000)) <= Time(bin), "{p50}");
         let p99 = h.quantile(0.99).unwrap();
-        assert!(p99.abs_diff(99_000_000) <= bin, "{p99}");
+        assert!(p99.abs_diff(Time(99_000_000)) <= Time(bin), "{p99}");
         assert_eq!(h.count(), 100);
         assert!(RttHistogram::default().quantile(0.5).is_none());
     }

@@ -28,6 +28,7 @@
 //!
 //! Errors quote at most ~100 characters of a bad token or line (`excerpt::clip`).
 
+use crate::units::Time;
 use super::{check_endpoints, FlowSpec};
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
@@ -270,10 +271,10 @@ fn parse_ns3_with_ports(text: &str, file: &str, hosts: u32, host_of_node: Option
         let bytes: u64 = parse_num(file, n, "size", size)?;
         let secs: f64 = parse_num(file, n, "start", start)?;
         let start = crate::units::checked_us(secs * 1e6).ok_or_else(|| bad(file, n, format!("start `{}` must be a time in seconds, 0..={}", crate::units::show_num(secs), crate::units::show_num(crate::units::MAX_TIME_US / 1e6))))?;
-        if start < last_start {
+        if start < Time(last_start) {
             return Err(bad(file, n, format!("start {} s is before the previous flow's: the ns-3 simulator schedules flows in file order, so starts must not decrease", crate::units::show_num(secs))));
         }
-        last_start = start;
+        last_start = start.0;
         check_endpoints(&format!("workload.file ({file}:{n})"), src, dst, hosts)?;
         if bytes == 0 {
             return Err(bad(file, n, "size must be at least 1 byte"));
@@ -295,7 +296,7 @@ fn parse_num<T: std::str::FromStr>(file: &str, line: usize, what: &str, s: &str)
     s.trim().parse().map_err(|_| bad(file, line, format!("{what} `{}` is not a valid number", clip(s.trim()))))
 }
 
-fn start_from_us(file: &str, line: usize, s: &str) -> Result<u64> {
+fn start_from_us(file: &str, line: usize, s: &str) -> Result<Time> {
     let us: f64 = parse_num(file, line, "start", s)?;
     crate::units::checked_us(us).ok_or_else(|| bad(file, line, format!("start `{}` must be a time in microseconds, 0..={}", crate::units::show_num(us), crate::units::show_num(crate::units::MAX_TIME_US))))
 }
@@ -322,7 +323,7 @@ pub fn parse_csv(text: &str, file: &str, hosts: u32) -> Result<Vec<FlowSpec>> {
         let bytes: u64 = parse_num(file, n, "bytes", f[bi])?;
         let start = match ti {
             Some(t) => start_from_us(file, n, f[t])?,
-            None => 0,
+            None => Time::ZERO,
         };
         check_endpoints(&format!("workload.file ({file}:{n})"), src, dst, hosts)?;
         if bytes == 0 {
@@ -415,7 +416,7 @@ pub fn parse_htsim_cm(text: &str, file: &str, hosts: u32) -> Result<Vec<FlowSpec
                 if bytes == 0 {
                     return Err(bad(file, n, "size must be at least 1"));
                 }
-                flows.push(FlowSpec { src: NodeId(src as u32), dst: NodeId(dst as u32), bytes, start: start.unwrap_or(0), after: None });
+                flows.push(FlowSpec { src: NodeId(src as u32), dst: NodeId(dst as u32), bytes, start: Time((start.unwrap_or(Time::ZERO)).0), after: None });
             }
             _ => return Err(bad(file, n, format!("unrecognised line `{}` (expected `Nodes N`, `Connections C` or `SRC->DST ... size BYTES`)", clip(t)))),
         }
@@ -450,10 +451,10 @@ mod tests {
         let map = ns3_host_of_node(STAR, "topo.txt").unwrap();
         assert_eq!(map, [None, Some(0), Some(1), Some(2), Some(3)]);
         let f = parse_ns3(flows, "flow.txt", 4, Some(&map)).unwrap();
-        assert_eq!(f.iter().map(|f| (f.src.0, f.dst.0, f.bytes, f.start)).collect::<Vec<_>>(), [(1, 0, 200_000_000, 2_000_000_000_000), (3, 0, 5_000_000, 2_500_000_000_000)]);
+        assert_eq!(f.iter().map(|f| (f.src.0, f.dst.0, f.bytes, f.start.0)).collect::<Vec<_>>(), [(1, 0, 200_000_000, 2_000_000_000_000), (3, 0, 5_000_000, 2_500_000_000_000)]);
         // Without a topology the node ids are host ids.
         let f = parse_ns3("1\n0 3 3 100 1000 0\n", "flow.txt", 4, None).unwrap();
-        assert_eq!((f[0].src.0, f[0].dst.0, f[0].start), (0, 3, 0));
+        assert_eq!((f[0].src.0, f[0].dst.0, f[0].start.0), (0, 3, 0));
     }
 
     #[test]
@@ -502,7 +503,7 @@ mod tests {
         let cm = "Nodes 4\nConnections 2\n0->3 id 1 start 0 size 2097152\n2->1 id 2 start 1.5 size 100\n";
         let f = parse_htsim_cm(cm, "m.cm", 4).unwrap();
         assert_eq!(f.len(), 2);
-        assert_eq!((f[1].src.0, f[1].dst.0, f[1].bytes, f[1].start), (2, 1, 100, 1_500_000));
+        assert_eq!((f[1].src.0, f[1].dst.0, f[1].bytes, f[1].start.0), (2, 1, 100, 1_500_000));
         let err = parse_htsim_cm("0->9 id 1 start 0 size 5\n", "m.cm", 4).unwrap_err().to_string();
         assert!(err.contains("host 9 does not exist"), "{err}");
         // The Nodes header must match the fabric, in either direction.

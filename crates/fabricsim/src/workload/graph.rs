@@ -392,7 +392,7 @@ pub struct GraphBuilder {
 
 impl Default for GraphBuilder {
     fn default() -> Self {
-        let t = Traffic { delays: vec![0], ..Traffic::default() };
+        let t = Traffic { delays: vec![Time::ZERO], ..Traffic::default() };
         GraphBuilder { t, raw_edges: Vec::new(), delay_index: std::collections::HashMap::new() }
     }
 }
@@ -463,7 +463,7 @@ impl GraphBuilder {
 
     /// Adds a join.
     pub fn join(&mut self) -> u32 {
-        self.task(TaskKind::Join, 0)
+        self.task(TaskKind::Join, Time::ZERO)
     }
 
     /// Adds the start marker of a new collective instance and returns (instance id, task id).
@@ -475,13 +475,13 @@ impl GraphBuilder {
 
     /// Adds the end marker of instance `i`.
     pub fn end(&mut self, i: u32) -> u32 {
-        self.task(TaskKind::End(i), 0)
+        self.task(TaskKind::End(i), Time::ZERO)
     }
 
     /// `to` waits for `from`'s `on` event, plus `delay`.
     pub fn edge(&mut self, from: u32, to: u32, on: Trigger, delay: Time) {
         self.t.tasks[to as usize].deps += 1;
-        let index = if delay == 0 {
+        let index = if delay == Time::ZERO {
             0
         } else {
             let delays = &mut self.t.delays;
@@ -523,22 +523,22 @@ mod tests {
     fn edges_keep_their_trigger_delay_and_order_per_source() {
         let mut g = GraphBuilder::new();
         let c = g.conn(NodeId(0), NodeId(1));
-        let t: Vec<u32> = (0..4).map(|_| g.send(c, 1000, 0)).collect();
+        let t: Vec<u32> = (0..4).map(|_| g.send(c, 1000, Time::ZERO)).collect();
         let j = g.join();
         // Added out of source order, with repeated and distinct delays.
-        g.edge(t[2], j, Trigger::Completed, 0);
-        g.edge(t[0], t[1], Trigger::Delivered, 5_000);
-        g.edge(t[0], t[3], Trigger::Completed, 7_000);
-        g.edge(t[2], t[3], Trigger::Delivered, 5_000);
-        g.edge(t[0], j, Trigger::Delivered, 0);
+        g.edge(t[2], j, Trigger::Completed, Time::ZERO);
+        g.edge(t[0], t[1], Trigger::Delivered, Time(5_000));
+        g.edge(t[0], t[3], Trigger::Completed, Time(7_000));
+        g.edge(t[2], t[3], Trigger::Delivered, Time(5_000));
+        g.edge(t[0], j, Trigger::Delivered, Time::ZERO);
         let tr = g.finish();
         let row = |s: u32| tr.edges_of(s).map(|e| (e.to, e.on, e.delay)).collect::<Vec<_>>();
-        assert_eq!(row(t[0]), vec![(t[1], Trigger::Delivered, 5_000), (t[3], Trigger::Completed, 7_000), (j, Trigger::Delivered, 0)]);
+        assert_eq!(row(t[0]), vec![(t[1], Trigger::Delivered, Time(5_000)), (t[3], Trigger::Completed, Time(7_000)), (j, Trigger::Delivered, Time::ZERO)]);
         assert_eq!(row(t[1]), vec![]);
-        assert_eq!(row(t[2]), vec![(j, Trigger::Completed, 0), (t[3], Trigger::Delivered, 5_000)]);
+        assert_eq!(row(t[2]), vec![(j, Trigger::Completed, Time::ZERO), (t[3], Trigger::Delivered, Time(5_000))]);
         assert_eq!(tr.edge_count(), 5);
         // Three distinct delays, 0 included, in one table.
-        assert_eq!(tr.delays, vec![0, 5_000, 7_000]);
+        assert_eq!(tr.delays, vec![Time::ZERO, Time(5_000), Time(7_000)]);
         assert_eq!((tr.tasks[j as usize].deps, tr.tasks[t[3] as usize].deps), (2, 2));
     }
 
@@ -554,8 +554,8 @@ mod tests {
             TaskKind::End(7),
             TaskKind::End(u32::MAX),
         ] {
-            let t = Task::new(kind, 123_456);
-            assert_eq!((t.kind(), t.deps(), t.not_before()), (kind, 0, 123_456));
+            let t = Task::new(kind, Time(123_456));
+            assert_eq!((t.kind(), t.deps(), t.not_before()), (kind, 0, Time(123_456)));
         }
     }
 
@@ -563,8 +563,8 @@ mod tests {
     fn a_send_splits_its_bytes_evenly_over_its_parts_in_order() {
         let mut g = GraphBuilder::new();
         let c: Vec<u32> = (0..3).map(|_| g.conn(NodeId(0), NodeId(1))).collect();
-        let one = g.send(c[2], 0, 0);
-        let t = g.send_parts(&c, 10, 5);
+        let one = g.send(c[2], 0, Time::ZERO);
+        let t = g.send_parts(&c, 10, Time(5));
         let tr = g.finish();
         assert_eq!((tr.messages_of(one), tr.messages_of(t)), (0..1, 1..4));
         assert_eq!(tr.message(0), Message { task: one, conn: c[2], bytes: 1 });

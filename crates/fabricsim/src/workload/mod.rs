@@ -215,10 +215,10 @@ impl WorkloadConfig {
             (WorkloadConfig::Permutation(p), Some(fabric)) => (permutation::generate(p, &fabric.pod_of_host(), &fabric.tor_of_host.iter().map(|t| t.0).collect::<Vec<_>>(), &mut rng, room)?, p.start_jitter_us),
         };
         let jitter = time_from_us("workload.start_jitter_us", jitter_us)?;
-        if jitter > 0 {
+        if jitter > Time::ZERO {
             let mut jrng = Rng::stream(seed, "workload-jitter", 0);
             for f in &mut flows {
-                f.start += jrng.below(jitter + 1);
+                f.start += Time(jrng.below((jitter + Time(1)).0));
             }
         }
         if flows.is_empty() {
@@ -281,14 +281,14 @@ pub fn flows_to_traffic(flows: &[FlowSpec], shaper: &AnyShaper) -> Traffic {
             //# The app CQE is generated only when all bits are set.
             *d = g.join();
             for t in parts(a) {
-                g.edge(t, *d, Trigger::Completed, 0);
+                g.edge(t, *d, Trigger::Completed, Time::ZERO);
             }
         }
     }
     for (j, f) in flows.iter().enumerate() {
         if let Some(a) = f.after {
             for t in parts(j) {
-                g.edge(done[a as usize], t, Trigger::Completed, 0);
+                g.edge(done[a as usize], t, Trigger::Completed, Time::ZERO);
             }
         }
     }
@@ -332,7 +332,7 @@ mod tests {
     }
 
     fn flow(bytes: u64, after: Option<u32>) -> FlowSpec {
-        FlowSpec { src: NodeId(0), dst: NodeId(1), bytes, start: 5, after }
+        FlowSpec { src: NodeId(0), dst: NodeId(1), bytes, start: Time(5), after }
     }
 
     #[test]
@@ -343,7 +343,7 @@ mod tests {
         assert_eq!(t.app_flows, vec![0, 4, 5, 8]);
         let sizes: Vec<u64> = t.sends.iter().map(|&s| match t.tasks[s as usize].kind() { TaskKind::Send { bytes, .. } => bytes, _ => 0 }).collect();
         assert_eq!(sizes, vec![3000, 3000, 2000, 2000, 700, 1000, 1000, 500]);
-        assert!(t.sends.iter().all(|&s| t.tasks[s as usize].not_before() == 5));
+        assert!(t.sends.iter().all(|&s| t.tasks[s as usize].not_before() == Time(5)));
         assert_eq!(t.conns_of_app_flow(2), 5..8);
         // One join (task 8) waits for the four completions of flow 0 and releases each of the
         // three sub-WQEs of flow 2.

@@ -129,7 +129,7 @@ impl OtherHosts {
 /// An exponential sample of mean `mean_ps`, in whole picoseconds.
 fn exponential(rng: &mut Rng, mean_ps: f64) -> Time {
     // 1 − u lies in (0, 1], so the logarithm is finite.
-    (-(1.0 - rng.unit()).ln() * mean_ps).round() as Time
+    Time((-(1.0 - rng.unit()).ln() * mean_ps).round() as u64)
 }
 
 fn check(p: &OpenLoopParams) -> Result<Length> {
@@ -155,7 +155,7 @@ fn mean_gap_ps(p: &OpenLoopParams, sizes: &SizeCdf, rate_bps: f64) -> f64 {
     //= seqbalance §5.2 (Flow generation); type=assumption
     //# Each host runs an independent Poisson arrival process. Mean inter-arrival =
     //# mean_size · 8 / (C_host · L).
-    sizes.mean() * 8.0 * SEC as f64 / (rate_bps * p.load)
+    sizes.mean() * 8.0 * SEC.0 as f64 / (rate_bps * p.load)
 }
 
 /// The flows a trace of `length` is expected to hold given every host's mean gap, refused
@@ -164,7 +164,7 @@ fn mean_gap_ps(p: &OpenLoopParams, sizes: &SizeCdf, rate_bps: f64) -> f64 {
 fn expected_flows(p: &OpenLoopParams, length: Length, gaps: impl Iterator<Item = f64>, room: super::Room) -> Result<f64> {
     let rate_per_ps: f64 = gaps.map(|g| 1.0 / g).sum();
     let expected = match length {
-        Length::Until(end) => end as f64 * rate_per_ps,
+        Length::Until(end) => end.0 as f64 * rate_per_ps,
         Length::Flows(n) => {
             let horizon_us = n as f64 / rate_per_ps / 1e6;
             if !(horizon_us <= MAX_TIME_US) {
@@ -235,7 +235,7 @@ pub fn generate(p: &OpenLoopParams, fabric: &Fabric, rng: &mut Rng, files: &Inpu
         }
         // The expected horizon was checked; a trace that still draws past it is refused too.
         if start > crate::units::us_to_ps(MAX_TIME_US) {
-            return Err(past_the_horizon(p, start as f64 / 1e6));
+            return Err(past_the_horizon(p, start.0 as f64 / 1e6));
         }
         //= seqbalance §5.2 (Flow generation); type=assumption
         //# The destination is uniform over the other hosts.
@@ -257,7 +257,7 @@ mod tests {
     /// The spec's 2-tier fabric (§5.2): 8 ToRs × 16 hosts, 12 spines, 100 Gb/s.
     fn fabric() -> Fabric {
         let l = (BitsPerSec::from_gbps(100.0), US);
-        build_shape(Shape { tors: 8, hosts_per_tor: 16, spines: 12, links_per_spine: 1 }, TierLinks { host: l, tor_up: l, agg_up: l }, &[], 0).unwrap()
+        build_shape(Shape { tors: 8, hosts_per_tor: 16, spines: 12, links_per_spine: 1 }, TierLinks { host: l, tor_up: l, agg_up: l }, &[], Time::ZERO).unwrap()
     }
 
     fn params(cdf: &str, load: f64, duration_us: Option<f64>, flows: Option<u64>) -> OpenLoopParams {
@@ -283,7 +283,7 @@ mod tests {
             let offered = bytes as f64 / capacity;
             assert!((offered / load - 1.0).abs() < 0.02, "{cdf} at {load}: offered {offered} over {} flows", flows.len());
             assert!(flows.windows(2).all(|w| (w[0].start, w[0].src) <= (w[1].start, w[1].src)), "ordered by start, ties by host");
-            assert!(flows.iter().all(|f| f.src != f.dst && f.dst < NodeId(128) && f.bytes >= 1 && f.start < (duration_us * US as f64) as Time));
+            assert!(flows.iter().all(|f| f.src != f.dst && f.dst < NodeId(128) && f.bytes >= 1 && f.start < Time((duration_us * US.0 as f64) as u64)));
             // Every host sends about its share.
             let mut per_host = vec![0u32; 128];
             flows.iter().for_each(|f| per_host[f.src.idx()] += 1);
@@ -342,7 +342,7 @@ mod tests {
         let e = err(params("nowhere.cdf", 0.5, Some(100.0), None));
         assert!(e.contains("workload.cdf") && e.contains("cannot read"), "{e}");
         let slow = (BitsPerSec::from_gbps(1.0), US);
-        let one_rack = build_shape(Shape { tors: 1, hosts_per_tor: 4, spines: 1, links_per_spine: 1 }, TierLinks { host: slow, tor_up: slow, agg_up: slow }, &[], 0).unwrap();
+        let one_rack = build_shape(Shape { tors: 1, hosts_per_tor: 4, spines: 1, links_per_spine: 1 }, TierLinks { host: slow, tor_up: slow, agg_up: slow }, &[], Time::ZERO).unwrap();
         let p = OpenLoopParams { exclude_intra_rack: true, ..params("websearch", 0.5, Some(10.0), None) };
         let e = generate(&p, &one_rack, &mut Rng::stream(1, "workload", 0), &InputFiles::new(std::path::Path::new(".")), super::super::Room::UNLIMITED).unwrap_err().to_string();
         assert!(e.contains("workload.exclude_intra_rack") && e.contains("at least 2 ToRs"), "{e}");

@@ -229,6 +229,7 @@ pub fn generate(p: &PermutationParams, pods: &[u32], tors: &[u32], rng: &mut Rng
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::units::Time;
 
     #[test]
     fn derangement_is_a_permutation_without_fixed_points() {
@@ -247,8 +248,8 @@ mod tests {
     #[test]
     fn cross_pod_parallel_and_uneven_permutations() {
         use crate::topo::{fat_tree, TierLinks};
-        let l = (crate::units::BitsPerSec::from_gbps(400.0), 1000);
-        let fabric = fat_tree::build(8, 1, fat_tree::OversubscribedTier::Tor, TierLinks { host: l, tor_up: l, agg_up: l }, 0).unwrap();
+        let l = (crate::units::BitsPerSec::from_gbps(400.0), Time(1000));
+        let fabric = fat_tree::build(8, 1, fat_tree::OversubscribedTier::Tor, TierLinks { host: l, tor_up: l, agg_up: l }, Time::ZERO).unwrap();
         let pods = fabric.pod_of_host();
         // k = 8: 8 pods of 16 hosts, numbered in host order.
         assert_eq!(pods[0], 0);

@@ -153,7 +153,7 @@ mod tests {
     /// The testbed (spec §5.1): 2 leaves × 4 spines, 3 + 3 hosts, 40 Gb/s.
     fn testbed() -> Fabric {
         let l = (BitsPerSec::from_gbps(40.0), US);
-        build_shape(Shape { tors: 2, hosts_per_tor: 3, spines: 4, links_per_spine: 1 }, TierLinks { host: l, tor_up: l, agg_up: l }, &[], 0).unwrap()
+        build_shape(Shape { tors: 2, hosts_per_tor: 3, spines: 4, links_per_spine: 1 }, TierLinks { host: l, tor_up: l, agg_up: l }, &[], Time::ZERO).unwrap()
     }
 
     /// Per connection: (src, dst, first post time, bytes posted).
@@ -193,7 +193,7 @@ mod tests {
         let p = RdmaWritesParams { pairs: vec![[5, 0], [1, 4]], qps_per_client: 2, message_bytes: ByteSize(1_000_000), stagger_us: 10.0, duration_us: 100.0, ..Default::default() };
         let rows = per_connection(&generate(&p, &f, crate::workload::Room::UNLIMITED).unwrap());
         // 40 Gb/s × 100 µs = 500 kB: one 1 MB WRITE per connection; the second pair from 10 µs.
-        assert_eq!(rows, vec![(5, 0, 0, 1_000_000), (5, 0, 0, 1_000_000), (1, 4, 10 * US, 1_000_000), (1, 4, 10 * US, 1_000_000)]);
+        assert_eq!(rows, vec![(5, 0, Time::ZERO, 1_000_000), (5, 0, Time::ZERO, 1_000_000), (1, 4, 10 * US, 1_000_000), (1, 4, 10 * US, 1_000_000)]);
         let err = |p: RdmaWritesParams| generate(&p, &f, crate::workload::Room::UNLIMITED).unwrap_err().to_string();
         let e = err(RdmaWritesParams { pairs: vec![[0, 3], [1, 6]], ..Default::default() });
         assert!(e.contains("workload.pairs[1]") && e.contains("host 6 does not exist"), "{e}");

@@ -117,7 +117,7 @@ impl TaskState {
         let per_message = if log_messages { traffic.sends.len() } else { 0 };
         TaskState {
             deps_left: traffic.tasks.iter().map(|t| t.deps()).collect(),
-            time: vec![0; tasks],
+            time: vec![Time::ZERO; tasks],
             delivered_at: vec![Time::MAX; tasks],
             completed_at: vec![Time::MAX; tasks],
             parts_undelivered: parts.clone(),

@@ -32,7 +32,7 @@ impl Joins {
     pub(super) fn new(traffic: &Traffic, places: &[Place]) -> Self {
         let ids: Vec<u32> = (0..places.len() as u32).filter(|&t| places[t as usize] == Place::Coordinator).collect();
         let deps_left = ids.iter().map(|&t| traffic.tasks[t as usize].deps()).collect();
-        Joins { ready_at: vec![0; ids.len()], ids, deps_left, fired: Vec::new(), pending: Vec::new() }
+        Joins { ready_at: vec![Time::ZERO; ids.len()], ids, deps_left, fired: Vec::new(), pending: Vec::new() }
     }
 
     /// Where coordinator join `t`'s state is.

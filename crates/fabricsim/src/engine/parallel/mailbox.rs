@@ -95,14 +95,14 @@ mod tests {
         let mut m = Mailbox::default();
         assert!(m.is_empty());
         let pkt = |seq| Packet { seq, ..Packet::default() };
-        m.push_packet(30, &pkt(1), None);
-        m.push(Message::Frame { at: 10, port: PortId(4), pause: true });
-        m.push_packet(20, &pkt(2), None);
-        m.push(Message::Frame { at: 11, port: PortId(4), pause: false });
+        m.push_packet(Time(30), &pkt(1), None);
+        m.push(Message::Frame { at: Time(10), port: PortId(4), pause: true });
+        m.push_packet(Time(20), &pkt(2), None);
+        m.push(Message::Frame { at: Time(11), port: PortId(4), pause: false });
         assert!(!m.is_empty());
         let (packets, other) = m.contents();
         let packets: Vec<(Time, u32, bool)> = packets.map(|(at, p, int)| (at, p.seq, int.is_some())).collect();
-        assert_eq!(packets, vec![(30, 1, false), (20, 2, false)]);
+        assert_eq!(packets, vec![(Time(30), 1, false), (Time(20), 2, false)]);
         assert!(matches!(other, [Message::Frame { pause: true, .. }, Message::Frame { pause: false, .. }]));
         let cap = m.packets.capacity();
         m.clear();
@@ -114,11 +114,11 @@ mod tests {
     fn a_mailbox_gives_back_a_burst_s_room_once_it_carries_less() {
         let mut m = Mailbox::default();
         for seq in 0..20_000 {
-            m.push_packet(1, &Packet { seq, ..Packet::default() }, None);
+            m.push_packet(Time(1), &Packet { seq, ..Packet::default() }, None);
         }
         m.clear();
         assert!(m.packets.capacity() >= 20_000, "a full window keeps its room");
-        m.push_packet(1, &Packet::default(), None);
+        m.push_packet(Time(1), &Packet::default(), None);
         m.clear();
         assert!(m.packets.capacity() >= KEEP_PACKETS && m.packets.capacity() <= 2 * KEEP_PACKETS, "{}", m.packets.capacity());
         assert!(m.arrive_at.capacity() <= 2 * KEEP_PACKETS);
@@ -132,10 +132,10 @@ mod tests {
             s.push(crate::net::telemetry::IntHop { ts, ..Default::default() });
             s
         };
-        m.push_packet(30, &Packet { seq: 1, ..Packet::default() }, Some(&int(7)));
-        m.push_packet(20, &Packet { seq: 2, ..Packet::default() }, Some(&int(9)));
+        m.push_packet(Time(30), &Packet { seq: 1, ..Packet::default() }, Some(&int(Time(7))));
+        m.push_packet(Time(20), &Packet { seq: 2, ..Packet::default() }, Some(&int(Time(9))));
         let got: Vec<(u32, Time)> = m.contents().0.map(|(_, p, i)| (p.seq, i.unwrap().hop[0].ts)).collect();
-        assert_eq!(got, vec![(1, 7), (2, 9)]);
+        assert_eq!(got, vec![(1, Time(7)), (2, Time(9))]);
         m.clear();
         assert!(m.telemetry.is_empty());
     }

@@ -72,7 +72,7 @@ pub(crate) type Point = u128;
 /// The point of an event at `time` with order key `key`.
 #[inline(always)]
 fn event_point(time: Time, key: u32) -> Point {
-    (time as u128) << 33 | (key as u128) << 1 | 1
+    (time.0 as u128) << 33 | (key as u128) << 1 | 1
 }
 
 /// The point of event `e`.
@@ -125,12 +125,12 @@ fn recv_soon<T>(rx: &mpsc::Receiver<T>) -> std::result::Result<T, mpsc::RecvErro
 
 /// The point before every event at `time`.
 fn time_point(time: Time) -> Point {
-    (time as u128) << 33
+    (time.0 as u128) << 33
 }
 
 /// The time of a point.
 fn point_time(p: Point) -> Time {
-    (p >> 33) as Time
+    Time((p >> 33) as u64)
 }
 
 /// What one partition does to another's elements, besides sending it a packet
@@ -725,7 +725,7 @@ fn coordinate(
         }
         let reps = latest.iter().flatten();
         let (events, acked, completed, last_acked, now) =
-            reps.fold((0u64, 0u64, 0u32, 0, 0), |(e, a, c, l, t), r| (e + r.events, a + r.acked_bytes, c + r.sends_completed, l.max(r.last_acked_at), t.max(r.now)));
+            reps.fold((0u64, 0u64, 0u32, Time::ZERO, Time::ZERO), |(e, a, c, l, t), r| (e + r.events, a + r.acked_bytes, c + r.sends_completed, l.max(r.last_acked_at), t.max(r.now)));
         exec.windows += 1;
         if events >> 16 != shown_events >> 16 {
             shown_events = events;
@@ -746,7 +746,7 @@ fn coordinate(
             return Some(End { now, stop: None });
         };
         if w > rule.horizon {
-            if let Some(s) = rule.check(w, busy.idle(), last_acked.max(busy.since())) {
+            if let Some(s) = rule.check(w, busy.idle(), Time(last_acked.max(Time(busy.since().0)).0)) {
                 let at = match s {
                     Stop::Stalled(_, deadline) => deadline,
                     Stop::End(end) | Stop::Interrupted(end) => end,
@@ -754,7 +754,7 @@ fn coordinate(
                 return Some(End { now: at, stop: Some(s) });
             }
         }
-        let end = w.saturating_add(plan.lookahead).min(rule.horizon.saturating_add(1));
+        let end = w.saturating_add(plan.lookahead).min(rule.horizon.saturating_add(Time(1)));
         window_start = Some(bound);
         bound = time_point(end);
         safe = safe.max(time_point(w));
@@ -815,24 +815,24 @@ mod tests {
 
     #[test]
     fn points_order_by_time_then_key_and_time_points_come_first() {
-        assert!(event_point(5, 7) < event_point(5, 8));
-        assert!(event_point(5, u32::MAX) < time_point(6));
-        assert!(time_point(5) < event_point(5, 0));
-        assert_eq!(point_time(event_point(123_456, 99)), 123_456);
+        assert!(event_point(Time(5), 7) < event_point(Time(5), 8));
+        assert!(event_point(Time(5), u32::MAX) < time_point(Time(6)));
+        assert!(time_point(Time(5)) < event_point(Time(5), 0));
+        assert_eq!(point_time(event_point(Time(123_456), 99)), Time(123_456));
     }
 
     #[test]
     fn the_stop_is_where_the_last_partition_falls_quiet() {
         let p = |t| event_point(t, 1);
         // Partition 0 is quiet over [2, 5) and from 8; partition 1 from 4 on.
-        let quiet = vec![vec![(p(2), p(5)), (p(8), u128::MAX)], vec![(p(4), u128::MAX)]];
-        assert_eq!(first_all_quiet(&quiet, 0, p(100)), Some(p(4)));
+        let quiet = vec![vec![(p(Time(2)), p(Time(5))), (p(Time(8)), u128::MAX)], vec![(p(Time(4)), u128::MAX)]];
+        assert_eq!(first_all_quiet(&quiet, 0, p(Time(100))), Some(p(Time(4))));
         // Beyond what is known, nothing is decided.
-        assert_eq!(first_all_quiet(&quiet, 0, p(4)), None);
+        assert_eq!(first_all_quiet(&quiet, 0, p(Time(4))), None);
         // Once [0, 5) is verified, the next candidate is 8.
-        assert_eq!(first_all_quiet(&quiet, p(5), p(100)), Some(p(8)));
+        assert_eq!(first_all_quiet(&quiet, p(Time(5)), p(Time(100))), Some(p(Time(8))));
         // A partition never quiet keeps the run going.
-        let busy = vec![vec![(p(2), u128::MAX)], vec![]];
-        assert_eq!(first_all_quiet(&busy, 0, p(100)), None);
+        let busy = vec![vec![(p(Time(2)), u128::MAX)], vec![]];
+        assert_eq!(first_all_quiet(&busy, 0, p(Time(100))), None);
     }
 }

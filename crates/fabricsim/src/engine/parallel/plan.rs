@@ -77,7 +77,7 @@ pub fn plan(sim: &Sim, threads: usize) -> Result<Plan, String> {
         .map(|p| f.ports[p].latency)
         .min()
         .unwrap_or(Time::MAX);
-    if lookahead == 0 {
+    if lookahead == Time::ZERO {
         return Err("a cable between partitions has no propagation delay (no lookahead)".into());
     }
     let task_place = task_places(sim, &node_part, lookahead)?;
@@ -101,7 +101,7 @@ fn serial_only(sim: &Sim) -> Result<(), String> {
     if sim.hosts.lanes.first().is_some_and(|l| l.gate.reads_delivery_time()) {
         return Err("the message gate reads the receiver's delivery time".into());
     }
-    if sim.hosts.drop_plan.iter().any(|d| d.4 > 0) {
+    if sim.hosts.drop_plan.iter().any(|d| d.4 > Time::ZERO) {
         return Err("`run.drop_packets` holds a packet at a switch on the sender's count".into());
     }
     if sim.hosts.tp.coalescing() && several_messages_on_a_connection(sim) {
@@ -202,7 +202,7 @@ fn task_places(sim: &Sim, node_part: &[u16], lookahead: Time) -> Result<Vec<Plac
         let mut v = vec![false; n];
         for from in 0..n {
             for e in traffic.edges_of(from as u32) {
-                if e.delay == 0 {
+                if e.delay == Time::ZERO {
                     v[e.to as usize] = true;
                 }
             }
@@ -218,7 +218,7 @@ fn task_places(sim: &Sim, node_part: &[u16], lookahead: Time) -> Result<Vec<Plac
                 (Place::Everywhere, _) => true,
                 (Place::Coordinator, Place::Part(_) | Place::Everywhere) => !may_fire_at_once[from] || e.delay >= lookahead,
                 (_, Place::Coordinator) => {
-                    (e.delay == 0 || e.delay >= lookahead)
+                    (e.delay == Time::ZERO || e.delay >= lookahead)
                         && (source != Place::Coordinator || !may_fire_at_once[from] || e.delay >= lookahead)
                 }
                 (Place::Part(_), Place::Everywhere) => false,
@@ -229,7 +229,7 @@ fn task_places(sim: &Sim, node_part: &[u16], lookahead: Time) -> Result<Vec<Plac
         }
     }
     for (t, task) in traffic.tasks.iter().enumerate() {
-        if place[t] == Place::Coordinator && may_fire_at_once[t] && task.not_before() > 0 {
+        if place[t] == Place::Coordinator && may_fire_at_once[t] && task.not_before() > Time::ZERO {
             return Err(format!("the traffic graph has a join of several partitions (task {t}) with a start time"));
         }
     }

@@ -144,6 +144,7 @@ impl crate::scheme::Scheme<super::SwitchBuild> for AdaptiveEcmp {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::units::Time;
     use crate::ids::ConnId;
     use crate::ids::NodeId;
     use crate::net::switch_lb::tests::idle_ports;
@@ -158,7 +159,7 @@ mod tests {
         let (ports, state) = idle_ports(4);
         let c = Candidates::new(&ports, &state, &[100_000]);
         let mut rng = Rng::stream(1, "switch_lb", 0);
-        let mut ctx = SwitchCtx::new(0, &mut rng, NodeId(0));
+        let mut ctx = SwitchCtx::new(Time::ZERO, &mut rng, NodeId(0));
         let mut lb = AdaptiveEcmp::new(&params(Variant::Coin, false), 1, 0);
         let ecmp = Ecmp::new(&EcmpParams {}, 1, 0);
         let (mut moved, mut rerouted) = (0, 0);
@@ -187,7 +188,7 @@ mod tests {
         let ecmp = Ecmp::new(&EcmpParams {}, 1, 0);
         let p = (0..).map(|conn| Packet { conn: ConnId(conn), ..Default::default() }).find(|p| ecmp.index(p, 3) == 0).unwrap();
         let mut rng = Rng::stream(1, "switch_lb", 0);
-        let mut ctx = SwitchCtx::new(0, &mut rng, NodeId(0));
+        let mut ctx = SwitchCtx::new(Time::ZERO, &mut rng, NodeId(0));
         // Hashed port 0 at level 1, the others 0 and 2: not the maximum, never moves.
         for (s, b) in state.iter_mut().zip([6_000, 0, 15_000]) {
             s.data_bytes = b;
@@ -220,19 +221,19 @@ mod tests {
         let mut lb = AdaptiveEcmp::new(&params(Variant::Strict, true), 1, 0);
         state[0].data_bytes = 50_000;
         let c = Candidates::new(&ports, &state, &[100_000]);
-        let mut ctx = SwitchCtx::new(0, &mut rng, NodeId(0));
+        let mut ctx = SwitchCtx::new(Time::ZERO, &mut rng, NodeId(0));
         assert_eq!(lb.choose(&mut ctx, &mut p.clone(), &c), 1);
         assert!(ctx.rerouted);
         // The queue drains; the flow stays on port 1 (its recorded port), not re-routed.
         state[0].data_bytes = 0;
         let c = Candidates::new(&ports, &state, &[100_000]);
         for t in 1..=5u64 {
-            let mut ctx = SwitchCtx::new(t * 9_000_000, &mut rng, NodeId(0));
+            let mut ctx = SwitchCtx::new(Time(t * 9_000_000), &mut rng, NodeId(0));
             assert_eq!(lb.choose(&mut ctx, &mut p.clone(), &c), 1);
             assert!(!ctx.rerouted);
         }
         // Idle for more than 10 µs: back to the hash.
-        let mut ctx = SwitchCtx::new(45_000_000 + 10_000_001, &mut rng, NodeId(0));
+        let mut ctx = SwitchCtx::new(Time(45_000_000 + 10_000_001), &mut rng, NodeId(0));
         assert_eq!(lb.choose(&mut ctx, &mut p.clone(), &c), 0);
     }
 }

@@ -76,6 +76,7 @@ impl crate::scheme::Scheme<super::SwitchBuild> for AdaptivePacket {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::units::Time;
     use crate::ids::NodeId;
     use crate::net::switch_lb::tests::idle_ports;
     use crate::rng::Rng;
@@ -90,7 +91,7 @@ mod tests {
         let c = Candidates::new(&ports, &state, &[100_000]);
         let run = |seed, compare| {
             let mut rng = Rng::stream(seed, "switch_lb", 0);
-            let mut ctx = SwitchCtx::new(0, &mut rng, NodeId(0));
+            let mut ctx = SwitchCtx::new(Time::ZERO, &mut rng, NodeId(0));
             let mut lb = AdaptivePacket::new(&AdaptivePacketParams { compare, ..Default::default() }, 1, 0);
             (0..4000).map(|_| lb.choose(&mut ctx, &mut Packet::default(), &c)).collect::<Vec<_>>()
         };
@@ -114,7 +115,7 @@ mod tests {
         let (mut rerouted, mut n) = (0, 0);
         for entropy in 0..2000u16 {
             let mut pkt = Packet { entropy, ..Packet::default() };
-            let mut ctx = SwitchCtx::new(0, &mut rng, NodeId(0));
+            let mut ctx = SwitchCtx::new(Time::ZERO, &mut rng, NodeId(0));
             let out = lb.choose(&mut ctx, &mut pkt, &c);
             assert_eq!(ctx.rerouted, out != lb.hash.index(&pkt, 4));
             rerouted += ctx.rerouted as u32;

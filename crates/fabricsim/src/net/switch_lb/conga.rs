@@ -149,8 +149,8 @@ struct Dres {
 
 impl Dres {
     fn new(p: &CongaParams) -> Self {
-        let period = us_to_ps(p.dre_period_us).max(1);
-        let tau = (period as f64 / p.dre_alpha).round() as Time;
+        let period = us_to_ps(p.dre_period_us).max(Time(1));
+        let tau = Time((period.0 as f64 / p.dre_alpha).round() as u64);
         Dres { links: HashMap::default(), period, keep: 1.0 - p.dre_alpha, tau, levels: 1 << p.quant_bits }
     }
 
@@ -470,10 +470,10 @@ mod tests {
         for _ in 0..100 {
             d.add(PortId(7), 1_000, 10 * US);
         }
-        assert_eq!(*d.register(PortId(7), p - 1), 100_000.0);
+        assert_eq!(*d.register(PortId(7), p - Time(1)), 100_000.0);
         // Each period boundary crossed multiplies by 0.8, however late the access.
         assert!((*d.register(PortId(7), p) - 80_000.0).abs() < 1e-6);
-        assert!((*d.register(PortId(7), 4 * p + 3) - 100_000.0 * 0.8f64.powi(4)).abs() < 1e-6);
+        assert!((*d.register(PortId(7), 4 * p + Time(3)) - 100_000.0 * 0.8f64.powi(4)).abs() < 1e-6);
         assert!((pow_periods(0.8, 13) - 0.8f64.powi(13)).abs() < 1e-12);
         // Steady line rate: X tends to rate·τ, utilisation 1, the top metric; half rate gives
         // half of the 8 levels (after the register has converged).
@@ -482,21 +482,21 @@ mod tests {
         let mut half = Dres::new(&CongaParams::default());
         for i in 0..200_000u64 {
             let t = i * 80_000; // a 1000 B packet every 80 ns: 100 Gbps
-            line.add(PortId(1), 1_000, t);
+            line.add(PortId(1), 1_000, Time(t));
             if i % 2 == 0 {
-                half.add(PortId(1), 1_000, t);
+                half.add(PortId(1), 1_000, Time(t));
             }
         }
         let end = 200_000 * 80_000;
         // Just before a decay (`end` is one): X ≈ rate·τ (3.125 MB) at full rate, the top
         // metric; just after, (1 − α) of it (metric 6). Half rate: half of that.
-        let x = *line.register(PortId(1), end - 1);
+        let x = *line.register(PortId(1), Time(end - 1));
         assert!((3.0e6..3.2e6).contains(&x), "{x}");
-        assert_eq!(line.metric(PortId(1), rate, end - 1), 7);
-        assert!((3..=4).contains(&half.metric(PortId(1), rate, end - 1)), "{}", half.metric(PortId(1), rate, end - 1));
-        assert_eq!((line.metric(PortId(1), rate, end), half.metric(PortId(1), rate, end)), (6, 3));
+        assert_eq!(line.metric(PortId(1), rate, Time(end - 1)), 7);
+        assert!((3..=4).contains(&half.metric(PortId(1), rate, Time(end - 1))), "{}", half.metric(PortId(1), rate, Time(end - 1)));
+        assert_eq!((line.metric(PortId(1), rate, Time(end)), half.metric(PortId(1), rate, Time(end))), (6, 3));
         // Idle for 100 periods: back to 0.
-        assert_eq!(line.metric(PortId(1), rate, end + 100 * p), 0);
+        assert_eq!(line.metric(PortId(1), rate, Time(end) + 100 * p), 0);
     }
 
     #[test]
@@ -559,10 +559,10 @@ mod tests {
         let rate = c.view(0).rate();
         // Local load: uplinks 0 and 1 busy (metric 7 and 3); remote: uplink 2 congested
         // beyond leaf B (metric 5); uplink 3 is the least congested (0).
-        a.dre.add(PortId(0), 20_000_000, 0);
-        a.dre.add(PortId(1), (rate.bytes_in(a.dre.tau) * 3 / 8 + 1) as u32, 0);
-        a.to_leaf.store(B, 2, 5, 0);
-        assert_eq!((a.dre.metric(PortId(0), rate, 0), a.dre.metric(PortId(1), rate, 0)), (7, 3));
+        a.dre.add(PortId(0), 20_000_000, Time::ZERO);
+        a.dre.add(PortId(1), (rate.bytes_in(a.dre.tau) * 3 / 8 + 1) as u32, Time::ZERO);
+        a.to_leaf.store(B, 2, 5, Time::ZERO);
+        assert_eq!((a.dre.metric(PortId(0), rate, Time::ZERO), a.dre.metric(PortId(1), rate, Time::ZERO)), (7, 3));
         for conn in 0..20 {
             assert_eq!(send(&mut a, &mut rng, US, &mut data(conn), &c, A, B), 3);
         }
@@ -592,7 +592,7 @@ mod tests {
         let mut fresh = leaf(A);
         for current in 0..4 {
             let before = rng.clone().next_u64();
-            assert_eq!(fresh.least_congested(&mut ctx_between(0, &mut rng, A, B), &c, Some(current)), current);
+            assert_eq!(fresh.least_congested(&mut ctx_between(Time::ZERO, &mut rng, A, B), &c, Some(current)), current);
             assert_eq!(rng.clone().next_u64(), before);
         }
     }
@@ -609,7 +609,7 @@ mod tests {
         assert_eq!(a.peek(&data(1), &ports[0..2]), None);
         // The spine's downlink to B is busy: metric 6.
         let down = PortView::of(PortId(5), &state, &[100_000]);
-        spine.dre.add(PortId(5), (down.rate().bytes_in(spine.dre.tau) * 6 / 8 + 1) as u32, 0);
+        spine.dre.add(PortId(5), (down.rate().bytes_in(spine.dre.tau) * 6 / 8 + 1) as u32, Time::ZERO);
         // A → spine → B: LBTag = A's uplink, CE = max(0 at A, 6 at the spine).
         let mut p = data(1);
         let u = send(&mut a, &mut rng, US, &mut p, &ca, A, B);
@@ -642,10 +642,10 @@ mod tests {
         let c = Candidates::new(&ports, &state, &[100_000]);
         let mut rng = Rng::stream(1, "switch_lb", 0);
         let mut a = leaf(A);
-        a.to_leaf.store(B, 0, 7, 0);
-        a.from_leaf.store(B, 1, 4, 0);
+        a.to_leaf.store(B, 0, 7, Time::ZERO);
+        a.from_leaf.store(B, 1, 4, Time::ZERO);
         assert_eq!(a.to_leaf.metric(B, 0, 500 * US, a.age), 7);
-        assert_eq!(a.to_leaf.metric(B, 0, 500 * US + 1, a.age), 0);
+        assert_eq!(a.to_leaf.metric(B, 0, 500 * US + Time(1), a.age), 0);
         // Within the age: uplink 1 always; and feedback FromLeaf[B][1] = 4 goes to B.
         let mut p = data(1);
         assert_eq!(send(&mut a, &mut rng, 400 * US, &mut p, &c, A, B), 1);

@@ -226,6 +226,7 @@ impl crate::scheme::Scheme<super::SwitchBuild> for Drill {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::units::Time;
     use crate::net::switch_lb::tests::idle_ports;
     use crate::rng::Rng;
 
@@ -238,7 +239,7 @@ mod tests {
         let c = Candidates::new(&ports, &state, &[100_000]);
         let mut rng = Rng::stream(1, "switch_lb", 0);
         let mut lb = Drill::new(&DrillParams::default());
-        let mut ctx = SwitchCtx::new(0, &mut rng, NodeId(7));
+        let mut ctx = SwitchCtx::new(Time::ZERO, &mut rng, NodeId(7));
         // Static queues: the memory converges to port 1, the least loaded, and stays there.
         let picks: Vec<usize> = (0..50).map(|_| lb.choose(&mut ctx, &mut Packet::default(), &c)).collect();
         let first1 = picks.iter().position(|&i| i == 1).unwrap();
@@ -247,7 +248,7 @@ mod tests {
         let bytes: Vec<u64> = picks.iter().map(|&i| state[i].data_bytes).collect();
         assert!(bytes.windows(2).all(|w| w[1] <= w[0]), "{bytes:?}");
         // Another destination ToR has its own memory (starts without one).
-        let mut ctx = SwitchCtx::new(0, &mut rng, NodeId(8));
+        let mut ctx = SwitchCtx::new(Time::ZERO, &mut rng, NodeId(8));
         lb.choose(&mut ctx, &mut Packet::default(), &c);
         assert!(!ctx.rerouted);
         // All equal: ties go to the remembered port (port 1 for ToR 7), never re-routed.
@@ -256,7 +257,7 @@ mod tests {
         }
         let c = Candidates::new(&ports, &state, &[100_000]);
         for _ in 0..100 {
-            let mut ctx = SwitchCtx::new(0, &mut rng, NodeId(7));
+            let mut ctx = SwitchCtx::new(Time::ZERO, &mut rng, NodeId(7));
             assert_eq!(lb.choose(&mut ctx, &mut Packet::default(), &c), 1);
             assert!(!ctx.rerouted);
         }
@@ -265,7 +266,7 @@ mod tests {
         let c = Candidates::new(&ports, &state, &[100_000]);
         let mut moved = false;
         for _ in 0..100 {
-            let mut ctx = SwitchCtx::new(0, &mut rng, NodeId(7));
+            let mut ctx = SwitchCtx::new(Time::ZERO, &mut rng, NodeId(7));
             let i = lb.choose(&mut ctx, &mut Packet::default(), &c);
             if !moved && i == 3 {
                 assert!(ctx.rerouted);
@@ -278,7 +279,7 @@ mod tests {
         // d = 2 samples of two ports of 2: the fewer bytes always wins with m = 0.
         let mut lb0 = Drill::new(&DrillParams { d: 2, m: 0, ..DrillParams::default() });
         let two = Candidates::new(&ports[2..], &state, &[100_000]);
-        let wins = (0..1000).filter(|_| lb0.choose(&mut SwitchCtx::new(0, &mut rng, NodeId(7)), &mut Packet::default(), &two) == 1).count();
+        let wins = (0..1000).filter(|_| lb0.choose(&mut SwitchCtx::new(Time::ZERO, &mut rng, NodeId(7)), &mut Packet::default(), &two) == 1).count();
         // Port 3 (index 1) wins unless both samples hit index 0: 750 ± 14.
         assert!((690..810).contains(&wins), "{wins}");
     }
@@ -295,23 +296,23 @@ mod tests {
         // always wins (with replacement it lost a quarter of the time, above).
         let two = Candidates::new(&ports[2..], &state, &[100_000]);
         let mut lb = Drill::new(&DrillParams { d: 2, m: 0, sample: Sample::Distinct, ..DrillParams::default() });
-        assert!((0..1000).all(|_| lb.choose(&mut SwitchCtx::new(0, &mut rng, NodeId(7)), &mut Packet::default(), &two) == 1));
+        assert!((0..1000).all(|_| lb.choose(&mut SwitchCtx::new(Time::ZERO, &mut rng, NodeId(7)), &mut Packet::default(), &two) == 1));
         // d = 4 distinct of 4: every port is sampled, the least loaded (port 1) always wins.
         let mut lb = Drill::new(&DrillParams { d: 4, m: 0, sample: Sample::Distinct, ..DrillParams::default() });
-        assert!((0..200).all(|_| lb.choose(&mut SwitchCtx::new(0, &mut rng, NodeId(7)), &mut Packet::default(), &c) == 1));
+        assert!((0..200).all(|_| lb.choose(&mut SwitchCtx::new(Time::ZERO, &mut rng, NodeId(7)), &mut Packet::default(), &c) == 1));
         // d = 3 distinct of 4: port 1 is missed exactly when the three are the others, 1/4.
         let mut lb = Drill::new(&DrillParams { d: 3, m: 0, sample: Sample::Distinct, ..DrillParams::default() });
-        let wins = (0..4000).filter(|_| lb.choose(&mut SwitchCtx::new(0, &mut rng, NodeId(7)), &mut Packet::default(), &c) == 1).count();
+        let wins = (0..4000).filter(|_| lb.choose(&mut SwitchCtx::new(Time::ZERO, &mut rng, NodeId(7)), &mut Packet::default(), &c) == 1).count();
         assert!((2850..3150).contains(&wins), "{wins}");
         // Memory per host: two hosts under one ToR remember their own ports.
         let mut lb = Drill::new(&DrillParams { d: 1, m: 1, memory: MemoryPer::Host, ..DrillParams::default() });
         let to = |dst: u32| Packet { dst: NodeId(dst), ..Packet::default() };
         for _ in 0..50 {
-            lb.choose(&mut SwitchCtx::new(0, &mut rng, NodeId(7)), &mut to(3), &c);
+            lb.choose(&mut SwitchCtx::new(Time::ZERO, &mut rng, NodeId(7)), &mut to(3), &c);
         }
         assert_eq!(lb.memory.len(), 1);
         assert_eq!(lb.memory[&NodeId(3)].ports[0], ports[1], "host 3 converged on the least loaded port");
-        lb.choose(&mut SwitchCtx::new(0, &mut rng, NodeId(7)), &mut to(4), &c);
+        lb.choose(&mut SwitchCtx::new(Time::ZERO, &mut rng, NodeId(7)), &mut to(4), &c);
         assert_eq!(lb.memory.len(), 2, "host 4, under the same ToR 7, has a memory of its own");
     }
 
@@ -325,7 +326,7 @@ mod tests {
         let both = |load| DrillParams { d: 2, m: 0, sample: Sample::Distinct, load, ..DrillParams::default() };
         let mut data = Drill::new(&both(Load::Data));
         let mut all = Drill::new(&both(Load::AllClasses));
-        assert_eq!(data.choose(&mut SwitchCtx::new(0, &mut rng, NodeId(7)), &mut Packet::default(), &c), 0);
-        assert_eq!(all.choose(&mut SwitchCtx::new(0, &mut rng, NodeId(7)), &mut Packet::default(), &c), 1);
+        assert_eq!(data.choose(&mut SwitchCtx::new(Time::ZERO, &mut rng, NodeId(7)), &mut Packet::default(), &c), 0);
+        assert_eq!(all.choose(&mut SwitchCtx::new(Time::ZERO, &mut rng, NodeId(7)), &mut Packet::default(), &c), 1);
     }
 }

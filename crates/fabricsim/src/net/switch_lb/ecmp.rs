@@ -59,6 +59,7 @@ impl crate::scheme::Scheme<super::SwitchBuild> for Ecmp {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::units::Time;
     use crate::ids::{ConnId, NodeId};
     use crate::net::switch_lb::tests::idle_ports;
     use crate::net::switch_lb::{Candidates, SwitchCtx, SwitchLb};
@@ -74,11 +75,11 @@ mod tests {
         let c = Candidates::new(&ports, &state, &[1 << 20]);
         let mut lb = Ecmp::new(&EcmpParams {}, 1, 0);
         let mut rng = Rng::stream(1, "switch_lb", 0);
-        let mut ctx = SwitchCtx::new(0, &mut rng, NodeId(0));
+        let mut ctx = SwitchCtx::new(Time::ZERO, &mut rng, NodeId(0));
         let mut p = pkt();
         let first = lb.choose(&mut ctx, &mut p, &c);
         for now in 1..100 {
-            ctx.now = now;
+            ctx.now = Time(now);
             // Neither time nor other packets nor queue state change the choice.
             let mut other = Packet { seq: now as u32, entropy: now as u16, ..pkt() };
             lb.choose(&mut ctx, &mut other, &c);

@@ -104,14 +104,14 @@ mod tests {
 
     #[test]
     fn entries_expire_after_their_lifetime_and_are_swept() {
-        let mut t = FlowTable::new(100);
-        t.set(1, 7, 0);
-        assert_eq!(t.get(1, 100), Some(FlowEntry { choice: 7, last_seen: 0 }));
-        assert_eq!(t.get(1, 101), None);
-        assert_eq!(t.get(2, 0), None);
+        let mut t = FlowTable::new(Time(100));
+        t.set(1, 7, Time::ZERO);
+        assert_eq!(t.get(1, Time(100)), Some(FlowEntry { choice: 7, last_seen: Time::ZERO }));
+        assert_eq!(t.get(1, Time(101)), None);
+        assert_eq!(t.get(2, Time::ZERO), None);
         // Many short-lived flows: the table is swept and stays bounded.
         for k in 0..100_000u64 {
-            t.set(k, 0, k * 10);
+            t.set(k, 0, Time(k * 10));
         }
         assert!(t.len() <= 2 * MIN_SWEEP, "{}", t.len());
     }

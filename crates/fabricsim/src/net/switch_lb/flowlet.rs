@@ -141,7 +141,7 @@ mod tests {
             let out = lb.choose(&mut ctx, &mut p.clone(), &c);
             (out, ctx.rerouted)
         };
-        assert_eq!(go(0, &state), (0, false));
+        assert_eq!(go(Time::ZERO, &state), (0, false));
         // Port 0 fills up, port 1 drains; packets every 10 µs (not more than δ) stay on 0.
         state[0].data_bytes = 50_000;
         state[1].data_bytes = 0;
@@ -149,7 +149,7 @@ mod tests {
             assert_eq!(go(t * 10 * US, &state), (0, false));
         }
         // A gap of more than δ: moved to the strictly shorter port 1.
-        assert_eq!(go(60 * US + 1, &state), (1, true));
+        assert_eq!(go(60 * US + Time(1), &state), (1, true));
         // Equal levels after a gap: no move (strictly lower only).
         state[0].data_bytes = 0;
         assert_eq!(go(80 * US, &state), (1, false));
@@ -169,7 +169,7 @@ mod tests {
             state[0].data_bytes = 0;
             state[1].data_bytes = 50_000;
             let c = Candidates::new(&ports, &state, &[100_000]);
-            assert_eq!(lb.choose(&mut SwitchCtx::new(0, &mut rng, NodeId(0)), &mut p.clone(), &c), 0);
+            assert_eq!(lb.choose(&mut SwitchCtx::new(Time::ZERO, &mut rng, NodeId(0)), &mut p.clone(), &c), 0);
             state[0].data_bytes = 50_000;
             state[1].data_bytes = 0;
             let c = Candidates::new(&ports, &state, &[100_000]);

@@ -140,7 +140,7 @@ mod tests {
         let mut agg_picks = [0u32; 4];
         for conn in 0..2000u32 {
             let mut first = Packet { conn: ConnId(conn), ..Default::default() };
-            let i = tor.choose(&mut SwitchCtx::new(0, &mut rng, NodeId(0)), &mut first, &c);
+            let i = tor.choose(&mut SwitchCtx::new(Time::ZERO, &mut rng, NodeId(0)), &mut first, &c);
             assert_ne!(first.path_tag & path_tag::SET, 0);
             agg_picks[agg.peek(&first, &ports).unwrap()] += 1;
             // Packets 100 µs apart (not more than the gap) keep the path and the tag.
@@ -151,7 +151,7 @@ mod tests {
             }
             // A longer gap: a fresh uniform path (another uplink 3/4 of the time).
             let mut p = Packet { conn: ConnId(conn), ..Default::default() };
-            let mut ctx = SwitchCtx::new(400 * US + 1, &mut rng, NodeId(0));
+            let mut ctx = SwitchCtx::new(400 * US + Time(1), &mut rng, NodeId(0));
             let j = tor.choose(&mut ctx, &mut p, &c);
             assert_eq!(ctx.rerouted, i != j);
             changes += (i != j) as u32;

@@ -131,28 +131,28 @@ mod tests {
         let buf = [100_000u64];
         let mut l = Levels::new(Compare::Level, 0.1);
         let c = Candidates::new(&ports, &state, &buf);
-        assert_eq!(l.metric(0, c.view(0)), 0);
+        assert_eq!(l.metric(Time::ZERO, c.view(0)), 0);
         // The queue grows to level 3; within 0.1 µs (100 000 ps) the switch still sees 0.
         state[0].data_bytes = 50_000;
         let c = Candidates::new(&ports, &state, &buf);
-        assert_eq!(l.metric(99_999, c.view(0)), 0);
+        assert_eq!(l.metric(Time(99_999), c.view(0)), 0);
         // At 0.1 µs after the last refresh it is read again.
-        assert_eq!(l.metric(100_000, c.view(0)), 3);
+        assert_eq!(l.metric(Time(100_000), c.view(0)), 3);
         // Port 1 has its own entry, first read now.
-        assert_eq!(l.metric(100_001, c.view(1)), 0);
+        assert_eq!(l.metric(Time(100_001), c.view(1)), 0);
         state[0].data_bytes = 6_000;
         let c = Candidates::new(&ports, &state, &buf);
-        assert_eq!(l.metric(150_000, c.view(0)), 3);
-        assert_eq!(l.metric(200_000, c.view(0)), 1);
+        assert_eq!(l.metric(Time(150_000), c.view(0)), 3);
+        assert_eq!(l.metric(Time(200_000), c.view(0)), 1);
         // Bytes: exact and always fresh.
         let mut b = Levels::new(Compare::Bytes, 0.1);
-        assert_eq!(b.metric(200_000, c.view(0)), 6_000);
+        assert_eq!(b.metric(Time(200_000), c.view(0)), 6_000);
         state[0].data_bytes = 7_000;
         let c = Candidates::new(&ports, &state, &buf);
-        assert_eq!(b.metric(200_001, c.view(0)), 7_000);
+        assert_eq!(b.metric(Time(200_001), c.view(0)), 7_000);
         // Refresh 0: always fresh levels.
         let mut f = Levels::new(Compare::Level, 0.0);
-        assert_eq!(f.metric(5, c.view(0)), 1);
+        assert_eq!(f.metric(Time(5), c.view(0)), 1);
     }
 
     #[test]

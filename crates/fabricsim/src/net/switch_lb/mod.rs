@@ -557,8 +557,8 @@ pub(crate) mod tests {
 
     /// The state of `n` idle ports.
     pub(crate) fn idle_port_states(n: u32) -> Vec<PortState> {
-        let spec = crate::topo::PortSpec { owner: NodeId(0), peer: NodeId(1), reverse: PortId(0), rate: BitsPerSec::from_gbps(400.0), latency: 0 };
-        (0..n).map(|i| PortState::new(&spec, false, true, 0, Rng::stream(0, "port", i as u64))).collect()
+        let spec = crate::topo::PortSpec { owner: NodeId(0), peer: NodeId(1), reverse: PortId(0), rate: BitsPerSec::from_gbps(400.0), latency: Time::ZERO };
+        (0..n).map(|i| PortState::new(&spec, false, true, Time::ZERO, Rng::stream(0, "port", i as u64))).collect()
     }
 
     #[test]

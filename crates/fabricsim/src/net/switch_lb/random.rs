@@ -50,6 +50,7 @@ impl crate::scheme::Scheme<super::SwitchBuild> for Random {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::units::Time;
     use crate::ids::{NodeId, PortId};
     use crate::net::switch_lb::tests::idle_ports;
     use crate::rng::Rng;
@@ -58,7 +59,7 @@ mod tests {
         let (ports, state) = idle_ports(3);
         let c = Candidates::new(&ports, &state, &[1 << 20]);
         let mut rng = Rng::stream(seed, "switch_lb", 0);
-        let mut ctx = SwitchCtx::new(0, &mut rng, NodeId(0));
+        let mut ctx = SwitchCtx::new(Time::ZERO, &mut rng, NodeId(0));
         let mut lb = Random::new(&RandomParams {});
         let mut p = Packet::default();
         (0..n).map(|_| lb.choose(&mut ctx, &mut p, &c)).collect()

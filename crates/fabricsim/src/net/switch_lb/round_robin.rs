@@ -101,6 +101,7 @@ impl crate::scheme::Scheme<super::SwitchBuild> for RoundRobin {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::units::Time;
     use crate::ids::{ConnId, NodeId};
     use crate::net::switch_lb::tests::idle_ports;
     use crate::rng::Rng;
@@ -110,7 +111,7 @@ mod tests {
         let (ports, state) = idle_ports(4);
         let c = Candidates::new(&ports, &state, &[1 << 20]);
         let mut rng = Rng::stream(2, "switch_lb", 0);
-        let mut ctx = SwitchCtx::new(0, &mut rng, NodeId(0));
+        let mut ctx = SwitchCtx::new(Time::ZERO, &mut rng, NodeId(0));
         let mut lb = RoundRobin::new(&RoundRobinParams::default());
         // Packets of different flows and destinations share the one counter.
         let picks: Vec<usize> = (0..200u32)

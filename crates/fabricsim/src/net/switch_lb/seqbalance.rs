@@ -173,7 +173,7 @@ impl Seqbalance {
             // The tag holds 8 bits of `u` and 7 of `v`.
             let m = m.min(128);
             let p = n * m;
-            PathSet { n, p, strides: coprime_strides(p), inactive_until: vec![0; p] }
+            PathSet { n, p, strides: coprime_strides(p), inactive_until: vec![Time::ZERO; p] }
         })
     }
 
@@ -333,7 +333,7 @@ mod tests {
         let mut sb = tor(&SeqbalanceParams::default());
         let mut hist = [0u32; 12];
         for conn in 0..12_000 {
-            let (i, tag) = first(&mut sb, &mut rng, conn, 0, &c);
+            let (i, tag) = first(&mut sb, &mut rng, conn, Time::ZERO, &c);
             hist[i] += 1;
             // Later packets (and retransmissions) of the sub-flow follow the pin.
             for t in 1..4 {
@@ -351,11 +351,11 @@ mod tests {
         let c = Candidates::new(&ports, &state, &[100_000]);
         let mut rng = Rng::stream(1, "switch_lb", 0);
         let mut sb = tor(&SeqbalanceParams::default());
-        let (pinned, tag) = first(&mut sb, &mut rng, 0, 0, &c);
+        let (pinned, tag) = first(&mut sb, &mut rng, 0, Time::ZERO, &c);
         let phi = 32 * US;
         congestion(&mut sb, &mut rng, tag, 10 * US);
         assert!(sb.inactive(DST, tag, 10 * US));
-        assert!(sb.inactive(DST, tag, 10 * US + phi - 1));
+        assert!(sb.inactive(DST, tag, 10 * US + phi - Time(1)));
         assert!(!sb.inactive(DST, tag, 10 * US + phi));
         // A second CP at 30 µs restarts the window: inactive until 62 µs.
         congestion(&mut sb, &mut rng, tag, 30 * US);
@@ -385,9 +385,9 @@ mod tests {
         let mut rng = Rng::stream(1, "switch_lb", 0);
         let mut plain = tor(&SeqbalanceParams::default());
         let mut sb = tor(&SeqbalanceParams::default());
-        first(&mut sb, &mut rng, 0, 0, &c);
+        first(&mut sb, &mut rng, 0, Time::ZERO, &c);
         for u in 0..4 {
-            congestion(&mut sb, &mut rng, path_tag::new(u, 0), 0);
+            congestion(&mut sb, &mut rng, path_tag::new(u, 0), Time::ZERO);
         }
         for conn in 1..200 {
             assert_eq!(first(&mut sb, &mut rng, conn, US, &c).0, first(&mut plain, &mut rng, conn, US, &c).0);
@@ -395,14 +395,14 @@ mod tests {
         // SB-2H (two probes): with paths 0 and 1 inactive, a sub-flow whose two probes both hit
         // them takes its first hash.
         let mut two = tor(&SeqbalanceParams { probes: 2, ..Default::default() });
-        first(&mut two, &mut rng, 0, 0, &c);
-        congestion(&mut two, &mut rng, path_tag::new(0, 0), 0);
-        congestion(&mut two, &mut rng, path_tag::new(1, 0), 0);
+        first(&mut two, &mut rng, 0, Time::ZERO, &c);
+        congestion(&mut two, &mut rng, path_tag::new(0, 0), Time::ZERO);
+        congestion(&mut two, &mut rng, path_tag::new(1, 0), Time::ZERO);
         let on_inactive = (1..2_000).filter(|&conn| first(&mut two, &mut rng, conn, US, &c).0 < 2).count();
         let mut full = tor(&SeqbalanceParams::default());
-        first(&mut full, &mut rng, 0, 0, &c);
-        congestion(&mut full, &mut rng, path_tag::new(0, 0), 0);
-        congestion(&mut full, &mut rng, path_tag::new(1, 0), 0);
+        first(&mut full, &mut rng, 0, Time::ZERO, &c);
+        congestion(&mut full, &mut rng, path_tag::new(0, 0), Time::ZERO);
+        congestion(&mut full, &mut rng, path_tag::new(1, 0), Time::ZERO);
         assert_eq!((1..2_000).filter(|&conn| first(&mut full, &mut rng, conn, US, &c).0 < 2).count(), 0);
         assert!(on_inactive > 100, "{on_inactive}");
     }
@@ -452,7 +452,7 @@ mod tests {
         let mut sb = tor(&SeqbalanceParams::default());
         assert_eq!(sb.peek(&untagged, &ports), None);
         let mut ack = Packet { kind: PktKind::Ack, conn: ConnId(3), ..Default::default() };
-        let mut ctx = SwitchCtx::new(0, &mut rng, DST);
+        let mut ctx = SwitchCtx::new(Time::ZERO, &mut rng, DST);
         ctx.src_tor = SRC;
         assert_eq!(sb.choose(&mut ctx, &mut ack, &c), Ecmp::new(&EcmpParams {}, 1, 0).index(&ack, 4));
         assert_eq!(ack.path_tag, 0);
@@ -471,7 +471,7 @@ mod tests {
                 ctx.src_tor = NodeId(100);
                 sb.choose(&mut ctx, &mut p, &c)
             };
-            let first = send(&mut sb, &mut rng, F_MSG_FIRST, 0);
+            let first = send(&mut sb, &mut rng, F_MSG_FIRST, Time::ZERO);
             assert_eq!(send(&mut sb, &mut rng, 0, US), first);
             // The path of the first message is marked inactive; the next message starts.
             let cp = Packet { kind: PktKind::Congestion, src: NodeId(200), dst: NodeId(100), path_tag: path_tag::new(first, 0), ..Default::default() };

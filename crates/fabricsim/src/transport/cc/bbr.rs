@@ -312,26 +312,26 @@ impl Bbr {
         let mtu = path.mtu_bytes.max(1);
         let min_cwnd = p.min_cwnd_pkts.max(1) as u64 * mtu;
         let init_cwnd = ((p.init_cwnd_bdp * path.bdp_bytes as f64).ceil() as u64).max(min_cwnd);
-        let base_rtt = path.base_rtt.max(1);
+        let base_rtt = path.base_rtt.max(Time(1));
         // The initial window spread over one base RTT: line rate for a 1-BDP window.
-        let init_rate = (init_cwnd as u128 * 8 * SEC as u128 / base_rtt as u128) as u64;
-        let rtt_window = (p.min_rtt_window_us * US as f64).round().max(1.0) as Time;
+        let init_rate = (init_cwnd as u128 * 8 * SEC.0 as u128 / base_rtt.0 as u128) as u64;
+        let rtt_window = Time((p.min_rtt_window_us * US.0 as f64).round().max(1.0) as u64);
         Bbr {
             p: *p,
             init_cwnd,
             min_cwnd,
             base_rtt,
-            rtt_bucket: rtt_window.div_ceil(RTT_BUCKETS as u64).max(1),
-            checkpoint_spacing: (base_rtt / CHECKPOINTS_PER_RTT).max(1),
+            rtt_bucket: Time(rtt_window.div_ceil(Time(RTT_BUCKETS as u64)).max(1)),
+            checkpoint_spacing: (base_rtt / CHECKPOINTS_PER_RTT).max(Time(1)),
             mode: Mode::Startup,
             pacing_gain: p.high_gain,
             cwnd_gain: p.high_gain,
             delivered: 0,
             in_flight: 0,
             lost_since_ack: false,
-            checkpoints: Checkpoints { entries: [(0, 0); CHECKPOINTS], head: 0, len: 0 },
+            checkpoints: Checkpoints { entries: [(Time::ZERO, 0); CHECKPOINTS], head: 0, len: 0 },
             round: 0,
-            round_start: 0,
+            round_start: Time::ZERO,
             bw: WindowedFilter::new(true),
             min_rtt: WindowedFilter::new(false),
             rtt_epoch: 0,
@@ -339,7 +339,7 @@ impl Bbr {
             full_bw_count: 0,
             filled_pipe: false,
             cycle_index: 0,
-            cycle_stamp: 0,
+            cycle_stamp: Time::ZERO,
             pacing: BitsPerSec(init_rate.max(1)),
             cwnd: init_cwnd,
         }
@@ -362,7 +362,7 @@ impl Bbr {
 
     /// RTprop, the windowed minimum RTT (the path's base RTT before the first sample).
     pub fn min_rtt_estimate(&self) -> Time {
-        self.min_rtt.best(self.rtt_epoch, RTT_BUCKETS as u64).unwrap_or(self.base_rtt)
+        Time(self.min_rtt.best(self.rtt_epoch, RTT_BUCKETS as u64).unwrap_or(self.base_rtt.0))
     }
 
     /// In-flight bytes that `gain` × the estimated BDP allows (the initial window before the
@@ -379,8 +379,8 @@ impl Bbr {
     fn sample_delivery_rate(&mut self, now: Time, sent_at: Time) {
         if let Some((t0, d0)) = self.checkpoints.at_or_before(sent_at) {
             let interval = now.saturating_sub(t0);
-            if interval > 0 && self.delivered > d0 {
-                let bps = (self.delivered - d0) as u128 * 8 * SEC as u128 / interval as u128;
+            if interval > Time::ZERO && self.delivered > d0 {
+                let bps = (self.delivered - d0) as u128 * 8 * SEC.0 as u128 / interval.0 as u128;
                 self.bw.update(self.round, bps.min(u64::MAX as u128) as u64);
             }
         }
@@ -485,7 +485,7 @@ impl CongestionControl for Bbr {
             self.sample_delivery_rate(now, sent_at);
         }
         self.rtt_epoch = now / self.rtt_bucket;
-        self.min_rtt.update(self.rtt_epoch, ev.rtt);
+        self.min_rtt.update(self.rtt_epoch, ev.rtt.0);
 
         if self.mode == Mode::ProbeBw && self.phase_done(now, prior_in_flight, lost) {
             self.cycle_index = (self.cycle_index + 1) % PROBE_BW_GAINS.len();
@@ -563,14 +563,14 @@ mod tests {
     impl Driver {
         fn new(p: BbrParams) -> Self {
             let mut cc = Bbr::new(&p, &PATH);
-            cc.on_send(0, MTU);
-            Driver { cc, now: 0, in_flight: 4 * PATH.bdp_bytes }
+            cc.on_send(Time::ZERO, MTU);
+            Driver { cc, now: Time::ZERO, in_flight: 4 * PATH.bdp_bytes }
         }
 
         /// Full-packet ACKs for `dur` ps, spaced to deliver `rate` (the last one at exactly
         /// `now + dur`), each with RTT sample `rtt`.
         fn feed(&mut self, rate: u64, rtt: Time, dur: Time) {
-            let n = (rate as u128 * dur as u128 / (8 * MTU as u128 * SEC as u128)).max(1) as u64;
+            let n = (rate as u128 * dur.0 as u128 / (8 * MTU as u128 * SEC.0 as u128)).max(1) as u64;
             let start = self.now;
             for k in 1..=n {
                 self.now = start + dur * k / n;
@@ -767,10 +767,10 @@ mod tests {
             cause: super::super::LossCause::Trimmed,
             entropy: 0,
             in_flight: 0,
-            sent_at: 0,
+            sent_at: Time::ZERO,
             last_hop_paced: false,
         });
-        d.cc.on_timeout(&TimeoutEvent { now: d.now, lost_bytes: MTU, in_flight: 0, consecutive: 1, latest_sent_at: 0 });
+        d.cc.on_timeout(&TimeoutEvent { now: d.now, lost_bytes: MTU, in_flight: 0, consecutive: 1, latest_sent_at: Time::ZERO });
         assert_eq!((d.cc.window(), d.cc.pacing_rate()), (w, r));
     }
 

@@ -346,7 +346,7 @@ fn key(field: &str) -> String {
 
 /// A period in µs: finite, at least 1 ps once rounded, at most [`MAX_US`].
 fn period(field: &str, us: f64) -> Result<()> {
-    if us.is_finite() && (us * US as f64).round() >= 1.0 && us <= MAX_US {
+    if us.is_finite() && (us * US.0 as f64).round() >= 1.0 && us <= MAX_US {
         Ok(())
     } else {
         Err(Error::invalid(key(field), format!("{us}: must be a period in µs, from 0.000001 (1 ps) to {MAX_US}")))
@@ -493,8 +493,8 @@ impl Dcqcn {
             r_ai,
             r_hai,
             g: ((p.g * ONE as f64).round() as u64).clamp(1, ONE),
-            alpha_period: us_to_ps(p.alpha_timer_us).max(1),
-            rate_period: us_to_ps(p.rate_timer_us).max(1),
+            alpha_period: us_to_ps(p.alpha_timer_us).max(Time(1)),
+            rate_period: us_to_ps(p.rate_timer_us).max(Time(1)),
             b: p.byte_counter_bytes,
             f: p.fast_recovery_steps as u64,
             clamp_target_rate: p.clamp_target_rate,
@@ -510,7 +510,7 @@ impl Dcqcn {
             rate_due: None,
             active: false,
             mlx: (p.reaction_point == ReactionPoint::Mellanox).then(|| Mellanox {
-                dec_period: us_to_ps(p.rate_decrease_interval_us).max(1),
+                dec_period: us_to_ps(p.rate_decrease_interval_us).max(Time(1)),
                 dec_due: None,
                 alpha_cnp: false,
                 dec_cnp: false,
@@ -833,7 +833,7 @@ mod tests {
     /// 400 Gb/s host link: R_AI = 400 Mb/s, R_HAI = 4 Gb/s.
     const PATH: PathInfo = testing::path(G400, 100 * MTU);
     /// Default timer period, 55 µs.
-    const P: Time = 55 * US;
+    const P: Time = Time::from_us(55);
 
     fn cc(p: DcqcnParams) -> Dcqcn {
         Dcqcn::new(&p, &PATH)
@@ -860,7 +860,7 @@ mod tests {
     fn a_window_that_scales_with_the_rate_halves_with_it() {
         let mut c = cc(DcqcnParams { window_bdp: Some(2.0), window_scales_with_rate: true, ..DcqcnParams::default() });
         assert_eq!(c.window(), Some(819_200));
-        c.on_cnp(0);
+        c.on_cnp(Time::ZERO);
         assert_eq!((c.rc().0, c.window()), (200_000_000_000, Some(409_600)));
         let e = DcqcnParams { window_scales_with_rate: true, ..DcqcnParams::default() }.validate().unwrap_err().to_string();
         assert!(e.contains("transport.cc.window_scales_with_rate"), "{e}");
@@ -889,7 +889,7 @@ mod tests {
     #[test]
     fn cnp_cuts_by_half_alpha_and_raises_alpha() {
         let mut c = cc(DcqcnParams::default());
-        c.on_cnp(0);
+        c.on_cnp(Time::ZERO);
         // α = 1: Rc = 400·(1 − 1/2) = 200 G; Rt = 400 G; α = (255/256)·1 + 1/256 = 1.
         assert_eq!((c.rc(), c.rt(), c.alpha()), (BitsPerSec(200_000_000_000), BitsPerSec(G400), 1.0));
         assert_eq!(c.pacing_rate(), Some(BitsPerSec(200_000_000_000)));
@@ -898,7 +898,7 @@ mod tests {
 
         // α = 0.5: Rc = 400·(1 − 0.25) = 300 G; α = 0.5·255/256 + 1/256 = 0.501953125.
         let mut c = cc(DcqcnParams { alpha_init: 0.5, ..DcqcnParams::default() });
-        c.on_cnp(0);
+        c.on_cnp(Time::ZERO);
         assert_eq!((c.rc().0, c.rt().0), (300_000_000_000, G400));
         assert_eq!(c.alpha(), 0.501953125);
         // Second cut uses α = 0.501953125: 300 G × (1 − 0.2509765625) = 224,707,031,250 b/s.
@@ -914,8 +914,8 @@ mod tests {
         at(&mut c, 1000 * P);
         assert_eq!(c.alpha(), 1.0, "timers start at the first CNP");
         let mut c = cc(DcqcnParams::default());
-        c.on_cnp(0);
-        at(&mut c, 10 * P - 1);
+        c.on_cnp(Time::ZERO);
+        at(&mut c, 10 * P - Time(1));
         let nine = (255.0f64 / 256.0).powi(9);
         assert!((c.alpha() - nine).abs() < 1e-8, "{} vs {nine}", c.alpha());
         at(&mut c, 10 * P);
@@ -923,7 +923,7 @@ mod tests {
         assert!((c.alpha() - ten).abs() < 1e-8, "{} vs {ten}", c.alpha());
         // A CNP at 30 µs restarts the period: α back to (1 − g)α + g, next decay at 85 µs.
         let mut c = cc(DcqcnParams { alpha_init: 0.5, ..DcqcnParams::default() });
-        c.on_cnp(0);
+        c.on_cnp(Time::ZERO);
         c.on_cnp(30 * US);
         let a = (0.5f64 * 255.0 / 256.0 + 1.0 / 256.0) * 255.0 / 256.0 + 1.0 / 256.0;
         assert!((c.alpha() - a).abs() < 1e-8);
@@ -933,7 +933,7 @@ mod tests {
         assert!((c.alpha() - a * 255.0 / 256.0).abs() < 1e-8);
         // g = 1: one quiet period takes α to 0, and the timer stops.
         let mut c = cc(DcqcnParams { g: 1.0, ..DcqcnParams::default() });
-        c.on_cnp(0);
+        c.on_cnp(Time::ZERO);
         at(&mut c, P);
         assert_eq!((c.alpha(), c.alpha_due), (0.0, None));
     }
@@ -943,11 +943,11 @@ mod tests {
     #[test]
     fn fast_recovery_halves_the_distance_to_the_target_for_f_steps() {
         let mut c = cc(DcqcnParams::default());
-        c.on_cnp(0);
+        c.on_cnp(Time::ZERO);
         // 200 G below Rt = 400 G: after k events 400 − 200/2^k G.
         for (k, want) in [300_000_000_000, 350_000_000_000, 375_000_000_000, 387_500_000_000, 393_750_000_000].into_iter().enumerate() {
             let k = k as u64 + 1;
-            at(&mut c, k * P - 1);
+            at(&mut c, k * P - Time(1));
             assert_eq!(c.counters(), (k - 1, 0));
             at(&mut c, k * P);
             assert_eq!((c.rc().0, c.rt().0, c.counters()), (want, G400, (k, 0)), "event {k}");
@@ -960,7 +960,7 @@ mod tests {
     fn additive_increase_after_f_timer_events() {
         let mut c = cc(DcqcnParams::default());
         // Two cuts at once: Rc = 100 G, Rt = 200 G (timers from the second CNP at 1 µs).
-        c.on_cnp(0);
+        c.on_cnp(Time::ZERO);
         c.on_cnp(US);
         at(&mut c, US + 5 * P);
         // Five fast-recovery steps: 200 − 100/32 = 196.875 G.
@@ -980,8 +980,8 @@ mod tests {
         // 40 G link (R_AI = 40 Mb/s, R_HAI = 400 Mb/s), F = 1, one byte-counter event per packet.
         let p = DcqcnParams { fast_recovery_steps: 1, byte_counter_bytes: MTU, ..DcqcnParams::default() };
         let mut c = Dcqcn::new(&p, &testing::path(40_000_000_000, 100 * MTU));
-        c.on_cnp(0);
-        c.on_cnp(0);
+        c.on_cnp(Time::ZERO);
+        c.on_cnp(Time::ZERO);
         assert_eq!((c.rc().0, c.rt().0), (10_000_000_000, 20_000_000_000));
         // BC = 1, T = 0: fast recovery, Rc = 15 G.
         c.on_send(US, MTU);
@@ -1009,9 +1009,9 @@ mod tests {
     fn byte_counter_triggers_increases_from_sent_bytes_alone() {
         let mut c = cc(DcqcnParams::default());
         // Before the first CNP bytes do not count.
-        c.on_send(0, 50_000_000);
+        c.on_send(Time::ZERO, 50_000_000);
         assert_eq!(c.counters(), (0, 0));
-        c.on_cnp(0);
+        c.on_cnp(Time::ZERO);
         c.on_send(US, 9_999_999);
         assert_eq!((c.rc().0, c.counters()), (200_000_000_000, (0, 0)));
         // The 10,000,000th byte: fast recovery, Rc = (400 + 200)/2 = 300 G.
@@ -1076,7 +1076,7 @@ mod tests {
         assert_eq!(c.rate_due, None, "no more rate-timer work at line rate");
         // The clamp_target_rate = false variant is capped as well.
         let mut c = cc(DcqcnParams { clamp_target_rate: false, ..DcqcnParams::default() });
-        c.on_cnp(0);
+        c.on_cnp(Time::ZERO);
         at(&mut c, 1_000_000 * US);
         assert_eq!((c.rc().0, c.rt().0), (G400, G400));
     }
@@ -1086,7 +1086,7 @@ mod tests {
     #[test]
     fn unclamped_target_survives_back_to_back_cnps() {
         let mut c = cc(DcqcnParams { clamp_target_rate: false, ..DcqcnParams::default() });
-        c.on_cnp(0);
+        c.on_cnp(Time::ZERO);
         c.on_cnp(US);
         // No increase between the cuts: Rt stays 400 G (clamped: 200 G), Rc = 100 G.
         assert_eq!((c.rc().0, c.rt().0), (100_000_000_000, G400));
@@ -1095,7 +1095,7 @@ mod tests {
         // = 250 G × 257/512 = 125,488,281,250 b/s.
         at(&mut c, US + P);
         assert_eq!(c.rc().0, 250_000_000_000);
-        c.on_cnp(US + P + 1);
+        c.on_cnp(US + P + Time(1));
         assert_eq!((c.rc().0, c.rt().0), (125_488_281_250, 250_000_000_000));
     }
 
@@ -1104,7 +1104,7 @@ mod tests {
     fn catch_up_matches_step_by_step(p: DcqcnParams, script: &[(Time, Option<u64>)], end: Time) {
         let mut fine = cc(p.clone());
         let mut coarse = cc(p);
-        let mut now = 0;
+        let mut now = Time::ZERO;
         for &(t, send) in script.iter().chain(std::iter::once(&(end, None))) {
             // Every 1 µs (the periods are whole µs, so every expiry is hit exactly).
             while now + US <= t {
@@ -1137,7 +1137,7 @@ mod tests {
         catch_up_matches_step_by_step(slow, &deep, 100 * 1000 * US);
         // Byte counter past F before the gap: additive then hyper increase with i = BC − F, an
         // uneven R_HAI, an unclamped target; a second episode after the first recovery.
-        let mut script = vec![(0, cnp), (US, cnp), (2 * US, cnp)];
+        let mut script = vec![(Time::ZERO, cnp), (US, cnp), (2 * US, cnp)];
         for i in 0..9 {
             script.push((3 * US + i * US, Some(1_000_000)));
         }
@@ -1146,7 +1146,7 @@ mod tests {
         let bc = DcqcnParams { byte_counter_bytes: 1_000_000, rate_hai_mbps: Some(777.7), g: 0.01, clamp_target_rate: false, ..d() };
         catch_up_matches_step_by_step(bc, &script, 80_000 * US);
         // BC far above F with T below it: hyper increase with growing i, then constant i.
-        let mut script = vec![(0, cnp), (0, cnp), (0, cnp), (0, cnp)];
+        let mut script = vec![(Time::ZERO, cnp); 4];
         for _ in 0..40 {
             script.push((US, Some(1_000)));
         }
@@ -1185,7 +1185,7 @@ mod tests {
         assert_eq!(CcConfig::Dcqcn(DcqcnParams::default()).cnp_interval(), Some(50 * US));
         assert_eq!(CcConfig::default().cnp_interval(), None);
         let p = DcqcnParams { cnp_interval_us: 0.0, ..DcqcnParams::default() };
-        assert_eq!(CcConfig::Dcqcn(p).cnp_interval(), Some(0));
+        assert_eq!(CcConfig::Dcqcn(p).cnp_interval(), Some(Time::ZERO));
     }
 
     #[test]
@@ -1269,8 +1269,8 @@ mod tests {
         let p = DcqcnParams { byte_counter_bytes: 0, fast_recovery_steps: 1, clamp_target_rate: true, ..DcqcnParams::default() };
         let mut c = cc(p.clone());
         // Two cuts at once: Rc = 100 G, Rt = 200 G. R_AI = 400 Mb/s, R_HAI = 4 Gb/s at 400 G.
-        c.on_cnp(0);
-        c.on_cnp(0);
+        c.on_cnp(Time::ZERO);
+        c.on_cnp(Time::ZERO);
         assert_eq!((c.rc().0, c.rt().0), (100_000_000_000, 200_000_000_000));
         // Sends never count.
         c.on_send(US, 1 << 40);

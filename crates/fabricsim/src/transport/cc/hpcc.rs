@@ -136,7 +136,7 @@ impl Hpcc {
             BaseRttOf::Network => path.net_base_rtt.max(path.base_rtt),
             BaseRttOf::Path => path.base_rtt,
         }
-        .max(1);
+        .max(Time(1));
         Hpcc {
             eta: p.eta,
             max_stage: p.max_stage,
@@ -171,16 +171,16 @@ impl Hpcc {
     /// no hop can be compared (HPCC Alg. 1 `MeasureInflight`, its loop).
     fn most_loaded_hop(&self, now: &IntStack, before: &IntStack) -> Option<(f64, Time)> {
         let (hops, prev) = (now.hops()?, before.hops()?);
-        let t_s = self.t as f64 * 1e-12;
+        let t_s = self.t.0 as f64 * 1e-12;
         // ns-3 starts from U = 0, τ = 0: an idle path leaves τ at 0, so U stays.
-        let (mut most, mut most_tau, mut compared) = (0.0, 0, false);
+        let (mut most, mut most_tau, mut compared) = (0.0, Time::ZERO, false);
         for (h, p) in hops.iter().zip(prev) {
             if h.ts <= p.ts || h.rate != p.rate || h.rate.0 == 0 {
                 continue;
             }
             let tau = h.ts - p.ts;
             let b = h.rate.0 as f64;
-            let tx_rate = h.tx_bytes.saturating_sub(p.tx_bytes) as f64 * 8.0 / (tau as f64 * 1e-12);
+            let tx_rate = h.tx_bytes.saturating_sub(p.tx_bytes) as f64 * 8.0 / (tau.0 as f64 * 1e-12);
             //= HPCC Alg. 1 line 5: u' = min(qlen, qlen')/(B·T) + txRate/B
             let u = h.qlen.min(p.qlen) as f64 * 8.0 / (b * t_s) + tx_rate / b;
             compared = true;
@@ -215,8 +215,8 @@ impl CongestionControl for Hpcc {
         }
         if let Some((u, tau)) = self.most_loaded_hop(int, &before) {
             //= HPCC Alg. 1 lines 8–10: τ = min(τ, T); U = (1 − τ/T)·U + τ/T·u
-            let tau = tau.min(self.t) as f64;
-            let t = self.t as f64;
+            let tau = tau.min(self.t).0 as f64;
+            let t = self.t.0 as f64;
             self.u = (self.u * (t - tau) + u * tau) / t;
             let c = self.u / self.eta;
             //= HPCC Alg. 1 ComputeWind: W = Wc/(U/η) + W_AI at or above η (or after maxStage
@@ -292,16 +292,16 @@ mod tests {
     fn stack(hops: &[(f64, u64, u64)]) -> IntStack {
         let mut s = IntStack::default();
         for &(ts_us, tx, q) in hops {
-            s.push(IntHop { ts: (ts_us * US as f64) as Time, tx_bytes: tx, qlen: q, rate: BitsPerSec(G100) });
+            s.push(IntHop { ts: Time((ts_us * US.0 as f64) as u64), tx_bytes: tx, qlen: q, rate: BitsPerSec(G100) });
         }
         s
     }
 
     /// Sends `bytes`, then an ACK of them echoing `int`.
     fn ack(c: &mut Hpcc, bytes: u64, int: &IntStack) {
-        c.on_send(0, bytes);
+        c.on_send(Time::ZERO, bytes);
         c.on_ack(&crate::transport::cc::AckEvent { acked_bytes: bytes, ..ACK });
-        c.on_telemetry(0, int);
+        c.on_telemetry(Time::ZERO, int);
     }
 
     /// Bytes a 100 Gb/s port sends in `us` µs.
@@ -400,11 +400,11 @@ mod tests {
         ack(&mut c, MTU, &stack(&[(0.0, 0, 0)]));
         // Ten packets out at once; their ACKs arrive within this round trip.
         for _ in 0..10 {
-            c.on_send(0, MTU);
+            c.on_send(Time::ZERO, MTU);
         }
         let ack_only = |c: &mut Hpcc, int: &IntStack| {
             c.on_ack(&crate::transport::cc::AckEvent { acked_bytes: MTU, ..ACK });
-            c.on_telemetry(0, int);
+            c.on_telemetry(Time::ZERO, int);
         };
         // The first of them passes the last update's mark: a per-RTT update (U = 2).
         ack_only(&mut c, &stack(&[(10.0, line_bytes(10.0), 125_000)]));
@@ -419,7 +419,7 @@ mod tests {
         let mut slow = cc(HpccParams { fast_react: false, ..HpccParams::default() });
         ack(&mut slow, MTU, &stack(&[(0.0, 0, 0)]));
         for _ in 0..10 {
-            slow.on_send(0, MTU);
+            slow.on_send(Time::ZERO, MTU);
         }
         ack_only(&mut slow, &stack(&[(10.0, line_bytes(10.0), 125_000)]));
         let r = slow.rate;

@@ -234,7 +234,7 @@ pub trait CongestionControl {
     /// its rate during gaps longer than the engine's re-check interval (10 µs) and would cut a
     /// longer start delay short.
     fn start_jitter(&self) -> Time {
-        0
+        Time::ZERO
     }
     /// Relative jitter `j` of each pacing gap: the gap after a packet is its serialization at
     /// the pacing rate times `1 + U(−j, j)`, drawn from the connection's random stream (0 =
@@ -305,7 +305,7 @@ crate::scheme_family! {
 #[cfg(test)]
 pub(crate) mod testing {
     use super::{AckEvent, PathInfo};
-    use crate::units::{BitsPerSec, US};
+    use crate::units::{BitsPerSec, Time};
 
     /// Full packet size of the fixtures.
     pub const MTU: u64 = 4096;
@@ -313,12 +313,12 @@ pub(crate) mod testing {
     /// A path at `host_rate_bps` with a BDP of `bdp_bytes` (given separately, so tests can pick
     /// round numbers).
     pub const fn path(host_rate_bps: u64, bdp_bytes: u64) -> PathInfo {
-        PathInfo { mtu_bytes: MTU, host_rate: BitsPerSec(host_rate_bps), base_rtt: 10 * US, bdp_bytes, hops: 6, net_base_rtt: 10 * US, src_conns: 1, queue_bytes: 0, flows_per_host: 1 }
+        PathInfo { mtu_bytes: MTU, host_rate: BitsPerSec(host_rate_bps), base_rtt: Time::from_us(10), bdp_bytes, hops: 6, net_base_rtt: Time::from_us(10), src_conns: 1, queue_bytes: 0, flows_per_host: 1 }
     }
 
     /// An unmarked ACK of one full packet at the base RTT.
     pub const ACK: AckEvent =
-        AckEvent { now: 0, acked_bytes: MTU, rtt: 10 * US, ecn: false, marked_pkts: 0, in_flight: 0, entropy: 0, retransmitted: false };
+        AckEvent { now: Time::ZERO, acked_bytes: MTU, rtt: Time::from_us(10), ecn: false, marked_pkts: 0, in_flight: 0, entropy: 0, retransmitted: false };
 }
 
 impl CcConfig {

@@ -195,6 +195,7 @@ impl crate::scheme::Scheme<PathInfo> for Mprdma {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::units::Time;
 
     use crate::transport::cc::testing::{self, MTU};
     /// 100 full packets of BDP: the window starts at 1.25 × 100 = 125 packets = 512,000 B.
@@ -239,9 +240,9 @@ mod tests {
         let mut c = cc();
         c.on_ack(&AckEvent { ecn: true, marked_pkts: 1, ..ACK });
         assert_eq!(c.window(), Some(512_000 - 2048));
-        c.on_nack(&NackEvent { now: 0, bytes: MTU, cause: super::super::LossCause::Trimmed, entropy: 0, in_flight: 0, sent_at: 0, last_hop_paced: false });
+        c.on_nack(&NackEvent { now: Time::ZERO, bytes: MTU, cause: super::super::LossCause::Trimmed, entropy: 0, in_flight: 0, sent_at: Time::ZERO, last_hop_paced: false });
         assert_eq!(c.window(), Some(512_000 - 2 * 2048));
-        c.on_timeout(&TimeoutEvent { now: 0, lost_bytes: 3 * MTU, in_flight: 0, consecutive: 1, latest_sent_at: 0 });
+        c.on_timeout(&TimeoutEvent { now: Time::ZERO, lost_bytes: 3 * MTU, in_flight: 0, consecutive: 1, latest_sent_at: Time::ZERO });
         assert_eq!(c.window(), Some(512_000 - 5 * 2048));
         // An ACK without new bytes still carries its mark.
         c.on_ack(&AckEvent { acked_bytes: 0, ecn: true, marked_pkts: 1, ..ACK });
@@ -273,7 +274,7 @@ mod tests {
             assert!(c.window().unwrap() >= MTU);
         }
         assert_eq!(c.window(), Some(MTU), "many marks reach one packet");
-        c.on_timeout(&TimeoutEvent { now: 0, lost_bytes: 1 << 30, in_flight: 0, consecutive: 9, latest_sent_at: 0 });
+        c.on_timeout(&TimeoutEvent { now: Time::ZERO, lost_bytes: 1 << 30, in_flight: 0, consecutive: 9, latest_sent_at: Time::ZERO });
         assert_eq!(c.window(), Some(MTU));
         // From the floor, one clean ACK adds a whole packet (cwnd = 1 packet).
         c.on_ack(&ACK);

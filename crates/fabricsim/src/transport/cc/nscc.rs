@@ -178,21 +178,21 @@ impl Nscc {
     /// A controller for a connection on `path`.
     pub fn new(p: &NsccParams, path: &PathInfo) -> Self {
         let mtu = path.mtu_bytes as f64;
-        let network_rtt = path.net_base_rtt.max(1);
+        let network_rtt = path.net_base_rtt.max(Time(1));
         //= uec-spec §1.1 (target_qdelay)
         let target = match p.target_qdelay_us {
-            Some(us) => (us * US as f64).round() as Time,
-            None => (network_rtt as f64 * p.target_qdelay_rtt).round() as Time,
+            Some(us) => Time((us * US.0 as f64).round() as u64),
+            None => Time((network_rtt.0 as f64 * p.target_qdelay_rtt).round() as u64),
         }
-        .max(1);
+        .max(Time(1));
         //= uec-spec §1.1: a = network BDP / reference BDP, b = target delay / reference RTT
         //# Gains tuned at 100 Gb/s × 12 µs grow with the pipe and with the allowed queue.
-        let network_bdp = path.host_rate.0 as f64 / 8.0 * network_rtt as f64 * 1e-12;
+        let network_bdp = path.host_rate.0 as f64 / 8.0 * network_rtt.0 as f64 * 1e-12;
         let a = network_bdp / p.reference_bdp_bytes as f64;
-        let b = target as f64 / (p.reference_rtt_us * US as f64);
+        let b = target.0 as f64 / (p.reference_rtt_us * US.0 as f64);
         let base_rtt = match p.base_rtt {
             BaseRtt::Network => network_rtt,
-            BaseRtt::Path => path.base_rtt.max(1),
+            BaseRtt::Path => path.base_rtt.max(Time(1)),
         };
         let min_window = p.min_window_mtu * mtu;
         let max_window = Self::max_window_for(p, path.host_rate, base_rtt, min_window);
@@ -203,26 +203,26 @@ impl Nscc {
             network_rtt,
             target,
             fi: p.fi_mss * mtu * a,
-            alpha: p.alpha_mss * mtu * a * b / target as f64,
+            alpha: p.alpha_mss * mtu * a * b / target.0 as f64,
             eta: p.eta_mss * mtu * a,
             fast_scale: p.fast_increase_scale * a,
-            fast_delay: (p.fast_delay_us * US as f64).round() as Time,
-            qa_threshold: (p.qa_threshold_target * target as f64).round() as Time,
+            fast_delay: Time((p.fast_delay_us * US.0 as f64).round() as u64),
+            qa_threshold: Time((p.qa_threshold_target * target.0 as f64).round() as u64),
             adjust_bytes: (p.adjust_bytes_mtu * mtu).round() as u64,
-            adjust_period: (p.adjust_period_rtt * network_rtt as f64).round() as Time,
+            adjust_period: Time((p.adjust_period_rtt * network_rtt.0 as f64).round() as u64),
             min_window,
             base_rtt,
             max_window,
             cwnd: (p.initial_window_bdp / p.max_window_bdp * max_window).clamp(min_window, max_window),
             inc: 0.0,
             received: 0,
-            last_adjust: 0,
-            last_decrease: 0,
+            last_adjust: Time::ZERO,
+            last_decrease: Time::ZERO,
             avg_delay: 0.0,
             fast_count: 0,
             fast_active: false,
             achieved: 0,
-            qa_end: 0,
+            qa_end: Time::ZERO,
             qa_trigger: false,
             to_ignore: 0,
             ignored: 0,
@@ -230,7 +230,7 @@ impl Nscc {
     }
 
     fn max_window_for(p: &NsccParams, rate: BitsPerSec, base_rtt: Time, min_window: f64) -> f64 {
-        let bdp = rate.0 as f64 / 8.0 * base_rtt as f64 * 1e-12;
+        let bdp = rate.0 as f64 / 8.0 * base_rtt.0 as f64 * 1e-12;
         (p.max_window_bdp * bdp).max(min_window)
     }
 
@@ -241,7 +241,7 @@ impl Nscc {
     //= uec-spec §1.2 step 2 (htsim update_base_rtt)
     //# A smaller RTT sample lowers the base RTT, and the max window follows it.
     fn sample_base_rtt(&mut self, rtt: Time) {
-        if rtt > 0 && rtt < self.base_rtt {
+        if rtt > Time::ZERO && rtt < self.base_rtt {
             self.base_rtt = rtt;
             self.max_window = Self::max_window_for(&self.p, self.host_rate, rtt, self.min_window);
         }
@@ -250,7 +250,7 @@ impl Nscc {
     //= uec-spec §1.5 (htsim update_delay)
     //# An unmarked sample above target is stale: pull the average towards base_rtt/4 instead.
     fn update_delay_average(&mut self, delay: Time, marked: bool) {
-        let sample = if !marked && delay > self.target { self.base_rtt as f64 * 0.25 } else { delay as f64 };
+        let sample = if !marked && delay > self.target { self.base_rtt.0 as f64 * 0.25 } else { delay.0 as f64 };
         self.avg_delay = self.p.delay_alpha * sample + (1.0 - self.p.delay_alpha) * self.avg_delay;
     }
 
@@ -269,7 +269,7 @@ impl Nscc {
             consumed = true;
         } else if now > self.qa_end {
             let gate = self.max_window / (1u64 << self.p.qa_gate.min(63)) as f64;
-            if self.qa_end != 0 && (self.qa_trigger || loss || delay > self.qa_threshold) && (self.achieved as f64) < gate {
+            if self.qa_end != Time::ZERO && (self.qa_trigger || loss || delay > self.qa_threshold) && (self.achieved as f64) < gate {
                 self.cwnd = (self.p.qa_scaling * self.achieved as f64).max(self.min_window);
                 self.to_ignore = in_flight;
                 self.ignored = 0;
@@ -309,8 +309,8 @@ impl Nscc {
         self.fast_active = false;
         self.fast_count = 0;
         let avg = self.avg_delay;
-        if avg > self.target as f64 && now.saturating_sub(self.last_decrease) > self.base_rtt {
-            self.cwnd *= (1.0 - self.p.gamma * (avg - self.target as f64) / avg).max(self.p.md_floor);
+        if avg > self.target.0 as f64 && now.saturating_sub(self.last_decrease) > self.base_rtt {
+            self.cwnd *= (1.0 - self.p.gamma * (avg - self.target.0 as f64) / avg).max(self.p.md_floor);
             self.cwnd = self.cwnd.max(self.min_window);
             self.last_decrease = now;
         }
@@ -343,7 +343,7 @@ impl CongestionControl for Nscc {
             self.update_delay_average(d, marked);
             d
         } else {
-            self.avg_delay as Time
+            Time(self.avg_delay as u64)
         };
         if self.quick_adapt(ev.now, false, marked, delay, ev.in_flight) {
             return;
@@ -354,7 +354,7 @@ impl CongestionControl for Nscc {
             //= uec-spec §1.2 case clean/low: fast increase, else proportional increase
             (false, false) => {
                 if !self.fast_increase(acked, delay) {
-                    self.inc += self.alpha * acked as f64 * (self.target - delay) as f64;
+                    self.inc += self.alpha * acked as f64 * (self.target - delay).0 as f64;
                 }
             }
             (true, true) => self.multiplicative_decrease(ev.now),
@@ -377,7 +377,7 @@ impl CongestionControl for Nscc {
         self.qa_trigger = true;
         //= uec-spec §2.4 (htsim updateCwndOnNack_NSCC: no cut for a last-hop trim under RCCC)
         //# The receiver's credits pace its own downlink; the window answers for the fabric.
-        if !self.quick_adapt(ev.now, true, true, 0, ev.in_flight) && !ev.last_hop_paced {
+        if !self.quick_adapt(ev.now, true, true, Time::ZERO, ev.in_flight) && !ev.last_hop_paced {
             self.cwnd -= ev.bytes as f64;
             self.clamp_window();
         }
@@ -440,7 +440,7 @@ mod tests {
     use crate::units::NS;
 
     const A: f64 = 10.0 / 3.0;
-    const TARGET: Time = 7_500_000;
+    const TARGET: Time = Time(7_500_000);
 
     fn nscc(p: NsccParams) -> Nscc {
         Nscc::new(&p, &path(400_000_000_000, 500_000))
@@ -470,7 +470,7 @@ mod tests {
         let c = nscc(NsccParams::default());
         assert_eq!(c.target, TARGET);
         assert_close(c.fi, 5.0 * MTU as f64 * A);
-        assert_close(c.alpha, 4.0 * MTU as f64 * A * 0.625 / TARGET as f64);
+        assert_close(c.alpha, 4.0 * MTU as f64 * A * 0.625 / TARGET.0 as f64);
         assert_close(c.eta, 0.15 * MTU as f64 * A);
         assert_close(c.max_window, 750_000.0);
         assert_close(c.cwnd, 750_000.0);
@@ -638,9 +638,9 @@ mod tests {
     #[test]
     fn timeout_cuts_the_lost_bytes_and_window_stays_in_bounds() {
         let mut c = settled(NsccParams::default());
-        c.on_timeout(&TimeoutEvent { now: 0, lost_bytes: 8192, in_flight: 0, consecutive: 1, latest_sent_at: 0 });
+        c.on_timeout(&TimeoutEvent { now: Time::ZERO, lost_bytes: 8192, in_flight: 0, consecutive: 1, latest_sent_at: Time::ZERO });
         assert_close(c.cwnd, 375_000.0 - 8192.0);
-        c.on_timeout(&TimeoutEvent { now: 0, lost_bytes: 10_000_000, in_flight: 0, consecutive: 1, latest_sent_at: 0 });
+        c.on_timeout(&TimeoutEvent { now: Time::ZERO, lost_bytes: 10_000_000, in_flight: 0, consecutive: 1, latest_sent_at: Time::ZERO });
         assert_close(c.cwnd, 4096.0);
         let mut c = settled(NsccParams::default());
         for i in 0..10_000 {

@@ -82,7 +82,7 @@ impl Pacer {
         let flows = p.flows_per_host.unwrap_or(path.src_conns).max(1);
         let bps = p.rate_coefficient * path.host_rate.0 as f64 / flows as f64;
         let rate = BitsPerSec(bps.round().max(1.0) as u64);
-        let jitter = if p.start_jitter { rate.tx_time(path.mtu_bytes) } else { 0 };
+        let jitter = if p.start_jitter { rate.tx_time(path.mtu_bytes) } else { Time::ZERO };
         Pacer { rate, jitter, gap_jitter: p.gap_jitter }
     }
 }
@@ -155,10 +155,10 @@ mod tests {
     fn start_jitter_is_one_packet_gap_or_none() {
         // 4096 B at 25 Gb/s: 1.31072 us.
         let c = Pacer::new(&PacerParams::default(), &on(4));
-        assert_eq!(c.start_jitter(), 1_310_720);
+        assert_eq!(c.start_jitter(), Time(1_310_720));
         assert_eq!(c.start_jitter(), BitsPerSec(25_000_000_000).tx_time(MTU));
         let off = Pacer::new(&PacerParams { start_jitter: false, ..Default::default() }, &on(4));
-        assert_eq!(off.start_jitter(), 0);
+        assert_eq!(off.start_jitter(), Time::ZERO);
     }
 
     #[test]
@@ -167,11 +167,11 @@ mod tests {
         assert_eq!(c.window(), None);
         assert_eq!(c.pacing_clock(), PacingClock::Schedule);
         let before = c.pacing_rate();
-        c.on_ack(&crate::transport::cc::AckEvent { ecn: true, marked_pkts: 1, rtt: 1_000_000_000, ..ACK });
-        c.on_nack(&NackEvent { now: 5, bytes: MTU, cause: LossCause::Trimmed, entropy: 0, in_flight: 0, sent_at: 0, last_hop_paced: false });
-        c.on_timeout(&TimeoutEvent { now: 9, lost_bytes: 10 * MTU, in_flight: 0, consecutive: 3, latest_sent_at: 0 });
-        c.on_cnp(10);
-        c.advance_to(1_000_000_000);
+        c.on_ack(&crate::transport::cc::AckEvent { ecn: true, marked_pkts: 1, rtt: Time(1_000_000_000), ..ACK });
+        c.on_nack(&NackEvent { now: Time(5), bytes: MTU, cause: LossCause::Trimmed, entropy: 0, in_flight: 0, sent_at: Time::ZERO, last_hop_paced: false });
+        c.on_timeout(&TimeoutEvent { now: Time(9), lost_bytes: 10 * MTU, in_flight: 0, consecutive: 3, latest_sent_at: Time::ZERO });
+        c.on_cnp(Time(10));
+        c.advance_to(Time(1_000_000_000));
         assert_eq!(c.pacing_rate(), before);
         assert_eq!(before, Some(BitsPerSec(GBPS100 / 2)));
     }

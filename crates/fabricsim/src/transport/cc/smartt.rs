@@ -351,8 +351,8 @@ impl Smartt {
         let bdp = path.bdp_bytes.max(1) as f64;
         let target_rtt = match p.target_qdelay_us {
             // An absolute queueing delay on top of each path's base RTT (htsim_eqds).
-            Some(d) => path.base_rtt + (d * 1e6).round() as Time,
-            None => (path.base_rtt as f64 * p.trtt_ratio).round() as Time,
+            Some(d) => path.base_rtt + Time((d * 1e6).round() as u64),
+            None => Time((path.base_rtt.0 as f64 * p.trtt_ratio).round() as u64),
         };
         //= smartt-reps §3.5; spec §2.1 (γ scaling)
         //# Increase gains were tuned at 100 Gb/s × 12 µs; bigger pipes may grow proportionally faster.
@@ -364,7 +364,7 @@ impl Smartt {
         // A BDP smaller than the minimum window (tiny fabrics) must not invert the bounds.
         let max_window = p.max_window_bytes.map_or(p.max_window_bdp * bdp, |b| b as f64).max(min_window);
         let serialisation = host_serialisation(path.host_rate, path.mtu_bytes);
-        let trtt = target_rtt as f64;
+        let trtt = target_rtt.0 as f64;
         Smartt {
             p: *p,
             mtu,
@@ -377,9 +377,9 @@ impl Smartt {
             md: if p.qa_on_timeout { p.timeout_md } else { p.md },
             min_window,
             max_window,
-            fast_rtt_limit: path.base_rtt + (p.fast_eps_mtus * serialisation as f64).round() as Time,
-            qa_epoch: ((trtt * p.qa_epoch_trtt).round() as Time).max(1),
-            qa_min_gap: (trtt * p.qa_min_gap_trtt).round() as Time,
+            fast_rtt_limit: path.base_rtt + Time((p.fast_eps_mtus * serialisation.0 as f64).round() as u64),
+            qa_epoch: (Time((trtt * p.qa_epoch_trtt).round() as u64)).max(Time(1)),
+            qa_min_gap: Time((trtt * p.qa_min_gap_trtt).round() as u64),
             cwnd: p.initial_window_bytes.map_or(p.initial_window_bdp * bdp, |b| b as f64).clamp(min_window, max_window),
             avg_wtd: 0.0,
             qa_pending: false,
@@ -424,8 +424,8 @@ impl Smartt {
             if gap_ok {
                 //= spec §2.9 / U5; type=assumption
                 //# Feedback is lazy: an epoch that overran is normalised back to one epoch's worth.
-                let elapsed = (now - start).max(self.qa_epoch) as f64;
-                let achieved = self.qa_acked as f64 * self.qa_epoch as f64 / elapsed;
+                let elapsed = ((now - start).max(self.qa_epoch)).0 as f64;
+                let achieved = self.qa_acked as f64 * self.qa_epoch.0 as f64 / elapsed;
                 self.cwnd = (self.p.qa_scaling * achieved).max(self.mtu);
                 self.clamp_window();
                 self.qa_applied_at = Some(now);
@@ -461,8 +461,8 @@ impl Smartt {
 
     /// The four cases of SMaRTT's main loop, applied `batch` times over.
     fn four_cases(&mut self, size: f64, rtt: Time, marked: bool, batch: f64) {
-        let rtt_f = rtt.max(1) as f64;
-        let trtt = self.target_rtt as f64;
+        let rtt_f = rtt.max(Time(1)).0 as f64;
+        let trtt = self.target_rtt.0 as f64;
         //= spec §2.7 / U10; type=assumption
         //# rtt == trtt counts as below target.
         let above_target = rtt > self.target_rtt;
@@ -509,8 +509,8 @@ impl Smartt {
         let congested_cut = match self.p.signals {
             Signals::EcnOnly => marked.then_some(half_mtu),
             Signals::RttOnly => (rtt > self.target_rtt).then(|| {
-                let rtt_f = rtt as f64;
-                let trtt = self.target_rtt as f64;
+                let rtt_f = rtt.0 as f64;
+                let trtt = self.target_rtt.0 as f64;
                 (((rtt_f - trtt) / rtt_f) * self.md * size).min(half_mtu)
             }),
             Signals::Both => unreachable!("full SMaRTT does not use the ablation update"),
@@ -525,7 +525,7 @@ impl Smartt {
 /// Serialisation time of `bytes` at `rate` (0 for a zero rate, which only test paths use).
 fn host_serialisation(rate: BitsPerSec, bytes: u64) -> Time {
     if rate.0 == 0 {
-        0
+        Time::ZERO
     } else {
         rate.tx_time(bytes)
     }
@@ -683,9 +683,9 @@ mod tests {
 
     /// One full packet acknowledged, unmarked, RTT between base and target.
     const ACK: AckEvent = AckEvent {
-        now: 100 * US,
+        now: Time::from_us(100),
         acked_bytes: 4096,
-        rtt: 12 * US,
+        rtt: Time::from_us(12),
         ecn: false,
         marked_pkts: 0,
         in_flight: 0,
@@ -694,7 +694,7 @@ mod tests {
     };
 
     const NACK: NackEvent =
-        NackEvent { now: 100 * US, bytes: 4096, cause: super::super::LossCause::Trimmed, entropy: 0, in_flight: 0, sent_at: 90 * US, last_hop_paced: false };
+        NackEvent { now: Time::from_us(100), bytes: 4096, cause: super::super::LossCause::Trimmed, entropy: 0, in_flight: 0, sent_at: Time::from_us(90), last_hop_paced: false };
 
     fn ack(now: Time, rtt: Time, ecn: bool) -> AckEvent {
         AckEvent { now, rtt, ecn, marked_pkts: ecn as u32, ..ACK }
@@ -914,7 +914,7 @@ mod tests {
         let mut c = Smartt::new(&no_wtd(), &path());
         for i in 0..2000 {
             c.on_ack(&ack(100 * US + i * NS, 80 * US, true));
-            c.on_nack(&NackEvent { now: 100 * US + i * NS, sent_at: 0, ..NACK });
+            c.on_nack(&NackEvent { now: 100 * US + i * NS, sent_at: Time::ZERO, ..NACK });
             assert!(c.cwnd >= 4096.0);
         }
         assert_eq!(c.window(), Some(4096));

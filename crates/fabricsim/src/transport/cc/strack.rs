@@ -240,11 +240,11 @@ impl Strack {
     pub fn new(p: &StrackParams, path: &PathInfo) -> Self {
         let mtu = path.mtu_bytes.max(1) as f64;
         let net_rtt: Time = match p.net_base_rtt_us {
-            Some(us) => (us * US as f64).round() as Time,
+            Some(us) => Time((us * US.0 as f64).round() as u64),
             None => path.net_base_rtt,
         }
-        .max(1);
-        let net_rtt_us = net_rtt as f64 / US as f64;
+        .max(Time(1));
+        let net_rtt_us = net_rtt.0 as f64 / US.0 as f64;
         //= strack §4.1; spec §2.1.1 (BDP); type=assumption
         //# BDP is the network BDP, host link rate × network-wide base RTT, not a per-path BDP.
         let bdp = path.host_rate.bytes_in(net_rtt).max(1) as f64;
@@ -256,7 +256,7 @@ impl Strack {
         //= strack Table 1 (target_Qdelay); spec §2.7 E9
         //# Target queuing delay = one network base RTT (8 µs in the evaluation, not 12).
         let target = match p.target_qdelay_us {
-            Some(us) => (us * US as f64).round() as Time,
+            Some(us) => Time((us * US.0 as f64).round() as u64),
             None => net_rtt,
         };
         let min_cwnd = p.min_cwnd_pkts * mtu;
@@ -277,7 +277,7 @@ impl Strack {
             md_floor: p.md_floor,
             ewma: p.ewma,
             target,
-            q_high: (target as f64 * p.qhigh_factor).round() as Time,
+            q_high: Time((target.0 as f64 * p.qhigh_factor).round() as u64),
             min_cwnd,
             max_cwnd,
             fast_limit: p.fast_convergence_fraction * max_cwnd,
@@ -285,12 +285,12 @@ impl Strack {
             cwnd,
             //= spec §2.1.2 (initial base_rtt); type=assumption
             //# net_base_rtt, or the known unloaded path RTT if lower; then the minimum sample.
-            base_rtt: net_rtt.min(path.base_rtt.max(1)),
+            base_rtt: net_rtt.min(path.base_rtt.max(Time(1))),
             avg_delay: 0.0,
             last_decrease: None,
-            last_fair: 0,
+            last_fair: Time::ZERO,
             rx_count: 0,
-            rx_clear: 0,
+            rx_clear: Time::ZERO,
             achieved_bdp: 0,
             started: false,
         }
@@ -355,7 +355,7 @@ impl Strack {
         let can_decrease = self.last_decrease.is_none_or(|t| now.saturating_sub(t) > self.base_rtt);
         let can_fair = now.saturating_sub(self.last_fair) > self.base_rtt;
         //# The delay EWMA takes every ACK, marked or not.
-        self.avg_delay = (1.0 - self.ewma) * self.avg_delay + self.ewma * d as f64;
+        self.avg_delay = (1.0 - self.ewma) * self.avg_delay + self.ewma * d.0 as f64;
         let cwnd_pkts = self.cwnd / self.mtu;
         if !ecn && d > self.q_high {
             //= strack §3.2, Algorithm 4 l.6–7; spec §2.0 quadrant 4, E7
@@ -365,9 +365,9 @@ impl Strack {
         } else if !ecn && d < self.target {
             //= strack §3.2, Algorithm 4 l.8–9; spec §2.0 quadrant 1
             //# Uncongested: grow in proportion to the headroom below target, α·(T − d)/cwnd per packet.
-            let headroom_us = (self.target - d) as f64 / US as f64;
+            let headroom_us = (self.target - d).0 as f64 / US.0 as f64;
             self.cwnd += self.mtu * k * self.alpha * headroom_us / cwnd_pkts;
-        } else if can_decrease && self.avg_delay > self.target as f64 {
+        } else if can_decrease && self.avg_delay > self.target.0 as f64 {
             if d > self.q_high && (self.achieved_bdp as f64) < self.fast_limit {
                 //= strack §3.2, Algorithm 4 l.11–13; spec §2.5.6 (fast convergence)
                 //# Heavy incast (marked, d > Q_high, small delivered rate): jump to the achieved BDP.
@@ -377,7 +377,7 @@ impl Strack {
                 //= strack §3.2, Algorithm 4 l.14–16; spec §2.5.6 (MD)
                 //# Swift-like cut by how far the average delay is above target, at most halving.
                 let avg = self.avg_delay;
-                let factor = (1.0 - self.gamma * (avg - self.target as f64) / avg).max(self.md_floor);
+                let factor = (1.0 - self.gamma * (avg - self.target.0 as f64) / avg).max(self.md_floor);
                 self.cwnd *= factor;
                 self.last_decrease = Some(now);
             }
@@ -466,7 +466,7 @@ mod tests {
 
     /// One full packet acknowledged, unmarked, at the base RTT.
     const ACK: AckEvent =
-        AckEvent { now: 0, acked_bytes: 4096, rtt: 8 * US, ecn: false, marked_pkts: 0, in_flight: 0, entropy: 0, retransmitted: false };
+        AckEvent { now: Time::ZERO, acked_bytes: 4096, rtt: Time::from_us(8), ecn: false, marked_pkts: 0, in_flight: 0, entropy: 0, retransmitted: false };
 
     /// A full-packet ACK at `now` with queuing delay `d` (RTT = 8 µs + d).
     fn ack(now: Time, d: Time, ecn: bool) -> AckEvent {
@@ -477,7 +477,7 @@ mod tests {
     /// started (first send) at t = 0, so η first fires at an ACK after 8 µs.
     fn strack(p: StrackParams) -> Strack {
         let mut c = Strack::new(&StrackParams { initial_cwnd_bdp: Some(0.5), ..p }, &path(400.0));
-        c.on_send(0, 4096);
+        c.on_send(Time::ZERO, 4096);
         c
     }
 
@@ -547,7 +547,7 @@ mod tests {
         assert_close(c.cwnd, 200_000.0 + MTU * ALPHA * 6.0 / w);
         // The largest per-ACK step is at d = 0.
         let w = c.cwnd_pkts();
-        c.on_ack(&ack(6 * US, 0, false));
+        c.on_ack(&ack(6 * US, Time::ZERO, false));
         assert_close(c.cwnd_pkts(), w + ALPHA * 8.0 / w);
     }
 
@@ -576,7 +576,7 @@ mod tests {
         }
         c.on_ack(&ack(4 * US, 20 * US, true));
         let avg = 20.0 * (1.0 - 0.875f64.powi(4));
-        assert_close(c.avg_delay() / US as f64, avg);
+        assert_close(c.avg_delay() / US.0 as f64, avg);
         let factor = 1.0 - 0.8 * (avg - 8.0) / avg;
         assert!(factor > 0.5);
         assert_close(c.cwnd, 200_000.0 * factor);
@@ -588,7 +588,7 @@ mod tests {
         // Strictly more than a base RTT later: cut again.
         let w = c.cwnd;
         c.on_ack(&ack(12 * US + NS, 20 * US, true));
-        let avg = c.avg_delay() / US as f64;
+        let avg = c.avg_delay() / US.0 as f64;
         assert_close(c.cwnd, w * (1.0 - 0.8 * (avg - 8.0) / avg));
     }
 
@@ -596,13 +596,13 @@ mod tests {
     #[test]
     fn md_factor_is_floored_at_one_half() {
         let mut c = strack(StrackParams::default());
-        c.avg_delay = (40 * US) as f64;
+        c.avg_delay = (40 * US).0 as f64;
         // D̄ = 0.875·40 + 0.125·20 = 37.5 µs; 1 − 0.8·29.5/37.5 = 0.371 → 0.5.
         c.on_ack(&ack(US, 20 * US, true));
         assert_close(c.cwnd, 100_000.0);
         // A marked ACK above Q_high with a large achievedBDP also takes the MD branch.
         let mut c = strack(StrackParams::default());
-        c.avg_delay = (40 * US) as f64;
+        c.avg_delay = (40 * US).0 as f64;
         c.achieved_bdp = 60_000;
         c.on_ack(&ack(US, 30 * US, true));
         assert_close(c.cwnd, 100_000.0);
@@ -612,7 +612,7 @@ mod tests {
     #[test]
     fn unmarked_ack_between_target_and_qhigh_can_cut() {
         let mut c = strack(StrackParams::default());
-        c.avg_delay = (16 * US) as f64;
+        c.avg_delay = (16 * US).0 as f64;
         c.on_ack(&ack(US, 16 * US, false));
         // D̄ = 16 µs: factor 1 − 0.8·8/16 = 0.6.
         assert_close(c.cwnd, 120_000.0);
@@ -627,7 +627,7 @@ mod tests {
     fn quadrant_4_adds_beta_over_cwnd_and_never_fast_converges() {
         let mut c = strack(StrackParams::default());
         // Everything that would allow fast convergence, but the ACK is unmarked.
-        c.avg_delay = (40 * US) as f64;
+        c.avg_delay = (40 * US).0 as f64;
         c.achieved_bdp = 8192;
         let w = c.cwnd_pkts();
         c.on_ack(&ack(US, 30 * US, false));
@@ -644,7 +644,7 @@ mod tests {
         let marked_30 = ack(US, 30 * US, true);
         // Marked, d = 30 µs > Q_high, D̄ > T, achievedBDP 20 000 < 50 000: cwnd ← 20 000 B.
         let mut c = strack(StrackParams::default());
-        c.avg_delay = (40 * US) as f64;
+        c.avg_delay = (40 * US).0 as f64;
         c.achieved_bdp = 20_000;
         c.on_ack(&marked_30);
         assert_close(c.cwnd, 20_000.0);
@@ -655,13 +655,13 @@ mod tests {
         assert_close(c.cwnd, 20_000.0);
         // achievedBDP at max_cwnd/8 = 50 000 or above: MD instead.
         let mut c = strack(StrackParams::default());
-        c.avg_delay = (40 * US) as f64;
+        c.avg_delay = (40 * US).0 as f64;
         c.achieved_bdp = 50_000;
         c.on_ack(&marked_30);
         assert_close(c.cwnd, 100_000.0);
         // d ≤ Q_high: MD, not the jump.
         let mut c = strack(StrackParams::default());
-        c.avg_delay = (40 * US) as f64;
+        c.avg_delay = (40 * US).0 as f64;
         c.achieved_bdp = 20_000;
         c.on_ack(&ack(US, 24 * US, true));
         assert_close(c.cwnd, 100_000.0);
@@ -672,7 +672,7 @@ mod tests {
         assert_eq!(c.cwnd, 200_000.0);
         // fast_convergence_fraction = 0 disables it.
         let mut c = strack(StrackParams { fast_convergence_fraction: 0.0, ..StrackParams::default() });
-        c.avg_delay = (40 * US) as f64;
+        c.avg_delay = (40 * US).0 as f64;
         c.achieved_bdp = 0;
         c.on_ack(&marked_30);
         assert_close(c.cwnd, 100_000.0);
@@ -685,7 +685,7 @@ mod tests {
         let step = ETA * MTU;
         // Quadrant-2 ACKs (no other change); start at 0, base RTT 8 µs, strict ">".
         let mut want = 200_000.0;
-        for (t, fires) in [(4 * US, false), (8 * US, false), (9 * US, true), (10 * US, false), (17 * US, false), (17 * US + 1, true)] {
+        for (t, fires) in [(4 * US, false), (8 * US, false), (9 * US, true), (10 * US, false), (17 * US, false), (17 * US + Time(1), true)] {
             c.on_ack(&ack(t, US, true));
             if fires {
                 want += step;
@@ -700,18 +700,18 @@ mod tests {
         let mut c = strack(StrackParams::default());
         // Window: longer than base_rtt + T = 16 µs since the start (0). One packet every 2 µs.
         for t in (2..=16).step_by(2) {
-            c.on_ack(&ack(t * US, 0, false));
+            c.on_ack(&ack(t * US, Time::ZERO, false));
             assert_eq!(c.achieved_bdp(), 0, "window closed early at {t} µs");
         }
         // 18 µs closes it, counting this ACK: 9 × 4096.
-        c.on_ack(&ack(18 * US, 0, false));
+        c.on_ack(&ack(18 * US, Time::ZERO, false));
         assert_eq!(c.achieved_bdp(), 9 * 4096);
         // Next window runs from 18 µs; at 34 µs (16 µs later) it is still open, 36 µs closes.
         for t in (20..=34).step_by(2) {
-            c.on_ack(&AckEvent { acked_bytes: 2 * 4096, ..ack(t * US, 0, false) });
+            c.on_ack(&AckEvent { acked_bytes: 2 * 4096, ..ack(t * US, Time::ZERO, false) });
         }
         assert_eq!(c.achieved_bdp(), 9 * 4096);
-        c.on_ack(&ack(36 * US, 0, false));
+        c.on_ack(&ack(36 * US, Time::ZERO, false));
         assert_eq!(c.achieved_bdp(), 8 * 2 * 4096 + 4096);
         assert_eq!(c.rx_count, 0);
     }
@@ -728,7 +728,7 @@ mod tests {
             c.on_ack(&AckEvent { acked_bytes: bytes, ..ack(US, 30 * US, false) });
             assert_close(c.cwnd_pkts(), w + k * BETA / w);
             // A zero-byte ACK still feeds the EWMA.
-            assert_close(c.avg_delay(), 0.125 * (30 * US) as f64);
+            assert_close(c.avg_delay(), 0.125 * (30 * US).0 as f64);
         }
     }
 
@@ -736,9 +736,9 @@ mod tests {
     #[test]
     fn window_stays_within_bounds() {
         let mut c = Strack::new(&StrackParams::default(), &path(400.0));
-        c.on_send(0, 4096);
+        c.on_send(Time::ZERO, 4096);
         for i in 1..=200 {
-            c.on_ack(&ack(i * US, 0, false));
+            c.on_ack(&ack(i * US, Time::ZERO, false));
             assert!(c.cwnd <= 400_000.0);
         }
         assert_eq!(c.window(), Some(400_000));
@@ -750,7 +750,7 @@ mod tests {
         assert_eq!(c.window(), Some(4096));
         // Fast convergence to an achievedBDP of 0 (no window closed yet) is clamped to one packet.
         let mut c = strack(StrackParams::default());
-        c.avg_delay = (40 * US) as f64;
+        c.avg_delay = (40 * US).0 as f64;
         c.on_ack(&ack(US, 30 * US, true));
         assert_eq!(c.window(), Some(4096));
         assert_close(c.cwnd_pkts(), 1.0);

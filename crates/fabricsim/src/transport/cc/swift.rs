@@ -245,12 +245,12 @@ impl Swift {
         let mtu = path.mtu_bytes.max(1) as f64;
         let bdp = path.bdp_bytes as f64;
         let base_target = match p.base_target_us {
-            Some(us) => us * US as f64,
-            None => p.target_brtt * path.base_rtt as f64,
+            Some(us) => us * US.0 as f64,
+            None => p.target_brtt * path.base_rtt.0 as f64,
         };
         //= Swift §3.5 (topology-based scaling); spec lb-ai-training.md §2.2
         //# Longer paths queue at more hops, so each hop adds h to the target.
-        let fixed_target = base_target + path.hops as f64 * p.h_us * US as f64;
+        let fixed_target = base_target + path.hops as f64 * p.h_us * US.0 as f64;
         let flow_scaling = p.flow_scaling.then(|| {
             //= Swift §3.5 (flow-based scaling); spec smartt-reps.md §2.14.3
             //# α, β chosen so that fs = fs_range at fs_min_cwnd packets and 0 at fs_max_cwnd.
@@ -272,7 +272,7 @@ impl Swift {
             fixed_target,
             flow_scaling,
             cwnd: (p.init_cwnd_bdp * bdp).clamp(min_cwnd, max_cwnd),
-            srtt: path.base_rtt.max(1),
+            srtt: path.base_rtt.max(Time(1)),
             last_decrease: None,
             retransmits: 0,
         }
@@ -289,7 +289,7 @@ impl Swift {
             let pkts = self.cwnd / self.mtu;
             (f.alpha / pkts.sqrt() + f.beta).clamp(0.0, f.range)
         });
-        (self.fixed_target + fs).round() as Time
+        Time((self.fixed_target + fs).round() as u64)
     }
 
     /// Swift Alg. 1 `can_decrease`: no decrease within the last smoothed RTT.
@@ -308,7 +308,7 @@ impl CongestionControl for Swift {
     fn on_ack(&mut self, ev: &AckEvent) {
         self.retransmits = 0;
         // RFC 6298 smoothing (gain 1/8), in signed arithmetic since samples may lie either side.
-        self.srtt = (self.srtt as i128 + (ev.rtt as i128 - self.srtt as i128) / 8).max(1) as Time;
+        self.srtt = Time((self.srtt.0 as i128 + (ev.rtt.0 as i128 - self.srtt.0 as i128) / 8).max(1) as u64);
         let delay = ev.rtt;
         let target = self.target_delay();
         if delay < target {
@@ -324,7 +324,7 @@ impl CongestionControl for Swift {
         } else if delay > target && self.can_decrease(ev.now) {
             //= Swift Alg. 1 (multiplicative decrease); spec smartt-reps.md §2.14.3
             //# Cut in proportion to the excess delay, never more than max_mdf, once per RTT.
-            let excess = (delay - target) as f64 / delay as f64;
+            let excess = (delay - target).0 as f64 / delay.0 as f64;
             self.decrease(ev.now, (1.0 - self.beta * excess).max(1.0 - self.max_mdf));
         }
     }
@@ -360,7 +360,7 @@ impl CongestionControl for Swift {
         //# Below one packet the window alone cannot slow a sender down: send one packet every
         //# srtt/cwnd instead, i.e. pace at cwnd bytes per srtt.
         (self.cwnd < self.mtu).then(|| {
-            let bps = (self.cwnd * 8.0 * SEC as f64 / self.srtt as f64).round() as u64;
+            let bps = (self.cwnd * 8.0 * SEC.0 as f64 / self.srtt.0 as f64).round() as u64;
             BitsPerSec(bps.max(1))
         })
     }
@@ -395,11 +395,11 @@ mod tests {
     }
 
     fn nack(now: Time) -> NackEvent {
-        NackEvent { now, bytes: MTU, cause: LossCause::Trimmed, entropy: 0, in_flight: 0, sent_at: 0, last_hop_paced: false }
+        NackEvent { now, bytes: MTU, cause: LossCause::Trimmed, entropy: 0, in_flight: 0, sent_at: Time::ZERO, last_hop_paced: false }
     }
 
     fn timeout(now: Time) -> TimeoutEvent {
-        TimeoutEvent { now, lost_bytes: MTU, in_flight: 0, consecutive: 1, latest_sent_at: 0 }
+        TimeoutEvent { now, lost_bytes: MTU, in_flight: 0, consecutive: 1, latest_sent_at: Time::ZERO }
     }
 
     #[test]
@@ -472,7 +472,7 @@ mod tests {
     #[test]
     fn nack_halves_and_repeated_timeouts_reset_to_the_minimum() {
         let mut c = cc(SwiftParams::default());
-        c.on_nack(&nack(0));
+        c.on_nack(&nack(Time::ZERO));
         assert_eq!(c.window(), Some(256_000));
         // A timeout one RTT later halves again; four more in a row reach the threshold.
         c.on_timeout(&timeout(20 * US));
@@ -532,13 +532,13 @@ mod tests {
         let two = Swift::new(&p, &PathInfo { hops: 2, ..PATH }).target_delay();
         let six = Swift::new(&p, &PathInfo { hops: 6, ..PATH }).target_delay();
         let h_ps = 20.0f64 / 6.55 * 1e6;
-        assert_eq!(two, (20e6 + 2.0 * h_ps).round() as Time);
-        assert_eq!(six, (20e6 + 6.0 * h_ps).round() as Time);
+        assert_eq!(two, Time((20e6 + 2.0 * h_ps).round() as u64));
+        assert_eq!(six, Time((20e6 + 6.0 * h_ps).round() as u64));
         assert!(six > two + 12 * US, "four more hops add 4 × 3.05 µs");
         // Default: 1.5 × each path's own base RTT, so a 4-link path with 7 µs base RTT gets
         // 10.5 µs and the 6-link one 15 µs.
         let d = SwiftParams::default();
-        assert_eq!(Swift::new(&d, &PathInfo { hops: 4, base_rtt: 7 * US, ..PATH }).target_delay(), 10_500_000);
+        assert_eq!(Swift::new(&d, &PathInfo { hops: 4, base_rtt: 7 * US, ..PATH }).target_delay(), Time(10_500_000));
         assert_eq!(Swift::new(&d, &PathInfo { hops: 6, ..PATH }).target_delay(), 15 * US);
 
         // Flow scaling: fs_range (5 × 15 µs) at 0.1 packet, 0 at ≥ 100 packets.
@@ -553,7 +553,7 @@ mod tests {
         c.cwnd = 10.0 * MTU as f64;
         let alpha = 75.0 / (1.0 / 0.1f64.sqrt() - 0.1);
         let want = 15.0 + alpha / 10f64.sqrt() - alpha / 10.0;
-        assert!((c.target_delay() as f64 / 1e6 - want).abs() < 1e-5, "{} vs {want}", c.target_delay());
+        assert!((c.target_delay().0 as f64 / 1e6 - want).abs() < 1e-5, "{} vs {want}", c.target_delay());
     }
 
     #[test]

@@ -158,7 +158,7 @@ impl Timely {
             beta: p.beta,
             t_low: us_to_ps(p.t_low_us),
             t_high: us_to_ps(p.t_high_us),
-            min_rtt: us_to_ps(p.min_rtt_us) as f64,
+            min_rtt: us_to_ps(p.min_rtt_us).0 as f64,
             rate_ai: p.rate_ai_mbps.map_or(10e6 * per_10g, |m| m * 1e6),
             rate_hai: p.rate_hai_mbps.map_or(50e6 * per_10g, |m| m * 1e6),
             hai_after: p.hai_after,
@@ -183,14 +183,14 @@ impl Timely {
 
     /// One rate update for the RTT sample `rtt` (TIMELY Algorithm 1 as spec §2.10.2 gives it).
     fn update(&mut self, rtt: Time, prev: Time) {
-        let new_diff = rtt as f64 - prev as f64;
+        let new_diff = rtt.0 as f64 - prev.0 as f64;
         self.rtt_diff = (1.0 - self.alpha) * self.rtt_diff + self.alpha * new_diff;
         let gradient = self.rtt_diff / self.min_rtt;
         let cut = if rtt < self.t_low {
             None
         } else if rtt > self.t_high {
             //= TIMELY Alg. 1: rate ← rate·(1 − β·(1 − T_high/rtt))
-            Some(1.0 - self.beta * (1.0 - self.t_high as f64 / rtt as f64))
+            Some(1.0 - self.beta * (1.0 - self.t_high.0 as f64 / rtt.0 as f64))
         } else if gradient <= 0.0 {
             None
         } else {
@@ -285,8 +285,8 @@ mod tests {
 
     /// Sends one packet, then delivers its ACK with RTT `rtt_us`: one round trip per call.
     fn round(c: &mut Timely, rtt_us: f64) {
-        c.on_send(0, MTU);
-        c.on_ack(&AckEvent { rtt: (rtt_us * US as f64) as Time, ..ACK });
+        c.on_send(Time::ZERO, MTU);
+        c.on_ack(&AckEvent { rtt: Time((rtt_us * US.0 as f64) as u64), ..ACK });
     }
 
     //= type=test
@@ -330,7 +330,7 @@ mod tests {
         // Ten packets out, then their ACKs: the first records the RTT, the next nine are
         // within the same round trip (nothing sent since) and are ignored.
         for _ in 0..10 {
-            c.on_send(0, MTU);
+            c.on_send(Time::ZERO, MTU);
         }
         for i in 0..10 {
             c.on_ack(&AckEvent { rtt: (600 + 100 * i) * US, ..ACK });

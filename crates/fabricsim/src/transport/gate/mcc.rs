@@ -183,7 +183,7 @@ impl Mcc {
 
     /// The end of a round: classify, update, start the next round.
     fn decide(&mut self) -> CongestionState {
-        let d_avg = (self.delay_sum / self.delay_count.max(1) as u128) as Time;
+        let d_avg = Time((self.delay_sum / self.delay_count.max(1) as u128) as u64);
         let state = classify(d_avg, self.sample_max, self.t_msg, self.t_max);
         match state {
             //= mcc §4: "with an 8:1 oversubscription, we add 1/8 Bandwidth-Delay-Product (BDP) to the window"
@@ -192,7 +192,7 @@ impl Mcc {
             CongestionState::Partial => {}
             //= spec mcc.md A-13 (the paper gives no decrease law)
             CongestionState::Global => {
-                let (d, t) = (d_avg as f64, self.t_msg as f64);
+                let (d, t) = (d_avg.0 as f64, self.t_msg.0 as f64);
                 self.cwnd *= match self.decrease {
                     Decrease::Proportional => (1.0 - self.beta * (d - t) / d).max(1.0 - self.max_mdf),
                     Decrease::LittlesLaw => t / d,
@@ -206,7 +206,7 @@ impl Mcc {
         self.round_end = self.posted;
         self.delay_sum = 0;
         self.delay_count = 0;
-        self.sample_max = 0;
+        self.sample_max = Time::ZERO;
         state
     }
 }
@@ -259,7 +259,7 @@ impl Scheme<GateBuild> for Mcc {
             round_end: 0,
             delay_sum: 0,
             delay_count: 0,
-            sample_max: 0,
+            sample_max: Time::ZERO,
         }
     }
 }
@@ -285,7 +285,7 @@ impl MessageGate for Mcc {
             MessageDelay::OneWay => fb.delivered_at,
             MessageDelay::RoundTrip => fb.now,
         };
-        self.delay_sum += end.saturating_sub(fb.first_tx) as u128;
+        self.delay_sum += end.saturating_sub(fb.first_tx).0 as u128;
         self.delay_count += 1;
         self.sample_max = self.sample_max.max(fb.rtt_max);
         if seq < self.round_end {
@@ -318,10 +318,10 @@ mod tests {
         let path = PathInfo {
             mtu_bytes: 1048,
             host_rate: BitsPerSec::from_gbps(100.0),
-            base_rtt: 8_500_000,
+            base_rtt: Time(8_500_000),
             bdp_bytes: 106_250,
             hops: 4,
-            net_base_rtt: 8_500_000,
+            net_base_rtt: Time(8_500_000),
             src_conns: 1,
             queue_bytes: 0,
             flows_per_host: 1,
@@ -330,12 +330,12 @@ mod tests {
     }
 
     fn st(in_flight_bytes: u64, next_bytes: u64) -> GateState {
-        GateState { now: 0, in_flight_msgs: (in_flight_bytes / MSG) as u32, in_flight_bytes, next_bytes }
+        GateState { now: Time::ZERO, in_flight_msgs: (in_flight_bytes / MSG) as u32, in_flight_bytes, next_bytes }
     }
 
     /// A completed message with one-way delay `d_us` and largest sampled RTT `p_us`.
     fn done(d_us: u64, p_us: u64) -> MessageFeedback {
-        MessageFeedback { now: 0, bytes: MSG, posted_at: 0, first_tx: 1000 * US, delivered_at: (1000 + d_us) * US, rtt_max: p_us * US, rtt_mean: 0, in_flight_msgs: 0 }
+        MessageFeedback { now: Time::ZERO, bytes: MSG, posted_at: Time::ZERO, first_tx: 1000 * US, delivered_at: (1000 + d_us) * US, rtt_max: p_us * US, rtt_mean: Time::ZERO, in_flight_msgs: 0 }
     }
 
     #[test]

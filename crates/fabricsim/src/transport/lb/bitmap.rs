@@ -159,7 +159,7 @@ impl crate::scheme::Scheme<super::LbBuild> for Bitmap {
 mod tests {
     use super::*;
 
-    const CTX: EntropyCtx = EntropyCtx { now: 0, seq: 0, retransmit: false, window_pkts: None, in_flight: 0 };
+    const CTX: EntropyCtx = EntropyCtx { now: Time::ZERO, seq: 0, retransmit: false, window_pkts: None, in_flight: 0 };
 
     //= uec-spec §3 (oblivious walk); type=test
     #[test]
@@ -181,11 +181,11 @@ mod tests {
     fn penalised_entropies_are_skipped_for_about_penalty_passes() {
         let mut b = Bitmap::new(&BitmapParams { entropies: 8, ..Default::default() });
         let mut rng = Rng::stream(1, "bitmap-test", 1);
-        b.on_feedback(3, Feedback::Nack, 0);
-        b.on_feedback(5, Feedback::Ack { ecn: true }, 0);
-        b.on_feedback(6, Feedback::Timeout, 0);
-        b.on_feedback(6, Feedback::Timeout, 0);
-        b.on_feedback(1, Feedback::Ack { ecn: false }, 0);
+        b.on_feedback(3, Feedback::Nack, Time::ZERO);
+        b.on_feedback(5, Feedback::Ack { ecn: true }, Time::ZERO);
+        b.on_feedback(6, Feedback::Timeout, Time::ZERO);
+        b.on_feedback(6, Feedback::Timeout, Time::ZERO);
+        b.on_feedback(1, Feedback::Ack { ecn: false }, Time::ZERO);
         assert_eq!(&b.penalty[..], &[0, 0, 0, 4, 0, 1, 15, 0]);
         // 16 packets take at most 4 passes (5 free entropies per pass): entropy 3 (penalty 4)
         // and 6 (15) pay down at most one unit per pass, so neither is used.
@@ -203,7 +203,7 @@ mod tests {
         let mut b = Bitmap::new(&BitmapParams { entropies: 4, ..Default::default() });
         let mut rng = Rng::stream(1, "bitmap-test", 2);
         for e in 0..4 {
-            b.on_feedback(e, Feedback::Timeout, 0);
+            b.on_feedback(e, Feedback::Timeout, Time::ZERO);
         }
         let e = b.next_entropy(&CTX, &mut rng);
         assert!(e < 4);

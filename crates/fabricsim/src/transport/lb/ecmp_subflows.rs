@@ -83,9 +83,10 @@ impl crate::scheme::Scheme<super::LbBuild> for EcmpSubflows {
 mod tests {
     use super::super::ecmp::{Ecmp, EcmpParams};
     use super::*;
+    use crate::units::Time;
 
     fn ctx(seq: u32, retransmit: bool) -> EntropyCtx {
-        EntropyCtx { now: 0, seq, retransmit, window_pkts: None, in_flight: 0 }
+        EntropyCtx { now: Time::ZERO, seq, retransmit, window_pkts: None, in_flight: 0 }
     }
 
     //= type=test; LB-ECMP-SUB: S entropies, packet seq mod S; retransmissions keep their subflow

@@ -105,11 +105,11 @@ impl crate::scheme::Scheme<super::LbBuild> for HostFlowlet {
 mod tests {
     use super::*;
 
-    const CTX: EntropyCtx = EntropyCtx { now: 0, seq: 0, retransmit: false, window_pkts: None, in_flight: 0 };
+    const CTX: EntropyCtx = EntropyCtx { now: Time::ZERO, seq: 0, retransmit: false, window_pkts: None, in_flight: 0 };
 
     fn acks(h: &mut HostFlowlet, label: Entropy, marked: u32, clean: u32) {
         for i in 0..marked + clean {
-            h.on_feedback(label, Feedback::Ack { ecn: i < marked }, 0);
+            h.on_feedback(label, Feedback::Ack { ecn: i < marked }, Time::ZERO);
         }
     }
 
@@ -134,8 +134,8 @@ mod tests {
         assert_eq!(h.next_entropy(&CTX, &mut rng), l1);
         // NACKs and timeouts are not ACKs.
         for _ in 0..20 {
-            h.on_feedback(l1, Feedback::Nack, 0);
-            h.on_feedback(l1, Feedback::Timeout, 0);
+            h.on_feedback(l1, Feedback::Nack, Time::ZERO);
+            h.on_feedback(l1, Feedback::Timeout, Time::ZERO);
         }
         assert_eq!(h.next_entropy(&CTX, &mut rng), l1);
         acks(&mut h, l1, 10, 0);

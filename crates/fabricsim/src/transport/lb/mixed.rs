@@ -106,17 +106,17 @@ impl crate::scheme::Scheme<super::LbBuild> for Mixed {
 mod tests {
     use super::*;
 
-    const CTX: EntropyCtx = EntropyCtx { now: 0, seq: 0, retransmit: false, window_pkts: None, in_flight: 0 };
+    const CTX: EntropyCtx = EntropyCtx { now: Time::ZERO, seq: 0, retransmit: false, window_pkts: None, in_flight: 0 };
 
     //= uec-spec §3 mixed; type=test
     #[test]
     fn clean_entropies_are_reused_in_order_then_the_bitmap_walk_takes_over() {
         let mut m = Mixed::new(&MixedParams { entropies: 8, ..Default::default() });
         let mut rng = Rng::stream(1, "mixed-test", 0);
-        m.on_feedback(6, Feedback::Ack { ecn: false }, 0);
-        m.on_feedback(2, Feedback::Ack { ecn: true }, 0);
-        m.on_feedback(4, Feedback::Ack { ecn: false }, 0);
-        m.on_feedback(1, Feedback::Nack, 0);
+        m.on_feedback(6, Feedback::Ack { ecn: false }, Time::ZERO);
+        m.on_feedback(2, Feedback::Ack { ecn: true }, Time::ZERO);
+        m.on_feedback(4, Feedback::Ack { ecn: false }, Time::ZERO);
+        m.on_feedback(1, Feedback::Nack, Time::ZERO);
         assert_eq!(m.next_entropy(&CTX, &mut rng), 6);
         assert_eq!(m.next_entropy(&CTX, &mut rng), 4);
         // Queue empty: the walk, which skips the marked (2) and trimmed (1) entropies this pass.
@@ -130,7 +130,7 @@ mod tests {
         let mut m = Mixed::new(&MixedParams { entropies: 8, cache_size: 2, ..Default::default() });
         let mut rng = Rng::stream(1, "mixed-test", 1);
         for e in [1, 2, 3] {
-            m.on_feedback(e, Feedback::Ack { ecn: false }, 0);
+            m.on_feedback(e, Feedback::Ack { ecn: false }, Time::ZERO);
         }
         assert_eq!(m.next_entropy(&CTX, &mut rng), 2);
         assert_eq!(m.next_entropy(&CTX, &mut rng), 3);

@@ -124,7 +124,7 @@ pub struct Plb {
 impl Plb {
     /// A selector for a connection on `path`, with its first entropy drawn from `rng`.
     pub fn new(p: &PlbParams, path: &PathInfo, rng: &mut Rng) -> Self {
-        let round_len = ((p.round_rtts * path.base_rtt as f64).round() as Time).max(1);
+        let round_len = (Time((p.round_rtts * path.base_rtt.0 as f64).round() as u64)).max(Time(1));
         Plb {
             entropy: rng.next_u64() as Entropy,
             k: p.congested_fraction,
@@ -234,10 +234,10 @@ impl crate::scheme::Scheme<super::LbBuild> for Plb {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::units::{BitsPerSec, US};
+    use crate::units::BitsPerSec;
 
-    const RTT: Time = 10 * US;
-    const CTX: EntropyCtx = EntropyCtx { now: 0, seq: 0, retransmit: false, window_pkts: None, in_flight: 0 };
+    const RTT: Time = Time::from_us(10);
+    const CTX: EntropyCtx = EntropyCtx { now: Time::ZERO, seq: 0, retransmit: false, window_pkts: None, in_flight: 0 };
 
     fn plb(p: PlbParams) -> (Plb, Rng) {
         let path = PathInfo { mtu_bytes: 4096, host_rate: BitsPerSec::from_gbps(400.0), base_rtt: RTT, bdp_bytes: 500_000, hops: 6, net_base_rtt: RTT, src_conns: 1, queue_bytes: 0, flows_per_host: 1 };
@@ -322,7 +322,7 @@ mod tests {
         let (mut s, mut rng) = plb(PlbParams { rounds: 1, ..PlbParams::default() });
         for i in 0..10 {
             let fb = if i < 6 { Feedback::Nack } else { Feedback::Ack { ecn: false } };
-            s.on_feedback(s.entropy, fb, i);
+            s.on_feedback(s.entropy, fb, Time(i));
         }
         s.on_feedback(s.entropy, Feedback::Ack { ecn: false }, RTT);
         assert!(repathed(&mut s, &mut rng));
@@ -351,7 +351,7 @@ mod tests {
 
         let (mut quiet, mut rng) = plb(PlbParams { repath_on_timeout: false, ..PlbParams::default() });
         let e = quiet.next_entropy(&CTX, &mut rng);
-        quiet.on_feedback(e, Feedback::Timeout, 0);
+        quiet.on_feedback(e, Feedback::Timeout, Time::ZERO);
         assert_eq!(quiet.next_entropy(&CTX, &mut rng), e);
     }
 

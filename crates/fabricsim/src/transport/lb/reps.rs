@@ -283,7 +283,7 @@ mod tests {
         PathInfo { mtu_bytes: 4096, host_rate: BitsPerSec::from_gbps(400.0), base_rtt: 10 * US, bdp_bytes: bdp_pkts * 4096, hops: 6, net_base_rtt: 10 * US, src_conns: 1, queue_bytes: 0, flows_per_host: 1 }
     }
 
-    const CTX: EntropyCtx = EntropyCtx { now: 0, seq: 0, retransmit: false, window_pkts: None, in_flight: 0 };
+    const CTX: EntropyCtx = EntropyCtx { now: Time::ZERO, seq: 0, retransmit: false, window_pkts: None, in_flight: 0 };
     const CLEAN: Feedback = Feedback::Ack { ecn: false };
     const MARKED: Feedback = Feedback::Ack { ecn: true };
 
@@ -306,7 +306,7 @@ mod tests {
         let first = next(&mut r, &mut rng);
         seen.insert(first);
         // Clean feedback during exploration must not cut it short.
-        r.on_feedback(first, CLEAN, 0);
+        r.on_feedback(first, CLEAN, Time::ZERO);
         for i in 1..100u32 {
             let e = next(&mut r, &mut rng);
             assert_eq!(e as u32, (first as u32 + i) % 256, "exploration walks the space in order");
@@ -322,7 +322,7 @@ mod tests {
         // 2.5 BDPs of a 10-packet BDP = 25 packets of walk, then the (only) cached entropy.
         let (mut r, mut rng) = reps(RepsParams { explore_bdp: 2.5, ..RepsParams::default() }, 10);
         let first = next(&mut r, &mut rng);
-        r.on_feedback(4242, CLEAN, 0);
+        r.on_feedback(4242, CLEAN, Time::ZERO);
         for i in 1..25u32 {
             assert_eq!(next(&mut r, &mut rng) as u32, (first as u32 + i) % 256);
         }
@@ -335,12 +335,12 @@ mod tests {
     #[test]
     fn recycles_only_unmarked_entropies() {
         let (mut r, mut rng) = reps(RepsParams { explore_bdp: 0.0, ..RepsParams::default() }, 100);
-        r.on_feedback(10, CLEAN, 0);
-        r.on_feedback(11, MARKED, 0);
-        r.on_feedback(12, Feedback::Nack, 0);
-        r.on_feedback(13, CLEAN, 0);
-        r.on_feedback(14, Feedback::Timeout, 0);
-        r.on_feedback(10, CLEAN, 0);
+        r.on_feedback(10, CLEAN, Time::ZERO);
+        r.on_feedback(11, MARKED, Time::ZERO);
+        r.on_feedback(12, Feedback::Nack, Time::ZERO);
+        r.on_feedback(13, CLEAN, Time::ZERO);
+        r.on_feedback(14, Feedback::Timeout, Time::ZERO);
+        r.on_feedback(10, CLEAN, Time::ZERO);
         assert_eq!(r.cached(), 3);
         assert_eq!([next(&mut r, &mut rng), next(&mut r, &mut rng), next(&mut r, &mut rng)], [10, 13, 10]);
         assert_eq!(r.cached(), 0);
@@ -353,15 +353,15 @@ mod tests {
         // kept full the fallback is never needed.
         let (mut r, mut rng) = reps(RepsParams { explore_bdp: 0.0, entropies: 16, ..RepsParams::default() }, 100);
         for e in 0..8 {
-            r.on_feedback(e, CLEAN, 0);
+            r.on_feedback(e, CLEAN, Time::ZERO);
         }
         for round in 0..1000u32 {
             let e = next(&mut r, &mut rng);
             assert!(e < 8, "round {round}: congested entropy {e} was recycled");
-            r.on_feedback(e, CLEAN, 0);
+            r.on_feedback(e, CLEAN, Time::ZERO);
             let bad = 8 + (round % 8) as Entropy;
             let fb = [MARKED, Feedback::Nack, Feedback::Timeout][round as usize % 3];
-            r.on_feedback(bad, fb, 0);
+            r.on_feedback(bad, fb, Time::ZERO);
         }
     }
 
@@ -378,7 +378,7 @@ mod tests {
         let walk_like = draws.windows(2).filter(|w| (w[0] + 1) % 64 == w[1]).count();
         assert!(walk_like < 20, "{walk_like} consecutive steps: looks like a walk, not random");
         // A clean ACK is then used before any further random draw.
-        r.on_feedback(7, CLEAN, 0);
+        r.on_feedback(7, CLEAN, Time::ZERO);
         assert_eq!(next(&mut r, &mut rng), 7);
     }
 
@@ -396,7 +396,7 @@ mod tests {
     fn cache_bound_is_respected() {
         let (mut r, mut rng) = reps(RepsParams { explore_bdp: 0.0, cache_size: 4, ..RepsParams::default() }, 100);
         for e in 100..110 {
-            r.on_feedback(e, CLEAN, 0);
+            r.on_feedback(e, CLEAN, Time::ZERO);
             assert!(r.cached() <= 4);
         }
         assert_eq!(r.cached(), 4);
@@ -410,12 +410,12 @@ mod tests {
     fn last_good_reuses_one_entropy_until_it_is_marked() {
         let p = RepsParams { explore_bdp: 0.0, cache: CachePolicy::LastGood, ..RepsParams::default() };
         let (mut r, mut rng) = reps(p, 100);
-        r.on_feedback(5, CLEAN, 0);
+        r.on_feedback(5, CLEAN, Time::ZERO);
         assert_eq!([next(&mut r, &mut rng), next(&mut r, &mut rng)], [5, 5]);
         // A mark on another entropy leaves the slot alone; a mark on it empties it.
-        r.on_feedback(6, MARKED, 0);
+        r.on_feedback(6, MARKED, Time::ZERO);
         assert_eq!(next(&mut r, &mut rng), 5);
-        r.on_feedback(5, Feedback::Nack, 0);
+        r.on_feedback(5, Feedback::Nack, Time::ZERO);
         assert_eq!(r.cached(), 0);
     }
 

@@ -138,8 +138,9 @@ impl crate::scheme::Scheme<super::LbBuild> for Spray {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::units::Time;
 
-    const CTX: EntropyCtx = EntropyCtx { now: 0, seq: 0, retransmit: false, window_pkts: None, in_flight: 0 };
+    const CTX: EntropyCtx = EntropyCtx { now: Time::ZERO, seq: 0, retransmit: false, window_pkts: None, in_flight: 0 };
 
     //= type=test; smartt-reps spec §2.13: every entropy once per pass, a new order each pass
     #[test]

@@ -281,7 +281,7 @@ impl crate::scheme::Scheme<super::LbBuild> for StrackLb {
 mod tests {
     use super::*;
 
-    const CTX: EntropyCtx = EntropyCtx { now: 0, seq: 0, retransmit: false, window_pkts: Some(4), in_flight: 0 };
+    const CTX: EntropyCtx = EntropyCtx { now: Time::ZERO, seq: 0, retransmit: false, window_pkts: Some(4), in_flight: 0 };
     const CLEAN: Feedback = Feedback::Ack { ecn: false };
     const MARKED: Feedback = Feedback::Ack { ecn: true };
 
@@ -328,13 +328,13 @@ mod tests {
     fn clean_ack_reuses_its_entropy_and_the_pointer_follows() {
         let (mut s, mut rng) = lb(StrackLbParams::default());
         assert_eq!(take(&mut s, &mut rng, Some(4), 3), [1, 2, 3]);
-        s.on_feedback(2, CLEAN, 0);
+        s.on_feedback(2, CLEAN, Time::ZERO);
         assert_eq!(s.next_path_id(), Some(2));
         // The clean entropy is used once, then round-robin resumes after it (rr = 2).
         assert_eq!(take(&mut s, &mut rng, Some(4), 3), [2, 3, 4]);
         // Only the latest clean ACK counts.
-        s.on_feedback(6, CLEAN, 0);
-        s.on_feedback(1, CLEAN, 0);
+        s.on_feedback(6, CLEAN, Time::ZERO);
+        s.on_feedback(1, CLEAN, Time::ZERO);
         assert_eq!(take(&mut s, &mut rng, Some(4), 2), [1, 2]);
     }
 
@@ -342,7 +342,7 @@ mod tests {
     #[test]
     fn path_zero_can_be_reused() {
         let (mut s, mut rng) = lb(StrackLbParams::default());
-        s.on_feedback(0, CLEAN, 0);
+        s.on_feedback(0, CLEAN, Time::ZERO);
         assert_eq!(take(&mut s, &mut rng, Some(4), 2), [0, 1]);
     }
 
@@ -350,16 +350,16 @@ mod tests {
     #[test]
     fn marked_ack_moves_on_and_is_skipped() {
         let (mut s, mut rng) = lb(StrackLbParams::default());
-        s.on_feedback(3, CLEAN, 0);
+        s.on_feedback(3, CLEAN, Time::ZERO);
         // A later marked ACK cancels the reuse and flags its entropy.
-        s.on_feedback(2, MARKED, 0);
+        s.on_feedback(2, MARKED, Time::ZERO);
         assert_eq!(s.next_path_id(), None);
         assert!(s.flagged(2));
         assert_eq!(take(&mut s, &mut rng, Some(4), 3), [1, 3, 4]);
         assert!(!s.flagged(2), "skipping cleared the flag");
         // A clean ACK on a flagged entropy unflags it.
-        s.on_feedback(5, MARKED, 0);
-        s.on_feedback(5, CLEAN, 0);
+        s.on_feedback(5, MARKED, Time::ZERO);
+        s.on_feedback(5, CLEAN, Time::ZERO);
         assert!(!s.flagged(5));
         assert_eq!(s.next_path_id(), Some(5));
     }
@@ -369,7 +369,7 @@ mod tests {
     fn each_packet_clears_at_most_one_flag() {
         let (mut s, mut rng) = lb(StrackLbParams::default());
         for e in [2, 3, 4] {
-            s.on_feedback(e, MARKED, 0);
+            s.on_feedback(e, MARKED, Time::ZERO);
         }
         // rr = 0: 1 is free; then 2 is skipped and cleared, 3 and 4 skipped but kept, 5 taken.
         assert_eq!(take(&mut s, &mut rng, Some(4), 1), [1]);
@@ -389,7 +389,7 @@ mod tests {
     fn all_flagged_range_terminates_on_the_cleared_entry() {
         let (mut s, mut rng) = lb(StrackLbParams::default());
         for e in 0..256 {
-            s.on_feedback(e, MARKED, 0);
+            s.on_feedback(e, MARKED, Time::ZERO);
         }
         // Range 8, rr = 0: 1 is skipped and cleared, 2..7 and 0 skipped, back to 1.
         assert_eq!(take(&mut s, &mut rng, Some(4), 1), [1]);
@@ -413,7 +413,7 @@ mod tests {
                 Some(r) => assert_eq!(e, r),
                 None => assert!((e as u32) < s.window_range(&ctx(w))),
             }
-            s.on_feedback(e, Feedback::Ack { ecn: x >> 20 & 1 == 1 }, 0);
+            s.on_feedback(e, Feedback::Ack { ecn: x >> 20 & 1 == 1 }, Time::ZERO);
         }
     }
 
@@ -422,19 +422,19 @@ mod tests {
     fn literal_bitmap_skips_clocked_entropies_and_explores_marked_ones() {
         let (mut s, mut rng) = lb(StrackLbParams { bitmap: BitmapPolarity::Literal, ..StrackLbParams::default() });
         // Clean on 2: flag set (= already clocked) and reused next.
-        s.on_feedback(2, CLEAN, 0);
+        s.on_feedback(2, CLEAN, Time::ZERO);
         assert!(s.flagged(2));
         assert_eq!(take(&mut s, &mut rng, Some(4), 1), [2]);
         // Clean on 3 and 4 make them clocked; a mark on 5 leaves it (and cancels the reuse).
-        s.on_feedback(3, CLEAN, 0);
-        s.on_feedback(4, CLEAN, 0);
-        s.on_feedback(5, MARKED, 0);
+        s.on_feedback(3, CLEAN, Time::ZERO);
+        s.on_feedback(4, CLEAN, Time::ZERO);
+        s.on_feedback(5, MARKED, Time::ZERO);
         assert!(s.flagged(3) && s.flagged(4) && !s.flagged(5));
         // rr = 2: 3 skipped (cleared), 4 skipped (kept), the marked 5 is taken.
         assert_eq!(take(&mut s, &mut rng, Some(4), 1), [5]);
         assert!(!s.flagged(3) && s.flagged(4));
         // A mark on a clocked entropy clears its bit.
-        s.on_feedback(4, MARKED, 0);
+        s.on_feedback(4, MARKED, Time::ZERO);
         assert!(!s.flagged(4));
     }
 
@@ -442,8 +442,8 @@ mod tests {
     #[test]
     fn oblivious_ignores_ecn_and_round_robins_over_all_paths() {
         let (mut s, mut rng) = lb(StrackLbParams { mode: SprayMode::Oblivious, ..StrackLbParams::default() });
-        s.on_feedback(1, MARKED, 0);
-        s.on_feedback(7, CLEAN, 0);
+        s.on_feedback(1, MARKED, Time::ZERO);
+        s.on_feedback(7, CLEAN, Time::ZERO);
         assert!(!s.flagged(1));
         assert_eq!(s.next_path_id(), None);
         let got = take(&mut s, &mut rng, Some(4), 257);
@@ -456,7 +456,7 @@ mod tests {
     fn oblivious_window_range_follows_the_window() {
         let p = StrackLbParams { mode: SprayMode::Oblivious, oblivious_range: ObliviousRange::Window, ..StrackLbParams::default() };
         let (mut s, mut rng) = lb(p);
-        s.on_feedback(3, CLEAN, 0);
+        s.on_feedback(3, CLEAN, Time::ZERO);
         assert_eq!(take(&mut s, &mut rng, Some(2), 9), [1, 2, 3, 4, 5, 6, 7, 0, 1]);
         let (mut s, mut rng) = lb(p);
         assert_eq!(take(&mut s, &mut rng, Some(6), 13), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 0, 1]);
@@ -465,10 +465,10 @@ mod tests {
     #[test]
     fn nacks_timeouts_and_out_of_range_entropies_are_ignored() {
         let (mut s, mut rng) = lb(StrackLbParams { max_paths: 16, ..StrackLbParams::default() });
-        s.on_feedback(3, CLEAN, 0);
-        s.on_feedback(3, Feedback::Nack, 0);
-        s.on_feedback(4, Feedback::Timeout, 0);
-        s.on_feedback(300, MARKED, 0);
+        s.on_feedback(3, CLEAN, Time::ZERO);
+        s.on_feedback(3, Feedback::Nack, Time::ZERO);
+        s.on_feedback(4, Feedback::Timeout, Time::ZERO);
+        s.on_feedback(300, MARKED, Time::ZERO);
         assert_eq!(s.next_path_id(), Some(3));
         assert!(!s.flagged(4) && !s.flagged(300));
         assert_eq!(take(&mut s, &mut rng, Some(4), 2), [3, 4]);

@@ -181,11 +181,11 @@ mod tests {
 
     /// A receiver's reorder window (a fixture connection's).
     fn window() -> crate::transport::receiver::Receiver {
-        crate::transport::receiver::Receiver::new(super::super::AnyReceiverRecovery::Sack(Default::default()), 1)
+        crate::transport::receiver::Receiver::new(super::super::AnyReceiverRecovery::Sack(Default::default()), Time(1))
     }
 
     fn msg(first: u32, pkts: u32, end: u32) -> OpenMsg {
-        OpenMsg { msg: 0, first_pkt: first, pkts, end_pkt: end, last_payload: 1000, posted_at: 0, first_tx: 0, delivered_at: Time::MAX, rtt_max: 0, rtt_sum: 0, rtt_samples: 0 }
+        OpenMsg { msg: 0, first_pkt: first, pkts, end_pkt: end, last_payload: 1000, posted_at: Time::ZERO, first_tx: Time::ZERO, delivered_at: Time::MAX, rtt_max: Time::ZERO, rtt_sum: Time::ZERO, rtt_samples: 0 }
     }
 
     /// Feeds `arrivals` (first copies only reach the hook, as in the glue) to a receiver for
@@ -323,28 +323,28 @@ mod tests {
         // 4 packets in flight of a 104-packet posting (the fixture posts n + 100).
         let mut b = Board::new(4, 10);
         let mut m = Code::default();
-        assert_eq!(m.on_nack(&mut b.ctx(10), &LossReport { seq: 2, sent_at: 2 }), Some(1000));
+        assert_eq!(m.on_nack(&mut b.ctx(Time(10)), &LossReport { seq: 2, sent_at: Time(2) }), Some(1000));
         assert!(b.lost().is_empty(), "a trimmed symbol is not requeued");
         assert_eq!(b.conn.board[2].state, SeqState::Lost);
         assert_eq!(b.conn.in_flight, 3000);
-        assert_eq!(m.next_to_send(&mut b.ctx(10)), Some((4, false)));
+        assert_eq!(m.next_to_send(&mut b.ctx(Time(10))), Some((4, false)));
         // Past the posted data: still a new packet, never a retransmission.
         b.conn.next_seq = b.conn.n_pkts;
-        assert_eq!(m.next_to_send(&mut b.ctx(10)), Some((b.conn.n_pkts, false)));
+        assert_eq!(m.next_to_send(&mut b.ctx(Time(10))), Some((b.conn.n_pkts, false)));
         // Symbols the shared RTO declared lost are written off, not resent.
-        let _ = b.ctx(10).declare_lost(0, 2);
+        let _ = b.ctx(Time(10)).declare_lost(0, 2);
         assert_eq!(b.lost(), [0, 1]);
-        assert_eq!(m.on_timeout(&mut b.ctx(10)), Actions::NONE);
+        assert_eq!(m.on_timeout(&mut b.ctx(Time(10))), Actions::NONE);
         assert!(b.lost().is_empty());
-        assert_eq!(m.next_to_send(&mut b.ctx(10)), Some((b.conn.n_pkts, false)));
+        assert_eq!(m.next_to_send(&mut b.ctx(Time(10))), Some((b.conn.n_pkts, false)));
         // A duplicate ACK asks for nothing; a higher cumulative point settles its message once.
         let ack = AckInfo { cum_ack: 0, seq: 3, ..AckInfo::default() };
-        assert_eq!(m.on_ack(&mut b.ctx(11), &ack), Actions::NONE);
-        assert_eq!(m.on_ack(&mut b.ctx(12), &AckInfo { cum_ack: 104, ..ack }).settle, Some(103));
-        assert_eq!(m.on_ack(&mut b.ctx(13), &AckInfo { cum_ack: 104, ..ack }), Actions::NONE);
+        assert_eq!(m.on_ack(&mut b.ctx(Time(11)), &ack), Actions::NONE);
+        assert_eq!(m.on_ack(&mut b.ctx(Time(12)), &AckInfo { cum_ack: 104, ..ack }).settle, Some(103));
+        assert_eq!(m.on_ack(&mut b.ctx(Time(13)), &AckInfo { cum_ack: 104, ..ack }), Actions::NONE);
         assert!(b.lost().is_empty());
         // Idle: nothing more to send.
         b.conn.acked_pkts = b.conn.n_pkts;
-        assert_eq!(m.next_to_send(&mut b.ctx(14)), None);
+        assert_eq!(m.next_to_send(&mut b.ctx(Time(14))), None);
     }
 }

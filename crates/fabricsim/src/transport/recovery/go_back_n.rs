@@ -174,7 +174,7 @@ impl crate::scheme::Scheme<crate::transport::cc::PathInfo> for GoBackN {
 impl crate::scheme::Companion<crate::transport::cc::PathInfo> for GoBackN {
     type Half = GoBackNRx;
     fn build_half(p: &GoBackNParams) -> GoBackNRx {
-        GoBackNRx { repeat: p.nack_repeat, interval: p.nack_interval_us.map_or(0, us_to_ps), ..GoBackNRx::default() }
+        GoBackNRx { repeat: p.nack_repeat, interval: p.nack_interval_us.map_or(Time::ZERO, us_to_ps), ..GoBackNRx::default() }
     }
 }
 
@@ -190,13 +190,13 @@ mod tests {
         let mut b = Board::new(6, 10);
         let mut m = GoBackN::default();
         // The NACK for 2 was revealed by packet 3 (sent at t = 3): rewind from 2 at t = 10.
-        assert_eq!(m.on_seq_nack(&mut b.ctx(10), 2, 3), Actions::NONE);
+        assert_eq!(m.on_seq_nack(&mut b.ctx(Time(10)), 2, Time(3)), Actions::NONE);
         assert_eq!(b.lost(), [2, 3, 4, 5]);
         assert_eq!(b.conn.in_flight, 2 * 1000);
         // Another NACK revealed by packet 4, sent (t = 4) before the rewind: stale.
-        let _ = m.on_seq_nack(&mut b.ctx(11), 2, 4);
+        let _ = m.on_seq_nack(&mut b.ctx(Time(11)), 2, Time(4));
         assert_eq!(b.lost(), [2, 3, 4, 5]);
-        assert_eq!(m.next_to_send(&mut b.ctx(11)), Some((2, true)));
+        assert_eq!(m.next_to_send(&mut b.ctx(Time(11))), Some((2, true)));
     }
 
     #[test]
@@ -205,14 +205,14 @@ mod tests {
         // for 2, revealed by packet 2's resend, goes back again.
         let run = |m: &mut GoBackN| {
             let mut b = Board::new(6, 10);
-            let _ = m.on_seq_nack(&mut b.ctx(10), 2, 3);
+            let _ = m.on_seq_nack(&mut b.ctx(Time(10)), 2, Time(3));
             for (seq, t) in [(2u32, 20u64), (3, 21), (4, 22)] {
-                assert_eq!(m.next_to_send(&mut b.ctx(t)), Some((seq, true)));
-                b.conn.board[seq as usize] = Slot { state: SeqState::InFlight, wire: 1000, sent_at: t, entropy: 0 };
+                assert_eq!(m.next_to_send(&mut b.ctx(Time(t))), Some((seq, true)));
+                b.conn.board[seq as usize] = Slot { state: SeqState::InFlight, wire: 1000, sent_at: Time(t), entropy: 0 };
                 b.conn.in_flight += 1000;
             }
-            let _ = m.on_seq_nack(&mut b.ctx(30), 2, 20);
-            m.next_to_send(&mut b.ctx(30))
+            let _ = m.on_seq_nack(&mut b.ctx(Time(30)), 2, Time(20));
+            m.next_to_send(&mut b.ctx(Time(30)))
         };
         // The default queues 2, 3, 4 behind what was still queued (4's stale entry, 5): the
         // receiver, waiting for 2, gets 4 and 5 first.
@@ -223,8 +223,8 @@ mod tests {
         // A NACK revealed before the last rewind still goes back (ns-3 has no such filter),
         // and the queue is 1.. in order.
         let mut b = Board::new(6, 10);
-        let _ = ns3.on_seq_nack(&mut b.ctx(10), 4, 9);
-        let _ = ns3.on_seq_nack(&mut b.ctx(11), 1, 2);
+        let _ = ns3.on_seq_nack(&mut b.ctx(Time(10)), 4, Time(9));
+        let _ = ns3.on_seq_nack(&mut b.ctx(Time(11)), 1, Time(2));
         assert_eq!(b.lost(), [1, 2, 3, 4, 5]);
     }
 
@@ -232,7 +232,7 @@ mod tests {
     fn timeout_goes_back_to_the_oldest_unacknowledged_packet() {
         let mut b = Board::new(3, 10);
         b.conn.board[1].state = SeqState::Acked;
-        let _ = GoBackN::default().on_timeout(&mut b.ctx(50));
+        let _ = GoBackN::default().on_timeout(&mut b.ctx(Time(50)));
         assert_eq!(b.lost(), [0, 2]);
     }
 
@@ -240,7 +240,7 @@ mod tests {
     #[test]
     fn receiver_discards_out_of_order_and_nacks_once_per_gap() {
         let w = window(4, &[]);
-        let rx = RxView { cum: 4, window: &w, lowest_unacked: u32::MAX, now: 0, base_rtt: 0 };
+        let rx = RxView { cum: 4, window: &w, lowest_unacked: u32::MAX, now: Time::ZERO, base_rtt: Time::ZERO };
         let mut r = GoBackNRx::default();
         assert_eq!(r.admit(&rx, 6), Admit::Discard(Reply::SeqNack));
         assert_eq!(r.admit(&rx, 7), Admit::Discard(Reply::None));
@@ -258,10 +258,10 @@ mod tests {
     #[test]
     fn repeats_follow_the_option() {
         let w = window(4, &[]);
-        let at = |now| RxView { cum: 4, window: &w, lowest_unacked: u32::MAX, now, base_rtt: 10 };
+        let at = |now| RxView { cum: 4, window: &w, lowest_unacked: u32::MAX, now, base_rtt: Time(10) };
         let nacks = |repeat, times: &[u64]| {
             let mut r = GoBackNRx { repeat, ..GoBackNRx::default() };
-            times.iter().map(|&t| r.admit(&at(t), 6) == Admit::Discard(Reply::SeqNack)).collect::<Vec<_>>()
+            times.iter().map(|&t| r.admit(&at(Time(t)), 6) == Admit::Discard(Reply::SeqNack)).collect::<Vec<_>>()
         };
         let times = [100, 105, 109, 110, 115, 121];
         assert_eq!(nacks(NackRepeat::Never, &times), [true, false, false, false, false, false]);
@@ -284,7 +284,7 @@ mod tests {
         // Expected 4: NACKed at 10 µs, not again at 11 and 13.999 µs, again at 14 µs.
         assert!(at(4, 10 * US, 6));
         assert!(!at(4, 11 * US, 7));
-        assert!(!at(4, 14 * US - 1, 8));
+        assert!(!at(4, 14 * US - Time(1), 8));
         assert!(at(4, 14 * US, 9));
         // A new gap (expected 5) is NACKed at once, 1 µs later; its repeat waits 4 µs from there.
         assert!(at(5, 15 * US, 7));

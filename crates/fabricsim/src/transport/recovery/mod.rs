@@ -730,12 +730,12 @@ pub(crate) mod testing {
     impl Board {
         /// `n` packets in flight; the controller's fixed window is `cwnd_pkts` packets.
         pub fn new(n: u32, cwnd_pkts: u64) -> Board {
-            let path = PathInfo { mtu_bytes: MTU, host_rate: crate::units::BitsPerSec(1), base_rtt: 1, bdp_bytes: cwnd_pkts * MTU, hops: 2, net_base_rtt: 1, src_conns: 1, queue_bytes: 0, flows_per_host: 1 };
+            let path = PathInfo { mtu_bytes: MTU, host_rate: crate::units::BitsPerSec(1), base_rtt: Time(1), bdp_bytes: cwnd_pkts * MTU, hops: 2, net_base_rtt: Time(1), src_conns: 1, queue_bytes: 0, flows_per_host: 1 };
             let cc = AnyCc::Fixed(fixed::Fixed::new(&fixed::FixedParams::default(), &path));
             let lb = AnyLb::Spray(spray::Spray::new(&Default::default()));
             let mut conn = Connection::new(NodeId(0), NodeId(1), cc, lb, Rng::stream(0, "t", 0), AnyRecovery::Sack(sack::Sack));
-            conn.post(0, (n as u64 + 100) * MTU, MTU as u32, 0);
-            conn.board = (0..n).map(|i| Slot { state: SeqState::InFlight, wire: MTU as u32, sent_at: i as Time, entropy: 0 }).collect();
+            conn.post(0, (n as u64 + 100) * MTU, MTU as u32, Time::ZERO);
+            conn.board = (0..n).map(|i| Slot { state: SeqState::InFlight, wire: MTU as u32, sent_at: Time(i as u64), entropy: 0 }).collect();
             conn.next_seq = n;
             conn.in_flight = n as u64 * MTU;
             Board { conn }

@@ -59,7 +59,7 @@ mod tests {
     fn out_of_order_arrivals_are_kept_and_never_nacked() {
         // Expected 3; 5 and 7 arrive first.
         let w = window(3, &[5]);
-        let rx = RxView { cum: 3, window: &w, lowest_unacked: u32::MAX, now: 0, base_rtt: 0 };
+        let rx = RxView { cum: 3, window: &w, lowest_unacked: u32::MAX, now: Time::ZERO, base_rtt: Time::ZERO };
         let mut r = TcpRx;
         for seq in [5, 7, 9, 3] {
             assert_eq!(r.admit(&rx, seq), Admit::Keep, "{seq}");
@@ -74,7 +74,7 @@ mod tests {
     fn timeout_resends_every_unacknowledged_packet() {
         let mut b = Board::new(5, 10);
         b.conn.board[2].state = SeqState::Acked;
-        assert_eq!(RcOoo.on_timeout(&mut b.ctx(50)), Actions::NONE);
+        assert_eq!(RcOoo.on_timeout(&mut b.ctx(Time(50))), Actions::NONE);
         assert_eq!(b.lost(), [0, 1, 3, 4]);
     }
 }

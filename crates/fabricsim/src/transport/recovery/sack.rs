@@ -51,18 +51,18 @@ mod tests {
     fn trimming_nack_requeues_only_the_current_transmission() {
         let mut b = Board::new(4, 10);
         // Packet 2 was sent at t = 2: a NACK about a transmission at t = 1 is stale.
-        assert_eq!(Sack.on_nack(&mut b.ctx(10), &LossReport { seq: 2, sent_at: 1 }), None);
-        assert_eq!(Sack.on_nack(&mut b.ctx(10), &LossReport { seq: 2, sent_at: 2 }), Some(1000));
+        assert_eq!(Sack.on_nack(&mut b.ctx(Time(10)), &LossReport { seq: 2, sent_at: Time(1) }), None);
+        assert_eq!(Sack.on_nack(&mut b.ctx(Time(10)), &LossReport { seq: 2, sent_at: Time(2) }), Some(1000));
         assert_eq!(b.lost(), [2]);
         // Resent before new data.
-        assert_eq!(Sack.next_to_send(&mut b.ctx(10)), Some((2, true)));
-        assert_eq!(Sack.on_timeout(&mut b.ctx(10)), Actions::NONE);
+        assert_eq!(Sack.next_to_send(&mut b.ctx(Time(10))), Some((2, true)));
+        assert_eq!(Sack.on_timeout(&mut b.ctx(Time(10))), Actions::NONE);
     }
 
     #[test]
     fn receiver_acks_when_due_with_the_bitmap_above_the_cumulative_point() {
         let w = window(3, &[5]);
-        let rx = RxView { cum: 3, window: &w, lowest_unacked: u32::MAX, now: 0, base_rtt: 0 };
+        let rx = RxView { cum: 3, window: &w, lowest_unacked: u32::MAX, now: Time::ZERO, base_rtt: Time::ZERO };
         let mut r = SackRx;
         assert_eq!(r.admit(&rx, 5), Admit::Keep);
         let a = Arrival { seq: 5, fresh: true, ce: false, cum_before: 3, ack_due: true };

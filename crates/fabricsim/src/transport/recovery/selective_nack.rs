@@ -70,19 +70,19 @@ mod tests {
         let mut b = Board::new(6, 10);
         let mut m = SelectiveNack;
         // Packet 4 (sent at t = 4) revealed that 2 is missing: resend 2 only.
-        let _ = m.on_seq_nack(&mut b.ctx(10), 2, 4);
+        let _ = m.on_seq_nack(&mut b.ctx(Time(10)), 2, Time(4));
         assert_eq!(b.lost(), [2]);
         assert_eq!(b.conn.in_flight, 5 * 1000);
         // 3 was resent at t = 20; a NACK revealed by a packet sent at t = 5 is older.
-        b.conn.board[3].sent_at = 20;
-        let _ = m.on_seq_nack(&mut b.ctx(21), 3, 5);
+        b.conn.board[3].sent_at = Time(20);
+        let _ = m.on_seq_nack(&mut b.ctx(Time(21)), 3, Time(5));
         assert_eq!(b.lost(), [2]);
     }
 
     #[test]
     fn receiver_keeps_out_of_order_data_and_nacks_once() {
         let w = window(2, &[4, 5]);
-        let rx = RxView { cum: 2, window: &w, lowest_unacked: u32::MAX, now: 0, base_rtt: 0 };
+        let rx = RxView { cum: 2, window: &w, lowest_unacked: u32::MAX, now: Time::ZERO, base_rtt: Time::ZERO };
         let mut r = SelectiveNackRx::default();
         assert_eq!(r.admit(&rx, 4), Admit::Keep);
         let a = Arrival { seq: 4, fresh: true, ce: false, cum_before: 2, ack_due: true };

@@ -112,10 +112,10 @@ pub struct Strack {
 impl Strack {
     /// The sender half of a connection on `path`; probe times scale with the network base RTT.
     pub fn new(p: &StrackLossParams, path: &PathInfo) -> Self {
-        let net = path.net_base_rtt as f64;
+        let net = path.net_base_rtt.0 as f64;
         Strack {
-            probe_interval: ((p.probe_interval_rtts * net).round() as Time).max(1),
-            probe_small_delay: (p.probe_small_delay_rtts * net).round() as Time,
+            probe_interval: (Time((p.probe_interval_rtts * net).round() as u64)).max(Time(1)),
+            probe_small_delay: Time((p.probe_small_delay_rtts * net).round() as u64),
             base_rtt: path.base_rtt,
             min_ooo: p.min_ooo_threshold,
             extended_probe_range: p.probe_range == ProbeRange::Extended,
@@ -245,11 +245,11 @@ mod tests {
     use super::*;
 
     fn strack() -> Strack {
-        let path = PathInfo { mtu_bytes: MTU, host_rate: crate::units::BitsPerSec(1), base_rtt: 100, bdp_bytes: 0, hops: 2, net_base_rtt: 100, src_conns: 1, queue_bytes: 0, flows_per_host: 1 };
+        let path = PathInfo { mtu_bytes: MTU, host_rate: crate::units::BitsPerSec(1), base_rtt: Time(100), bdp_bytes: 0, hops: 2, net_base_rtt: Time(100), src_conns: 1, queue_bytes: 0, flows_per_host: 1 };
         Strack::new(&StrackLossParams::default(), &path)
     }
 
-    const ACK: AckInfo = AckInfo { prev_una: 0, newly_acked: 1000, cum_ack: 0, sack_base: 1, sack_bits: 0, seq: 20, ooo_count: 0, probe: false, retransmitted: false, rtt: 100 };
+    const ACK: AckInfo = AckInfo { prev_una: 0, newly_acked: 1000, cum_ack: 0, sack_base: 1, sack_bits: 0, seq: 20, ooo_count: 0, probe: false, retransmitted: false, rtt: Time(100) };
 
     //= type=test; strack spec §2.5.8: recovery when OOO count > max(cwnd, 5)
     #[test]
@@ -257,20 +257,20 @@ mod tests {
         // Window 8 packets: threshold max(8, 5) = 8.
         let mut b = Board::new(30, 8);
         let mut m = strack();
-        assert_eq!(m.on_ack(&mut b.ctx(1000), &AckInfo { ooo_count: 8, ..ACK }), Actions::NONE);
+        assert_eq!(m.on_ack(&mut b.ctx(Time(1000)), &AckInfo { ooo_count: 8, ..ACK }), Actions::NONE);
         assert!(b.lost().is_empty());
-        let a = m.on_ack(&mut b.ctx(1001), &AckInfo { ooo_count: 9, ..ACK });
+        let a = m.on_ack(&mut b.ctx(Time(1001)), &AckInfo { ooo_count: 9, ..ACK });
         assert_eq!(a.episode, Some(Episode::OutOfOrder));
         // Holes up to the highest received (seq 20) are lost; 20 itself is acked by the glue
         // in real runs, here still in flight so it is counted too.
         assert_eq!(b.lost(), (0..21).collect::<Vec<_>>());
         // One episode at a time.
-        assert_eq!(m.on_ack(&mut b.ctx(1002), &AckInfo { ooo_count: 30, ..ACK }).episode, None);
+        assert_eq!(m.on_ack(&mut b.ctx(Time(1002)), &AckInfo { ooo_count: 30, ..ACK }).episode, None);
         // Small window: the floor of 5 applies.
         let mut b = Board::new(30, 2);
         let mut m = strack();
-        assert_eq!(m.on_ack(&mut b.ctx(1000), &AckInfo { ooo_count: 5, ..ACK }).episode, None);
-        assert_eq!(m.on_ack(&mut b.ctx(1000), &AckInfo { ooo_count: 6, ..ACK }).episode, Some(Episode::OutOfOrder));
+        assert_eq!(m.on_ack(&mut b.ctx(Time(1000)), &AckInfo { ooo_count: 5, ..ACK }).episode, None);
+        assert_eq!(m.on_ack(&mut b.ctx(Time(1000)), &AckInfo { ooo_count: 6, ..ACK }).episode, Some(Episode::OutOfOrder));
     }
 
     //= type=test; strack spec §2.5.9: probe after n RTTs; fast answer, no ACK since → loss
@@ -279,12 +279,12 @@ mod tests {
         let mut b = Board::new(10, 20);
         let mut m = strack();
         // First send arms the timer 3 × 100 later, only once.
-        assert_eq!(m.on_send(&mut b.ctx(0), 0).timer, Some(300));
-        assert_eq!(m.on_send(&mut b.ctx(1), 1), Actions::NONE);
-        let a = m.on_timer(&mut b.ctx(300));
-        assert_eq!(a, Actions { timer: Some(600), probe: true, ..Actions::NONE });
+        assert_eq!(m.on_send(&mut b.ctx(Time::ZERO), 0).timer, Some(Time(300)));
+        assert_eq!(m.on_send(&mut b.ctx(Time(1)), 1), Actions::NONE);
+        let a = m.on_timer(&mut b.ctx(Time(300)));
+        assert_eq!(a, Actions { timer: Some(Time(600)), probe: true, ..Actions::NONE });
         // Probe answer with 150 of queueing (< 2 × 100): fast; extended range covers all 10.
-        let a = m.on_ack(&mut b.ctx(450), &AckInfo { probe: true, rtt: 250, seq: u32::MAX, ..ACK });
+        let a = m.on_ack(&mut b.ctx(Time(450)), &AckInfo { probe: true, rtt: Time(250), seq: u32::MAX, ..ACK });
         assert_eq!(a.episode, Some(Episode::Probe));
         assert_eq!(b.lost(), (0..10).collect::<Vec<_>>());
     }
@@ -292,7 +292,7 @@ mod tests {
     #[test]
     fn receiver_acks_cumulative_progress_at_once_with_segment_bitmap() {
         let w = window(64, &[130]);
-        let rx = RxView { cum: 64, window: &w, lowest_unacked: u32::MAX, now: 0, base_rtt: 0 };
+        let rx = RxView { cum: 64, window: &w, lowest_unacked: u32::MAX, now: Time::ZERO, base_rtt: Time::ZERO };
         let mut r = StrackRx { ack_on_ce: true };
         let a = Arrival { seq: 130, fresh: true, ce: false, cum_before: 64, ack_due: false };
         assert_eq!(r.on_data(&rx, &a), Reply::None);

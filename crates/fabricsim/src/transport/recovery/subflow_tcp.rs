@@ -477,7 +477,7 @@ mod tests {
         let mut b = Board::new(0, 1000);
         b.conn.msgs.clear();
         (b.conn.n_pkts, b.conn.size) = (0, 0);
-        b.conn.post(0, n as u64 * MTU, MTU as u32, 0);
+        b.conn.post(0, n as u64 * MTU, MTU as u32, Time::ZERO);
         b
     }
 
@@ -527,7 +527,7 @@ mod tests {
     //= type=test; LR-SUBTCP Eq. 1: auto S = 11 (Q = 32 KiB, P = 4 KiB, F = 1, d = 3), 6 for d = 6
     #[test]
     fn auto_subflow_count_is_eq_1_of_the_path() {
-        let path = PathInfo { mtu_bytes: 4096, host_rate: BitsPerSec(1), base_rtt: 1, bdp_bytes: 1, hops: 6, net_base_rtt: 1, src_conns: 1, queue_bytes: 32 << 10, flows_per_host: 1 };
+        let path = PathInfo { mtu_bytes: 4096, host_rate: BitsPerSec(1), base_rtt: Time(1), bdp_bytes: 1, hops: 6, net_base_rtt: Time(1), src_conns: 1, queue_bytes: 32 << 10, flows_per_host: 1 };
         let p = SubflowTcpParams::default();
         assert_eq!(p.subflows_on(&path), 11);
         assert_eq!(SubflowTcpParams { d: 6, ..p.clone() }.subflows_on(&path), 6);
@@ -543,15 +543,15 @@ mod tests {
         // fixture (no pacing rate to time an unused slot by).
         let mut b = posted(10);
         let mut m = sub(3, SubflowTcpParams::default());
-        let seqs: Vec<u32> = (0..10).map(|_| send(&mut b, &mut m, 0).0).collect();
+        let seqs: Vec<u32> = (0..10).map(|_| send(&mut b, &mut m, Time::ZERO).0).collect();
         assert_eq!(seqs, (0..10).collect::<Vec<_>>());
         let owners: Vec<u32> = (0..10).map(|s| m.subflow_of(s).unwrap()).collect();
         assert_eq!(owners, [0, 1, 2, 0, 1, 2, 0, 1, 0, 1]);
         assert_eq!(m.subs.iter().map(|s| s.sent.len()).collect::<Vec<_>>(), [4, 4, 2]);
-        assert!(m.next_to_send(&mut b.ctx(0)).is_none());
+        assert!(m.next_to_send(&mut b.ctx(Time::ZERO)).is_none());
         // A second message is shared out again: 3 packets, chunks of 1.
-        b.conn.post(1, 3 * MTU, MTU as u32, 0);
-        let more: Vec<u32> = (0..3).map(|_| send(&mut b, &mut m, 0).0).collect();
+        b.conn.post(1, 3 * MTU, MTU as u32, Time::ZERO);
+        let more: Vec<u32> = (0..3).map(|_| send(&mut b, &mut m, Time::ZERO).0).collect();
         assert_eq!(more, [10, 11, 12]);
         assert_eq!(m.subs.iter().map(|s| s.sent.len()).collect::<Vec<_>>(), [5, 5, 3]);
     }
@@ -560,7 +560,7 @@ mod tests {
     /// the packet sent); returns each packet's send time in gaps.
     fn paced_times(reuse_slots: bool) -> Vec<(u64, u32)> {
         let mut b = posted(10);
-        let path = PathInfo { mtu_bytes: MTU, host_rate: BitsPerSec::from_gbps(1.0), base_rtt: 1, bdp_bytes: 1, hops: 2, net_base_rtt: 1, src_conns: 1, queue_bytes: 0, flows_per_host: 1 };
+        let path = PathInfo { mtu_bytes: MTU, host_rate: BitsPerSec::from_gbps(1.0), base_rtt: Time(1), bdp_bytes: 1, hops: 2, net_base_rtt: Time(1), src_conns: 1, queue_bytes: 0, flows_per_host: 1 };
         b.conn.cc = AnyCc::Pacer(pacer::Pacer::new(&pacer::PacerParams { start_jitter: false, ..Default::default() }, &path));
         let gap = BitsPerSec::from_gbps(1.0).tx_time(MTU);
         let mut m = sub(3, SubflowTcpParams { reuse_slots, ..SubflowTcpParams::default() });
@@ -596,36 +596,36 @@ mod tests {
         let mut b = posted(20);
         let mut m = sub(2, SubflowTcpParams::default());
         for _ in 0..20 {
-            send(&mut b, &mut m, 0);
+            send(&mut b, &mut m, Time::ZERO);
         }
-        let _ = ack(&mut b, &mut m, 10, 0, 1);
+        let _ = ack(&mut b, &mut m, Time(10), 0, 1);
         // Subflow 0's packets keep arriving: new data for subflow 0, no duplicate for anyone
         // (plain `tcp` would count every one of them: see below).
         for s in [2, 4, 6, 8, 10] {
-            let _ = ack(&mut b, &mut m, 10, s, 1);
+            let _ = ack(&mut b, &mut m, Time(10), s, 1);
         }
         assert!(b.lost().is_empty());
         assert_eq!(m.subs[0].una, 6, "subflow 0 has its first 6 packets acknowledged");
         // Subflow 1's own: the third duplicate resends packet 1, once.
-        let _ = ack(&mut b, &mut m, 20, 3, 1);
-        let _ = ack(&mut b, &mut m, 20, 5, 1);
+        let _ = ack(&mut b, &mut m, Time(20), 3, 1);
+        let _ = ack(&mut b, &mut m, Time(20), 5, 1);
         assert!(b.lost().is_empty());
-        let _ = ack(&mut b, &mut m, 20, 7, 1);
+        let _ = ack(&mut b, &mut m, Time(20), 7, 1);
         assert_eq!(b.lost(), [1]);
         assert!(m.subs[1].flow.in_recovery && !m.subs[0].flow.in_recovery);
-        let _ = ack(&mut b, &mut m, 20, 9, 1);
+        let _ = ack(&mut b, &mut m, Time(20), 9, 1);
         assert_eq!(b.lost(), [1]);
-        assert_eq!(m.next_to_send(&mut b.ctx(21)), Some((1, true)));
+        assert_eq!(m.next_to_send(&mut b.ctx(Time(21))), Some((1, true)));
 
         // The same arrivals under `tcp`: the ACKs of 2, 4 and 6 are its 3 duplicates.
         let mut b = posted(20);
         let mut t = Tcp::new(&TcpParams::default());
         for _ in 0..20 {
-            send(&mut b, &mut t, 0);
+            send(&mut b, &mut t, Time::ZERO);
         }
         let mut seen = Vec::new();
         for (s, cum) in [(0, 1), (2, 1), (4, 1), (6, 1)] {
-            let _ = ack(&mut b, &mut t, 10, s, cum);
+            let _ = ack(&mut b, &mut t, Time(10), s, cum);
             seen.push(b.lost().len());
         }
         assert_eq!(seen, [0, 0, 0, 1]);
@@ -638,7 +638,7 @@ mod tests {
         let mut b = posted(4);
         let mut m = sub(2, SubflowTcpParams::default());
         for _ in 0..4 {
-            send(&mut b, &mut m, 0);
+            send(&mut b, &mut m, Time::ZERO);
         }
         assert_eq!(m.subs.iter().map(|s| s.flow.deadline).collect::<Vec<_>>(), [Some(100 * US), Some(100 * US)]);
         // Subflow 0 completes at 20 µs: its timer stops; subflow 1 sees one duplicate.
@@ -655,7 +655,7 @@ mod tests {
         // At 100 µs subflow 1 expires: its snd_una (packet 1) is resent, its RTO doubles.
         let a = m.on_timer(&mut b.ctx(100 * US));
         assert_eq!(b.lost(), [1]);
-        assert_eq!(a.episode, Some(Episode::Timeout(Lost { pkts: 1, bytes: MTU, latest_sent_at: 0 })));
+        assert_eq!(a.episode, Some(Episode::Timeout(Lost { pkts: 1, bytes: MTU, latest_sent_at: Time::ZERO })));
         // Its estimate is its own (one 10 µs sample, from the ACK of packet 3: 50 µs after the
         // clamp), doubled once: the next expiry is 100 µs later. Subflow 0 is untouched.
         assert_eq!((m.subs[1].flow.srtt, m.subs[1].flow.backoff), (Some(10 * US), 1));

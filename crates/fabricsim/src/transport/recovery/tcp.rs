@@ -168,7 +168,7 @@ impl TcpFlow {
             recover: 0,
             recover_guard: 0,
             srtt: None,
-            rttvar: 0,
+            rttvar: Time::ZERO,
             base_rto: us_to_ps(p.rto_initial_us).clamp(rto_min, rto_max),
             backoff: 0,
             deadline: None,
@@ -439,22 +439,22 @@ mod tests {
             let mut b = Board::new(20, 100);
             let mut m = tcp(TcpParams { d, ..TcpParams::default() });
             for i in 1..d {
-                let _ = m.on_ack(&mut b.ctx(100), &dup(i));
+                let _ = m.on_ack(&mut b.ctx(Time(100)), &dup(i));
                 assert!(b.lost().is_empty(), "d = {d}: {i} duplicates");
             }
-            let _ = m.on_ack(&mut b.ctx(100), &dup(d));
+            let _ = m.on_ack(&mut b.ctx(Time(100)), &dup(d));
             assert_eq!(b.lost(), [0], "d = {d}");
-            assert_eq!(m.next_to_send(&mut b.ctx(100)), Some((0, true)));
+            assert_eq!(m.next_to_send(&mut b.ctx(Time(100))), Some((0, true)));
             // More duplicates during recovery resend nothing more.
             for i in d + 1..d + 10 {
-                let _ = m.on_ack(&mut b.ctx(100), &dup(i));
+                let _ = m.on_ack(&mut b.ctx(Time(100)), &dup(i));
             }
             assert_eq!(b.lost(), [0]);
         }
         let mut b = Board::new(20, 100);
         let mut m = tcp(TcpParams { fast_retransmit: false, ..TcpParams::default() });
         for i in 1..20 {
-            let _ = m.on_ack(&mut b.ctx(100), &dup(i));
+            let _ = m.on_ack(&mut b.ctx(Time(100)), &dup(i));
         }
         assert!(b.lost().is_empty());
         // A stale ACK (cumulative point below snd_una) is no duplicate.
@@ -462,7 +462,7 @@ mod tests {
         b.conn.board.pop_front();
         b.conn.snd_una = 1;
         let mut m = tcp(TcpParams { d: 1, ..TcpParams::default() });
-        let _ = m.on_ack(&mut b.ctx(100), &AckInfo { prev_una: 1, ..dup(5) });
+        let _ = m.on_ack(&mut b.ctx(Time(100)), &AckInfo { prev_una: 1, ..dup(5) });
         assert!(b.lost().is_empty());
     }
 
@@ -489,7 +489,7 @@ mod tests {
         let mut b = Board::new(10, 100);
         let mut m = tcp(TcpParams::default());
         for i in 1..=3 {
-            let _ = m.on_ack(&mut b.ctx(100), &dup(i));
+            let _ = m.on_ack(&mut b.ctx(Time(100)), &dup(i));
         }
         assert_eq!(b.lost(), [0]);
         b.conn.retx.clear();
@@ -499,15 +499,15 @@ mod tests {
         let a = ack_to(&mut b, 4, 0);
         // New data sent meanwhile (10..15) does not move `recover`.
         for _ in 0..5 {
-            b.conn.board.push_back(Slot { state: SeqState::InFlight, wire: MTU_BYTES as u32, sent_at: 150, entropy: 0 });
+            b.conn.board.push_back(Slot { state: SeqState::InFlight, wire: MTU_BYTES as u32, sent_at: Time(150), entropy: 0 });
         }
         b.conn.next_seq = 15;
-        let _ = m.on_ack(&mut b.ctx(200), &a);
+        let _ = m.on_ack(&mut b.ctx(Time(200)), &a);
         assert_eq!(b.lost(), [4]);
         assert!(m.flow.in_recovery && m.flow.recover == 10);
         // An ACK at recover ends recovery; later duplicates count from zero again.
         let a = ack_to(&mut b, 10, 4);
-        let _ = m.on_ack(&mut b.ctx(300), &a);
+        let _ = m.on_ack(&mut b.ctx(Time(300)), &a);
         assert!(!m.flow.in_recovery && m.flow.dupacks == 0);
         assert_eq!(b.lost(), [4], "a full ACK resends nothing");
     }
@@ -529,12 +529,12 @@ mod tests {
         assert_eq!(big.flow.rto(), 10_000 * US);
         // Expiries: 56 → 112 → 224 µs, at most rto_max; the first expiry resends snd_una.
         let mut b = Board::new(5, 100);
-        let a = m.on_send(&mut b.ctx(0), 0);
+        let a = m.on_send(&mut b.ctx(Time::ZERO), 0);
         assert_eq!(a.timer, Some(56 * US));
         assert_eq!(m.on_timer(&mut b.ctx(30 * US)), Actions::NONE, "early events re-arm nothing new");
         let a = m.on_timer(&mut b.ctx(56 * US));
         assert_eq!(b.lost(), [0]);
-        assert_eq!(a.episode, Some(Episode::Timeout(Lost { pkts: 1, bytes: MTU_BYTES, latest_sent_at: 0 })));
+        assert_eq!(a.episode, Some(Episode::Timeout(Lost { pkts: 1, bytes: MTU_BYTES, latest_sent_at: Time::ZERO })));
         assert_eq!(a.timer, Some(56 * US + 112 * US));
         let a = m.on_timer(&mut b.ctx(168 * US));
         assert_eq!(a.timer, Some(168 * US + 224 * US));
@@ -560,12 +560,12 @@ mod tests {
     fn karns_rule_skips_samples_from_retransmissions() {
         let mut b = Board::new(5, 100);
         let mut m = tcp(TcpParams::default());
-        let _ = m.on_ack(&mut b.ctx(100), &AckInfo { retransmitted: true, rtt: 30 * US, ..dup(1) });
+        let _ = m.on_ack(&mut b.ctx(Time(100)), &AckInfo { retransmitted: true, rtt: 30 * US, ..dup(1) });
         assert_eq!(m.flow.srtt, None);
-        let _ = m.on_ack(&mut b.ctx(100), &AckInfo { rtt: 30 * US, ..dup(1) });
+        let _ = m.on_ack(&mut b.ctx(Time(100)), &AckInfo { rtt: 30 * US, ..dup(1) });
         assert_eq!(m.flow.srtt, Some(30 * US));
         // Probe answers are no samples either (and never duplicates).
-        let _ = m.on_ack(&mut b.ctx(100), &AckInfo { probe: true, rtt: 1, ..dup(u32::MAX) });
+        let _ = m.on_ack(&mut b.ctx(Time(100)), &AckInfo { probe: true, rtt: Time(1), ..dup(u32::MAX) });
         assert_eq!(m.flow.srtt, Some(30 * US));
     }
 
@@ -575,7 +575,7 @@ mod tests {
         let mut b = Board::new(6, 100);
         b.conn.board[2].state = SeqState::Acked;
         let mut m = tcp(TcpParams { on_rto: OnRto::GoBackN, d: 1, ..TcpParams::default() });
-        let _ = m.on_send(&mut b.ctx(0), 5);
+        let _ = m.on_send(&mut b.ctx(Time::ZERO), 5);
         let a = m.on_timer(&mut b.ctx(100 * US));
         assert_eq!(b.lost(), [0, 1, 3, 4, 5]);
         assert_eq!(a.episode.map(|e| matches!(e, Episode::Timeout(l) if l.pkts == 5)), Some(true));
@@ -597,20 +597,20 @@ mod tests {
         // lb-ai-training all-to-all hung this way, with one phantom packet in flight).
         let mut b = Board::new(3, 2);
         let mut m = tcp(TcpParams::default());
-        let _ = m.on_send(&mut b.ctx(0), 2);
+        let _ = m.on_send(&mut b.ctx(Time::ZERO), 2);
         let _ = m.on_timer(&mut b.ctx(100 * US));
         assert_eq!((b.lost(), b.conn.in_flight), (vec![0], 2 * MTU_BYTES));
-        assert!(b.ctx(0).window_full());
+        assert!(b.ctx(Time::ZERO).window_full());
         let a = m.on_timer(&mut b.ctx(300 * US));
         assert_eq!((b.lost(), b.conn.in_flight), (vec![0, 1, 2], 0));
-        assert_eq!(a.episode, Some(Episode::Timeout(Lost { pkts: 2, bytes: 2 * MTU_BYTES, latest_sent_at: 2 })));
+        assert_eq!(a.episode, Some(Episode::Timeout(Lost { pkts: 2, bytes: 2 * MTU_BYTES, latest_sent_at: Time(2) })));
         // With room in the window (or no window at all) the default resends `snd_una` only.
         let mut b = Board::new(3, 100);
         let mut m = tcp(TcpParams::default());
-        let _ = m.on_send(&mut b.ctx(0), 2);
+        let _ = m.on_send(&mut b.ctx(Time::ZERO), 2);
         let _ = m.on_timer(&mut b.ctx(100 * US));
         let a = m.on_timer(&mut b.ctx(300 * US));
-        assert!(!b.ctx(0).window_full());
+        assert!(!b.ctx(Time::ZERO).window_full());
         assert_eq!((b.lost(), a.episode), (vec![0], None));
     }
 
@@ -628,7 +628,7 @@ mod tests {
     #[test]
     fn receiver_acks_the_cumulative_point_without_selective_bits() {
         let w = window(3, &[5]);
-        let rx = RxView { cum: 3, window: &w, lowest_unacked: u32::MAX, now: 0, base_rtt: 0 };
+        let rx = RxView { cum: 3, window: &w, lowest_unacked: u32::MAX, now: Time::ZERO, base_rtt: Time::ZERO };
         let a = Arrival { seq: 5, fresh: true, ce: false, cum_before: 3, ack_due: true };
         assert_eq!(TcpRx.on_data(&rx, &a), Reply::Ack { sack_base: u32::MAX });
         assert_eq!(TcpRx.on_data(&rx, &Arrival { ack_due: false, ..a }), Reply::None);

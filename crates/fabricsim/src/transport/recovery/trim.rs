@@ -120,7 +120,7 @@ impl Trim {
     /// A sender on a path with full-packet host serialisation time `host_gap` and base round
     /// trip `base_rtt`.
     pub fn new(p: &TrimParams, host_gap: Time, base_rtt: Time) -> Trim {
-        Trim { desync: p.desync, host_gap, base_rtt, waiting: BinaryHeap::new(), wake: ModeTimer::default(), resend: p.resend, owed: 0, schedule: 0 }
+        Trim { desync: p.desync, host_gap, base_rtt, waiting: BinaryHeap::new(), wake: ModeTimer::default(), resend: p.resend, owed: 0, schedule: Time::ZERO }
     }
 
     /// `at_once`: lets one resend go now, ahead of the pacing schedule, which [`Trim::on_send`]
@@ -151,17 +151,17 @@ impl SenderRecovery for Trim {
                 //= spec lb-ai-training.md LR-TRIM (alternative desync: U(0, base_RTT) before
                 //= a NACKed packet becomes eligible)
                 let wire = ctx.write_off_if_current(nack.seq, nack.sent_at)?;
-                let at = ctx.now + ctx.rng.below(self.base_rtt);
+                let at = ctx.now + Time(ctx.rng.below(self.base_rtt.0));
                 self.waiting.push(Reverse((at, nack.seq)));
                 return Some(wire);
             }
             Desync::Phase => {
                 // next_tick := next_tick + U(0, T_pace), on every NACK (stale ones too).
                 let gap = ctx.pacing_gap().unwrap_or(self.host_gap);
-                let push = ctx.rng.below(gap);
+                let push = ctx.rng.below(gap.0);
                 // With resends owed ahead of the schedule, the schedule is the saved slot.
                 let slot = if self.owed > 0 { &mut self.schedule } else { &mut *ctx.next_send };
-                *slot = (*slot).max(ctx.now) + push;
+                *slot = (*slot).max(ctx.now) + Time(push);
             }
             Desync::None => {}
         }
@@ -253,8 +253,8 @@ mod tests {
     use crate::rng::Rng;
     use crate::transport::cc::{pacer, AnyCc};
 
-    const HOST_GAP: Time = 80;
-    const BASE_RTT: Time = 10_000;
+    const HOST_GAP: Time = Time(80);
+    const BASE_RTT: Time = Time(10_000);
 
     fn trim(desync: Desync) -> Trim {
         Trim::new(&TrimParams { desync, resend: Resend::NextSlot }, HOST_GAP, BASE_RTT)
@@ -264,7 +264,7 @@ mod tests {
     /// before; returns `next_send` after.
     fn nack_moves_phase(m: &mut Trim, b: &mut Board, now: Time, next_send: Time, seq: u32) -> Time {
         b.conn.next_send = next_send;
-        let _ = m.on_nack(&mut b.ctx(now), &LossReport { seq, sent_at: seq as Time });
+        let _ = m.on_nack(&mut b.ctx(now), &LossReport { seq, sent_at: Time(seq as u64) });
         b.conn.next_send
     }
 
@@ -275,9 +275,9 @@ mod tests {
         // packet's host serialisation time.
         let mut m = trim(Desync::Phase);
         let mut b = Board::new(400, 1000);
-        let (mut lo, mut hi) = (Time::MAX, 0);
+        let (mut lo, mut hi) = (Time::MAX, Time::ZERO);
         for seq in 0..400 {
-            let push = nack_moves_phase(&mut m, &mut b, 50, 100, seq) - 100;
+            let push = nack_moves_phase(&mut m, &mut b, Time(50), Time(100), seq) - Time(100);
             assert!(push < HOST_GAP, "push {push} >= T_pace {HOST_GAP}");
             (lo, hi) = (lo.min(push), hi.max(push));
         }
@@ -287,8 +287,8 @@ mod tests {
         assert_eq!(b.conn.in_flight, 0);
         // A slot in the past (idle pacer, late NIC) is brought to now first.
         let mut b = Board::new(4, 10);
-        let after = nack_moves_phase(&mut m, &mut b, 500, 100, 1);
-        assert!((500..500 + HOST_GAP).contains(&after), "{after}");
+        let after = nack_moves_phase(&mut m, &mut b, Time(500), Time(100), 1);
+        assert!((Time(500)..Time(500) + HOST_GAP).contains(&after), "{after}");
     }
 
     #[test]
@@ -296,11 +296,11 @@ mod tests {
         // A pacer at 1000 bit/s: T_pace = MTU · 8 / 1000 s.
         let mut m = trim(Desync::Phase);
         let mut b = Board::new(300, 10);
-        let path = PathInfo { mtu_bytes: MTU, host_rate: crate::units::BitsPerSec(1000), base_rtt: 1, bdp_bytes: MTU, hops: 2, net_base_rtt: 1, src_conns: 1, queue_bytes: 0, flows_per_host: 1 };
+        let path = PathInfo { mtu_bytes: MTU, host_rate: crate::units::BitsPerSec(1000), base_rtt: Time(1), bdp_bytes: MTU, hops: 2, net_base_rtt: Time(1), src_conns: 1, queue_bytes: 0, flows_per_host: 1 };
         b.conn.cc = AnyCc::Pacer(pacer::Pacer::new(&pacer::PacerParams::default(), &path));
-        let gap = b.ctx(0).pacing_gap().unwrap();
+        let gap = b.ctx(Time::ZERO).pacing_gap().unwrap();
         assert_eq!(gap, crate::units::BitsPerSec(1000).tx_time(MTU));
-        let pushes: Vec<Time> = (0..300).map(|s| nack_moves_phase(&mut m, &mut b, 0, 7, s) - 7).collect();
+        let pushes: Vec<Time> = (0..300).map(|s| nack_moves_phase(&mut m, &mut b, Time::ZERO, Time(7), s) - Time(7)).collect();
         assert!(pushes.iter().all(|&p| p < gap));
         assert!(pushes.iter().any(|&p| p >= HOST_GAP), "the pacer's gap, not the host's, bounds the push");
     }
@@ -311,14 +311,14 @@ mod tests {
         let mut m = trim(Desync::None);
         let mut b = Board::new(4, 10);
         let rng_before = format!("{:?}", b.conn.rng);
-        assert_eq!(nack_moves_phase(&mut m, &mut b, 50, 100, 2), 100);
-        assert_eq!(nack_moves_phase(&mut m, &mut b, 500, 100, 3), 100);
+        assert_eq!(nack_moves_phase(&mut m, &mut b, Time(50), Time(100), 2), Time(100));
+        assert_eq!(nack_moves_phase(&mut m, &mut b, Time(500), Time(100), 3), Time(100));
         assert_eq!(format!("{:?}", b.conn.rng), rng_before, "no random draw");
         assert_eq!(b.lost(), [2, 3]);
-        assert_eq!(m.after_loss_report(&mut b.ctx(500)), Actions::NONE);
-        assert_eq!(m.next_to_send(&mut b.ctx(500)), Some((2, true)));
+        assert_eq!(m.after_loss_report(&mut b.ctx(Time(500))), Actions::NONE);
+        assert_eq!(m.next_to_send(&mut b.ctx(Time(500))), Some((2, true)));
         // A stale NACK (older transmission) is ignored, as in sack.
-        assert_eq!(m.on_nack(&mut b.ctx(500), &LossReport { seq: 1, sent_at: 0 }), None);
+        assert_eq!(m.on_nack(&mut b.ctx(Time(500)), &LossReport { seq: 1, sent_at: Time::ZERO }), None);
     }
 
     //= type=test; LR-TRIM desync eligibility: resend after U(0, base_RTT)
@@ -327,21 +327,21 @@ mod tests {
         let mut m = trim(Desync::Eligibility);
         let mut b = Board::new(6, 10);
         let now = 1_000;
-        assert_eq!(m.on_nack(&mut b.ctx(now), &LossReport { seq: 2, sent_at: 2 }), Some(MTU));
+        assert_eq!(m.on_nack(&mut b.ctx(Time(now)), &LossReport { seq: 2, sent_at: Time(2) }), Some(MTU));
         // Out of flight, not yet eligible: new data goes first.
         assert_eq!(b.conn.board[2].state, SeqState::Lost);
         assert!(b.lost().is_empty());
-        assert_eq!(m.next_to_send(&mut b.ctx(now)), Some((6, false)));
-        let at = m.after_loss_report(&mut b.ctx(now)).timer.expect("a timer for the release");
-        assert!((now..now + BASE_RTT).contains(&at), "eligible at {at}");
+        assert_eq!(m.next_to_send(&mut b.ctx(Time(now))), Some((6, false)));
+        let at = m.after_loss_report(&mut b.ctx(Time(now))).timer.expect("a timer for the release");
+        assert!((Time(now)..Time(now) + BASE_RTT).contains(&at), "eligible at {at}");
         // A second NACK eligible later needs no earlier timer.
-        assert_eq!(m.on_nack(&mut b.ctx(now), &LossReport { seq: 4, sent_at: 4 }), Some(MTU));
-        let a2 = m.after_loss_report(&mut b.ctx(now));
+        assert_eq!(m.on_nack(&mut b.ctx(Time(now)), &LossReport { seq: 4, sent_at: Time(4) }), Some(MTU));
+        let a2 = m.after_loss_report(&mut b.ctx(Time(now)));
         let second = m.waiting.iter().map(|r| r.0).find(|&(_, s)| s == 4).unwrap().0;
         assert_eq!(a2.timer, (second < at).then_some(second));
         // Before its time nothing is released; at its time it is resent before new data.
-        if at > now {
-            let _ = m.on_timer(&mut b.ctx(at - 1));
+        if at > Time(now) {
+            let _ = m.on_timer(&mut b.ctx(at - Time(1)));
             assert!(!b.lost().contains(&2));
         }
         let again = m.on_timer(&mut b.ctx(at.max(second)));
@@ -351,7 +351,7 @@ mod tests {
         assert_eq!(lost, [2, 4]);
         assert!(matches!(m.next_to_send(&mut b.ctx(at.max(second))), Some((2 | 4, true))));
         // Timing of the pacer is untouched.
-        assert_eq!(b.conn.next_send, 0);
+        assert_eq!(b.conn.next_send, Time::ZERO);
     }
 
     #[test]
@@ -359,7 +359,7 @@ mod tests {
         let mut m = trim(Desync::Eligibility);
         let mut b = Board::new(500, 1000);
         for seq in 0..500 {
-            let _ = m.on_nack(&mut b.ctx(0), &LossReport { seq, sent_at: seq as Time });
+            let _ = m.on_nack(&mut b.ctx(Time::ZERO), &LossReport { seq, sent_at: Time(seq as u64) });
         }
         let ts: Vec<Time> = m.waiting.iter().map(|r| r.0 .0).collect();
         assert!(ts.iter().all(|&t| t < BASE_RTT));
@@ -381,39 +381,39 @@ mod tests {
         let mut m = Trim::new(&TrimParams { desync: Desync::None, resend: Resend::AtOnce }, HOST_GAP, BASE_RTT);
         let mut b = Board::new(8, 100);
         // The schedule's next slot is at 5000; a NACK at 1000 lets the resend go now ...
-        assert_eq!(nack_moves_phase(&mut m, &mut b, 1_000, 5_000, 2), 1_000);
+        assert_eq!(nack_moves_phase(&mut m, &mut b, Time(1_000), Time(5_000), 2), Time(1_000));
         // ... and a second NACK before it went owes a second one.
-        assert_eq!(nack_moves_phase(&mut m, &mut b, 1_000, 1_000, 3), 1_000);
+        assert_eq!(nack_moves_phase(&mut m, &mut b, Time(1_000), Time(1_000), 3), Time(1_000));
         assert_eq!(b.lost(), [2, 3]);
         // The first resend leaves the second due at once; after the second, the slot at 5000
         // is back, where the pacer would have put 1000 + gap.
-        assert_eq!(resend_head(&mut m, &mut b, 1_000, 300), 1_000);
-        assert_eq!(resend_head(&mut m, &mut b, 1_080, 300), 5_000);
+        assert_eq!(resend_head(&mut m, &mut b, Time(1_000), Time(300)), Time(1_000));
+        assert_eq!(resend_head(&mut m, &mut b, Time(1_080), Time(300)), Time(5_000));
         // Nothing owed: an ordinary send keeps the pacer's slot.
         b.conn.retx.push_back(4);
-        assert_eq!(resend_head(&mut m, &mut b, 5_000, 300), 5_300);
+        assert_eq!(resend_head(&mut m, &mut b, Time(5_000), Time(300)), Time(5_300));
         // `next_slot` (the default) never moves the schedule.
         let mut m = trim(Desync::None);
-        assert_eq!(nack_moves_phase(&mut m, &mut b, 6_000, 9_000, 5), 9_000);
+        assert_eq!(nack_moves_phase(&mut m, &mut b, Time(6_000), Time(9_000), 5), Time(9_000));
     }
 
     #[test]
     fn at_once_with_phase_pushes_the_saved_slot_and_with_eligibility_waits_first() {
         let mut m = Trim::new(&TrimParams { desync: Desync::Phase, resend: Resend::AtOnce }, HOST_GAP, BASE_RTT);
         let mut b = Board::new(8, 100);
-        assert_eq!(nack_moves_phase(&mut m, &mut b, 1_000, 5_000, 2), 1_000);
+        assert_eq!(nack_moves_phase(&mut m, &mut b, Time(1_000), Time(5_000), 2), Time(1_000));
         // The phase rule moved the schedule (the saved slot), not the resend.
-        let back = resend_head(&mut m, &mut b, 1_000, 300);
-        assert!((5_000..5_000 + HOST_GAP).contains(&back), "{back}");
+        let back = resend_head(&mut m, &mut b, Time(1_000), Time(300));
+        assert!((Time(5_000)..Time(5_000) + HOST_GAP).contains(&back), "{back}");
         let mut m = Trim::new(&TrimParams { desync: Desync::Eligibility, resend: Resend::AtOnce }, HOST_GAP, BASE_RTT);
         let mut b = Board::new(8, 100);
-        b.conn.next_send = 50_000;
-        let _ = m.on_nack(&mut b.ctx(1_000), &LossReport { seq: 2, sent_at: 2 });
-        let at = m.after_loss_report(&mut b.ctx(1_000)).timer.unwrap();
-        assert_eq!(b.conn.next_send, 50_000, "not before its delay");
+        b.conn.next_send = Time(50_000);
+        let _ = m.on_nack(&mut b.ctx(Time(1_000)), &LossReport { seq: 2, sent_at: Time(2) });
+        let at = m.after_loss_report(&mut b.ctx(Time(1_000))).timer.unwrap();
+        assert_eq!(b.conn.next_send, Time(50_000), "not before its delay");
         let _ = m.on_timer(&mut b.ctx(at));
         assert_eq!((b.lost(), b.conn.next_send), (vec![2], at));
-        assert_eq!(resend_head(&mut m, &mut b, at, 300), 50_000);
+        assert_eq!(resend_head(&mut m, &mut b, at, Time(300)), Time(50_000));
     }
 
     #[test]
@@ -422,7 +422,7 @@ mod tests {
             let mut m = trim(Desync::Phase);
             let mut b = Board::new(50, 100);
             b.conn.rng = Rng::stream(seed, "conn", 3);
-            (0..50).map(|s| nack_moves_phase(&mut m, &mut b, 0, 0, s)).collect::<Vec<_>>()
+            (0..50).map(|s| nack_moves_phase(&mut m, &mut b, Time::ZERO, Time::ZERO, s)).collect::<Vec<_>>()
         };
         assert_eq!(run(1), run(1));
         assert_ne!(run(1), run(2));

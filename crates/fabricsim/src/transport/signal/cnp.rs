@@ -61,18 +61,18 @@ mod tests {
 
     #[test]
     fn one_cnp_per_interval_for_marked_data_and_gaps_only_when_asked() {
-        let s = CnpSignal { interval: Some(50), on_gap: false };
+        let s = CnpSignal { interval: Some(Time(50)), on_gap: false };
         let mut last = Time::MAX;
-        assert!(!s.on_arrival(0, Arrival::Data { ce: false }, &mut last));
-        assert!(s.on_arrival(10, Arrival::Data { ce: true }, &mut last));
-        assert!(!s.on_arrival(59, Arrival::Data { ce: true }, &mut last), "within the interval");
-        assert!(s.on_arrival(60, Arrival::Data { ce: true }, &mut last));
-        assert!(!s.on_arrival(200, Arrival::Gap { ce: false }, &mut last), "gaps cost none by default");
-        let g = CnpSignal { interval: Some(50), on_gap: true };
+        assert!(!s.on_arrival(Time::ZERO, Arrival::Data { ce: false }, &mut last));
+        assert!(s.on_arrival(Time(10), Arrival::Data { ce: true }, &mut last));
+        assert!(!s.on_arrival(Time(59), Arrival::Data { ce: true }, &mut last), "within the interval");
+        assert!(s.on_arrival(Time(60), Arrival::Data { ce: true }, &mut last));
+        assert!(!s.on_arrival(Time(200), Arrival::Gap { ce: false }, &mut last), "gaps cost none by default");
+        let g = CnpSignal { interval: Some(Time(50)), on_gap: true };
         let mut last = Time::MAX;
-        assert!(g.on_arrival(0, Arrival::Gap { ce: false }, &mut last));
-        assert!(!g.on_arrival(100, Arrival::Gap { ce: true }, &mut last), "a marked gap was answered on arrival");
-        assert!(!CnpSignal::default().on_arrival(0, Arrival::Data { ce: true }, &mut Time::MAX.clone()));
+        assert!(g.on_arrival(Time::ZERO, Arrival::Gap { ce: false }, &mut last));
+        assert!(!g.on_arrival(Time(100), Arrival::Gap { ce: true }, &mut last), "a marked gap was answered on arrival");
+        assert!(!CnpSignal::default().on_arrival(Time::ZERO, Arrival::Data { ce: true }, &mut Time::MAX.clone()));
     }
 
     #[test]
@@ -80,6 +80,6 @@ mod tests {
         let mellanox = CnpSignal { interval: None, on_gap: false };
         assert!(mellanox.flags_gap_nack(true) && !mellanox.flags_gap_nack(false));
         assert!(CnpSignal { interval: None, on_gap: true }.flags_gap_nack(false));
-        assert!(!CnpSignal { interval: Some(50), on_gap: true }.flags_gap_nack(true));
+        assert!(!CnpSignal { interval: Some(Time(50)), on_gap: true }.flags_gap_nack(true));
     }
 }

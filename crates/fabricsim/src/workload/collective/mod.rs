@@ -224,10 +224,10 @@ impl InstanceBuilder<'_> {
     pub fn join(&mut self, deps: &[Dep]) -> u32 {
         let j = self.g.join();
         for d in deps {
-            self.g.edge(d.task, j, d.on, 0);
+            self.g.edge(d.task, j, d.on, Time::ZERO);
         }
         if deps.is_empty() {
-            self.g.edge(self.begin, j, Trigger::Delivered, 0);
+            self.g.edge(self.begin, j, Trigger::Delivered, Time::ZERO);
         }
         j
     }
@@ -243,14 +243,14 @@ impl InstanceBuilder<'_> {
         for (k, slot) in conns.iter_mut().enumerate().take(n) {
             *slot = self.conn(src, dst, k as u32);
         }
-        let t = self.g.send_parts(&conns[..n], bytes, 0);
+        let t = self.g.send_parts(&conns[..n], bytes, Time::ZERO);
         if deps.is_empty() {
-            self.g.edge(self.begin, t, Trigger::Delivered, 0);
+            self.g.edge(self.begin, t, Trigger::Delivered, Time::ZERO);
         }
         for d in deps {
-            self.g.edge(d.task, t, d.on, 0);
+            self.g.edge(d.task, t, d.on, Time::ZERO);
         }
-        self.g.edge(t, self.end, Trigger::Completed, 0);
+        self.g.edge(t, self.end, Trigger::Completed, Time::ZERO);
         if n == 1 {
             return Sent { delivered: t, completed: Some(t) };
         }
@@ -259,7 +259,7 @@ impl InstanceBuilder<'_> {
         // the join's dependents through the task stack, as when each part was a task of its own.
         let c = self.completions.then(|| self.g.join());
         if let Some(c) = c {
-            self.g.edge(t, c, Trigger::Completed, 0);
+            self.g.edge(t, c, Trigger::Completed, Time::ZERO);
         }
         Sent { delivered: t, completed: c }
     }
