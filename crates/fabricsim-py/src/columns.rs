@@ -146,7 +146,7 @@ fn ccts(c: &[CctResult]) -> Vec<(&'static str, Values)> {
         ("op", Values::Text(c.iter().map(|x| x.instance.op.to_string()).collect())),
         ("algorithm", Values::Text(c.iter().map(|x| x.instance.algorithm.to_string()).collect())),
         ("ranks", ints(c, |x| x.instance.ranks.into())),
-        ("bytes", ints(c, |x| x.instance.bytes)),
+        ("bytes", ints(c, |x| x.instance.bytes.0)),
         ("start_us", times(c, |x| x.start)),
         ("end_us", times(c, |x| x.end)),
         ("cct_us", times(c, CctResult::cct)),

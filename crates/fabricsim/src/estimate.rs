@@ -28,6 +28,7 @@
 //! refused feasible runs of 10⁷ flows; measured on 10⁵ and 10⁶ one-byte flows (177 MB and
 //! 1.65 GB peak) it is 1.2 KB, and those are now estimated at 0.95× and 0.97× of what they take.
 
+use crate::units::Bytes;
 use crate::units::Time;
 pub use crate::budget::physical_memory_bytes;
 use crate::budget::show_bytes;
@@ -151,12 +152,12 @@ impl Estimate {
     /// Data packets the workload posts (first transmissions).
     fn data_packets(setup: &Setup) -> u64 {
         let mss = Self::mss(setup);
-        setup.traffic.messages().map(|m| m.bytes.div_ceil(mss).max(1)).fold(0u64, u64::saturating_add)
+        setup.traffic.messages().map(|m| m.bytes.div_ceil(Bytes(mss)).max(1)).fold(0u64, u64::saturating_add)
     }
 
     /// Data packets in flight at the peak, of a workload that posts `data_packets` in all.
     fn packets_in_flight(setup: &Setup, data_packets: u64) -> f64 {
-        let window_pkts = (WINDOW_BDP * setup.bdp_bytes as f64 / setup.scenario.transport.mtu_bytes as f64).max(1.0);
+        let window_pkts = (WINDOW_BDP * setup.bdp_bytes.0 as f64 / setup.scenario.transport.mtu_bytes as f64).max(1.0);
         Self::first_wave_packets(setup, Self::mss(setup), window_pkts).min(data_packets as f64)
     }
 
@@ -170,7 +171,7 @@ impl Estimate {
             if let TaskKind::Send { .. } = t.tasks[task].kind() {
                 for m in t.messages_of(task as u32).map(|m| t.message(m)) {
                     let c = &mut first[m.conn as usize];
-                    *c = (*c).max(m.bytes.div_ceil(mss).max(1));
+                    *c = (*c).max(m.bytes.div_ceil(Bytes(mss)).max(1));
                 }
             }
         };
@@ -225,7 +226,7 @@ impl Estimate {
         let t = &setup.traffic;
         let mut bytes = vec![0u64; t.conns.len()];
         for m in t.messages() {
-            bytes[m.conn as usize] = bytes[m.conn as usize].saturating_add(m.bytes);
+            bytes[m.conn as usize] = bytes[m.conn as usize].saturating_add(m.bytes.0);
         }
         bytes
     }

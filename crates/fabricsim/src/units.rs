@@ -201,6 +201,147 @@ impl fmt::Debug for Time {
     }
 }
 
+/// A count of bytes: a flow's or message's size, a buffer, a threshold, a queue's occupancy, a
+/// window.
+///
+/// Its own type, so that the compiler keeps a byte count apart from a time or an id: counts add
+/// and subtract, scale by a plain number and divide into a plain ratio; a rate turns a time into
+/// bytes ([`BitsPerSec::bytes_in`]) and bytes into a time ([`BitsPerSec::tx_time`]); `.0` is the
+/// count where it must meet other numbers. It prints and serialises as that count.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize)]
+#[serde(transparent)]
+#[repr(transparent)]
+pub struct Bytes(pub u64);
+
+impl Bytes {
+    /// No bytes.
+    pub const ZERO: Bytes = Bytes(0);
+    /// The largest count, used for "unbounded".
+    pub const MAX: Bytes = Bytes(u64::MAX);
+
+    /// `self − other`, or zero if `other` is larger.
+    #[inline(always)]
+    pub const fn saturating_sub(self, other: Bytes) -> Bytes {
+        Bytes(self.0.saturating_sub(other.0))
+    }
+
+    /// `self + other`, or [`Bytes::MAX`] if that overflows.
+    #[inline(always)]
+    pub const fn saturating_add(self, other: Bytes) -> Bytes {
+        Bytes(self.0.saturating_add(other.0))
+    }
+
+    /// `self − other`, unless `other` is larger.
+    #[inline(always)]
+    pub const fn checked_sub(self, other: Bytes) -> Option<Bytes> {
+        match self.0.checked_sub(other.0) {
+            Some(b) => Some(Bytes(b)),
+            None => None,
+        }
+    }
+
+    /// How many `unit`s it takes to hold `self` (whole packets for a message, say).
+    #[inline(always)]
+    pub const fn div_ceil(self, unit: Bytes) -> u64 {
+        self.0.div_ceil(unit.0)
+    }
+
+    /// The count as a float, for rates and fractions.
+    #[inline(always)]
+    pub const fn as_f64(self) -> f64 {
+        self.0 as f64
+    }
+}
+
+impl std::ops::Add for Bytes {
+    type Output = Bytes;
+    #[inline(always)]
+    fn add(self, o: Bytes) -> Bytes {
+        Bytes(self.0 + o.0)
+    }
+}
+
+impl std::ops::Sub for Bytes {
+    type Output = Bytes;
+    #[inline(always)]
+    fn sub(self, o: Bytes) -> Bytes {
+        Bytes(self.0 - o.0)
+    }
+}
+
+impl std::ops::AddAssign for Bytes {
+    #[inline(always)]
+    fn add_assign(&mut self, o: Bytes) {
+        self.0 += o.0;
+    }
+}
+
+impl std::ops::SubAssign for Bytes {
+    #[inline(always)]
+    fn sub_assign(&mut self, o: Bytes) {
+        self.0 -= o.0;
+    }
+}
+
+impl std::ops::Mul<u64> for Bytes {
+    type Output = Bytes;
+    #[inline(always)]
+    fn mul(self, n: u64) -> Bytes {
+        Bytes(self.0 * n)
+    }
+}
+
+impl std::ops::Mul<Bytes> for u64 {
+    type Output = Bytes;
+    #[inline(always)]
+    fn mul(self, b: Bytes) -> Bytes {
+        Bytes(self * b.0)
+    }
+}
+
+impl std::ops::Div<u64> for Bytes {
+    type Output = Bytes;
+    #[inline(always)]
+    fn div(self, n: u64) -> Bytes {
+        Bytes(self.0 / n)
+    }
+}
+
+/// A ratio of two counts (how many `o` fit in `self`, rounded down).
+impl std::ops::Div for Bytes {
+    type Output = u64;
+    #[inline(always)]
+    fn div(self, o: Bytes) -> u64 {
+        self.0 / o.0
+    }
+}
+
+impl std::ops::Rem for Bytes {
+    type Output = Bytes;
+    #[inline(always)]
+    fn rem(self, o: Bytes) -> Bytes {
+        Bytes(self.0 % o.0)
+    }
+}
+
+impl std::iter::Sum for Bytes {
+    fn sum<I: Iterator<Item = Bytes>>(it: I) -> Bytes {
+        Bytes(it.map(|b| b.0).sum())
+    }
+}
+
+impl fmt::Display for Bytes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.0, f)
+    }
+}
+
+impl fmt::Debug for Bytes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.0, f)
+    }
+}
+
 /// One nanosecond.
 pub const NS: Time = Time(1_000);
 /// One microsecond.
@@ -275,15 +416,15 @@ impl BitsPerSec {
 
     /// Time to serialize `bytes` at this rate, rounded up to the next picosecond.
     #[inline]
-    pub fn tx_time(self, bytes: u64) -> Time {
-        let num = bytes as u128 * 8 * SEC.0 as u128;
+    pub fn tx_time(self, bytes: Bytes) -> Time {
+        let num = bytes.0 as u128 * 8 * SEC.0 as u128;
         let den = self.0 as u128;
         Time(num.div_ceil(den) as u64)
     }
 
     /// Bytes that this rate carries in `t` picoseconds (rounded down).
-    pub fn bytes_in(self, t: Time) -> u64 {
-        (self.0 as u128 * t.0 as u128 / (8 * SEC.0 as u128)) as u64
+    pub fn bytes_in(self, t: Time) -> Bytes {
+        Bytes((self.0 as u128 * t.0 as u128 / (8 * SEC.0 as u128)) as u64)
     }
 }
 
@@ -472,12 +613,12 @@ mod tests {
     #[test]
     fn serialization_is_exact_for_common_rates() {
         // 4096 B at 400 Gb/s: 4096*8/400e9 s = 81.92 ns.
-        assert_eq!(BitsPerSec::from_gbps(400.0).tx_time(4096), Time(81_920));
+        assert_eq!(BitsPerSec::from_gbps(400.0).tx_time(Bytes(4096)), Time(81_920));
         // 64 B at 800 Gb/s: 0.64 ns.
-        assert_eq!(BitsPerSec::from_gbps(800.0).tx_time(64), Time(640));
+        assert_eq!(BitsPerSec::from_gbps(800.0).tx_time(Bytes(64)), Time(640));
         // 1 B at 3 Gb/s is 2.666.. ns, rounded up.
-        assert_eq!(BitsPerSec(3_000_000_000).tx_time(1), Time(2_667));
-        assert_eq!(BitsPerSec::from_gbps(400.0).bytes_in(12 * US), 600_000);
+        assert_eq!(BitsPerSec(3_000_000_000).tx_time(Bytes(1)), Time(2_667));
+        assert_eq!(BitsPerSec::from_gbps(400.0).bytes_in(12 * US), Bytes(600_000));
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! Fig. 1, §5; mcc spec §5.1): 8 servers with one 100 G NIC each, S0–S3 under tor0, S4–S7
 //! under tor1, 1 µs links, PFC on, 1000 B payloads, Mode F traffic (one transfer per pair
 //! Si → S(i+4), 64 KiB chunks, all starting at t = 0).
+use fabricsim::units::Bytes;
 mod common;
 
 /// The fabric and traffic with `per_pair` bytes per pair; `l2_factor` slows tor0–spine1 (the
@@ -116,7 +117,7 @@ fn asymmetric_fabric_mcc_holds_and_keeps_both_uplinks_busy() {
     println!("mcc decisions: {} grow, {} hold, {} shrink", count("grow"), count("hold"), count("shrink"));
     assert_eq!(count("grow") + count("hold") + count("shrink"), log.len());
     assert!(count("hold") > log.len() / 2, "hold {} of {}", count("hold"), log.len());
-    assert!(log.iter().all(|(_, _, u)| u.window_bytes >= 65_536));
+    assert!(log.iter().all(|(_, _, u)| u.window_bytes >= Bytes(65_536)));
     // No NIC congestion control and less PFC than the uncontrolled senders.
     let pauses = |r: &fabricsim::Results| r.summary.pfc.as_ref().map_or(0, |p| p.pause_frames);
     assert!(pauses(&mcc) < pauses(&pfc), "mcc {} vs pfc {}", pauses(&mcc), pauses(&pfc));

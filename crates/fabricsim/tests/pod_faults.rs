@@ -2,6 +2,7 @@
 //! (`[topology.failures] kind = "partial_lag"`) with its Eq. 2 verdict, flaky links with loss
 //! bursts (`kind = "flaky"`), one-direction rate changes with scaled queues, and the per-tier
 //! queue figures of `summary.json`.
+use fabricsim::units::Bytes;
 use fabricsim::ids::PortId;
 mod common;
 
@@ -80,8 +81,8 @@ fn one_direction_with_scaled_queue() {
         assert_eq!(sim.port_rate(l.down), BitsPerSec::from_gbps(100.0));
         assert_eq!(s.fabric.tier[s.fabric.ports[l.down.idx()].owner.idx()], Tier::Core);
         let (full, scaled) = (&s.qdisc.profiles[s.qdisc.port_profile[l.up.idx()] as usize], &s.qdisc.profiles[sim.port_profile(l.down) as usize]);
-        assert_eq!(scaled.buffer_bytes, ((full.buffer_bytes as f64 * 0.25).round() as u64).max(4096));
-        assert_eq!(scaled.kmax_bytes, (full.kmax_bytes as f64 * 0.25).round() as u64);
+        assert_eq!(scaled.buffer_bytes, Bytes(((full.buffer_bytes.0 as f64 * 0.25).round() as u64).max(4096)));
+        assert_eq!(scaled.kmax_bytes, Bytes((full.kmax_bytes.0 as f64 * 0.25).round() as u64));
     }
     common::run(&format!("{K4}[topology.failures]\nkind = \"partial_lag\"\nf = 2\np = 0.75\ndirection = \"down\"\nscale_queue = true\n{ALL_TO_ALL}"));
 }
@@ -161,7 +162,7 @@ fn link_event_slows_one_direction_with_a_scaled_queue() {
     assert_eq!(s.fabric.link_name(ev.ports[0]), "core0-agg0");
     let q = ev.profiles.unwrap();
     let nominal = &s.qdisc.profiles[s.qdisc.port_profile[ev.ports[0].idx()] as usize];
-    assert_eq!(s.qdisc.profiles[q[0] as usize].buffer_bytes, ((nominal.buffer_bytes as f64 * 0.1).round() as u64).max(4096));
+    assert_eq!(s.qdisc.profiles[q[0] as usize].buffer_bytes, Bytes(((nominal.buffer_bytes.0 as f64 * 0.1).round() as u64).max(4096)));
     // The reverse port (agg0 towards core0) keeps its queue, and no profile is made for it.
     assert_eq!(q[1], s.qdisc.port_profile[ev.ports[1].idx()]);
     assert!(!s.qdisc.labels.iter().any(|l| l.contains("agg_up@400G slowed")), "{:?}", s.qdisc.labels);

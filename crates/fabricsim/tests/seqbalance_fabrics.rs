@@ -1,6 +1,7 @@
 //! The SeqBalance paper's fabrics from scenario files: the 320-host 3-tier "FatTree" given by
 //! per-tier counts (seqbalance spec §5.3, HPCC's 5-pod wiring), and the testbed's asymmetric
 //! leaf-spine with one 80 G spine (§5.1, Fig. 8b), with their per-rate queue settings.
+use fabricsim::units::Bytes;
 use fabricsim::units::Time;
 mod common;
 
@@ -45,7 +46,7 @@ fn five_pod_fabric_counts_rates_and_base_rtt() {
     // two host links and 400 G on the four others.
     let ser = 2 * (common::tx_ps(4096, 100) + common::tx_ps(64, 100)) + 4 * (common::tx_ps(4096, 400) + common::tx_ps(64, 400));
     assert_eq!(s.base_rtt, Time(12_000_000 + ser));
-    assert_eq!(s.bdp_bytes, 100 * (12_000_000 + ser) / 8000);
+    assert_eq!(s.bdp_bytes, Bytes(100 * (12_000_000 + ser) / 8000));
 }
 
 /// A permutation of 1 MiB flows on the 5-pod fabric with host path selection `lb`, fixed
@@ -161,7 +162,7 @@ fn asymmetric_testbed_gets_its_80g_queue_rule_and_three_next_hops() {
     let (t0, t1) = (f.tor_of_host[0], f.tor_of_host[5]);
     assert_eq!(f.routes.next_hops(f, t0, t1).len(), 3);
     let q = &s.qdisc;
-    let kmin = |p: usize| q.profiles[q.port_profile[p] as usize].kmin_bytes;
+    let kmin = |p: usize| q.profiles[q.port_profile[p] as usize].kmin_bytes.0;
     let mut by_rate: Vec<(u64, u64)> = (0..f.ports.len()).filter(|&p| f.tier[f.ports[p].owner.idx()] != Tier::Host).map(|p| (f.ports[p].rate.0 / 1_000_000_000, kmin(p))).collect();
     by_rate.sort_unstable();
     by_rate.dedup();
@@ -190,7 +191,7 @@ fn websearch_3tier_scenario_loads() {
         .filter(|&p| s.fabric.tier[s.fabric.ports[p].owner.idx()] != Tier::Host)
         .map(|p| {
             let c = &q.profiles[q.port_profile[p] as usize];
-            (s.fabric.ports[p].rate.0 / 1_000_000_000, c.kmin_bytes, c.kmax_bytes)
+            (s.fabric.ports[p].rate.0 / 1_000_000_000, c.kmin_bytes.0, c.kmax_bytes.0)
         })
         .collect();
     thresholds.sort_unstable();

@@ -3,6 +3,7 @@
 //! connection per workload connection with its congestion control, path selector, loss
 //! recovery halves, credits and gate) and the tracer.
 
+use crate::units::Bytes;
 use super::trace::Tracer;
 use crate::error::Result;
 use crate::net::nic::HostState;
@@ -153,21 +154,21 @@ pub(super) fn hosts<L: Layout>(setup: &Setup, fabric: &Fabric, hold: &Holding) -
         let host_rate = fabric.ports[fabric.host_port[f.src.idx()].idx()].rate;
         let cc_config = cc_of[f.src.idx()];
         let pacer_flows = pacer_flows(cc_config);
-        let path = PathInfo { mtu_bytes: mtu, host_rate, base_rtt: rtt, bdp_bytes: host_rate.bytes_in(rtt), hops: hops as u32, net_base_rtt: setup.base_rtt, src_conns: src_conns[f.src.idx()], queue_bytes, flows_per_host: pacer_flows.unwrap_or(src_conns[f.src.idx()]) };
+        let path = PathInfo { mtu_bytes: Bytes(mtu), host_rate, base_rtt: rtt, bdp_bytes: host_rate.bytes_in(rtt), hops: hops as u32, net_base_rtt: setup.base_rtt, src_conns: src_conns[f.src.idx()], queue_bytes: Bytes(queue_bytes), flows_per_host: pacer_flows.unwrap_or(src_conns[f.src.idx()]) };
         let cc = cc_config.build(&mut path.clone());
         let mut lb_ctx = LbBuild { path, rng: Rng::stream(seed, "conn", i as u64) };
         let lb = tr.lb.build(&mut lb_ctx);
         let (tx_recovery, rx_recovery) = (tr.reliability.build(&mut path.clone()), tr.reliability.build_receiver());
         let tors = (fabric.tor_of_host[f.src.idx()], fabric.tor_of_host[f.dst.idx()]);
         let oversubscription = *ratio_by_tors.entry(tors).or_insert_with(|| fabric.oversubscription_on_path(f.src, f.dst));
-        lanes.push(Lane { pending: Default::default(), gate: tr.gate.build(&mut GateBuild { path, oversubscription }), in_flight_msgs: 0, in_flight_bytes: 0 });
+        lanes.push(Lane { pending: Default::default(), gate: tr.gate.build(&mut GateBuild { path, oversubscription }), in_flight_msgs: 0, in_flight_bytes: Bytes::ZERO });
         let mut conn = Connection::new(f.src, f.dst, cc, lb, lb_ctx.rng, tx_recovery);
         conn.base_rtt = rtt;
         conns.push(conn);
         rx.push(Receiver::new(rx_recovery, rtt));
         // (Without receiver credits nothing reads a connection's credit state.)
         if tr.credit.enabled() {
-            let credit_policy = tr.credit.build(&mut CreditBuild { bdp_bytes: path.bdp_bytes, mtu_bytes: mtu });
+            let credit_policy = tr.credit.build(&mut CreditBuild { bdp_bytes: path.bdp_bytes, mtu_bytes: Bytes(mtu) });
             credit.push(CreditState::new(credit_policy.unsolicited_packets()));
         }
     }
@@ -211,14 +212,14 @@ pub fn recovery_timers(setup: &Setup) -> Vec<String> {
     let mtu = tr.mtu_bytes as u64;
     let src_conns = (setup.traffic.conns.iter().filter(|c| c.src == src).count() as u32).max(1);
     let path = PathInfo {
-        mtu_bytes: mtu,
+        mtu_bytes: Bytes(mtu),
         host_rate,
         base_rtt: setup.base_rtt,
         bdp_bytes: setup.bdp_bytes,
         hops: super::hop_count(fabric, src, dst) as u32,
         net_base_rtt: setup.base_rtt,
         src_conns,
-        queue_bytes: eq1_queue_bytes(setup),
+        queue_bytes: Bytes(eq1_queue_bytes(setup)),
         flows_per_host: pacer_flows(tr.cc_of_host(src.0)).unwrap_or(src_conns),
     };
     use crate::transport::recovery::SenderRecovery;

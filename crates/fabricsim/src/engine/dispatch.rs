@@ -364,7 +364,7 @@ impl<L: Layout> Driver for Sim<L> {
     fn offer(&mut self, conn: u32, msg: Option<u32>, posted: &mut Vec<u32>) {
         let (now, first) = (self.k.now, posted.len());
         let traffic = &self.traffic;
-        self.hosts.offer(now, ConnId(conn), msg, |m| traffic.message(m).bytes, posted);
+        self.hosts.offer(now, ConnId(conn), msg, |m| traffic.message(m).bytes.0, posted);
         if posted.len() == first {
             return;
         }
@@ -375,7 +375,7 @@ impl<L: Layout> Driver for Sim<L> {
             let traffic = Arc::clone(&self.traffic);
             let part = self.part_mut().expect("a partition");
             for &m in &posted[first..] {
-                part.send(dst, super::parallel::Message::Post { conn, msg: m, bytes: traffic.message(m).bytes, at: now });
+                part.send(dst, super::parallel::Message::Post { conn, msg: m, bytes: traffic.message(m).bytes.0, at: now });
             }
         }
         self.conn_wake(ConnId(conn));
@@ -388,7 +388,7 @@ impl<L: Layout> Driver for Sim<L> {
 
     fn next_completed(&mut self, conn: u32) -> Option<u32> {
         let traffic = &self.traffic;
-        let (msg, update) = self.hosts.next_completed(self.k.now, ConnId(conn), |m| traffic.message(m).bytes)?;
+        let (msg, update) = self.hosts.next_completed(self.k.now, ConnId(conn), |m| traffic.message(m).bytes.0)?;
         if let Some(u) = update.filter(|_| self.tracer.log_gates) {
             self.tracer.gate_updates.push((self.k.now, conn, u));
         }

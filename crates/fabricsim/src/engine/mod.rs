@@ -13,6 +13,7 @@
 //! (`workload/run.rs`), for which the simulation is the driver. There
 //! is no global state: two `Sim`s can run side by side.
 
+use crate::units::Bytes;
 use crate::ids::{ConnId, PktId, PortId};
 mod dispatch;
 mod build;
@@ -267,7 +268,7 @@ impl<L: Layout> Sim<L> {
         }
         let tasks = TaskState::new(&traffic, setup.scenario.run.message_log);
         let mtu = setup.scenario.transport.mtu_bytes as u64;
-        let horizon = net.ports.held().map(|p| p.arrival_delay + p.rate.tx_time(mtu)).max().unwrap_or(Time::ZERO);
+        let horizon = net.ports.held().map(|p| p.arrival_delay + p.rate.tx_time(Bytes(mtu))).max().unwrap_or(Time::ZERO);
         // When every port is busy: two events (a departure, an arrival) per MTU-sized packet. (A
         // partition counts its own ports: it runs their events only.)
         let events_per_ns: f64 = net.ports.held().map(|p| 2.0 * p.rate.0 as f64 / 8e9 / mtu.max(1) as f64).sum();

@@ -136,14 +136,14 @@ impl Tracer {
         }
         for (i, &p) in traced_ports.iter().enumerate() {
             let ps = &ports[p as usize];
-            let s = PortSample { at: now, port: p, data_bytes: ps.data_bytes, tx_bytes: ps.tx_bytes, paused: ps.paused, marks: ps.marks };
+            let s = PortSample { at: now, port: p, data_bytes: ps.data_bytes.0, tx_bytes: ps.tx_bytes.0, paused: ps.paused, marks: ps.marks };
             match files {
                 Some(f) => f.port(i, &s),
                 None => port_samples.push(s),
             }
         }
         if let Some(m) = imbalance {
-            m.tick(|p| ports[p as usize].tx_bytes);
+            m.tick(|p| (ports[p as usize].tx_bytes).0);
         }
         if !k.q.is_empty() {
             k.q.push(now + self.interval, EventKind::Sample, 0);

@@ -1,6 +1,7 @@
 //! `from-htsim` on crafted command lines, one test per flag group: each translated scenario
 //! must also load and set up (what `fabricsim check` does), and each refusal name its flag.
 
+use crate::units::Bytes;
 use crate::units::Time;
 use super::htsim::{split_command_line, translate, Context, FlagError};
 use crate::scenario::{Scenario, Setup};
@@ -181,7 +182,7 @@ fn queue_and_ecn_flags() {
     assert_eq!(value(&toml, "switch", "buffer_pkts"), "151");
     assert_eq!(value(&toml, "switch", "ecn_kmin_bytes"), (31 * 4150).to_string());
     assert_eq!(value(&toml, "switch", "ecn_kmax_bytes"), (121 * 4150).to_string());
-    assert_eq!(s.qdisc.profiles[0].kmax_bytes, 121 * 4150);
+    assert_eq!(s.qdisc.profiles[0].kmax_bytes, Bytes(121 * 4150));
     // Without trimming 5 BDP, ECN still at 20 / 80 % of one BDP; the NSCC target is 1 RTT.
     let (toml, _) = ok("queue1", "htsim_uec -tm m.cm -linkspeed 400000 -disable_trim");
     assert_eq!(value(&toml, "switch", "buffer_pkts"), "755");

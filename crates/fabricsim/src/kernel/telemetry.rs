@@ -22,6 +22,7 @@
 //! path with more switch hops keeps counting them but overwrites the oldest records, and a
 //! reader ignores such a stack, as ns-3's does.
 
+use crate::units::Bytes;
 use crate::units::{BitsPerSec, Time};
 
 /// Records a stack holds: five switch egress ports, every path of a 3-tier fat tree.
@@ -33,7 +34,7 @@ pub struct IntHop {
     /// When the packet started leaving the port.
     pub ts: Time,
     /// Bytes the port had transmitted before this packet (every class).
-    pub tx_bytes: u64,
+    pub tx_bytes: Bytes,
     /// Bytes queued at the port (every class) once this packet was taken.
     pub qlen: u64,
     /// The port's rate.
@@ -42,7 +43,7 @@ pub struct IntHop {
 
 impl Default for IntHop {
     fn default() -> Self {
-        IntHop { ts: Time::ZERO, tx_bytes: 0, qlen: 0, rate: BitsPerSec(0) }
+        IntHop { ts: Time::ZERO, tx_bytes: Bytes::ZERO, qlen: 0, rate: BitsPerSec(0) }
     }
 }
 
@@ -77,7 +78,7 @@ mod tests {
     use super::*;
 
     fn hop(ts: Time) -> IntHop {
-        IntHop { ts, tx_bytes: (10 * ts).0, qlen: ts.0, rate: BitsPerSec(100_000_000_000) }
+        IntHop { ts, tx_bytes: Bytes((10 * ts).0), qlen: ts.0, rate: BitsPerSec(100_000_000_000) }
     }
 
     #[test]

@@ -25,6 +25,7 @@
 //! This file holds the configuration, the accounting and the handlers (admission, release,
 //! PAUSE/RESUME frames), the latter as methods of the [`Network`](super::Network).
 
+use crate::units::Bytes;
 use crate::error::{Error, Result};
 use crate::ids::{NodeId, PortId};
 use crate::units::{ByteSize, MAX_BUFFER_BYTES};
@@ -287,7 +288,7 @@ impl PfcConfig {
                 let upstream_switch = spec.peer >= NodeId(hosts);
                 let h = match self.headroom_bytes {
                     Some(b) => b.0,
-                    None => spec.rate.bytes_in(spec.latency + sl) + spec.rate.bytes_in(spec.latency + if upstream_switch { sl } else { Time::ZERO }) + 2 * mtu + 2 * FRAME_BYTES,
+                    None => (spec.rate.bytes_in(spec.latency + sl) + spec.rate.bytes_in(spec.latency + if upstream_switch { sl } else { Time::ZERO }) + Bytes(2 * mtu) + Bytes(2 * FRAME_BYTES)).0,
                 };
                 ingress[up.idx()].headroom_size = h;
                 headroom_total += h;
@@ -456,7 +457,7 @@ impl<L: crate::kernel::store::Layout> super::Network<L> {
     /// plus one frame time later.
     fn send_pfc_frame(&mut self, k: &mut Kernel, up: PortId, pause: bool) {
         let spec = &self.fabric.ports[up.idx()];
-        let delay = spec.latency + spec.rate.tx_time(FRAME_BYTES);
+        let delay = spec.latency + spec.rate.tx_time(Bytes(FRAME_BYTES));
         if self.pfc.log_on && pause {
             self.pfc.log.push((k.now, up, pause));
         }

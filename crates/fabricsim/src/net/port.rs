@@ -10,6 +10,7 @@
 //! This file holds the port's state and its handlers (queue, kick, take the next packet,
 //! transmit, drop), which are methods of the [`Network`] and get the narrow [`Kernel`].
 
+use crate::units::Bytes;
 use crate::kernel::store::Store;
 use crate::kernel::Kernel;
 use super::Network;
@@ -36,9 +37,9 @@ pub struct PortState {
     /// When the packet being serialized finishes.
     pub busy_until: Time,
     /// Bytes in the data class.
-    pub data_bytes: u64,
+    pub data_bytes: Bytes,
     /// Most bytes the data class ever held.
-    pub max_data_bytes: u64,
+    pub max_data_bytes: Bytes,
     /// Current serialization rate (a link event may change it).
     pub rate: BitsPerSec,
     /// Time from the end of serialization to the packet being ready at the far node's output
@@ -65,11 +66,11 @@ pub struct PortState {
     /// When `data_bytes` last changed.
     pub occ_since: Time,
     /// Bytes in the control class.
-    pub ctrl_bytes: u64,
+    pub ctrl_bytes: Bytes,
     /// Most bytes the control class ever held.
-    pub max_ctrl_bytes: u64,
+    pub max_ctrl_bytes: Bytes,
     /// Bytes transmitted.
-    pub tx_bytes: u64,
+    pub tx_bytes: Bytes,
     /// Flaky or lossy link (`[topology.failures] kind = "flaky"`, `"loss"`, `"bursty_loss"`):
     /// its loss process and its transmit and wire-loss counters.
     pub wire_loss: Option<Box<WireLoss>>,
@@ -108,12 +109,12 @@ impl PortState {
             ctrl_streak: 0,
             ctrl: PacketQueue::default(),
             data: PacketQueue::default(),
-            data_bytes: 0,
-            max_data_bytes: 0,
-            ctrl_bytes: 0,
-            max_ctrl_bytes: 0,
+            data_bytes: Bytes::ZERO,
+            max_data_bytes: Bytes::ZERO,
+            ctrl_bytes: Bytes::ZERO,
+            max_ctrl_bytes: Bytes::ZERO,
             rng,
-            tx_bytes: 0,
+            tx_bytes: Bytes::ZERO,
             drops: 0,
             trims: 0,
             marks: 0,
@@ -133,13 +134,13 @@ impl PortState {
     /// Accounts the data-class occupancy up to `now`; call before every change of `data_bytes`.
     #[inline]
     pub fn occupancy_to(&mut self, now: Time) {
-        self.occ_area += self.data_bytes as u128 * (now - self.occ_since).0 as u128;
+        self.occ_area += self.data_bytes.0 as u128 * (now - self.occ_since).0 as u128;
         self.occ_since = now;
     }
 
     /// ∫ data-class bytes dt (byte·ps) from 0 to `now`.
     pub fn occupancy_area(&self, now: Time) -> u128 {
-        self.occ_area + self.data_bytes as u128 * now.saturating_sub(self.occ_since).0 as u128
+        self.occ_area + self.data_bytes.0 as u128 * now.saturating_sub(self.occ_since).0 as u128
     }
 }
 
@@ -163,7 +164,7 @@ impl<L: crate::kernel::store::Layout> Network<L> {
         let size = k.pool.get(pkt).size as u64;
         let ps = &mut self.ports[port.idx()];
         ps.ctrl.push_back(&mut k.pool, pkt);
-        ps.ctrl_bytes += size;
+        ps.ctrl_bytes += Bytes(size);
         ps.max_ctrl_bytes = ps.max_ctrl_bytes.max(ps.ctrl_bytes);
     }
 
@@ -181,7 +182,7 @@ impl<L: crate::kernel::store::Layout> Network<L> {
                 let ps = &mut self.ports[port.idx()];
                 ps.occupancy_to(k.now);
                 ps.data.push_back(&mut k.pool, pkt);
-                ps.data_bytes += size;
+                ps.data_bytes += Bytes(size);
             }
         }
     }
@@ -246,7 +247,7 @@ impl<L: crate::kernel::store::Layout> Network<L> {
             let control_turn = !ps.ctrl.is_empty() && (weight == 0 || !data_waits || ps.ctrl_streak < weight);
             if control_turn {
                 let p = ps.ctrl.pop_front(&mut k.pool).expect("control class is non-empty");
-                ps.ctrl_bytes -= k.pool.get(p).size as u64;
+                ps.ctrl_bytes -= Bytes(k.pool.get(p).size as u64);
                 ps.ctrl_streak = if data_waits { ps.ctrl_streak + 1 } else { 0 };
                 Some(p)
             } else if ps.paused {
@@ -255,8 +256,8 @@ impl<L: crate::kernel::store::Layout> Network<L> {
                 ps.ctrl_streak = 0;
                 let pk = k.pool.get_mut(p);
                 ps.occupancy_to(k.now);
-                ps.data_bytes -= pk.size as u64;
-                if self.qdisc.profiles[ps.qdisc as usize].on_departure(ps.data_bytes, pk.flags & F_ECT != 0, &mut ps.rng) {
+                ps.data_bytes -= Bytes(pk.size as u64);
+                if self.qdisc.profiles[ps.qdisc as usize].on_departure(ps.data_bytes.0, pk.flags & F_ECT != 0, &mut ps.rng) {
                     k.c.mark_ce(&mut pk.flags);
                     ps.marks += 1;
                 }
@@ -285,9 +286,9 @@ impl<L: crate::kernel::store::Layout> Network<L> {
     pub fn transmit(&mut self, k: &mut Kernel, port: PortId, pkt: PktId) -> Time {
         let (size, now) = (k.pool.get(pkt).size as u64, k.now);
         let ps = &mut self.ports[port.idx()];
-        let done = now + ps.rate.tx_time(size);
+        let done = now + ps.rate.tx_time(Bytes(size));
         ps.busy_until = done;
-        ps.tx_bytes += size;
+        ps.tx_bytes += Bytes(size);
         k.c.packet_hops += 1;
         if ps.is_nic {
             k.c.sent[k.pool.get(pkt).kind] += 1;
@@ -344,7 +345,7 @@ impl<L: crate::kernel::store::Layout> Network<L> {
             return;
         }
         let ps = &self.ports[port.idx()];
-        let hop = IntHop { ts: k.now, tx_bytes: ps.tx_bytes, qlen: ps.data_bytes + ps.ctrl_bytes, rate: ps.rate };
+        let hop = IntHop { ts: k.now, tx_bytes: ps.tx_bytes, qlen: (ps.data_bytes + ps.ctrl_bytes).0, rate: ps.rate };
         if let Some(stack) = k.pool.telemetry_mut(pkt) {
             stack.push(hop);
         }

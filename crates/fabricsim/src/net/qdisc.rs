@@ -23,6 +23,7 @@
 //! transport's packet format, and the control-class WRR weight, a fabric-wide guard against
 //! headers starving data that no spec varies per port.
 
+use crate::units::Bytes;
 use crate::rng::Rng;
 
 /// Where the ECN decision is taken.
@@ -42,11 +43,11 @@ pub const UNBOUNDED_BUFFER: u64 = u64::MAX / 4;
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct QdiscConfig {
     /// Data-class buffer; an arriving packet that would exceed it is trimmed or dropped.
-    pub buffer_bytes: u64,
+    pub buffer_bytes: Bytes,
     /// Below this occupancy nothing is marked.
-    pub kmin_bytes: u64,
+    pub kmin_bytes: Bytes,
     /// Above this occupancy everything is marked.
-    pub kmax_bytes: u64,
+    pub kmax_bytes: Bytes,
     /// Marking probability reached at `kmax_bytes` (RED's Pmax).
     pub pmax: f64,
     /// Whether marking is on at all.
@@ -162,19 +163,19 @@ pub enum Verdict {
 impl QdiscConfig {
     /// The data buffer, or `None` when the port has no limit of its own ([`UNBOUNDED_BUFFER`]).
     pub fn bounded_buffer(&self) -> Option<u64> {
-        (self.buffer_bytes < UNBOUNDED_BUFFER).then_some(self.buffer_bytes)
+        (self.buffer_bytes < Bytes(UNBOUNDED_BUFFER)).then_some(self.buffer_bytes.0)
     }
 
     /// RED marking probability for occupancy `q` bytes:
     /// 0 up to Kmin, linear to Pmax at Kmax, 1 above Kmax.
     pub fn mark_probability(&self, q: u64) -> f64 {
-        if !self.ecn || q <= self.kmin_bytes {
+        if !self.ecn || q <= self.kmin_bytes.0 {
             0.0
-        } else if q > self.kmax_bytes {
+        } else if q > self.kmax_bytes.0 {
             1.0
         } else {
-            let span = (self.kmax_bytes - self.kmin_bytes).max(1) as f64;
-            self.pmax * (q - self.kmin_bytes) as f64 / span
+            let span = ((self.kmax_bytes - self.kmin_bytes).max(Bytes(1))).0 as f64;
+            self.pmax * (q - self.kmin_bytes.0) as f64 / span
         }
     }
 
@@ -190,7 +191,7 @@ impl QdiscConfig {
     #[inline]
     pub fn on_arrival(&self, queued: u64, ctrl: u64, size: u64, ect: bool, rng: &mut Rng) -> Verdict {
         let held = if self.control == ControlLane::Shared { queued + ctrl } else { queued };
-        if held + size > self.buffer_bytes {
+        if held + size > self.buffer_bytes.0 {
             return if self.trimming { Verdict::Trim } else { Verdict::Drop };
         }
         let mark = ect && self.mark_at == MarkAt::Enqueue && self.draw_mark(queued, rng);
@@ -205,7 +206,7 @@ impl QdiscConfig {
             ControlLane::Unbounded => ControlVerdict::Enqueue,
             ControlLane::Separate(cap) if ctrl + size <= cap => ControlVerdict::Enqueue,
             ControlLane::Separate(_) => ControlVerdict::Drop,
-            ControlLane::Shared if data + ctrl + size <= self.buffer_bytes => ControlVerdict::Enqueue,
+            ControlLane::Shared if data + ctrl + size <= self.buffer_bytes.0 => ControlVerdict::Enqueue,
             ControlLane::Shared if data > 0 => ControlVerdict::EvictNewestData,
             ControlLane::Shared => ControlVerdict::Drop,
         }
@@ -223,9 +224,9 @@ mod tests {
     use super::*;
 
     const CFG: QdiscConfig = QdiscConfig {
-        buffer_bytes: 100_000,
-        kmin_bytes: 20_000,
-        kmax_bytes: 80_000,
+        buffer_bytes: Bytes(100_000),
+        kmin_bytes: Bytes(20_000),
+        kmax_bytes: Bytes(80_000),
         pmax: 0.5,
         ecn: true,
         mark_at: MarkAt::Dequeue,

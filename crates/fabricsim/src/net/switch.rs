@@ -15,6 +15,7 @@
 //! [`PathCounts`](super::path_counts::PathCounts), and a packet `run.drop_packets` holds goes
 //! back to the engine ([`Forwarded::Held`]), which keeps that plan.
 
+use crate::units::Bytes;
 use crate::kernel::store::Layout;
 use crate::kernel::Kernel;
 use super::Network;
@@ -126,7 +127,7 @@ impl<L: Layout> Network<L> {
         let size = k.pool.get(pkt).size as u64;
         loop {
             let ps = &self.ports[out.idx()];
-            match self.qdisc.profiles[ps.qdisc as usize].on_control_arrival(ps.data_bytes, ps.ctrl_bytes, size) {
+            match self.qdisc.profiles[ps.qdisc as usize].on_control_arrival(ps.data_bytes.0, ps.ctrl_bytes.0, size) {
                 ControlVerdict::Enqueue => return self.enqueue_ctrl(k, out, pkt),
                 ControlVerdict::Drop => {
                     //= spec lb-ai-training.md §4.2 (a header that finds no room: "In RTS mode it
@@ -143,7 +144,7 @@ impl<L: Layout> Network<L> {
                     let ps = &mut self.ports[out.idx()];
                     let victim = ps.data.pop_back(&mut k.pool).expect("eviction only with queued data");
                     ps.occupancy_to(k.now);
-                    ps.data_bytes -= k.pool.get(victim).size as u64;
+                    ps.data_bytes -= Bytes(k.pool.get(victim).size as u64);
                     k.c.data_evicted += 1;
                     if k.pool.get(pkt).flags & F_TRIMMED != 0 {
                         k.c.evicted_by_headers += 1;
@@ -281,7 +282,7 @@ impl<L: Layout> Network<L> {
             return Forwarded::Done;
         }
         let ps = &mut self.ports[out.idx()];
-        match self.qdisc.profiles[ps.qdisc as usize].on_arrival(ps.data_bytes, ps.ctrl_bytes, p.size as u64, p.flags & F_ECT != 0, &mut ps.rng) {
+        match self.qdisc.profiles[ps.qdisc as usize].on_arrival(ps.data_bytes.0, ps.ctrl_bytes.0, p.size as u64, p.flags & F_ECT != 0, &mut ps.rng) {
             Verdict::Enqueue { mark } => {
                 if mark {
                     k.c.mark_ce(&mut k.pool.get_mut(pkt).flags);
@@ -289,7 +290,7 @@ impl<L: Layout> Network<L> {
                 }
                 ps.occupancy_to(k.now);
                 ps.data.push_back(&mut k.pool, pkt);
-                ps.data_bytes += p.size as u64;
+                ps.data_bytes += Bytes(p.size as u64);
                 ps.max_data_bytes = ps.max_data_bytes.max(ps.data_bytes);
                 self.kick_switch_port(k, out);
             }

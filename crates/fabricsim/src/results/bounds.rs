@@ -8,6 +8,7 @@
 //! crosses the busy link, its ACK still has at least that far to travel back, wherever on the
 //! path the busy link lies).
 
+use crate::units::Bytes;
 use super::flows::{ConnPlan, FlowResult};
 use crate::engine::Sim;
 use crate::ids::NodeId;
@@ -45,7 +46,7 @@ pub(super) fn ideal_completion(
     }
     let after = |t: Time| if t == Time::MAX { Time::ZERO } else { t };
     let link_bound = first_start
-        + (host_rate.tx_time(busiest) + after(any)).max(tor_cut + after(cross_tor)).max(pod_cut + after(cross_pod));
+        + (host_rate.tx_time(Bytes(busiest)) + after(any)).max(tor_cut + after(cross_tor)).max(pod_cut + after(cross_pod));
     let collective_bound = ccts.iter().filter_map(|c| c.start.map(|s| s + c.ideal)).max().unwrap_or(Time::ZERO);
     flow_bound.max(link_bound).max(collective_bound) - first_start
 }
@@ -71,7 +72,7 @@ fn propagation(sim: &Sim, c: &Connection) -> Time {
     let f = &sim.net.fabric;
     let hops = crate::engine::hop_count(f, c.src, c.dst) as u64;
     let rate = sim.net.ports[f.host_port[c.src.idx()].idx()].rate;
-    c.base_rtt.saturating_sub(hops * (rate.tx_time(mtu) + rate.tx_time(ack))) / 2
+    c.base_rtt.saturating_sub(hops * (rate.tx_time(Bytes(mtu)) + rate.tx_time(Bytes(ack)))) / 2
 }
 
 /// Per collective instance, the shortest [`propagation`] of the connections its own messages
@@ -177,7 +178,7 @@ pub(super) fn cut_bound(sim: &Sim, plan: &[ConnPlan], pods: &[u32], rate: impl F
             pod_load[pd].1 += wire;
         }
     }
-    let time = |bytes: u64, bps: u64| if bps == 0 { Time::ZERO } else { crate::units::BitsPerSec(bps).tx_time(bytes) };
+    let time = |bytes: u64, bps: u64| if bps == 0 { Time::ZERO } else { crate::units::BitsPerSec(bps).tx_time(Bytes(bytes)) };
     let tors = tor_load.iter().zip(&tor_cap).map(|(&(o, i), &c)| time(o.max(i), c)).max().unwrap_or(Time::ZERO);
     let pods = pod_load.iter().zip(&pod_cap).map(|(&(o, i), &c)| time(o.max(i), c)).max().unwrap_or(Time::ZERO);
     (tors, pods)

@@ -1,6 +1,7 @@
 //! Per-collective-instance rows (`ccts.csv`): completion times against the ideal, and their
 //! figures in `summary.json`.
 
+use crate::units::Bytes;
 use super::{known, us, Stats};
 use crate::engine::Sim;
 use crate::units::Time;
@@ -64,9 +65,9 @@ pub(super) fn rows(sim: &Sim) -> Vec<CctResult> {
         .map(|((inst, &(start, end)), one_way)| {
             let wire = |b: u64| b + b.div_ceil(tp.mss as u64) * tp.header as u64;
             // A chunk on the dependency chain is at most the data of one step.
-            let hop_chunk = inst.chunk.min((inst.bus_bytes / inst.chain_hops.max(1) as u64).max(1));
-            let hop = host_rate.tx_time(wire(hop_chunk)) + one_way;
-            let bulk = host_rate.tx_time(wire(inst.bus_bytes)) + inst.fill_hops as u64 * hop;
+            let hop_chunk = inst.chunk.min(((inst.bus_bytes / inst.chain_hops.max(1) as u64).max(Bytes(1))).0);
+            let hop = host_rate.tx_time(Bytes(wire(hop_chunk))) + one_way;
+            let bulk = host_rate.tx_time(Bytes(wire(inst.bus_bytes.0))) + inst.fill_hops as u64 * hop;
             let ideal = bulk.max(inst.chain_hops as u64 * hop) + inst.rtt_rounds as u64 * 2 * one_way;
             CctResult {
                 instance: inst.clone(),

@@ -13,6 +13,7 @@
 //!
 //! On a fabric of one rate with no link events the flow floor equals the ideal FCT exactly.
 
+use crate::units::Bytes;
 use super::collectives::CctResult;
 use super::flows::{ConnPlan, FlowResult};
 use crate::engine::Sim;
@@ -67,7 +68,7 @@ impl<'a> Fastest<'a> {
     pub fn fct(&self, src: NodeId, dst: NodeId, p: &ConnPlan) -> Time {
         let (hops, one_way) = self.path(src, dst);
         let last = p.tail + self.header;
-        self.nic(src).tx_time(p.wire_bytes(self.header as u32)) + (hops - 1) * self.any.tx_time(last) + hops * self.any.tx_time(self.ack) + 2 * one_way
+        self.nic(src).tx_time(Bytes(p.wire_bytes(self.header as u32))) + (hops - 1) * self.any.tx_time(Bytes(last)) + hops * self.any.tx_time(Bytes(self.ack)) + 2 * one_way
     }
 
     /// The shortest one-way propagation of `sim`'s connections (0 without any).
@@ -86,14 +87,14 @@ impl<'a> Fastest<'a> {
     /// the algorithm waits for.
     pub fn cct(&self, inst: &Instance, one_way: Time) -> Time {
         let rate = self.fastest_nic();
-        let wire = |b: u64| rate.tx_time(b + b.div_ceil(self.mss) * self.header);
-        let bulk = wire(inst.bus_bytes) + 2 * one_way;
+        let wire = |b: u64| rate.tx_time(Bytes(b + b.div_ceil(self.mss) * self.header));
+        let bulk = wire(inst.bus_bytes.0) + 2 * one_way;
         let chain = if inst.algorithm == "hd" {
             // Halving-doubling's steps carry S/2, S/4, ... and back: each hop its own chunk.
             let levels = inst.ranks.trailing_zeros();
-            (0..levels).chain((0..levels).rev()).map(|i| wire(inst.chunk.min(inst.bytes.div_ceil(2u64 << i))) + one_way).sum()
+            (0..levels).chain((0..levels).rev()).map(|i| wire(inst.chunk.min(inst.bytes.div_ceil(Bytes(2u64 << i)))) + one_way).sum()
         } else {
-            let chunk = inst.chunk.min((inst.bus_bytes / inst.chain_hops.max(1) as u64).max(1));
+            let chunk = inst.chunk.min(((inst.bus_bytes / inst.chain_hops.max(1) as u64).max(Bytes(1))).0);
             inst.chain_hops as u64 * (wire(chunk) + one_way)
         };
         bulk.max(chain) + inst.rtt_rounds as u64 * 2 * one_way
@@ -107,7 +108,7 @@ impl<'a> Fastest<'a> {
         let cct = ccts.iter().filter_map(|c| c.start.map(|s| s + self.cct(&c.instance, one_way))).max().unwrap_or(Time::ZERO);
         let f = self.fabric;
         let load = super::bounds::host_loads(sim, plan);
-        let host = (0..f.hosts as usize).map(|h| self.nic(NodeId(h as u32)).tx_time(load[h].0).max(self.port[f.host_downlink[h].idx()].tx_time(load[h].1))).max().unwrap_or(Time::ZERO);
+        let host = (0..f.hosts as usize).map(|h| self.nic(NodeId(h as u32)).tx_time(Bytes(load[h].0)).max(self.port[f.host_downlink[h].idx()].tx_time(Bytes(load[h].1)))).max().unwrap_or(Time::ZERO);
         let removed = f.removed_ports();
         let (tors, pods) = super::bounds::cut_bound(sim, plan, &f.pod_of_host(), |p| if removed[p] { 0 } else { self.port[p].0 });
         let links = first_start + host.max(tors).max(pods) + one_way;

@@ -3,6 +3,7 @@
 //! an application flow instead, over the sub-QPs (connections) that carried it
 //! (seqbalance §2.2.4, §5.2 "Metrics").
 
+use crate::units::Bytes;
 use crate::engine::Sim;
 use crate::units::{BitsPerSec, Time};
 use serde::Serialize;
@@ -122,7 +123,7 @@ pub(super) fn plan(sim: &Sim) -> Vec<ConnPlan> {
     let mut plan = vec![ConnPlan { bytes: 0, pkts: 0, tail: 0, due: Time::MAX }; traffic.conns.len()];
     for msg in traffic.messages() {
         let p = &mut plan[msg.conn as usize];
-        let m = ConnPlan::unsplit(msg.bytes, mss, traffic.tasks[msg.task as usize].not_before());
+        let m = ConnPlan::unsplit(msg.bytes.0, mss, traffic.tasks[msg.task as usize].not_before());
         p.bytes += m.bytes;
         p.pkts += m.pkts;
         p.tail = m.tail;
@@ -238,7 +239,7 @@ pub(super) fn ideal_fct(p: &ConnPlan, host_rate: BitsPerSec, mss: u32, header: u
     let wire = p.wire_bytes(header);
     // The path RTT counts one host-link serialization of a full packet; swap it for the
     // whole flow's serialization, and count the last packet's size on the other hops.
-    host_rate.tx_time(wire) + path_rtt - hops * host_rate.tx_time(mtu) + (hops - 1) * host_rate.tx_time(last)
+    host_rate.tx_time(Bytes(wire)) + path_rtt - hops * host_rate.tx_time(Bytes(mtu)) + (hops - 1) * host_rate.tx_time(Bytes(last))
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! End-of-run self-checks. A violation is a simulator or scheme bug; the run reports it as an
 //! error rather than returning numbers nobody should trust.
 
+use crate::units::Bytes;
 use crate::engine::{Counters, Sim};
 use crate::net::packet::PktKind;
 use crate::scenario::Setup;
@@ -18,10 +19,10 @@ pub fn check(sim: &Sim, setup: &Setup) -> Vec<String> {
     let mss = sim.hosts.tp.mss as u64;
     for (i, (conn, r)) in sim.hosts.conns.iter().zip(&sim.hosts.rx).enumerate() {
         let extra = conn.extra_pkts as u64 * mss;
-        if conn.idle() && (r.bytes < conn.size || (extra == 0 && r.bytes != conn.size)) {
+        if conn.idle() && (r.bytes < Bytes(conn.size) || (extra == 0 && r.bytes != Bytes(conn.size))) {
             v.push(format!("connection {i} is idle but its receiver got {} of {} posted bytes", r.bytes, conn.size));
         }
-        if r.bytes > conn.size + extra {
+        if r.bytes > Bytes(conn.size + extra) {
             v.push(format!("connection {i} delivered {} bytes, more than the {} bytes posted (+ {extra} extra)", r.bytes, conn.size));
         }
         if conn.idle() && conn.in_flight != 0 {

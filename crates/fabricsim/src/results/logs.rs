@@ -60,7 +60,7 @@ pub(super) fn messages(sim: &Sim, setup: &Setup) -> Vec<MessageRow> {
                 conn: m.conn,
                 src: c.src.0,
                 dst: c.dst.0,
-                bytes: m.bytes,
+                bytes: m.bytes.0,
                 posted: known(log.posted[id]),
                 delivered: known(log.delivered[id]),
                 completed: known(log.completed[id]),

@@ -2,6 +2,7 @@
 //! counters, queue profiles, PFC figures, invariant violations, wall-clock performance) and
 //! its assembly.
 
+use crate::units::Bytes;
 use crate::units::Time;
 use super::by_size::{self, SizeBucket, WindowFigures};
 use super::collectives::{self, CctResult, CollectiveSummary};
@@ -415,7 +416,7 @@ fn tier_queues(sim: &Sim) -> Vec<TierQueues> {
         for (_, ps) in sim.net.ports.iter().enumerate().filter(|&(i, _)| port_class(f, i) == Some(c)) {
             let a = ps.occupancy_area(sim.k.now);
             t.ports += 1;
-            t.max_bytes = t.max_bytes.max(ps.max_data_bytes);
+            t.max_bytes = t.max_bytes.max(ps.max_data_bytes.0);
             t.max_port_mean_bytes = t.max_port_mean_bytes.max(a as f64 / run);
             t.wire_losses += ps.wire_loss.as_ref().map_or(0, |f| f.wire_losses);
             t.drops += ps.drops;
@@ -463,8 +464,8 @@ impl QueueProfile {
             port_count: t.switch_ports[i],
             buffer_bytes: q.bounded_buffer(),
             ecn: q.ecn,
-            kmin_bytes: q.kmin_bytes,
-            kmax_bytes: q.kmax_bytes,
+            kmin_bytes: q.kmin_bytes.0,
+            kmax_bytes: q.kmax_bytes.0,
             pmax: q.pmax,
             mark_at: match q.mark_at {
                 crate::net::qdisc::MarkAt::Enqueue => "enqueue",
@@ -550,7 +551,7 @@ pub(super) fn assemble(sim: &Sim, setup: &Setup, flows: &[FlowResult], plans: Pl
         failure_seed: setup.scenario.topology.first_failure_seed(),
         pod_uplink_bottleneck: sim.net.fabric.pod_bottleneck.clone(),
         base_rtt_us: us(setup.base_rtt),
-        bdp_bytes: setup.bdp_bytes,
+        bdp_bytes: setup.bdp_bytes.0,
         flows: flows.len() as u32,
         flows_finished: flows.iter().filter(|f| f.finish.is_some()).count() as u32,
         stopped_at_end_time: sim.stopped_early,
@@ -573,7 +574,7 @@ pub(super) fn assemble(sim: &Sim, setup: &Setup, flows: &[FlowResult], plans: Pl
         events: sim.k.c.events,
         ack_rtt_us: rtt_stats(&sim.hosts.acked.rtt),
         duplicate_data_packets: sim.hosts.rx.iter().map(|r| r.duplicates as u64).sum(),
-        max_queue_bytes: sim.net.ports.iter().map(|p| p.max_data_bytes).max().unwrap_or(0),
+        max_queue_bytes: (sim.net.ports.iter().map(|p| p.max_data_bytes).max().unwrap_or(Bytes::ZERO)).0,
         pfc: sim.net.pfc.on.then(|| pfc_summary(sim)),
         buffer_bytes: setup.qdisc.profiles[0].bounded_buffer(),
         flaky_ports: sim

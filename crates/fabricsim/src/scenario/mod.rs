@@ -4,6 +4,7 @@
 //! Every struct denies unknown keys, so a typo is an error that names the key and the allowed
 //! ones; every value is range-checked here, before anything runs or any file is written.
 
+use crate::units::Bytes;
 use crate::ids::PortId;
 mod link_events;
 mod queues;
@@ -670,7 +671,7 @@ pub struct Setup {
     /// Round-trip time of the longest path with full packets.
     pub base_rtt: Time,
     /// Host rate × base RTT.
-    pub bdp_bytes: u64,
+    pub bdp_bytes: Bytes,
     /// Retransmission timeout.
     pub rto: Time,
     /// Link events in time order.
@@ -809,7 +810,7 @@ impl Scenario {
         transport::check_cc_hosts(&self.transport, fabric.hosts)?;
         transport::check_rate_floors(&self.transport, hosts.host_rate.0)?;
         let base = timing::Base::of(&fabric, &self.transport);
-        let (mut qdisc, pfc) = self.switch_ports(&fabric, base.bdp_bytes)?;
+        let (mut qdisc, pfc) = self.switch_ports(&fabric, base.bdp_bytes.0)?;
         let rto = timing::rto(&self.transport, self.switch.pfc.enabled, &fabric, &qdisc, &base)?;
         let stall_limit = timing::stall_limit(limits.stall_limit, rto, &base)?;
         let link_events = link_events::resolve(&self.link_events, &fabric, &mut qdisc, self.transport.mtu_bytes as u64)?;
@@ -854,7 +855,7 @@ impl Scenario {
     /// against the fabric's tiers.
     fn switch_ports(&self, fabric: &Fabric, bdp_bytes: u64) -> Result<(QdiscTable, PfcState)> {
         let (sw, tr) = (&self.switch, &self.transport);
-        let cx = queues::Context { fabric, bdp_bytes, mtu_bytes: tr.mtu_bytes as u64, header_bytes: tr.header_bytes };
+        let cx = queues::Context { fabric, bdp_bytes: Bytes(bdp_bytes), mtu_bytes: Bytes(tr.mtu_bytes as u64), header_bytes: tr.header_bytes };
         let mut qdisc = queues::resolve(sw, &cx)?;
         queues::scale_failed(&mut qdisc, fabric, tr.mtu_bytes as u64)?;
         sw.lb.per_tier(fabric)?;

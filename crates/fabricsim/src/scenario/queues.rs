@@ -8,6 +8,7 @@
 //! §2.10.1, seqbalance spec §2.4.8/A23); class rules because buffers and marking differ between
 //! a ToR's host-facing and fabric-facing ports (lb-ai-training spec sizes queues per port).
 
+use crate::units::Bytes;
 use super::{MarkAtConfig, SwitchConfig, SWITCH_LIMITS};
 use crate::scheme::validate_params;
 use crate::error::{Error, Result};
@@ -141,11 +142,11 @@ pub fn scaled_profile(table: &mut QdiscTable, fabric: &Fabric, p: usize, rate: B
         ControlLane::Separate(b) => ControlLane::Separate(scale(b)),
         c => c,
     };
-    let scaled = QdiscConfig { buffer_bytes: scale(q.buffer_bytes).max(mtu_bytes), kmin_bytes: scale(q.kmin_bytes), kmax_bytes: scale(q.kmax_bytes), control, ..q };
+    let scaled = QdiscConfig { buffer_bytes: Bytes(scale(q.buffer_bytes.0).max(mtu_bytes)), kmin_bytes: Bytes(scale(q.kmin_bytes.0)), kmax_bytes: Bytes(scale(q.kmax_bytes.0)), control, ..q };
     let label = format!("{}@{}G slowed to {}G", PORT_CLASSES[class], nominal.gbps(), rate.gbps());
     let known = table.profiles.iter().position(|x| *x == scaled);
     let idx = table.add(scaled, if known.is_some_and(|i| table.labels[i].contains(&label)) { String::new() } else { label })?;
-    table.profile_buffers = table.profiles.iter().map(|q| q.buffer_bytes).collect();
+    table.profile_buffers = table.profiles.iter().map(|q| q.buffer_bytes.0).collect();
     Ok(idx)
 }
 
@@ -198,9 +199,9 @@ pub struct Context<'a> {
     /// The fabric whose ports get profiles.
     pub fabric: &'a Fabric,
     /// Host rate × longest base RTT (what `buffer_bdp` multiplies).
-    pub bdp_bytes: u64,
+    pub bdp_bytes: Bytes,
     /// Full packet size (buffers are rounded up to whole packets and hold at least one).
-    pub mtu_bytes: u64,
+    pub mtu_bytes: Bytes,
     /// Trimmed header size.
     pub header_bytes: u32,
 }
@@ -329,7 +330,7 @@ pub fn resolve(sw: &SwitchConfig, cx: &Context) -> Result<QdiscTable> {
             "returns trimmed headers to their sender, but no switch port trims: it needs switch.trimming = true",
         ));
     }
-    table.profile_buffers = table.profiles.iter().map(|q| q.buffer_bytes).collect();
+    table.profile_buffers = table.profiles.iter().map(|q| q.buffer_bytes.0).collect();
     Ok(table)
 }
 
@@ -364,21 +365,21 @@ impl QdiscTable {
 fn profile(layers: &[Layer], sw: &SwitchConfig, cx: &Context, label: &str) -> Result<QdiscConfig> {
     let pfc = sw.pfc.enabled;
     let on = if label.is_empty() { String::new() } else { format!(" on {label} ports") };
-    let (buf, bk) = pick(layers, |r| buffer_of(r, cx.mtu_bytes));
+    let (buf, bk) = pick(layers, |r| buffer_of(r, cx.mtu_bytes.0));
     let buffer = match buf {
         Amount::Bytes(b) => b,
         // A multiple in SWITCH_LIMITS' range; what it gives depends on the BDP.
         Amount::Of(bdp, name) => {
             // Whole packets, as htsim sizes a 1-BDP queue (626,688 B = 153 × 4096 B).
-            let bytes = (bdp * cx.bdp_bytes as f64).ceil();
+            let bytes = (bdp * cx.bdp_bytes.0 as f64).ceil();
             if bytes > MAX_BUFFER_BYTES as f64 {
                 return Err(Error::invalid(format!("{bk}.{name}"), format!("{bdp} × {} bytes: allowed at most {MAX_BUFFER_BYTES} bytes (1 TiB) per port", cx.bdp_bytes)));
             }
             let bytes = bytes as u64;
-            bytes.div_ceil(cx.mtu_bytes) * cx.mtu_bytes
+            (bytes.div_ceil(cx.mtu_bytes.0) * cx.mtu_bytes).0
         }
     };
-    if buffer < cx.mtu_bytes {
+    if buffer < cx.mtu_bytes.0 {
         return Err(Error::invalid(
             format!("{bk}.buffer_bytes"),
             format!("{buffer}: a port must hold at least one full packet ({} bytes)", cx.mtu_bytes),
@@ -415,9 +416,9 @@ fn profile(layers: &[Layer], sw: &SwitchConfig, cx: &Context, label: &str) -> Re
     Ok(QdiscConfig {
         // Under PFC a port's queue is bounded by the switch's shared buffer, not by a per-port
         // limit; the per-port buffer then only scales fractional thresholds.
-        buffer_bytes: if pfc { crate::net::qdisc::UNBOUNDED_BUFFER } else { buffer },
-        kmin_bytes: kmin,
-        kmax_bytes: kmax,
+        buffer_bytes: if pfc { Bytes(crate::net::qdisc::UNBOUNDED_BUFFER) } else { Bytes(buffer) },
+        kmin_bytes: Bytes(kmin),
+        kmax_bytes: Bytes(kmax),
         pmax,
         ecn: pick(layers, |r| r.ecn).0,
         mark_at: match pick(layers, |r| r.ecn_mark_at).0 {
@@ -468,6 +469,7 @@ fn control_lane(sw: &SwitchConfig, buffer: u64, trimming: bool, header_bytes: u6
 
 #[cfg(test)]
 mod tests {
+    use crate::units::Bytes;
     use crate::error::Error;
     use crate::net::qdisc::QdiscConfig;
     use crate::scenario::{Scenario, Setup};
@@ -502,7 +504,7 @@ mod tests {
         assert_eq!(s.qdisc.profiles.len(), 1);
         assert_eq!(s.qdisc.switch_ports, [80]);
         let q = &s.qdisc.profiles[0];
-        assert_eq!((q.buffer_bytes, q.kmin_bytes, q.kmax_bytes), (1 << 20, 209_715, 838_861));
+        assert_eq!((q.buffer_bytes.0, q.kmin_bytes.0, q.kmax_bytes.0), (1 << 20, 209_715, 838_861));
     }
 
     #[test]
@@ -511,11 +513,11 @@ mod tests {
         assert_eq!(s.qdisc.profiles.len(), 2);
         let (q, n) = profile(&s, "tor_down@100G");
         // Kmin/Kmax stay [switch]'s fractions 0.2/0.8, now of the port's own 64 KiB.
-        assert_eq!((q.buffer_bytes, q.kmin_bytes, q.kmax_bytes, n), (65_536, 13_107, 52_429, 16));
+        assert_eq!((q.buffer_bytes.0, q.kmin_bytes.0, q.kmax_bytes.0, n), (65_536, 13_107, 52_429, 16));
         let (q, n) = profile(&s, "agg_down@400G");
-        assert_eq!((q.buffer_bytes, q.kmin_bytes, n), (1 << 20, 209_715, 64));
+        assert_eq!((q.buffer_bytes.0, q.kmin_bytes.0, n), (1 << 20, 209_715, 64));
         // Host NICs keep the [switch] profile.
-        assert_eq!(s.qdisc.of_port(s.fabric.host_port[0].0).buffer_bytes, 1 << 20);
+        assert_eq!(s.qdisc.of_port(s.fabric.host_port[0].0).buffer_bytes, Bytes(1 << 20));
     }
 
     //= type=test; mcc spec §2.10.1: Kmin/Kmax/Pmax 1600 KB / 6400 KB / 0.2 on 400 G ports
@@ -524,12 +526,12 @@ mod tests {
         // (MCC runs them under PFC; without it a port needs a buffer above Kmin.)
         let s = setup("[[switch.by_link_rate]]\nrate_gbps = 400\nbuffer_bytes = \"8MiB\"\necn_kmin_bytes = \"1600KB\"\necn_kmax_bytes = \"6400KB\"\necn_pmax = 0.2").unwrap();
         let (q, n) = profile(&s, "tor_up@400G");
-        assert_eq!((q.kmin_bytes, q.kmax_bytes, q.pmax, n), (1_600_000, 6_400_000, 0.2, 64));
+        assert_eq!((q.kmin_bytes.0, q.kmax_bytes.0, q.pmax, n), (1_600_000, 6_400_000, 0.2, 64));
         let mut fast: Vec<&str> = s.qdisc.labels[1].split(", ").collect();
         fast.sort();
         assert_eq!(fast, ["agg_down@400G", "agg_up@400G", "core_down@400G", "tor_up@400G"]);
         let (q, n) = profile(&s, "tor_down@100G");
-        assert_eq!((q.kmin_bytes, q.pmax, n), (209_715, 1.0, 16));
+        assert_eq!((q.kmin_bytes.0, q.pmax, n), (209_715, 1.0, 16));
     }
 
     #[test]
@@ -542,9 +544,9 @@ mod tests {
         // tor_up: Kmin from its class rule (a fraction of its own 2 MiB, beating the rate
         // rule's bytes), Kmax and Pmax from the rate rule.
         let (q, _) = profile(&s, "tor_up@400G");
-        assert_eq!((q.buffer_bytes, q.kmin_bytes, q.kmax_bytes, q.pmax), (2 << 20, 209_715, 1_600_000, 0.2));
+        assert_eq!((q.buffer_bytes.0, q.kmin_bytes.0, q.kmax_bytes.0, q.pmax), (2 << 20, 209_715, 1_600_000, 0.2));
         let (q, _) = profile(&s, "agg_up@400G");
-        assert_eq!((q.buffer_bytes, q.kmin_bytes, q.kmax_bytes), (1 << 20, 400_000, 1_600_000));
+        assert_eq!((q.buffer_bytes.0, q.kmin_bytes.0, q.kmax_bytes.0), (1 << 20, 400_000, 1_600_000));
         assert_eq!(s.qdisc.profiles.len(), 3);
     }
 

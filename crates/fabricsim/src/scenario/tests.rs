@@ -1,5 +1,6 @@
 //! Unit tests of scenario parsing and [`Scenario::setup`] on crafted inputs.
 
+use crate::units::Bytes;
 use crate::units::Time;
 use super::{LinkAction, Scenario, Setup};
 use crate::error::Error;
@@ -68,7 +69,7 @@ fn default_rto_is_base_rtt_plus_twice_the_longest_paths_queueing() {
     // RTO = 9 331 200 + 2 × 32 000 000 = 73 331 200 ps.
     let s = setup("", &[]).unwrap();
     assert_eq!(s.base_rtt, Time(9_331_200));
-    assert_eq!(s.bdp_bytes, 116_640);
+    assert_eq!(s.bdp_bytes, Bytes(116_640));
     assert_eq!(s.rto, Time(73_331_200));
     // Given explicitly, or lossless (PFC): no derivation.
     assert_eq!(setup("[transport]\nrto_us = 50\n", &[]).unwrap().rto, 50 * US);

@@ -1,6 +1,7 @@
 //! Timing derived from the fabric: the base RTT and BDP of the longest path, and the
 //! retransmission timeout (given, or derived from the base RTT and the queues on that path).
 
+use crate::units::Bytes;
 use super::{positive_time, TransportConfig};
 use crate::error::{Error, Result};
 use crate::ids::NodeId;
@@ -15,7 +16,7 @@ pub(super) struct Base {
     /// Its round-trip time with full data packets and ACKs.
     pub rtt: Time,
     /// Host rate × that RTT.
-    pub bdp_bytes: u64,
+    pub bdp_bytes: Bytes,
     /// The round trip of the nearest pair (hosts 0 and 1, numbered ToR by ToR): no
     /// acknowledgement can come back sooner.
     pub nearest_rtt: Time,

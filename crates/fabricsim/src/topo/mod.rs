@@ -6,6 +6,7 @@
 //! if the scenario asks (removed from routing, or degraded). Hosts come first in the node
 //! numbering (host `i` is node `i`), switches after them.
 
+use crate::units::Bytes;
 pub mod failures;
 pub mod fat_tree;
 pub mod leaf_spine;
@@ -362,7 +363,7 @@ impl Fabric {
         let mut t = 2 * switches * self.switch_latency.0;
         for &p in &path {
             let spec = &self.ports[p.idx()];
-            t += 2 * spec.latency + spec.rate.tx_time(data_bytes) + spec.rate.tx_time(ack_bytes);
+            t += 2 * spec.latency + spec.rate.tx_time(Bytes(data_bytes)) + spec.rate.tx_time(Bytes(ack_bytes));
         }
         t
     }

@@ -397,13 +397,14 @@ impl Connection {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::units::Bytes;
     use crate::transport::cc::{fixed, AnyCc};
     use crate::transport::lb::{spray, AnyLb};
 
     fn conn(size: u64) -> Connection {
         let cc = AnyCc::Fixed(fixed::Fixed::new(
             &fixed::FixedParams::default(),
-            &crate::transport::cc::PathInfo { mtu_bytes: 4096, host_rate: crate::units::BitsPerSec(1), base_rtt: Time(1), bdp_bytes: 1, hops: 2, net_base_rtt: Time(1), src_conns: 1, queue_bytes: 0, flows_per_host: 1 },
+            &crate::transport::cc::PathInfo { mtu_bytes: Bytes(4096), host_rate: crate::units::BitsPerSec(1), base_rtt: Time(1), bdp_bytes: Bytes(1), hops: 2, net_base_rtt: Time(1), src_conns: 1, queue_bytes: Bytes::ZERO, flows_per_host: 1 },
         ));
         let tx = AnyRecovery::Sack(Default::default());
         let mut c = Connection::new(NodeId(0), NodeId(1), cc, AnyLb::Spray(spray::Spray::new(&Default::default())), Rng::stream(0, "t", 0), tx);

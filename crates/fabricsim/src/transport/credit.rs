@@ -45,6 +45,7 @@
 //! This file holds the policy, the per-connection and per-NIC state and their handlers
 //! ([`Credits`]), which spend credits and pace PULLs.
 
+use crate::units::Bytes;
 use super::connection::Connection;
 use super::hosts::TransportParams;
 use crate::error::{Error, Result};
@@ -78,9 +79,9 @@ crate::scheme_family! {
 #[derive(Clone, Copy, Debug)]
 pub struct CreditBuild {
     /// Path BDP in bytes.
-    pub bdp_bytes: u64,
+    pub bdp_bytes: Bytes,
     /// Wire bytes of a full packet.
-    pub mtu_bytes: u64,
+    pub mtu_bytes: Bytes,
 }
 
 /// `none`: sender-based schemes need no credit.
@@ -124,8 +125,8 @@ impl Default for EqdsParams {
 
 /// Packets of an allowance of `bdps` path BDPs, or of `bytes` when given.
 fn allowance_packets(bdps: f64, bytes: Option<u64>, ctx: &CreditBuild) -> u32 {
-    let bytes = bytes.map_or(bdps * ctx.bdp_bytes as f64, |b| b as f64);
-    (bytes / ctx.mtu_bytes as f64).ceil() as u32
+    let bytes = bytes.map_or(bdps * ctx.bdp_bytes.0 as f64, |b| b as f64);
+    (bytes / ctx.mtu_bytes.0 as f64).ceil() as u32
 }
 
 /// `eqds`: a connection's unsolicited allowance, in packets (the pacer's rate is run-wide:
@@ -446,7 +447,7 @@ impl Credits {
             port,
             ..Packet::default()
         });
-        let mut interval = rate.tx_time(grant as u64 * (tp.mss + tp.header) as u64);
+        let mut interval = rate.tx_time(Bytes(grant as u64 * (tp.mss + tp.header) as u64));
         if policy.pull_rate != 1.0 {
             //= uec-spec §2.2, §8 (htsim pull_rate_modifier 0.99)
             interval = Time((interval.0 as f64 / policy.pull_rate).round() as u64);
@@ -472,7 +473,7 @@ impl Credits {
 mod tests {
     use super::*;
 
-    const BUILD: CreditBuild = CreditBuild { bdp_bytes: 500_000, mtu_bytes: 4096 };
+    const BUILD: CreditBuild = CreditBuild { bdp_bytes: Bytes(500_000), mtu_bytes: Bytes(4096) };
 
     /// One connection from host 0 to host 1 with `posted` packets and `in_flight` bytes, its
     /// credit state granted an unsolicited allowance of `allowance` packets, under `policy`.

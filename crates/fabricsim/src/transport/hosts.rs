@@ -5,6 +5,7 @@
 //! `credit.rs`) are methods on these fields. Arrays are indexed by host or connection id, so a
 //! later partitioned engine can give a group of hosts its own slice.
 
+use crate::units::Bytes;
 use crate::ids::ConnId;
 use crate::net::nic::HostState;
 use crate::transport::cc::CongestionControl;
@@ -67,7 +68,7 @@ pub struct Lane {
     /// Messages posted and not completed.
     pub in_flight_msgs: u32,
     /// Their payload bytes.
-    pub in_flight_bytes: u64,
+    pub in_flight_bytes: Bytes,
 }
 
 /// Everything the hosts own.
@@ -112,13 +113,13 @@ impl<L: Layout> Hosts<L> {
         while let Some(&m) = self.lanes[c.idx()].pending.front() {
             let bytes = bytes_of(m);
             let lane = &mut self.lanes[c.idx()];
-            let st = GateState { now, in_flight_msgs: lane.in_flight_msgs, in_flight_bytes: lane.in_flight_bytes, next_bytes: bytes };
+            let st = GateState { now, in_flight_msgs: lane.in_flight_msgs, in_flight_bytes: lane.in_flight_bytes, next_bytes: Bytes(bytes) };
             if !lane.gate.may_post(&st) {
                 break;
             }
             lane.pending.pop_front();
             lane.in_flight_msgs += 1;
-            lane.in_flight_bytes += bytes;
+            lane.in_flight_bytes += Bytes(bytes);
             let conn = &mut self.conns[c.idx()];
             if conn.idle() {
                 // A message on an idle connection starts a flow: its pacer may delay it.
@@ -168,10 +169,10 @@ impl<L: Layout> Hosts<L> {
         let bytes = bytes_of(m.msg);
         let lane = &mut self.lanes[c.idx()];
         lane.in_flight_msgs -= 1;
-        lane.in_flight_bytes -= bytes;
+        lane.in_flight_bytes -= Bytes(bytes);
         let fb = MessageFeedback {
             now,
-            bytes,
+            bytes: Bytes(bytes),
             posted_at: m.posted_at,
             first_tx: m.first_tx,
             delivered_at: m.delivered_at,

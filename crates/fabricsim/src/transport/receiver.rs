@@ -14,6 +14,7 @@
 //! record. What the receiver knows of the sender's messages (their packet ranges, which reach
 //! it as work requests would on an RDMA queue pair) it reads from the sender's record.
 
+use crate::units::Bytes;
 use super::connection::OpenMsg;
 use super::hosts::TransportParams;
 use super::signal::{self, Arrival as SignalArrival};
@@ -48,7 +49,7 @@ pub struct Receiver {
     /// Out-of-order packets discarded (go-back-N).
     pub discarded: u32,
     /// Distinct payload bytes delivered.
-    pub bytes: u64,
+    pub bytes: Bytes,
     /// Messages delivered so far. The next one is the sender's `msgs[msgs_delivered -
     /// msgs_retired]`: counting both halves' progress from the start (rather than one index the
     /// sender shifts when it retires a message) lets a partitioned engine keep the receiver's
@@ -80,7 +81,7 @@ impl Receiver {
             lowest_unacked: u32::MAX,
             duplicates: 0,
             discarded: 0,
-            bytes: 0,
+            bytes: Bytes::ZERO,
             msgs_delivered: 0,
             now: Time::ZERO,
             base_rtt,
@@ -287,7 +288,7 @@ impl Receiver {
         let fresh = self.receive(p.seq);
         if fresh {
             self.pkts += 1;
-            self.bytes += (p.size - tp.header) as u64;
+            self.bytes += Bytes((p.size - tp.header) as u64);
         } else {
             self.duplicates += 1;
         }
@@ -466,7 +467,7 @@ mod tests {
         let a = arrive(&mut r, &mut k, &tp, 0, 0, 10);
         assert_eq!(a[0].cum_ack, 2);
         arrive(&mut r, &mut k, &tp, 0, 0, 10);
-        assert_eq!((r.pkts, r.duplicates, r.bytes), (2, 1, 2000));
+        assert_eq!((r.pkts, r.duplicates, r.bytes.0), (2, 1, 2000));
     }
 
     #[test]

@@ -14,6 +14,7 @@
 //! carries the outcome out as the handler returns; nothing here writes the network's or the
 //! workload's state.
 
+use crate::units::Bytes;
 use super::cc::{window_holds_back, AckEvent, CongestionControl, LossCause, NackEvent, TimeoutEvent};
 use super::connection::{SeqState, Slot};
 use super::hosts::Hosts;
@@ -206,7 +207,7 @@ impl<L: Layout> Hosts<L> {
             // limiter's would, so re-read it and wake at least every RATE_RECHECK.
             conn.cc.advance_to(now);
             conn.next_send = match conn.cc.pacing_rate() {
-                Some(rate) => conn.last_tx + rate.tx_time(conn.last_wire as u64),
+                Some(rate) => conn.last_tx + rate.tx_time(Bytes(conn.last_wire as u64)),
                 // The controller stopped pacing (Swift leaves pacing once its window is a
                 // packet again): the gap of its last slow rate no longer holds the packet.
                 None => conn.last_tx,
@@ -314,7 +315,7 @@ impl<L: Layout> Hosts<L> {
             // A scheduled pacer's gap runs from this packet's slot (which the NIC may have
             // reached late), any other pacer's from the departure.
             let slot = if conn.pace_on_schedule { conn.next_send.min(now) } else { now };
-            let mut gap = rate.tx_time(wire);
+            let mut gap = rate.tx_time(Bytes(wire));
             let j = conn.cc.gap_jitter();
             if j > 0.0 {
                 gap = Time((gap.0 as f64 * (1.0 + j * (2.0 * conn.rng.unit() - 1.0))).round() as u64);
@@ -460,7 +461,7 @@ impl<L: Layout> Hosts<L> {
         conn.consecutive_timeouts = 0;
         let ev = AckEvent {
             now,
-            acked_bytes: newly,
+            acked_bytes: Bytes(newly),
             rtt,
             ecn,
             marked_pkts: p.ecn_count as u32,
@@ -548,7 +549,7 @@ impl<L: Layout> Hosts<L> {
         self.stats[c.idx()].nacks += 1;
         let ev = NackEvent {
             now,
-            bytes: wire,
+            bytes: Bytes(wire),
             cause: LossCause::Trimmed,
             entropy: p.entropy,
             in_flight: conn.in_flight,
@@ -601,7 +602,7 @@ impl<L: Layout> Hosts<L> {
             let (recovery, mut ctx) = self.conns[c.idx()].sender_parts(now, mtu);
             let a = recovery.on_timeout(&mut ctx);
             probe = self.apply_recovery(k, c, a);
-            self.account_timeout(k, c, Lost { pkts: lost_pkts, bytes: lost, latest_sent_at });
+            self.account_timeout(k, c, Lost { pkts: lost_pkts, bytes: Bytes(lost), latest_sent_at });
         }
         let conn = &mut self.conns[c.idx()];
         if let Some(&(_, t)) = conn.tx_log.front() {

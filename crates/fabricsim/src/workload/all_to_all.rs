@@ -2,6 +2,7 @@
 //! a host runs at most c of its flows at once: its i-th flow starts when its (i−c)-th finishes.
 //! Host h visits destinations h+1, h+2, … (mod n), the usual staggered order that spreads load.
 
+use crate::units::Bytes;
 use super::{default_flow_bytes, time_from_us, FlowSpec};
 use crate::error::{Error, Result};
 use crate::ids::NodeId;
@@ -57,7 +58,7 @@ pub fn generate(p: &AllToAllParams, fabric_hosts: u32, room: super::Room) -> Res
     for h in 0..n {
         for i in 0..per_host {
             let after = (c > 0 && i >= c).then(|| h * per_host + i - c);
-            flows.push(FlowSpec { src: NodeId(h), dst: NodeId((h + 1 + i) % n), bytes: p.flow_bytes.0, start, after });
+            flows.push(FlowSpec { src: NodeId(h), dst: NodeId((h + 1 + i) % n), bytes: Bytes(p.flow_bytes.0), start, after });
         }
     }
     Ok(flows)

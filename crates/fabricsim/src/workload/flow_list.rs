@@ -28,6 +28,7 @@
 //!
 //! Errors quote at most ~100 characters of a bad token or line (`excerpt::clip`).
 
+use crate::units::Bytes;
 use crate::units::Time;
 use super::{check_endpoints, FlowSpec};
 use crate::error::{Error, Result};
@@ -279,7 +280,7 @@ fn parse_ns3_with_ports(text: &str, file: &str, hosts: u32, host_of_node: Option
         if bytes == 0 {
             return Err(bad(file, n, "size must be at least 1 byte"));
         }
-        flows.push(FlowSpec { src: NodeId(src as u32), dst: NodeId(dst as u32), bytes, start, after: None });
+        flows.push(FlowSpec { src: NodeId(src as u32), dst: NodeId(dst as u32), bytes: Bytes(bytes), start, after: None });
         dports.push(dport);
     }
     if (flows.len() as u64) < count {
@@ -329,7 +330,7 @@ pub fn parse_csv(text: &str, file: &str, hosts: u32) -> Result<Vec<FlowSpec>> {
         if bytes == 0 {
             return Err(bad(file, n, "bytes must be at least 1"));
         }
-        flows.push(FlowSpec { src: NodeId(src as u32), dst: NodeId(dst as u32), bytes, start, after: None });
+        flows.push(FlowSpec { src: NodeId(src as u32), dst: NodeId(dst as u32), bytes: Bytes(bytes), start, after: None });
     }
     Ok(flows)
 }
@@ -416,7 +417,7 @@ pub fn parse_htsim_cm(text: &str, file: &str, hosts: u32) -> Result<Vec<FlowSpec
                 if bytes == 0 {
                     return Err(bad(file, n, "size must be at least 1"));
                 }
-                flows.push(FlowSpec { src: NodeId(src as u32), dst: NodeId(dst as u32), bytes, start: Time((start.unwrap_or(Time::ZERO)).0), after: None });
+                flows.push(FlowSpec { src: NodeId(src as u32), dst: NodeId(dst as u32), bytes: Bytes(bytes), start: Time((start.unwrap_or(Time::ZERO)).0), after: None });
             }
             _ => return Err(bad(file, n, format!("unrecognised line `{}` (expected `Nodes N`, `Connections C` or `SRC->DST ... size BYTES`)", clip(t)))),
         }
@@ -451,7 +452,7 @@ mod tests {
         let map = ns3_host_of_node(STAR, "topo.txt").unwrap();
         assert_eq!(map, [None, Some(0), Some(1), Some(2), Some(3)]);
         let f = parse_ns3(flows, "flow.txt", 4, Some(&map)).unwrap();
-        assert_eq!(f.iter().map(|f| (f.src.0, f.dst.0, f.bytes, f.start.0)).collect::<Vec<_>>(), [(1, 0, 200_000_000, 2_000_000_000_000), (3, 0, 5_000_000, 2_500_000_000_000)]);
+        assert_eq!(f.iter().map(|f| (f.src.0, f.dst.0, f.bytes.0, f.start.0)).collect::<Vec<_>>(), [(1, 0, 200_000_000, 2_000_000_000_000), (3, 0, 5_000_000, 2_500_000_000_000)]);
         // Without a topology the node ids are host ids.
         let f = parse_ns3("1\n0 3 3 100 1000 0\n", "flow.txt", 4, None).unwrap();
         assert_eq!((f[0].src.0, f[0].dst.0, f[0].start.0), (0, 3, 0));
@@ -483,7 +484,7 @@ mod tests {
         let map = ns3_host_of_node(STAR, "topo.txt").unwrap();
         let text = "3\n1 2 3 1000 2\n1 3 3 1000 2\n4 2 3 1000 2.1\n";
         let (flows, dports) = parse_ns3_with_ports(text, "flow.txt", 4, Some(&map), true).unwrap();
-        assert_eq!(flows.iter().map(|f| (f.src.0, f.dst.0, f.bytes)).collect::<Vec<_>>(), [(0, 1, 1000), (0, 2, 1000), (3, 1, 1000)]);
+        assert_eq!(flows.iter().map(|f| (f.src.0, f.dst.0, f.bytes.0)).collect::<Vec<_>>(), [(0, 1, 1000), (0, 2, 1000), (3, 1, 1000)]);
         let naming = ns3_naming(STAR, "topo.txt", &map, &flows, &dports, true).unwrap();
         assert_eq!(naming.conn_ports, [(NodeId(0), 10000, 100), (NodeId(0), 10001, 100), (NodeId(3), 10000, 101)]);
         // The same flows in the HPCC dialect: per pair, DPORT from the file.
@@ -503,7 +504,7 @@ mod tests {
         let cm = "Nodes 4\nConnections 2\n0->3 id 1 start 0 size 2097152\n2->1 id 2 start 1.5 size 100\n";
         let f = parse_htsim_cm(cm, "m.cm", 4).unwrap();
         assert_eq!(f.len(), 2);
-        assert_eq!((f[1].src.0, f[1].dst.0, f[1].bytes, f[1].start.0), (2, 1, 100, 1_500_000));
+        assert_eq!((f[1].src.0, f[1].dst.0, f[1].bytes.0, f[1].start.0), (2, 1, 100, 1_500_000));
         let err = parse_htsim_cm("0->9 id 1 start 0 size 5\n", "m.cm", 4).unwrap_err().to_string();
         assert!(err.contains("host 9 does not exist"), "{err}");
         // The Nodes header must match the fabric, in either direction.
@@ -549,7 +550,7 @@ mod tests {
     fn reads_csv_with_any_column_order() {
         let csv = "# comment\nbytes,dst,src\n100,1,0\n";
         let f = parse_csv(csv, "f.csv", 2).unwrap();
-        assert_eq!((f[0].src.0, f[0].dst.0, f[0].bytes), (0, 1, 100));
+        assert_eq!((f[0].src.0, f[0].dst.0, f[0].bytes.0), (0, 1, 100));
         assert!(parse_csv("src,dst\n0,1\n", "f.csv", 2).unwrap_err().to_string().contains("must name the columns"));
     }
 }

@@ -17,6 +17,7 @@
 //! have; they turn `n × m` dependencies into `n + m` edges (e.g. "every part of a chunk sent over
 //! 4 queue pairs has arrived") and mark where collective instances begin and end.
 
+use crate::units::Bytes;
 use crate::error::{Error, Result};
 use crate::ids::NodeId;
 use crate::units::Time;
@@ -173,9 +174,9 @@ pub struct Instance {
     /// Ranks taking part.
     pub ranks: u32,
     /// Data size per rank, bytes (the operation's `bytes`).
-    pub bytes: u64,
+    pub bytes: Bytes,
     /// Bytes each rank sends over its NIC under the algorithm's bus-bandwidth formula.
-    pub bus_bytes: u64,
+    pub bus_bytes: Bytes,
     /// Chunk (message) size of the instance.
     pub chunk: u64,
     /// Pipeline-fill hops of the algorithm: chunk-sized store-and-forward hops on the critical
@@ -268,7 +269,7 @@ pub struct Message {
     /// Its connection.
     pub conn: u32,
     /// Its payload bytes: the send's bytes split evenly, the first parts taking the remainder.
-    pub bytes: u64,
+    pub bytes: Bytes,
 }
 
 /// A workload compiled to connections, tasks and edges.
@@ -342,7 +343,7 @@ impl Traffic {
         let TaskKind::Send { parts, bytes } = self.tasks[task as usize].kind() else { unreachable!("message {m} of a task that is no send") };
         let k = (m - self.first_message[task as usize]) as u64;
         let parts = parts as u64;
-        Message { task, conn: self.message_conn[m as usize], bytes: bytes / parts + u64::from(k < bytes % parts) }
+        Message { task, conn: self.message_conn[m as usize], bytes: Bytes(bytes / parts + u64::from(k < bytes % parts)) }
     }
 
     /// Every message, in id order.
@@ -361,7 +362,7 @@ impl Traffic {
         let mut pkts = vec![0u64; self.conns.len()];
         for Message { conn, bytes, .. } in self.messages() {
             let p = &mut pkts[conn as usize];
-            *p = p.saturating_add(bytes.div_ceil(mss).max(1));
+            *p = p.saturating_add(bytes.div_ceil(Bytes(mss)).max(1));
             if *p >= u32::MAX as u64 {
                 let c = &self.conns[conn as usize];
                 return Err(Error::invalid(
@@ -567,9 +568,9 @@ mod tests {
         let t = g.send_parts(&c, 10, Time(5));
         let tr = g.finish();
         assert_eq!((tr.messages_of(one), tr.messages_of(t)), (0..1, 1..4));
-        assert_eq!(tr.message(0), Message { task: one, conn: c[2], bytes: 1 });
+        assert_eq!(tr.message(0), Message { task: one, conn: c[2], bytes: Bytes(1) });
         let parts: Vec<_> = tr.messages_of(t).map(|m| tr.message(m)).collect();
-        assert_eq!(parts.iter().map(|m| (m.task, m.conn, m.bytes)).collect::<Vec<_>>(), vec![(t, c[0], 4), (t, c[1], 3), (t, c[2], 3)]);
+        assert_eq!(parts.iter().map(|m| (m.task, m.conn, m.bytes.0)).collect::<Vec<_>>(), vec![(t, c[0], 4), (t, c[1], 3), (t, c[2], 3)]);
         assert_eq!((tr.send_conn(t), tr.total_bytes()), (c[0], 11));
         assert_eq!(tr.messages().count(), 4);
     }

@@ -2,6 +2,7 @@
 //! pattern of the STrack (strack spec §5.3.2) and SMaRTT-REPS incast experiments. The last
 //! flow cannot finish before N·size/rate at the receiver's link.
 
+use crate::units::Bytes;
 use super::{default_flow_bytes, time_from_us, FlowSpec};
 use crate::error::{Error, Result};
 use crate::ids::NodeId;
@@ -84,5 +85,5 @@ pub fn generate(p: &IncastParams, hosts: u32, rng: &mut Rng) -> Result<Vec<FlowS
             others
         }
     };
-    Ok(senders.into_iter().map(|s| FlowSpec { src: NodeId(s), dst: NodeId(p.receiver), bytes: p.flow_bytes.0, start, after: None }).collect())
+    Ok(senders.into_iter().map(|s| FlowSpec { src: NodeId(s), dst: NodeId(p.receiver), bytes: Bytes(p.flow_bytes.0), start, after: None }).collect())
 }

@@ -8,6 +8,7 @@
 //! Adding a workload: one file with a params struct and a `generate` function, one variant in
 //! [`WorkloadConfig`], one row in [`REGISTRY`].
 
+use crate::units::Bytes;
 pub mod all_to_all;
 pub mod collective;
 pub mod flow_list;
@@ -39,7 +40,7 @@ pub struct FlowSpec {
     /// Receiving host.
     pub dst: NodeId,
     /// Payload bytes.
-    pub bytes: u64,
+    pub bytes: Bytes,
     /// Earliest start time.
     pub start: Time,
     /// If set, the flow starts only when this flow (an index into the list) has finished, and
@@ -254,7 +255,7 @@ pub fn flows_to_traffic(flows: &[FlowSpec], shaper: &AnyShaper) -> Traffic {
     let mut first_send = Vec::with_capacity(flows.len() + 1);
     let mut pieces = Vec::new();
     for f in flows {
-        shaper.split(f.bytes, &mut pieces);
+        shaper.split(f.bytes.0, &mut pieces);
         first_send.push(g.tasks() as u32);
         for &bytes in &pieces {
             //= seqbalance §2.2.3 (simulator model for flow-level workloads); type=assumption
@@ -332,7 +333,7 @@ mod tests {
     }
 
     fn flow(bytes: u64, after: Option<u32>) -> FlowSpec {
-        FlowSpec { src: NodeId(0), dst: NodeId(1), bytes, start: Time(5), after }
+        FlowSpec { src: NodeId(0), dst: NodeId(1), bytes: Bytes(bytes), start: Time(5), after }
     }
 
     #[test]

@@ -21,6 +21,7 @@
 //! in time order (ties by host), which fixes the flow ids; every arrival draws its destination,
 //! then its size, then its host's next gap, from the one stream.
 
+use crate::units::Bytes;
 use super::size_cdf::SizeCdf;
 use super::FlowSpec;
 use crate::error::{Error, Result};
@@ -241,7 +242,7 @@ pub fn generate(p: &OpenLoopParams, fabric: &Fabric, rng: &mut Rng, files: &Inpu
         //# The destination is uniform over the other hosts.
         let dst = others.pick(src, rng);
         let bytes = sizes.sample(rng);
-        flows.push(FlowSpec { src: NodeId(src), dst: NodeId(dst), bytes, start, after: None });
+        flows.push(FlowSpec { src: NodeId(src), dst: NodeId(dst), bytes: Bytes(bytes), start, after: None });
         next.push(Reverse((start.saturating_add(exponential(rng, mean_gap_ps[src as usize])), src)));
     }
     Ok(flows)
@@ -278,12 +279,12 @@ mod tests {
         // deviation is about 0.5 % of its mean and the 2 % bound is about 4 sigma.
         for (cdf, load, duration_us) in [("alistorage2019", 0.5, 60_000.0), ("alistorage2019", 0.8, 40_000.0), ("websearch", 0.3, 1_000_000.0)] {
             let flows = flows_of(&params(cdf, load, Some(duration_us), None), 11);
-            let bytes: u64 = flows.iter().map(|f| f.bytes).sum();
+            let bytes: u64 = flows.iter().map(|f| f.bytes.0).sum();
             let capacity = 128.0 * 100e9 / 8.0 * duration_us * 1e-6;
             let offered = bytes as f64 / capacity;
             assert!((offered / load - 1.0).abs() < 0.02, "{cdf} at {load}: offered {offered} over {} flows", flows.len());
             assert!(flows.windows(2).all(|w| (w[0].start, w[0].src) <= (w[1].start, w[1].src)), "ordered by start, ties by host");
-            assert!(flows.iter().all(|f| f.src != f.dst && f.dst < NodeId(128) && f.bytes >= 1 && f.start < Time((duration_us * US.0 as f64) as u64)));
+            assert!(flows.iter().all(|f| f.src != f.dst && f.dst < NodeId(128) && f.bytes >= Bytes(1) && f.start < Time((duration_us * US.0 as f64) as u64)));
             // Every host sends about its share.
             let mut per_host = vec![0u32; 128];
             flows.iter().for_each(|f| per_host[f.src.idx()] += 1);

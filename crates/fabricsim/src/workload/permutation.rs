@@ -14,6 +14,7 @@
 //! No pair repeats, every host sends and receives exactly m flows, and m = n − 1 is the full
 //! all-to-all. The default `"independent"` draws each permutation on its own (pairs may repeat).
 
+use crate::units::Bytes;
 use super::{default_flow_bytes, time_from_us, FlowSpec};
 use crate::error::{Error, Result};
 use crate::ids::NodeId;
@@ -214,13 +215,13 @@ pub fn generate(p: &PermutationParams, pods: &[u32], tors: &[u32], rng: &mut Rng
     };
     let mut flows: Vec<FlowSpec> = perms
         .iter()
-        .flat_map(|perm| (0..hosts).map(move |s| FlowSpec { src: NodeId(s), dst: NodeId(perm[s as usize]), bytes: p.flow_bytes.0, start, after: None }))
+        .flat_map(|perm| (0..hosts).map(move |s| FlowSpec { src: NodeId(s), dst: NodeId(perm[s as usize]), bytes: Bytes(p.flow_bytes.0), start, after: None }))
         .collect();
     if p.large_flows > 0 {
         let mut idx: Vec<usize> = (0..flows.len()).collect();
         rng.shuffle(&mut idx);
         for &i in &idx[..p.large_flows as usize] {
-            flows[i].bytes = large;
+            flows[i].bytes = Bytes(large);
         }
     }
     Ok(flows)
@@ -271,7 +272,7 @@ mod tests {
             assert_eq!(flows.iter().filter(|f| f.src == NodeId(h)).count(), 3);
             assert_eq!(flows.iter().filter(|f| f.dst == NodeId(h)).count(), 3);
         }
-        assert_eq!(flows.iter().filter(|f| f.bytes == 4 << 20).count(), 2);
+        assert_eq!(flows.iter().filter(|f| f.bytes == Bytes(4 << 20)).count(), 2);
         // A single pod cannot be separated.
         assert!(separated_permutation(&[0, 0, 0], &mut rng).is_none());
     }

@@ -25,6 +25,7 @@
 //! **Message size:** 2 MiB (2,097,152 B) by default: perftest sizes are powers of two, and the
 //! spec's SeqBalance split of one WRITE into "4 × 512 KB sub-WQEs" is 2^21 / 4.
 
+use crate::units::Bytes;
 use super::graph::{GraphBuilder, Traffic};
 use super::{check_endpoints, default_flow_bytes};
 use crate::error::{Error, Result};
@@ -117,7 +118,7 @@ pub fn generate(p: &RdmaWritesParams, fabric: &Fabric, room: super::Room) -> Res
         }
         // Enough WRITEs for one connection alone to keep the link busy until the end.
         let rate = fabric.ports[fabric.host_port[client as usize].idx()].rate;
-        let messages = rate.bytes_in(duration - start).div_ceil(p.message_bytes.0).max(1);
+        let messages = rate.bytes_in(duration - start).div_ceil(Bytes(p.message_bytes.0)).max(1);
         plan.push((client, server, start, messages));
     }
     let total: u64 = plan.iter().map(|x| x.3 * p.qps_per_client as u64).sum();
@@ -162,7 +163,7 @@ mod tests {
         for m in t.messages() {
             let row = &mut rows[m.conn as usize];
             row.2 = row.2.min(t.tasks[m.task as usize].not_before());
-            row.3 += m.bytes;
+            row.3 += m.bytes.0;
         }
         rows
     }
@@ -181,7 +182,7 @@ mod tests {
             assert_eq!(row.2, pair as u64 * 20 * crate::units::MS);
             // 40 Gb/s for the rest of the run, in whole 2 MiB WRITEs.
             let line = BitsPerSec::from_gbps(40.0).bytes_in((60 - 20 * pair as u64) * crate::units::MS);
-            assert!(row.3 >= line && row.3 < line + (2 << 20), "{row:?} vs {line}");
+            assert!(row.3 >= line.0 && row.3 < (line + Bytes(2 << 20)).0, "{row:?} vs {line}");
             assert_eq!(row.3 % (2 << 20), 0);
         }
         assert_eq!(t.edge_count(), 0, "messages wait for nothing but their start time");

@@ -144,6 +144,7 @@ impl crate::scheme::Scheme<super::SwitchBuild> for AdaptiveEcmp {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::units::Bytes;
     use crate::units::Time;
     use crate::ids::ConnId;
     use crate::ids::NodeId;
@@ -191,13 +192,13 @@ mod tests {
         let mut ctx = SwitchCtx::new(Time::ZERO, &mut rng, NodeId(0));
         // Hashed port 0 at level 1, the others 0 and 2: not the maximum, never moves.
         for (s, b) in state.iter_mut().zip([6_000, 0, 15_000]) {
-            s.data_bytes = b;
+            s.data_bytes = Bytes(b);
         }
         let c = Candidates::new(&ports, &state, &[100_000]);
         let mut lb = AdaptiveEcmp::new(&params(Variant::Coin, false), 1, 0);
         assert!((0..200).all(|_| lb.choose(&mut ctx, &mut p.clone(), &c) == 0));
         // Hashed port at level 3 (the maximum): about half go to port 1 (level 0).
-        state[0].data_bytes = 50_000;
+        state[0].data_bytes = Bytes(50_000);
         let c = Candidates::new(&ports, &state, &[100_000]);
         let mut lb = AdaptiveEcmp::new(&params(Variant::Coin, false), 1, 0);
         let picks: Vec<usize> = (0..2000).map(|_| lb.choose(&mut ctx, &mut p.clone(), &c)).collect();
@@ -206,7 +207,7 @@ mod tests {
         // Strict: level 3 > min and ≥ 2: always moves; level 1 (< θ = 2) never.
         let mut st = AdaptiveEcmp::new(&params(Variant::Strict, false), 1, 0);
         assert_eq!(st.choose(&mut ctx, &mut p.clone(), &c), 1);
-        state[0].data_bytes = 6_000;
+        state[0].data_bytes = Bytes(6_000);
         let c = Candidates::new(&ports, &state, &[100_000]);
         let mut st = AdaptiveEcmp::new(&params(Variant::Strict, false), 1, 0);
         assert_eq!(st.choose(&mut ctx, &mut p.clone(), &c), 0);
@@ -219,13 +220,13 @@ mod tests {
         let p = (0..).map(|conn| Packet { conn: ConnId(conn), ..Default::default() }).find(|p| ecmp.index(p, 2) == 0).unwrap();
         let mut rng = Rng::stream(1, "switch_lb", 0);
         let mut lb = AdaptiveEcmp::new(&params(Variant::Strict, true), 1, 0);
-        state[0].data_bytes = 50_000;
+        state[0].data_bytes = Bytes(50_000);
         let c = Candidates::new(&ports, &state, &[100_000]);
         let mut ctx = SwitchCtx::new(Time::ZERO, &mut rng, NodeId(0));
         assert_eq!(lb.choose(&mut ctx, &mut p.clone(), &c), 1);
         assert!(ctx.rerouted);
         // The queue drains; the flow stays on port 1 (its recorded port), not re-routed.
-        state[0].data_bytes = 0;
+        state[0].data_bytes = Bytes::ZERO;
         let c = Candidates::new(&ports, &state, &[100_000]);
         for t in 1..=5u64 {
             let mut ctx = SwitchCtx::new(Time(t * 9_000_000), &mut rng, NodeId(0));

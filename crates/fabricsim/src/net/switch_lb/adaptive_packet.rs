@@ -76,6 +76,7 @@ impl crate::scheme::Scheme<super::SwitchBuild> for AdaptivePacket {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::units::Bytes;
     use crate::units::Time;
     use crate::ids::NodeId;
     use crate::net::switch_lb::tests::idle_ports;
@@ -86,7 +87,7 @@ mod tests {
         let (ports, mut state) = idle_ports(4);
         // Buffer 100 000 B: levels 2, 0, 1, 0.
         for (s, b) in state.iter_mut().zip([15_000, 1_000, 7_000, 4_000]) {
-            s.data_bytes = b;
+            s.data_bytes = Bytes(b);
         }
         let c = Candidates::new(&ports, &state, &[100_000]);
         let run = |seed, compare| {

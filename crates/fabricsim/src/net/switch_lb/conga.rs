@@ -176,7 +176,7 @@ impl Dres {
     #[inline]
     fn metric(&mut self, port: PortId, rate: BitsPerSec, now: Time) -> u8 {
         let x = *self.register(port, now);
-        quantise(x, rate.bytes_in(self.tau), self.levels)
+        quantise(x, rate.bytes_in(self.tau).0, self.levels)
     }
 }
 
@@ -431,6 +431,7 @@ impl crate::scheme::Scheme<super::SwitchBuild> for Conga {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::units::Bytes;
     use crate::ids::ConnId;
     use crate::net::packet::PktKind;
     use crate::net::switch_lb::tests::idle_ports;
@@ -560,7 +561,7 @@ mod tests {
         // Local load: uplinks 0 and 1 busy (metric 7 and 3); remote: uplink 2 congested
         // beyond leaf B (metric 5); uplink 3 is the least congested (0).
         a.dre.add(PortId(0), 20_000_000, Time::ZERO);
-        a.dre.add(PortId(1), (rate.bytes_in(a.dre.tau) * 3 / 8 + 1) as u32, Time::ZERO);
+        a.dre.add(PortId(1), (rate.bytes_in(a.dre.tau) * 3 / 8 + Bytes(1)).0 as u32, Time::ZERO);
         a.to_leaf.store(B, 2, 5, Time::ZERO);
         assert_eq!((a.dre.metric(PortId(0), rate, Time::ZERO), a.dre.metric(PortId(1), rate, Time::ZERO)), (7, 3));
         for conn in 0..20 {
@@ -609,7 +610,7 @@ mod tests {
         assert_eq!(a.peek(&data(1), &ports[0..2]), None);
         // The spine's downlink to B is busy: metric 6.
         let down = PortView::of(PortId(5), &state, &[100_000]);
-        spine.dre.add(PortId(5), (down.rate().bytes_in(spine.dre.tau) * 6 / 8 + 1) as u32, Time::ZERO);
+        spine.dre.add(PortId(5), (down.rate().bytes_in(spine.dre.tau) * 6 / 8 + Bytes(1)).0 as u32, Time::ZERO);
         // A → spine → B: LBTag = A's uplink, CE = max(0 at A, 6 at the spine).
         let mut p = data(1);
         let u = send(&mut a, &mut rng, US, &mut p, &ca, A, B);

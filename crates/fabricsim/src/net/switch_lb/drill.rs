@@ -226,6 +226,7 @@ impl crate::scheme::Scheme<super::SwitchBuild> for Drill {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::units::Bytes;
     use crate::units::Time;
     use crate::net::switch_lb::tests::idle_ports;
     use crate::rng::Rng;
@@ -234,7 +235,7 @@ mod tests {
     fn picks_the_fewer_bytes_and_ties_to_memory() {
         let (ports, mut state) = idle_ports(4);
         for (s, b) in state.iter_mut().zip([4_000, 1_000, 3_000, 2_000]) {
-            s.data_bytes = b;
+            s.data_bytes = Bytes(b);
         }
         let c = Candidates::new(&ports, &state, &[100_000]);
         let mut rng = Rng::stream(1, "switch_lb", 0);
@@ -245,7 +246,7 @@ mod tests {
         let first1 = picks.iter().position(|&i| i == 1).unwrap();
         assert!(picks[first1..].iter().all(|&i| i == 1), "{picks:?}");
         // Every pick is never worse than the remembered one: the sequence of bytes only falls.
-        let bytes: Vec<u64> = picks.iter().map(|&i| state[i].data_bytes).collect();
+        let bytes: Vec<u64> = picks.iter().map(|&i| state[i].data_bytes.0).collect();
         assert!(bytes.windows(2).all(|w| w[1] <= w[0]), "{bytes:?}");
         // Another destination ToR has its own memory (starts without one).
         let mut ctx = SwitchCtx::new(Time::ZERO, &mut rng, NodeId(8));
@@ -253,7 +254,7 @@ mod tests {
         assert!(!ctx.rerouted);
         // All equal: ties go to the remembered port (port 1 for ToR 7), never re-routed.
         for s in state.iter_mut() {
-            s.data_bytes = 5_000;
+            s.data_bytes = Bytes(5_000);
         }
         let c = Candidates::new(&ports, &state, &[100_000]);
         for _ in 0..100 {
@@ -262,7 +263,7 @@ mod tests {
             assert!(!ctx.rerouted);
         }
         // Port 3 empties: sampled, it wins and is remembered (a re-route).
-        state[3].data_bytes = 0;
+        state[3].data_bytes = Bytes::ZERO;
         let c = Candidates::new(&ports, &state, &[100_000]);
         let mut moved = false;
         for _ in 0..100 {
@@ -288,7 +289,7 @@ mod tests {
     fn conweave_s_drill_samples_distinct_ports_and_remembers_per_destination_host() {
         let (ports, mut state) = idle_ports(4);
         for (s, b) in state.iter_mut().zip([4_000, 1_000, 3_000, 2_000]) {
-            s.data_bytes = b;
+            s.data_bytes = Bytes(b);
         }
         let c = Candidates::new(&ports, &state, &[100_000]);
         let mut rng = Rng::stream(1, "switch_lb", 0);
@@ -320,7 +321,7 @@ mod tests {
     fn all_classes_counts_the_control_queue_as_load() {
         // Port 0: fewer data bytes, but ACKs queued; port 1: more data, no ACKs.
         let (ports, mut state) = idle_ports(2);
-        (state[0].data_bytes, state[0].ctrl_bytes, state[1].data_bytes) = (1_000, 1_200, 2_000);
+        (state[0].data_bytes, state[0].ctrl_bytes, state[1].data_bytes) = (Bytes(1_000), Bytes(1_200), Bytes(2_000));
         let c = Candidates::new(&ports, &state, &[100_000]);
         let mut rng = Rng::stream(1, "switch_lb", 0);
         let both = |load| DrillParams { d: 2, m: 0, sample: Sample::Distinct, load, ..DrillParams::default() };

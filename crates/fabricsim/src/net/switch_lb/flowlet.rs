@@ -120,6 +120,7 @@ impl crate::scheme::Scheme<super::SwitchBuild> for Flowlet {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::units::Bytes;
     use crate::ids::ConnId;
     use crate::ids::NodeId;
     use crate::net::switch_lb::tests::idle_ports;
@@ -134,7 +135,7 @@ mod tests {
         let mut lb = Flowlet::new(&FlowletParams { deterministic: true, level_refresh_us: 0.0, ..Default::default() });
         let p = Packet { conn: ConnId(5), ..Default::default() };
         // Port 1 is fuller: the new flow takes port 0.
-        state[1].data_bytes = 50_000;
+        state[1].data_bytes = Bytes(50_000);
         let mut go = |now: Time, state: &Vec<crate::net::port::PortState>| {
             let c = Candidates::new(&ports, state, &buf);
             let mut ctx = SwitchCtx::new(now, &mut rng, NodeId(0));
@@ -143,18 +144,18 @@ mod tests {
         };
         assert_eq!(go(Time::ZERO, &state), (0, false));
         // Port 0 fills up, port 1 drains; packets every 10 µs (not more than δ) stay on 0.
-        state[0].data_bytes = 50_000;
-        state[1].data_bytes = 0;
+        state[0].data_bytes = Bytes(50_000);
+        state[1].data_bytes = Bytes::ZERO;
         for t in 1..=5 {
             assert_eq!(go(t * 10 * US, &state), (0, false));
         }
         // A gap of more than δ: moved to the strictly shorter port 1.
         assert_eq!(go(60 * US + Time(1), &state), (1, true));
         // Equal levels after a gap: no move (strictly lower only).
-        state[0].data_bytes = 0;
+        state[0].data_bytes = Bytes::ZERO;
         assert_eq!(go(80 * US, &state), (1, false));
         // Idle beyond the lifetime (100 µs): a new flow, to a lowest port, not a re-route.
-        state[1].data_bytes = 50_000;
+        state[1].data_bytes = Bytes(50_000);
         assert_eq!(go(181 * US, &state), (0, false));
     }
 
@@ -166,12 +167,12 @@ mod tests {
         let mut moved = 0;
         for conn in 0..2000u32 {
             let p = Packet { conn: ConnId(conn), ..Default::default() };
-            state[0].data_bytes = 0;
-            state[1].data_bytes = 50_000;
+            state[0].data_bytes = Bytes::ZERO;
+            state[1].data_bytes = Bytes(50_000);
             let c = Candidates::new(&ports, &state, &[100_000]);
             assert_eq!(lb.choose(&mut SwitchCtx::new(Time::ZERO, &mut rng, NodeId(0)), &mut p.clone(), &c), 0);
-            state[0].data_bytes = 50_000;
-            state[1].data_bytes = 0;
+            state[0].data_bytes = Bytes(50_000);
+            state[1].data_bytes = Bytes::ZERO;
             let c = Candidates::new(&ports, &state, &[100_000]);
             moved += lb.choose(&mut SwitchCtx::new(20 * US, &mut rng, NodeId(0)), &mut p.clone(), &c);
         }

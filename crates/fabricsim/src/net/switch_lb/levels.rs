@@ -123,6 +123,7 @@ pub fn lowest_of(m: &[u64], rng: &mut Rng) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::units::Bytes;
     use crate::net::switch_lb::tests::idle_ports;
 
     #[test]
@@ -133,21 +134,21 @@ mod tests {
         let c = Candidates::new(&ports, &state, &buf);
         assert_eq!(l.metric(Time::ZERO, c.view(0)), 0);
         // The queue grows to level 3; within 0.1 µs (100 000 ps) the switch still sees 0.
-        state[0].data_bytes = 50_000;
+        state[0].data_bytes = Bytes(50_000);
         let c = Candidates::new(&ports, &state, &buf);
         assert_eq!(l.metric(Time(99_999), c.view(0)), 0);
         // At 0.1 µs after the last refresh it is read again.
         assert_eq!(l.metric(Time(100_000), c.view(0)), 3);
         // Port 1 has its own entry, first read now.
         assert_eq!(l.metric(Time(100_001), c.view(1)), 0);
-        state[0].data_bytes = 6_000;
+        state[0].data_bytes = Bytes(6_000);
         let c = Candidates::new(&ports, &state, &buf);
         assert_eq!(l.metric(Time(150_000), c.view(0)), 3);
         assert_eq!(l.metric(Time(200_000), c.view(0)), 1);
         // Bytes: exact and always fresh.
         let mut b = Levels::new(Compare::Bytes, 0.1);
         assert_eq!(b.metric(Time(200_000), c.view(0)), 6_000);
-        state[0].data_bytes = 7_000;
+        state[0].data_bytes = Bytes(7_000);
         let c = Candidates::new(&ports, &state, &buf);
         assert_eq!(b.metric(Time(200_001), c.view(0)), 7_000);
         // Refresh 0: always fresh levels.

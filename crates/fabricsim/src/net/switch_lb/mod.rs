@@ -219,11 +219,11 @@ impl PortView<'_> {
     }
     /// Bytes queued in the data class (including bytes held by a PFC pause).
     pub fn queued_bytes(&self) -> u64 {
-        self.st.data_bytes
+        self.st.data_bytes.0
     }
     /// Bytes queued in the control class.
     pub fn ctrl_bytes(&self) -> u64 {
-        self.st.ctrl_bytes
+        self.st.ctrl_bytes.0
     }
     /// Data-class buffer of the port (bytes). Under PFC the shared buffer bounds the queue
     /// instead, and this is effectively unlimited.
@@ -232,7 +232,7 @@ impl PortView<'_> {
     }
     /// Quantised occupancy, see [`quantised_level`].
     pub fn level(&self) -> u8 {
-        quantised_level(self.st.data_bytes, self.buffer_bytes)
+        quantised_level(self.st.data_bytes.0, self.buffer_bytes)
     }
     /// Whether PFC has paused the data class.
     pub fn paused(&self) -> bool {
@@ -549,6 +549,7 @@ impl Serialize for SwitchLbSelection {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::units::Bytes;
 
     /// `n` idle candidate ports 0..n and their state.
     pub(crate) fn idle_ports(n: u32) -> (Vec<PortId>, Vec<PortState>) {
@@ -573,7 +574,7 @@ pub(crate) mod tests {
     #[test]
     fn views_show_port_state() {
         let (ports, mut state) = idle_ports(3);
-        state[1].data_bytes = 30_000;
+        state[1].data_bytes = Bytes(30_000);
         state[2].paused = true;
         state[2].up = false;
         let c = Candidates::new(&ports[1..], &state, &[100_000]);

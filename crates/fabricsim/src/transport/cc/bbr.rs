@@ -60,6 +60,7 @@
 //! - The spec writes `cwnd = cwnd_gain·BtlBw·RTprop`; that is the target the window converges to
 //!   here, as in the draft (it jumps down to it at once and grows up to it by acknowledged bytes).
 
+use crate::units::Bytes;
 use super::{AckEvent, CongestionControl, NackEvent, PathInfo, TimeoutEvent};
 use crate::error::{Error, Result};
 use crate::units::{BitsPerSec, Time, SEC, US};
@@ -309,9 +310,9 @@ pub struct Bbr {
 impl Bbr {
     /// A controller for a connection on `path`.
     pub fn new(p: &BbrParams, path: &PathInfo) -> Self {
-        let mtu = path.mtu_bytes.max(1);
+        let mtu = path.mtu_bytes.max(Bytes(1));
         let min_cwnd = p.min_cwnd_pkts.max(1) as u64 * mtu;
-        let init_cwnd = ((p.init_cwnd_bdp * path.bdp_bytes as f64).ceil() as u64).max(min_cwnd);
+        let init_cwnd = ((p.init_cwnd_bdp * path.bdp_bytes.0 as f64).ceil() as u64).max(min_cwnd.0);
         let base_rtt = path.base_rtt.max(Time(1));
         // The initial window spread over one base RTT: line rate for a 1-BDP window.
         let init_rate = (init_cwnd as u128 * 8 * SEC.0 as u128 / base_rtt.0 as u128) as u64;
@@ -319,7 +320,7 @@ impl Bbr {
         Bbr {
             p: *p,
             init_cwnd,
-            min_cwnd,
+            min_cwnd: min_cwnd.0,
             base_rtt,
             rtt_bucket: Time(rtt_window.div_ceil(Time(RTT_BUCKETS as u64)).max(1)),
             checkpoint_spacing: (base_rtt / CHECKPOINTS_PER_RTT).max(Time(1)),
@@ -372,7 +373,7 @@ impl Bbr {
         if bw.0 == 0 {
             return self.init_cwnd;
         }
-        (gain * bw.bytes_in(self.min_rtt_estimate()) as f64).ceil() as u64
+        (gain * bw.bytes_in(self.min_rtt_estimate()).0 as f64).ceil() as u64
     }
 
     /// One delivery-rate sample for an ACK at `now` of a packet sent at `sent_at`.
@@ -471,7 +472,7 @@ impl CongestionControl for Bbr {
     fn on_ack(&mut self, ev: &AckEvent) {
         let now = ev.now;
         self.in_flight = ev.in_flight;
-        let prior_in_flight = ev.in_flight + ev.acked_bytes;
+        let prior_in_flight = ev.in_flight + ev.acked_bytes.0;
         let lost = std::mem::take(&mut self.lost_since_ack);
         let sent_at = now.saturating_sub(ev.rtt);
 
@@ -480,8 +481,8 @@ impl CongestionControl for Bbr {
             self.round += 1;
             self.round_start = now;
         }
-        if ev.acked_bytes > 0 {
-            self.delivered += ev.acked_bytes;
+        if ev.acked_bytes > Bytes::ZERO {
+            self.delivered += ev.acked_bytes.0;
             self.sample_delivery_rate(now, sent_at);
         }
         self.rtt_epoch = now / self.rtt_bucket;
@@ -506,7 +507,7 @@ impl CongestionControl for Bbr {
             self.enter_probe_bw(now, ev.entropy);
         }
         self.set_pacing_rate();
-        self.set_cwnd(ev.acked_bytes);
+        self.set_cwnd(ev.acked_bytes.0);
     }
 
     fn on_nack(&mut self, ev: &NackEvent) {
@@ -564,7 +565,7 @@ mod tests {
         fn new(p: BbrParams) -> Self {
             let mut cc = Bbr::new(&p, &PATH);
             cc.on_send(Time::ZERO, MTU);
-            Driver { cc, now: Time::ZERO, in_flight: 4 * PATH.bdp_bytes }
+            Driver { cc, now: Time::ZERO, in_flight: (4 * PATH.bdp_bytes).0 }
         }
 
         /// Full-packet ACKs for `dur` ps, spaced to deliver `rate` (the last one at exactly
@@ -684,7 +685,7 @@ mod tests {
         assert_eq!(d.cc.mode(), Mode::Drain, "400 Gb/s start against 100 Gb/s delivery plateaus at once");
         // One more ACK in the same stream (one packet time at 100 Gb/s later) finds in-flight
         // below the BDP estimate.
-        d.now += BitsPerSec(100 * GBPS).tx_time(MTU);
+        d.now += BitsPerSec(100 * GBPS).tx_time(Bytes(MTU));
         d.cc.on_ack(&AckEvent { now: d.now, in_flight: 100_000, entropy, ..ACK });
         assert_eq!(d.cc.mode(), Mode::ProbeBw);
         d
@@ -702,7 +703,7 @@ mod tests {
         let mut started_at = vec![d.cc.cycle_stamp];
         while gains.len() < 11 {
             // One ACK per packet time at 100 Gb/s.
-            d.feed(100 * GBPS, 10 * US, BitsPerSec(100 * GBPS).tx_time(MTU));
+            d.feed(100 * GBPS, 10 * US, BitsPerSec(100 * GBPS).tx_time(Bytes(MTU)));
             if d.cc.cycle_index != phase {
                 phase = d.cc.cycle_index;
                 gains.push(d.cc.pacing_gain());
@@ -738,8 +739,8 @@ mod tests {
         let mut d = probe_bw(3);
         d.feed(100 * GBPS, 10 * US, 30 * US);
         let bdp = d.cc.bandwidth_estimate().bytes_in(d.cc.min_rtt_estimate());
-        assert!(close(bdp as f64, 125_000.0, 0.02), "BDP estimate {bdp}");
-        assert_eq!(d.cc.window(), Some(2 * bdp));
+        assert!(close(bdp.0 as f64, 125_000.0, 0.02), "BDP estimate {bdp}");
+        assert_eq!(d.cc.window(), Some((2 * bdp).0));
         // cwnd_gain 3: three BDPs.
         let mut d = Driver::new(BbrParams { cwnd_gain: 3.0, ..BbrParams::default() });
         d.feed(100 * GBPS, 10 * US, 100 * US);
@@ -747,7 +748,7 @@ mod tests {
         d.feed(100 * GBPS, 10 * US, 30 * US);
         assert_eq!(d.cc.mode(), Mode::ProbeBw);
         let bdp = d.cc.bandwidth_estimate().bytes_in(d.cc.min_rtt_estimate());
-        assert_eq!(d.cc.window(), Some(3 * bdp));
+        assert_eq!(d.cc.window(), Some((3 * bdp).0));
         // Never below 4 packets.
         let mut d = Driver::new(BbrParams::default());
         d.feed(GBPS, 10 * US, 500 * US);
@@ -763,14 +764,14 @@ mod tests {
         let (w, r) = (d.cc.window(), d.cc.pacing_rate());
         d.cc.on_nack(&NackEvent {
             now: d.now,
-            bytes: MTU,
+            bytes: Bytes(MTU),
             cause: super::super::LossCause::Trimmed,
             entropy: 0,
             in_flight: 0,
             sent_at: Time::ZERO,
             last_hop_paced: false,
         });
-        d.cc.on_timeout(&TimeoutEvent { now: d.now, lost_bytes: MTU, in_flight: 0, consecutive: 1, latest_sent_at: Time::ZERO });
+        d.cc.on_timeout(&TimeoutEvent { now: d.now, lost_bytes: Bytes(MTU), in_flight: 0, consecutive: 1, latest_sent_at: Time::ZERO });
         assert_eq!((d.cc.window(), d.cc.pacing_rate()), (w, r));
     }
 

@@ -131,6 +131,7 @@
 //!   convention; Zhu's ns-3 code compares the incremented timer count with `< F`).
 //! - `Rt` is capped at the line rate (strack §5.4); htsim caps only `Rc`.
 
+use crate::units::Bytes;
 use super::{AckEvent, BdpOf, CongestionControl, NackEvent, PathInfo, TimeoutEvent};
 use crate::error::{Error, Result};
 use crate::units::{us_to_ps, BitsPerSec, Time, US};
@@ -166,7 +167,7 @@ pub struct DcqcnParams {
     /// Rate-increase timer period, µs.
     pub rate_timer_us: f64,
     /// Bytes sent per byte-counter event; 0 = no byte counter.
-    pub byte_counter_bytes: u64,
+    pub byte_counter_bytes: Bytes,
     /// `F`: fast-recovery steps after a cut.
     pub fast_recovery_steps: u32,
     /// Additive increase `R_AI`, Mb/s; unset = 40 Mb/s per 40 Gb/s of host link rate.
@@ -237,7 +238,7 @@ impl DcqcnPreset {
             alpha_init: 1.0,
             alpha_timer_us: 1.0,
             rate_timer_us: 300.0,
-            byte_counter_bytes: 0,
+            byte_counter_bytes: Bytes::ZERO,
             fast_recovery_steps: 1,
             rate_ai_mbps: None,
             rate_hai_mbps: None,
@@ -321,7 +322,7 @@ impl Default for DcqcnParams {
             alpha_init: 1.0,
             alpha_timer_us: 55.0,
             rate_timer_us: 55.0,
-            byte_counter_bytes: 10_000_000,
+            byte_counter_bytes: Bytes(10_000_000),
             fast_recovery_steps: 5,
             rate_ai_mbps: None,
             rate_hai_mbps: None,
@@ -395,7 +396,7 @@ impl DcqcnParams {
             return Err(Error::invalid(key("rate_on_first_cnp"), format!("{}: must be a share of the rate in (0, 1]", self.rate_on_first_cnp)));
         }
         if self.reaction_point == ReactionPoint::Mellanox {
-            if self.byte_counter_bytes != 0 {
+            if self.byte_counter_bytes != Bytes::ZERO {
                 return Err(Error::invalid(key("byte_counter_bytes"), format!("{}: the mellanox reaction point has no byte counter; set 0 (or reaction_point = \"paper\")", self.byte_counter_bytes)));
             }
         }
@@ -495,7 +496,7 @@ impl Dcqcn {
             g: ((p.g * ONE as f64).round() as u64).clamp(1, ONE),
             alpha_period: us_to_ps(p.alpha_timer_us).max(Time(1)),
             rate_period: us_to_ps(p.rate_timer_us).max(Time(1)),
-            b: p.byte_counter_bytes,
+            b: p.byte_counter_bytes.0,
             f: p.fast_recovery_steps as u64,
             clamp_target_rate: p.clamp_target_rate,
             window,
@@ -873,7 +874,7 @@ mod tests {
     fn a_window_of_network_bdps_counts_the_longest_path_not_its_own() {
         // A short path inside a fabric whose longest path is twice as long: 400 Gb/s × 5 µs =
         // 250,000 B on its own path, 400 Gb/s × 10 µs = 500,000 B across the network.
-        let short = PathInfo { base_rtt: 5 * US, bdp_bytes: 250_000, net_base_rtt: 10 * US, ..PATH };
+        let short = PathInfo { base_rtt: 5 * US, bdp_bytes: Bytes(250_000), net_base_rtt: 10 * US, ..PATH };
         let w = |bdp_of| Dcqcn::new(&DcqcnParams { window_bdp: Some(1.0), bdp_of, ..DcqcnParams::default() }, &short).window();
         assert_eq!(w(BdpOf::Path), Some(250_000));
         assert_eq!(w(BdpOf::Network), Some(500_000));
@@ -978,7 +979,7 @@ mod tests {
     #[test]
     fn hyper_increase_when_both_counters_exceed_f() {
         // 40 G link (R_AI = 40 Mb/s, R_HAI = 400 Mb/s), F = 1, one byte-counter event per packet.
-        let p = DcqcnParams { fast_recovery_steps: 1, byte_counter_bytes: MTU, ..DcqcnParams::default() };
+        let p = DcqcnParams { fast_recovery_steps: 1, byte_counter_bytes: Bytes(MTU), ..DcqcnParams::default() };
         let mut c = Dcqcn::new(&p, &testing::path(40_000_000_000, 100 * MTU));
         c.on_cnp(Time::ZERO);
         c.on_cnp(Time::ZERO);
@@ -1060,7 +1061,7 @@ mod tests {
     //# Rc and Rt never exceed the line rate; recovery reaches it exactly and then stops the timer.
     #[test]
     fn recovery_is_capped_at_line_rate() {
-        let p = DcqcnParams { byte_counter_bytes: 100_000, ..DcqcnParams::default() };
+        let p = DcqcnParams { byte_counter_bytes: Bytes(100_000), ..DcqcnParams::default() };
         let mut c = cc(p);
         for i in 0..30 {
             c.on_cnp(i * US);
@@ -1143,14 +1144,14 @@ mod tests {
         }
         script.push((40_000 * US, cnp));
         script.push((40_001 * US, Some(123_456)));
-        let bc = DcqcnParams { byte_counter_bytes: 1_000_000, rate_hai_mbps: Some(777.7), g: 0.01, clamp_target_rate: false, ..d() };
+        let bc = DcqcnParams { byte_counter_bytes: Bytes(1_000_000), rate_hai_mbps: Some(777.7), g: 0.01, clamp_target_rate: false, ..d() };
         catch_up_matches_step_by_step(bc, &script, 80_000 * US);
         // BC far above F with T below it: hyper increase with growing i, then constant i.
         let mut script = vec![(Time::ZERO, cnp); 4];
         for _ in 0..40 {
             script.push((US, Some(1_000)));
         }
-        let hyper = DcqcnParams { byte_counter_bytes: 1_000, rate_hai_mbps: Some(1.0), rate_timer_us: 3.0, ..d() };
+        let hyper = DcqcnParams { byte_counter_bytes: Bytes(1_000), rate_hai_mbps: Some(1.0), rate_timer_us: 3.0, ..d() };
         catch_up_matches_step_by_step(hyper, &script, 10_000 * US);
     }
 
@@ -1226,7 +1227,7 @@ mod tests {
         assert!(p.validate().is_ok());
         assert_eq!(p.preset, Some(DcqcnPreset::Seqbalance));
         assert_eq!((p.g, p.alpha_timer_us, p.cnp_interval_us, p.rate_timer_us), (1.0 / 256.0, 1.0, 4.0, 300.0));
-        assert_eq!((p.fast_recovery_steps, p.min_rate_mbps, p.clamp_target_rate, p.byte_counter_bytes), (1, 100.0, false, 0));
+        assert_eq!((p.fast_recovery_steps, p.min_rate_mbps, p.clamp_target_rate, p.byte_counter_bytes), (1, 100.0, false, Bytes::ZERO));
         assert_eq!((p.rate_ai_mbps, p.rate_hai_mbps, p.window_bdp, p.ooo_triggers_cnp), (None, None, None, false));
         let rates = |p: &DcqcnParams, gbps: u64| {
             let c = Dcqcn::new(p, &testing::path(gbps * 1_000_000_000, 100 * MTU));
@@ -1266,7 +1267,7 @@ mod tests {
     //# hyper increase by a fixed R_HAI per timer event.
     #[test]
     fn without_a_byte_counter_the_timer_count_is_the_stage() {
-        let p = DcqcnParams { byte_counter_bytes: 0, fast_recovery_steps: 1, clamp_target_rate: true, ..DcqcnParams::default() };
+        let p = DcqcnParams { byte_counter_bytes: Bytes::ZERO, fast_recovery_steps: 1, clamp_target_rate: true, ..DcqcnParams::default() };
         let mut c = cc(p.clone());
         // Two cuts at once: Rc = 100 G, Rt = 200 G. R_AI = 400 Mb/s, R_HAI = 4 Gb/s at 400 G.
         c.on_cnp(Time::ZERO);
@@ -1315,9 +1316,9 @@ mod tests {
         }
         assert!(d().validate().is_ok());
         assert!(DcqcnParams { fast_recovery_steps: 0, g: 1.0, alpha_init: 0.0, cnp_interval_us: 0.0, ..d() }.validate().is_ok());
-        let mlx = || DcqcnParams { reaction_point: ReactionPoint::Mellanox, byte_counter_bytes: 0, ..d() };
+        let mlx = || DcqcnParams { reaction_point: ReactionPoint::Mellanox, byte_counter_bytes: Bytes::ZERO, ..d() };
         assert!(mlx().validate().is_ok());
-        assert_eq!(key(DcqcnParams { byte_counter_bytes: 1, ..mlx() }), "transport.cc.byte_counter_bytes");
+        assert_eq!(key(DcqcnParams { byte_counter_bytes: Bytes(1), ..mlx() }), "transport.cc.byte_counter_bytes");
         assert!(DcqcnParams { ooo_triggers_cnp: true, ..mlx() }.validate().is_ok(), "the NACK carries the CNP flag");
         assert_eq!(key(DcqcnParams { rate_decrease_interval_us: 0.0, ..mlx() }), "transport.cc.rate_decrease_interval_us");
         assert_eq!(key(DcqcnParams { rate_on_first_cnp: 0.0, ..mlx() }), "transport.cc.rate_on_first_cnp");
@@ -1328,7 +1329,7 @@ mod tests {
     fn mellanox() -> Dcqcn {
         cc(DcqcnParams {
             reaction_point: ReactionPoint::Mellanox,
-            byte_counter_bytes: 0,
+            byte_counter_bytes: Bytes::ZERO,
             alpha_timer_us: 1.0,
             rate_timer_us: 300.0,
             fast_recovery_steps: 1,
@@ -1346,7 +1347,7 @@ mod tests {
     #[test]
     fn mellanox_takes_cnps_from_acks_and_cuts_on_its_decrease_timer() {
         let mut c = mellanox();
-        assert_eq!(crate::transport::cc::CcConfig::Dcqcn(DcqcnParams { reaction_point: ReactionPoint::Mellanox, byte_counter_bytes: 0, ..DcqcnParams::default() }).cnp_interval(), None, "no CNP packets");
+        assert_eq!(crate::transport::cc::CcConfig::Dcqcn(DcqcnParams { reaction_point: ReactionPoint::Mellanox, byte_counter_bytes: Bytes::ZERO, ..DcqcnParams::default() }).cnp_interval(), None, "no CNP packets");
         // The first marked ACK at 10 µs: α = 1, no cut (RateOnFirstCnp = 1).
         marked_ack(&mut c, 10 * US);
         assert_eq!((c.rc().0, c.alpha()), (G400, 1.0));

@@ -18,6 +18,7 @@
 //! The window is integer state in 1/65536 byte, so that per-ACK increments of a few bytes add up
 //! exactly.
 
+use crate::units::Bytes;
 use super::{AckEvent, CongestionControl, NackEvent, PathInfo, TimeoutEvent};
 use crate::error::{Error, Result};
 use crate::scheme::{Limit, Scheme};
@@ -87,11 +88,11 @@ impl Scheme<PathInfo> for Dctcp {
         Ok(())
     }
     fn build(p: &DctcpParams, path: &mut PathInfo) -> Self {
-        let mtu = path.mtu_bytes.max(1);
-        let min = (p.min_window_pkts.max(1) as u64 * mtu) << FRAC;
-        let max = (((p.max_window_bdp * path.bdp_bytes as f64).ceil() as u64) << FRAC).max(min);
-        let cwnd = (((p.init_window_bdp * path.bdp_bytes as f64).ceil() as u64) << FRAC).clamp(min, max);
-        Dctcp { cwnd, min, max, mtu, g: p.g, alpha: p.alpha_init, win_acked: 0, win_marked: 0, win_len: cwnd >> FRAC, cut_done: false }
+        let mtu = path.mtu_bytes.max(Bytes(1));
+        let min = (p.min_window_pkts.max(1) as u64 * mtu).0 << FRAC;
+        let max = (((p.max_window_bdp * path.bdp_bytes.0 as f64).ceil() as u64) << FRAC).max(min);
+        let cwnd = (((p.init_window_bdp * path.bdp_bytes.0 as f64).ceil() as u64) << FRAC).clamp(min, max);
+        Dctcp { cwnd, min, max, mtu: mtu.0, g: p.g, alpha: p.alpha_init, win_acked: 0, win_marked: 0, win_len: cwnd >> FRAC, cut_done: false }
     }
 }
 
@@ -124,18 +125,18 @@ impl Dctcp {
 
 impl CongestionControl for Dctcp {
     fn on_ack(&mut self, ev: &AckEvent) {
-        let marked = if ev.marked_pkts > 0 { (ev.marked_pkts as u64 * self.mtu).min(ev.acked_bytes) } else if ev.ecn { ev.acked_bytes } else { 0 };
-        let clean = ev.acked_bytes - marked;
-        if clean > 0 {
+        let marked = if ev.marked_pkts > 0 { (ev.marked_pkts as u64 * self.mtu).min(ev.acked_bytes.0) } else if ev.ecn { ev.acked_bytes.0 } else { 0 };
+        let clean = ev.acked_bytes - Bytes(marked);
+        if clean > Bytes::ZERO {
             // Congestion avoidance: mtu · b / cwnd per ACK of b bytes, one packet per window.
-            let inc = ((self.mtu as u128 * clean as u128) << (2 * FRAC)) / self.cwnd.max(1) as u128;
+            let inc = ((self.mtu as u128 * clean.0 as u128) << (2 * FRAC)) / self.cwnd.max(1) as u128;
             self.cwnd = (self.cwnd + inc as u64).min(self.max);
         }
-        self.account(ev.acked_bytes, marked);
+        self.account(ev.acked_bytes.0, marked);
     }
 
     fn on_nack(&mut self, ev: &NackEvent) {
-        self.account(ev.bytes, ev.bytes);
+        self.account(ev.bytes.0, ev.bytes.0);
     }
 
     fn on_timeout(&mut self, _ev: &TimeoutEvent) {

@@ -57,10 +57,10 @@ impl Fixed {
         // A BDP-sized window is rounded up to whole packets: one byte short of the BDP would
         // leave the pipe a fraction of a packet empty every round trip.
         let w = p.window_bytes.unwrap_or_else(|| {
-            let bytes = (p.window_bdp * path.bdp_bytes as f64).ceil() as u64;
-            bytes.div_ceil(path.mtu_bytes) * path.mtu_bytes
+            let bytes = (p.window_bdp * path.bdp_bytes.0 as f64).ceil() as u64;
+            (bytes.div_ceil(path.mtu_bytes.0) * path.mtu_bytes).0
         });
-        Fixed { window: w.max(path.mtu_bytes) }
+        Fixed { window: w.max(path.mtu_bytes.0) }
     }
 }
 

@@ -153,7 +153,7 @@ impl Hpcc {
             sent: 0,
             acked: 0,
             update_after: 0,
-            bdp: (path.host_rate.bytes_in(t) as f64 * p.window_bdp).ceil() as u64,
+            bdp: (path.host_rate.bytes_in(t).0 as f64 * p.window_bdp).ceil() as u64,
         }
     }
 
@@ -180,7 +180,7 @@ impl Hpcc {
             }
             let tau = h.ts - p.ts;
             let b = h.rate.0 as f64;
-            let tx_rate = h.tx_bytes.saturating_sub(p.tx_bytes) as f64 * 8.0 / (tau.0 as f64 * 1e-12);
+            let tx_rate = h.tx_bytes.saturating_sub(p.tx_bytes).0 as f64 * 8.0 / (tau.0 as f64 * 1e-12);
             //= HPCC Alg. 1 line 5: u' = min(qlen, qlen')/(B·T) + txRate/B
             let u = h.qlen.min(p.qlen) as f64 * 8.0 / (b * t_s) + tx_rate / b;
             compared = true;
@@ -198,7 +198,7 @@ impl CongestionControl for Hpcc {
     }
 
     fn on_ack(&mut self, ev: &super::AckEvent) {
-        self.acked += ev.acked_bytes;
+        self.acked += ev.acked_bytes.0;
     }
 
     fn on_telemetry(&mut self, _now: Time, int: &IntStack) {
@@ -276,6 +276,7 @@ impl crate::scheme::Scheme<PathInfo> for Hpcc {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::units::Bytes;
     use crate::net::telemetry::IntHop;
     use crate::transport::cc::testing::{self, ACK, MTU};
     use crate::units::US;
@@ -292,7 +293,7 @@ mod tests {
     fn stack(hops: &[(f64, u64, u64)]) -> IntStack {
         let mut s = IntStack::default();
         for &(ts_us, tx, q) in hops {
-            s.push(IntHop { ts: Time((ts_us * US.0 as f64) as u64), tx_bytes: tx, qlen: q, rate: BitsPerSec(G100) });
+            s.push(IntHop { ts: Time((ts_us * US.0 as f64) as u64), tx_bytes: Bytes(tx), qlen: q, rate: BitsPerSec(G100) });
         }
         s
     }
@@ -300,7 +301,7 @@ mod tests {
     /// Sends `bytes`, then an ACK of them echoing `int`.
     fn ack(c: &mut Hpcc, bytes: u64, int: &IntStack) {
         c.on_send(Time::ZERO, bytes);
-        c.on_ack(&crate::transport::cc::AckEvent { acked_bytes: bytes, ..ACK });
+        c.on_ack(&crate::transport::cc::AckEvent { acked_bytes: Bytes(bytes), ..ACK });
         c.on_telemetry(Time::ZERO, int);
     }
 
@@ -403,7 +404,7 @@ mod tests {
             c.on_send(Time::ZERO, MTU);
         }
         let ack_only = |c: &mut Hpcc, int: &IntStack| {
-            c.on_ack(&crate::transport::cc::AckEvent { acked_bytes: MTU, ..ACK });
+            c.on_ack(&crate::transport::cc::AckEvent { acked_bytes: Bytes(MTU), ..ACK });
             c.on_telemetry(Time::ZERO, int);
         };
         // The first of them passes the last update's mark: a per-RTT update (U = 2).

@@ -10,6 +10,7 @@
 //! (name, summary, parameter ranges, constructor); then add one row to the `scheme_family!`
 //! list below. Parsing, validation, dispatch and `fabricsim list` follow from that row.
 
+use crate::units::Bytes;
 pub mod bbr;
 pub mod dcqcn;
 pub mod dctcp;
@@ -72,8 +73,8 @@ impl BdpOf {
     /// The BDP in bytes that a window of one BDP holds on `path`.
     pub fn bytes(self, path: &PathInfo) -> u64 {
         match self {
-            BdpOf::Path => path.bdp_bytes,
-            BdpOf::Network => path.host_rate.bytes_in(path.net_base_rtt),
+            BdpOf::Path => path.bdp_bytes.0,
+            BdpOf::Network => path.host_rate.bytes_in(path.net_base_rtt).0,
         }
     }
 }
@@ -82,7 +83,7 @@ impl BdpOf {
 /// least one packet (`None`: no window).
 pub(crate) fn window_of_bdps(window_bdp: Option<f64>, bdp_of: BdpOf, path: &PathInfo) -> Option<u64> {
     let bdp = bdp_of.bytes(path);
-    window_bdp.map(|w| ((w * bdp as f64).ceil() as u64).max(path.mtu_bytes.max(1)))
+    window_bdp.map(|w| ((w * bdp as f64).ceil() as u64).max(path.mtu_bytes.max(Bytes(1)).0))
 }
 
 /// Refuses `window_scales_with_rate` without a window to scale (`window_bdp`), naming the key.
@@ -102,13 +103,13 @@ pub(crate) fn check_rate_window(window_bdp: Option<f64>, scales: bool) -> crate:
 #[derive(Clone, Copy, Debug)]
 pub struct PathInfo {
     /// Wire size of a full-sized data packet (payload + header).
-    pub mtu_bytes: u64,
+    pub mtu_bytes: Bytes,
     /// Rate of the sender's NIC.
     pub host_rate: BitsPerSec,
     /// Round-trip time of this connection's path on an idle fabric.
     pub base_rtt: Time,
     /// host_rate × base_rtt, in bytes.
-    pub bdp_bytes: u64,
+    pub bdp_bytes: Bytes,
     /// Links on the path, one way.
     pub hops: u32,
     /// Round-trip time of the fabric's longest path on an idle fabric (full data packet out,
@@ -121,7 +122,7 @@ pub struct PathInfo {
     /// Data buffer of a switch port, bytes (the largest bounded one; 0 when PFC leaves every
     /// port unbounded): the `Q` of the LB study's reordering bound (Eq. 1,
     /// [`crate::transport::subflows`]).
-    pub queue_bytes: u64,
+    pub queue_bytes: Bytes,
     /// Concurrent flows of the source host, `F`: the `pacer`'s `flows_per_host` when set, else
     /// [`PathInfo::src_conns`].
     pub flows_per_host: u32,
@@ -133,7 +134,7 @@ pub struct AckEvent {
     /// Arrival time at the sender.
     pub now: Time,
     /// Wire bytes newly acknowledged by this ACK.
-    pub acked_bytes: u64,
+    pub acked_bytes: Bytes,
     /// Round-trip sample of the data packet that triggered the ACK.
     pub rtt: Time,
     /// Whether that data packet carried a CE mark.
@@ -161,7 +162,7 @@ pub struct NackEvent {
     /// Arrival time at the sender.
     pub now: Time,
     /// Wire bytes of the lost packet.
-    pub bytes: u64,
+    pub bytes: Bytes,
     /// Why it was lost.
     pub cause: LossCause,
     /// Path entropy of the lost packet.
@@ -183,7 +184,7 @@ pub struct TimeoutEvent {
     /// When the timer fired.
     pub now: Time,
     /// Wire bytes declared lost by this timeout.
-    pub lost_bytes: u64,
+    pub lost_bytes: Bytes,
     /// Wire bytes still in flight.
     pub in_flight: u64,
     /// Timeouts in a row without an ACK in between.
@@ -304,6 +305,7 @@ crate::scheme_family! {
 /// hops, and a clean full-packet ACK at the base RTT.
 #[cfg(test)]
 pub(crate) mod testing {
+    use crate::units::Bytes;
     use super::{AckEvent, PathInfo};
     use crate::units::{BitsPerSec, Time};
 
@@ -313,12 +315,12 @@ pub(crate) mod testing {
     /// A path at `host_rate_bps` with a BDP of `bdp_bytes` (given separately, so tests can pick
     /// round numbers).
     pub const fn path(host_rate_bps: u64, bdp_bytes: u64) -> PathInfo {
-        PathInfo { mtu_bytes: MTU, host_rate: BitsPerSec(host_rate_bps), base_rtt: Time::from_us(10), bdp_bytes, hops: 6, net_base_rtt: Time::from_us(10), src_conns: 1, queue_bytes: 0, flows_per_host: 1 }
+        PathInfo { mtu_bytes: Bytes(MTU), host_rate: BitsPerSec(host_rate_bps), base_rtt: Time::from_us(10), bdp_bytes: Bytes(bdp_bytes), hops: 6, net_base_rtt: Time::from_us(10), src_conns: 1, queue_bytes: Bytes::ZERO, flows_per_host: 1 }
     }
 
     /// An unmarked ACK of one full packet at the base RTT.
     pub const ACK: AckEvent =
-        AckEvent { now: Time::ZERO, acked_bytes: MTU, rtt: Time::from_us(10), ecn: false, marked_pkts: 0, in_flight: 0, entropy: 0, retransmitted: false };
+        AckEvent { now: Time::ZERO, acked_bytes: Bytes(MTU), rtt: Time::from_us(10), ecn: false, marked_pkts: 0, in_flight: 0, entropy: 0, retransmitted: false };
 }
 
 impl CcConfig {

@@ -35,6 +35,7 @@
 //! The window is kept in fixed point (1/65536 byte) so that it stays integer state (STYLE §1.1)
 //! while the tiny per-ACK increments (≈ 27 B on a 150-packet window) accumulate exactly.
 
+use crate::units::Bytes;
 use super::{AckEvent, CongestionControl, NackEvent, PathInfo, TimeoutEvent};
 use crate::error::{Error, Result};
 use crate::units::BitsPerSec;
@@ -118,13 +119,13 @@ pub struct Mprdma {
 impl Mprdma {
     /// A controller for a connection on `path`.
     pub fn new(p: &MprdmaParams, path: &PathInfo) -> Self {
-        let mtu = path.mtu_bytes.max(1);
-        let min = (p.cwnd_min_pkts.max(1) as u64 * mtu) << FRAC;
+        let mtu = path.mtu_bytes.max(Bytes(1));
+        let min = (p.cwnd_min_pkts.max(1) as u64 * mtu).0 << FRAC;
         // A BDP bound below the minimum (tiny fabrics) gives way to the minimum.
-        let max = (((p.cwnd_max_bdp * path.bdp_bytes as f64).ceil() as u64) << FRAC).max(min);
-        let init = (((p.cwnd_init_bdp * path.bdp_bytes as f64).ceil() as u64) << FRAC).clamp(min, max);
-        let decrease = (p.decrease_pkts * mtu as f64 * (1u64 << FRAC) as f64).round() as u64;
-        Mprdma { cwnd: init, min, max, decrease, mtu }
+        let max = (((p.cwnd_max_bdp * path.bdp_bytes.0 as f64).ceil() as u64) << FRAC).max(min);
+        let init = (((p.cwnd_init_bdp * path.bdp_bytes.0 as f64).ceil() as u64) << FRAC).clamp(min, max);
+        let decrease = (p.decrease_pkts * mtu.0 as f64 * (1u64 << FRAC) as f64).round() as u64;
+        Mprdma { cwnd: init, min, max, decrease, mtu: mtu.0 }
     }
 
     /// The window in bytes, with its fraction (for tests and traces).
@@ -144,17 +145,17 @@ impl CongestionControl for Mprdma {
     fn on_ack(&mut self, ev: &AckEvent) {
         // Packets this ACK stands for, and how many of them were marked: at least the one that
         // triggered it if its own CE echo is set.
-        let covered = ev.acked_bytes.div_ceil(self.mtu).max(1);
+        let covered = ev.acked_bytes.div_ceil(Bytes(self.mtu)).max(1);
         let marked = (ev.marked_pkts as u64).max(ev.ecn as u64).min(covered);
         if marked > 0 {
             self.cut(marked);
         }
         let clean_bytes = ev.acked_bytes * (covered - marked) / covered;
-        if clean_bytes > 0 {
+        if clean_bytes > Bytes::ZERO {
             //= MP-RDMA §3.2; spec smartt-reps.md §2.14.5
             //# A clean ACK grows the window by 1/cwnd packet: mtu·bytes/cwnd, computed in fixed point
             //# as (mtu·bytes·2^32)/cwnd_fp.
-            let inc = ((self.mtu as u128 * clean_bytes as u128) << (2 * FRAC)) / self.cwnd as u128;
+            let inc = ((self.mtu as u128 * clean_bytes.0 as u128) << (2 * FRAC)) / self.cwnd as u128;
             self.cwnd = (self.cwnd as u128 + inc).min(self.max as u128) as u64;
         }
     }
@@ -167,7 +168,7 @@ impl CongestionControl for Mprdma {
 
     fn on_timeout(&mut self, ev: &TimeoutEvent) {
         //= spec smartt-reps.md §2.14.5 ("RTO → same"); type=assumption (one cut per lost packet)
-        self.cut(ev.lost_bytes.div_ceil(self.mtu).max(1));
+        self.cut(ev.lost_bytes.div_ceil(Bytes(self.mtu)).max(1));
     }
 
     fn window(&self) -> Option<u64> {
@@ -229,7 +230,7 @@ mod tests {
         assert!((0.99..1.0).contains(&grown), "grew {grown} packets in one window of ACKs");
         // A short last packet counts for its bytes: 1,024 B on a ~101-packet window.
         let w = c.cwnd_bytes();
-        c.on_ack(&AckEvent { acked_bytes: 1024, ..ACK });
+        c.on_ack(&AckEvent { acked_bytes: Bytes(1024), ..ACK });
         assert!((c.cwnd_bytes() - w - MTU as f64 * 1024.0 / w).abs() < 1e-3);
     }
 
@@ -240,12 +241,12 @@ mod tests {
         let mut c = cc();
         c.on_ack(&AckEvent { ecn: true, marked_pkts: 1, ..ACK });
         assert_eq!(c.window(), Some(512_000 - 2048));
-        c.on_nack(&NackEvent { now: Time::ZERO, bytes: MTU, cause: super::super::LossCause::Trimmed, entropy: 0, in_flight: 0, sent_at: Time::ZERO, last_hop_paced: false });
+        c.on_nack(&NackEvent { now: Time::ZERO, bytes: Bytes(MTU), cause: super::super::LossCause::Trimmed, entropy: 0, in_flight: 0, sent_at: Time::ZERO, last_hop_paced: false });
         assert_eq!(c.window(), Some(512_000 - 2 * 2048));
-        c.on_timeout(&TimeoutEvent { now: Time::ZERO, lost_bytes: 3 * MTU, in_flight: 0, consecutive: 1, latest_sent_at: Time::ZERO });
+        c.on_timeout(&TimeoutEvent { now: Time::ZERO, lost_bytes: Bytes(3 * MTU), in_flight: 0, consecutive: 1, latest_sent_at: Time::ZERO });
         assert_eq!(c.window(), Some(512_000 - 5 * 2048));
         // An ACK without new bytes still carries its mark.
-        c.on_ack(&AckEvent { acked_bytes: 0, ecn: true, marked_pkts: 1, ..ACK });
+        c.on_ack(&AckEvent { acked_bytes: Bytes::ZERO, ecn: true, marked_pkts: 1, ..ACK });
         assert_eq!(c.window(), Some(512_000 - 6 * 2048));
     }
 
@@ -253,7 +254,7 @@ mod tests {
     fn coalesced_ack_splits_marked_and_clean_packets() {
         // One ACK for 4 packets, 1 marked: −2048 B, then +mtu·(3·4096)/cwnd.
         let mut c = Mprdma::new(&MprdmaParams { cwnd_init_bdp: 1.0, ..MprdmaParams::default() }, &PATH);
-        c.on_ack(&AckEvent { acked_bytes: 4 * MTU, ecn: false, marked_pkts: 1, ..ACK });
+        c.on_ack(&AckEvent { acked_bytes: Bytes(4 * MTU), ecn: false, marked_pkts: 1, ..ACK });
         let after_cut = 409_600.0 - 2048.0;
         let expect = after_cut + (MTU * 3 * MTU) as f64 / after_cut;
         assert!((c.cwnd_bytes() - expect).abs() < 1e-3, "{} vs {expect}", c.cwnd_bytes());
@@ -274,7 +275,7 @@ mod tests {
             assert!(c.window().unwrap() >= MTU);
         }
         assert_eq!(c.window(), Some(MTU), "many marks reach one packet");
-        c.on_timeout(&TimeoutEvent { now: Time::ZERO, lost_bytes: 1 << 30, in_flight: 0, consecutive: 9, latest_sent_at: Time::ZERO });
+        c.on_timeout(&TimeoutEvent { now: Time::ZERO, lost_bytes: Bytes(1 << 30), in_flight: 0, consecutive: 9, latest_sent_at: Time::ZERO });
         assert_eq!(c.window(), Some(MTU));
         // From the floor, one clean ACK adds a whole packet (cwnd = 1 packet).
         c.on_ack(&ACK);
@@ -289,7 +290,7 @@ mod tests {
         c.on_ack(&AckEvent { ecn: true, marked_pkts: 1, ..ACK });
         assert_eq!(c.window(), Some(49 * MTU));
         // A BDP smaller than the minimum window: the minimum wins.
-        let tiny = PathInfo { bdp_bytes: MTU, ..PATH };
+        let tiny = PathInfo { bdp_bytes: Bytes(MTU), ..PATH };
         assert_eq!(Mprdma::new(&p, &tiny).window(), Some(4 * MTU));
     }
 

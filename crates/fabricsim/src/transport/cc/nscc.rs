@@ -32,6 +32,7 @@
 //! - On timeouts htsim cuts the window by each lost packet; here by the bytes the timeout
 //!   declared lost, the same sum.
 
+use crate::units::Bytes;
 use super::{AckEvent, CongestionControl, NackEvent, PathInfo, TimeoutEvent};
 use crate::scheme::Limit;
 use crate::units::{BitsPerSec, Time, US};
@@ -95,7 +96,7 @@ pub struct NsccParams {
     /// The base RTT a connection starts from (htsim: the network's).
     pub base_rtt: BaseRtt,
     /// BDP of the reference network the gains were tuned for, 100 Gb/s × 12 µs (htsim: 150 000 B).
-    pub reference_bdp_bytes: u64,
+    pub reference_bdp_bytes: Bytes,
     /// RTT of the reference network, µs (htsim: 12).
     pub reference_rtt_us: f64,
 }
@@ -124,7 +125,7 @@ impl Default for NsccParams {
             max_window_bdp: 1.5,
             initial_window_bdp: 1.5,
             base_rtt: BaseRtt::Network,
-            reference_bdp_bytes: 150_000,
+            reference_bdp_bytes: Bytes(150_000),
             reference_rtt_us: 12.0,
         }
     }
@@ -177,7 +178,7 @@ pub struct Nscc {
 impl Nscc {
     /// A controller for a connection on `path`.
     pub fn new(p: &NsccParams, path: &PathInfo) -> Self {
-        let mtu = path.mtu_bytes as f64;
+        let mtu = path.mtu_bytes.0 as f64;
         let network_rtt = path.net_base_rtt.max(Time(1));
         //= uec-spec §1.1 (target_qdelay)
         let target = match p.target_qdelay_us {
@@ -188,7 +189,7 @@ impl Nscc {
         //= uec-spec §1.1: a = network BDP / reference BDP, b = target delay / reference RTT
         //# Gains tuned at 100 Gb/s × 12 µs grow with the pipe and with the allowed queue.
         let network_bdp = path.host_rate.0 as f64 / 8.0 * network_rtt.0 as f64 * 1e-12;
-        let a = network_bdp / p.reference_bdp_bytes as f64;
+        let a = network_bdp / p.reference_bdp_bytes.0 as f64;
         let b = target.0 as f64 / (p.reference_rtt_us * US.0 as f64);
         let base_rtt = match p.base_rtt {
             BaseRtt::Network => network_rtt,
@@ -333,9 +334,9 @@ impl CongestionControl for Nscc {
     //= uec-spec §1.2 (htsim processAck, updateCwndOnAck_NSCC)
     fn on_ack(&mut self, ev: &AckEvent) {
         let acked = ev.acked_bytes;
-        self.achieved += acked;
-        self.received += acked;
-        self.ignored += acked;
+        self.achieved += acked.0;
+        self.received += acked.0;
+        self.ignored += acked.0;
         let marked = ev.ecn || ev.marked_pkts > 0;
         self.sample_base_rtt(ev.rtt);
         let delay = if ev.rtt >= self.base_rtt {
@@ -350,11 +351,11 @@ impl CongestionControl for Nscc {
         }
         match (marked, delay >= self.target) {
             //= uec-spec §1.2 case clean/high: fair increase
-            (false, true) => self.inc += self.fi * acked as f64,
+            (false, true) => self.inc += self.fi * acked.0 as f64,
             //= uec-spec §1.2 case clean/low: fast increase, else proportional increase
             (false, false) => {
-                if !self.fast_increase(acked, delay) {
-                    self.inc += self.alpha * acked as f64 * (self.target - delay).0 as f64;
+                if !self.fast_increase(acked.0, delay) {
+                    self.inc += self.alpha * acked.0 as f64 * (self.target - delay).0 as f64;
                 }
             }
             (true, true) => self.multiplicative_decrease(ev.now),
@@ -372,20 +373,20 @@ impl CongestionControl for Nscc {
     //# A trim: the queue is full (delay sample = network RTT), request QuickAdapt, else cut by the packet.
     fn on_nack(&mut self, ev: &NackEvent) {
         self.sample_base_rtt(ev.now.saturating_sub(ev.sent_at));
-        self.ignored += ev.bytes;
+        self.ignored += ev.bytes.0;
         self.update_delay_average(self.network_rtt, true);
         self.qa_trigger = true;
         //= uec-spec §2.4 (htsim updateCwndOnNack_NSCC: no cut for a last-hop trim under RCCC)
         //# The receiver's credits pace its own downlink; the window answers for the fabric.
         if !self.quick_adapt(ev.now, true, true, Time::ZERO, ev.in_flight) && !ev.last_hop_paced {
-            self.cwnd -= ev.bytes as f64;
+            self.cwnd -= ev.bytes.0 as f64;
             self.clamp_window();
         }
     }
 
     //= uec-spec §1.7 (htsim mark_packet_for_retransmission)
     fn on_timeout(&mut self, ev: &TimeoutEvent) {
-        self.cwnd = (self.cwnd - ev.lost_bytes as f64).max(self.mtu);
+        self.cwnd = (self.cwnd - ev.lost_bytes.0 as f64).max(self.mtu);
         self.clamp_window();
     }
 
@@ -561,7 +562,7 @@ mod tests {
         let mut c = nscc(NsccParams::default());
         c.on_ack(&ack(100 * US, 12 * US, false));
         let w = c.cwnd;
-        let nack = NackEvent { now: 101 * US, bytes: 4096, cause: LossCause::Trimmed, entropy: 0, in_flight: 200_000, sent_at: 95 * US, last_hop_paced: true };
+        let nack = NackEvent { now: 101 * US, bytes: Bytes(4096), cause: LossCause::Trimmed, entropy: 0, in_flight: 200_000, sent_at: 95 * US, last_hop_paced: true };
         c.on_nack(&nack);
         // Inside the first epoch QA cannot fire; the last-hop trim is the credits' to answer.
         assert_close(c.cwnd, w);
@@ -583,7 +584,7 @@ mod tests {
         }
         // A trim inside the epoch: no QA yet (epoch not over), cut by one packet.
         let w = c.cwnd;
-        c.on_nack(&NackEvent { now: 110 * US, bytes: 4096, cause: LossCause::Trimmed, entropy: 0, in_flight: 200_000, sent_at: 100 * US, last_hop_paced: false });
+        c.on_nack(&NackEvent { now: 110 * US, bytes: Bytes(4096), cause: LossCause::Trimmed, entropy: 0, in_flight: 200_000, sent_at: 100 * US, last_hop_paced: false });
         assert_close(c.cwnd, w - 4096.0);
         assert!(c.qa_trigger);
         // The first feedback after the epoch end: it and the 9 ACKs before delivered
@@ -609,7 +610,7 @@ mod tests {
         let mut c = nscc(NsccParams::default());
         c.on_ack(&ack(100 * US, 12 * US, false));
         for i in 0..30 {
-            c.on_ack(&AckEvent { acked_bytes: 4096, ..ack(101 * US + i * 10 * NS, 12 * US, false) });
+            c.on_ack(&AckEvent { acked_bytes: Bytes(4096), ..ack(101 * US + i * 10 * NS, 12 * US, false) });
         }
         let w = c.cwnd;
         c.on_ack(&ack(120 * US, 50 * US, false));
@@ -625,7 +626,7 @@ mod tests {
     #[test]
     fn nack_feeds_the_delay_average_and_lowers_the_base_rtt() {
         let mut c = settled(NsccParams::default());
-        c.on_nack(&NackEvent { now: 200 * US, bytes: 4096, cause: LossCause::Trimmed, entropy: 0, in_flight: 0, sent_at: 192 * US, last_hop_paced: false });
+        c.on_nack(&NackEvent { now: 200 * US, bytes: Bytes(4096), cause: LossCause::Trimmed, entropy: 0, in_flight: 0, sent_at: 192 * US, last_hop_paced: false });
         // RTT 8 µs < 10 µs network RTT: base RTT 8 µs, max window 1.5 × 400 000.
         assert_eq!(c.base_rtt, 8 * US);
         assert_close(c.max_window, 600_000.0);
@@ -638,9 +639,9 @@ mod tests {
     #[test]
     fn timeout_cuts_the_lost_bytes_and_window_stays_in_bounds() {
         let mut c = settled(NsccParams::default());
-        c.on_timeout(&TimeoutEvent { now: Time::ZERO, lost_bytes: 8192, in_flight: 0, consecutive: 1, latest_sent_at: Time::ZERO });
+        c.on_timeout(&TimeoutEvent { now: Time::ZERO, lost_bytes: Bytes(8192), in_flight: 0, consecutive: 1, latest_sent_at: Time::ZERO });
         assert_close(c.cwnd, 375_000.0 - 8192.0);
-        c.on_timeout(&TimeoutEvent { now: Time::ZERO, lost_bytes: 10_000_000, in_flight: 0, consecutive: 1, latest_sent_at: Time::ZERO });
+        c.on_timeout(&TimeoutEvent { now: Time::ZERO, lost_bytes: Bytes(10_000_000), in_flight: 0, consecutive: 1, latest_sent_at: Time::ZERO });
         assert_close(c.cwnd, 4096.0);
         let mut c = settled(NsccParams::default());
         for i in 0..10_000 {

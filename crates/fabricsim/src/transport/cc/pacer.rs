@@ -128,6 +128,7 @@ impl crate::scheme::Scheme<PathInfo> for Pacer {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::units::Bytes;
     use crate::scheme::Scheme;
     use crate::transport::cc::testing::{path, ACK, MTU};
     use crate::transport::cc::{NackEvent, LossCause, TimeoutEvent};
@@ -156,7 +157,7 @@ mod tests {
         // 4096 B at 25 Gb/s: 1.31072 us.
         let c = Pacer::new(&PacerParams::default(), &on(4));
         assert_eq!(c.start_jitter(), Time(1_310_720));
-        assert_eq!(c.start_jitter(), BitsPerSec(25_000_000_000).tx_time(MTU));
+        assert_eq!(c.start_jitter(), BitsPerSec(25_000_000_000).tx_time(Bytes(MTU)));
         let off = Pacer::new(&PacerParams { start_jitter: false, ..Default::default() }, &on(4));
         assert_eq!(off.start_jitter(), Time::ZERO);
     }
@@ -168,8 +169,8 @@ mod tests {
         assert_eq!(c.pacing_clock(), PacingClock::Schedule);
         let before = c.pacing_rate();
         c.on_ack(&crate::transport::cc::AckEvent { ecn: true, marked_pkts: 1, rtt: Time(1_000_000_000), ..ACK });
-        c.on_nack(&NackEvent { now: Time(5), bytes: MTU, cause: LossCause::Trimmed, entropy: 0, in_flight: 0, sent_at: Time::ZERO, last_hop_paced: false });
-        c.on_timeout(&TimeoutEvent { now: Time(9), lost_bytes: 10 * MTU, in_flight: 0, consecutive: 3, latest_sent_at: Time::ZERO });
+        c.on_nack(&NackEvent { now: Time(5), bytes: Bytes(MTU), cause: LossCause::Trimmed, entropy: 0, in_flight: 0, sent_at: Time::ZERO, last_hop_paced: false });
+        c.on_timeout(&TimeoutEvent { now: Time(9), lost_bytes: Bytes(10 * MTU), in_flight: 0, consecutive: 3, latest_sent_at: Time::ZERO });
         c.on_cnp(Time(10));
         c.advance_to(Time(1_000_000_000));
         assert_eq!(c.pacing_rate(), before);

@@ -52,6 +52,7 @@
 //! first reading) with no QA, FI/FD, FastIncrease or WTD, and (our choice, the spec is silent) a
 //! NACK cutting half an MTU, the largest per-packet cut of those controllers.
 
+use crate::units::Bytes;
 use super::{AckEvent, CongestionControl, NackEvent, PathInfo, TimeoutEvent};
 use crate::error::{Error, Result};
 use crate::units::{BitsPerSec, Time};
@@ -147,7 +148,7 @@ pub struct SmarttParams {
     pub timeout_md: f64,
     /// BDP of the reference network for which `fi` and `mi` were tuned, 100 Gb/s × 12 µs
     /// (paper §3.5: 150 000 B; spec §2.1). γ = path BDP / this.
-    pub reference_bdp_bytes: u64,
+    pub reference_bdp_bytes: Bytes,
     /// Smallest window, in full-size packets (paper §3.5: 1 MTU; spec §2.1).
     pub min_window_mtu: f64,
     /// Largest window, in path BDPs; above 1 to absorb transient bursts (paper §3.5: 1.25;
@@ -226,7 +227,7 @@ impl Default for SmarttParams {
             mi: None,
             md: 2.0,
             timeout_md: 4.0,
-            reference_bdp_bytes: 150_000,
+            reference_bdp_bytes: Bytes(150_000),
             min_window_mtu: 1.0,
             max_window_bdp: 1.25,
             initial_window_bdp: 1.25,
@@ -273,7 +274,7 @@ impl SmarttParams {
         }
         require(nonneg(self.md), "md", self.md, "a non-negative number")?;
         require(nonneg(self.timeout_md), "timeout_md", self.timeout_md, "a non-negative number")?;
-        require(self.reference_bdp_bytes > 0, "reference_bdp_bytes", self.reference_bdp_bytes, "at least 1 byte")?;
+        require(self.reference_bdp_bytes > Bytes::ZERO, "reference_bdp_bytes", self.reference_bdp_bytes, "at least 1 byte")?;
         require(positive(self.min_window_mtu), "min_window_mtu", self.min_window_mtu, "a positive number")?;
         require(positive(self.max_window_bdp), "max_window_bdp", self.max_window_bdp, "a positive number")?;
         require(positive(self.initial_window_bdp), "initial_window_bdp", self.initial_window_bdp, "a positive number")?;
@@ -347,8 +348,8 @@ pub struct Smartt {
 impl Smartt {
     /// A controller for a connection on `path`.
     pub fn new(p: &SmarttParams, path: &PathInfo) -> Self {
-        let mtu = path.mtu_bytes as f64;
-        let bdp = path.bdp_bytes.max(1) as f64;
+        let mtu = path.mtu_bytes.0 as f64;
+        let bdp = path.bdp_bytes.max(Bytes(1)).0 as f64;
         let target_rtt = match p.target_qdelay_us {
             // An absolute queueing delay on top of each path's base RTT (htsim_eqds).
             Some(d) => path.base_rtt + Time((d * 1e6).round() as u64),
@@ -356,14 +357,14 @@ impl Smartt {
         };
         //= smartt-reps §3.5; spec §2.1 (γ scaling)
         //# Increase gains were tuned at 100 Gb/s × 12 µs; bigger pipes may grow proportionally faster.
-        let gamma = if p.scale_gains { bdp / p.reference_bdp_bytes as f64 } else { 1.0 };
+        let gamma = if p.scale_gains { bdp / p.reference_bdp_bytes.0 as f64 } else { 1.0 };
         //= smartt-reps §3.2.4
         //# mi = brtt/(trtt−brtt): at most one MTU per RTT of MI growth before γ scaling.
         let mi = p.mi.unwrap_or(1.0 / (p.trtt_ratio - 1.0));
         let min_window = p.min_window_mtu * mtu;
         // A BDP smaller than the minimum window (tiny fabrics) must not invert the bounds.
         let max_window = p.max_window_bytes.map_or(p.max_window_bdp * bdp, |b| b as f64).max(min_window);
-        let serialisation = host_serialisation(path.host_rate, path.mtu_bytes);
+        let serialisation = host_serialisation(path.host_rate, path.mtu_bytes.0);
         let trtt = target_rtt.0 as f64;
         Smartt {
             p: *p,
@@ -527,18 +528,18 @@ fn host_serialisation(rate: BitsPerSec, bytes: u64) -> Time {
     if rate.0 == 0 {
         Time::ZERO
     } else {
-        rate.tx_time(bytes)
+        rate.tx_time(Bytes(bytes))
     }
 }
 
 impl CongestionControl for Smartt {
     //= smartt-reps §3.2, Alg. 4; spec §2.6 (ACK handler)
     fn on_ack(&mut self, ev: &AckEvent) {
-        if ev.acked_bytes == 0 {
+        if ev.acked_bytes == Bytes::ZERO {
             // Duplicate: its packet's feedback was already taken (spec §2.6).
             return;
         }
-        let size = ev.acked_bytes as f64;
+        let size = ev.acked_bytes.0 as f64;
         // With coalesced ACKs, a mark on any covered packet counts.
         let marked = ev.ecn || ev.marked_pkts > 0;
         let sent_at = ev.now.saturating_sub(ev.rtt);
@@ -557,13 +558,13 @@ impl CongestionControl for Smartt {
         }
 
         self.quick_adapt_tick(ev.now);
-        self.qa_acked += ev.acked_bytes;
+        self.qa_acked += ev.acked_bytes.0;
         self.record_mark(marked);
 
         //= smartt-reps §3.4, Alg. 7; spec §2.10
         //# Count consecutive bytes with no mark and RTT near base; any congested ACK resets.
         if !marked && ev.rtt <= self.fast_rtt_limit {
-            self.fast_good_bytes += ev.acked_bytes;
+            self.fast_good_bytes += ev.acked_bytes.0;
         } else {
             self.fast_good_bytes = 0;
             self.fast_active = false;
@@ -678,13 +679,13 @@ mod tests {
     const TRTT_US: f64 = 15.0;
 
     fn path() -> PathInfo {
-        PathInfo { mtu_bytes: 4096, host_rate: BitsPerSec::from_gbps(400.0), base_rtt: 10 * US, bdp_bytes: 500_000, hops: 6, net_base_rtt: 10 * US, src_conns: 1, queue_bytes: 0, flows_per_host: 1 }
+        PathInfo { mtu_bytes: Bytes(4096), host_rate: BitsPerSec::from_gbps(400.0), base_rtt: 10 * US, bdp_bytes: Bytes(500_000), hops: 6, net_base_rtt: 10 * US, src_conns: 1, queue_bytes: Bytes::ZERO, flows_per_host: 1 }
     }
 
     /// One full packet acknowledged, unmarked, RTT between base and target.
     const ACK: AckEvent = AckEvent {
         now: Time::from_us(100),
-        acked_bytes: 4096,
+        acked_bytes: Bytes(4096),
         rtt: Time::from_us(12),
         ecn: false,
         marked_pkts: 0,
@@ -694,7 +695,7 @@ mod tests {
     };
 
     const NACK: NackEvent =
-        NackEvent { now: Time::from_us(100), bytes: 4096, cause: super::super::LossCause::Trimmed, entropy: 0, in_flight: 0, sent_at: Time::from_us(90), last_hop_paced: false };
+        NackEvent { now: Time::from_us(100), bytes: Bytes(4096), cause: super::super::LossCause::Trimmed, entropy: 0, in_flight: 0, sent_at: Time::from_us(90), last_hop_paced: false };
 
     fn ack(now: Time, rtt: Time, ecn: bool) -> AckEvent {
         AckEvent { now, rtt, ecn, marked_pkts: ecn as u32, ..ACK }
@@ -852,7 +853,7 @@ mod tests {
     //= smartt-reps §3.3 "without trimming"; spec §2.9, §2.11; type=test
     #[test]
     fn timeouts_trigger_quick_adapt_and_double_md_only_in_timeout_mode() {
-        let to = TimeoutEvent { now: 50 * US, lost_bytes: 4096, in_flight: 0, consecutive: 1, latest_sent_at: 10 * US };
+        let to = TimeoutEvent { now: 50 * US, lost_bytes: Bytes(4096), in_flight: 0, consecutive: 1, latest_sent_at: 10 * US };
         let mut c = smartt(no_wtd());
         c.on_timeout(&to);
         assert!(!c.qa_pending, "trimming mode: a timeout is no QA trigger");

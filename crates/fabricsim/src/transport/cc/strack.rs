@@ -59,6 +59,7 @@
 //! Algorithm 4's fast-convergence test has no guard for an achievedBDP of 0 (no window closed
 //! yet); taken literally the window then falls to min_cwnd, as here.
 
+use crate::units::Bytes;
 use super::{AckEvent, CongestionControl, PathInfo, TimeoutEvent};
 use crate::error::{Error, Result};
 use crate::units::{BitsPerSec, Time, US};
@@ -80,7 +81,7 @@ pub struct StrackParams {
     pub net_base_rtt_us: Option<f64>,
     /// BDP of the reference network the gains were tuned on, 100 Gb/s × 12 µs (paper Table 1
     /// `bdp_sf`: 150 000 B).
-    pub reference_bdp_bytes: u64,
+    pub reference_bdp_bytes: Bytes,
     /// RTT of the reference network, µs (paper Table 1 `delay_sf`: 12 µs).
     pub reference_rtt_us: f64,
     /// Largest window in network BDPs (spec §2.1.2 ASSUMPTION: 1.0, "roughly the BDP", paper
@@ -119,7 +120,7 @@ impl Default for StrackParams {
     fn default() -> Self {
         StrackParams {
             net_base_rtt_us: None,
-            reference_bdp_bytes: 150_000,
+            reference_bdp_bytes: Bytes(150_000),
             reference_rtt_us: 12.0,
             max_cwnd_bdp: 1.0,
             min_cwnd_pkts: 1.0,
@@ -154,7 +155,7 @@ impl StrackParams {
         if let Some(v) = self.net_base_rtt_us {
             require(positive(v), "net_base_rtt_us", v, "a positive number of µs")?;
         }
-        require(self.reference_bdp_bytes > 0, "reference_bdp_bytes", self.reference_bdp_bytes, "at least 1 byte")?;
+        require(self.reference_bdp_bytes > Bytes::ZERO, "reference_bdp_bytes", self.reference_bdp_bytes, "at least 1 byte")?;
         require(positive(self.reference_rtt_us), "reference_rtt_us", self.reference_rtt_us, "a positive number of µs")?;
         require(positive(self.max_cwnd_bdp), "max_cwnd_bdp", self.max_cwnd_bdp, "a positive number")?;
         require(positive(self.min_cwnd_pkts), "min_cwnd_pkts", self.min_cwnd_pkts, "a positive number")?;
@@ -238,7 +239,7 @@ pub struct Strack {
 impl Strack {
     /// A controller for a connection on `path`.
     pub fn new(p: &StrackParams, path: &PathInfo) -> Self {
-        let mtu = path.mtu_bytes.max(1) as f64;
+        let mtu = path.mtu_bytes.max(Bytes(1)).0 as f64;
         let net_rtt: Time = match p.net_base_rtt_us {
             Some(us) => Time((us * US.0 as f64).round() as u64),
             None => path.net_base_rtt,
@@ -247,10 +248,10 @@ impl Strack {
         let net_rtt_us = net_rtt.0 as f64 / US.0 as f64;
         //= strack §4.1; spec §2.1.1 (BDP); type=assumption
         //# BDP is the network BDP, host link rate × network-wide base RTT, not a per-path BDP.
-        let bdp = path.host_rate.bytes_in(net_rtt).max(1) as f64;
+        let bdp = path.host_rate.bytes_in(net_rtt).max(Bytes(1)).0 as f64;
         //= strack Table 1 (bdp_sf, delay_sf, α, β, η)
         //# Gains were tuned at 100 Gb/s × 12 µs and scale with the BDP and the RTT.
-        let bdp_sf = bdp / p.reference_bdp_bytes.max(1) as f64;
+        let bdp_sf = bdp / p.reference_bdp_bytes.max(Bytes(1)).0 as f64;
         let delay_sf = net_rtt_us / p.reference_rtt_us;
         let alpha = p.alpha_per_sf * bdp_sf * delay_sf / net_rtt_us;
         //= strack Table 1 (target_Qdelay); spec §2.7 E9
@@ -406,8 +407,8 @@ impl CongestionControl for Strack {
         let d = ev.rtt - self.base_rtt;
         //= spec §2.1.2 (per-ACK increment scaling); type=assumption
         //# Scale the per-ACK increases by the packets this ACK newly acknowledges (coalescing).
-        let k = ev.acked_bytes as f64 / self.mtu;
-        self.update_achieved_bdp(ev.now, ev.acked_bytes);
+        let k = ev.acked_bytes.0 as f64 / self.mtu;
+        self.update_achieved_bdp(ev.now, ev.acked_bytes.0);
         self.adjust_cwnd(ev.now, ev.ecn, d, k);
     }
 
@@ -461,12 +462,12 @@ mod tests {
 
     fn path(gbps: f64) -> PathInfo {
         let host_rate = BitsPerSec::from_gbps(gbps);
-        PathInfo { mtu_bytes: 4096, host_rate, base_rtt: 8 * US, bdp_bytes: host_rate.bytes_in(8 * US), hops: 4, net_base_rtt: 8 * US, src_conns: 1, queue_bytes: 0, flows_per_host: 1 }
+        PathInfo { mtu_bytes: Bytes(4096), host_rate, base_rtt: 8 * US, bdp_bytes: host_rate.bytes_in(8 * US), hops: 4, net_base_rtt: 8 * US, src_conns: 1, queue_bytes: Bytes::ZERO, flows_per_host: 1 }
     }
 
     /// One full packet acknowledged, unmarked, at the base RTT.
     const ACK: AckEvent =
-        AckEvent { now: Time::ZERO, acked_bytes: 4096, rtt: Time::from_us(8), ecn: false, marked_pkts: 0, in_flight: 0, entropy: 0, retransmitted: false };
+        AckEvent { now: Time::ZERO, acked_bytes: Bytes(4096), rtt: Time::from_us(8), ecn: false, marked_pkts: 0, in_flight: 0, entropy: 0, retransmitted: false };
 
     /// A full-packet ACK at `now` with queuing delay `d` (RTT = 8 µs + d).
     fn ack(now: Time, d: Time, ecn: bool) -> AckEvent {
@@ -708,7 +709,7 @@ mod tests {
         assert_eq!(c.achieved_bdp(), 9 * 4096);
         // Next window runs from 18 µs; at 34 µs (16 µs later) it is still open, 36 µs closes.
         for t in (20..=34).step_by(2) {
-            c.on_ack(&AckEvent { acked_bytes: 2 * 4096, ..ack(t * US, Time::ZERO, false) });
+            c.on_ack(&AckEvent { acked_bytes: Bytes(2 * 4096), ..ack(t * US, Time::ZERO, false) });
         }
         assert_eq!(c.achieved_bdp(), 9 * 4096);
         c.on_ack(&ack(36 * US, Time::ZERO, false));
@@ -722,10 +723,10 @@ mod tests {
         for (bytes, k) in [(4 * 4096, 4.0), (2048, 0.5), (0, 0.0)] {
             let mut c = strack(StrackParams::default());
             let w = c.cwnd_pkts();
-            c.on_ack(&AckEvent { acked_bytes: bytes, ..ack(US, 2 * US, false) });
+            c.on_ack(&AckEvent { acked_bytes: Bytes(bytes), ..ack(US, 2 * US, false) });
             assert_close(c.cwnd_pkts(), w + k * ALPHA * 6.0 / w);
             let mut c = strack(StrackParams::default());
-            c.on_ack(&AckEvent { acked_bytes: bytes, ..ack(US, 30 * US, false) });
+            c.on_ack(&AckEvent { acked_bytes: Bytes(bytes), ..ack(US, 30 * US, false) });
             assert_close(c.cwnd_pkts(), w + k * BETA / w);
             // A zero-byte ACK still feeds the EWMA.
             assert_close(c.avg_delay(), 0.125 * (30 * US).0 as f64);
@@ -764,7 +765,7 @@ mod tests {
     //= spec §2.1.2 (no loss-triggered cut; optional RTO halving); type=test
     #[test]
     fn timeouts_leave_the_window_unless_configured() {
-        let to = TimeoutEvent { now: 50 * US, lost_bytes: 4096, in_flight: 0, consecutive: 1, latest_sent_at: 10 * US };
+        let to = TimeoutEvent { now: 50 * US, lost_bytes: Bytes(4096), in_flight: 0, consecutive: 1, latest_sent_at: 10 * US };
         let mut c = strack(StrackParams::default());
         c.on_timeout(&to);
         assert_eq!(c.cwnd, 200_000.0);
@@ -782,7 +783,7 @@ mod tests {
         let d = StrackParams::default;
         let cases: [(&str, StrackParams); 11] = [
             ("net_base_rtt_us", StrackParams { net_base_rtt_us: Some(0.0), ..d() }),
-            ("reference_bdp_bytes", StrackParams { reference_bdp_bytes: 0, ..d() }),
+            ("reference_bdp_bytes", StrackParams { reference_bdp_bytes: Bytes::ZERO, ..d() }),
             ("max_cwnd_bdp", StrackParams { max_cwnd_bdp: -1.0, ..d() }),
             ("min_cwnd_pkts", StrackParams { min_cwnd_pkts: f64::NAN, ..d() }),
             ("target_qdelay_us", StrackParams { target_qdelay_us: Some(f64::INFINITY), ..d() }),

@@ -73,6 +73,7 @@
 //! - The SMaRTT-REPS paper configured Swift only as "target 50 % over base RTT" with trimming and
 //!   REPS (paper §4, §5; spec §5.3); nothing else it says about Swift contradicts the spec.
 
+use crate::units::Bytes;
 use super::{AckEvent, CongestionControl, NackEvent, PathInfo, TimeoutEvent};
 use crate::error::{Error, Result};
 use crate::units::{BitsPerSec, Time, SEC, US};
@@ -242,8 +243,8 @@ pub struct Swift {
 impl Swift {
     /// A controller for a connection on `path`.
     pub fn new(p: &SwiftParams, path: &PathInfo) -> Self {
-        let mtu = path.mtu_bytes.max(1) as f64;
-        let bdp = path.bdp_bytes as f64;
+        let mtu = path.mtu_bytes.max(Bytes(1)).0 as f64;
+        let bdp = path.bdp_bytes.0 as f64;
         let base_target = match p.base_target_us {
             Some(us) => us * US.0 as f64,
             None => p.target_brtt * path.base_rtt.0 as f64,
@@ -312,7 +313,7 @@ impl CongestionControl for Swift {
         let delay = ev.rtt;
         let target = self.target_delay();
         if delay < target {
-            let size = ev.acked_bytes as f64;
+            let size = ev.acked_bytes.0 as f64;
             //= Swift Alg. 1 (additive increase); spec smartt-reps.md §2.14.3
             //# ai packets per window of ACKs; below one packet, ai packets per packet ACKed.
             if self.cwnd >= self.mtu {
@@ -395,11 +396,11 @@ mod tests {
     }
 
     fn nack(now: Time) -> NackEvent {
-        NackEvent { now, bytes: MTU, cause: LossCause::Trimmed, entropy: 0, in_flight: 0, sent_at: Time::ZERO, last_hop_paced: false }
+        NackEvent { now, bytes: Bytes(MTU), cause: LossCause::Trimmed, entropy: 0, in_flight: 0, sent_at: Time::ZERO, last_hop_paced: false }
     }
 
     fn timeout(now: Time) -> TimeoutEvent {
-        TimeoutEvent { now, lost_bytes: MTU, in_flight: 0, consecutive: 1, latest_sent_at: Time::ZERO }
+        TimeoutEvent { now, lost_bytes: Bytes(MTU), in_flight: 0, consecutive: 1, latest_sent_at: Time::ZERO }
     }
 
     #[test]
@@ -514,7 +515,7 @@ mod tests {
         assert!((c.cwnd_bytes() - 4.096).abs() < 1e-9, "{}", c.cwnd_bytes());
         // srtt stayed 10 µs: pace 4.096 B per 10 µs, i.e. one 4096 B packet every 10 ms.
         let rate = c.pacing_rate().expect("paced below one packet");
-        assert_eq!(rate.tx_time(MTU), 10_000 * US);
+        assert_eq!(rate.tx_time(Bytes(MTU)), 10_000 * US);
         assert_eq!(c.window(), Some(4));
 
         // Growing back: below a packet, each ACKed packet adds ai packets; above, ai per window.

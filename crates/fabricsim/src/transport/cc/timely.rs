@@ -218,7 +218,7 @@ impl CongestionControl for Timely {
     }
 
     fn on_ack(&mut self, ev: &AckEvent) {
-        self.acked += ev.acked_bytes;
+        self.acked += ev.acked_bytes.0;
         //= spec mcc.md §2.10.2: "The rate is updated once per RTT"; other ACKs are ignored
         if self.acked <= self.update_after && self.prev_rtt.is_some() {
             return;

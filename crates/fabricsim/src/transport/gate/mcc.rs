@@ -46,6 +46,7 @@
 //! `cwnd × T_msg / D_avg`; `"halve"`), `sample_every` 8, `message_delay` (`"one_way"`,
 //! A-18; `"round_trip"`, variant B).
 
+use crate::units::Bytes;
 use super::{GateBuild, GateState, MessageFeedback, MessageGate, WindowUpdate};
 use crate::error::{Error, Result};
 use crate::scheme::{Limit, Scheme};
@@ -237,7 +238,7 @@ impl Scheme<GateBuild> for Mcc {
     fn build(p: &MccParams, ctx: &mut GateBuild) -> Self {
         let path = &ctx.path;
         //= spec mcc.md A-8: BDP = C_nic x net_base_rtt
-        let bdp = path.host_rate.bytes_in(path.net_base_rtt) as f64;
+        let bdp = path.host_rate.bytes_in(path.net_base_rtt).0 as f64;
         //= spec mcc.md A-9: r from the topology, at least 1
         let r = p.oversubscription.unwrap_or(ctx.oversubscription.max(1.0));
         let t_msg = us_to_ps(p.t_msg_us);
@@ -250,7 +251,7 @@ impl Scheme<GateBuild> for Mcc {
             sample_every: p.sample_every,
             message_delay: p.message_delay,
             increment: bdp / r,
-            max_window: path.host_rate.bytes_in(t_msg) as f64,
+            max_window: path.host_rate.bytes_in(t_msg).0 as f64,
             bdp,
             min_window: 0.0,
             cwnd: 0.0,
@@ -266,14 +267,14 @@ impl Scheme<GateBuild> for Mcc {
 
 impl MessageGate for Mcc {
     fn may_post(&mut self, st: &GateState) -> bool {
-        let size = st.next_bytes as f64;
+        let size = st.next_bytes.0 as f64;
         if size > self.min_window {
             self.min_window = size;
             //= spec mcc.md A-12: W_init = max(msg_size, BDP)
             self.cwnd = if self.cwnd == 0.0 { size.max(self.bdp).min(self.max_window.max(size)) } else { self.cwnd.max(size) };
         }
         //= mcc §4: "a new message will be issued once the available window size is larger than the message size"
-        let ok = self.cwnd - st.in_flight_bytes as f64 >= size;
+        let ok = self.cwnd - st.in_flight_bytes.0 as f64 >= size;
         self.posted += ok as u64;
         ok
     }
@@ -292,7 +293,7 @@ impl MessageGate for Mcc {
             return None;
         }
         let state = self.decide();
-        Some(WindowUpdate { state: state.name(), window_bytes: self.cwnd as u64 })
+        Some(WindowUpdate { state: state.name(), window_bytes: Bytes(self.cwnd as u64) })
     }
 
     fn rtt_sample_stride(&self) -> u32 {
@@ -316,26 +317,26 @@ mod tests {
     /// BDP), r = 400/150.
     fn gate(p: MccParams) -> Mcc {
         let path = PathInfo {
-            mtu_bytes: 1048,
+            mtu_bytes: Bytes(1048),
             host_rate: BitsPerSec::from_gbps(100.0),
             base_rtt: Time(8_500_000),
-            bdp_bytes: 106_250,
+            bdp_bytes: Bytes(106_250),
             hops: 4,
             net_base_rtt: Time(8_500_000),
             src_conns: 1,
-            queue_bytes: 0,
+            queue_bytes: Bytes::ZERO,
             flows_per_host: 1,
         };
         Mcc::build(&p, &mut GateBuild { path, oversubscription: 400.0 / 150.0 })
     }
 
     fn st(in_flight_bytes: u64, next_bytes: u64) -> GateState {
-        GateState { now: Time::ZERO, in_flight_msgs: (in_flight_bytes / MSG) as u32, in_flight_bytes, next_bytes }
+        GateState { now: Time::ZERO, in_flight_msgs: (in_flight_bytes / MSG) as u32, in_flight_bytes: Bytes(in_flight_bytes), next_bytes: Bytes(next_bytes) }
     }
 
     /// A completed message with one-way delay `d_us` and largest sampled RTT `p_us`.
     fn done(d_us: u64, p_us: u64) -> MessageFeedback {
-        MessageFeedback { now: Time::ZERO, bytes: MSG, posted_at: Time::ZERO, first_tx: 1000 * US, delivered_at: (1000 + d_us) * US, rtt_max: p_us * US, rtt_mean: Time::ZERO, in_flight_msgs: 0 }
+        MessageFeedback { now: Time::ZERO, bytes: Bytes(MSG), posted_at: Time::ZERO, first_tx: 1000 * US, delivered_at: (1000 + d_us) * US, rtt_max: p_us * US, rtt_mean: Time::ZERO, in_flight_msgs: 0 }
     }
 
     #[test]

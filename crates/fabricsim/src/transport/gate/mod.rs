@@ -10,6 +10,7 @@
 //! Adding a gate: one file implementing [`MessageGate`] and [`crate::scheme::Scheme`]`<GateBuild>`,
 //! and one row in the `scheme_family!` list below.
 
+use crate::units::Bytes;
 pub mod mcc;
 
 use crate::scheme::NoParams;
@@ -34,7 +35,7 @@ pub struct WindowUpdate {
     /// What the gate concluded (`mcc`: `"grow"`, `"hold"` or `"shrink"`).
     pub state: &'static str,
     /// The window after the decision, payload bytes.
-    pub window_bytes: u64,
+    pub window_bytes: Bytes,
 }
 
 /// What the gate sees when deciding on the next message of its connection.
@@ -45,9 +46,9 @@ pub struct GateState {
     /// Messages posted and not yet completed.
     pub in_flight_msgs: u32,
     /// Their payload bytes.
-    pub in_flight_bytes: u64,
+    pub in_flight_bytes: Bytes,
     /// Payload bytes of the message waiting to be posted.
-    pub next_bytes: u64,
+    pub next_bytes: Bytes,
 }
 
 /// Feedback on a completed message.
@@ -56,7 +57,7 @@ pub struct MessageFeedback {
     /// Completion time (the sender saw its last byte acknowledged).
     pub now: Time,
     /// Payload bytes.
-    pub bytes: u64,
+    pub bytes: Bytes,
     /// When it was posted to the transport.
     pub posted_at: Time,
     /// When its first packet left the NIC.

@@ -234,13 +234,14 @@ impl crate::scheme::Scheme<super::LbBuild> for Plb {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::units::Bytes;
     use crate::units::BitsPerSec;
 
     const RTT: Time = Time::from_us(10);
     const CTX: EntropyCtx = EntropyCtx { now: Time::ZERO, seq: 0, retransmit: false, window_pkts: None, in_flight: 0 };
 
     fn plb(p: PlbParams) -> (Plb, Rng) {
-        let path = PathInfo { mtu_bytes: 4096, host_rate: BitsPerSec::from_gbps(400.0), base_rtt: RTT, bdp_bytes: 500_000, hops: 6, net_base_rtt: RTT, src_conns: 1, queue_bytes: 0, flows_per_host: 1 };
+        let path = PathInfo { mtu_bytes: Bytes(4096), host_rate: BitsPerSec::from_gbps(400.0), base_rtt: RTT, bdp_bytes: Bytes(500_000), hops: 6, net_base_rtt: RTT, src_conns: 1, queue_bytes: Bytes::ZERO, flows_per_host: 1 };
         let mut rng = Rng::stream(5, "test", 0);
         let s = Plb::new(&p, &path, &mut rng);
         (s, rng)

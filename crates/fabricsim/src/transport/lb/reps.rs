@@ -43,6 +43,7 @@
 //! ACK of the connection (so connections that never send cost nothing); nothing is allocated
 //! per packet or per ACK.
 
+use crate::units::Bytes;
 use super::{EntropyCtx, Feedback, PathSelector};
 use crate::error::{Error, Result};
 use crate::ids::Entropy;
@@ -187,13 +188,13 @@ impl Reps {
         // Invalid values are refused by validate(); clamp anyway so a selector built from
         // unchecked parameters cannot divide by zero.
         let entropies = p.entropies.clamp(1, 65_536);
-        let explore_bytes = (p.explore_bdp.max(0.0) * path.bdp_bytes as f64).ceil() as u64;
+        let explore_bytes = (p.explore_bdp.max(0.0) * path.bdp_bytes.0 as f64).ceil() as u64;
         //= spec smartt-reps.md §2.12 (explore_base)
         //# A random starting point so that flows sharing a path walk the entropies in different orders.
         let explore_next = rng.below(entropies as u64) as u32;
         Reps {
             entropies,
-            explore_left: explore_bytes.div_ceil(path.mtu_bytes.max(1)),
+            explore_left: explore_bytes.div_ceil(path.mtu_bytes.max(Bytes(1)).0),
             explore_next,
             fallback: p.fallback,
             policy: p.cache,
@@ -280,7 +281,7 @@ mod tests {
 
     /// A path whose BDP is exactly `bdp_pkts` full packets of 4096 B.
     fn path(bdp_pkts: u64) -> PathInfo {
-        PathInfo { mtu_bytes: 4096, host_rate: BitsPerSec::from_gbps(400.0), base_rtt: 10 * US, bdp_bytes: bdp_pkts * 4096, hops: 6, net_base_rtt: 10 * US, src_conns: 1, queue_bytes: 0, flows_per_host: 1 }
+        PathInfo { mtu_bytes: Bytes(4096), host_rate: BitsPerSec::from_gbps(400.0), base_rtt: 10 * US, bdp_bytes: Bytes(bdp_pkts * 4096), hops: 6, net_base_rtt: 10 * US, src_conns: 1, queue_bytes: Bytes::ZERO, flows_per_host: 1 }
     }
 
     const CTX: EntropyCtx = EntropyCtx { now: Time::ZERO, seq: 0, retransmit: false, window_pkts: None, in_flight: 0 };

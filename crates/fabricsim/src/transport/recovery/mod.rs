@@ -70,6 +70,7 @@
 //! - *Mode-chosen pacing*: [`SenderRecovery::next_to_send`] picks the next packet (default:
 //!   oldest lost first, then the next new one) and may move [`SenderCtx::next_send`].
 
+use crate::units::Bytes;
 pub mod code;
 pub mod go_back_n;
 pub mod rc_ooo;
@@ -199,7 +200,7 @@ pub struct Lost {
     /// How many.
     pub pkts: u32,
     /// Their wire bytes.
-    pub bytes: u64,
+    pub bytes: Bytes,
     /// Latest send time among them.
     pub latest_sent_at: Time,
 }
@@ -289,7 +290,7 @@ impl SenderCtx<'_> {
     /// congestion control that does not pace, e.g. a pure window).
     #[inline]
     pub fn pacing_gap(&self) -> Option<Time> {
-        self.cc.pacing_rate().map(|r| r.tx_time(self.mtu))
+        self.cc.pacing_rate().map(|r| r.tx_time(Bytes(self.mtu)))
     }
 
     /// Congestion window in full-sized packets (`u32::MAX` for window-less senders).
@@ -336,7 +337,7 @@ impl SenderCtx<'_> {
             if state != SeqState::InFlight {
                 continue;
             }
-            lost.bytes += self.mark_lost(seq, true);
+            lost.bytes += Bytes(self.mark_lost(seq, true));
             self.lb.on_feedback(entropy, Feedback::Timeout, self.now);
             lost.pkts += 1;
             lost.latest_sent_at = lost.latest_sent_at.max(sent_at);
@@ -730,7 +731,7 @@ pub(crate) mod testing {
     impl Board {
         /// `n` packets in flight; the controller's fixed window is `cwnd_pkts` packets.
         pub fn new(n: u32, cwnd_pkts: u64) -> Board {
-            let path = PathInfo { mtu_bytes: MTU, host_rate: crate::units::BitsPerSec(1), base_rtt: Time(1), bdp_bytes: cwnd_pkts * MTU, hops: 2, net_base_rtt: Time(1), src_conns: 1, queue_bytes: 0, flows_per_host: 1 };
+            let path = PathInfo { mtu_bytes: Bytes(MTU), host_rate: crate::units::BitsPerSec(1), base_rtt: Time(1), bdp_bytes: Bytes(cwnd_pkts * MTU), hops: 2, net_base_rtt: Time(1), src_conns: 1, queue_bytes: Bytes::ZERO, flows_per_host: 1 };
             let cc = AnyCc::Fixed(fixed::Fixed::new(&fixed::FixedParams::default(), &path));
             let lb = AnyLb::Spray(spray::Spray::new(&Default::default()));
             let mut conn = Connection::new(NodeId(0), NodeId(1), cc, lb, Rng::stream(0, "t", 0), AnyRecovery::Sack(sack::Sack));

@@ -245,7 +245,7 @@ mod tests {
     use super::*;
 
     fn strack() -> Strack {
-        let path = PathInfo { mtu_bytes: MTU, host_rate: crate::units::BitsPerSec(1), base_rtt: Time(100), bdp_bytes: 0, hops: 2, net_base_rtt: Time(100), src_conns: 1, queue_bytes: 0, flows_per_host: 1 };
+        let path = PathInfo { mtu_bytes: Bytes(MTU), host_rate: crate::units::BitsPerSec(1), base_rtt: Time(100), bdp_bytes: Bytes::ZERO, hops: 2, net_base_rtt: Time(100), src_conns: 1, queue_bytes: Bytes::ZERO, flows_per_host: 1 };
         Strack::new(&StrackLossParams::default(), &path)
     }
 

@@ -53,6 +53,7 @@
 //! it, and subflows stall into timeouts. Under a pacer not on a fixed schedule a long gap is
 //! re-read from the rate by the glue, which may hand an unused slot's time back.
 
+use crate::units::Bytes;
 use super::tcp::{OnRto, Seqs, Tcp, TcpFlow, TcpParams, TcpRx, TCP_LIMITS};
 use super::{Actions, AckInfo, Episode, LossReport, Lost, ModeTimer, SenderCtx, SenderRecovery};
 use crate::error::Result;
@@ -142,7 +143,7 @@ impl SubflowTcpParams {
             // d = ∞ (no fast retransmit): reordering can trigger nothing, one subflow.
             SubflowCount::Auto(_) if !self.fast_retransmit => 1,
             //= spec lb-ai-training.md LR-SUBTCP Eq. 1 (S = max(1, floor(4Q/(dPF)) + 1))
-            SubflowCount::Auto(_) => crate::transport::subflows::subflow_count(NAME, path.queue_bytes, path.mtu_bytes, self.d, path.flows_per_host.max(1))
+            SubflowCount::Auto(_) => crate::transport::subflows::subflow_count(NAME, path.queue_bytes.0, path.mtu_bytes.0, self.d, path.flows_per_host.max(1))
                 .unwrap_or(1)
                 .min(MAX_SUBFLOWS),
         }
@@ -350,7 +351,7 @@ impl SenderRecovery for SubflowTcp {
         let s = self.subs.len() as u32;
         let first = (0..s).map(|k| (self.turn + k) % s).find(|&i| self.ready(ctx, i))?;
         // A slot passes unused once its time has come: one full-packet gap at r.
-        let gap = if self.reuse_slots { None } else { ctx.cc.pacing_rate().map(|r| r.tx_time(ctx.mtu)) };
+        let gap = if self.reuse_slots { None } else { ctx.cc.pacing_rate().map(|r| r.tx_time(Bytes(ctx.mtu))) };
         if let Some(gap) = gap {
             while self.turn != first && *ctx.next_send <= ctx.now {
                 self.turn = (self.turn + 1) % s;
@@ -527,7 +528,7 @@ mod tests {
     //= type=test; LR-SUBTCP Eq. 1: auto S = 11 (Q = 32 KiB, P = 4 KiB, F = 1, d = 3), 6 for d = 6
     #[test]
     fn auto_subflow_count_is_eq_1_of_the_path() {
-        let path = PathInfo { mtu_bytes: 4096, host_rate: BitsPerSec(1), base_rtt: Time(1), bdp_bytes: 1, hops: 6, net_base_rtt: Time(1), src_conns: 1, queue_bytes: 32 << 10, flows_per_host: 1 };
+        let path = PathInfo { mtu_bytes: Bytes(4096), host_rate: BitsPerSec(1), base_rtt: Time(1), bdp_bytes: Bytes(1), hops: 6, net_base_rtt: Time(1), src_conns: 1, queue_bytes: Bytes(32 << 10), flows_per_host: 1 };
         let p = SubflowTcpParams::default();
         assert_eq!(p.subflows_on(&path), 11);
         assert_eq!(SubflowTcpParams { d: 6, ..p.clone() }.subflows_on(&path), 6);
@@ -560,9 +561,9 @@ mod tests {
     /// the packet sent); returns each packet's send time in gaps.
     fn paced_times(reuse_slots: bool) -> Vec<(u64, u32)> {
         let mut b = posted(10);
-        let path = PathInfo { mtu_bytes: MTU, host_rate: BitsPerSec::from_gbps(1.0), base_rtt: Time(1), bdp_bytes: 1, hops: 2, net_base_rtt: Time(1), src_conns: 1, queue_bytes: 0, flows_per_host: 1 };
+        let path = PathInfo { mtu_bytes: Bytes(MTU), host_rate: BitsPerSec::from_gbps(1.0), base_rtt: Time(1), bdp_bytes: Bytes(1), hops: 2, net_base_rtt: Time(1), src_conns: 1, queue_bytes: Bytes::ZERO, flows_per_host: 1 };
         b.conn.cc = AnyCc::Pacer(pacer::Pacer::new(&pacer::PacerParams { start_jitter: false, ..Default::default() }, &path));
-        let gap = BitsPerSec::from_gbps(1.0).tx_time(MTU);
+        let gap = BitsPerSec::from_gbps(1.0).tx_time(Bytes(MTU));
         let mut m = sub(3, SubflowTcpParams { reuse_slots, ..SubflowTcpParams::default() });
         let mut out = Vec::new();
         while b.conn.next_seq < 10 {
@@ -655,7 +656,7 @@ mod tests {
         // At 100 µs subflow 1 expires: its snd_una (packet 1) is resent, its RTO doubles.
         let a = m.on_timer(&mut b.ctx(100 * US));
         assert_eq!(b.lost(), [1]);
-        assert_eq!(a.episode, Some(Episode::Timeout(Lost { pkts: 1, bytes: MTU, latest_sent_at: Time::ZERO })));
+        assert_eq!(a.episode, Some(Episode::Timeout(Lost { pkts: 1, bytes: Bytes(MTU), latest_sent_at: Time::ZERO })));
         // Its estimate is its own (one 10 µs sample, from the ACK of packet 3: 50 µs after the
         // clamp), doubled once: the next expiry is 100 µs later. Subflow 0 is untouched.
         assert_eq!((m.subs[1].flow.srtt, m.subs[1].flow.backoff), (Some(10 * US), 1));

@@ -534,7 +534,7 @@ mod tests {
         assert_eq!(m.on_timer(&mut b.ctx(30 * US)), Actions::NONE, "early events re-arm nothing new");
         let a = m.on_timer(&mut b.ctx(56 * US));
         assert_eq!(b.lost(), [0]);
-        assert_eq!(a.episode, Some(Episode::Timeout(Lost { pkts: 1, bytes: MTU_BYTES, latest_sent_at: Time::ZERO })));
+        assert_eq!(a.episode, Some(Episode::Timeout(Lost { pkts: 1, bytes: Bytes(MTU_BYTES), latest_sent_at: Time::ZERO })));
         assert_eq!(a.timer, Some(56 * US + 112 * US));
         let a = m.on_timer(&mut b.ctx(168 * US));
         assert_eq!(a.timer, Some(168 * US + 224 * US));
@@ -603,7 +603,7 @@ mod tests {
         assert!(b.ctx(Time::ZERO).window_full());
         let a = m.on_timer(&mut b.ctx(300 * US));
         assert_eq!((b.lost(), b.conn.in_flight), (vec![0, 1, 2], 0));
-        assert_eq!(a.episode, Some(Episode::Timeout(Lost { pkts: 2, bytes: 2 * MTU_BYTES, latest_sent_at: Time(2) })));
+        assert_eq!(a.episode, Some(Episode::Timeout(Lost { pkts: 2, bytes: Bytes(2 * MTU_BYTES), latest_sent_at: Time(2) })));
         // With room in the window (or no window at all) the default resends `snd_una` only.
         let mut b = Board::new(3, 100);
         let mut m = tcp(TcpParams::default());

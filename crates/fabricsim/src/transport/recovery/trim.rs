@@ -296,10 +296,10 @@ mod tests {
         // A pacer at 1000 bit/s: T_pace = MTU · 8 / 1000 s.
         let mut m = trim(Desync::Phase);
         let mut b = Board::new(300, 10);
-        let path = PathInfo { mtu_bytes: MTU, host_rate: crate::units::BitsPerSec(1000), base_rtt: Time(1), bdp_bytes: MTU, hops: 2, net_base_rtt: Time(1), src_conns: 1, queue_bytes: 0, flows_per_host: 1 };
+        let path = PathInfo { mtu_bytes: Bytes(MTU), host_rate: crate::units::BitsPerSec(1000), base_rtt: Time(1), bdp_bytes: Bytes(MTU), hops: 2, net_base_rtt: Time(1), src_conns: 1, queue_bytes: Bytes::ZERO, flows_per_host: 1 };
         b.conn.cc = AnyCc::Pacer(pacer::Pacer::new(&pacer::PacerParams::default(), &path));
         let gap = b.ctx(Time::ZERO).pacing_gap().unwrap();
-        assert_eq!(gap, crate::units::BitsPerSec(1000).tx_time(MTU));
+        assert_eq!(gap, crate::units::BitsPerSec(1000).tx_time(Bytes(MTU)));
         let pushes: Vec<Time> = (0..300).map(|s| nack_moves_phase(&mut m, &mut b, Time::ZERO, Time(7), s) - Time(7)).collect();
         assert!(pushes.iter().all(|&p| p < gap));
         assert!(pushes.iter().any(|&p| p >= HOST_GAP), "the pacer's gap, not the host's, bounds the push");

@@ -27,6 +27,7 @@
 //! AlltoAll). Double-binary-tree ranks actually send about 2·S, not 2(N−1)/N·S, so its
 //! normalized CCT shows that overhead.
 
+use crate::units::Bytes;
 pub mod alltoall;
 pub mod broadcast;
 pub mod double_binary_tree;
@@ -630,8 +631,8 @@ pub fn generate(p: &CollectivesParams, hosts: u32, rng: &mut Rng, files: &InputF
                         op,
                         algorithm: alg,
                         ranks: n,
-                        bytes: c.bytes.0,
-                        bus_bytes,
+                        bytes: Bytes(c.bytes.0),
+                        bus_bytes: Bytes(bus_bytes),
                         chunk,
                         fill_hops,
                         chain_hops,
