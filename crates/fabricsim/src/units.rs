@@ -9,23 +9,194 @@ use serde::de::{self, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 
+/// The arithmetic a quantity newtype of `u64` shares ([`Time`], [`Bytes`]): quantities of one
+/// kind add and subtract (panicking on underflow, as `u64` does in debug builds), scale by a
+/// plain number (`3 * US`, `rtt / 2`), divide into a plain ratio (`t / US`), sum, and print as
+/// their count. Mixing two kinds does not compile; `.0` is the count where one must meet other
+/// numbers.
+macro_rules! quantity {
+    ($T:ident) => {
+        impl $T {
+            /// None of it.
+            pub const ZERO: $T = $T(0);
+            /// The largest value, used for "never" or "unbounded".
+            pub const MAX: $T = $T(u64::MAX);
+
+            /// `self − other`, or zero if `other` is larger.
+            #[inline(always)]
+            pub const fn saturating_sub(self, other: $T) -> $T {
+                $T(self.0.saturating_sub(other.0))
+            }
+
+            /// `self + other`, or `MAX` if that overflows.
+            #[inline(always)]
+            pub const fn saturating_add(self, other: $T) -> $T {
+                $T(self.0.saturating_add(other.0))
+            }
+
+            /// `self × n`, or `MAX` if that overflows.
+            #[inline(always)]
+            pub const fn saturating_mul(self, n: u64) -> $T {
+                $T(self.0.saturating_mul(n))
+            }
+
+            /// `self + other`, unless that overflows.
+            #[inline(always)]
+            pub const fn checked_add(self, other: $T) -> Option<$T> {
+                match self.0.checked_add(other.0) {
+                    Some(v) => Some($T(v)),
+                    None => None,
+                }
+            }
+
+            /// `self − other`, unless `other` is larger.
+            #[inline(always)]
+            pub const fn checked_sub(self, other: $T) -> Option<$T> {
+                match self.0.checked_sub(other.0) {
+                    Some(v) => Some($T(v)),
+                    None => None,
+                }
+            }
+
+            /// `self / n`, unless `n` is zero.
+            #[inline(always)]
+            pub const fn checked_div(self, n: u64) -> Option<$T> {
+                match self.0.checked_div(n) {
+                    Some(v) => Some($T(v)),
+                    None => None,
+                }
+            }
+
+            /// The distance between two values.
+            #[inline(always)]
+            pub const fn abs_diff(self, other: $T) -> $T {
+                $T(self.0.abs_diff(other.0))
+            }
+
+            /// How many `unit`s it takes to cover `self` (rounded up).
+            #[inline(always)]
+            pub const fn div_ceil(self, unit: $T) -> u64 {
+                self.0.div_ceil(unit.0)
+            }
+
+            /// The count as a float, for rates and fractions.
+            #[inline(always)]
+            pub const fn as_f64(self) -> f64 {
+                self.0 as f64
+            }
+        }
+
+        impl std::ops::Add for $T {
+            type Output = $T;
+            #[inline(always)]
+            fn add(self, o: $T) -> $T {
+                $T(self.0 + o.0)
+            }
+        }
+
+        impl std::ops::Sub for $T {
+            type Output = $T;
+            #[inline(always)]
+            fn sub(self, o: $T) -> $T {
+                $T(self.0 - o.0)
+            }
+        }
+
+        impl std::ops::AddAssign for $T {
+            #[inline(always)]
+            fn add_assign(&mut self, o: $T) {
+                self.0 += o.0;
+            }
+        }
+
+        impl std::ops::SubAssign for $T {
+            #[inline(always)]
+            fn sub_assign(&mut self, o: $T) {
+                self.0 -= o.0;
+            }
+        }
+
+        impl std::ops::Mul<u64> for $T {
+            type Output = $T;
+            #[inline(always)]
+            fn mul(self, n: u64) -> $T {
+                $T(self.0 * n)
+            }
+        }
+
+        impl std::ops::Mul<$T> for u64 {
+            type Output = $T;
+            #[inline(always)]
+            fn mul(self, v: $T) -> $T {
+                $T(self * v.0)
+            }
+        }
+
+        impl std::ops::MulAssign<u64> for $T {
+            #[inline(always)]
+            fn mul_assign(&mut self, n: u64) {
+                self.0 *= n;
+            }
+        }
+
+        impl std::ops::Div<u64> for $T {
+            type Output = $T;
+            #[inline(always)]
+            fn div(self, n: u64) -> $T {
+                $T(self.0 / n)
+            }
+        }
+
+        /// A ratio (how many `o` fit in `self`, rounded down).
+        impl std::ops::Div for $T {
+            type Output = u64;
+            #[inline(always)]
+            fn div(self, o: $T) -> u64 {
+                self.0 / o.0
+            }
+        }
+
+        impl std::ops::Rem for $T {
+            type Output = $T;
+            #[inline(always)]
+            fn rem(self, o: $T) -> $T {
+                $T(self.0 % o.0)
+            }
+        }
+
+        impl std::iter::Sum for $T {
+            fn sum<I: Iterator<Item = $T>>(it: I) -> $T {
+                $T(it.map(|v| v.0).sum())
+            }
+        }
+
+        // Written as the bare count, so that every output that prints one is unchanged.
+        impl fmt::Display for $T {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                fmt::Display::fmt(&self.0, f)
+            }
+        }
+
+        impl fmt::Debug for $T {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                fmt::Debug::fmt(&self.0, f)
+            }
+        }
+    };
+}
+
 /// Simulated time or duration in whole picoseconds.
 ///
-/// Its own type, so that the compiler keeps a time apart from a byte count or an id: times add
-/// and subtract, scale by a plain number (`3 * US`, `rtt / 2`), and divide into a plain ratio
-/// (`t / US`); `.0` is the picosecond count where a time must meet other numbers (a rate
-/// computation, an output column). It prints as that count, so outputs are unchanged.
+/// Its own type, so that the compiler keeps a time apart from a byte count or an id (the
+/// arithmetic of `quantity!`); it serialises as the picosecond count.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize)]
 #[serde(transparent)]
 #[repr(transparent)]
 pub struct Time(pub u64);
 
-impl Time {
-    /// No time: the start of a run, a zero duration.
-    pub const ZERO: Time = Time(0);
-    /// The latest representable time, used for "never".
-    pub const MAX: Time = Time(u64::MAX);
+quantity!(Time);
 
+impl Time {
     /// `n` nanoseconds (for constants: `Time::from_ns(500)`; elsewhere `500 * NS` reads the same).
     pub const fn from_ns(n: u64) -> Time {
         Time(n * 1_000)
@@ -45,302 +216,20 @@ impl Time {
     pub const fn from_sec(n: u64) -> Time {
         Time(n * 1_000_000_000_000)
     }
-
-    /// `self − other`, or zero if `other` is later.
-    #[inline(always)]
-    pub const fn saturating_sub(self, other: Time) -> Time {
-        Time(self.0.saturating_sub(other.0))
-    }
-
-    /// `self + other`, or [`Time::MAX`] if that overflows.
-    #[inline(always)]
-    pub const fn saturating_add(self, other: Time) -> Time {
-        Time(self.0.saturating_add(other.0))
-    }
-
-    /// `self + other`, unless that overflows.
-    #[inline(always)]
-    pub const fn checked_add(self, other: Time) -> Option<Time> {
-        match self.0.checked_add(other.0) {
-            Some(t) => Some(Time(t)),
-            None => None,
-        }
-    }
-
-    /// `self − other`, unless `other` is later.
-    #[inline(always)]
-    pub const fn checked_sub(self, other: Time) -> Option<Time> {
-        match self.0.checked_sub(other.0) {
-            Some(t) => Some(Time(t)),
-            None => None,
-        }
-    }
-
-    /// The distance between two times.
-    #[inline(always)]
-    pub const fn abs_diff(self, other: Time) -> Time {
-        Time(self.0.abs_diff(other.0))
-    }
-
-    /// How many `unit`s fit in `self`, rounded up.
-    #[inline(always)]
-    pub const fn div_ceil(self, unit: Time) -> u64 {
-        self.0.div_ceil(unit.0)
-    }
-
-    /// `self / n`, unless `n` is zero.
-    #[inline(always)]
-    pub const fn checked_div(self, n: u64) -> Option<Time> {
-        match self.0.checked_div(n) {
-            Some(t) => Some(Time(t)),
-            None => None,
-        }
-    }
-
-    /// `self × n`, or [`Time::MAX`] if that overflows.
-    #[inline(always)]
-    pub const fn saturating_mul(self, n: u64) -> Time {
-        Time(self.0.saturating_mul(n))
-    }
-}
-
-impl std::ops::Add for Time {
-    type Output = Time;
-    #[inline(always)]
-    fn add(self, o: Time) -> Time {
-        Time(self.0 + o.0)
-    }
-}
-
-impl std::ops::Sub for Time {
-    type Output = Time;
-    #[inline(always)]
-    fn sub(self, o: Time) -> Time {
-        Time(self.0 - o.0)
-    }
-}
-
-impl std::ops::AddAssign for Time {
-    #[inline(always)]
-    fn add_assign(&mut self, o: Time) {
-        self.0 += o.0;
-    }
-}
-
-impl std::ops::SubAssign for Time {
-    #[inline(always)]
-    fn sub_assign(&mut self, o: Time) {
-        self.0 -= o.0;
-    }
-}
-
-impl std::ops::Mul<u64> for Time {
-    type Output = Time;
-    #[inline(always)]
-    fn mul(self, n: u64) -> Time {
-        Time(self.0 * n)
-    }
-}
-
-impl std::ops::Mul<Time> for u64 {
-    type Output = Time;
-    #[inline(always)]
-    fn mul(self, t: Time) -> Time {
-        Time(self * t.0)
-    }
-}
-
-impl std::ops::MulAssign<u64> for Time {
-    #[inline(always)]
-    fn mul_assign(&mut self, n: u64) {
-        self.0 *= n;
-    }
-}
-
-impl std::ops::Div<u64> for Time {
-    type Output = Time;
-    #[inline(always)]
-    fn div(self, n: u64) -> Time {
-        Time(self.0 / n)
-    }
-}
-
-/// A ratio of two times (how many `o` fit in `self`, rounded down).
-impl std::ops::Div for Time {
-    type Output = u64;
-    #[inline(always)]
-    fn div(self, o: Time) -> u64 {
-        self.0 / o.0
-    }
-}
-
-impl std::ops::Rem for Time {
-    type Output = Time;
-    #[inline(always)]
-    fn rem(self, o: Time) -> Time {
-        Time(self.0 % o.0)
-    }
-}
-
-impl std::iter::Sum for Time {
-    fn sum<I: Iterator<Item = Time>>(it: I) -> Time {
-        Time(it.map(|t| t.0).sum())
-    }
-}
-
-// Written as the picosecond count, so that every output that prints a time is unchanged.
-impl fmt::Display for Time {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Display::fmt(&self.0, f)
-    }
-}
-
-impl fmt::Debug for Time {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(&self.0, f)
-    }
 }
 
 /// A count of bytes: a flow's or message's size, a buffer, a threshold, a queue's occupancy, a
 /// window.
 ///
-/// Its own type, so that the compiler keeps a byte count apart from a time or an id: counts add
-/// and subtract, scale by a plain number and divide into a plain ratio; a rate turns a time into
-/// bytes ([`BitsPerSec::bytes_in`]) and bytes into a time ([`BitsPerSec::tx_time`]); `.0` is the
-/// count where it must meet other numbers. It prints and serialises as that count.
+/// Its own type, so that the compiler keeps a byte count apart from a time or an id (the
+/// arithmetic of `quantity!`); a rate turns a time into bytes ([`BitsPerSec::bytes_in`]) and
+/// bytes into a time ([`BitsPerSec::tx_time`]). It serialises as the count.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize)]
 #[serde(transparent)]
 #[repr(transparent)]
 pub struct Bytes(pub u64);
 
-impl Bytes {
-    /// No bytes.
-    pub const ZERO: Bytes = Bytes(0);
-    /// The largest count, used for "unbounded".
-    pub const MAX: Bytes = Bytes(u64::MAX);
-
-    /// `self − other`, or zero if `other` is larger.
-    #[inline(always)]
-    pub const fn saturating_sub(self, other: Bytes) -> Bytes {
-        Bytes(self.0.saturating_sub(other.0))
-    }
-
-    /// `self + other`, or [`Bytes::MAX`] if that overflows.
-    #[inline(always)]
-    pub const fn saturating_add(self, other: Bytes) -> Bytes {
-        Bytes(self.0.saturating_add(other.0))
-    }
-
-    /// `self − other`, unless `other` is larger.
-    #[inline(always)]
-    pub const fn checked_sub(self, other: Bytes) -> Option<Bytes> {
-        match self.0.checked_sub(other.0) {
-            Some(b) => Some(Bytes(b)),
-            None => None,
-        }
-    }
-
-    /// How many `unit`s it takes to hold `self` (whole packets for a message, say).
-    #[inline(always)]
-    pub const fn div_ceil(self, unit: Bytes) -> u64 {
-        self.0.div_ceil(unit.0)
-    }
-
-    /// The count as a float, for rates and fractions.
-    #[inline(always)]
-    pub const fn as_f64(self) -> f64 {
-        self.0 as f64
-    }
-}
-
-impl std::ops::Add for Bytes {
-    type Output = Bytes;
-    #[inline(always)]
-    fn add(self, o: Bytes) -> Bytes {
-        Bytes(self.0 + o.0)
-    }
-}
-
-impl std::ops::Sub for Bytes {
-    type Output = Bytes;
-    #[inline(always)]
-    fn sub(self, o: Bytes) -> Bytes {
-        Bytes(self.0 - o.0)
-    }
-}
-
-impl std::ops::AddAssign for Bytes {
-    #[inline(always)]
-    fn add_assign(&mut self, o: Bytes) {
-        self.0 += o.0;
-    }
-}
-
-impl std::ops::SubAssign for Bytes {
-    #[inline(always)]
-    fn sub_assign(&mut self, o: Bytes) {
-        self.0 -= o.0;
-    }
-}
-
-impl std::ops::Mul<u64> for Bytes {
-    type Output = Bytes;
-    #[inline(always)]
-    fn mul(self, n: u64) -> Bytes {
-        Bytes(self.0 * n)
-    }
-}
-
-impl std::ops::Mul<Bytes> for u64 {
-    type Output = Bytes;
-    #[inline(always)]
-    fn mul(self, b: Bytes) -> Bytes {
-        Bytes(self * b.0)
-    }
-}
-
-impl std::ops::Div<u64> for Bytes {
-    type Output = Bytes;
-    #[inline(always)]
-    fn div(self, n: u64) -> Bytes {
-        Bytes(self.0 / n)
-    }
-}
-
-/// A ratio of two counts (how many `o` fit in `self`, rounded down).
-impl std::ops::Div for Bytes {
-    type Output = u64;
-    #[inline(always)]
-    fn div(self, o: Bytes) -> u64 {
-        self.0 / o.0
-    }
-}
-
-impl std::ops::Rem for Bytes {
-    type Output = Bytes;
-    #[inline(always)]
-    fn rem(self, o: Bytes) -> Bytes {
-        Bytes(self.0 % o.0)
-    }
-}
-
-impl std::iter::Sum for Bytes {
-    fn sum<I: Iterator<Item = Bytes>>(it: I) -> Bytes {
-        Bytes(it.map(|b| b.0).sum())
-    }
-}
-
-impl fmt::Display for Bytes {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Display::fmt(&self.0, f)
-    }
-}
-
-impl fmt::Debug for Bytes {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(&self.0, f)
-    }
-}
+quantity!(Bytes);
 
 /// One nanosecond.
 pub const NS: Time = Time(1_000);
