@@ -394,23 +394,43 @@ impl<L: Layout> Sim<L> {
         // Distances in events. FAR and MID were 8 and 5 until the 8192-host profile showed MID
         // stalling on the packet FAR had requested. 12 and 7 gained 0-8 % there (the benchmark's
         // A/B saw no change; 16 and 10 no more) and nothing at 1024.
+        const FARTHEST: usize = 16;
         const FAR: usize = 12;
         const MID: usize = 7;
         const NEAR: usize = 3;
+        // A NIC's next data packet is a chain of four dependent loads (the port, the host's
+        // ready ring, the sender's record, the record's rings), one stage each.
+        if let Some(e) = self.k.q.peek_ahead(FARTHEST) {
+            if e.kind() == EventKind::PortFree {
+                self.net.ports[e.id as usize].prefetch();
+            }
+        }
         if let Some(e) = self.k.q.peek_ahead(FAR) {
             match e.kind() {
                 EventKind::Arrive => self.k.pool.prefetch(PktId(e.id)),
-                EventKind::PortFree => self.net.ports[e.id as usize].prefetch(),
+                EventKind::PortFree => {
+                    let ps = &self.net.ports[e.id as usize];
+                    if ps.is_nic {
+                        crate::hint::prefetch(&self.hosts.nics[ps.owner.idx()]);
+                    }
+                }
                 _ => {}
             }
         }
         if let Some(e) = self.k.q.peek_ahead(MID) {
             match e.kind() {
                 EventKind::PortFree => {
-                    // The queue heads are in the port (prefetched at FAR).
+                    // The queue heads are in the port (prefetched at FARTHEST).
                     let ps = &self.net.ports[e.id as usize];
                     if let Some(p) = ps.ctrl.front().or(ps.data.front()) {
                         self.k.pool.prefetch(p);
+                    }
+                    // A host's NIC makes its next data packet from the first connection of its
+                    // ready ring.
+                    if ps.is_nic {
+                        if let Some(&c) = self.hosts.nics[ps.owner.idx()].ready.front() {
+                            self.hosts.conns[c.idx()].prefetch_record();
+                        }
                     }
                 }
                 EventKind::Arrive => {
@@ -421,6 +441,11 @@ impl<L: Layout> Sim<L> {
                     } else if p.kind == PktKind::Data {
                         if let Some(r) = self.hosts.rx.get(p.conn.0) {
                             r.prefetch();
+                        }
+                        // A fresh packet's receiver reads its sender's posted messages (where each
+                        // message ends) and packet count.
+                        if let Some(c) = self.hosts.conns.get(p.conn.0) {
+                            c.prefetch_messages();
                         }
                     } else if let Some(c) = self.hosts.conns.get(p.conn.0) {
                         c.prefetch_fields();
@@ -436,6 +461,15 @@ impl<L: Layout> Sim<L> {
             let id = e.id;
             match e.kind() {
                 EventKind::ConnWake => self.hosts.conns[id as usize].prefetch_wake_entries(),
+                EventKind::PortFree => {
+                    // What the NIC's next packet writes in its sender's rings.
+                    let ps = &self.net.ports[id as usize];
+                    if ps.is_nic {
+                        if let Some(&c) = self.hosts.nics[ps.owner.idx()].ready.front() {
+                            self.hosts.conns[c.idx()].prefetch_send_entries();
+                        }
+                    }
+                }
                 EventKind::ConnTimer => {
                     let c = &self.hosts.conns[id as usize];
                     c.prefetch_entries(c.snd_una);

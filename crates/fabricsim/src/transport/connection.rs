@@ -293,6 +293,27 @@ impl Connection {
         prefetch(&self.msgs);
     }
 
+    /// Hints the CPU to load the whole record (eight cache lines): a packet's send reads fields
+    /// all over it (the scoreboard's and the message ring's headers, the path selector, the
+    /// congestion control, the counters).
+    #[inline]
+    pub fn prefetch_record(&self) {
+        let base = self as *const Self as *const u8;
+        for line in (0..std::mem::size_of::<Self>()).step_by(64) {
+            // SAFETY: `base + line` stays inside `*self` (line < size_of::<Self>()).
+            prefetch(unsafe { &*base.add(line) });
+        }
+    }
+
+    /// Hints the CPU to load what a data arrival at the receiver reads of this record: the posted
+    /// messages' ring header, the count of retired ones and the packet count.
+    #[inline]
+    pub fn prefetch_messages(&self) {
+        prefetch(&self.msgs);
+        prefetch(&self.msgs_retired);
+        prefetch(&self.n_pkts);
+    }
+
     /// Hints the CPU to load what a pacing wake of this sender touches in its rings: the
     /// message its next new packet comes from, and the newest scoreboard and timer entries.
     /// Reads the fields [`Connection::prefetch_fields`] (sender side) requested. (A timer
@@ -305,6 +326,20 @@ impl Connection {
         }
         if let Some(e) = self.tx_log.back() {
             prefetch(e);
+        }
+    }
+
+    /// Hints the CPU to load what sending this connection's next packet writes and reads in its
+    /// rings: the scoreboard's and the timer log's next slots (the ones after their newest
+    /// entries) and the message the packet comes from. Reads the record's fields.
+    #[inline]
+    pub fn prefetch_send_entries(&self) {
+        self.prefetch_next_msg();
+        if let Some(s) = self.board.back() {
+            crate::hint::prefetch_addr((s as *const Slot).wrapping_add(1));
+        }
+        if let Some(e) = self.tx_log.back() {
+            crate::hint::prefetch_addr((e as *const _ as *const u8).wrapping_add(std::mem::size_of_val(e)));
         }
     }
 
