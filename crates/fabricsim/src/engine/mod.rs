@@ -481,6 +481,9 @@ impl<L: Layout> Sim<L> {
                         if p.kind == PktKind::Data {
                             if let Some(r) = self.hosts.rx.get(p.conn.0) {
                                 r.prefetch_entry(p.seq);
+                                if let Some(c) = self.hosts.conns.get(p.conn.0) {
+                                    r.prefetch_current_message(&c.msgs, c.msgs_retired);
+                                }
                             }
                         } else if let Some(c) = self.hosts.conns.get(p.conn.0) {
                             c.prefetch_entries(p.seq);

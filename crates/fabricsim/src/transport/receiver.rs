@@ -183,6 +183,16 @@ impl Receiver {
         prefetch(&self.window);
     }
 
+    /// Hints the CPU to load the posted message a fresh packet may complete (the one after the
+    /// messages delivered so far, in the sender's ring `msgs`). Reads the fields
+    /// [`Receiver::prefetch`] requested and the ring's header.
+    #[inline]
+    pub fn prefetch_current_message(&self, msgs: &VecDeque<OpenMsg>, msgs_retired: usize) {
+        if let Some(m) = self.msgs_delivered.checked_sub(msgs_retired).and_then(|i| msgs.get(i)) {
+            prefetch(m);
+        }
+    }
+
     /// Hints the CPU to load the reorder-window entry of packet `seq`. Reads the fields
     /// [`Receiver::prefetch`] requested.
     #[inline]
