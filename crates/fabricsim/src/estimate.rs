@@ -28,8 +28,7 @@
 //! refused feasible runs of 10⁷ flows; measured on 10⁵ and 10⁶ one-byte flows (177 MB and
 //! 1.65 GB peak) it is 1.2 KB, and those are now estimated at 0.95× and 0.97× of what they take.
 
-use crate::units::Bytes;
-use crate::units::Time;
+use crate::units::{Bytes, Time};
 pub use crate::budget::physical_memory_bytes;
 use crate::budget::show_bytes;
 use crate::scenario::Setup;

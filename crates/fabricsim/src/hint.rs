@@ -4,13 +4,7 @@
 /// Asks the CPU to start loading the cache line holding `*r` (a hint; no effect on results).
 #[inline(always)]
 pub fn prefetch<T>(r: &T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: prefetching is a hint that never faults, and the pointer comes from a reference.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch(r as *const T as *const i8, std::arch::x86_64::_MM_HINT_T0);
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = r;
+    prefetch_addr(r as *const T);
 }
 
 /// Asks the CPU to start loading the cache line at address `p`, which need not point into any

@@ -5,7 +5,7 @@
 //! a node, a port, a connection and a packet handle apart: indexing the ports with a node id or
 //! charging a drop to a host instead of a connection does not compile. An id indexes a `Vec` or
 //! a slice directly (`ports[p]`); `idx()` gives the `usize` where an id must meet other
-//! integers (a store's slot, a range bound), and `Id(n)` makes one from a number at the edges
+//! integers (a store's slot, a range bound), and `NodeId(n)` (likewise each id) makes one from a number at the edges
 //! (a scenario's host list, a loop over `0..hosts`).
 
 use std::fmt;
@@ -112,6 +112,7 @@ mod tests {
         assert_eq!(format!("{} {:?}", NodeId(7), ConnId(42)), "7 42");
         assert!(PortId(3) < PortId(10));
         assert_eq!(PktId::at(5).idx(), 5);
+        #[allow(clippy::useless_vec)] // a Vec on purpose: its Index impl is what is tested
         let v = vec!['a', 'b', 'c'];
         assert_eq!(v[NodeId(2)], 'c');
     }

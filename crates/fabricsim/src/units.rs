@@ -10,7 +10,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 
 /// The arithmetic a quantity newtype of `u64` shares ([`Time`], [`Bytes`]): quantities of one
-/// kind add and subtract (panicking on underflow, as `u64` does in debug builds), scale by a
+/// kind add and subtract (with `u64`'s overflow behaviour), scale by a
 /// plain number (`3 * US`, `rtt / 2`), divide into a plain ratio (`t / US`), sum, and print as
 /// their count. Mixing two kinds does not compile; `.0` is the count where one must meet other
 /// numbers.
@@ -38,15 +38,6 @@ macro_rules! quantity {
             #[inline(always)]
             pub const fn saturating_mul(self, n: u64) -> $T {
                 $T(self.0.saturating_mul(n))
-            }
-
-            /// `self + other`, unless that overflows.
-            #[inline(always)]
-            pub const fn checked_add(self, other: $T) -> Option<$T> {
-                match self.0.checked_add(other.0) {
-                    Some(v) => Some($T(v)),
-                    None => None,
-                }
             }
 
             /// `self − other`, unless `other` is larger.
@@ -77,12 +68,6 @@ macro_rules! quantity {
             #[inline(always)]
             pub const fn div_ceil(self, unit: $T) -> u64 {
                 self.0.div_ceil(unit.0)
-            }
-
-            /// The count as a float, for rates and fractions.
-            #[inline(always)]
-            pub const fn as_f64(self) -> f64 {
-                self.0 as f64
             }
         }
 
@@ -197,24 +182,10 @@ pub struct Time(pub u64);
 quantity!(Time);
 
 impl Time {
-    /// `n` nanoseconds (for constants: `Time::from_ns(500)`; elsewhere `500 * NS` reads the same).
-    pub const fn from_ns(n: u64) -> Time {
-        Time(n * 1_000)
-    }
-
-    /// `n` microseconds.
+    /// `n` microseconds, for constants (`Time::from_us(10)`; elsewhere `10 * US` reads the same:
+    /// operators are not `const`).
     pub const fn from_us(n: u64) -> Time {
-        Time(n * 1_000_000)
-    }
-
-    /// `n` milliseconds.
-    pub const fn from_ms(n: u64) -> Time {
-        Time(n * 1_000_000_000)
-    }
-
-    /// `n` seconds.
-    pub const fn from_sec(n: u64) -> Time {
-        Time(n * 1_000_000_000_000)
+        Time(n * US.0)
     }
 }
 

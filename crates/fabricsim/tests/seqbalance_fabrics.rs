@@ -1,8 +1,7 @@
 //! The SeqBalance paper's fabrics from scenario files: the 320-host 3-tier "FatTree" given by
 //! per-tier counts (seqbalance spec §5.3, HPCC's 5-pod wiring), and the testbed's asymmetric
 //! leaf-spine with one 80 G spine (§5.1, Fig. 8b), with their per-rate queue settings.
-use fabricsim::units::Bytes;
-use fabricsim::units::Time;
+use fabricsim::units::{Bytes, Time};
 mod common;
 
 use fabricsim::topo::Tier;

@@ -3,7 +3,6 @@
 //! connection per workload connection with its congestion control, path selector, loss
 //! recovery halves, credits and gate) and the tracer.
 
-use crate::units::Bytes;
 use super::trace::Tracer;
 use crate::error::Result;
 use crate::net::nic::HostState;
@@ -23,7 +22,7 @@ use crate::transport::lb::LbBuild;
 use crate::transport::receiver::Receiver;
 use crate::transport::Connection;
 use crate::ids::NodeId;
-use crate::units::Time;
+use crate::units::{Bytes, Time};
 use std::collections::HashMap;
 
 /// The node each element of a simulation's arrays belongs to, mapped through `of_node`: a
@@ -83,8 +82,8 @@ pub(super) fn network<L: Layout>(setup: &Setup, hold: &Holding) -> Result<Networ
     let fabric = std::sync::Arc::clone(&setup.fabric);
     let seed = setup.scenario.seed;
     let mut states = fabric.ports.iter().enumerate().map(|(i, spec)| {
-        let to_switch = spec.peer >= NodeId(fabric.hosts);
-        let is_nic = spec.owner < NodeId(fabric.hosts);
+        let to_switch = !fabric.is_host(spec.peer);
+        let is_nic = fabric.is_host(spec.owner);
         PortState::new(spec, is_nic, to_switch, fabric.switch_latency, Rng::stream(seed, "port", i as u64))
     });
     let mut ports = L::cut(&mut states, |p| hold.port(p));

@@ -13,8 +13,6 @@
 //! (`workload/run.rs`), for which the simulation is the driver. There
 //! is no global state: two `Sim`s can run side by side.
 
-use crate::units::Bytes;
-use crate::ids::{ConnId, PktId, PortId};
 mod dispatch;
 mod build;
 pub use build::recovery_timers;
@@ -28,7 +26,7 @@ pub mod uplink_meter;
 pub use crate::hint::prefetch;
 
 use crate::error::Result;
-use crate::ids::NodeId;
+use crate::ids::{ConnId, NodeId, PktId, PortId};
 use crate::net::packet::{PacketPool, PktKind};
 use crate::net::switch::Forwarded;
 use crate::kernel::store::{Layout, Parted, Store, Whole};
@@ -36,7 +34,7 @@ use crate::net::Network;
 use crate::scenario::{LinkAction, LinkEvent, Setup};
 use crate::topo::Fabric;
 use crate::transport::hosts::Hosts;
-use crate::units::Time;
+use crate::units::{Bytes, Time};
 use crate::workload::graph::Traffic;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -425,12 +423,8 @@ impl<L: Layout> Sim<L> {
                     if let Some(p) = ps.ctrl.front().or(ps.data.front()) {
                         self.k.pool.prefetch(p);
                     }
-                    // A host's NIC makes its next data packet from the first connection of its
-                    // ready ring.
-                    if ps.is_nic {
-                        if let Some(&c) = self.hosts.nics[ps.owner.idx()].ready.front() {
-                            self.hosts.conns[c.idx()].prefetch_record();
-                        }
+                    if let Some(c) = self.nic_next_sender(e.id) {
+                        c.prefetch_record();
                     }
                 }
                 EventKind::Arrive => {
@@ -463,11 +457,8 @@ impl<L: Layout> Sim<L> {
                 EventKind::ConnWake => self.hosts.conns[id as usize].prefetch_wake_entries(),
                 EventKind::PortFree => {
                     // What the NIC's next packet writes in its sender's rings.
-                    let ps = &self.net.ports[id as usize];
-                    if ps.is_nic {
-                        if let Some(&c) = self.hosts.nics[ps.owner.idx()].ready.front() {
-                            self.hosts.conns[c.idx()].prefetch_send_entries();
-                        }
+                    if let Some(c) = self.nic_next_sender(id) {
+                        c.prefetch_send_entries();
                     }
                 }
                 EventKind::ConnTimer => {
@@ -497,6 +488,18 @@ impl<L: Layout> Sim<L> {
                 _ => {}
             }
         }
+    }
+
+    /// The sender whose packet NIC port `port` makes next when it has nothing queued (the first
+    /// connection of its host's ready ring); `None` for a switch port or an idle host.
+    #[inline(always)]
+    fn nic_next_sender(&self, port: u32) -> Option<&crate::transport::connection::Connection> {
+        let ps = &self.net.ports[port as usize];
+        if !ps.is_nic {
+            return None;
+        }
+        let &c = self.hosts.nics[ps.owner.idx()].ready.front()?;
+        Some(&self.hosts.conns[c.idx()])
     }
 
     /// A packet finished crossing a link: hand it to the node at the far end.

@@ -4,7 +4,6 @@
 //! in the engine, tick by tick, so that no port sample need be kept (they may be streamed to
 //! their file); `results::imbalance` turns its values into the figure.
 
-use crate::ids::NodeId;
 use crate::topo::{Fabric, Tier};
 use std::collections::BTreeMap;
 
@@ -12,7 +11,7 @@ use std::collections::BTreeMap;
 pub(crate) fn uplinks(fabric: &Fabric) -> BTreeMap<u32, Vec<u32>> {
     let mut by_tor: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
     for (i, p) in fabric.ports.iter().enumerate() {
-        if fabric.tier[p.owner.idx()] == Tier::Tor && p.peer >= NodeId(fabric.hosts) {
+        if fabric.tier[p.owner.idx()] == Tier::Tor && !fabric.is_host(p.peer) {
             by_tor.entry(p.owner.0).or_default().push(i as u32);
         }
     }

@@ -1,8 +1,7 @@
 //! `from-htsim` on crafted command lines, one test per flag group: each translated scenario
 //! must also load and set up (what `fabricsim check` does), and each refusal name its flag.
 
-use crate::units::Bytes;
-use crate::units::Time;
+use crate::units::{Bytes, Time};
 use super::htsim::{split_command_line, translate, Context, FlagError};
 use crate::scenario::{Scenario, Setup};
 use std::path::PathBuf;

@@ -22,8 +22,7 @@
 //! path with more switch hops keeps counting them but overwrites the oldest records, and a
 //! reader ignores such a stack, as ns-3's does.
 
-use crate::units::Bytes;
-use crate::units::{BitsPerSec, Time};
+use crate::units::{BitsPerSec, Bytes, Time};
 
 /// Records a stack holds: five switch egress ports, every path of a 3-tier fat tree.
 pub const MAX_HOPS: usize = 5;

@@ -25,12 +25,10 @@
 //! This file holds the configuration, the accounting and the handlers (admission, release,
 //! PAUSE/RESUME frames), the latter as methods of the [`Network`](super::Network).
 
-use crate::units::Bytes;
 use crate::error::{Error, Result};
 use crate::ids::{NodeId, PortId};
-use crate::units::{ByteSize, MAX_BUFFER_BYTES};
 use crate::topo::Fabric;
-use crate::units::Time;
+use crate::units::{ByteSize, Bytes, MAX_BUFFER_BYTES, Time};
 use crate::kernel::Kernel;
 use crate::kernel::queue::EventKind;
 use serde::{Deserialize, Serialize};

@@ -10,7 +10,6 @@
 //! This file holds the port's state and its handlers (queue, kick, take the next packet,
 //! transmit, drop), which are methods of the [`Network`] and get the narrow [`Kernel`].
 
-use crate::units::Bytes;
 use crate::kernel::store::Store;
 use crate::kernel::Kernel;
 use super::Network;
@@ -25,7 +24,7 @@ use crate::topo::failures::LinkLoss;
 use crate::net::packet_queue::PacketQueue;
 use crate::rng::Rng;
 use crate::topo::{Fabric, PortSpec};
-use crate::units::{BitsPerSec, Time};
+use crate::units::{BitsPerSec, Bytes, Time};
 
 /// Run-time state of one output port, cache-line aligned. Everything that forwarding a packet
 /// reads or writes is on the first two lines (line 0: timing, flags, the control queue; line 1:

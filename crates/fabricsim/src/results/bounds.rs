@@ -8,12 +8,11 @@
 //! crosses the busy link, its ACK still has at least that far to travel back, wherever on the
 //! path the busy link lies).
 
-use crate::units::Bytes;
 use super::flows::{ConnPlan, FlowResult};
 use crate::engine::Sim;
 use crate::ids::NodeId;
 use crate::transport::Connection;
-use crate::units::Time;
+use crate::units::{Bytes, Time};
 
 /// The ideal completion time of `flows` (planned as `flow_plan`; their connections as `plan`),
 /// counted from `first_start`.

@@ -1,10 +1,9 @@
 //! Per-collective-instance rows (`ccts.csv`): completion times against the ideal, and their
 //! figures in `summary.json`.
 
-use crate::units::Bytes;
 use super::{known, us, Stats};
 use crate::engine::Sim;
-use crate::units::Time;
+use crate::units::{Bytes, Time};
 use crate::workload::graph::Instance;
 use serde::Serialize;
 

@@ -13,14 +13,13 @@
 //!
 //! On a fabric of one rate with no link events the flow floor equals the ideal FCT exactly.
 
-use crate::units::Bytes;
 use super::collectives::CctResult;
 use super::flows::{ConnPlan, FlowResult};
 use crate::engine::Sim;
 use crate::ids::NodeId;
 use crate::scenario::{LinkAction, Setup};
 use crate::topo::Fabric;
-use crate::units::{BitsPerSec, Time};
+use crate::units::{BitsPerSec, Bytes, Time};
 use crate::workload::graph::Instance;
 
 /// The fastest rates of the run's ports and the paths as set up.

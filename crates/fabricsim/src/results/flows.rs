@@ -3,9 +3,8 @@
 //! an application flow instead, over the sub-QPs (connections) that carried it
 //! (seqbalance §2.2.4, §5.2 "Metrics").
 
-use crate::units::Bytes;
 use crate::engine::Sim;
-use crate::units::{BitsPerSec, Time};
+use crate::units::{BitsPerSec, Bytes, Time};
 use serde::Serialize;
 
 /// Outcome of one flow (one connection, which may carry several messages).
@@ -244,9 +243,8 @@ pub(super) fn ideal_fct(p: &ConnPlan, host_rate: BitsPerSec, mss: u32, header: u
 
 #[cfg(test)]
 pub(super) mod tests {
-    use crate::units::Time;
     use super::{ideal_fct, ConnPlan, FlowResult};
-    use crate::units::BitsPerSec;
+    use crate::units::{BitsPerSec, Time};
 
     /// A flow row with the given times (ps) and counters 1..=5.
     pub fn row(id: u32, start: u64, finish: Option<u64>, ideal_fct: u64) -> FlowResult {

@@ -1,11 +1,10 @@
 //! End-of-run self-checks. A violation is a simulator or scheme bug; the run reports it as an
 //! error rather than returning numbers nobody should trust.
 
-use crate::units::Bytes;
 use crate::engine::{Counters, Sim};
 use crate::net::packet::PktKind;
 use crate::scenario::Setup;
-use crate::units::Time;
+use crate::units::{Bytes, Time};
 use crate::workload::graph::{TaskKind, Trigger};
 
 /// Returns one message per violated invariant.

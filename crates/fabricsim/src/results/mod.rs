@@ -4,7 +4,6 @@
 //! FCT slowdown by flow size over a stationary window when `[results]` asks), and the
 //! end-of-run invariant checks.
 
-use crate::ids::PortId;
 mod bounds;
 mod by_size;
 mod collectives;
@@ -36,6 +35,7 @@ pub use stream::Streamed;
 pub use summary::{peak_rss_bytes, PacketCounts, Performance, PfcSummary, QueueProfile, Summary};
 
 use crate::engine::Sim;
+use crate::ids::PortId;
 use crate::scenario::Setup;
 use crate::units::Time;
 

@@ -2,8 +2,7 @@
 //! counters, queue profiles, PFC figures, invariant violations, wall-clock performance) and
 //! its assembly.
 
-use crate::units::Bytes;
-use crate::units::Time;
+use crate::units::{Bytes, Time};
 use super::by_size::{self, SizeBucket, WindowFigures};
 use super::collectives::{self, CctResult, CollectiveSummary};
 use super::flows::{ConnPlan, FlowResult};

@@ -4,8 +4,6 @@
 //! Every struct denies unknown keys, so a typo is an error that names the key and the allowed
 //! ones; every value is range-checked here, before anything runs or any file is written.
 
-use crate::units::Bytes;
-use crate::ids::PortId;
 mod link_events;
 mod queues;
 mod results_options;
@@ -26,6 +24,7 @@ use crate::excerpt::{clip, clip_quoted};
 
 use crate::budget::Budget;
 use crate::error::{Error, Result};
+use crate::ids::PortId;
 use crate::net::pfc::PfcState;
 use crate::net::qdisc::QdiscTable;
 use crate::topo::failures::FailureEntries;
@@ -34,7 +33,7 @@ use crate::transport::cc::CcConfig;
 use crate::transport::lb::LbConfig;
 use crate::transport::shaper::ShaperCtx;
 use crate::scheme::Limit;
-use crate::units::{show_num, BitsPerSec, Gbps, Time, MAX_BUFFER_BYTES, MAX_RATE_GBPS, MAX_TIME_NS, MIN_RATE_GBPS, NS};
+use crate::units::{show_num, BitsPerSec, Bytes, Gbps, Time, MAX_BUFFER_BYTES, MAX_RATE_GBPS, MAX_TIME_NS, MIN_RATE_GBPS, NS};
 use crate::transport::credit::CreditConfig;
 use crate::transport::gate::GateConfig;
 use crate::workload::graph::Traffic;

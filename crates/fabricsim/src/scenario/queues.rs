@@ -8,14 +8,13 @@
 //! §2.10.1, seqbalance spec §2.4.8/A23); class rules because buffers and marking differ between
 //! a ToR's host-facing and fabric-facing ports (lb-ai-training spec sizes queues per port).
 
-use crate::units::Bytes;
 use super::{MarkAtConfig, SwitchConfig, SWITCH_LIMITS};
 use crate::scheme::validate_params;
 use crate::error::{Error, Result};
 use crate::net::qdisc::{ControlLane, MarkAt, QdiscConfig, QdiscTable};
 use crate::scenario::ByteSize;
 use crate::topo::{Fabric, Tier};
-use crate::units::{show_num, BitsPerSec, MAX_BUFFER_BYTES};
+use crate::units::{BitsPerSec, Bytes, MAX_BUFFER_BYTES, show_num};
 use serde::{Deserialize, Serialize};
 
 /// Overrides of `[switch]` keys for some ports; an unset key falls through to the next rule.

@@ -1,11 +1,9 @@
 //! Unit tests of scenario parsing and [`Scenario::setup`] on crafted inputs.
 
-use crate::units::Bytes;
-use crate::units::Time;
 use super::{LinkAction, Scenario, Setup};
 use crate::error::Error;
 use crate::ids::PortId;
-use crate::units::{MS, US};
+use crate::units::{Bytes, MS, Time, US};
 use std::path::Path;
 
 /// A 2-ToR, 1-spine leaf-spine with one host per ToR: 100 G links of 1 µs, no switch latency,

@@ -1,13 +1,12 @@
 //! Timing derived from the fabric: the base RTT and BDP of the longest path, and the
 //! retransmission timeout (given, or derived from the base RTT and the queues on that path).
 
-use crate::units::Bytes;
 use super::{positive_time, TransportConfig};
 use crate::error::{Error, Result};
 use crate::ids::NodeId;
 use crate::net::qdisc::QdiscTable;
 use crate::topo::Fabric;
-use crate::units::{show_num, us_to_ps, Time, MAX_TIME_US, MS, SEC};
+use crate::units::{Bytes, MAX_TIME_US, MS, SEC, Time, show_num, us_to_ps};
 
 /// The longest path's figures.
 pub(super) struct Base {

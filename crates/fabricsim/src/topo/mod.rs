@@ -93,6 +93,11 @@ pub struct Fabric {
 }
 
 impl Fabric {
+    /// Whether `node` is a host (hosts come first in node order, then switches).
+    pub fn is_host(&self, node: NodeId) -> bool {
+        node.0 < self.hosts
+    }
+
     /// Output ports of `node`.
     pub fn ports_of(&self, node: NodeId) -> &[PortId] {
         let a = self.node_port_start[node.idx()] as usize;

@@ -170,9 +170,8 @@ impl PodBottleneck {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::units::Time;
     use crate::topo::{fat_tree, TierLinks};
-    use crate::units::{BitsPerSec, US};
+    use crate::units::{BitsPerSec, Time, US};
 
     fn k8() -> Fabric {
         let l = (BitsPerSec::from_gbps(100.0), US);

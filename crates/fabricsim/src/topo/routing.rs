@@ -181,9 +181,8 @@ fn bfs(fabric: &Fabric, tor: NodeId, usable: impl Fn(PortId) -> bool, dist: &mut
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::units::Time;
     use crate::topo::{leaf_spine, TierLinks};
-    use crate::units::{BitsPerSec, US};
+    use crate::units::{BitsPerSec, Time, US};
 
     /// Leaf-spine K=4: tor0..tor3 (2 hosts each), spine0 and spine1.
     fn k4() -> Fabric {
@@ -231,7 +230,7 @@ mod tests {
     fn cut_off_tor_routes_end_on_a_dead_port() {
         let f = k4();
         let tor0 = f.node_by_name("tor0").unwrap();
-        let dead: Vec<PortId> = f.ports_of(tor0).iter().copied().filter(|&p| f.ports[p.idx()].peer >= NodeId(f.hosts) && f.tier[f.ports[p.idx()].peer.idx()] != Tier::Tor).collect();
+        let dead: Vec<PortId> = f.ports_of(tor0).iter().copied().filter(|&p| !f.is_host(f.ports[p.idx()].peer) && f.tier[f.ports[p.idx()].peer.idx()] != Tier::Tor).collect();
         assert_eq!(dead.len(), 2);
         let r = compute(&f, |p| !dead.contains(&p) && !dead.contains(&f.ports[p.idx()].reverse));
         for src in ["tor1", "tor2", "tor3", "spine0", "spine1"] {

@@ -300,8 +300,7 @@ impl Connection {
     pub fn prefetch_record(&self) {
         let base = self as *const Self as *const u8;
         for line in (0..std::mem::size_of::<Self>()).step_by(64) {
-            // SAFETY: `base + line` stays inside `*self` (line < size_of::<Self>()).
-            prefetch(unsafe { &*base.add(line) });
+            crate::hint::prefetch_addr(base.wrapping_add(line));
         }
     }
 
@@ -339,7 +338,7 @@ impl Connection {
             crate::hint::prefetch_addr((s as *const Slot).wrapping_add(1));
         }
         if let Some(e) = self.tx_log.back() {
-            crate::hint::prefetch_addr((e as *const _ as *const u8).wrapping_add(std::mem::size_of_val(e)));
+            crate::hint::prefetch_addr((e as *const (u32, Time)).wrapping_add(1));
         }
     }
 

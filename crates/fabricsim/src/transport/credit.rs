@@ -45,7 +45,6 @@
 //! This file holds the policy, the per-connection and per-NIC state and their handlers
 //! ([`Credits`]), which spend credits and pace PULLs.
 
-use crate::units::Bytes;
 use super::connection::Connection;
 use super::hosts::TransportParams;
 use crate::error::{Error, Result};
@@ -54,7 +53,7 @@ use crate::kernel::packet::{Packet, PktKind};
 use crate::kernel::queue::EventKind;
 use crate::kernel::Kernel;
 use crate::scheme::NoParams;
-use crate::units::{BitsPerSec, Time};
+use crate::units::{BitsPerSec, Bytes, Time};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 

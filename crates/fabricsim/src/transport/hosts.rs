@@ -5,7 +5,6 @@
 //! `credit.rs`) are methods on these fields. Arrays are indexed by host or connection id, so a
 //! later partitioned engine can give a group of hosts its own slice.
 
-use crate::units::Bytes;
 use crate::ids::ConnId;
 use crate::net::nic::HostState;
 use crate::transport::cc::CongestionControl;
@@ -13,7 +12,7 @@ use crate::transport::gate::{AnyGate, GateState, MessageFeedback, MessageGate, W
 use crate::transport::receiver::Receiver;
 use crate::transport::Connection;
 use crate::kernel::store::{Layout, Whole};
-use crate::units::Time;
+use crate::units::{Bytes, Time};
 
 use std::collections::VecDeque;
 

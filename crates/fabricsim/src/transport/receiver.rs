@@ -14,7 +14,6 @@
 //! record. What the receiver knows of the sender's messages (their packet ranges, which reach
 //! it as work requests would on an RDMA queue pair) it reads from the sender's record.
 
-use crate::units::Bytes;
 use super::connection::OpenMsg;
 use super::hosts::TransportParams;
 use super::signal::{self, Arrival as SignalArrival};
@@ -24,7 +23,7 @@ use crate::ids::{PktId, PortId};
 use crate::kernel::packet::{Packet, PktKind, F_ACK_NOW, F_CE, F_ECE, F_LAST_HOP, F_PROBE_ACK, F_RETX, F_TRIMMED};
 use crate::kernel::packet_log::{PacketEvent, NO_PORT};
 use crate::kernel::Kernel;
-use crate::units::Time;
+use crate::units::{Bytes, Time};
 use std::collections::VecDeque;
 
 /// The receiving half of one connection. Laid out in declaration order, what every data

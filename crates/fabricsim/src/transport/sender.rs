@@ -14,7 +14,6 @@
 //! carries the outcome out as the handler returns; nothing here writes the network's or the
 //! workload's state.
 
-use crate::units::Bytes;
 use super::cc::{window_holds_back, AckEvent, CongestionControl, LossCause, NackEvent, TimeoutEvent};
 use super::connection::{SeqState, Slot};
 use super::hosts::Hosts;
@@ -26,7 +25,7 @@ use crate::kernel::packet::{Packet, PktKind, F_ACK_NOW, F_DOOMED, F_ECE, F_ECT, 
 use crate::kernel::packet_log::{PacketEvent, NO_PORT};
 use crate::kernel::queue::EventKind;
 use crate::kernel::Kernel;
-use crate::units::Time;
+use crate::units::{Bytes, Time};
 
 /// Longest a paced connection waits without re-reading its rate.
 const RATE_RECHECK: Time = Time::from_us(10);

@@ -2,11 +2,10 @@
 //! a host runs at most c of its flows at once: its i-th flow starts when its (i−c)-th finishes.
 //! Host h visits destinations h+1, h+2, … (mod n), the usual staggered order that spreads load.
 
-use crate::units::Bytes;
 use super::{default_flow_bytes, time_from_us, FlowSpec};
 use crate::error::{Error, Result};
 use crate::ids::NodeId;
-use crate::units::ByteSize;
+use crate::units::{ByteSize, Bytes};
 use serde::{Deserialize, Serialize};
 
 /// Registry name.

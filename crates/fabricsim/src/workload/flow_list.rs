@@ -28,8 +28,7 @@
 //!
 //! Errors quote at most ~100 characters of a bad token or line (`excerpt::clip`).
 
-use crate::units::Bytes;
-use crate::units::Time;
+use crate::units::{Bytes, Time};
 use super::{check_endpoints, FlowSpec};
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};

@@ -17,10 +17,9 @@
 //! have; they turn `n × m` dependencies into `n + m` edges (e.g. "every part of a chunk sent over
 //! 4 queue pairs has arrived") and mark where collective instances begin and end.
 
-use crate::units::Bytes;
 use crate::error::{Error, Result};
 use crate::ids::NodeId;
-use crate::units::Time;
+use crate::units::{Bytes, Time};
 use serde::Serialize;
 
 /// A connection (queue pair) between two hosts.

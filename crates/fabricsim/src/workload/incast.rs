@@ -2,12 +2,11 @@
 //! pattern of the STrack (strack spec §5.3.2) and SMaRTT-REPS incast experiments. The last
 //! flow cannot finish before N·size/rate at the receiver's link.
 
-use crate::units::Bytes;
 use super::{default_flow_bytes, time_from_us, FlowSpec};
 use crate::error::{Error, Result};
 use crate::ids::NodeId;
 use crate::rng::Rng;
-use crate::units::ByteSize;
+use crate::units::{ByteSize, Bytes};
 use serde::{Deserialize, Serialize};
 
 /// Registry name.

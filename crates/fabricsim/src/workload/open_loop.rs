@@ -21,7 +21,6 @@
 //! in time order (ties by host), which fixes the flow ids; every arrival draws its destination,
 //! then its size, then its host's next gap, from the one stream.
 
-use crate::units::Bytes;
 use super::size_cdf::SizeCdf;
 use super::FlowSpec;
 use crate::error::{Error, Result};
@@ -29,7 +28,7 @@ use crate::ids::NodeId;
 use crate::rng::Rng;
 use crate::scheme::{param_rows, validate_params, Limit, SchemeRow};
 use crate::topo::Fabric;
-use crate::units::{BitsPerSec, Time, MAX_TIME_US, SEC};
+use crate::units::{BitsPerSec, Bytes, MAX_TIME_US, SEC, Time};
 use serde::{Deserialize, Serialize};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;

@@ -14,12 +14,11 @@
 //! No pair repeats, every host sends and receives exactly m flows, and m = n − 1 is the full
 //! all-to-all. The default `"independent"` draws each permutation on its own (pairs may repeat).
 
-use crate::units::Bytes;
 use super::{default_flow_bytes, time_from_us, FlowSpec};
 use crate::error::{Error, Result};
 use crate::ids::NodeId;
 use crate::rng::Rng;
-use crate::units::ByteSize;
+use crate::units::{ByteSize, Bytes};
 use serde::{Deserialize, Serialize};
 
 /// Registry name.

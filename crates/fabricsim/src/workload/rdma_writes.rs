@@ -25,13 +25,12 @@
 //! **Message size:** 2 MiB (2,097,152 B) by default: perftest sizes are powers of two, and the
 //! spec's SeqBalance split of one WRITE into "4 × 512 KB sub-WQEs" is 2^21 / 4.
 
-use crate::units::Bytes;
 use super::graph::{GraphBuilder, Traffic};
 use super::{check_endpoints, default_flow_bytes};
 use crate::error::{Error, Result};
 use crate::ids::NodeId;
 use crate::topo::Fabric;
-use crate::units::{ByteSize, Time};
+use crate::units::{ByteSize, Bytes, Time};
 use serde::{Deserialize, Serialize};
 
 /// Registry name.

@@ -144,10 +144,8 @@ impl crate::scheme::Scheme<super::SwitchBuild> for AdaptiveEcmp {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::units::Bytes;
-    use crate::units::Time;
-    use crate::ids::ConnId;
-    use crate::ids::NodeId;
+    use crate::units::{Bytes, Time};
+    use crate::ids::{ConnId, NodeId};
     use crate::net::switch_lb::tests::idle_ports;
     use crate::rng::Rng;
 

@@ -76,8 +76,7 @@ impl crate::scheme::Scheme<super::SwitchBuild> for AdaptivePacket {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::units::Bytes;
-    use crate::units::Time;
+    use crate::units::{Bytes, Time};
     use crate::ids::NodeId;
     use crate::net::switch_lb::tests::idle_ports;
     use crate::rng::Rng;

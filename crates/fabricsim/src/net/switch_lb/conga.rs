@@ -431,12 +431,11 @@ impl crate::scheme::Scheme<super::SwitchBuild> for Conga {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::units::Bytes;
     use crate::ids::ConnId;
     use crate::net::packet::PktKind;
     use crate::net::switch_lb::tests::idle_ports;
     use crate::rng::Rng;
-    use crate::units::US;
+    use crate::units::{Bytes, US};
 
     /// Leaves A and B, a spine.
     const A: NodeId = NodeId(100);

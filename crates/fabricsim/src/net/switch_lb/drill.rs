@@ -226,8 +226,7 @@ impl crate::scheme::Scheme<super::SwitchBuild> for Drill {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::units::Bytes;
-    use crate::units::Time;
+    use crate::units::{Bytes, Time};
     use crate::net::switch_lb::tests::idle_ports;
     use crate::rng::Rng;
 

@@ -120,12 +120,10 @@ impl crate::scheme::Scheme<super::SwitchBuild> for Flowlet {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::units::Bytes;
-    use crate::ids::ConnId;
-    use crate::ids::NodeId;
+    use crate::ids::{ConnId, NodeId};
     use crate::net::switch_lb::tests::idle_ports;
     use crate::rng::Rng;
-    use crate::units::US;
+    use crate::units::{Bytes, US};
 
     #[test]
     fn a_flowlet_keeps_its_port_until_a_gap_and_expires_after_its_lifetime() {

@@ -122,8 +122,7 @@ impl crate::scheme::Scheme<super::SwitchBuild> for Letflow {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ids::ConnId;
-    use crate::ids::NodeId;
+    use crate::ids::{ConnId, NodeId};
     use crate::net::switch_lb::tests::idle_ports;
     use crate::rng::Rng;
     use crate::units::US;

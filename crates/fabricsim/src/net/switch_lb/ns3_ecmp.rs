@@ -98,7 +98,7 @@ pub fn check(naming: Option<&Ns3Naming>, fabric: &crate::topo::Fabric) -> crate:
     // The simulator keeps one interface per neighbour (`nbr2if`), so its next hops are the
     // neighbours themselves: parallel cables between two switches have no counterpart there.
     let mut seen = std::collections::HashSet::new();
-    for p in fabric.ports.iter().filter(|p| p.owner >= NodeId(fabric.hosts) && p.peer >= NodeId(fabric.hosts)) {
+    for p in fabric.ports.iter().filter(|p| !fabric.is_host(p.owner) && !fabric.is_host(p.peer)) {
         if !seen.insert((p.owner, p.peer)) {
             return Err(crate::error::Error::invalid(
                 "switch.lb",

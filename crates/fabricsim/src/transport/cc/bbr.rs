@@ -60,10 +60,9 @@
 //! - The spec writes `cwnd = cwnd_gain·BtlBw·RTprop`; that is the target the window converges to
 //!   here, as in the draft (it jumps down to it at once and grows up to it by acknowledged bytes).
 
-use crate::units::Bytes;
 use super::{AckEvent, CongestionControl, NackEvent, PathInfo, TimeoutEvent};
 use crate::error::{Error, Result};
-use crate::units::{BitsPerSec, Time, SEC, US};
+use crate::units::{BitsPerSec, Bytes, SEC, Time, US};
 use serde::{Deserialize, Serialize};
 
 /// Registry name.

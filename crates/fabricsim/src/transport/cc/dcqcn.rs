@@ -131,10 +131,9 @@
 //!   convention; Zhu's ns-3 code compares the incremented timer count with `< F`).
 //! - `Rt` is capped at the line rate (strack §5.4); htsim caps only `Rc`.
 
-use crate::units::Bytes;
 use super::{AckEvent, BdpOf, CongestionControl, NackEvent, PathInfo, TimeoutEvent};
 use crate::error::{Error, Result};
-use crate::units::{us_to_ps, BitsPerSec, Time, US};
+use crate::units::{BitsPerSec, Bytes, Time, US, us_to_ps};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// Registry name.

@@ -18,11 +18,10 @@
 //! The window is integer state in 1/65536 byte, so that per-ACK increments of a few bytes add up
 //! exactly.
 
-use crate::units::Bytes;
 use super::{AckEvent, CongestionControl, NackEvent, PathInfo, TimeoutEvent};
 use crate::error::{Error, Result};
 use crate::scheme::{Limit, Scheme};
-use crate::units::BitsPerSec;
+use crate::units::{BitsPerSec, Bytes};
 use serde::{Deserialize, Serialize};
 
 /// Fractional bits of the fixed-point window.

@@ -276,10 +276,9 @@ impl crate::scheme::Scheme<PathInfo> for Hpcc {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::units::Bytes;
     use crate::net::telemetry::IntHop;
     use crate::transport::cc::testing::{self, ACK, MTU};
-    use crate::units::US;
+    use crate::units::{Bytes, US};
 
     const G100: u64 = 100_000_000_000;
     /// A 100 Gb/s NIC, base RTT 10 µs (the fixtures' network RTT too): T = 10 µs, B·T = 125 kB.

@@ -305,9 +305,8 @@ crate::scheme_family! {
 /// hops, and a clean full-packet ACK at the base RTT.
 #[cfg(test)]
 pub(crate) mod testing {
-    use crate::units::Bytes;
     use super::{AckEvent, PathInfo};
-    use crate::units::{BitsPerSec, Time};
+    use crate::units::{BitsPerSec, Bytes, Time};
 
     /// Full packet size of the fixtures.
     pub const MTU: u64 = 4096;

@@ -35,10 +35,9 @@
 //! The window is kept in fixed point (1/65536 byte) so that it stays integer state (STYLE §1.1)
 //! while the tiny per-ACK increments (≈ 27 B on a 150-packet window) accumulate exactly.
 
-use crate::units::Bytes;
 use super::{AckEvent, CongestionControl, NackEvent, PathInfo, TimeoutEvent};
 use crate::error::{Error, Result};
-use crate::units::BitsPerSec;
+use crate::units::{BitsPerSec, Bytes};
 use serde::{Deserialize, Serialize};
 
 /// Registry name.

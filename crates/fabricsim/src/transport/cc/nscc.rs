@@ -32,10 +32,9 @@
 //! - On timeouts htsim cuts the window by each lost packet; here by the bytes the timeout
 //!   declared lost, the same sum.
 
-use crate::units::Bytes;
 use super::{AckEvent, CongestionControl, NackEvent, PathInfo, TimeoutEvent};
 use crate::scheme::Limit;
-use crate::units::{BitsPerSec, Time, US};
+use crate::units::{BitsPerSec, Bytes, Time, US};
 use serde::{Deserialize, Serialize};
 
 /// Which base RTT a connection starts from.

@@ -52,10 +52,9 @@
 //! first reading) with no QA, FI/FD, FastIncrease or WTD, and (our choice, the spec is silent) a
 //! NACK cutting half an MTU, the largest per-packet cut of those controllers.
 
-use crate::units::Bytes;
 use super::{AckEvent, CongestionControl, NackEvent, PathInfo, TimeoutEvent};
 use crate::error::{Error, Result};
-use crate::units::{BitsPerSec, Time};
+use crate::units::{BitsPerSec, Bytes, Time};
 use serde::{Deserialize, Serialize};
 
 /// Registry name.

@@ -59,10 +59,9 @@
 //! Algorithm 4's fast-convergence test has no guard for an achievedBDP of 0 (no window closed
 //! yet); taken literally the window then falls to min_cwnd, as here.
 
-use crate::units::Bytes;
 use super::{AckEvent, CongestionControl, PathInfo, TimeoutEvent};
 use crate::error::{Error, Result};
-use crate::units::{BitsPerSec, Time, US};
+use crate::units::{BitsPerSec, Bytes, Time, US};
 use serde::{Deserialize, Serialize};
 
 /// Registry name.

@@ -73,10 +73,9 @@
 //! - The SMaRTT-REPS paper configured Swift only as "target 50 % over base RTT" with trimming and
 //!   REPS (paper §4, §5; spec §5.3); nothing else it says about Swift contradicts the spec.
 
-use crate::units::Bytes;
 use super::{AckEvent, CongestionControl, NackEvent, PathInfo, TimeoutEvent};
 use crate::error::{Error, Result};
-use crate::units::{BitsPerSec, Time, SEC, US};
+use crate::units::{BitsPerSec, Bytes, SEC, Time, US};
 use serde::{Deserialize, Serialize};
 
 /// Registry name.

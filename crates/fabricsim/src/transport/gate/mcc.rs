@@ -46,11 +46,10 @@
 //! `cwnd × T_msg / D_avg`; `"halve"`), `sample_every` 8, `message_delay` (`"one_way"`,
 //! A-18; `"round_trip"`, variant B).
 
-use crate::units::Bytes;
 use super::{GateBuild, GateState, MessageFeedback, MessageGate, WindowUpdate};
 use crate::error::{Error, Result};
 use crate::scheme::{Limit, Scheme};
-use crate::units::{us_to_ps, Time};
+use crate::units::{Bytes, Time, us_to_ps};
 use serde::{Deserialize, Serialize};
 
 /// How the window shrinks under global congestion.

@@ -234,8 +234,7 @@ impl crate::scheme::Scheme<super::LbBuild> for Plb {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::units::Bytes;
-    use crate::units::BitsPerSec;
+    use crate::units::{BitsPerSec, Bytes};
 
     const RTT: Time = Time::from_us(10);
     const CTX: EntropyCtx = EntropyCtx { now: Time::ZERO, seq: 0, retransmit: false, window_pkts: None, in_flight: 0 };

@@ -43,13 +43,12 @@
 //! ACK of the connection (so connections that never send cost nothing); nothing is allocated
 //! per packet or per ACK.
 
-use crate::units::Bytes;
 use super::{EntropyCtx, Feedback, PathSelector};
 use crate::error::{Error, Result};
 use crate::ids::Entropy;
 use crate::rng::Rng;
 use crate::transport::cc::PathInfo;
-use crate::units::Time;
+use crate::units::{Bytes, Time};
 use serde::{Deserialize, Serialize};
 
 /// Registry name.

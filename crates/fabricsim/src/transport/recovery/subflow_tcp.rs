@@ -53,14 +53,13 @@
 //! it, and subflows stall into timeouts. Under a pacer not on a fixed schedule a long gap is
 //! re-read from the rate by the glue, which may hand an unused slot's time back.
 
-use crate::units::Bytes;
 use super::tcp::{OnRto, Seqs, Tcp, TcpFlow, TcpParams, TcpRx, TCP_LIMITS};
 use super::{Actions, AckInfo, Episode, LossReport, Lost, ModeTimer, SenderCtx, SenderRecovery};
 use crate::error::Result;
 use crate::scheme::Limit;
 use crate::transport::cc::{CongestionControl, PathInfo};
 use crate::transport::connection::SeqState;
-use crate::units::Time;
+use crate::units::{Bytes, Time};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
