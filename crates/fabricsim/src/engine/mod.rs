@@ -397,7 +397,8 @@ impl<L: Layout> Sim<L> {
         const MID: usize = 7;
         const NEAR: usize = 3;
         // A NIC's next data packet is a chain of four dependent loads (the port, the host's
-        // ready ring, the sender's record, the record's rings), one stage each.
+        // record with its ready ring's head, the sender's record, the record's rings), one
+        // stage each.
         if let Some(e) = self.k.q.peek_ahead(FARTHEST) {
             if e.kind() == EventKind::PortFree {
                 self.net.ports[e.id as usize].prefetch();
@@ -498,7 +499,7 @@ impl<L: Layout> Sim<L> {
         if !ps.is_nic {
             return None;
         }
-        let &c = self.hosts.nics[ps.owner.idx()].ready.front()?;
+        let c = self.hosts.nics[ps.owner.idx()].ready.front()?;
         Some(&self.hosts.conns[c.idx()])
     }
 
