@@ -183,8 +183,7 @@ pub struct EventQueue {
     /// log2 of a bucket's width in picoseconds.
     bits: u32,
     /// Reusable buffers of `sort_bucket`.
-    sort_keys: Vec<u64>,
-    sort_scratch: Vec<Event>,
+    sort_buf: SortBuffers,
 }
 
 impl Default for EventQueue {
@@ -231,8 +230,7 @@ impl EventQueue {
             cur_bucket: 0,
             in_wheel: 0,
             far: BinaryHeap::new(),
-            sort_keys: Vec::new(),
-            sort_scratch: Vec::new(),
+            sort_buf: SortBuffers::default(),
         }
     }
 
@@ -354,7 +352,7 @@ impl EventQueue {
             self.in_wheel -= self.wheel.drain_into(slot, &mut self.current);
             if !self.current.is_empty() {
                 // Latest first, so that the earliest event is last, ready for `pop`.
-                sort_bucket(&mut self.current, self.bits, &mut self.sort_keys, &mut self.sort_scratch);
+                sort_bucket(&mut self.current, self.bits, &mut self.sort_buf);
                 // Equal (time, key) must mean the same event (`Event::order`).
                 debug_assert!(self.current.windows(2).all(|w| (w[0].time, w[0].key) != (w[1].time, w[1].key) || w[0].id == w[1].id));
                 return Some(());
@@ -401,13 +399,23 @@ impl EventQueue {
     }
 }
 
-/// Sorts one bucket's events latest first by (time, key), using `keys` and `scratch` as
-/// reusable buffers (`scratch` and `events` trade buffers: both belong to the queue). All times
-/// in a bucket share their high bits, so an event's order packs into one u64 with its index in
-/// the bucket: (time's low bits, key, index). Sorting those plain integers and gathering the
-/// events by index costs a fraction of sorting the 16-byte events with a compound comparison;
-/// equal (time, key) is one event, so the unstable sort gives one order whatever the push order.
-fn sort_bucket(events: &mut Vec<Event>, bits: u32, keys: &mut Vec<u64>, scratch: &mut Vec<Event>) {
+/// The reusable buffers of [`sort_bucket`], all the queue's.
+#[derive(Default)]
+struct SortBuffers {
+    /// Each event's packed order.
+    keys: Vec<u64>,
+    /// The radix sort's second array of keys.
+    keys_tmp: Vec<u64>,
+    /// The events in their new order, which then trade places with the bucket's.
+    events: Vec<Event>,
+}
+
+/// Sorts one bucket's events latest first by (time, key). All times in a bucket share their
+/// high bits, so an event's order packs into one u64 with its index in the bucket: (time's low
+/// bits, key, index). Sorting those plain integers and gathering the events by index costs a
+/// fraction of sorting the 16-byte events with a compound comparison; equal (time, key) is one
+/// event, so every sort gives one order whatever the push order.
+fn sort_bucket(events: &mut Vec<Event>, bits: u32, buf: &mut SortBuffers) {
     let index_bits: u32 = 64 - 32 - bits;
     let n = events.len();
     if n < 2 {
@@ -419,12 +427,59 @@ fn sort_bucket(events: &mut Vec<Event>, bits: u32, keys: &mut Vec<u64>, scratch:
         return;
     }
     let low: u64 = (1 << bits) - 1;
+    let keys = &mut buf.keys;
     keys.clear();
     keys.extend(events.iter().enumerate().map(|(i, e)| ((e.time.0 & low) << 32 | e.key as u64) << index_bits | i as u64));
-    keys.sort_unstable();
-    scratch.clear();
-    scratch.extend(keys.iter().rev().map(|k| events[(k & ((1 << index_bits) - 1)) as usize]));
-    std::mem::swap(events, scratch);
+    if n < RADIX_FROM {
+        keys.sort_unstable();
+    } else {
+        radix_sort_above(keys, &mut buf.keys_tmp, index_bits);
+    }
+    buf.events.clear();
+    buf.events.extend(keys.iter().rev().map(|k| events[(k & ((1 << index_bits) - 1)) as usize]));
+    std::mem::swap(events, &mut buf.events);
+}
+
+/// Buckets of at least this many events are sorted by [`radix_sort_above`]; below, a
+/// comparison sort is cheaper than clearing the digit counts.
+const RADIX_FROM: usize = 64;
+
+/// Sorts `keys` ascending, given that their bits below `lo` already ascend in `keys`' order
+/// (they are each key's index): a stable sort of the bits from `lo` up, a byte at a time
+/// (least significant first), sorts the whole. For buckets of a few hundred events several
+/// times cheaper than a comparison sort; a byte that every key shares costs no pass.
+fn radix_sort_above(keys: &mut Vec<u64>, tmp: &mut Vec<u64>, lo: u32) {
+    const MAX_DIGITS: usize = 6;
+    let digits = ((64 - lo) as usize).div_ceil(8);
+    debug_assert!(digits <= MAX_DIGITS);
+    let mut counts = [[0u32; 256]; MAX_DIGITS];
+    for &k in keys.iter() {
+        let v = k >> lo;
+        for (d, c) in counts.iter_mut().enumerate().take(digits) {
+            c[((v >> (8 * d)) & 0xFF) as usize] += 1;
+        }
+    }
+    tmp.clear();
+    tmp.resize(keys.len(), 0);
+    for (d, c) in counts.iter_mut().enumerate().take(digits) {
+        let shift = lo + 8 * d as u32;
+        let digit = |k: u64| ((k >> shift) & 0xFF) as usize;
+        if c[digit(keys[0])] as usize == keys.len() {
+            continue;
+        }
+        let mut sum = 0;
+        for x in c.iter_mut() {
+            let here = *x;
+            *x = sum;
+            sum += here;
+        }
+        for &k in keys.iter() {
+            let slot = &mut c[digit(k)];
+            tmp[*slot as usize] = k;
+            *slot += 1;
+        }
+        std::mem::swap(keys, tmp);
+    }
 }
 
 #[cfg(test)]
@@ -463,6 +518,50 @@ mod tests {
             q.push_for(Time(1), *k, (MAX_ENTITIES - 1) as u32, 7);
             let e = q.pop().unwrap();
             assert_eq!((e.kind(), e.id), (*k, 7));
+        }
+    }
+
+    /// The radix sort orders like a comparison sort, whichever bytes the keys share (a pass is
+    /// skipped) or differ in, for every key width a bucket width gives.
+    #[test]
+    fn the_radix_sort_orders_as_a_comparison_sort() {
+        let mut rng = crate::rng::Rng::stream(5, "radix-test", 0);
+        let mut tmp = Vec::new();
+        for bits in [7u32, 10, 13] {
+            let index_bits = 64 - 32 - bits;
+            for n in [RADIX_FROM, 180, 1000] {
+                // Upper parts drawn from a narrow or a wide range: shared bytes, and all bytes.
+                for range in [4u64, 1 << 20, 1 << (32 + bits)] {
+                    let mut keys: Vec<u64> = (0..n as u64).map(|i| rng.below(range) << index_bits | i).collect();
+                    let mut expected = keys.clone();
+                    expected.sort_unstable();
+                    radix_sort_above(&mut keys, &mut tmp, index_bits);
+                    assert_eq!(keys, expected, "bits {bits}, n {n}, range {range}");
+                }
+            }
+        }
+    }
+
+    /// Bursts of hundreds of events into one bucket (the radix sort's case) pop in order.
+    #[test]
+    fn a_crowded_bucket_pops_in_order() {
+        let mut rng = crate::rng::Rng::stream(7, "crowded-test", 0);
+        let mut q = EventQueue::with_horizon(Time(1_000_000), 2000.0);
+        let mut reference = BinaryHeap::new();
+        for burst in 0..50u64 {
+            for _ in 0..500 {
+                let time = burst * 10_000 + 5_000 + rng.below(200);
+                let kind = EventKind::ALL[rng.below(EventKind::ALL.len() as u64) as usize];
+                let entity = rng.below(MAX_ENTITIES) as u32;
+                let key = (kind as u32) << ENTITY_BITS | entity;
+                q.push_for(Time(time), kind, entity, entity);
+                reference.push(Event { time: Time(time), key, id: entity });
+            }
+            while let Some(b) = reference.peek().copied().filter(|e| e.time.0 < (burst + 1) * 10_000) {
+                reference.pop();
+                let a = q.pop().unwrap();
+                assert_eq!((a.time, a.key, a.id), (b.time, b.key, b.id));
+            }
         }
     }
 
