@@ -137,6 +137,7 @@ enum Cmd {
 static ALLOC: fabricsim::huge_pages::HugePageAlloc = fabricsim::huge_pages::HugePageAlloc;
 
 fn main() -> ExitCode {
+    fabricsim::huge_pages::restart_with_huge_page_heap();
     fabricsim::huge_pages::limit_retained_free_memory();
     let cli = Cli::parse();
     let result = match cli.cmd {

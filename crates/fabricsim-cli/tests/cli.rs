@@ -40,6 +40,27 @@ fn run_writes_flows_and_summary() {
     let _ = std::fs::remove_dir_all(&out);
 }
 
+/// The binary restarts itself once with glibc's heap on huge pages (`huge_pages.rs`): the
+/// restarted run gets the same arguments and computes the same as a run told not to restart.
+#[test]
+fn the_huge_page_heap_restart_keeps_arguments_and_results() {
+    let args = ["--seed", "3", "--set", "topology.k=4"];
+    let (restarted, a) = run_example("restart", &args);
+    let out = tmp("norestart");
+    let plain = bin().env("GLIBC_TUNABLES", "glibc.malloc.hugetlb=0").args(["run", "--quiet"]).args(args).arg("--out").arg(&out).arg(repo().join("scenarios/example.toml")).output().unwrap();
+    assert!(restarted.status.success() && plain.status.success(), "{}", String::from_utf8_lossy(&restarted.stderr));
+    let read = |d: &Path, f: &str| std::fs::read_to_string(d.join(f)).unwrap();
+    assert_eq!(read(&a, "flows.csv"), read(&out, "flows.csv"));
+    let summary = |d: &Path| -> serde_json::Value { serde_json::from_str(&read(d, "summary.json")).unwrap() };
+    let (mut sa, mut sb) = (summary(&a), summary(&out));
+    assert_eq!((&sa["seed"], &sa["scenario"]["topology"]["k"]), (&serde_json::json!(3), &serde_json::json!(4)));
+    sa.as_object_mut().unwrap().remove("performance");
+    sb.as_object_mut().unwrap().remove("performance");
+    assert_eq!(sa, sb);
+    let _ = std::fs::remove_dir_all(&a);
+    let _ = std::fs::remove_dir_all(&out);
+}
+
 #[test]
 fn threads_cut_the_run_and_change_nothing_but_the_performance_block() {
     let (serial, a) = run_example("threads1", &["--set", "topology.k=4"]);
