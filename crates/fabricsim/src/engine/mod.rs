@@ -424,6 +424,9 @@ impl<L: Layout> Sim<L> {
                     if let Some(p) = ps.ctrl.front().or(ps.data.front()) {
                         self.k.pool.prefetch(p);
                     }
+                    if self.net.qdisc.profiles[ps.qdisc as usize].may_draw_at_departure(ps.data_bytes.0) {
+                        ps.prefetch_marking();
+                    }
                     if let Some(c) = self.nic_next_sender(e.id) {
                         c.prefetch_record();
                     }

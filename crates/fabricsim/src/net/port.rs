@@ -130,6 +130,13 @@ impl PortState {
         crate::hint::prefetch(&self.occ_area);
     }
 
+    /// Hints the CPU to load the line of the port's random stream and loss counters (line 2),
+    /// which marking and trimming touch. Reads the hot lines [`PortState::prefetch`] requested.
+    #[inline]
+    pub fn prefetch_marking(&self) {
+        crate::hint::prefetch(&self.rng);
+    }
+
     /// Accounts the data-class occupancy up to `now`; call before every change of `data_bytes`.
     #[inline]
     pub fn occupancy_to(&mut self, now: Time) {

@@ -212,6 +212,14 @@ impl QdiscConfig {
         }
     }
 
+    /// Whether a data packet leaving a data class that holds `queued` bytes (itself included)
+    /// may draw from the port's random stream: dequeue marking, above Kmin. (A hint for the
+    /// event loop's look-ahead, which then requests the stream's cache line.)
+    #[inline]
+    pub fn may_draw_at_departure(&self, queued: u64) -> bool {
+        self.ecn && self.mark_at == MarkAt::Dequeue && queued > self.kmin_bytes.0
+    }
+
     /// Whether a departing ECN-capable data packet gets CE, given the bytes left behind it.
     #[inline]
     pub fn on_departure(&self, remaining: u64, ect: bool, rng: &mut Rng) -> bool {
