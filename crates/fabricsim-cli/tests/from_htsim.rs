@@ -165,4 +165,5 @@ fn the_output_file_may_name_a_folder_that_does_not_exist_yet() {
     translate(&format!("htsim_uec -tm {} -nodes 128 -end 100", cm.display()), &file);
     let o = bin().arg("check").arg(&file).output().unwrap();
     assert!(o.status.success() && file.is_file(), "{}", String::from_utf8_lossy(&o.stderr));
+    let _ = std::fs::remove_dir_all(&dir);
 }
