@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Compares the outputs run.py left in out/<case>/: htsim's per-flow completion lines
 ("Flow NAME flowId K ... finished at T", T in µs; FCT = T minus the flow's start in the
-matrix) against fabricsim's flows.csv, plus packet counts, wall time, CPU time and peak RSS.
+matrix) against fabricsim's flows.csv, plus packet counts, wall time, CPU time and peak RSS, and
+each row's provenance (fabricsim's commit and a hash of each seed's resolved scenario).
 
 Prints a Markdown table (one row per case) and writes out/results.json. Verdict: p50 and max
 FCT both within 10 % of htsim's.
@@ -11,6 +12,7 @@ FCT both within 10 % of htsim's.
 
 import argparse
 import csv
+import hashlib
 import json
 import re
 import shlex
@@ -78,7 +80,7 @@ def htsim_side(case, starts):
 
 def fabricsim_side(case):
     out = case / "fabricsim"
-    fcts, data_sent, rtx = [], None, None
+    fcts, data_sent, rtx, commit, scenario_sha256 = [], None, None, None, None
     if (out / "flows.csv").exists():
         with open(out / "flows.csv") as f:
             for row in csv.DictReader(f):
@@ -88,7 +90,12 @@ def fabricsim_side(case):
         s = json.loads((out / "summary.json").read_text())
         p = s.get("packets", {})
         data_sent, rtx = p.get("data_sent"), p.get("retransmitted", p.get("retransmits"))
-    return {"fcts": fcts, "data_sent": data_sent, "rtx": rtx}
+        # Provenance, as the Python sweeps record it: the engine's commit and a hash of the
+        # resolved scenario (its JSON with sorted keys).
+        commit = (s.get("engine") or {}).get("commit")
+        scenario = json.dumps(s.get("scenario"), sort_keys=True, separators=(",", ":"))
+        scenario_sha256 = hashlib.sha256(scenario.encode()).hexdigest()
+    return {"fcts": fcts, "data_sent": data_sent, "rtx": rtx, "commit": commit, "scenario_sha256": scenario_sha256}
 
 
 def fmt(v):
@@ -124,6 +131,10 @@ def main():
         hw, hc, hm = (sum(t[i] for t in times["htsim"]) / len(cases) for i in range(3))
         fw, fc, fm = (sum(t[i] for t in times["fabricsim"]) / len(cases) for i in range(3))
         r = {"case": key + (f" ({len(cases)} seeds)" if args.pool and len(cases) > 1 else ""), "flows": flows, "command": line}
+        commits = sorted({d["commit"] or "unknown" for d in sides["fabricsim"]})
+        r["commit"] = commits[0] if len(commits) == 1 else commits
+        # One hash per seed (the scenarios differ in their seed).
+        r["scenario_sha256"] = [d["scenario_sha256"] for d in sides["fabricsim"]]
         for side, d in (("htsim", h), ("fabricsim", f)):
             r[side] = {
                 "finished": len(d["fcts"]),
