@@ -104,11 +104,11 @@ pub fn limit_retained_free_memory() {
     }
 }
 
-/// The glibc tunable that backs the whole malloc heap with transparent huge pages.
-pub const HUGE_HEAP_TUNABLE: &str = "glibc.malloc.hugetlb=1";
+/// The glibc tunable that, set to 1, backs the whole malloc heap with transparent huge pages.
+pub const HUGE_HEAP_TUNABLE: &str = "glibc.malloc.hugetlb";
 
 /// Restarts the running binary, once, with glibc's heap on transparent huge pages
-/// ([`HUGE_HEAP_TUNABLE`] added to `GLIBC_TUNABLES`); returns only where it does not restart.
+/// ([`HUGE_HEAP_TUNABLE`]`=1` added to `GLIBC_TUNABLES`); returns only where it does not restart.
 ///
 /// Why: [`HugePageAlloc`] puts the large arrays on huge pages, but the many small allocations
 /// (each connection's scoreboard, timer log and message rings, each receiver's state) come
@@ -125,13 +125,13 @@ pub fn restart_with_huge_page_heap() {
     {
         use std::os::unix::process::CommandExt;
         let tunables = std::env::var("GLIBC_TUNABLES").unwrap_or_default();
-        if tunables.contains("glibc.malloc.hugetlb") {
+        if tunables.contains(HUGE_HEAP_TUNABLE) {
             return;
         }
         let Ok(exe) = std::env::current_exe() else { return };
         let mut args = std::env::args_os();
         let arg0 = args.next().unwrap_or_else(|| exe.clone().into_os_string());
-        let value = if tunables.is_empty() { HUGE_HEAP_TUNABLE.to_string() } else { format!("{tunables}:{HUGE_HEAP_TUNABLE}") };
+        let value = if tunables.is_empty() { format!("{HUGE_HEAP_TUNABLE}=1") } else { format!("{tunables}:{HUGE_HEAP_TUNABLE}=1") };
         // Only returns on failure; the run then goes on without the tunable.
         let _ = std::process::Command::new(exe).arg0(arg0).args(args).env("GLIBC_TUNABLES", value).exec();
     }

@@ -130,8 +130,7 @@ impl<L: Layout> Sim<L> {
     /// Whether the host owning NIC port `port` has a connection waiting to send.
     #[inline]
     pub(crate) fn nic_has_ready(&self, port: PortId) -> bool {
-        let host = self.net.ports[port.idx()].owner;
-        !self.hosts.nics[host.idx()].ready.is_empty()
+        self.nic_host(port.0).is_some_and(|h| !h.ready.is_empty())
     }
 
     /// The next data packet of `host`, round-robin over its ready connections.

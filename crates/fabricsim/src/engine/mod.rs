@@ -408,9 +408,8 @@ impl<L: Layout> Sim<L> {
             match e.kind() {
                 EventKind::Arrive => self.k.pool.prefetch(PktId(e.id)),
                 EventKind::PortFree => {
-                    let ps = &self.net.ports[e.id as usize];
-                    if ps.is_nic {
-                        crate::hint::prefetch(&self.hosts.nics[ps.owner.idx()]);
+                    if let Some(nic) = self.nic_host(e.id) {
+                        crate::hint::prefetch(nic);
                     }
                 }
                 _ => {}
@@ -434,7 +433,7 @@ impl<L: Layout> Sim<L> {
                 EventKind::Arrive => {
                     let p = self.k.pool.get(PktId(e.id));
                     let node = self.net.port_peer[p.port.idx()];
-                    if node >= self.net.hosts {
+                    if !self.net.is_host(node) {
                         self.net.routes.prefetch_next_hops(self.net.hosts.0, node, self.net.route_tor[p.dst.idx()]);
                     } else if p.kind == PktKind::Data {
                         if let Some(r) = self.hosts.rx.get(p.conn.0) {
@@ -472,7 +471,7 @@ impl<L: Layout> Sim<L> {
                 EventKind::Arrive => {
                     let p = self.k.pool.get(PktId(id));
                     let node = self.net.port_peer[p.port.idx()];
-                    if node < self.net.hosts {
+                    if self.net.is_host(node) {
                         if p.kind == PktKind::Data {
                             if let Some(r) = self.hosts.rx.get(p.conn.0) {
                                 r.prefetch_entry(p.seq);
@@ -494,15 +493,18 @@ impl<L: Layout> Sim<L> {
         }
     }
 
+    /// The scheduler state of the host whose NIC port is `port`; `None` for a switch port.
+    #[inline(always)]
+    pub(crate) fn nic_host(&self, port: u32) -> Option<&crate::net::nic::HostState> {
+        let ps = &self.net.ports[port as usize];
+        ps.is_nic.then(|| &self.hosts.nics[ps.owner.idx()])
+    }
+
     /// The sender whose packet NIC port `port` makes next when it has nothing queued (the first
     /// connection of its host's ready ring); `None` for a switch port or an idle host.
     #[inline(always)]
     fn nic_next_sender(&self, port: u32) -> Option<&crate::transport::connection::Connection> {
-        let ps = &self.net.ports[port as usize];
-        if !ps.is_nic {
-            return None;
-        }
-        let c = self.hosts.nics[ps.owner.idx()].ready.front()?;
+        let c = self.nic_host(port)?.ready.front()?;
         Some(&self.hosts.conns[c.idx()])
     }
 
@@ -511,7 +513,7 @@ impl<L: Layout> Sim<L> {
     fn on_arrive(&mut self, pkt: u32) {
         let port = self.k.pool.get(PktId(pkt)).port;
         let node = self.net.port_peer[port.idx()];
-        if node < self.net.hosts {
+        if self.net.is_host(node) {
             self.host_receive(node, PktId(pkt));
         } else if let Forwarded::Held(pkt) = self.with_net(|net, k| net.switch_receive(k, node, PktId(pkt))) {
             self.hold(pkt);

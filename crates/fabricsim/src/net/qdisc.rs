@@ -217,7 +217,7 @@ impl QdiscConfig {
     /// event loop's look-ahead, which then requests the stream's cache line.)
     #[inline]
     pub fn may_draw_at_departure(&self, queued: u64) -> bool {
-        self.ecn && self.mark_at == MarkAt::Dequeue && queued > self.kmin_bytes.0
+        self.mark_at == MarkAt::Dequeue && self.mark_probability(queued) > 0.0
     }
 
     /// Whether a departing ECN-capable data packet gets CE, given the bytes left behind it.

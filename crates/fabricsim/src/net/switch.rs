@@ -37,6 +37,12 @@ pub enum Forwarded {
 }
 
 impl<L: Layout> Network<L> {
+    /// Whether `node` is a host (hosts come first in node order; as [`crate::topo::Fabric::is_host`]).
+    #[inline(always)]
+    pub(crate) fn is_host(&self, node: NodeId) -> bool {
+        node < self.hosts
+    }
+
     /// Switch `sw`'s index in the per-switch arrays (switches follow the hosts in node order).
     #[inline(always)]
     pub(crate) fn switch_index(&self, sw: NodeId) -> usize {
@@ -99,8 +105,8 @@ impl<L: Layout> Network<L> {
         k.log.packet(k.now, p.conn.0, p.seq, event, out.0);
         p.size = self.qdisc.header_bytes;
         p.flags |= F_TRIMMED;
-        // A port whose peer is a host (hosts are the nodes below `hosts`) is the last hop.
-        if self.port_peer[out.idx()] < self.hosts {
+        // A port whose peer is a host is the last hop.
+        if self.is_host(self.port_peer[out.idx()]) {
             p.flags |= F_LAST_HOP;
         }
         let conn = p.conn;
