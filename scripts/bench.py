@@ -40,14 +40,16 @@ HTSIM_ARGS = ["-linkspeed", "400000", "-load_balancing_algo", "reps", "-end", "2
 
 
 def timed(cmd, cwd):
-    """Runs cmd; returns (wall seconds, peak RSS in MB) as /usr/bin/time measured them."""
+    """Runs cmd; returns (wall seconds, peak RSS in MB, CPU seconds: user + system) as
+    /usr/bin/time measured them. CPU time is the fairer figure on a shared machine: a
+    neighbour's load stretches the wall of both sides, not their CPU time."""
     with tempfile.NamedTemporaryFile("r", suffix=".time") as tf:
-        full = ["/usr/bin/time", "-f", "%e %M", "-o", tf.name] + cmd
+        full = ["/usr/bin/time", "-f", "%e %M %U %S", "-o", tf.name] + cmd
         r = subprocess.run(full, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         if r.returncode != 0:
             sys.exit(f"bench: {' '.join(cmd)} failed ({r.returncode}):\n{r.stderr[-2000:]}")
-        wall, rss_kb = tf.read().split()[-2:]
-    return float(wall), float(rss_kb) / 1024
+        wall, rss_kb, user, system = tf.read().split()[-4:]
+    return float(wall), float(rss_kb) / 1024, float(user) + float(system)
 
 
 def same_flows(a, b):
@@ -99,6 +101,9 @@ def main():
     ap.add_argument("--base-label", default="base")
     ap.add_argument("--htsim", help="an htsim_uec binary, run side by side")
     ap.add_argument("--htsim-label", default="htsim_uec")
+    ap.add_argument("--htsim-args", default=" ".join(HTSIM_ARGS),
+                    help="htsim_uec's arguments after `-tm MATRIX`, given to htsim and to `fabricsim from-htsim` alike "
+                         f"(default: {' '.join(HTSIM_ARGS)})")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--threads", type=thread_counts, default=[], help="also run the fabricsim sides with --threads N (partitioned engine); several as N,M,...")
     ap.add_argument("--record", action="store_true", help="append the figures to bench/HISTORY.md")
@@ -119,10 +124,12 @@ def main():
             if a.base:
                 sides["base"] = [a.base, "run", str(scenario), "--quiet"]
             if a.htsim:
-                htsim = [str(Path(a.htsim).resolve()), "-tm", str(matrix)] + HTSIM_ARGS
+                htsim_args = a.htsim_args.split()
+                htsim = [str(Path(a.htsim).resolve()), "-tm", str(matrix)] + htsim_args
                 sides["htsim"] = htsim
                 translated = work / f"nscc_{n}.toml"
-                line = " ".join(["htsim_uec", "-tm", str(matrix)] + HTSIM_ARGS)
+                line = " ".join(["htsim_uec", "-tm", str(matrix)] + htsim_args)
+                print(f"htsim side: {line}")
                 subprocess.run([a.new, "from-htsim", line, "-o", str(translated)], check=True, stdout=subprocess.DEVNULL)
                 sides["new-nscc"] = [a.new, "run", str(translated), "--quiet"]
             # The base too, so that a change to the partitioned engine gets its own A/B.
@@ -130,7 +137,7 @@ def main():
             for t in a.threads:
                 for side in serial_sides:
                     sides[f"{side}-{t}t"] = sides[side] + ["--threads", str(t)]
-            figures = {s: {"wall": [], "rss": [], "events": [], "hops": [], "critical": []} for s in sides}
+            figures = {s: {"wall": [], "cpu": [], "rss": [], "events": [], "hops": [], "critical": []} for s in sides}
             for i in range(1, a.runs + 1):
                 for side, cmd in sides.items():
                     out = work / f"{side}-{n}-{i}"
@@ -139,23 +146,24 @@ def main():
                         # htsim writes its outputs into its working folder: a fresh one per run.
                         cwd = work / f"htsim-{n}-{i}"
                         cwd.mkdir()
-                        wall, rss = timed(cmd, cwd)
+                        wall, rss, cpu = timed(cmd, cwd)
                         shutil.rmtree(cwd, ignore_errors=True)
                     else:
-                        wall, rss = timed(cmd + ["--out", str(out)], REPO)
+                        wall, rss, cpu = timed(cmd + ["--out", str(out)], REPO)
                         p = json.load(open(out / "summary.json"))["performance"]
                         f["events"].append(p["events_per_second"])
                         f["hops"].append(p["packet_hops_per_second"])
                         if p.get("critical_path_seconds") is not None:
                             f["critical"].append(p["critical_path_seconds"] + max(0.0, wall - p["wall_seconds"]))
                     f["wall"].append(wall)
+                    f["cpu"].append(cpu)
                     f["rss"].append(rss)
             med = {s: {k: (statistics.median(v) if v else None) for k, v in f.items()} for s, f in figures.items()}
-            print(f"perm_{n}n_2MiB, {a.runs} interleaved rounds (medians; wall and peak RSS by /usr/bin/time):")
+            print(f"perm_{n}n_2MiB, {a.runs} interleaved rounds (medians; wall, CPU time and peak RSS by /usr/bin/time):")
             for side, m in med.items():
                 extra = f", {m['events']/1e6:.2f} M events/s, {m['hops']/1e6:.2f} M packet-hops/s" if m["events"] else ""
                 walls = [round(x, 2) for x in figures[side]["wall"]]
-                print(f"  {side:9s} wall {m['wall']:8.2f} s {walls}  peak RSS {m['rss']:7.0f} MB{extra}")
+                print(f"  {side:9s} wall {m['wall']:8.2f} s {walls}  CPU {m['cpu']:8.2f} s  peak RSS {m['rss']:7.0f} MB{extra}")
             if a.base:
                 same = all(same_flows(work / f"base-{n}-{i}" / "flows.csv", work / f"new-{n}-{i}" / "flows.csv") for i in range(1, a.runs + 1))
                 print(f"  new vs {a.base_label}: wall ratio {med['new']['wall'] / med['base']['wall']:.3f}, "
@@ -179,11 +187,13 @@ def main():
                 h = med["htsim"]
                 for side in [s for s in sides if s.startswith("new")]:
                     m = med[side]
-                    print(f"  {side} vs {a.htsim_label}: {h['wall'] / m['wall']:.1f}x faster, {m['rss'] / h['rss']:.2f}x the memory")
+                    print(f"  {side} vs {a.htsim_label}: {h['wall'] / m['wall']:.1f}x faster by wall, {h['cpu'] / m['cpu']:.1f}x by CPU time, {m['rss'] / h['rss']:.2f}x the memory")
             for side in [s for s in sides if s.startswith("new")]:
                 m = med[side]
                 h = med.get("htsim")
-                scheme = "NSCC + REPS (from-htsim)" if side.startswith("new-nscc") else "fixed + spray"
+                scheme = "fixed + spray"
+                if side.startswith("new-nscc"):
+                    scheme = "NSCC + REPS (from-htsim)" if a.htsim_args == " ".join(HTSIM_ARGS) else f"NSCC + REPS (from-htsim: {a.htsim_args})"
                 threads = next((t for t in a.threads if side.endswith(f"-{t}t")), None)
                 if threads:
                     scheme += f", --threads {threads}"
@@ -192,7 +202,7 @@ def main():
                     datetime.date.today().isoformat(), commit_label(), f"perm_{n}n_2MiB",
                     scheme,
                     f"{m['wall']:.2f}", f"{m['rss']:.0f}", f"{m['events'] / 1e6:.2f}", f"{m['hops'] / 1e6:.2f}",
-                    f"{h['wall'] / m['wall']:.1f}x, {m['rss'] / h['rss']:.2f}x mem" if h else "",
+                    f"{h['wall'] / m['wall']:.1f}x (CPU {h['cpu'] / m['cpu']:.1f}x), {m['rss'] / h['rss']:.2f}x mem" if h else "",
                     f"{m['wall'] / med[base_side]['wall']:.3f} vs {a.base_label}" if a.base and base_side in med and "nscc" not in side else "",
                     str(a.runs), machine(), a.note,
                 ])

@@ -12,7 +12,11 @@
 #                                                 htsim NSCC + REPS against fabricsim's benchmark
 #                                                 scenario and against the same htsim command line
 #                                                 translated by `fabricsim from-htsim`; prints the
-#                                                 ratios measured in this run
+#                                                 ratios measured in this run, by wall and by
+#                                                 CPU time
+#   --htsim-args "ARGS"                           htsim_uec's arguments after -tm (default
+#                                                 -linkspeed 400000 -load_balancing_algo reps
+#                                                 -end 20000), the same on both sides
 #   --threads N[,M...]                            also run each fabricsim side with --threads N
 #                                                 (the partitioned engine; several counts as
 #                                                 2,4,8,16): speed-up, a check that it wrote the
@@ -32,7 +36,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --ab) ab="${2:-HEAD~1}"; shift 2 ;;
     --runs) runs="$2"; shift 2 ;;
-    --htsim|--note|--htsim-label|--threads) pass+=("$1" "$2"); shift 2 ;;
+    --htsim|--htsim-args|--note|--htsim-label|--threads) pass+=("$1" "$2"); shift 2 ;;
     --record) pass+=("$1"); shift ;;
     *) pass+=("$1"); shift ;;
   esac
