@@ -456,6 +456,9 @@ fn check(path: &Path, set: &[String], threads: Option<usize>) -> Result<(), Erro
     let tiers: Vec<String> = f.tier_counts().iter().map(|&(t, n)| format!("{n} {}", f.tier_name(t))).collect();
     say!(o, "nodes         {} ({})", f.tier.len(), tiers.join(", "));
     say!(o, "links         {}", f.ports.len() / 2);
+    for l in fabricsim::topo::rail_optimized::check_lines(f) {
+        say!(o, "{l}");
+    }
     let hp = &f.ports[f.host_port[0].idx()];
     say!(o, "host link     {} Gb/s, {}", hp.rate.gbps(), ShowTime(hp.latency));
     say!(o, "switch delay  {}", ShowTime(f.switch_latency));

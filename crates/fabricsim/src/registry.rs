@@ -21,7 +21,26 @@ const TOPOLOGIES: &[SchemeRow] = &[
         params: || topology_params(&["k", "hosts", "oversubscription", "tors", "hosts_per_tor", "spines", "links_per_spine", "spine_link_rates_gbps"]),
         example: &["topology.k=16", "topology.oversubscription=\"4:1\""],
     },
+    SchemeRow {
+        name: "rail_optimized",
+        summary: "2-tier rail-optimized fabric of servers with a NIC per GPU: GPU r of every server of a scalable unit on that unit's leaf r, every leaf to every spine; r:1 at the leaves",
+        params: rail_optimized_params,
+        // A whole table: the bundled example's `k` belongs to the other families.
+        example: &["topology={ kind = \"rail_optimized\", servers = 16, servers_per_su = 8, link_rate_gbps = 400, link_latency_ns = 1000, server = { gpus = 8 } }"],
+    },
 ];
+
+/// `[topology]` keys of `rail_optimized`: the server counts (whose defaults the plan applies,
+/// not the config), then its own and the common keys.
+fn rail_optimized_params() -> Vec<ParamRow> {
+    let mut rows = vec![
+        ParamRow { key: "servers".into(), default: "-".into(), allowed: Some("required; a multiple of servers_per_su".into()) },
+        ParamRow { key: "servers_per_su".into(), default: "32".into(), allowed: Some("≥ 1".into()) },
+        ParamRow { key: "server.gpus".into(), default: crate::scenario::ServerConfig::default().gpus.to_string(), allowed: Some("≥ 1 (GPUs per server = NICs = rails)".into()) },
+    ];
+    rows.extend(topology_params(&["oversubscription", "spines"]));
+    rows
+}
 
 /// Keys of `[topology]` shared by every topology.
 const TOPOLOGY_COMMON: &[&str] =

@@ -148,6 +148,7 @@ fn scenario_tables() -> Vec<Table> {
     vec![
         table_with_defaults::<Scenario>("(top level)"),
         table_with_defaults::<s::TopologyConfig>("topology"),
+        table_with_defaults::<s::ServerConfig>("topology.server"),
         table::<fabricsim::topo::failures::FailuresConfig>("topology.failures"),
         table_with_defaults::<s::SwitchConfig>("switch"),
         lb,
@@ -256,9 +257,14 @@ fn the_key_probe_sees_what_the_parser_refuses() {
 // Topology support.
 
 /// The topologies every scheme is set up on: the bundled example's fabric as a 128-host fat tree
-/// (k = 8) and as a 128-host leaf-spine (K = 16), with the scheme's example settings in between
-/// (which may change the size, but not the kind).
-const TOPOLOGIES: [(&str, &[&str]); 2] = [("fat_tree", &[]), ("leaf_spine", &["topology.kind=leaf_spine", "topology.k=16"])];
+/// (k = 8), as a 128-host leaf-spine (K = 16) and as a 128-GPU rail-optimized fabric (16
+/// servers × 8 GPUs, 2 units of 8), with the scheme's example settings in between (which may
+/// change the size, but not the kind).
+const TOPOLOGIES: [(&str, &[&str]); 3] = [
+    ("fat_tree", &[]),
+    ("leaf_spine", &["topology.kind=leaf_spine", "topology.k=16"]),
+    ("rail_optimized", &["topology={ kind = \"rail_optimized\", servers = 16, servers_per_su = 8, link_rate_gbps = 400, link_latency_ns = 1000 }"]),
+];
 
 /// What setup says of a scheme on one topology.
 #[derive(Debug, PartialEq)]
@@ -271,7 +277,7 @@ enum Support {
 }
 
 /// Whether setup accepts `overrides` on the example scenario as each topology.
-fn support(overrides: &[String]) -> [Support; 2] {
+fn support(overrides: &[String]) -> [Support; 3] {
     let example = root().join("scenarios/example.toml");
     // An example that sets the whole `topology` table fixes the kind.
     let own_kind = overrides.iter().filter_map(|o| o.strip_prefix("topology=")).find_map(|t| {
@@ -282,7 +288,10 @@ fn support(overrides: &[String]) -> [Support; 2] {
         if own_kind.as_ref().is_some_and(|k| k != kind) {
             return Support::Untested;
         }
-        let sets: Vec<String> = before.iter().map(|s| s.to_string()).chain(overrides.iter().cloned()).chain([format!("topology.kind={kind}")]).collect();
+        // An example's radix or host count sizes the families sized by them; a rail-optimized
+        // fabric is sized by its servers and keeps its own size.
+        let sizes_it = |o: &&String| !(kind == "rail_optimized" && (o.starts_with("topology.k=") || o.starts_with("topology.hosts=")));
+        let sets: Vec<String> = before.iter().map(|s| s.to_string()).chain(overrides.iter().filter(sizes_it).cloned()).chain([format!("topology.kind={kind}")]).collect();
         match Scenario::from_file(&example, &sets).and_then(|s| s.setup(example.parent().unwrap())) {
             Ok(_) => Support::Yes,
             Err(e) => Support::No(e.to_string()),
@@ -295,20 +304,20 @@ fn topology_support_table_is_what_setup_accepts() {
     let text = read(&reference("topology-support.md"));
     let begin = text.find("<!-- support:begin -->").expect("topology-support.md lacks <!-- support:begin -->");
     let end = text.find("<!-- support:end -->").expect("topology-support.md lacks <!-- support:end -->");
-    // (family key, scheme name) → the cells for (fat tree, leaf-spine).
-    let mut table: BTreeMap<(String, String), [String; 2]> = BTreeMap::new();
+    // (family key, scheme name) → the cells for (fat tree, leaf-spine, rail-optimized).
+    let mut table: BTreeMap<(String, String), [String; 3]> = BTreeMap::new();
     for row in text[begin..end].lines().filter(|l| l.starts_with("| `")) {
         let cells: Vec<&str> = row.trim_matches('|').split(" | ").map(str::trim).collect();
         let setting = cells[0].trim_matches('`');
         let (key, name) = setting.split_once(" = ").unwrap_or_else(|| panic!("row {row:?}: the first cell is `key = \"name\"`"));
-        table.insert((key.to_string(), name.trim_matches('"').to_string()), [cells[1].to_string(), cells[2].to_string()]);
+        table.insert((key.to_string(), name.trim_matches('"').to_string()), [cells[1].to_string(), cells[2].to_string(), cells[3].to_string()]);
     }
     let mut problems = Vec::new();
     // Every scheme a scenario selects by name, but the topologies themselves.
     for (key, s) in common::registered().into_iter().filter(|(k, _)| k != "topology.kind") {
         let overrides: Vec<String> = std::iter::once(format!("{key}={}", s.name)).chain(s.example.iter().map(|x| x.to_string())).collect();
         let got = support(&overrides);
-        let said = table.remove(&(key.clone(), s.name.to_string())).unwrap_or_else(|| ["yes".into(), "yes".into()]);
+        let said = table.remove(&(key.clone(), s.name.to_string())).unwrap_or_else(|| ["yes".into(), "yes".into(), "yes".into()]);
         for (i, (topo, _)) in TOPOLOGIES.iter().enumerate() {
             let want = match &got[i] {
                 Support::Yes => "yes",
@@ -317,7 +326,7 @@ fn topology_support_table_is_what_setup_accepts() {
             };
             if said[i] != want {
                 let why = if let Support::No(e) = &got[i] { format!(" ({e})") } else { String::new() };
-                problems.push(format!("{key} = \"{}\" on a {topo}: setup says `{want}`{why}, the table `{}` (no row means `yes` on both)", s.name, said[i]));
+                problems.push(format!("{key} = \"{}\" on a {topo}: setup says `{want}`{why}, the table `{}` (no row means `yes` on all)", s.name, said[i]));
             }
         }
     }

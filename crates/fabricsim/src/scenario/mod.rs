@@ -83,6 +83,24 @@ pub enum TopologyKind {
     FatTree,
     /// 2-tier leaf-spine (see [`leaf_spine`](crate::topo::leaf_spine)).
     LeafSpine,
+    /// 2-tier rail-optimized fabric of multi-GPU servers (see
+    /// [`rail_optimized`](crate::topo::rail_optimized)).
+    RailOptimized,
+}
+
+/// `[topology.server]`: what a server of a rail-optimized fabric holds.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct ServerConfig {
+    /// GPUs per server, each with its own NIC on its own rail.
+    pub gpus: u32,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        // An 8-GPU server (DGX/HGX class), as every reference design the rail wiring comes from.
+        ServerConfig { gpus: 8 }
+    }
 }
 
 /// Tier thinned by oversubscription in a fat tree.
@@ -148,6 +166,16 @@ pub struct TopologyConfig {
     /// Fat tree only: core switches, a multiple of `aggs_per_pod`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cores: Option<u32>,
+    /// Rail-optimized only: servers in the cluster (a multiple of `servers_per_su`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub servers: Option<u32>,
+    /// Rail-optimized only: servers per scalable unit (default 32, NVIDIA's DGX SuperPOD unit).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub servers_per_su: Option<u32>,
+    /// Rail-optimized only: what a server holds (`[topology.server]`); kept after the plain
+    /// keys so that it serializes as a sub-table.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server: Option<ServerConfig>,
     /// Links failed at build time (`[topology.failures]`, or several sets as
     /// `[[topology.failures]]`); kept last so that it serializes as a sub-table after the plain
     /// keys.
@@ -178,6 +206,9 @@ impl Default for TopologyConfig {
             tors_per_pod: None,
             aggs_per_pod: None,
             cores: None,
+            servers: None,
+            servers_per_su: None,
+            server: None,
             failures: None,
         }
     }

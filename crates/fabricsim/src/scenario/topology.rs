@@ -2,11 +2,12 @@
 //! the explicit leaf-spine shape (with per-spine cable rates) or 3-tier shape, and the cables
 //! failed at build time.
 
-use super::{nanos, rate, OversubTier, Scenario, TopologyConfig, TopologyKind};
+use super::{nanos, rate, OversubTier, Scenario, ServerConfig, TopologyConfig, TopologyKind};
 use crate::error::{Error, Result};
 use crate::topo::fat_tree::PodShape;
 use crate::topo::leaf_spine::Shape;
 use crate::budget::Budget;
+use crate::topo::rail_optimized::{self, Servers};
 use crate::topo::{fat_tree, leaf_spine, Fabric, FabricSize, TierLinks};
 use crate::topo::failures::FailuresConfig;
 use crate::units::BitsPerSec;
@@ -79,8 +80,13 @@ impl Scenario {
     /// every key checked.
     fn plan_topology(&self) -> Result<FabricPlan> {
         let t = &self.topology;
-        let shape = leaf_spine_shape(t)?;
-        let pods = pod_shape(t)?;
+        if t.kind != TopologyKind::RailOptimized {
+            let servers = [("servers", t.servers.is_some()), ("servers_per_su", t.servers_per_su.is_some()), ("server", t.server.is_some())];
+            if let Some((key, _)) = servers.iter().find(|(_, given)| *given) {
+                return Err(Error::invalid(format!("topology.{key}"), "only for kind = \"rail_optimized\" (a fabric of multi-GPU servers)"));
+            }
+        }
+        let (shape, pods) = if t.kind == TopologyKind::RailOptimized { (None, None) } else { (leaf_spine_shape(t)?, pod_shape(t)?) };
         let base = rate("topology.link_rate_gbps", t.link_rate_gbps)?;
         let pick = |key: &str, v: Option<crate::units::Gbps>| -> Result<BitsPerSec> { v.map(|g| rate(key, g)).unwrap_or(Ok(base)) };
         let lat = nanos("topology.link_latency_ns", t.link_latency_ns)?;
@@ -144,6 +150,10 @@ impl Scenario {
                 }
                 Ok(FabricPlan::new(sized_by, leaf_spine::shape(k, ratio)?.size(), host_rate, move || leaf_spine::build(k, ratio, links, sw_lat)))
             }
+            TopologyKind::RailOptimized => {
+                let shape = rail_shape(t)?;
+                Ok(FabricPlan::new("topology.servers", shape.size(), host_rate, move || Ok(rail_optimized::build(shape, links, sw_lat))))
+            }
         }
     }
 }
@@ -157,6 +167,44 @@ fn radix(t: &TopologyConfig, for_hosts: fn(u32) -> Result<u32>, default: u32) ->
         (None, None) => Ok(default),
     }
 }
+
+/// The rail-optimized shape of `[topology]`: `servers`, `servers_per_su` (default 32),
+/// `[topology.server] gpus` (default 8), `oversubscription` and optionally `spines`; the keys
+/// of the other families refused by name.
+fn rail_shape(t: &TopologyConfig) -> Result<rail_optimized::Shape> {
+    let foreign = [
+        ("k", t.k.is_some()),
+        ("hosts", t.hosts.is_some()),
+        ("tors", t.tors.is_some()),
+        ("hosts_per_tor", t.hosts_per_tor.is_some()),
+        ("links_per_spine", t.links_per_spine.is_some()),
+        ("spine_link_rates_gbps", t.spine_link_rates_gbps.is_some()),
+        ("pods", t.pods.is_some()),
+        ("tors_per_pod", t.tors_per_pod.is_some()),
+        ("aggs_per_pod", t.aggs_per_pod.is_some()),
+        ("cores", t.cores.is_some()),
+        ("agg_uplink_rate_gbps", t.agg_uplink_rate_gbps.is_some()),
+    ];
+    if let Some((key, _)) = foreign.iter().find(|(_, given)| *given) {
+        return Err(Error::invalid(
+            format!("topology.{key}"),
+            "not a key of kind = \"rail_optimized\": it is sized by `servers`, `servers_per_su`, `[topology.server] gpus`, `oversubscription` and `spines`",
+        ));
+    }
+    if t.oversubscribed_tier != OversubTier::Tor {
+        return Err(Error::invalid("topology.oversubscribed_tier", "a 2-tier rail-optimized fabric is oversubscribed at the leaves only; allowed: \"tor\""));
+    }
+    let servers = t.servers.ok_or_else(|| Error::invalid("topology.servers", "missing: kind = \"rail_optimized\" needs the number of servers"))?;
+    let gpus = t.server.as_ref().map_or(ServerConfig::default().gpus, |s| s.gpus);
+    let layout = Servers { servers, gpus_per_server: gpus, servers_per_su: t.servers_per_su.unwrap_or(DEFAULT_SERVERS_PER_SU) };
+    rail_optimized::Shape::new(layout, t.oversubscription.0, t.spines)
+}
+
+//= type=assumption
+//# NVIDIA's DGX SuperPOD reference architecture builds its fabric of scalable units of 32
+//# servers (DGX H100: 31 or 32 nodes per SU, leaves of 64 ports).
+/// Servers per scalable unit when `servers_per_su` is not given.
+const DEFAULT_SERVERS_PER_SU: u32 = 32;
 
 /// The explicit leaf-spine shape given in `[topology]`, if any: `tors`, `hosts_per_tor` and
 /// `spines` (and optionally `links_per_spine`, default 1), for a leaf-spine only and instead of
@@ -213,11 +261,13 @@ fn explicit_counts(t: &TopologyConfig, kind: TopologyKind, given: &[(&str, Optio
     let (name, other) = match kind {
         TopologyKind::LeafSpine => ("leaf-spine", "leaf_spine"),
         TopologyKind::FatTree => ("fat tree", "fat_tree"),
+        TopologyKind::RailOptimized => ("rail-optimized fabric", "rail_optimized"),
     };
     if t.kind != kind {
         let sized = match t.kind {
             TopologyKind::FatTree => "a fat tree is sized by `k` or `hosts`, or by `pods`, `tors_per_pod`, `aggs_per_pod`, `hosts_per_tor`, `cores`",
             TopologyKind::LeafSpine => "a leaf-spine is sized by `k` or `hosts`, or by `tors`, `hosts_per_tor`, `spines`",
+            TopologyKind::RailOptimized => "a rail-optimized fabric is sized by `servers`, `servers_per_su`, `[topology.server] gpus` and `spines`",
         };
         return Err(Error::invalid(format!("topology.{first}"), format!("only for kind = \"{other}\" ({sized})")));
     }

@@ -12,6 +12,7 @@ pub mod fat_tree;
 pub mod leaf_spine;
 pub mod names;
 pub mod pod_faults;
+pub mod rail_optimized;
 pub mod routing;
 
 use crate::error::{Error, Result};
@@ -90,6 +91,9 @@ pub struct Fabric {
     pub pod_bottleneck: Option<pod_faults::PodBottleneck>,
     /// The failures are pod–core links chosen per pod ([`Fabric::pod_faults`]).
     pod_failures: bool,
+    /// The hosts as GPUs of multi-GPU servers, on rails (a rail-optimized fabric); `None` for
+    /// fabrics of single-NIC hosts.
+    pub servers: Option<rail_optimized::Servers>,
 }
 
 impl Fabric {
@@ -227,9 +231,11 @@ impl Fabric {
     }
 
     /// What this fabric calls the nodes of tier `t`, as its node names spell it: `host`,
-    /// `tor`, `agg`, `core`, and `spine` for a leaf-spine's upper tier.
+    /// `tor`, `agg`, `core`, and `spine` for a 2-tier fabric's upper tier; `gpu` for the hosts
+    /// of a fabric of servers (a rail-optimized fabric's rail leaves are its ToRs).
     pub fn tier_name(&self, t: Tier) -> &'static str {
         match t {
+            Tier::Host if self.servers.is_some() => "gpu",
             Tier::Host => "host",
             Tier::Tor => "tor",
             Tier::Agg if !self.three_tier => "spine",
@@ -273,7 +279,7 @@ impl Fabric {
         let (x, y) = link.split_once('-').ok_or_else(|| Error::invalid(key, format!("`{shown}`: expected NODE-NODE, e.g. \"{example}\"")))?;
         let node = |n: &str| {
             self.node_by_name(n.trim())
-                .ok_or_else(|| Error::invalid(key, format!("no node named `{n}` (names: host<i>, tor<i>, agg<i>, core<i>, spine<i>)")))
+                .ok_or_else(|| Error::invalid(key, format!("no node named `{n}` (names: host<i>, tor<i>, agg<i>, core<i>, spine<i>; gpu<i> on a rail-optimized fabric)")))
         };
         let (na, nb) = (node(x)?, node(y)?);
         let p = self.port_between(na, nb).ok_or_else(|| Error::invalid(key, format!("`{x}` and `{y}` are not linked")))?;
@@ -481,6 +487,7 @@ impl FabricBuilder {
             failures: Vec::new(),
             pod_bottleneck: None,
             pod_failures: false,
+            servers: None,
         };
         fabric.routes = routing::compute(&fabric, |_| true);
         fabric

@@ -1,0 +1,92 @@
+//! Rail-optimized fabrics (issue 46, first step): a ring on one rail stays under its leaf and
+//! meets the bus-bandwidth bound; a ring across rails crosses the spines; the server keys are
+//! refused by name where they do not apply.
+mod common;
+
+/// 8 servers × 4 GPUs in one scalable unit (4 rail leaves, 8 spines, 1:1), 400 G, ample
+/// buffers, spray with a 2-BDP window; one job of 8 ranks placed by `placement`, running a
+/// 16 MiB ring AllReduce in 128 KiB chunks.
+fn ring(placement: &str) -> String {
+    format!(
+        r#"
+        seed = 3
+        [topology]
+        kind = "rail_optimized"
+        servers = 8
+        servers_per_su = 8
+        [topology.server]
+        gpus = 4
+        [switch]
+        buffer_bytes = "64MiB"
+        [transport]
+        lb = "spray"
+        cc = {{ name = "fixed", window_bdp = 2.0 }}
+        [run]
+        port_stats = true
+        [workload]
+        kind = "collectives"
+        chunk = "128KiB"
+        [[workload.jobs]]
+        ranks = 8
+        {placement}
+        collectives = [ {{ op = "allreduce", algorithm = "ring", bytes = "16MiB" }} ]
+    "#
+    )
+}
+
+/// Bytes sent on ports whose cable touches a spine.
+fn spine_bytes(r: &fabricsim::Results) -> u64 {
+    assert!(r.ports.iter().any(|p| p.link == "tor0-spine0"), "port statistics name the rail leaves and spines");
+    r.ports.iter().filter(|p| p.link.contains("spine")).map(|p| p.tx_bytes).sum()
+}
+
+//= type=test
+//# A ring over GPU 0 of every server of one unit stays on rail 0: every byte crosses leaf0
+//# only, and the AllReduce finishes within 5 % of 2(N−1)/N · S at 400 G plus one chunk hop.
+#[test]
+fn rail_aligned_ring_stays_on_its_leaf_and_meets_the_bus_bandwidth_bound() {
+    let r = common::run(&ring("placement = \"strided\"\nstride = 4"));
+    assert_eq!(spine_bytes(&r), 0, "a rail-aligned ring crossed a spine");
+    let hosts: std::collections::BTreeSet<u32> = r.flows.iter().flat_map(|f| [f.src, f.dst]).collect();
+    assert_eq!(hosts.into_iter().collect::<Vec<_>>(), [0, 4, 8, 12, 16, 20, 24, 28]);
+    let (n, s) = (8u64, 16u64 << 20);
+    let bus = 2 * (n - 1) * s / n;
+    let wire = |b: u64| b + b.div_ceil(4032) * 64;
+    let bare_us = common::tx_ps(wire(bus), 400) as f64 / 1e6;
+    let chunk_us = common::tx_ps(wire(128 << 10), 400) as f64 / 1e6;
+    let ideal_us = bare_us + chunk_us + r.summary.base_rtt_us / 2.0;
+    let got = r.ccts[0].cct().expect("finished").0 as f64 / 1e6;
+    assert!(got >= bare_us && got <= 1.05 * ideal_us, "CCT {got} us against the bound {bare_us} us and the ideal {ideal_us} us");
+}
+
+//= type=test
+//# A ring over the 4 GPUs of server 0 and of server 1 (contiguous ranks) moves data between
+//# rails: it crosses the spines, and its CCT is no better than the rail-aligned ring's.
+#[test]
+fn cross_rail_ring_crosses_the_spines() {
+    let aligned = common::run(&ring("placement = \"strided\"\nstride = 4"));
+    let across = common::run(&ring("placement = \"contiguous\""));
+    assert!(spine_bytes(&across) > 0);
+    let cct = |r: &fabricsim::Results| r.ccts[0].cct().expect("finished").0;
+    assert!(cct(&across) >= cct(&aligned), "{} vs {}", cct(&across), cct(&aligned));
+}
+
+#[test]
+fn server_keys_are_refused_by_name() {
+    let base = "[workload]\nkind = \"permutation\"\nflow_bytes = \"64KiB\"\n";
+    let rail = |extra: &str| format!("[topology]\nkind = \"rail_optimized\"\n{extra}\n{base}");
+    let cases = [
+        (rail("servers_per_su = 4"), "topology.servers", "missing"),
+        (rail("servers = 6\nservers_per_su = 4"), "topology.servers", "nearest valid: 4 or 8"),
+        (rail("servers = 4\nservers_per_su = 4\n[topology.server]\ngpus = 0"), "topology.server.gpus", "at least 1"),
+        (rail("servers = 4\nservers_per_su = 4\nk = 8"), "topology.k", "not a key of kind = \"rail_optimized\""),
+        (rail("servers = 4\nservers_per_su = 4\noversubscription = \"3:1\""), "topology.oversubscription", "allowed: 1:1, 2:1, 4:1"),
+        (rail("servers = 4\nservers_per_su = 4\nspines = 3"), "topology.spines", "allowed: 1, 2, 4"),
+        (format!("[topology]\nkind = \"leaf_spine\"\nk = 4\nservers = 4\n{base}"), "topology.servers", "only for kind = \"rail_optimized\""),
+        (format!("[topology]\nk = 4\n[topology.server]\ngpus = 8\n{base}"), "topology.server", "only for kind = \"rail_optimized\""),
+    ];
+    for (toml, key, what) in cases {
+        let e = common::rejection(&toml);
+        assert!(e.contains(key) && e.contains(what), "expected {key} ({what}):\n{e}");
+    }
+}
