@@ -267,6 +267,11 @@ def _fabric(s: Dict[str, Any]) -> str:
         parts.append("<h3>Queues by tier</h3>" + _records_table(s["queues_by_tier"], [
             ("class", "class", ""), ("ports", "ports", ""), ("max_bytes", "deepest", "bytes"),
             ("mean_bytes", "mean", "bytes"), ("drops", "drops", "packets"), ("trims", "trims", "packets")]))
+    if s.get("rails"):
+        parts.append("<h3>Rails</h3>" + _records_table(s["rails"], [
+            ("rail", "rail", ""), ("gpus", "GPUs", ""), ("gpu_tx_bytes", "GPUs sent", "bytes"),
+            ("gpu_tx_utilisation", "GPU links used", ""), ("uplink_tx_bytes", "up to the spines", "bytes"),
+            ("uplink_tx_utilisation", "uplinks used", "")]))
     return "".join(parts)
 
 

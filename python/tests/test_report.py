@@ -155,3 +155,24 @@ def test_a_run_with_a_timeline_links_it_for_perfetto(example, tmp_path):
     assert f"href='{(out / 'timeline.json').resolve().as_uri()}'" in page and "Perfetto" in page
     # Without one, no link.
     assert "timeline.json" not in html_page(fabricsim.run(example, overrides=SMALL, progress=False, out=tmp_path / "plain"))
+
+
+def test_report_of_a_rail_optimized_run_names_its_rails(tmp_path):
+    """A fabric of servers: the report's fabric section has the per-rail table of summary.json's
+    `rails`, every rail with the bytes its GPUs sent (a permutation touches every rail)."""
+    scenario = """
+    [topology]
+    kind = "rail_optimized"
+    servers = 4
+    servers_per_su = 2
+    [topology.server]
+    gpus = 2
+    [workload]
+    kind = "permutation"
+    flow_bytes = "256KiB"
+    """
+    r = fabricsim.run(scenario, progress=False)
+    rails = r.summary["rails"]
+    assert [x["rail"] for x in rails] == [0, 1] and all(x["gpus"] == 4 and x["gpu_tx_bytes"] > 0 for x in rails)
+    page = r.report(tmp_path / "r.html").read_text(encoding="utf-8")
+    assert "<h3>Rails</h3>" in page and "up to the spines" in page

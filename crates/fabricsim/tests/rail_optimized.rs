@@ -57,6 +57,14 @@ fn rail_aligned_ring_stays_on_its_leaf_and_meets_the_bus_bandwidth_bound() {
     let ideal_us = bare_us + chunk_us + r.summary.base_rtt_us / 2.0;
     let got = r.ccts[0].cct().expect("finished").0 as f64 / 1e6;
     assert!(got >= bare_us && got <= 1.05 * ideal_us, "CCT {got} us against the bound {bare_us} us and the ideal {ideal_us} us");
+    // summary.json's rails: rail 0 carried it all (each of its 8 GPUs sent its 2(N−1)/N · S on
+    // the wire, plus ACKs), no other rail and no uplink carried a byte.
+    let rails = r.summary.rails.as_ref().expect("a fabric of servers reports its rails");
+    assert_eq!(rails.len(), 4);
+    assert!(rails[0].gpu_tx_bytes >= 8 * wire(bus) && rails[0].gpu_rx_bytes == rails[0].gpu_tx_bytes, "{:?}", rails[0]);
+    assert!(rails[0].gpu_tx_utilisation > 0.0 && rails[0].gpu_tx_utilisation < 1.0);
+    assert!(rails.iter().all(|x| x.uplink_tx_bytes == 0 && x.uplink_rx_bytes == 0));
+    assert!(rails[1..].iter().all(|x| x.gpu_tx_bytes == 0 && x.gpu_rx_bytes == 0));
 }
 
 //= type=test
@@ -67,6 +75,9 @@ fn cross_rail_ring_crosses_the_spines() {
     let aligned = common::run(&ring("placement = \"strided\"\nstride = 4"));
     let across = common::run(&ring("placement = \"contiguous\""));
     assert!(spine_bytes(&across) > 0);
+    // Ranks 0..8 are GPUs 0..8, two whole servers: every rail sends, and up the spines.
+    let rails = across.summary.rails.as_ref().unwrap();
+    assert!(rails.iter().all(|x| x.gpu_tx_bytes > 0 && x.uplink_tx_bytes > 0), "{rails:?}");
     let cct = |r: &fabricsim::Results| r.ccts[0].cct().expect("finished").0;
     assert!(cct(&across) >= cct(&aligned), "{} vs {}", cct(&across), cct(&aligned));
 }

@@ -343,6 +343,9 @@ pub struct Summary {
     /// `run.tier_queue_stats = true`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub queues_by_tier: Option<Vec<TierQueues>>,
+    /// A fabric of servers only (rail-optimized): the traffic each rail carried.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rails: Option<Vec<RailUse>>,
     /// Flaky or lossy links only: every port that loses packets on the wire (`"NODE-NODE"`, the
     /// first node's port towards the second) with the packets it transmitted and lost there.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -428,6 +431,70 @@ fn tier_queues(sim: &Sim) -> Vec<TierQueues> {
         }
     }
     out
+}
+
+/// What one rail of a fabric of servers carried (`summary.json` `rails`): its GPUs' NIC links
+/// and its leaves' links to the spines, each way, over the run.
+#[derive(Clone, Debug, Serialize)]
+pub struct RailUse {
+    /// Rail index: GPU r of every server, and leaf r of every scalable unit.
+    pub rail: u32,
+    /// GPUs on the rail (one per server).
+    pub gpus: u32,
+    /// Bytes the rail's GPUs sent into the fabric (any packet: data, headers, ACKs).
+    pub gpu_tx_bytes: u64,
+    /// Bytes the rail's leaves delivered to its GPUs.
+    pub gpu_rx_bytes: u64,
+    /// `gpu_tx_bytes` over what the rail's GPU links could carry in the run (rate × run time).
+    pub gpu_tx_utilisation: f64,
+    /// Bytes the rail's leaves sent up to the spines.
+    pub uplink_tx_bytes: u64,
+    /// Bytes the spines sent down to the rail's leaves.
+    pub uplink_rx_bytes: u64,
+    /// `uplink_tx_bytes` over what the rail's leaf uplinks could carry in the run.
+    pub uplink_tx_utilisation: f64,
+}
+
+/// The per-rail traffic of a fabric of servers (`None` for other fabrics): every port is
+/// charged to the rail of the GPU or the leaf at its lower end.
+fn rail_use(sim: &Sim) -> Option<Vec<RailUse>> {
+    use crate::topo::Tier;
+    let f = &sim.net.fabric;
+    let servers = f.servers?;
+    let g = servers.gpus_per_server;
+    let run = sim.k.now.max(Time(1)).0 as f64 / 1e12;
+    let mut rails: Vec<RailUse> = (0..g)
+        .map(|rail| RailUse { rail, gpus: servers.servers, gpu_tx_bytes: 0, gpu_rx_bytes: 0, gpu_tx_utilisation: 0.0, uplink_tx_bytes: 0, uplink_rx_bytes: 0, uplink_tx_utilisation: 0.0 })
+        .collect();
+    let (mut gpu_capacity, mut uplink_capacity) = (vec![0f64; g as usize], vec![0f64; g as usize]);
+    for (i, ps) in sim.net.ports.iter().enumerate() {
+        let spec = &f.ports[i];
+        let (owner, peer) = (f.tier[spec.owner.idx()], f.tier[spec.peer.idx()]);
+        let bytes = ps.tx_bytes.0;
+        // Leaf index u × gpus + r is rail r (rail_optimized's numbering).
+        let leaf_rail = |n: crate::ids::NodeId| (f.index_in_tier[n.idx()] % g) as usize;
+        match (owner, peer) {
+            (Tier::Host, _) => {
+                let r = servers.rail_of(spec.owner) as usize;
+                rails[r].gpu_tx_bytes += bytes;
+                gpu_capacity[r] += ps.rate.0 as f64 * run;
+            }
+            (Tier::Tor, Tier::Host) => rails[servers.rail_of(spec.peer) as usize].gpu_rx_bytes += bytes,
+            (Tier::Tor, _) => {
+                let r = leaf_rail(spec.owner);
+                rails[r].uplink_tx_bytes += bytes;
+                uplink_capacity[r] += ps.rate.0 as f64 * run;
+            }
+            (_, Tier::Tor) => rails[leaf_rail(spec.peer)].uplink_rx_bytes += bytes,
+            _ => {}
+        }
+    }
+    for (r, rail) in rails.iter_mut().enumerate() {
+        let share = |bytes: u64, capacity: f64| if capacity > 0.0 { bytes as f64 * 8.0 / capacity } else { 0.0 };
+        rail.gpu_tx_utilisation = share(rail.gpu_tx_bytes, gpu_capacity[r]);
+        rail.uplink_tx_utilisation = share(rail.uplink_tx_bytes, uplink_capacity[r]);
+    }
+    Some(rails)
 }
 
 /// One resolved queue profile (`summary.json` `queue_profiles`).
@@ -585,6 +652,7 @@ pub(super) fn assemble(sim: &Sim, setup: &Setup, flows: &[FlowResult], plans: Pl
             .map(|(i, f)| FlakyPortLosses { port: sim.net.fabric.link_name(PortId(i as u32)), transmitted: f.transmitted, wire_losses: f.wire_losses })
             .collect(),
         queues_by_tier: (pod_faults || setup.scenario.run.tier_queue_stats).then(|| tier_queues(sim)),
+        rails: rail_use(sim),
         queue_profiles: (setup.qdisc.profiles.len() > 1).then(|| (0..setup.qdisc.profiles.len()).map(|i| QueueProfile::of(&setup.qdisc, i)).collect()),
         invariant_violations: {
             let mut v = invariants::check(sim, setup);
