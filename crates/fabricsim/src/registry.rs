@@ -23,7 +23,7 @@ const TOPOLOGIES: &[SchemeRow] = &[
     },
     SchemeRow {
         name: "rail_optimized",
-        summary: "2-tier rail-optimized fabric of servers with a NIC per GPU: GPU r of every server of a scalable unit on that unit's leaf r, every leaf to every spine; r:1 at the leaves",
+        summary: "rail-optimized fabric of servers with a NIC per GPU: GPU r of every server of a scalable unit on that unit's leaf r; 2 tiers (every leaf to every spine) or 3 (spines per unit, cores); r:1 at the leaves",
         params: rail_optimized_params,
         // A whole table: the bundled example's `k` belongs to the other families.
         example: &["topology={ kind = \"rail_optimized\", servers = 16, servers_per_su = 8, link_rate_gbps = 400, link_latency_ns = 1000, server = { gpus = 8 } }"],
@@ -38,7 +38,8 @@ fn rail_optimized_params() -> Vec<ParamRow> {
         ParamRow { key: "servers_per_su".into(), default: "32".into(), allowed: Some("≥ 1".into()) },
         ParamRow { key: "server.gpus".into(), default: crate::scenario::ServerConfig::default().gpus.to_string(), allowed: Some("≥ 1 (GPUs per server = NICs = rails)".into()) },
     ];
-    rows.extend(topology_params(&["oversubscription", "spines"]));
+    rows.push(ParamRow { key: "tiers".into(), default: "2".into(), allowed: Some("2 or 3".into()) });
+    rows.extend(topology_params(&["oversubscription", "spines", "cores", "agg_uplink_rate_gbps"]));
     rows
 }
 

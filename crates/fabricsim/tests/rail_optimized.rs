@@ -95,9 +95,43 @@ fn server_keys_are_refused_by_name() {
         (rail("servers = 4\nservers_per_su = 4\nspines = 3"), "topology.spines", "allowed: 1, 2, 4"),
         (format!("[topology]\nkind = \"leaf_spine\"\nk = 4\nservers = 4\n{base}"), "topology.servers", "only for kind = \"rail_optimized\""),
         (format!("[topology]\nk = 4\n[topology.server]\ngpus = 8\n{base}"), "topology.server", "only for kind = \"rail_optimized\""),
+        (format!("[topology]\nk = 4\ntiers = 3\n{base}"), "topology.tiers", "only for kind = \"rail_optimized\""),
+        (rail("servers = 4\nservers_per_su = 4\ntiers = 4"), "topology.tiers", "allowed: 2, 3"),
+        (rail("servers = 4\nservers_per_su = 4\ncores = 8"), "topology.cores", "only with tiers = 3"),
+        (rail("servers = 4\nservers_per_su = 4\nagg_uplink_rate_gbps = 100"), "topology.agg_uplink_rate_gbps", "only with tiers = 3"),
+        (rail("servers = 8\nservers_per_su = 4\ntiers = 3\ncores = 6"), "topology.cores", "multiple of the spines per unit (4)"),
     ];
     for (toml, key, what) in cases {
         let e = common::rejection(&toml);
         assert!(e.contains(key) && e.contains(what), "expected {key} ({what}):\n{e}");
     }
+}
+
+//= type=test
+//# 3 tiers: a permutation of 16 GPUs in 4 units finishes with its invariants held, and its
+//# flows between units cross the cores.
+#[test]
+fn three_tier_permutation_crosses_the_cores() {
+    let r = common::run(
+        r#"
+        [topology]
+        kind = "rail_optimized"
+        tiers = 3
+        servers = 8
+        servers_per_su = 2
+        link_rate_gbps = 100
+        [topology.server]
+        gpus = 2
+        [run]
+        port_stats = true
+        [workload]
+        kind = "permutation"
+        flow_bytes = "256KiB"
+    "#,
+    );
+    assert!(r.flows.iter().all(|f| f.finish.is_some()));
+    assert!(r.flows.iter().any(|f| f.src / 4 != f.dst / 4), "some flow leaves its unit");
+    let core_bytes: u64 = r.ports.iter().filter(|p| p.link.contains("core")).map(|p| p.tx_bytes).sum();
+    assert!(core_bytes > 0, "traffic between units crosses the cores");
+    assert!(r.summary.base_rtt_us > 0.0);
 }

@@ -163,7 +163,8 @@ pub struct TopologyConfig {
     /// Fat tree only: aggregation switches in each pod (each linked to every ToR of the pod).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub aggs_per_pod: Option<u32>,
-    /// Fat tree only: core switches, a multiple of `aggs_per_pod`.
+    /// Fat tree: core switches, a multiple of `aggs_per_pod`; a 3-tier rail-optimized fabric:
+    /// core switches, a multiple of `spines`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cores: Option<u32>,
     /// Rail-optimized only: servers in the cluster (a multiple of `servers_per_su`).
@@ -172,6 +173,9 @@ pub struct TopologyConfig {
     /// Rail-optimized only: servers per scalable unit (default 32, NVIDIA's DGX SuperPOD unit).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub servers_per_su: Option<u32>,
+    /// Rail-optimized only: switch tiers, 2 (default) or 3 (spines per scalable unit, cores).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tiers: Option<u32>,
     /// Rail-optimized only: what a server holds (`[topology.server]`); kept after the plain
     /// keys so that it serializes as a sub-table.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -208,6 +212,7 @@ impl Default for TopologyConfig {
             cores: None,
             servers: None,
             servers_per_su: None,
+            tiers: None,
             server: None,
             failures: None,
         }

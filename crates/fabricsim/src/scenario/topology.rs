@@ -81,7 +81,7 @@ impl Scenario {
     fn plan_topology(&self) -> Result<FabricPlan> {
         let t = &self.topology;
         if t.kind != TopologyKind::RailOptimized {
-            let servers = [("servers", t.servers.is_some()), ("servers_per_su", t.servers_per_su.is_some()), ("server", t.server.is_some())];
+            let servers = [("servers", t.servers.is_some()), ("servers_per_su", t.servers_per_su.is_some()), ("tiers", t.tiers.is_some()), ("server", t.server.is_some())];
             if let Some((key, _)) = servers.iter().find(|(_, given)| *given) {
                 return Err(Error::invalid(format!("topology.{key}"), "only for kind = \"rail_optimized\" (a fabric of multi-GPU servers)"));
             }
@@ -169,8 +169,8 @@ fn radix(t: &TopologyConfig, for_hosts: fn(u32) -> Result<u32>, default: u32) ->
 }
 
 /// The rail-optimized shape of `[topology]`: `servers`, `servers_per_su` (default 32),
-/// `[topology.server] gpus` (default 8), `oversubscription` and optionally `spines`; the keys
-/// of the other families refused by name.
+/// `[topology.server] gpus` (default 8), `tiers` (default 2), `oversubscription` and optionally
+/// `spines` and (3 tiers) `cores`; the keys of the other families refused by name.
 fn rail_shape(t: &TopologyConfig) -> Result<rail_optimized::Shape> {
     let foreign = [
         ("k", t.k.is_some()),
@@ -182,14 +182,16 @@ fn rail_shape(t: &TopologyConfig) -> Result<rail_optimized::Shape> {
         ("pods", t.pods.is_some()),
         ("tors_per_pod", t.tors_per_pod.is_some()),
         ("aggs_per_pod", t.aggs_per_pod.is_some()),
-        ("cores", t.cores.is_some()),
-        ("agg_uplink_rate_gbps", t.agg_uplink_rate_gbps.is_some()),
     ];
     if let Some((key, _)) = foreign.iter().find(|(_, given)| *given) {
         return Err(Error::invalid(
             format!("topology.{key}"),
-            "not a key of kind = \"rail_optimized\": it is sized by `servers`, `servers_per_su`, `[topology.server] gpus`, `oversubscription` and `spines`",
+            "not a key of kind = \"rail_optimized\": it is sized by `servers`, `servers_per_su`, `[topology.server] gpus`, `tiers`, `oversubscription`, `spines` and `cores`",
         ));
+    }
+    let tiers = t.tiers.unwrap_or(2);
+    if tiers == 2 && t.agg_uplink_rate_gbps.is_some() {
+        return Err(Error::invalid("topology.agg_uplink_rate_gbps", "only with tiers = 3: the spine-to-core links of a 3-tier rail-optimized fabric"));
     }
     if t.oversubscribed_tier != OversubTier::Tor {
         return Err(Error::invalid("topology.oversubscribed_tier", "a 2-tier rail-optimized fabric is oversubscribed at the leaves only; allowed: \"tor\""));
@@ -197,7 +199,7 @@ fn rail_shape(t: &TopologyConfig) -> Result<rail_optimized::Shape> {
     let servers = t.servers.ok_or_else(|| Error::invalid("topology.servers", "missing: kind = \"rail_optimized\" needs the number of servers"))?;
     let gpus = t.server.as_ref().map_or(ServerConfig::default().gpus, |s| s.gpus);
     let layout = Servers { servers, gpus_per_server: gpus, servers_per_su: t.servers_per_su.unwrap_or(DEFAULT_SERVERS_PER_SU) };
-    rail_optimized::Shape::new(layout, t.oversubscription.0, t.spines)
+    rail_optimized::Shape::new(layout, t.oversubscription.0, t.spines, tiers, t.cores)
 }
 
 //= type=assumption

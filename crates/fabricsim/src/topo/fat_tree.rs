@@ -133,11 +133,17 @@ impl PodShape {
     }
 }
 
-/// Hosts under their ToRs; in every pod each ToR to every aggregation switch of the pod; the
-/// `j`-th aggregation switch of every pod to cores `j·u .. (j+1)·u − 1` with
-/// `u = cores / aggs_per_pod` (HPCC's wiring; Al-Fares' for a k-ary tree).
+/// Hosts under their ToRs, in order (host h under ToR h / hosts_per_tor); see [`wire_hosts`].
 fn wire(shape: PodShape, links: TierLinks) -> FabricBuilder {
-    let PodShape { pods, tors_per_pod, aggs_per_pod, hosts_per_tor, .. } = shape;
+    wire_hosts(shape, links, |h| h / shape.hosts_per_tor)
+}
+
+/// Host h under ToR `tor_of(h)` (a pod's ToRs are `pod × tors_per_pod ..`); in every pod each
+/// ToR to every aggregation switch of the pod; the `j`-th aggregation switch of every pod to
+/// cores `j·u .. (j+1)·u − 1` with `u = cores / aggs_per_pod` (HPCC's wiring; Al-Fares' for a
+/// k-ary tree). A rail-optimized fabric of 3 tiers is this wiring with its GPUs on their rails.
+pub(super) fn wire_hosts(shape: PodShape, links: TierLinks, tor_of: impl Fn(u32) -> u32) -> FabricBuilder {
+    let PodShape { pods, tors_per_pod, aggs_per_pod, .. } = shape;
     let agg_uplinks = shape.agg_uplinks();
     let hosts = shape.hosts();
     let mut b = FabricBuilder::new(hosts);
@@ -145,7 +151,7 @@ fn wire(shape: PodShape, links: TierLinks) -> FabricBuilder {
     let agg0 = b.add_switches(Tier::Agg, pods * aggs_per_pod);
     let core0 = b.add_switches(Tier::Core, shape.cores);
     for h in 0..hosts {
-        b.link(NodeId(h), tor0.offset(h / hosts_per_tor), links.host.0, links.host.1);
+        b.link(NodeId(h), tor0.offset(tor_of(h)), links.host.0, links.host.1);
     }
     for pod in 0..pods {
         for t in 0..tors_per_pod {

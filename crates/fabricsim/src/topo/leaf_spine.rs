@@ -45,16 +45,22 @@ pub fn shape(k: u32, ratio: u32) -> Result<Shape> {
     Ok(Shape { tors: k, hosts_per_tor: half, spines: half / ratio, links_per_spine: 1 })
 }
 
-/// Hosts under their ToRs, and `links_per_spine` cables from every ToR to every spine, at
-/// `spine_rates[s]` for spine `s` (all at the ToR uplink rate when `spine_rates` is empty).
+/// Hosts under their ToRs, in order (host h under ToR h / hosts_per_tor); see [`wire_hosts`].
 fn wire(shape: Shape, links: TierLinks, spine_rates: &[BitsPerSec]) -> FabricBuilder {
+    wire_hosts(shape, links, spine_rates, |h| h / shape.hosts_per_tor)
+}
+
+/// Host h under ToR `tor_of(h)`, and `links_per_spine` cables from every ToR to every spine, at
+/// `spine_rates[s]` for spine `s` (all at the ToR uplink rate when `spine_rates` is empty). A
+/// rail-optimized fabric of 2 tiers is this wiring with its GPUs on their rails.
+pub(super) fn wire_hosts(shape: Shape, links: TierLinks, spine_rates: &[BitsPerSec], tor_of: impl Fn(u32) -> u32) -> FabricBuilder {
     let Shape { tors, hosts_per_tor, spines, links_per_spine } = shape;
     let hosts = tors * hosts_per_tor;
     let mut b = FabricBuilder::new(hosts);
     let tor0 = b.add_switches(Tier::Tor, tors);
     let spine0 = b.add_switches(Tier::Agg, spines);
     for h in 0..hosts {
-        b.link(NodeId(h), tor0.offset(h / hosts_per_tor), links.host.0, links.host.1);
+        b.link(NodeId(h), tor0.offset(tor_of(h)), links.host.0, links.host.1);
     }
     for t in 0..tors {
         for s in 0..spines {

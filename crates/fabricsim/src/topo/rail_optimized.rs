@@ -1,4 +1,4 @@
-//! 2-tier rail-optimized fabric of multi-GPU servers, as AI training clusters are cabled
+//! Rail-optimized fabric of multi-GPU servers (2 or 3 tiers), as AI training clusters are cabled
 //! (NVIDIA's DGX SuperPOD reference architecture; the rail-only proposal of Wang et al., 2023,
 //! §2 describes the same "rail" wiring): a server holds `gpus` GPUs, each with its own NIC; a
 //! scalable unit (SU) of `servers_per_su` servers has one leaf per rail, and leaf r of an SU
@@ -9,16 +9,23 @@
 //! same rail in different SUs it crosses leaf, spine, leaf; between GPUs of different rails (the
 //! same server included) it crosses a spine too. What is not modelled yet: the server's scale-up
 //! domain (NVLink/NVSwitch class), which on real servers carries the traffic between GPUs of a
-//! server and moves cross-rail data onto the right rail before it leaves (PXN), per-rail spine
-//! groups and a third tier. A GPU is a host of the fabric: GPU r of server s is host
+//! server and moves cross-rail data onto the right rail before it leaves (PXN), and per-rail
+//! spine groups. A GPU is a host of the fabric: GPU r of server s is host
 //! `s × gpus + r`, named `gpu<i>`; leaf r of SU u is ToR `u × gpus + r`, named `tor<i>` as on
 //! every other fabric (so are its port classes and `[switch.lb]` tier keys).
 //!
 //! Oversubscription r:1 keeps `servers_per_su` GPUs under each leaf and gives it
 //! `servers_per_su / r` uplinks: `spines` spines with `servers_per_su / (r × spines)` cables each
 //! (by default one cable to each of `servers_per_su / r` spines).
+//!
+//! With `tiers = 3` each scalable unit has spines of its own (one cable from each of its leaves
+//! to each, `servers_per_su / r` of them) and spine j of every unit links to a group of
+//! `cores / spines` cores: the wiring of a 3-tier fat tree ([`super::fat_tree`]) with the units
+//! as pods and the GPUs on their rails. By default `cores` gives each spine as many core links
+//! as it has leaves (1:1 at the spines). Traffic between units crosses a core.
 
-use super::{Fabric, FabricBuilder, FabricSize, Tier, TierLinks};
+use super::fat_tree::{self, PodShape};
+use super::{leaf_spine, Fabric, FabricSize, Tier, TierLinks};
 use crate::error::{Error, Result};
 use crate::ids::NodeId;
 use crate::units::Time;
@@ -57,25 +64,39 @@ impl Servers {
 pub struct Shape {
     /// The servers and their GPUs.
     pub servers: Servers,
-    /// Spine switches.
+    /// Switch tiers: 2 (leaves and spines) or 3 (leaves, the spines of each scalable unit,
+    /// cores).
+    pub tiers: u32,
+    /// 2 tiers: spines, each linked to every leaf; 3 tiers: spines per scalable unit, each
+    /// linked to every leaf of its unit.
     pub spines: u32,
-    /// Parallel cables between each leaf and each spine.
+    /// Parallel cables between each leaf and each spine it links to (1 in 3 tiers).
     pub links_per_spine: u32,
+    /// 3 tiers: core switches; spine j of every unit links to cores j·c .. (j+1)·c − 1 with
+    /// c = cores / spines (0 in 2 tiers).
+    pub cores: u32,
 }
 
-/// Largest fabric [`build`] accepts (GPUs, and leaf–spine cables).
+/// Largest fabric [`build`] accepts (GPUs, and switch-to-switch cables).
 const MAX_SHAPE: u64 = 1 << 20;
 
 impl Shape {
-    /// The shape of `servers` with `ratio`:1 at the leaves, on `spines` spines (default: one
-    /// cable from every leaf to each of `servers_per_su / ratio` spines); every count checked,
-    /// errors naming its key.
-    pub fn new(servers: Servers, ratio: u32, spines: Option<u32>) -> Result<Shape> {
+    /// The shape of `servers` in `tiers` tiers with `ratio`:1 at the leaves, on `spines` spines
+    /// (default: one cable from every leaf to each of `servers_per_su / ratio` spines, of the
+    /// whole fabric in 2 tiers, of its unit in 3) and `cores` cores (3 tiers; default: as many
+    /// uplinks on each spine as it has leaves, 1:1); every count checked, errors naming its key.
+    pub fn new(servers: Servers, ratio: u32, spines: Option<u32>, tiers: u32, cores: Option<u32>) -> Result<Shape> {
         let Servers { servers: n, gpus_per_server, servers_per_su } = servers;
         for (key, v) in [("topology.servers", n), ("topology.server.gpus", gpus_per_server), ("topology.servers_per_su", servers_per_su)] {
             if v == 0 {
                 return Err(Error::invalid(key, "0: must be at least 1"));
             }
+        }
+        if !(2..=3).contains(&tiers) {
+            return Err(Error::invalid("topology.tiers", format!("{tiers}: a rail-optimized fabric has 2 tiers (leaves, spines) or 3 (leaves, spines per scalable unit, cores); allowed: 2, 3")));
+        }
+        if cores.is_some() && tiers == 2 {
+            return Err(Error::invalid("topology.cores", "only with tiers = 3: a 2-tier rail-optimized fabric has no core tier"));
         }
         if n % servers_per_su != 0 {
             let lower = n / servers_per_su * servers_per_su;
@@ -92,24 +113,44 @@ impl Shape {
                 format!("{ratio}:1: a leaf has {servers_per_su} GPU ports (topology.servers_per_su), which {ratio} does not divide; allowed: {}", allowed.join(", ")),
             ));
         }
+        // Leaves never outnumber GPUs, so the GPU count bounds the products below it.
+        let gpus = n as u64 * gpus_per_server as u64;
+        if gpus > MAX_SHAPE {
+            return Err(Error::invalid("topology.servers", format!("{gpus} GPUs: at most {MAX_SHAPE} (servers × server.gpus)")));
+        }
         let uplinks = servers_per_su / ratio;
         let spines = spines.unwrap_or(uplinks);
-        if spines == 0 || uplinks % spines != 0 {
-            let allowed: Vec<String> = (1..=uplinks).filter(|s| uplinks % s == 0).map(|s| s.to_string()).collect();
-            return Err(Error::invalid(
-                "topology.spines",
-                format!("{spines}: a leaf has {uplinks} uplinks (servers_per_su / oversubscription), spread evenly over the spines; allowed: {}", allowed.join(", ")),
-            ));
-        }
-        let shape = Shape { servers, spines, links_per_spine: uplinks / spines };
-        // Leaves never outnumber GPUs, so the GPU count bounds every product below it.
-        let gpus = shape.gpus();
-        let cables = if gpus > MAX_SHAPE { u64::MAX } else { shape.leaves() as u64 * uplinks as u64 };
-        if gpus > MAX_SHAPE || cables > MAX_SHAPE {
-            return Err(Error::invalid(
-                "topology.servers",
-                format!("{gpus} GPUs and {} leaf-spine cables: at most {MAX_SHAPE} of each (servers × server.gpus, leaves × uplinks)", if cables == u64::MAX { "more".to_string() } else { cables.to_string() }),
-            ));
+        let shape = if tiers == 2 {
+            if spines == 0 || uplinks % spines != 0 {
+                let allowed: Vec<String> = (1..=uplinks).filter(|s| uplinks % s == 0).map(|s| s.to_string()).collect();
+                return Err(Error::invalid(
+                    "topology.spines",
+                    format!("{spines}: a leaf has {uplinks} uplinks (servers_per_su / oversubscription), spread evenly over the spines; allowed: {}", allowed.join(", ")),
+                ));
+            }
+            Shape { servers, tiers, spines, links_per_spine: uplinks / spines, cores: 0 }
+        } else {
+            if spines != uplinks {
+                return Err(Error::invalid(
+                    "topology.spines",
+                    format!("{spines}: in 3 tiers a leaf has one cable to each spine of its unit, and {uplinks} uplinks (servers_per_su / oversubscription); allowed: {uplinks}"),
+                ));
+            }
+            let cores = cores.unwrap_or(spines * gpus_per_server);
+            if cores == 0 || cores % spines != 0 {
+                let allowed: Vec<String> = (1..=4).map(|m| (m * spines).to_string()).collect();
+                return Err(Error::invalid(
+                    "topology.cores",
+                    format!("{cores}: spine j of every unit links to cores j·c .. (j+1)·c − 1 with c = cores / spines, so cores must be a multiple of the spines per unit ({spines}); allowed: {}, ... (default {}: 1:1 at the spines)", allowed.join(", "), spines * gpus_per_server),
+                ));
+            }
+            let shape = Shape { servers, tiers, spines, links_per_spine: 1, cores };
+            shape.pods().check().map_err(|e| e.moved("topology.pods", "topology.servers"))?;
+            shape
+        };
+        let cables = shape.leaves() as u64 * uplinks as u64;
+        if cables > MAX_SHAPE {
+            return Err(Error::invalid("topology.servers", format!("{cables} leaf-spine cables: at most {MAX_SHAPE} (leaves × uplinks)")));
         }
         Ok(shape)
     }
@@ -124,44 +165,49 @@ impl Shape {
         self.servers.sus() * self.servers.gpus_per_server
     }
 
+    /// The 2-tier wiring: a leaf-spine whose ToRs are the leaves.
+    fn leaf_spine(&self) -> super::leaf_spine::Shape {
+        super::leaf_spine::Shape { tors: self.leaves(), hosts_per_tor: self.servers.servers_per_su, spines: self.spines, links_per_spine: self.links_per_spine }
+    }
+
+    /// The 3-tier wiring: a fat tree whose pods are the scalable units.
+    fn pods(&self) -> PodShape {
+        let Servers { servers_per_su, gpus_per_server, .. } = self.servers;
+        PodShape { pods: self.servers.sus(), tors_per_pod: gpus_per_server, aggs_per_pod: self.spines, hosts_per_tor: servers_per_su, cores: self.cores }
+    }
+
     /// What the fabric's tables will hold.
     pub fn size(&self) -> FabricSize {
-        let (gpus, leaves, spines) = (self.gpus(), self.leaves() as u64, self.spines as u64);
-        let cables = gpus + leaves * spines * self.links_per_spine as u64;
-        FabricSize { nodes: gpus + leaves + spines, ports: 2 * cables, switches: leaves + spines, tors: leaves }
+        if self.tiers == 3 {
+            self.pods().size()
+        } else {
+            self.leaf_spine().size()
+        }
     }
 }
 
-/// Builds the fabric of `shape`: GPU r of server s on leaf (SU of s) × gpus + r, every leaf
-/// `links_per_spine` cables to every spine.
+/// Builds the fabric of `shape`: GPU r of server s on leaf (SU of s) × gpus + r; in 2 tiers
+/// every leaf `links_per_spine` cables to every spine, in 3 tiers every leaf one cable to each
+/// spine of its unit and spine j of every unit to its group of cores (a fat tree's wiring, the
+/// units as pods).
 pub fn build(shape: Shape, links: TierLinks, switch_latency: Time) -> Fabric {
-    let Shape { servers, spines, links_per_spine } = shape;
+    let Shape { servers, spines, links_per_spine, cores, .. } = shape;
     let Servers { servers: n, gpus_per_server: g, servers_per_su } = servers;
     let gpus = shape.gpus() as u32;
-    let mut b = FabricBuilder::new(gpus);
-    let leaf0 = b.add_switches(Tier::Tor, shape.leaves());
-    let spine0 = b.add_switches(Tier::Agg, spines);
-    for gpu in 0..gpus {
-        let (server, rail) = (gpu / g, gpu % g);
-        b.link(NodeId(gpu), leaf0.offset(server / servers_per_su * g + rail), links.host.0, links.host.1);
-    }
-    for leaf in 0..shape.leaves() {
-        for s in 0..spines {
-            for _ in 0..links_per_spine {
-                b.link(leaf0.offset(leaf), spine0.offset(s), links.tor_up.0, links.tor_up.1);
-            }
-        }
-    }
-    let ratio = servers_per_su as f64 * links.host.0.gbps() / ((spines * links_per_spine) as f64 * links.tor_up.0.gbps());
-    let ratio = (ratio * 100.0).round() / 100.0;
+    // GPU r of server s: on rail r of the unit of s.
+    let leaf_of = move |gpu: u32| gpu / g / servers_per_su * g + gpu % g;
+    let b = if shape.tiers == 3 { fat_tree::wire_hosts(shape.pods(), links, leaf_of) } else { leaf_spine::wire_hosts(shape.leaf_spine(), links, &[], leaf_of) };
+    let round = |r: f64| (r * 100.0).round() / 100.0;
+    let ratio = round(servers_per_su as f64 * links.host.0.gbps() / ((spines * links_per_spine) as f64 * links.tor_up.0.gbps()));
     let sus = servers.sus();
-    let mut fabric = b.build(
-        format!(
-            "2-tier rail-optimized, {n} servers × {g} GPUs ({gpus} GPUs, a NIC each), {sus} scalable units of {servers_per_su} servers, {} rail leaves, {spines} spines; {ratio}:1 at the leaves",
-            shape.leaves()
-        ),
-        switch_latency,
-    );
+    let head = format!("rail-optimized, {n} servers × {g} GPUs ({gpus} GPUs, a NIC each), {sus} scalable units of {servers_per_su} servers");
+    let description = if shape.tiers == 3 {
+        let spine_ratio = round(g as f64 * links.tor_up.0.gbps() / ((cores / spines) as f64 * links.agg_up.0.gbps()));
+        format!("3-tier {head} ({g} rail leaves and {spines} spines each), {cores} cores; {ratio}:1 at the leaves, {spine_ratio}:1 at the spines")
+    } else {
+        format!("2-tier {head}, {} rail leaves, {spines} spines; {ratio}:1 at the leaves", shape.leaves())
+    };
+    let mut fabric = b.build(description, switch_latency);
     fabric.servers = Some(servers);
     fabric
 }
@@ -171,16 +217,21 @@ pub fn build(shape: Shape, links: TierLinks, switch_latency: Time) -> Fabric {
 pub fn check_lines(fabric: &Fabric) -> Vec<String> {
     let Some(s) = fabric.servers else { return Vec::new() };
     let tbps = |bits: u64| format!("{} Tb/s", crate::units::show_num((bits as f64 / 1e12 * 1000.0).round() / 1000.0));
-    // Capacity one way: the GPUs' links, and the leaves' links to the spines.
-    let (mut gpu_links, mut uplinks) = (0u64, 0u64);
+    // Capacity one way at each tier: the GPUs' links, the leaves' links to the spines, the
+    // spines' links to the cores (3 tiers); failed cables count at what they still carry.
+    let (mut gpu_links, mut uplinks, mut core_links) = (0u64, 0u64, 0u64);
     for (i, p) in fabric.ports.iter().enumerate() {
+        let rate = fabric.available_rate(crate::ids::PortId::at(i)).0;
         match (fabric.tier[p.owner.idx()], fabric.tier[p.peer.idx()]) {
-            (Tier::Host, _) => gpu_links += p.rate.0,
-            (Tier::Tor, Tier::Agg) => uplinks += fabric.available_rate(crate::ids::PortId::at(i)).0,
+            (Tier::Host, _) => gpu_links += rate,
+            (Tier::Tor, Tier::Agg) => uplinks += rate,
+            (Tier::Agg, Tier::Core) => core_links += rate,
             _ => {}
         }
     }
     let leaves = fabric.tier.iter().filter(|&&t| t == Tier::Tor).count();
+    let cores = if fabric.three_tier { format!(", spine uplinks {}", tbps(core_links)) } else { String::new() };
+    let narrowest = if fabric.three_tier { gpu_links.min(uplinks).min(core_links) } else { gpu_links.min(uplinks) };
     vec![
         format!(
             "servers       {} × {} GPUs, a NIC each ({} GPUs); {} scalable units of {} servers",
@@ -192,7 +243,7 @@ pub fn check_lines(fabric: &Fabric) -> Vec<String> {
         ),
         format!("rails         {}: GPU r of every server on leaf r of its unit ({leaves} leaves); gpu<i> is GPU i mod {} of server i / {}", s.gpus_per_server, s.gpus_per_server, s.gpus_per_server),
         "scale-up      not modelled: GPUs of one server reach each other through their leaves and the spines".to_string(),
-        format!("capacity      GPU links {}, leaf uplinks {} (one way); bisection {}", tbps(gpu_links), tbps(uplinks), tbps(gpu_links.min(uplinks) / 2)),
+        format!("capacity      GPU links {}, leaf uplinks {}{cores} (one way); bisection {} (half the narrowest tier)", tbps(gpu_links), tbps(uplinks), tbps(narrowest / 2)),
     ]
 }
 
@@ -216,7 +267,7 @@ mod tests {
     #[test]
     fn rails_wiring_and_paths() {
         // 2 SUs of 4 servers × 4 GPUs: 8 leaves, 4 spines (1:1), 32 GPUs.
-        let shape = Shape::new(servers(8, 4, 4), 1, None).unwrap();
+        let shape = Shape::new(servers(8, 4, 4), 1, None, 2, None).unwrap();
         let f = build(shape, links(), Time::ZERO);
         assert_eq!(f.tier_counts(), vec![(Tier::Host, 32), (Tier::Tor, 8), (Tier::Agg, 4)]);
         assert_eq!(f.size(), shape.size());
@@ -244,9 +295,9 @@ mod tests {
     //# r:1 gives each leaf servers_per_su / r uplinks, over the spines asked for.
     #[test]
     fn oversubscription_and_spine_counts() {
-        let s = Shape::new(servers(8, 2, 8), 2, None).unwrap();
+        let s = Shape::new(servers(8, 2, 8), 2, None, 2, None).unwrap();
         assert_eq!((s.spines, s.links_per_spine), (4, 1));
-        let s = Shape::new(servers(8, 2, 8), 2, Some(2)).unwrap();
+        let s = Shape::new(servers(8, 2, 8), 2, Some(2), 2, None).unwrap();
         assert_eq!((s.spines, s.links_per_spine), (2, 2));
         let f = build(s, links(), Time::ZERO);
         assert!(f.description.contains("2:1 at the leaves"), "{}", f.description);
@@ -258,18 +309,23 @@ mod tests {
     //# give 3.2 Tb/s of uplinks; the bisection is half the smaller.
     #[test]
     fn check_names_servers_rails_and_capacity() {
-        let f = build(Shape::new(servers(8, 2, 4), 2, None).unwrap(), links(), Time::ZERO);
+        let f = build(Shape::new(servers(8, 2, 4), 2, None, 2, None).unwrap(), links(), Time::ZERO);
         let lines = check_lines(&f).join("\n");
         for want in ["8 × 2 GPUs, a NIC each (16 GPUs); 2 scalable units of 4 servers", "rails         2: GPU r of every server on leaf r of its unit (4 leaves)", "scale-up      not modelled", "GPU links 6.4 Tb/s, leaf uplinks 3.2 Tb/s (one way); bisection 1.6 Tb/s"] {
             assert!(lines.contains(want), "{want:?} not in:\n{lines}");
         }
+        // 3 tiers, 2:1 at the leaves, half the default cores: 2:1 again at the spines.
+        let f = build(Shape::new(servers(8, 2, 4), 2, None, 3, Some(2)).unwrap(), links(), Time::ZERO);
+        let lines = check_lines(&f).join("\n");
+        assert!(lines.contains("GPU links 6.4 Tb/s, leaf uplinks 3.2 Tb/s, spine uplinks 1.6 Tb/s (one way); bisection 0.8 Tb/s"), "{lines}");
+        assert!(f.description.contains("2:1 at the leaves, 2:1 at the spines"), "{}", f.description);
         let plain = crate::topo::leaf_spine::build(4, 1, links(), Time::ZERO).unwrap();
         assert!(check_lines(&plain).is_empty());
     }
 
     #[test]
     fn bad_counts_name_their_key() {
-        let err = |n, g, su, ratio, spines| Shape::new(servers(n, g, su), ratio, spines).unwrap_err().to_string();
+        let err = |n, g, su, ratio, spines| Shape::new(servers(n, g, su), ratio, spines, 2, None).unwrap_err().to_string();
         let e = err(10, 8, 4, 1, None);
         assert!(e.contains("topology.servers") && e.contains("nearest valid: 8 or 12"), "{e}");
         assert!(err(2, 8, 4, 1, None).contains("nearest valid: 4"));
@@ -282,5 +338,36 @@ mod tests {
         assert!(e.contains("topology.spines") && e.contains("allowed: 1, 2, 4"), "{e}");
         assert!(err(8, 8, 4, 1, Some(0)).contains("topology.spines"));
         assert!(err(1 << 16, 64, 1 << 14, 1, None).contains("at most 1048576"));
+        let three = |spines, cores| Shape::new(servers(8, 4, 4), 1, spines, 3, cores).unwrap_err().to_string();
+        let e = three(Some(2), None);
+        assert!(e.contains("topology.spines") && e.contains("allowed: 4"), "{e}");
+        let e = three(None, Some(6));
+        assert!(e.contains("topology.cores") && e.contains("4, 8, 12, 16") && e.contains("default 16"), "{e}");
+        let e = Shape::new(servers(8, 4, 4), 1, None, 4, None).unwrap_err().to_string();
+        assert!(e.contains("topology.tiers") && e.contains("allowed: 2, 3"), "{e}");
+        let e = Shape::new(servers(8, 4, 4), 1, None, 2, Some(4)).unwrap_err().to_string();
+        assert!(e.contains("topology.cores") && e.contains("only with tiers = 3"), "{e}");
+    }
+
+    //= type=test
+    //# 3 tiers: a unit's leaves reach each other through its own spines (4 links), other units
+    //# through a core (6 links); a k-ary fat tree's counts when the unit is k/2 servers of k/2 GPUs.
+    #[test]
+    fn three_tiers_are_a_fat_tree_of_units() {
+        // 4 units of 4 servers × 4 GPUs: 16 leaves, 4 spines per unit, 16 cores (4 per spine group).
+        let shape = Shape::new(servers(16, 4, 4), 1, None, 3, None).unwrap();
+        assert_eq!((shape.spines, shape.cores), (4, 16));
+        let f = build(shape, links(), Time::ZERO);
+        assert_eq!(f.tier_counts(), vec![(Tier::Host, 64), (Tier::Tor, 16), (Tier::Agg, 16), (Tier::Core, 16)]);
+        assert_eq!(f.size(), shape.size());
+        // gpu1 (server 0, rail 1) and gpu13 (server 3, rail 1): one leaf; gpu17 (server 4: unit 1).
+        assert_eq!(f.representative_path(NodeId(1), NodeId(13)).len(), 2);
+        assert_eq!(f.representative_path(NodeId(0), NodeId(1)).len(), 4);
+        assert_eq!(f.representative_path(NodeId(1), NodeId(17)).len(), 6);
+        assert_eq!(f.node_name(f.tor_of_host[17]), "tor5");
+        // Each unit is a pod: its 16 GPUs share one.
+        assert_eq!(f.pod_of_host()[..16], [0; 16]);
+        assert_eq!(f.pod_of_host()[16..32], [1; 16]);
+        assert!(f.description.contains("3-tier rail-optimized") && f.description.contains("(4 rail leaves and 4 spines each), 16 cores; 1:1 at the leaves, 1:1 at the spines"), "{}", f.description);
     }
 }
