@@ -137,6 +137,9 @@ impl Shape {
                 ));
             }
             let cores = cores.unwrap_or(spines * gpus_per_server);
+            if cores as u64 > MAX_SHAPE {
+                return Err(Error::invalid("topology.cores", format!("{cores}: at most {MAX_SHAPE}")));
+            }
             if cores == 0 || cores % spines != 0 {
                 let allowed: Vec<String> = (1..=4).map(|m| (m * spines).to_string()).collect();
                 return Err(Error::invalid(
@@ -341,6 +344,7 @@ mod tests {
         let three = |spines, cores| Shape::new(servers(8, 4, 4), 1, spines, 3, cores).unwrap_err().to_string();
         let e = three(Some(2), None);
         assert!(e.contains("topology.spines") && e.contains("allowed: 4"), "{e}");
+        assert!(three(None, Some(u32::MAX)).contains("topology.cores"));
         let e = three(None, Some(6));
         assert!(e.contains("topology.cores") && e.contains("4, 8, 12, 16") && e.contains("default 16"), "{e}");
         let e = Shape::new(servers(8, 4, 4), 1, None, 4, None).unwrap_err().to_string();
