@@ -39,6 +39,7 @@ fn rail_optimized_params() -> Vec<ParamRow> {
         ParamRow { key: "server.gpus".into(), default: crate::scenario::ServerConfig::default().gpus.to_string(), allowed: Some("≥ 1 (GPUs per server = NICs = rails)".into()) },
     ];
     rows.push(ParamRow { key: "tiers".into(), default: "2".into(), allowed: Some("2 or 3".into()) });
+    rows.push(ParamRow { key: "spine_groups".into(), default: "\"shared\"".into(), allowed: Some("\"shared\" or \"per_rail\" (2 tiers)".into()) });
     rows.extend(topology_params(&["oversubscription", "spines", "cores", "agg_uplink_rate_gbps"]));
     rows
 }

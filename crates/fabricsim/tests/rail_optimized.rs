@@ -135,3 +135,24 @@ fn three_tier_permutation_crosses_the_cores() {
     assert!(core_bytes > 0, "traffic between units crosses the cores");
     assert!(r.summary.base_rtt_us > 0.0);
 }
+
+//= type=test
+//# Per-rail spine groups (the rail-only design): a rail-aligned ring across both units finishes
+//# as on shared spines, through its own rail's spines only; a job across rails is refused by
+//# name, as no path joins two rails without the scale-up domain.
+#[test]
+fn per_rail_groups_carry_rail_aligned_rings_and_refuse_cross_rail_jobs() {
+    let grouped = |placement: &str| ring(placement).replace("servers_per_su = 8", "servers_per_su = 4\n        spine_groups = \"per_rail\"");
+    let shared = common::run(&ring("placement = \"strided\"\nstride = 4").replace("servers_per_su = 8", "servers_per_su = 4"));
+    let r = common::run(&grouped("placement = \"strided\"\nstride = 4"));
+    let cct = |r: &fabricsim::Results| r.ccts[0].cct().expect("finished").0;
+    // The same ring crosses from one unit to the other twice, on either fabric.
+    assert_eq!(cct(&r), cct(&shared));
+    // 4 uplinks per leaf: 16 spines in groups of 4, rail 0's are spine0..spine3.
+    let spine_of = |link: &str| link.split('-').find_map(|n| n.strip_prefix("spine")).map(|i| i.parse::<u32>().unwrap());
+    let (own, other): (Vec<_>, Vec<_>) = r.ports.iter().filter_map(|p| spine_of(&p.link).map(|s| (s, p.tx_bytes))).partition(|&(s, _)| s < 4);
+    assert!(own.iter().map(|x| x.1).sum::<u64>() > 0);
+    assert_eq!(other.iter().map(|x| x.1).sum::<u64>(), 0, "rail 0's ring stays on rail 0's spines");
+    let e = common::rejection(&grouped("placement = \"contiguous\""));
+    assert!(e.contains("`workload`") && e.contains("connection 0 from gpu0 to gpu1") && e.contains("rail 0") && e.contains("stride = 4"), "{e}");
+}

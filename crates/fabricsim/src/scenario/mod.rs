@@ -88,6 +88,17 @@ pub enum TopologyKind {
     RailOptimized,
 }
 
+/// How a rail-optimized fabric's spines are shared among the rails.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum SpineGroups {
+    /// Every leaf links to every spine: GPUs of different rails meet at a spine.
+    Shared,
+    /// One group of spines per rail, leaf r of every unit linked to group r only: the rails are
+    /// separate networks (the rail-only design, Wang et al. 2023), which meet only in a server.
+    PerRail,
+}
+
 /// `[topology.server]`: what a server of a rail-optimized fabric holds.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
@@ -176,6 +187,10 @@ pub struct TopologyConfig {
     /// Rail-optimized only: switch tiers, 2 (default) or 3 (spines per scalable unit, cores).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tiers: Option<u32>,
+    /// Rail-optimized only: `"shared"` (default: every leaf to every spine) or `"per_rail"`
+    /// (one group of spines per rail: the rail-only design).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spine_groups: Option<SpineGroups>,
     /// Rail-optimized only: what a server holds (`[topology.server]`); kept after the plain
     /// keys so that it serializes as a sub-table.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -213,6 +228,7 @@ impl Default for TopologyConfig {
             servers: None,
             servers_per_su: None,
             tiers: None,
+            spine_groups: None,
             server: None,
             failures: None,
         }
@@ -744,6 +760,24 @@ impl Setup {
     }
 }
 
+/// Refuses a workload with a connection between hosts that no path joins (rails with their own
+/// spines, `spine_groups = "per_rail"`), naming the first such connection; every other fabric
+/// joins every pair.
+fn check_paths(fabric: &Fabric, traffic: &crate::workload::graph::Traffic) -> Result<()> {
+    let Some((i, c)) = traffic.conns.iter().enumerate().find(|(_, c)| !fabric.reachable(c.src, c.dst)) else { return Ok(()) };
+    let (a, b) = (fabric.node_name(c.src), fabric.node_name(c.dst));
+    let why = match fabric.servers {
+        Some(s) => format!(
+            "{a} is on rail {} and {b} on rail {}, and with spine_groups = \"per_rail\" the rails meet only in a server's scale-up domain, which is not modelled yet; put a job's ranks on one rail (placement = \"strided\", stride = {})",
+            s.rail_of(c.src),
+            s.rail_of(c.dst),
+            s.gpus_per_server
+        ),
+        None => "no path joins them".to_string(),
+    };
+    Err(Error::invalid("workload", format!("connection {i} from {a} to {b}: {why}")))
+}
+
 fn rate(key: &str, gbps: Gbps) -> Result<BitsPerSec> {
     let gbps = gbps.0;
     if !(gbps.is_finite() && (MIN_RATE_GBPS..=MAX_RATE_GBPS).contains(&gbps)) {
@@ -862,6 +896,7 @@ impl Scenario {
             None => self.workload.generate(&fabric, self.seed, &files, &shaper, workload_budget)?,
         };
         traffic.check_packet_counts(mss, self.workload.size_key())?;
+        check_paths(&fabric, &traffic)?;
         self.switch.lb.check_ns3_names(&fabric, traffic.ns3.as_deref())?;
         let traffic = Arc::new(traffic);
         let tracing = run_options::Tracing::of(&self.run, &fabric, traffic.conns.len() as u32)?;

@@ -16,8 +16,8 @@ pub(super) struct Base {
     pub rtt: Time,
     /// Host rate × that RTT.
     pub bdp_bytes: Bytes,
-    /// The round trip of the nearest pair (hosts 0 and 1, numbered ToR by ToR): no
-    /// acknowledgement can come back sooner.
+    /// The round trip of the nearest pair (host 0 and another host of its ToR,
+    /// [`Fabric::nearest_pair`]): no acknowledgement can come back sooner.
     pub nearest_rtt: Time,
 }
 
@@ -27,7 +27,8 @@ impl Base {
         let (a, b) = fabric.farthest_pair();
         let rtt = fabric.base_rtt(a, b, tr.mtu_bytes as u64, tr.ack_bytes as u64);
         let host_rate = fabric.ports[fabric.host_port[0].idx()].rate;
-        let nearest_rtt = if fabric.hosts >= 2 { fabric.base_rtt(NodeId(0), NodeId(1), tr.mtu_bytes as u64, tr.ack_bytes as u64) } else { rtt };
+        let (n0, n1) = fabric.nearest_pair();
+        let nearest_rtt = if fabric.hosts >= 2 { fabric.base_rtt(n0, n1, tr.mtu_bytes as u64, tr.ack_bytes as u64) } else { rtt };
         Base { pair: (a, b), rtt, bdp_bytes: host_rate.bytes_in(rtt), nearest_rtt }
     }
 }

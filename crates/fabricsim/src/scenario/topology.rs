@@ -2,7 +2,7 @@
 //! the explicit leaf-spine shape (with per-spine cable rates) or 3-tier shape, and the cables
 //! failed at build time.
 
-use super::{nanos, rate, OversubTier, Scenario, ServerConfig, TopologyConfig, TopologyKind};
+use super::{nanos, rate, OversubTier, Scenario, ServerConfig, SpineGroups, TopologyConfig, TopologyKind};
 use crate::error::{Error, Result};
 use crate::topo::fat_tree::PodShape;
 use crate::topo::leaf_spine::Shape;
@@ -81,7 +81,13 @@ impl Scenario {
     fn plan_topology(&self) -> Result<FabricPlan> {
         let t = &self.topology;
         if t.kind != TopologyKind::RailOptimized {
-            let servers = [("servers", t.servers.is_some()), ("servers_per_su", t.servers_per_su.is_some()), ("tiers", t.tiers.is_some()), ("server", t.server.is_some())];
+            let servers = [
+                ("servers", t.servers.is_some()),
+                ("servers_per_su", t.servers_per_su.is_some()),
+                ("tiers", t.tiers.is_some()),
+                ("spine_groups", t.spine_groups.is_some()),
+                ("server", t.server.is_some()),
+            ];
             if let Some((key, _)) = servers.iter().find(|(_, given)| *given) {
                 return Err(Error::invalid(format!("topology.{key}"), "only for kind = \"rail_optimized\" (a fabric of multi-GPU servers)"));
             }
@@ -199,7 +205,8 @@ fn rail_shape(t: &TopologyConfig) -> Result<rail_optimized::Shape> {
     let servers = t.servers.ok_or_else(|| Error::invalid("topology.servers", "missing: kind = \"rail_optimized\" needs the number of servers"))?;
     let gpus = t.server.as_ref().map_or(ServerConfig::default().gpus, |s| s.gpus);
     let layout = Servers { servers, gpus_per_server: gpus, servers_per_su: t.servers_per_su.unwrap_or(DEFAULT_SERVERS_PER_SU) };
-    rail_optimized::Shape::new(layout, t.oversubscription.0, t.spines, tiers, t.cores)
+    let per_rail = t.spine_groups == Some(SpineGroups::PerRail);
+    rail_optimized::Shape::grouped(layout, t.oversubscription.0, t.spines, tiers, t.cores, per_rail)
 }
 
 //= type=assumption

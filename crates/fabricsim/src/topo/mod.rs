@@ -379,7 +379,24 @@ impl Fabric {
         t
     }
 
-    /// The host pair with the longest path (the base RTT that sizes buffers and windows).
+    /// Whether a packet from host `src` can reach host `dst` over the intact fabric's routes
+    /// (hosts of rails without a shared spine cannot: a rail-optimized fabric with per-rail
+    /// spine groups).
+    pub fn reachable(&self, src: NodeId, dst: NodeId) -> bool {
+        let (ts, td) = (self.tor_of_host[src.idx()], self.tor_of_host[dst.idx()]);
+        ts == td || self.routes.distance(self, ts, td) != u8::MAX
+    }
+
+    /// Host 0 and the nearest other host: one under the same ToR when there is one (a
+    /// rail-optimized fabric numbers a server's GPUs on different leaves), else host 1.
+    pub fn nearest_pair(&self) -> (NodeId, NodeId) {
+        let tor = self.tor_of_host[0];
+        let next = (1..self.hosts).find(|&h| self.tor_of_host[h as usize] == tor).unwrap_or(1);
+        (NodeId(0), NodeId(next))
+    }
+
+    /// The host pair with the longest path (the base RTT that sizes buffers and windows),
+    /// among the hosts host 0 can reach.
     pub fn farthest_pair(&self) -> (NodeId, NodeId) {
         let src = NodeId(0);
         let mut best = (src, NodeId(if self.hosts > 1 { 1 } else { 0 }));
@@ -393,6 +410,9 @@ impl Fabric {
                 continue;
             }
             seen_tor[t] = true;
+            if !self.reachable(src, NodeId(h)) {
+                continue;
+            }
             let len = self.representative_path(src, NodeId(h)).len();
             if len > best_len {
                 best_len = len;

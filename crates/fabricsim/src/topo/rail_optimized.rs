@@ -25,7 +25,7 @@
 //! as it has leaves (1:1 at the spines). Traffic between units crosses a core.
 
 use super::fat_tree::{self, PodShape};
-use super::{leaf_spine, Fabric, FabricSize, Tier, TierLinks};
+use super::{leaf_spine, Fabric, FabricBuilder, FabricSize, Tier, TierLinks};
 use crate::error::{Error, Result};
 use crate::ids::NodeId;
 use crate::units::Time;
@@ -75,6 +75,9 @@ pub struct Shape {
     /// 3 tiers: core switches; spine j of every unit links to cores j·c .. (j+1)·c − 1 with
     /// c = cores / spines (0 in 2 tiers).
     pub cores: u32,
+    /// 2 tiers: the spines are in one group per rail, and leaf r of every unit links only to
+    /// group r (the rail-only design: rails meet in the servers, not in the fabric).
+    pub per_rail: bool,
 }
 
 /// Largest fabric [`build`] accepts (GPUs, and switch-to-switch cables).
@@ -86,6 +89,13 @@ impl Shape {
     /// whole fabric in 2 tiers, of its unit in 3) and `cores` cores (3 tiers; default: as many
     /// uplinks on each spine as it has leaves, 1:1); every count checked, errors naming its key.
     pub fn new(servers: Servers, ratio: u32, spines: Option<u32>, tiers: u32, cores: Option<u32>) -> Result<Shape> {
+        Self::grouped(servers, ratio, spines, tiers, cores, false)
+    }
+
+    /// [`Shape::new`], with the spines in one group per rail when `per_rail` (2 tiers only;
+    /// default `server.gpus × servers_per_su / ratio` spines, a leaf one cable to each spine
+    /// of its rail's group).
+    pub fn grouped(servers: Servers, ratio: u32, spines: Option<u32>, tiers: u32, cores: Option<u32>, per_rail: bool) -> Result<Shape> {
         let Servers { servers: n, gpus_per_server, servers_per_su } = servers;
         for (key, v) in [("topology.servers", n), ("topology.server.gpus", gpus_per_server), ("topology.servers_per_su", servers_per_su)] {
             if v == 0 {
@@ -119,8 +129,23 @@ impl Shape {
             return Err(Error::invalid("topology.servers", format!("{gpus} GPUs: at most {MAX_SHAPE} (servers × server.gpus)")));
         }
         let uplinks = servers_per_su / ratio;
-        let spines = spines.unwrap_or(uplinks);
-        let shape = if tiers == 2 {
+        if per_rail && tiers == 3 {
+            return Err(Error::invalid("topology.spine_groups", "\"per_rail\" only with tiers = 2; allowed with tiers = 3: \"shared\""));
+        }
+        let shape = if per_rail {
+            let g = gpus_per_server;
+            let spines = spines.unwrap_or(g * uplinks);
+            let per_group = spines / g;
+            if spines % g != 0 || per_group == 0 || uplinks % per_group != 0 {
+                let allowed: Vec<String> = (1..=uplinks).filter(|s| uplinks % s == 0).map(|s| (s * g).to_string()).collect();
+                return Err(Error::invalid(
+                    "topology.spines",
+                    format!("{spines}: per-rail groups take server.gpus ({g}) groups of equal size, and a leaf's {uplinks} uplinks spread evenly over its group; allowed: {}", allowed.join(", ")),
+                ));
+            }
+            Shape { servers, tiers, spines, links_per_spine: uplinks / per_group, cores: 0, per_rail }
+        } else if tiers == 2 {
+            let spines = spines.unwrap_or(uplinks);
             if spines == 0 || uplinks % spines != 0 {
                 let allowed: Vec<String> = (1..=uplinks).filter(|s| uplinks % s == 0).map(|s| s.to_string()).collect();
                 return Err(Error::invalid(
@@ -128,8 +153,9 @@ impl Shape {
                     format!("{spines}: a leaf has {uplinks} uplinks (servers_per_su / oversubscription), spread evenly over the spines; allowed: {}", allowed.join(", ")),
                 ));
             }
-            Shape { servers, tiers, spines, links_per_spine: uplinks / spines, cores: 0 }
+            Shape { servers, tiers, spines, links_per_spine: uplinks / spines, cores: 0, per_rail }
         } else {
+            let spines = spines.unwrap_or(uplinks);
             if spines != uplinks {
                 return Err(Error::invalid(
                     "topology.spines",
@@ -147,7 +173,7 @@ impl Shape {
                     format!("{cores}: spine j of every unit links to cores j·c .. (j+1)·c − 1 with c = cores / spines, so cores must be a multiple of the spines per unit ({spines}); allowed: {}, ... (default {}: 1:1 at the spines)", allowed.join(", "), spines * gpus_per_server),
                 ));
             }
-            let shape = Shape { servers, tiers, spines, links_per_spine: 1, cores };
+            let shape = Shape { servers, tiers, spines, links_per_spine: 1, cores, per_rail };
             shape.pods().check().map_err(|e| e.moved("topology.pods", "topology.servers"))?;
             shape
         };
@@ -179,13 +205,25 @@ impl Shape {
         PodShape { pods: self.servers.sus(), tors_per_pod: gpus_per_server, aggs_per_pod: self.spines, hosts_per_tor: servers_per_su, cores: self.cores }
     }
 
+    /// Spines each leaf links to: its rail's group, or every spine.
+    fn spines_per_leaf(&self) -> u32 {
+        if self.per_rail {
+            self.spines / self.servers.gpus_per_server
+        } else {
+            self.spines
+        }
+    }
+
     /// What the fabric's tables will hold.
     pub fn size(&self) -> FabricSize {
         if self.tiers == 3 {
-            self.pods().size()
-        } else {
-            self.leaf_spine().size()
+            return self.pods().size();
         }
+        let mut size = self.leaf_spine().size();
+        // Per-rail groups: each leaf is cabled to its group only.
+        let cables = self.gpus() + self.leaves() as u64 * self.spines_per_leaf() as u64 * self.links_per_spine as u64;
+        size.ports = 2 * cables;
+        size
     }
 }
 
@@ -199,20 +237,50 @@ pub fn build(shape: Shape, links: TierLinks, switch_latency: Time) -> Fabric {
     let gpus = shape.gpus() as u32;
     // GPU r of server s: on rail r of the unit of s.
     let leaf_of = move |gpu: u32| gpu / g / servers_per_su * g + gpu % g;
-    let b = if shape.tiers == 3 { fat_tree::wire_hosts(shape.pods(), links, leaf_of) } else { leaf_spine::wire_hosts(shape.leaf_spine(), links, &[], leaf_of) };
+    let b = if shape.tiers == 3 {
+        fat_tree::wire_hosts(shape.pods(), links, leaf_of)
+    } else if shape.per_rail {
+        wire_per_rail(shape, links, leaf_of)
+    } else {
+        leaf_spine::wire_hosts(shape.leaf_spine(), links, &[], leaf_of)
+    };
     let round = |r: f64| (r * 100.0).round() / 100.0;
-    let ratio = round(servers_per_su as f64 * links.host.0.gbps() / ((spines * links_per_spine) as f64 * links.tor_up.0.gbps()));
+    let ratio = round(servers_per_su as f64 * links.host.0.gbps() / ((shape.spines_per_leaf() * links_per_spine) as f64 * links.tor_up.0.gbps()));
     let sus = servers.sus();
     let head = format!("rail-optimized, {n} servers × {g} GPUs ({gpus} GPUs, a NIC each), {sus} scalable units of {servers_per_su} servers");
     let description = if shape.tiers == 3 {
         let spine_ratio = round(g as f64 * links.tor_up.0.gbps() / ((cores / spines) as f64 * links.agg_up.0.gbps()));
         format!("3-tier {head} ({g} rail leaves and {spines} spines each), {cores} cores; {ratio}:1 at the leaves, {spine_ratio}:1 at the spines")
+    } else if shape.per_rail {
+        format!("2-tier {head}, {} rail leaves, {spines} spines in {g} per-rail groups (rails meet only inside servers); {ratio}:1 at the leaves", shape.leaves())
     } else {
         format!("2-tier {head}, {} rail leaves, {spines} spines; {ratio}:1 at the leaves", shape.leaves())
     };
     let mut fabric = b.build(description, switch_latency);
     fabric.servers = Some(servers);
     fabric
+}
+
+/// GPUs under their leaves, then each leaf's `links_per_spine` cables to every spine of its
+/// rail's group (leaf u × gpus + r to spines r × s .. (r + 1) × s, s = spines / gpus).
+fn wire_per_rail(shape: Shape, links: TierLinks, leaf_of: impl Fn(u32) -> u32) -> FabricBuilder {
+    let g = shape.servers.gpus_per_server;
+    let per_group = shape.spines_per_leaf();
+    let mut b = FabricBuilder::new(shape.gpus() as u32);
+    let leaf0 = b.add_switches(Tier::Tor, shape.leaves());
+    let spine0 = b.add_switches(Tier::Agg, shape.spines);
+    for gpu in 0..shape.gpus() as u32 {
+        b.link(NodeId(gpu), leaf0.offset(leaf_of(gpu)), links.host.0, links.host.1);
+    }
+    for leaf in 0..shape.leaves() {
+        let rail = leaf % g;
+        for s in rail * per_group..(rail + 1) * per_group {
+            for _ in 0..shape.links_per_spine {
+                b.link(leaf0.offset(leaf), spine0.offset(s), links.tor_up.0, links.tor_up.1);
+            }
+        }
+    }
+    b
 }
 
 /// What `fabricsim check` says of a fabric of servers: the servers and their units, the rails,
@@ -233,6 +301,8 @@ pub fn check_lines(fabric: &Fabric) -> Vec<String> {
         }
     }
     let leaves = fabric.tier.iter().filter(|&&t| t == Tier::Tor).count();
+    // Per-rail groups: leaf 0 (rail 0) does not reach leaf 1 (rail 1).
+    let per_rail = s.gpus_per_server > 1 && !fabric.reachable(NodeId(0), NodeId(1));
     let cores = if fabric.three_tier { format!(", spine uplinks {}", tbps(core_links)) } else { String::new() };
     let narrowest = if fabric.three_tier { gpu_links.min(uplinks).min(core_links) } else { gpu_links.min(uplinks) };
     vec![
@@ -245,8 +315,17 @@ pub fn check_lines(fabric: &Fabric) -> Vec<String> {
             s.servers_per_su
         ),
         format!("rails         {}: GPU r of every server on leaf r of its unit ({leaves} leaves); gpu<i> is GPU i mod {} of server i / {}", s.gpus_per_server, s.gpus_per_server, s.gpus_per_server),
-        "scale-up      not modelled: GPUs of one server reach each other through their leaves and the spines".to_string(),
-        format!("capacity      GPU links {}, leaf uplinks {}{cores} (one way); bisection {} (half the narrowest tier)", tbps(gpu_links), tbps(uplinks), tbps(narrowest / 2)),
+        if per_rail {
+            "scale-up      not modelled: with per-rail spine groups GPUs of different rails have no path (the rails meet only in a server's scale-up domain)".to_string()
+        } else {
+            "scale-up      not modelled: GPUs of one server reach each other through their leaves and the spines".to_string()
+        },
+        if per_rail {
+            let g = s.gpus_per_server as u64;
+            format!("capacity      GPU links {}, leaf uplinks {} (one way); the rails are separate networks: bisection {} within each", tbps(gpu_links), tbps(uplinks), tbps(narrowest / g / 2))
+        } else {
+            format!("capacity      GPU links {}, leaf uplinks {}{cores} (one way); bisection {} (half the narrowest tier)", tbps(gpu_links), tbps(uplinks), tbps(narrowest / 2))
+        },
     ]
 }
 
@@ -324,6 +403,36 @@ mod tests {
         assert!(f.description.contains("2:1 at the leaves, 2:1 at the spines"), "{}", f.description);
         let plain = crate::topo::leaf_spine::build(4, 1, links(), Time::ZERO).unwrap();
         assert!(check_lines(&plain).is_empty());
+    }
+
+    //= type=test
+    //# Per-rail spine groups: leaf r of every unit links only to group r, so a rail reaches
+    //# across units and no two rails meet; the base RTT's pairs are reachable ones.
+    #[test]
+    fn per_rail_groups_keep_the_rails_apart() {
+        // 2 units of 4 servers × 4 GPUs: 8 leaves, 4 uplinks each, 16 spines in 4 groups of 4.
+        let shape = Shape::grouped(servers(8, 4, 4), 1, None, 2, None, true).unwrap();
+        assert_eq!((shape.spines, shape.links_per_spine), (16, 1));
+        let f = build(shape, links(), Time::ZERO);
+        assert_eq!(f.size(), shape.size());
+        let peers = |n: &str| -> Vec<String> { f.ports_of(f.node_by_name(n).unwrap()).iter().map(|&p| f.node_name(f.ports[p.idx()].peer)).collect() };
+        // tor6 is rail 2 of unit 1: spines 8..12.
+        assert_eq!(peers("tor6"), ["gpu18", "gpu22", "gpu26", "gpu30", "spine8", "spine9", "spine10", "spine11"]);
+        assert!(f.reachable(NodeId(0), NodeId(16)) && f.reachable(NodeId(0), NodeId(4)));
+        assert!(!f.reachable(NodeId(0), NodeId(1)) && !f.reachable(NodeId(2), NodeId(19)));
+        assert_eq!(f.representative_path(NodeId(0), NodeId(16)).len(), 4);
+        assert_eq!(f.farthest_pair(), (NodeId(0), NodeId(16)));
+        assert_eq!(f.nearest_pair(), (NodeId(0), NodeId(4)));
+        assert!(f.description.contains("16 spines in 4 per-rail groups"), "{}", f.description);
+        let lines = check_lines(&f).join("\n");
+        assert!(lines.contains("GPUs of different rails have no path") && lines.contains("separate networks: bisection 1.6 Tb/s within each"), "{lines}");
+        // Two spines per group, each leaf's 4 uplinks as 2 cables to each.
+        let two = Shape::grouped(servers(8, 4, 4), 1, Some(8), 2, None, true).unwrap();
+        assert_eq!(two.links_per_spine, 2);
+        let e = Shape::grouped(servers(8, 4, 4), 1, Some(6), 2, None, true).unwrap_err().to_string();
+        assert!(e.contains("topology.spines") && e.contains("allowed: 4, 8, 16"), "{e}");
+        let e = Shape::grouped(servers(8, 4, 4), 1, None, 3, None, true).unwrap_err().to_string();
+        assert!(e.contains("topology.spine_groups") && e.contains("only with tiers = 2"), "{e}");
     }
 
     #[test]
