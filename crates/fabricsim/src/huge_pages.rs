@@ -131,7 +131,8 @@ pub fn restart_with_huge_page_heap() {
         let Ok(exe) = std::env::current_exe() else { return };
         let mut args = std::env::args_os();
         let arg0 = args.next().unwrap_or_else(|| exe.clone().into_os_string());
-        let value = if tunables.is_empty() { format!("{HUGE_HEAP_TUNABLE}=1") } else { format!("{tunables}:{HUGE_HEAP_TUNABLE}=1") };
+        let ours = format!("{HUGE_HEAP_TUNABLE}=1");
+        let value = if tunables.is_empty() { ours } else { format!("{tunables}:{ours}") };
         // Only returns on failure; the run then goes on without the tunable.
         let _ = std::process::Command::new(exe).arg0(arg0).args(args).env("GLIBC_TUNABLES", value).exec();
     }

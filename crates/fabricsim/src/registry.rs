@@ -37,9 +37,9 @@ fn rail_optimized_params() -> Vec<ParamRow> {
         ParamRow { key: "servers".into(), default: "-".into(), allowed: Some("required; a multiple of servers_per_su".into()) },
         ParamRow { key: "servers_per_su".into(), default: "32".into(), allowed: Some("≥ 1".into()) },
         ParamRow { key: "server.gpus".into(), default: crate::scenario::ServerConfig::default().gpus.to_string(), allowed: Some("≥ 1 (GPUs per server = NICs = rails)".into()) },
+        ParamRow { key: "tiers".into(), default: "2".into(), allowed: Some("2 or 3".into()) },
+        ParamRow { key: "spine_groups".into(), default: "\"shared\"".into(), allowed: Some("\"shared\" or \"per_rail\" (2 tiers)".into()) },
     ];
-    rows.push(ParamRow { key: "tiers".into(), default: "2".into(), allowed: Some("2 or 3".into()) });
-    rows.push(ParamRow { key: "spine_groups".into(), default: "\"shared\"".into(), allowed: Some("\"shared\" or \"per_rail\" (2 tiers)".into()) });
     rows.extend(topology_params(&["oversubscription", "spines", "cores", "agg_uplink_rate_gbps"]));
     rows
 }

@@ -471,8 +471,7 @@ fn rail_use(sim: &Sim) -> Option<Vec<RailUse>> {
         let spec = &f.ports[i];
         let (owner, peer) = (f.tier[spec.owner.idx()], f.tier[spec.peer.idx()]);
         let bytes = ps.tx_bytes.0;
-        // Leaf index u × gpus + r is rail r (rail_optimized's numbering).
-        let leaf_rail = |n: crate::ids::NodeId| (f.index_in_tier[n.idx()] % g) as usize;
+        let leaf_rail = |n: crate::ids::NodeId| servers.rail_of_leaf(f.index_in_tier[n.idx()]) as usize;
         match (owner, peer) {
             (Tier::Host, _) => {
                 let r = servers.rail_of(spec.owner) as usize;

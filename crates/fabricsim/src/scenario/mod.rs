@@ -83,7 +83,7 @@ pub enum TopologyKind {
     FatTree,
     /// 2-tier leaf-spine (see [`leaf_spine`](crate::topo::leaf_spine)).
     LeafSpine,
-    /// 2-tier rail-optimized fabric of multi-GPU servers (see
+    /// Rail-optimized fabric of multi-GPU servers, 2 or 3 tiers (see
     /// [`rail_optimized`](crate::topo::rail_optimized)).
     RailOptimized,
 }

@@ -88,9 +88,7 @@ impl Scenario {
                 ("spine_groups", t.spine_groups.is_some()),
                 ("server", t.server.is_some()),
             ];
-            if let Some((key, _)) = servers.iter().find(|(_, given)| *given) {
-                return Err(Error::invalid(format!("topology.{key}"), "only for kind = \"rail_optimized\" (a fabric of multi-GPU servers)"));
-            }
+            refuse_given(&servers, "only for kind = \"rail_optimized\" (a fabric of multi-GPU servers)")?;
         }
         let (shape, pods) = if t.kind == TopologyKind::RailOptimized { (None, None) } else { (leaf_spine_shape(t)?, pod_shape(t)?) };
         let base = rate("topology.link_rate_gbps", t.link_rate_gbps)?;
@@ -189,24 +187,30 @@ fn rail_shape(t: &TopologyConfig) -> Result<rail_optimized::Shape> {
         ("tors_per_pod", t.tors_per_pod.is_some()),
         ("aggs_per_pod", t.aggs_per_pod.is_some()),
     ];
-    if let Some((key, _)) = foreign.iter().find(|(_, given)| *given) {
-        return Err(Error::invalid(
-            format!("topology.{key}"),
-            "not a key of kind = \"rail_optimized\": it is sized by `servers`, `servers_per_su`, `[topology.server] gpus`, `tiers`, `oversubscription`, `spines` and `cores`",
-        ));
-    }
+    refuse_given(&foreign, &format!("not a key of kind = \"rail_optimized\": {RAIL_SIZED_BY}"))?;
     let tiers = t.tiers.unwrap_or(2);
     if tiers == 2 && t.agg_uplink_rate_gbps.is_some() {
         return Err(Error::invalid("topology.agg_uplink_rate_gbps", "only with tiers = 3: the spine-to-core links of a 3-tier rail-optimized fabric"));
     }
     if t.oversubscribed_tier != OversubTier::Tor {
-        return Err(Error::invalid("topology.oversubscribed_tier", "a 2-tier rail-optimized fabric is oversubscribed at the leaves only; allowed: \"tor\""));
+        return Err(Error::invalid("topology.oversubscribed_tier", "a rail-optimized fabric is oversubscribed at the leaves only; allowed: \"tor\""));
     }
     let servers = t.servers.ok_or_else(|| Error::invalid("topology.servers", "missing: kind = \"rail_optimized\" needs the number of servers"))?;
     let gpus = t.server.as_ref().map_or(ServerConfig::default().gpus, |s| s.gpus);
     let layout = Servers { servers, gpus_per_server: gpus, servers_per_su: t.servers_per_su.unwrap_or(DEFAULT_SERVERS_PER_SU) };
     let per_rail = t.spine_groups == Some(SpineGroups::PerRail);
     rail_optimized::Shape::grouped(layout, t.oversubscription.0, t.spines, tiers, t.cores, per_rail)
+}
+
+/// The keys that size a rail-optimized fabric, for the messages refusing others.
+const RAIL_SIZED_BY: &str = "a rail-optimized fabric is sized by `servers`, `servers_per_su`, `[topology.server] gpus`, `tiers`, `spine_groups`, `oversubscription`, `spines` and `cores`";
+
+/// Refuses the first of `keys` (`topology.<key>`, whether given) that is given, saying `why`.
+fn refuse_given(keys: &[(&str, bool)], why: &str) -> Result<()> {
+    match keys.iter().find(|(_, given)| *given) {
+        Some((key, _)) => Err(Error::invalid(format!("topology.{key}"), why)),
+        None => Ok(()),
+    }
 }
 
 //= type=assumption
@@ -276,7 +280,7 @@ fn explicit_counts(t: &TopologyConfig, kind: TopologyKind, given: &[(&str, Optio
         let sized = match t.kind {
             TopologyKind::FatTree => "a fat tree is sized by `k` or `hosts`, or by `pods`, `tors_per_pod`, `aggs_per_pod`, `hosts_per_tor`, `cores`",
             TopologyKind::LeafSpine => "a leaf-spine is sized by `k` or `hosts`, or by `tors`, `hosts_per_tor`, `spines`",
-            TopologyKind::RailOptimized => "a rail-optimized fabric is sized by `servers`, `servers_per_su`, `[topology.server] gpus` and `spines`",
+            TopologyKind::RailOptimized => RAIL_SIZED_BY,
         };
         return Err(Error::invalid(format!("topology.{first}"), format!("only for kind = \"{other}\" ({sized})")));
     }

@@ -45,15 +45,17 @@ pub fn shape(k: u32, ratio: u32) -> Result<Shape> {
     Ok(Shape { tors: k, hosts_per_tor: half, spines: half / ratio, links_per_spine: 1 })
 }
 
-/// Hosts under their ToRs, in order (host h under ToR h / hosts_per_tor); see [`wire_hosts`].
+/// Hosts under their ToRs, in order (host h under ToR h / hosts_per_tor), every ToR to every
+/// spine; see [`wire_hosts`].
 fn wire(shape: Shape, links: TierLinks, spine_rates: &[BitsPerSec]) -> FabricBuilder {
-    wire_hosts(shape, links, spine_rates, |h| h / shape.hosts_per_tor)
+    wire_hosts(shape, links, spine_rates, |h| h / shape.hosts_per_tor, |_| 0..shape.spines)
 }
 
-/// Host h under ToR `tor_of(h)`, and `links_per_spine` cables from every ToR to every spine, at
-/// `spine_rates[s]` for spine `s` (all at the ToR uplink rate when `spine_rates` is empty). A
-/// rail-optimized fabric of 2 tiers is this wiring with its GPUs on their rails.
-pub(super) fn wire_hosts(shape: Shape, links: TierLinks, spine_rates: &[BitsPerSec], tor_of: impl Fn(u32) -> u32) -> FabricBuilder {
+/// Host h under ToR `tor_of(h)`, and `links_per_spine` cables from ToR t to each spine of
+/// `spines_of(t)`, at `spine_rates[s]` for spine `s` (all at the ToR uplink rate when
+/// `spine_rates` is empty). A rail-optimized fabric of 2 tiers is this wiring with its GPUs on
+/// their rails (and, with per-rail spine groups, each leaf on its rail's spines).
+pub(super) fn wire_hosts(shape: Shape, links: TierLinks, spine_rates: &[BitsPerSec], tor_of: impl Fn(u32) -> u32, spines_of: impl Fn(u32) -> std::ops::Range<u32>) -> FabricBuilder {
     let Shape { tors, hosts_per_tor, spines, links_per_spine } = shape;
     let hosts = tors * hosts_per_tor;
     let mut b = FabricBuilder::new(hosts);
@@ -63,7 +65,7 @@ pub(super) fn wire_hosts(shape: Shape, links: TierLinks, spine_rates: &[BitsPerS
         b.link(NodeId(h), tor0.offset(tor_of(h)), links.host.0, links.host.1);
     }
     for t in 0..tors {
-        for s in 0..spines {
+        for s in spines_of(t) {
             let rate = spine_rates.get(s as usize).copied().unwrap_or(links.tor_up.0);
             for _ in 0..links_per_spine {
                 b.link(tor0.offset(t), spine0.offset(s), rate, links.tor_up.1);

@@ -3,14 +3,15 @@
 //! §2 describes the same "rail" wiring): a server holds `gpus` GPUs, each with its own NIC; a
 //! scalable unit (SU) of `servers_per_su` servers has one leaf per rail, and leaf r of an SU
 //! links to the NIC of GPU r of every server of that SU. Every leaf has the same number of
-//! uplinks, spread over the spines, and every spine reaches every leaf.
+//! uplinks, spread over the spines, and every spine reaches every leaf (unless the spines are in
+//! per-rail groups, below).
 //!
 //! So traffic between GPUs of the same rail inside an SU crosses one leaf; between GPUs of the
 //! same rail in different SUs it crosses leaf, spine, leaf; between GPUs of different rails (the
 //! same server included) it crosses a spine too. What is not modelled yet: the server's scale-up
 //! domain (NVLink/NVSwitch class), which on real servers carries the traffic between GPUs of a
-//! server and moves cross-rail data onto the right rail before it leaves (PXN), and per-rail
-//! spine groups. A GPU is a host of the fabric: GPU r of server s is host
+//! server and moves cross-rail data onto the right rail before it leaves (PXN). A GPU is a host
+//! of the fabric: GPU r of server s is host
 //! `s × gpus + r`, named `gpu<i>`; leaf r of SU u is ToR `u × gpus + r`, named `tor<i>` as on
 //! every other fabric (so are its port classes and `[switch.lb]` tier keys).
 //!
@@ -23,9 +24,13 @@
 //! `cores / spines` cores: the wiring of a 3-tier fat tree ([`super::fat_tree`]) with the units
 //! as pods and the GPUs on their rails. By default `cores` gives each spine as many core links
 //! as it has leaves (1:1 at the spines). Traffic between units crosses a core.
+//!
+//! With `spine_groups = "per_rail"` (2 tiers) the spines are in one group per rail and leaf r of
+//! every unit links only to group r: each rail is a network of its own (the rail-only design,
+//! Wang et al. 2023), and GPUs of different rails have no path until the scale-up domain exists.
 
 use super::fat_tree::{self, PodShape};
-use super::{leaf_spine, Fabric, FabricBuilder, FabricSize, Tier, TierLinks};
+use super::{leaf_spine, Fabric, FabricSize, Tier, TierLinks};
 use crate::error::{Error, Result};
 use crate::ids::NodeId;
 use crate::units::Time;
@@ -56,6 +61,16 @@ impl Servers {
     /// Scalable units.
     pub fn sus(&self) -> u32 {
         self.servers / self.servers_per_su
+    }
+
+    /// The leaf (index among the ToRs) GPU `gpu` hangs from: leaf r of its server's unit.
+    pub fn leaf_of(&self, gpu: u32) -> u32 {
+        gpu / self.gpus_per_server / self.servers_per_su * self.gpus_per_server + gpu % self.gpus_per_server
+    }
+
+    /// The rail of the leaf with index `leaf` among the ToRs ([`Servers::leaf_of`]'s numbering).
+    pub fn rail_of_leaf(&self, leaf: u32) -> u32 {
+        leaf % self.gpus_per_server
     }
 }
 
@@ -214,16 +229,24 @@ impl Shape {
         }
     }
 
+    /// The spines leaf `leaf` links to: its rail's group, or every spine.
+    fn spines_of_leaf(&self, leaf: u32) -> std::ops::Range<u32> {
+        if self.per_rail {
+            let (rail, group) = (self.servers.rail_of_leaf(leaf), self.spines_per_leaf());
+            rail * group..(rail + 1) * group
+        } else {
+            0..self.spines
+        }
+    }
+
     /// What the fabric's tables will hold.
     pub fn size(&self) -> FabricSize {
         if self.tiers == 3 {
             return self.pods().size();
         }
-        let mut size = self.leaf_spine().size();
-        // Per-rail groups: each leaf is cabled to its group only.
-        let cables = self.gpus() + self.leaves() as u64 * self.spines_per_leaf() as u64 * self.links_per_spine as u64;
-        size.ports = 2 * cables;
-        size
+        let (gpus, leaves, spines) = (self.gpus(), self.leaves() as u64, self.spines as u64);
+        let cables = gpus + leaves * self.spines_per_leaf() as u64 * self.links_per_spine as u64;
+        FabricSize { nodes: gpus + leaves + spines, ports: 2 * cables, switches: leaves + spines, tors: leaves }
     }
 }
 
@@ -235,14 +258,11 @@ pub fn build(shape: Shape, links: TierLinks, switch_latency: Time) -> Fabric {
     let Shape { servers, spines, links_per_spine, cores, .. } = shape;
     let Servers { servers: n, gpus_per_server: g, servers_per_su } = servers;
     let gpus = shape.gpus() as u32;
-    // GPU r of server s: on rail r of the unit of s.
-    let leaf_of = move |gpu: u32| gpu / g / servers_per_su * g + gpu % g;
+    let leaf_of = |gpu: u32| servers.leaf_of(gpu);
     let b = if shape.tiers == 3 {
         fat_tree::wire_hosts(shape.pods(), links, leaf_of)
-    } else if shape.per_rail {
-        wire_per_rail(shape, links, leaf_of)
     } else {
-        leaf_spine::wire_hosts(shape.leaf_spine(), links, &[], leaf_of)
+        leaf_spine::wire_hosts(shape.leaf_spine(), links, &[], leaf_of, |leaf| shape.spines_of_leaf(leaf))
     };
     let round = |r: f64| (r * 100.0).round() / 100.0;
     let ratio = round(servers_per_su as f64 * links.host.0.gbps() / ((shape.spines_per_leaf() * links_per_spine) as f64 * links.tor_up.0.gbps()));
@@ -259,28 +279,6 @@ pub fn build(shape: Shape, links: TierLinks, switch_latency: Time) -> Fabric {
     let mut fabric = b.build(description, switch_latency);
     fabric.servers = Some(servers);
     fabric
-}
-
-/// GPUs under their leaves, then each leaf's `links_per_spine` cables to every spine of its
-/// rail's group (leaf u × gpus + r to spines r × s .. (r + 1) × s, s = spines / gpus).
-fn wire_per_rail(shape: Shape, links: TierLinks, leaf_of: impl Fn(u32) -> u32) -> FabricBuilder {
-    let g = shape.servers.gpus_per_server;
-    let per_group = shape.spines_per_leaf();
-    let mut b = FabricBuilder::new(shape.gpus() as u32);
-    let leaf0 = b.add_switches(Tier::Tor, shape.leaves());
-    let spine0 = b.add_switches(Tier::Agg, shape.spines);
-    for gpu in 0..shape.gpus() as u32 {
-        b.link(NodeId(gpu), leaf0.offset(leaf_of(gpu)), links.host.0, links.host.1);
-    }
-    for leaf in 0..shape.leaves() {
-        let rail = leaf % g;
-        for s in rail * per_group..(rail + 1) * per_group {
-            for _ in 0..shape.links_per_spine {
-                b.link(leaf0.offset(leaf), spine0.offset(s), links.tor_up.0, links.tor_up.1);
-            }
-        }
-    }
-    b
 }
 
 /// What `fabricsim check` says of a fabric of servers: the servers and their units, the rails,
