@@ -268,10 +268,14 @@ def _fabric(s: Dict[str, Any]) -> str:
             ("class", "class", ""), ("ports", "ports", ""), ("max_bytes", "deepest", "bytes"),
             ("mean_bytes", "mean", "bytes"), ("drops", "drops", "packets"), ("trims", "trims", "packets")]))
     if s.get("rails"):
-        parts.append("<h3>Rails</h3>" + _records_table(s["rails"], [
+        columns = [
             ("rail", "rail", ""), ("gpus", "GPUs", ""), ("gpu_tx_bytes", "GPUs sent", "bytes"),
             ("gpu_tx_utilisation", "GPU links used", ""), ("uplink_tx_bytes", "up to the spines", "bytes"),
-            ("uplink_tx_utilisation", "uplinks used", "")]))
+            ("uplink_tx_utilisation", "uplinks used", "")]
+        # Servers with a scale-up domain: what the rail's GPUs sent through it.
+        if "scale_up_tx_bytes" in s["rails"][0]:
+            columns += [("scale_up_tx_bytes", "into the scale-up domain", "bytes"), ("scale_up_tx_utilisation", "scale-up links used", "")]
+        parts.append("<h3>Rails</h3>" + _records_table(s["rails"], columns))
     return "".join(parts)
 
 

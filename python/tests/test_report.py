@@ -176,3 +176,28 @@ def test_report_of_a_rail_optimized_run_names_its_rails(tmp_path):
     assert [x["rail"] for x in rails] == [0, 1] and all(x["gpus"] == 4 and x["gpu_tx_bytes"] > 0 for x in rails)
     page = r.report(tmp_path / "r.html").read_text(encoding="utf-8")
     assert "<h3>Rails</h3>" in page and "up to the spines" in page
+
+
+def test_report_of_servers_with_a_scale_up_domain_shows_its_use(tmp_path):
+    """With `[topology.server] scale_up_gbps`, an AllReduce inside one server goes through its
+    scale-up switch: summary.json's rails carry `scale_up_tx_bytes`, the GPUs' NICs send nothing,
+    and the report's Rails table gains the scale-up columns."""
+    scenario = """
+    [topology]
+    kind = "rail_optimized"
+    servers = 2
+    servers_per_su = 2
+    [topology.server]
+    gpus = 4
+    scale_up_gbps = 3600
+    [workload]
+    kind = "collectives"
+    [[workload.jobs]]
+    ranks = 4
+    collectives = [{ op = "allreduce", algorithm = "ring", bytes = "1MiB" }]
+    """
+    r = fabricsim.run(scenario, progress=False)
+    rails = r.summary["rails"]
+    assert all(x["gpu_tx_bytes"] == 0 and x["scale_up_tx_bytes"] > 0 for x in rails)
+    page = r.report(tmp_path / "r.html").read_text(encoding="utf-8")
+    assert "into the scale-up domain" in page and "scale-up links used" in page

@@ -453,7 +453,15 @@ fn check(path: &Path, set: &[String], threads: Option<usize>) -> Result<(), Erro
     let mut o = String::new();
     let f = &setup.fabric;
     say!(o, "fabric        {}", f.description);
-    let tiers: Vec<String> = f.tier_counts().iter().map(|&(t, n)| format!("{n} {}", f.tier_name(t))).collect();
+    let mut tiers: Vec<String> = Vec::new();
+    for &(t, n) in &f.tier_counts() {
+        // A GPU's scale-up port is a host of its own (nvl<i>), counted apart from the GPUs.
+        let ports = if t == fabricsim::topo::Tier::Host { n - f.ranks() } else { 0 };
+        tiers.push(format!("{} {}", n - ports, f.tier_name(t)));
+        if ports > 0 {
+            tiers.push(format!("{ports} nvl"));
+        }
+    }
     say!(o, "nodes         {} ({})", f.tier.len(), tiers.join(", "));
     say!(o, "links         {}", f.ports.len() / 2);
     for l in fabricsim::topo::rail_optimized::check_lines(f) {

@@ -23,7 +23,7 @@ const TOPOLOGIES: &[SchemeRow] = &[
     },
     SchemeRow {
         name: "rail_optimized",
-        summary: "rail-optimized fabric of servers with a NIC per GPU: GPU r of every server of a scalable unit on that unit's leaf r; 2 tiers (every leaf to every spine) or 3 (spines per unit, cores); r:1 at the leaves",
+        summary: "rail-optimized fabric of servers with a NIC per GPU: GPU r of every server of a scalable unit on that unit's leaf r; 2 tiers (every leaf to every spine) or 3 (spines per unit, cores); r:1 at the leaves; optionally a scale-up switch per server",
         params: rail_optimized_params,
         // A whole table: the bundled example's `k` belongs to the other families.
         example: &["topology={ kind = \"rail_optimized\", servers = 16, servers_per_su = 8, link_rate_gbps = 400, link_latency_ns = 1000, server = { gpus = 8 } }"],
@@ -37,6 +37,8 @@ fn rail_optimized_params() -> Vec<ParamRow> {
         ParamRow { key: "servers".into(), default: "-".into(), allowed: Some("required; a multiple of servers_per_su".into()) },
         ParamRow { key: "servers_per_su".into(), default: "32".into(), allowed: Some("≥ 1".into()) },
         ParamRow { key: "server.gpus".into(), default: crate::scenario::ServerConfig::default().gpus.to_string(), allowed: Some("≥ 1 (GPUs per server = NICs = rails)".into()) },
+        ParamRow { key: "server.scale_up_gbps".into(), default: "unset (no scale-up domain)".into(), allowed: Some("0.001..=1000000 Gb/s per GPU each way (NVLink 4: 3600)".into()) },
+        ParamRow { key: "server.scale_up_latency_ns".into(), default: "150".into(), allowed: Some("≥ 0 ns per GPU–switch link; only with scale_up_gbps".into()) },
         ParamRow { key: "tiers".into(), default: "2".into(), allowed: Some("2 or 3".into()) },
         ParamRow { key: "spine_groups".into(), default: "\"shared\"".into(), allowed: Some("\"shared\" or \"per_rail\" (2 tiers)".into()) },
     ];

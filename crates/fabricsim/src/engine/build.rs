@@ -132,9 +132,10 @@ pub(super) fn hosts<L: Layout>(setup: &Setup, fabric: &Fabric, hold: &Holding) -
         signals: crate::transport::signal::Signals::build(&tr.cc),
         rtt_sample_stride: 0,
     };
-    // Base RTT per (hop count, last-packet size) is the same for every path of a tier-
-    // symmetric fabric: compute once per hop count.
-    let mut rtt_by_hops: HashMap<usize, Time> = HashMap::new();
+    // Base RTT is the same for every path of a tier-symmetric fabric with one hop count that
+    // starts on one kind of host link (rate, delay): compute once per such kind (a GPU's
+    // scale-up port and its NIC both reach a peer in 2 hops, over different links).
+    let mut rtt_by_hops: HashMap<(usize, u64, Time), Time> = HashMap::new();
     // The gates' oversubscription ratio depends on the two ToRs only.
     let mut ratio_by_tors: HashMap<(NodeId, NodeId), f64> = HashMap::new();
     let n = setup.traffic.conns.len();
@@ -149,9 +150,11 @@ pub(super) fn hosts<L: Layout>(setup: &Setup, fabric: &Fabric, hold: &Holding) -
     let cc_of = tr.cc_of_hosts(fabric.hosts);
     for (i, f) in setup.traffic.conns.iter().enumerate() {
         let hops = super::hop_count(fabric, f.src, f.dst);
-        let rtt = *rtt_by_hops.entry(hops).or_insert_with(|| fabric.base_rtt(f.src, f.dst, mtu, tp.ack_bytes as u64));
+        let first = &fabric.ports[fabric.host_port[f.src.idx()].idx()];
+        let rtt = *rtt_by_hops.entry((hops, first.rate.0, first.latency)).or_insert_with(|| fabric.base_rtt(f.src, f.dst, mtu, tp.ack_bytes as u64));
         let host_rate = fabric.ports[fabric.host_port[f.src.idx()].idx()].rate;
-        let cc_config = cc_of[f.src.idx()];
+        // A GPU's scale-up port runs its GPU's congestion control.
+        let cc_config = cc_of[fabric.rank_of(f.src) as usize];
         let pacer_flows = pacer_flows(cc_config);
         let path = PathInfo { mtu_bytes: Bytes(mtu), host_rate, base_rtt: rtt, bdp_bytes: host_rate.bytes_in(rtt), hops: hops as u32, net_base_rtt: setup.base_rtt, src_conns: src_conns[f.src.idx()], queue_bytes: Bytes(queue_bytes), flows_per_host: pacer_flows.unwrap_or(src_conns[f.src.idx()]) };
         let cc = cc_config.build(&mut path.clone());
@@ -206,7 +209,8 @@ fn pacer_flows(cc: &crate::transport::cc::CcConfig) -> Option<u32> {
 /// timers.
 pub fn recovery_timers(setup: &Setup) -> Vec<String> {
     let (fabric, tr) = (&setup.fabric, &setup.scenario.transport);
-    let (src, dst) = (NodeId(0), NodeId(fabric.hosts.saturating_sub(1)));
+    // The last GPU, not its scale-up port (which host 0 cannot reach), on a fabric of servers.
+    let (src, dst) = (NodeId(0), NodeId(fabric.ranks().saturating_sub(1)));
     let host_rate = fabric.ports[fabric.host_port[src.idx()].idx()].rate;
     let mtu = tr.mtu_bytes as u64;
     let src_conns = (setup.traffic.conns.iter().filter(|c| c.src == src).count() as u32).max(1);

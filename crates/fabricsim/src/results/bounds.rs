@@ -25,8 +25,9 @@ pub(super) fn ideal_completion(
     first_start: Time,
 ) -> Time {
     let flow_bound = flows.iter().map(|f| flow_plan[f.id as usize].due + f.ideal_fct).max().unwrap_or(Time::ZERO);
-    let busiest = host_loads(sim, plan).iter().map(|&(o, i)| o.max(i)).max().unwrap_or(0);
-    let host_rate = sim.net.ports[sim.net.fabric.host_port[0].idx()].rate;
+    // Each host's bytes at its own link's rate (a GPU's scale-up port is faster than its NIC).
+    let host_port = &sim.net.fabric.host_port;
+    let busiest = host_loads(sim, plan).iter().zip(host_port.iter()).map(|(&(o, i), p)| sim.net.ports[p.idx()].rate.tx_time(Bytes(o.max(i)))).max().unwrap_or(Time::ZERO);
     let (f, pods) = (&sim.net.fabric, sim.net.fabric.pod_of_host());
     let removed = f.removed_ports();
     let (tor_cut, pod_cut) = cut_bound(sim, plan, &pods, |i| if removed[i] { 0 } else { sim.net.ports[i].rate.0 });
@@ -45,7 +46,7 @@ pub(super) fn ideal_completion(
     }
     let after = |t: Time| if t == Time::MAX { Time::ZERO } else { t };
     let link_bound = first_start
-        + (host_rate.tx_time(Bytes(busiest)) + after(any)).max(tor_cut + after(cross_tor)).max(pod_cut + after(cross_pod));
+        + (busiest + after(any)).max(tor_cut + after(cross_tor)).max(pod_cut + after(cross_pod));
     let collective_bound = ccts.iter().filter_map(|c| c.start.map(|s| s + c.ideal)).max().unwrap_or(Time::ZERO);
     flow_bound.max(link_bound).max(collective_bound) - first_start
 }
@@ -76,22 +77,28 @@ fn propagation(sim: &Sim, c: &Connection) -> Time {
 
 /// Per collective instance, the shortest [`propagation`] of the connections its own messages
 /// use, so that its ideal depends on where its ranks are and on nothing else in the run (0
-/// for an instance without messages). An instance's messages are the sends between its begin
+/// for an instance without messages), and the slowest link its messages leave their senders
+/// by (every rank of a collective sends its share of the bus bytes, so the slowest sender's
+/// link bounds it: a server's scale-up port, or a NIC as soon as one rank's traffic leaves the
+/// server; `None` without messages). An instance's messages are the sends between its begin
 /// marker and the next instance's: the collective builder adds an instance's markers, then
 /// all its messages, before the next instance.
-pub(super) fn min_propagation_per_instance(sim: &Sim) -> Vec<Time> {
+pub(super) fn instance_paths(sim: &Sim) -> Vec<(Time, Option<crate::units::BitsPerSec>)> {
     use crate::workload::graph::TaskKind;
     let t = &sim.traffic;
     let begins: Vec<u32> = t.tasks.iter().enumerate().filter(|(_, task)| matches!(task.kind(), TaskKind::Begin(_))).map(|(i, _)| i as u32).collect();
     debug_assert!(begins.len() == t.instances.len());
     let conn_prop: Vec<Time> = sim.hosts.conns.iter().map(|c| propagation(sim, c)).collect();
-    let mut one_way = vec![Time::MAX; t.instances.len()];
+    let f = &sim.net.fabric;
+    let mut out = vec![(Time::MAX, None::<crate::units::BitsPerSec>); t.instances.len()];
     for m in t.messages() {
         // The last begin marker before the message's send task.
         let Some(i) = begins.partition_point(|&b| b < m.task).checked_sub(1) else { continue };
-        one_way[i] = one_way[i].min(conn_prop[m.conn as usize]);
+        let rate = sim.net.ports[f.host_port[sim.hosts.conns[m.conn as usize].src.idx()].idx()].rate;
+        out[i].0 = out[i].0.min(conn_prop[m.conn as usize]);
+        out[i].1 = Some(out[i].1.map_or(rate, |r| r.min(rate)));
     }
-    one_way.into_iter().map(|w| if w == Time::MAX { Time::ZERO } else { w }).collect()
+    out.into_iter().map(|(w, r)| (if w == Time::MAX { Time::ZERO } else { w }, r)).collect()
 }
 
 /// Every flow, collective instance and the run itself that finished faster than physically

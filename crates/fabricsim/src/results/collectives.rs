@@ -55,13 +55,14 @@ pub(super) fn rows(sim: &Sim) -> Vec<CctResult> {
     // The shortest one-way trip of the instance's own connections, so that ranks in one rack
     // do not get the fabric's longest path charged (the ideal must stay a lower bound), and
     // another job's connections do not move it.
-    let one_ways = super::bounds::min_propagation_per_instance(sim);
+    let paths = super::bounds::instance_paths(sim);
     sim.traffic
         .instances
         .iter()
         .zip(&sim.tasks.instance_span)
-        .zip(one_ways)
-        .map(|((inst, &(start, end)), one_way)| {
+        .zip(paths)
+        .map(|((inst, &(start, end)), (one_way, slowest))| {
+            let host_rate = slowest.unwrap_or(host_rate);
             let wire = |b: u64| b + b.div_ceil(tp.mss as u64) * tp.header as u64;
             // A chunk on the dependency chain is at most the data of one step.
             let hop_chunk = inst.chunk.min(((inst.bus_bytes / inst.chain_hops.max(1) as u64).max(Bytes(1))).0);

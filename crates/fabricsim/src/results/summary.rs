@@ -384,7 +384,7 @@ pub struct FlakyPortLosses {
 #[derive(Clone, Debug, Serialize)]
 pub struct TierQueues {
     /// Port class: `tor_up`, `agg_up`, `agg_down`, `core_down`, `tor_down` (`spine_down` on a
-    /// leaf-spine).
+    /// leaf-spine, `scale_up` with a server scale-up domain).
     pub class: &'static str,
     /// Ports of the class.
     pub ports: u32,
@@ -405,13 +405,13 @@ pub struct TierQueues {
 }
 
 /// Per port class, in the order ToR-up, agg-up, agg-down, core-down, ToR-down (then a
-/// leaf-spine's spine-down), the classes the fabric has.
+/// leaf-spine's spine-down, a scale-up domain's ports), the classes the fabric has.
 fn tier_queues(sim: &Sim) -> Vec<TierQueues> {
     use crate::scenario::{port_class, PORT_CLASSES};
     let f = &sim.net.fabric;
     let run = sim.k.now.max(Time(1)).0 as f64;
     let mut out: Vec<TierQueues> = Vec::new();
-    for name in ["tor_up", "agg_up", "agg_down", "core_down", "tor_down", "spine_down"] {
+    for name in ["tor_up", "agg_up", "agg_down", "core_down", "tor_down", "spine_down", "scale_up"] {
         let c = PORT_CLASSES.iter().position(|&n| n == name).expect("a port class");
         let mut t = TierQueues { class: name, ports: 0, max_bytes: 0, mean_bytes: 0.0, max_port_mean_bytes: 0.0, wire_losses: 0, drops: 0, trims: 0 };
         let mut area: u128 = 0;
@@ -453,6 +453,12 @@ pub struct RailUse {
     pub uplink_rx_bytes: u64,
     /// `uplink_tx_bytes` over what the rail's leaf uplinks could carry in the run.
     pub uplink_tx_utilisation: f64,
+    /// Bytes the rail's GPUs sent into their servers' scale-up domain (only with one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scale_up_tx_bytes: Option<u64>,
+    /// `scale_up_tx_bytes` over what the rail's GPUs' scale-up links could carry in the run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scale_up_tx_utilisation: Option<f64>,
 }
 
 /// The per-rail traffic of a fabric of servers (`None` for other fabrics): every port is
@@ -464,15 +470,31 @@ fn rail_use(sim: &Sim) -> Option<Vec<RailUse>> {
     let g = servers.gpus_per_server;
     let run = sim.k.now.max(Time(1)).0 as f64 / 1e12;
     let mut rails: Vec<RailUse> = (0..g)
-        .map(|rail| RailUse { rail, gpus: servers.servers, gpu_tx_bytes: 0, gpu_rx_bytes: 0, gpu_tx_utilisation: 0.0, uplink_tx_bytes: 0, uplink_rx_bytes: 0, uplink_tx_utilisation: 0.0 })
+        .map(|rail| RailUse {
+            rail,
+            gpus: servers.servers,
+            gpu_tx_bytes: 0,
+            gpu_rx_bytes: 0,
+            gpu_tx_utilisation: 0.0,
+            uplink_tx_bytes: 0,
+            uplink_rx_bytes: 0,
+            uplink_tx_utilisation: 0.0,
+            scale_up_tx_bytes: servers.scale_up.map(|_| 0),
+            scale_up_tx_utilisation: None,
+        })
         .collect();
-    let (mut gpu_capacity, mut uplink_capacity) = (vec![0f64; g as usize], vec![0f64; g as usize]);
+    let (mut gpu_capacity, mut uplink_capacity, mut scale_up_capacity) = (vec![0f64; g as usize], vec![0f64; g as usize], vec![0f64; g as usize]);
     for (i, ps) in sim.net.ports.iter().enumerate() {
         let spec = &f.ports[i];
         let (owner, peer) = (f.tier[spec.owner.idx()], f.tier[spec.peer.idx()]);
         let bytes = ps.tx_bytes.0;
         let leaf_rail = |n: crate::ids::NodeId| servers.rail_of_leaf(f.index_in_tier[n.idx()]) as usize;
         match (owner, peer) {
+            (Tier::Host, Tier::ScaleUp) => {
+                let r = servers.rail_of(crate::ids::NodeId(f.rank_of(spec.owner))) as usize;
+                *rails[r].scale_up_tx_bytes.get_or_insert(0) += bytes;
+                scale_up_capacity[r] += ps.rate.0 as f64 * run;
+            }
             (Tier::Host, _) => {
                 let r = servers.rail_of(spec.owner) as usize;
                 rails[r].gpu_tx_bytes += bytes;
@@ -492,6 +514,7 @@ fn rail_use(sim: &Sim) -> Option<Vec<RailUse>> {
         let share = |bytes: u64, capacity: f64| if capacity > 0.0 { bytes as f64 * 8.0 / capacity } else { 0.0 };
         rail.gpu_tx_utilisation = share(rail.gpu_tx_bytes, gpu_capacity[r]);
         rail.uplink_tx_utilisation = share(rail.uplink_tx_bytes, uplink_capacity[r]);
+        rail.scale_up_tx_utilisation = rail.scale_up_tx_bytes.map(|b| share(b, scale_up_capacity[r]));
     }
     Some(rails)
 }

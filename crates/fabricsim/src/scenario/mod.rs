@@ -105,12 +105,21 @@ pub enum SpineGroups {
 pub struct ServerConfig {
     /// GPUs per server, each with its own NIC on its own rail.
     pub gpus: u32,
+    /// Scale-up domain (NVLink/NVSwitch class): each GPU's rate to the server's scale-up
+    /// switch, each way, in Gb/s (e.g. 3600: NVLink 4's 450 GB/s). Unset: not modelled (GPUs of
+    /// one server then reach each other through the rails).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scale_up_gbps: Option<Gbps>,
+    /// Propagation delay of each GPU's link to the scale-up switch, in ns (a GPU-to-GPU transfer
+    /// crosses two, plus the switch latency). Only with `scale_up_gbps`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scale_up_latency_ns: Option<f64>,
 }
 
 impl Default for ServerConfig {
     fn default() -> Self {
         // An 8-GPU server (DGX/HGX class), as every reference design the rail wiring comes from.
-        ServerConfig { gpus: 8 }
+        ServerConfig { gpus: 8, scale_up_gbps: None, scale_up_latency_ns: None }
     }
 }
 
@@ -767,8 +776,14 @@ fn check_paths(fabric: &Fabric, traffic: &crate::workload::graph::Traffic) -> Re
     let Some((i, c)) = traffic.conns.iter().enumerate().find(|(_, c)| !fabric.reachable(c.src, c.dst)) else { return Ok(()) };
     let (a, b) = (fabric.node_name(c.src), fabric.node_name(c.dst));
     let why = match fabric.servers {
+        Some(s) if s.scale_up.is_some() => format!(
+            "{a} is on rail {} and {b} on rail {} of another server, and with spine_groups = \"per_rail\" the rails meet only in a server's scale-up domain; moving the data onto the destination's rail there first (PXN) is not modelled yet; put a job's ranks on one rail or in one server (placement = \"strided\", stride = {})",
+            s.rail_of(c.src),
+            s.rail_of(c.dst),
+            s.gpus_per_server
+        ),
         Some(s) => format!(
-            "{a} is on rail {} and {b} on rail {}, and with spine_groups = \"per_rail\" the rails meet only in a server's scale-up domain, which is not modelled yet; put a job's ranks on one rail (placement = \"strided\", stride = {})",
+            "{a} is on rail {} and {b} on rail {}, and with spine_groups = \"per_rail\" the rails meet only in a server's scale-up domain, which is not modelled unless [topology.server] scale_up_gbps is set; put a job's ranks on one rail (placement = \"strided\", stride = {})",
             s.rail_of(c.src),
             s.rail_of(c.dst),
             s.gpus_per_server
@@ -872,11 +887,11 @@ impl Scenario {
         let mss = (self.transport.mtu_bytes - self.transport.header_bytes) as u64;
         let shaper = self.transport.shaper.build(&mut ShaperCtx { mss });
         let files = InputFiles::new(&self.files_dir.as_ref().map_or_else(|| base_dir.to_path_buf(), |d| base_dir.join(d)));
-        let hosts = HostPlan { hosts: plan.size.hosts() as u32, host_rate: plan.host_rate };
+        let hosts = HostPlan { hosts: plan.ranks, host_rate: plan.host_rate };
         let workload_budget = budget.less(plan.size.bytes());
         let early = self.workload.generate_early(hosts, self.seed, &files, &shaper, workload_budget)?;
         let fabric = self.build_fabric(plan)?;
-        transport::check_cc_hosts(&self.transport, fabric.hosts)?;
+        transport::check_cc_hosts(&self.transport, fabric.ranks())?;
         transport::check_rate_floors(&self.transport, hosts.host_rate.0)?;
         let base = timing::Base::of(&fabric, &self.transport);
         let (mut qdisc, pfc) = self.switch_ports(&fabric, base.bdp_bytes.0)?;
@@ -891,10 +906,14 @@ impl Scenario {
                 return Err(Error::invalid(&key, format!("\"{}\": gate \"mcc\" runs with the NIC's congestion control off; set {key} = \"line_rate\"", cc.name())));
             }
         }
-        let traffic = match early {
+        let mut traffic = match early {
             Some(traffic) => traffic,
             None => self.workload.generate(&fabric, self.seed, &files, &shaper, workload_budget)?,
         };
+        // Workloads address GPUs; a connection inside a server runs over its scale-up domain.
+        for c in &mut traffic.conns {
+            (c.src, c.dst) = fabric.endpoints(c.src, c.dst);
+        }
         traffic.check_packet_counts(mss, self.workload.size_key())?;
         check_paths(&fabric, &traffic)?;
         self.switch.lb.check_ns3_names(&fabric, traffic.ns3.as_deref())?;

@@ -84,10 +84,14 @@ pub struct PortRules {
     /// Leaf-spine: spine ports towards ToRs.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub spine_down: Option<QueueRule>,
+    /// A server's scale-up switch: ports towards its GPUs (rail-optimized fabrics with
+    /// `[topology.server] scale_up_gbps`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scale_up: Option<QueueRule>,
 }
 
 /// Port class names, in [`PortRules`] order.
-pub const PORT_CLASSES: [&str; 6] = ["tor_down", "tor_up", "agg_down", "agg_up", "core_down", "spine_down"];
+pub const PORT_CLASSES: [&str; 7] = ["tor_down", "tor_up", "agg_down", "agg_up", "core_down", "spine_down", "scale_up"];
 
 impl PortRules {
     /// Whether no class has a rule (then the table is not serialized).
@@ -95,8 +99,8 @@ impl PortRules {
         self.rules().iter().all(Option::is_none)
     }
 
-    pub(super) fn rules(&self) -> [Option<&QueueRule>; 6] {
-        [&self.tor_down, &self.tor_up, &self.agg_down, &self.agg_up, &self.core_down, &self.spine_down].map(Option::as_ref)
+    pub(super) fn rules(&self) -> [Option<&QueueRule>; PORT_CLASSES.len()] {
+        [&self.tor_down, &self.tor_up, &self.agg_down, &self.agg_up, &self.core_down, &self.spine_down, &self.scale_up].map(Option::as_ref)
     }
 }
 
@@ -154,6 +158,7 @@ fn class_of(fabric: &Fabric, leaf_spine: bool, p: usize) -> Option<usize> {
     let (owner, peer) = (fabric.tier[spec.owner.idx()], fabric.tier[spec.peer.idx()]);
     Some(match (owner, peer) {
         (Tier::Host, _) => return None,
+        (Tier::ScaleUp, _) => 6,
         (Tier::Tor, Tier::Host) => 0,
         (Tier::Tor, _) => 1,
         (Tier::Agg, Tier::Tor) if leaf_spine => 5,
@@ -267,7 +272,7 @@ pub fn resolve(sw: &SwitchConfig, cx: &Context) -> Result<QdiscTable> {
     };
     let default = profile(&[(&global, "switch".into())], sw, cx, "")?;
     table.add(default, String::new())?;
-    let (mut rate_used, mut class_used) = (vec![false; rates.len()], [false; 6]);
+    let (mut rate_used, mut class_used) = (vec![false; rates.len()], [false; PORT_CLASSES.len()]);
     for p in 0..f.ports.len() {
         let (class, rate) = (class_of(f, leaf_spine, p), f.ports[p].rate);
         if let Some(&(_, _, idx)) = pairs.iter().find(|&&(c, r, _)| c == class && r == rate) {

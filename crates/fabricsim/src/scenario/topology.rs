@@ -36,12 +36,14 @@ pub(crate) struct FabricPlan {
     pub host_rate: BitsPerSec,
     /// The key that makes the fabric large, for a refusal.
     pub sized_by: &'static str,
+    /// The hosts a workload addresses ([`Fabric::ranks`]).
+    pub ranks: u32,
     build: Box<dyn FnOnce() -> Result<Fabric>>,
 }
 
 impl FabricPlan {
     fn new(sized_by: &'static str, size: FabricSize, host_rate: BitsPerSec, build: impl FnOnce() -> Result<Fabric> + 'static) -> FabricPlan {
-        FabricPlan { size, host_rate, sized_by, build: Box::new(build) }
+        FabricPlan { size, host_rate, sized_by, ranks: size.hosts() as u32, build: Box::new(build) }
     }
 }
 
@@ -156,7 +158,8 @@ impl Scenario {
             }
             TopologyKind::RailOptimized => {
                 let shape = rail_shape(t)?;
-                Ok(FabricPlan::new("topology.servers", shape.size(), host_rate, move || Ok(rail_optimized::build(shape, links, sw_lat))))
+                let plan = FabricPlan::new("topology.servers", shape.size(), host_rate, move || Ok(rail_optimized::build(shape, links, sw_lat)));
+                Ok(FabricPlan { ranks: shape.gpus() as u32, ..plan })
             }
         }
     }
@@ -196,10 +199,31 @@ fn rail_shape(t: &TopologyConfig) -> Result<rail_optimized::Shape> {
         return Err(Error::invalid("topology.oversubscribed_tier", "a rail-optimized fabric is oversubscribed at the leaves only; allowed: \"tor\""));
     }
     let servers = t.servers.ok_or_else(|| Error::invalid("topology.servers", "missing: kind = \"rail_optimized\" needs the number of servers"))?;
-    let gpus = t.server.as_ref().map_or(ServerConfig::default().gpus, |s| s.gpus);
-    let layout = Servers { servers, gpus_per_server: gpus, servers_per_su: t.servers_per_su.unwrap_or(DEFAULT_SERVERS_PER_SU) };
+    let server = t.server.clone().unwrap_or_default();
+    let scale_up = scale_up(&server)?;
+    let layout = Servers { servers, gpus_per_server: server.gpus, servers_per_su: t.servers_per_su.unwrap_or(DEFAULT_SERVERS_PER_SU), scale_up };
     let per_rail = t.spine_groups == Some(SpineGroups::PerRail);
     rail_optimized::Shape::grouped(layout, t.oversubscription.0, t.spines, tiers, t.cores, per_rail)
+}
+
+//= type=assumption
+//# NVLink/NVSwitch-class scale-up is described publicly as "sub-microsecond" GPU to GPU; with
+//# two links of this delay and the switch latency, a GPU-to-GPU transfer takes 300 ns plus it.
+/// Propagation delay of a GPU's link to its server's scale-up switch when
+/// `scale_up_latency_ns` is not given.
+const DEFAULT_SCALE_UP_LATENCY_NS: f64 = 150.0;
+
+/// The scale-up domain `[topology.server]` asks for (`scale_up_gbps`, `scale_up_latency_ns`).
+fn scale_up(server: &ServerConfig) -> Result<Option<rail_optimized::ScaleUp>> {
+    let Some(gbps) = server.scale_up_gbps else {
+        if server.scale_up_latency_ns.is_some() {
+            return Err(Error::invalid("topology.server.scale_up_latency_ns", "only with `scale_up_gbps` (the scale-up domain's per-GPU rate), which models the domain"));
+        }
+        return Ok(None);
+    };
+    let rate = rate("topology.server.scale_up_gbps", gbps)?;
+    let latency = nanos("topology.server.scale_up_latency_ns", server.scale_up_latency_ns.unwrap_or(DEFAULT_SCALE_UP_LATENCY_NS))?;
+    Ok(Some(rail_optimized::ScaleUp { rate, latency }))
 }
 
 /// The keys that size a rail-optimized fabric, for the messages refusing others.

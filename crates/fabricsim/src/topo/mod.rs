@@ -5,6 +5,11 @@
 //! destination ToR, the set of ports on shortest paths. [`failures`] then fails some ToR uplinks
 //! if the scenario asks (removed from routing, or degraded). Hosts come first in the node
 //! numbering (host `i` is node `i`), switches after them.
+//!
+//! A host is one NIC port on the switch it attaches to (its ToR, or a server's scale-up switch,
+//! [`Tier::ScaleUp`]); routing's destinations are those attachment switches. A GPU of a server
+//! with a scale-up domain is two hosts, one per port ([`rail_optimized`]): the workloads address
+//! GPUs (ranks, [`Fabric::ranks`]) and [`Fabric::endpoints`] picks the port each connection uses.
 
 use crate::units::Bytes;
 pub mod failures;
@@ -24,12 +29,23 @@ use crate::units::{BitsPerSec, Time};
 pub enum Tier {
     /// An end host (one NIC port).
     Host,
+    /// A server's scale-up switch (NVSwitch class): the GPUs' scale-up ports hang below it, and
+    /// it has no uplinks (the server's scale-up domain, [`rail_optimized`]).
+    ScaleUp,
     /// Top-of-rack (leaf) switch: hosts hang below it.
     Tor,
     /// Aggregation switch of a 3-tier fat tree, or the spine of a leaf-spine.
     Agg,
     /// Core switch of a 3-tier fat tree.
     Core,
+}
+
+impl Tier {
+    /// Whether hosts hang from switches of this tier (a ToR, a scale-up switch): the
+    /// destinations routing computes next hops towards.
+    pub fn attaches_hosts(self) -> bool {
+        matches!(self, Tier::Tor | Tier::ScaleUp)
+    }
 }
 
 /// One direction of a link: the output port of `owner` that sends to `peer`.
@@ -100,6 +116,31 @@ impl Fabric {
     /// Whether `node` is a host (hosts come first in node order, then switches).
     pub fn is_host(&self, node: NodeId) -> bool {
         node.0 < self.hosts
+    }
+
+    /// The hosts a workload addresses: every host, or on a fabric of servers with a scale-up
+    /// domain the GPUs (hosts `0..ranks`, their NIC ports; hosts `ranks..2 × ranks` are the same
+    /// GPUs' scale-up ports).
+    pub fn ranks(&self) -> u32 {
+        match self.servers {
+            Some(s) if s.scale_up.is_some() => s.gpus(),
+            _ => self.hosts,
+        }
+    }
+
+    /// The ports a connection between GPUs (ranks) `src` and `dst` runs between: their
+    /// scale-up ports when they are in one server with a scale-up domain, else their NICs
+    /// (ranks are their NIC hosts).
+    pub fn endpoints(&self, src: NodeId, dst: NodeId) -> (NodeId, NodeId) {
+        match self.servers {
+            Some(s) if s.scale_up.is_some() && s.server_of(src) == s.server_of(dst) => (src.offset(s.gpus()), dst.offset(s.gpus())),
+            _ => (src, dst),
+        }
+    }
+
+    /// The GPU (rank) a host belongs to: itself, or for a scale-up port the GPU whose it is.
+    pub fn rank_of(&self, host: NodeId) -> u32 {
+        host.0 % self.ranks()
     }
 
     /// Output ports of `node`.
@@ -226,7 +267,12 @@ impl Fabric {
     }
 
     /// Human-readable node name: host12, tor3, agg5, core7 (spine for a leaf-spine's upper tier).
+    /// A GPU's scale-up port is `nvl<i>` (GPU i's) and a scale-up switch `nvs<s>` (server s's).
     pub fn node_name(&self, n: NodeId) -> String {
+        let ranks = self.ranks();
+        if self.is_host(n) && n.0 >= ranks {
+            return format!("nvl{}", n.0 - ranks);
+        }
         format!("{}{}", self.tier_name(self.tier[n.idx()]), self.index_in_tier[n.idx()])
     }
 
@@ -237,6 +283,7 @@ impl Fabric {
         match t {
             Tier::Host if self.servers.is_some() => "gpu",
             Tier::Host => "host",
+            Tier::ScaleUp => "nvs",
             Tier::Tor => "tor",
             Tier::Agg if !self.three_tier => "spine",
             Tier::Agg => "agg",
@@ -279,7 +326,7 @@ impl Fabric {
         let (x, y) = link.split_once('-').ok_or_else(|| Error::invalid(key, format!("`{shown}`: expected NODE-NODE, e.g. \"{example}\"")))?;
         let node = |n: &str| {
             self.node_by_name(n.trim())
-                .ok_or_else(|| Error::invalid(key, format!("no node named `{n}` (names: host<i>, tor<i>, agg<i>, core<i>, spine<i>; gpu<i> on a rail-optimized fabric)")))
+                .ok_or_else(|| Error::invalid(key, format!("no node named `{n}` (names: host<i>, tor<i>, agg<i>, core<i>, spine<i>; gpu<i> on a rail-optimized fabric, nvl<i> and nvs<i> in its scale-up domain)")))
         };
         let (na, nb) = (node(x)?, node(y)?);
         let p = self.port_between(na, nb).ok_or_else(|| Error::invalid(key, format!("`{x}` and `{y}` are not linked")))?;
@@ -442,6 +489,19 @@ impl FabricBuilder {
         }
     }
 
+    /// Adds `count` hosts after the nodes so far and returns the node id the first one has
+    /// until [`FabricBuilder::build`], which numbers every host before every switch (so the
+    /// first added host becomes the one after those already there).
+    pub fn add_hosts(&mut self, count: u32) -> NodeId {
+        let first = self.tier.len() as u32;
+        for i in 0..count {
+            self.tier.push(Tier::Host);
+            self.index_in_tier.push(self.hosts + i);
+        }
+        self.hosts += count;
+        NodeId(first)
+    }
+
     /// Adds `count` switches of `tier` and returns the node id of the first one.
     pub fn add_switches(&mut self, tier: Tier, count: u32) -> NodeId {
         let first = self.tier.len() as u32;
@@ -460,8 +520,35 @@ impl FabricBuilder {
         self.ports.push(PortSpec { owner: b, peer: a, reverse: PortId(pa), rate, latency });
     }
 
+    /// Numbers hosts added after switches ([`FabricBuilder::add_hosts`]) before every switch,
+    /// each group in the order it was added; a fabric without such hosts is left as it is.
+    fn hosts_first(&mut self) {
+        let n = self.tier.len();
+        if self.tier[..self.hosts as usize].iter().all(|&t| t == Tier::Host) {
+            return;
+        }
+        let mut new_id = vec![0u32; n];
+        let (mut host, mut switch) = (0u32, self.hosts);
+        for (i, t) in self.tier.iter().enumerate() {
+            let next = if *t == Tier::Host { &mut host } else { &mut switch };
+            new_id[i] = *next;
+            *next += 1;
+        }
+        let (mut tier, mut index) = (vec![Tier::Host; n], vec![0u32; n]);
+        for i in 0..n {
+            tier[new_id[i] as usize] = self.tier[i];
+            index[new_id[i] as usize] = self.index_in_tier[i];
+        }
+        (self.tier, self.index_in_tier) = (tier, index);
+        for p in &mut self.ports {
+            p.owner = NodeId(new_id[p.owner.idx()]);
+            p.peer = NodeId(new_id[p.peer.idx()]);
+        }
+    }
+
     /// Finishes the fabric: per-node port lists, host attachment and routing tables.
-    pub fn build(self, description: String, switch_latency: Time) -> Fabric {
+    pub fn build(mut self, description: String, switch_latency: Time) -> Fabric {
+        self.hosts_first();
         let n = self.tier.len();
         let mut count = vec![0u32; n + 1];
         for p in &self.ports {
@@ -487,7 +574,7 @@ impl FabricBuilder {
             }
         }
         let port_peer = self.ports.iter().map(|p| p.peer).collect();
-        let route_tor = tor_of_host.iter().copied().chain((self.hosts..n as u32).map(|s| if self.tier[s as usize] == Tier::Tor { NodeId(s) } else { NodeId::MAX })).collect();
+        let route_tor = tor_of_host.iter().copied().chain((self.hosts..n as u32).map(|s| if self.tier[s as usize].attaches_hosts() { NodeId(s) } else { NodeId::MAX })).collect();
         let mut fabric = Fabric {
             description,
             hosts: self.hosts,
@@ -525,7 +612,7 @@ pub struct FabricSize {
     pub ports: u64,
     /// Switches.
     pub switches: u64,
-    /// ToRs (the route table's destinations).
+    /// ToRs and scale-up switches (the route table's destinations).
     pub tors: u64,
 }
 
@@ -533,7 +620,7 @@ impl Fabric {
     /// The counts of this built fabric, as [`FabricSize`] counts a shape before building.
     pub fn size(&self) -> FabricSize {
         let nodes = self.tier.len() as u64;
-        let tors = self.tier.iter().filter(|&&t| t == Tier::Tor).count() as u64;
+        let tors = self.tier.iter().filter(|t| t.attaches_hosts()).count() as u64;
         FabricSize { nodes, ports: self.ports.len() as u64, switches: nodes - self.hosts as u64, tors }
     }
 }

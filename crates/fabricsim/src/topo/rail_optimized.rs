@@ -7,13 +7,21 @@
 //! per-rail groups, below).
 //!
 //! So traffic between GPUs of the same rail inside an SU crosses one leaf; between GPUs of the
-//! same rail in different SUs it crosses leaf, spine, leaf; between GPUs of different rails (the
-//! same server included) it crosses a spine too. What is not modelled yet: the server's scale-up
-//! domain (NVLink/NVSwitch class), which on real servers carries the traffic between GPUs of a
-//! server and moves cross-rail data onto the right rail before it leaves (PXN). A GPU is a host
-//! of the fabric: GPU r of server s is host
-//! `s × gpus + r`, named `gpu<i>`; leaf r of SU u is ToR `u × gpus + r`, named `tor<i>` as on
-//! every other fabric (so are its port classes and `[switch.lb]` tier keys).
+//! same rail in different SUs it crosses leaf, spine, leaf; between GPUs of different rails (of
+//! the same server too, unless it has a scale-up domain) it crosses a spine too. A GPU is a host
+//! of the fabric: GPU r of server s is host `s × gpus + r`, named `gpu<i>`; leaf r of SU u is
+//! ToR `u × gpus + r`, named `tor<i>` as on every other fabric (so are its port classes and
+//! `[switch.lb]` tier keys).
+//!
+//! The scale-up domain (`[topology.server] scale_up_gbps`; NVLink/NVSwitch class) is modelled as
+//! what it is to the network: one non-blocking switch per server (`nvs<s>`, tier
+//! [`Tier::ScaleUp`]) with a link to every GPU of the server at the per-GPU scale-up rate each
+//! way. Each GPU then has a second port, its scale-up port, which is host `G + i` of the fabric
+//! (`nvl<i>`, G the GPU count); GPUs of one server exchange their traffic through it and never
+//! touch the rails ([`super::Fabric::endpoints`]). Not modelled: the link layer of the scale-up
+//! domain (its credit-based flow control; its ports are switch ports with `[switch]`'s queues,
+//! `[switch.ports.scale_up]`), and copy engines or SM time spent moving the data. Moving
+//! cross-rail data onto the destination's rail inside the server first (PXN) is not done yet.
 //!
 //! Oversubscription r:1 keeps `servers_per_su` GPUs under each leaf and gives it
 //! `servers_per_su / r` uplinks: `spines` spines with `servers_per_su / (r × spines)` cables each
@@ -45,9 +53,25 @@ pub struct Servers {
     pub gpus_per_server: u32,
     /// Servers per scalable unit (the leaves of one SU serve them).
     pub servers_per_su: u32,
+    /// The servers' scale-up domain, if modelled.
+    pub scale_up: Option<ScaleUp>,
+}
+
+/// A server's scale-up domain: a non-blocking switch with one link per GPU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ScaleUp {
+    /// Rate of each GPU's link to the scale-up switch, each way.
+    pub rate: crate::units::BitsPerSec,
+    /// Propagation delay of each GPU's link to the scale-up switch.
+    pub latency: Time,
 }
 
 impl Servers {
+    /// GPUs in the cluster.
+    pub fn gpus(&self) -> u32 {
+        self.servers * self.gpus_per_server
+    }
+
     /// The server GPU (host) `gpu` is in.
     pub fn server_of(&self, gpu: NodeId) -> u32 {
         gpu.0 / self.gpus_per_server
@@ -111,7 +135,7 @@ impl Shape {
     /// default `server.gpus × servers_per_su / ratio` spines, a leaf one cable to each spine
     /// of its rail's group).
     pub fn grouped(servers: Servers, ratio: u32, spines: Option<u32>, tiers: u32, cores: Option<u32>, per_rail: bool) -> Result<Shape> {
-        let Servers { servers: n, gpus_per_server, servers_per_su } = servers;
+        let Servers { servers: n, gpus_per_server, servers_per_su, .. } = servers;
         for (key, v) in [("topology.servers", n), ("topology.server.gpus", gpus_per_server), ("topology.servers_per_su", servers_per_su)] {
             if v == 0 {
                 return Err(Error::invalid(key, "0: must be at least 1"));
@@ -241,12 +265,20 @@ impl Shape {
 
     /// What the fabric's tables will hold.
     pub fn size(&self) -> FabricSize {
-        if self.tiers == 3 {
-            return self.pods().size();
+        let rails = if self.tiers == 3 {
+            self.pods().size()
+        } else {
+            let (gpus, leaves, spines) = (self.gpus(), self.leaves() as u64, self.spines as u64);
+            let cables = gpus + leaves * self.spines_per_leaf() as u64 * self.links_per_spine as u64;
+            FabricSize { nodes: gpus + leaves + spines, ports: 2 * cables, switches: leaves + spines, tors: leaves }
+        };
+        if self.servers.scale_up.is_none() {
+            return rails;
         }
-        let (gpus, leaves, spines) = (self.gpus(), self.leaves() as u64, self.spines as u64);
-        let cables = gpus + leaves * self.spines_per_leaf() as u64 * self.links_per_spine as u64;
-        FabricSize { nodes: gpus + leaves + spines, ports: 2 * cables, switches: leaves + spines, tors: leaves }
+        // A scale-up port per GPU, a scale-up switch per server (a routing destination), a
+        // cable between them.
+        let (gpus, servers) = (self.gpus(), self.servers.servers as u64);
+        FabricSize { nodes: rails.nodes + gpus + servers, ports: rails.ports + 2 * gpus, switches: rails.switches + servers, tors: rails.tors + servers }
     }
 }
 
@@ -256,18 +288,31 @@ impl Shape {
 /// units as pods).
 pub fn build(shape: Shape, links: TierLinks, switch_latency: Time) -> Fabric {
     let Shape { servers, spines, links_per_spine, cores, .. } = shape;
-    let Servers { servers: n, gpus_per_server: g, servers_per_su } = servers;
+    let Servers { servers: n, gpus_per_server: g, servers_per_su, scale_up } = servers;
     let gpus = shape.gpus() as u32;
     let leaf_of = |gpu: u32| servers.leaf_of(gpu);
-    let b = if shape.tiers == 3 {
+    let mut b = if shape.tiers == 3 {
         fat_tree::wire_hosts(shape.pods(), links, leaf_of)
     } else {
         leaf_spine::wire_hosts(shape.leaf_spine(), links, &[], leaf_of, |leaf| shape.spines_of_leaf(leaf))
     };
+    if let Some(up) = scale_up {
+        // Added after the rails' switches; the builder numbers the scale-up ports right after
+        // the GPUs' NICs (hosts gpus..2 × gpus) and the scale-up switches last.
+        let port0 = b.add_hosts(gpus);
+        let switch0 = b.add_switches(Tier::ScaleUp, n);
+        for gpu in 0..gpus {
+            b.link(port0.offset(gpu), switch0.offset(gpu / g), up.rate, up.latency);
+        }
+    }
     let round = |r: f64| (r * 100.0).round() / 100.0;
     let ratio = round(servers_per_su as f64 * links.host.0.gbps() / ((shape.spines_per_leaf() * links_per_spine) as f64 * links.tor_up.0.gbps()));
     let sus = servers.sus();
     let head = format!("rail-optimized, {n} servers × {g} GPUs ({gpus} GPUs, a NIC each), {sus} scalable units of {servers_per_su} servers");
+    let head = match scale_up {
+        Some(up) => format!("{head}, a scale-up switch per server ({} Gb/s per GPU)", crate::units::show_num(up.rate.gbps())),
+        None => head,
+    };
     let description = if shape.tiers == 3 {
         let spine_ratio = round(g as f64 * links.tor_up.0.gbps() / ((cores / spines) as f64 * links.agg_up.0.gbps()));
         format!("3-tier {head} ({g} rail leaves and {spines} spines each), {cores} cores; {ratio}:1 at the leaves, {spine_ratio}:1 at the spines")
@@ -292,7 +337,7 @@ pub fn check_lines(fabric: &Fabric) -> Vec<String> {
     for (i, p) in fabric.ports.iter().enumerate() {
         let rate = fabric.available_rate(crate::ids::PortId::at(i)).0;
         match (fabric.tier[p.owner.idx()], fabric.tier[p.peer.idx()]) {
-            (Tier::Host, _) => gpu_links += rate,
+            (Tier::Host, Tier::Tor) => gpu_links += rate,
             (Tier::Tor, Tier::Agg) => uplinks += rate,
             (Tier::Agg, Tier::Core) => core_links += rate,
             _ => {}
@@ -308,15 +353,20 @@ pub fn check_lines(fabric: &Fabric) -> Vec<String> {
             "servers       {} × {} GPUs, a NIC each ({} GPUs); {} scalable units of {} servers",
             s.servers,
             s.gpus_per_server,
-            fabric.hosts,
+            s.gpus(),
             s.sus(),
             s.servers_per_su
         ),
         format!("rails         {}: GPU r of every server on leaf r of its unit ({leaves} leaves); gpu<i> is GPU i mod {} of server i / {}", s.gpus_per_server, s.gpus_per_server, s.gpus_per_server),
-        if per_rail {
-            "scale-up      not modelled: with per-rail spine groups GPUs of different rails have no path (the rails meet only in a server's scale-up domain)".to_string()
-        } else {
-            "scale-up      not modelled: GPUs of one server reach each other through their leaves and the spines".to_string()
+        match s.scale_up {
+            Some(up) => format!(
+                "scale-up      a non-blocking switch per server (nvs<s>), {} Gb/s each way per GPU, {} ns per link: GPUs of one server exchange their traffic there (gpu<i>'s port on it is nvl<i>){}",
+                crate::units::show_num(up.rate.gbps()),
+                crate::units::show_num(up.latency.0 as f64 / 1000.0),
+                if per_rail { "; GPUs of different servers and rails have no path (PXN is not modelled yet)" } else { "" }
+            ),
+            None if per_rail => "scale-up      not modelled: with per-rail spine groups GPUs of different rails have no path (the rails meet only in a server's scale-up domain)".to_string(),
+            None => "scale-up      not modelled: GPUs of one server reach each other through their leaves and the spines ([topology.server] scale_up_gbps models it)".to_string(),
         },
         if per_rail {
             let g = s.gpus_per_server as u64;
@@ -338,7 +388,7 @@ mod tests {
     }
 
     fn servers(n: u32, g: u32, su: u32) -> Servers {
-        Servers { servers: n, gpus_per_server: g, servers_per_su: su }
+        Servers { servers: n, gpus_per_server: g, servers_per_su: su, scale_up: None }
     }
 
     //= type=test
@@ -480,5 +530,35 @@ mod tests {
         assert_eq!(f.pod_of_host()[..16], [0; 16]);
         assert_eq!(f.pod_of_host()[16..32], [1; 16]);
         assert!(f.description.contains("3-tier rail-optimized") && f.description.contains("(4 rail leaves and 4 spines each), 16 cores; 1:1 at the leaves, 1:1 at the spines"), "{}", f.description);
+    }
+
+    //= type=test
+    //# A scale-up domain adds a port per GPU (hosts G..2G, nvl<i>) on a switch per server
+    //# (nvs<s>, numbered after every other switch): GPUs of one server are two links apart
+    //# through it, the rails are as before, and connections between GPUs of one server are
+    //# mapped onto the scale-up ports.
+    #[test]
+    fn scale_up_domain_adds_a_port_per_gpu_and_a_switch_per_server() {
+        use crate::units::NS;
+        let up = ScaleUp { rate: BitsPerSec::from_gbps(3600.0), latency: 150 * NS };
+        let shape = Shape::new(Servers { scale_up: Some(up), ..servers(8, 4, 4) }, 1, None, 2, None).unwrap();
+        let f = build(shape, links(), Time::ZERO);
+        assert_eq!(f.size(), shape.size());
+        assert_eq!(f.tier_counts(), vec![(Tier::Host, 64), (Tier::ScaleUp, 8), (Tier::Tor, 8), (Tier::Agg, 4)]);
+        assert_eq!((f.hosts, f.ranks()), (64, 32));
+        let name = |n: u32| f.node_name(NodeId(n));
+        assert_eq!((name(5), name(37), name(f.tor_of_host[37].0)), ("gpu5".into(), "nvl5".into(), "nvs1".into()));
+        // The scale-out part is numbered as without the domain: the leaves right after the hosts.
+        assert_eq!(name(f.tor_of_host[5].0), "tor1");
+        assert_eq!(f.tor_of_host[5].0, 64 + 1);
+        // GPUs 4 and 5 (server 1) meet at nvs1; their NICs would cross a spine.
+        assert_eq!(f.endpoints(NodeId(4), NodeId(5)), (NodeId(36), NodeId(37)));
+        assert_eq!(f.endpoints(NodeId(4), NodeId(8)), (NodeId(4), NodeId(8)));
+        let path = f.representative_path(NodeId(36), NodeId(37));
+        assert_eq!(path.iter().map(|&p| f.link_name(p)).collect::<Vec<_>>(), ["nvl4-nvs1", "nvs1-nvl5"]);
+        assert_eq!(f.ports[path[0].idx()].rate, up.rate);
+        assert!(!f.reachable(NodeId(36), NodeId(40)), "scale-up ports of different servers have no path");
+        assert_eq!(f.rank_of(NodeId(37)), 5);
+        assert!(f.description.contains("a scale-up switch per server (3600 Gb/s per GPU)"), "{}", f.description);
     }
 }

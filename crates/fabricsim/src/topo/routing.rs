@@ -18,7 +18,7 @@
 //! can reach the ToR (it would then reach it too), so such packets end on a dead port and are
 //! dropped instead of looping.
 
-use super::{Fabric, Tier};
+use super::Fabric;
 use crate::ids::{NodeId, PortId};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -90,7 +90,7 @@ pub fn compute(fabric: &Fabric, alive: impl Fn(PortId) -> bool) -> RouteTable {
     let mut tor_index = vec![u32::MAX; n];
     let mut tors = 0u32;
     for (i, t) in fabric.tier.iter().enumerate() {
-        if *t == Tier::Tor {
+        if t.attaches_hosts() {
             tor_index[i] = tors;
             tors += 1;
         }
@@ -108,7 +108,7 @@ pub fn compute(fabric: &Fabric, alive: impl Fn(PortId) -> bool) -> RouteTable {
     let mut scratch = (Vec::new(), Vec::new());
     let mut set = Vec::new();
     for tor in hosts..n {
-        if fabric.tier[tor] != Tier::Tor {
+        if !fabric.tier[tor].attaches_hosts() {
             continue;
         }
         let ti = tor_index[tor] as usize;
@@ -181,7 +181,7 @@ fn bfs(fabric: &Fabric, tor: NodeId, usable: impl Fn(PortId) -> bool, dist: &mut
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::topo::{leaf_spine, TierLinks};
+    use crate::topo::{leaf_spine, Tier, TierLinks};
     use crate::units::{BitsPerSec, Time, US};
 
     /// Leaf-spine K=4: tor0..tor3 (2 hosts each), spine0 and spine1.

@@ -173,7 +173,7 @@ impl WorkloadConfig {
     /// names; `seed` is the scenario's master seed.
     pub fn generate(&self, fabric: &Fabric, seed: u64, files: &InputFiles, shaper: &AnyShaper, budget: Budget) -> Result<Traffic> {
         // The host rate is for counting before the fabric is built: here each host's own is read.
-        let hosts = HostPlan { hosts: fabric.hosts, host_rate: fabric.host_port.first().map_or(crate::units::BitsPerSec(0), |&p| fabric.ports[p.idx()].rate) };
+        let hosts = HostPlan { hosts: fabric.ranks(), host_rate: fabric.host_port.first().map_or(crate::units::BitsPerSec(0), |&p| fabric.ports[p.idx()].rate) };
         Ok(self.generate_on(hosts, Some(fabric), seed, files, shaper, budget)?.expect("on a built fabric every workload is generated"))
     }
 
@@ -213,7 +213,11 @@ impl WorkloadConfig {
             (WorkloadConfig::RdmaWrites(_), None) => return Ok(None),
             (WorkloadConfig::RdmaWrites(p), Some(fabric)) => return rdma_writes::generate(p, fabric, room).map(Some),
             (WorkloadConfig::OpenLoop(p), Some(fabric)) => (open_loop::generate(p, fabric, &mut rng, files, room)?, 0.0),
-            (WorkloadConfig::Permutation(p), Some(fabric)) => (permutation::generate(p, &fabric.pod_of_host(), &fabric.tor_of_host.iter().map(|t| t.0).collect::<Vec<_>>(), &mut rng, room)?, p.start_jitter_us),
+            (WorkloadConfig::Permutation(p), Some(fabric)) => {
+                let ranks = hosts as usize;
+                let (pods, tors) = (&fabric.pod_of_host()[..ranks], fabric.tor_of_host[..ranks].iter().map(|t| t.0).collect::<Vec<_>>());
+                (permutation::generate(p, pods, &tors, &mut rng, room)?, p.start_jitter_us)
+            }
         };
         let jitter = time_from_us("workload.start_jitter_us", jitter_us)?;
         if jitter > Time::ZERO {

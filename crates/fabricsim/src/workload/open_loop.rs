@@ -210,8 +210,8 @@ pub fn admit(p: &OpenLoopParams, hosts: u32, host_rate: BitsPerSec, files: &Inpu
 pub fn generate(p: &OpenLoopParams, fabric: &Fabric, rng: &mut Rng, files: &InputFiles, room: super::Room) -> Result<Vec<FlowSpec>> {
     let length = check(p)?;
     let sizes = SizeCdf::resolve(&p.cdf, files)?;
-    let hosts = fabric.hosts;
-    let groups: Vec<u32> = if p.exclude_intra_rack { fabric.tor_of_host.iter().map(|t| t.0).collect() } else { (0..hosts).collect() };
+    let hosts = fabric.ranks();
+    let groups: Vec<u32> = if p.exclude_intra_rack { fabric.tor_of_host[..hosts as usize].iter().map(|t| t.0).collect() } else { (0..hosts).collect() };
     let others = OtherHosts::new(&groups);
     if let Some(h) = (0..hosts).find(|&h| others.choices(h) == 0) {
         let (key, why) = if p.exclude_intra_rack {

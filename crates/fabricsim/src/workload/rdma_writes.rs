@@ -77,13 +77,14 @@ impl Default for RdmaWritesParams {
 
 /// The default pairs: the first `clients` hosts of the first ToR to those of the last ToR.
 fn default_pairs(clients: u32, fabric: &Fabric) -> Result<Vec<[u32; 2]>> {
-    let (Some(&first), Some(&last)) = (fabric.tor_of_host.iter().min(), fabric.tor_of_host.iter().max()) else {
+    let ranks = &fabric.tor_of_host[..fabric.ranks() as usize];
+    let (Some(&first), Some(&last)) = (ranks.iter().min(), ranks.iter().max()) else {
         return Err(Error::invalid("workload.kind", "the fabric has no hosts"));
     };
     if first == last {
         return Err(Error::invalid("workload.clients", "the fabric has one ToR: the default pairs go from the first ToR to the last; list `pairs` instead"));
     }
-    let under = |tor| (0..fabric.hosts).filter(|&h| fabric.tor_of_host[h as usize] == tor).collect::<Vec<u32>>();
+    let under = |tor| (0..fabric.ranks()).filter(|&h| ranks[h as usize] == tor).collect::<Vec<u32>>();
     let (senders, receivers) = (under(first), under(last));
     let fit = senders.len().min(receivers.len());
     if clients == 0 || clients as usize > fit {
@@ -104,7 +105,7 @@ pub fn generate(p: &RdmaWritesParams, fabric: &Fabric, room: super::Room) -> Res
     let duration = super::time_from_us("workload.duration_us", p.duration_us)?;
     let pairs = if p.pairs.is_empty() { default_pairs(p.clients, fabric)? } else { p.pairs.clone() };
     for (i, [client, server]) in pairs.iter().enumerate() {
-        check_endpoints(&format!("workload.pairs[{i}]"), *client as u64, *server as u64, fabric.hosts)?;
+        check_endpoints(&format!("workload.pairs[{i}]"), *client as u64, *server as u64, fabric.ranks())?;
     }
     let mut plan: Vec<(u32, u32, Time, u64)> = Vec::with_capacity(pairs.len());
     for (i, &[client, server]) in pairs.iter().enumerate() {

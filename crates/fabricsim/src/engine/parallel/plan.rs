@@ -47,6 +47,23 @@ pub fn plan(sim: &Sim, threads: usize) -> Result<Plan, String> {
     for h in 0..f.hosts {
         node_part[h as usize] = node_part[f.tor_of_host[h as usize].idx()];
     }
+    // A server's scale-up switch and the GPUs' ports on it, an island with no cable to the
+    // rails, go where most of the server's NICs are (their traffic's other half).
+    for n in f.hosts..f.tier.len() as u32 {
+        if f.tier[n as usize] != Tier::ScaleUp {
+            continue;
+        }
+        let mut votes = vec![0u32; parts];
+        for &p in f.ports_of(NodeId(n)) {
+            votes[node_part[f.rank_of(sim.net.port_peer[p.idx()]) as usize] as usize] += 1;
+        }
+        let best = *votes.iter().max().expect("at least two partitions");
+        let pick = votes.iter().position(|&v| v == best).expect("max is present") as u16;
+        node_part[n as usize] = pick;
+        for &p in f.ports_of(NodeId(n)) {
+            node_part[sim.net.port_peer[p.idx()].idx()] = pick;
+        }
+    }
     // Upper tiers, lowest first: each joins the partition most of its assigned neighbours are
     // in; a tie (a core sees every pod alike) goes round-robin by its index in the tier.
     for tier in [Tier::Agg, Tier::Core] {

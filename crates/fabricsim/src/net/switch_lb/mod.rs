@@ -486,10 +486,14 @@ impl SwitchLbSelection {
     /// `ns3` names the nodes and connections for `ns3_ecmp`.
     pub fn build(&self, fabric: &Fabric, seed: u64, ns3: Option<&std::sync::Arc<ns3_ecmp::Ns3Naming>>) -> Result<Vec<AnySwitchLb>> {
         let per_tier = self.per_tier(fabric)?;
+        // A server's scale-up switch only delivers to the GPUs below it: no choice to make, and
+        // no scheme of the scale-out fabric (a leaf's tagging or reordering) belongs there.
+        let scale_up = SwitchLbConfig::Ecmp(Default::default());
         Ok((0..fabric.switches())
             .map(|s| {
                 let tier = fabric.tier[(fabric.hosts + s) as usize];
                 let cfg = match tier {
+                    Tier::ScaleUp => &scale_up,
                     Tier::Tor | Tier::Host => per_tier[0],
                     Tier::Agg => per_tier[1],
                     Tier::Core => per_tier[2],
