@@ -39,6 +39,7 @@ fn rail_optimized_params() -> Vec<ParamRow> {
         ParamRow { key: "server.gpus".into(), default: crate::scenario::ServerConfig::default().gpus.to_string(), allowed: Some("≥ 1 (GPUs per server = NICs = rails)".into()) },
         ParamRow { key: "server.scale_up_gbps".into(), default: "unset (no scale-up domain)".into(), allowed: Some("0.001..=1000000 Gb/s per GPU each way (NVLink 4: 3600)".into()) },
         ParamRow { key: "server.scale_up_latency_ns".into(), default: "150".into(), allowed: Some("≥ 0 ns per GPU–switch link; only with scale_up_gbps".into()) },
+        ParamRow { key: "server.cross_rail".into(), default: "\"spine\"".into(), allowed: Some("\"spine\" or \"pxn\" (relay over the scale-up domain onto the destination's rail; collectives, with scale_up_gbps)".into()) },
         ParamRow { key: "tiers".into(), default: "2".into(), allowed: Some("2 or 3".into()) },
         ParamRow { key: "spine_groups".into(), default: "\"shared\"".into(), allowed: Some("\"shared\" or \"per_rail\" (2 tiers)".into()) },
     ];

@@ -243,7 +243,42 @@ fn per_rail_groups_with_scale_up_run_server_jobs_and_refuse_cross_rail_ones() {
     let r = common::run(&grouped("placement = \"contiguous\"", 4));
     assert!(r.ccts[0].cct().is_some());
     let e = common::rejection(&grouped("placement = \"contiguous\"", 8));
-    assert!(e.contains("`workload`") && e.contains("from gpu3 to gpu4") && e.contains("PXN"), "{e}");
+    assert!(e.contains("`workload`") && e.contains("from gpu3 to gpu4") && e.contains("cross_rail = \"pxn\""), "{e}");
+}
+
+//= type=test
+//# PXN (`cross_rail = "pxn"`) on per-rail spine groups: the 8-GPU ring over two servers runs;
+//# its two server-crossing hops (GPU 3 → GPU 4, GPU 7 → GPU 0) first cross the scale-up
+//# domain to the GPU on the destination's rail (GPU 0 of server 0 for GPU 3's chunks, GPU 4 of
+//# server 1 for GPU 7's), then stay on that rail: rails 1..3 carry nothing, rail 0's spines
+//# carry the crossings; the CCT is within 5 % of the 400 G bound plus the relay's chunk hops.
+#[test]
+fn pxn_carries_cross_rail_hops_through_the_scale_up_domain_onto_one_rail() {
+    let pxn = scaled_ring("placement = \"contiguous\"", 1600)
+        .replace("servers_per_su = 8", "servers_per_su = 4\n        spine_groups = \"per_rail\"")
+        .replace("scale_up_gbps = 1600", "scale_up_gbps = 1600\n        cross_rail = \"pxn\"");
+    let r = common::run(&pxn);
+    // NIC senders: only the relays, GPU 0 (for GPU 3) and GPU 4 (for GPU 7).
+    let nic_senders: std::collections::BTreeSet<u32> = r.flows.iter().filter(|f| f.src < 32).map(|f| f.src).collect();
+    assert_eq!(nic_senders.into_iter().collect::<Vec<_>>(), [0, 4]);
+    let rails = r.summary.rails.as_ref().unwrap();
+    assert!(rails[0].gpu_tx_bytes > 0 && rails[1..].iter().all(|x| x.gpu_tx_bytes == 0), "{rails:?}");
+    let (n, s) = (8u64, 16u64 << 20);
+    let wire = |b: u64| b + b.div_ceil(4032) * 64;
+    let bare_us = common::tx_ps(wire(2 * (n - 1) * s / n), 400) as f64 / 1e6;
+    let got = r.ccts[0].cct().expect("finished").0 as f64 / 1e6;
+    assert!(got >= bare_us && got <= 1.05 * (bare_us + 2.0 * r.summary.base_rtt_us), "CCT {got} us against {bare_us} us");
+}
+
+#[test]
+fn pxn_is_refused_without_a_scale_up_domain_or_for_flows() {
+    let base = |server: &str, workload: &str| format!("[topology]\nkind = \"rail_optimized\"\nservers = 4\nservers_per_su = 4\n[topology.server]\n{server}\n[workload]\n{workload}\n");
+    let perm = "kind = \"permutation\"\nflow_bytes = \"64KiB\"";
+    assert_refused(&[
+        (base("cross_rail = \"pxn\"", perm), "topology.server.cross_rail", "`scale_up_gbps`"),
+        (base("scale_up_gbps = 900\ncross_rail = \"pxn\"", perm), "topology.server.cross_rail", "kind = \"collectives\""),
+        (base("cross_rail = \"nvlink\"", perm), "cross_rail", "pxn"),
+    ]);
 }
 
 //= type=test

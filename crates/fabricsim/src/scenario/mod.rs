@@ -99,6 +99,18 @@ pub enum SpineGroups {
     PerRail,
 }
 
+/// How traffic between GPUs on different rails of different servers crosses over
+/// (`[topology.server] cross_rail`).
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum CrossRail {
+    /// Over the fabric: up the source's rail and across a spine (or core).
+    Spine,
+    /// NCCL's PXN: over the server's scale-up domain to the GPU on the destination's rail, then
+    /// along that rail (each message stored and forwarded at that GPU).
+    Pxn,
+}
+
 /// `[topology.server]`: what a server of a rail-optimized fabric holds.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
@@ -114,12 +126,16 @@ pub struct ServerConfig {
     /// crosses two, plus the switch latency). Only with `scale_up_gbps`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub scale_up_latency_ns: Option<f64>,
+    /// How a collective's messages between GPUs on different rails of different servers travel:
+    /// `"spine"` (default) or `"pxn"` (through the scale-up domain onto the destination's rail).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cross_rail: Option<CrossRail>,
 }
 
 impl Default for ServerConfig {
     fn default() -> Self {
         // An 8-GPU server (DGX/HGX class), as every reference design the rail wiring comes from.
-        ServerConfig { gpus: 8, scale_up_gbps: None, scale_up_latency_ns: None }
+        ServerConfig { gpus: 8, scale_up_gbps: None, scale_up_latency_ns: None, cross_rail: None }
     }
 }
 
@@ -777,7 +793,7 @@ fn check_paths(fabric: &Fabric, traffic: &crate::workload::graph::Traffic) -> Re
     let (a, b) = (fabric.node_name(c.src), fabric.node_name(c.dst));
     let why = match fabric.servers {
         Some(s) if s.scale_up.is_some() => format!(
-            "{a} is on rail {} and {b} on rail {} of another server, and with spine_groups = \"per_rail\" the rails meet only in a server's scale-up domain; moving the data onto the destination's rail there first (PXN) is not modelled yet; put a job's ranks on one rail or in one server (placement = \"strided\", stride = {})",
+            "{a} is on rail {} and {b} on rail {} of another server, and with spine_groups = \"per_rail\" the rails meet only in a server's scale-up domain: set [topology.server] cross_rail = \"pxn\" to move the data onto the destination's rail there first, or put a job's ranks on one rail or in one server (placement = \"strided\", stride = {})",
             s.rail_of(c.src),
             s.rail_of(c.dst),
             s.gpus_per_server
@@ -910,6 +926,9 @@ impl Scenario {
             Some(traffic) => traffic,
             None => self.workload.generate(&fabric, self.seed, &files, &shaper, workload_budget)?,
         };
+        if self.topology.server.as_ref().and_then(|s| s.cross_rail) == Some(CrossRail::Pxn) {
+            traffic = self.relay_over_scale_up(&fabric, traffic, workload_budget)?;
+        }
         // Workloads address GPUs; a connection inside a server runs over its scale-up domain.
         for c in &mut traffic.conns {
             (c.src, c.dst) = fabric.endpoints(c.src, c.dst);
@@ -938,6 +957,26 @@ impl Scenario {
             results,
             files_dir: files.used_dir(),
         })
+    }
+
+    //= type=assumption
+    //# NCCL's PXN: a GPU sends to a GPU on another rail of another server through the GPU of
+    //# its own server on the destination's rail, which the data reaches over NVLink.
+    /// `traffic` with every connection between GPUs on different rails of different servers
+    /// relayed through the source server's GPU on the destination's rail
+    /// ([`crate::topo::rail_optimized::Servers::pxn_relay`]); collectives only (a relayed flow
+    /// would be two rows of flows.csv), refused past `budget`.
+    fn relay_over_scale_up(&self, fabric: &Fabric, traffic: Traffic, budget: Budget) -> Result<Traffic> {
+        if !matches!(self.workload, WorkloadConfig::Collectives(_)) {
+            return Err(Error::invalid(
+                "topology.server.cross_rail",
+                "\"pxn\" relays a collective's chunks over the scale-up domain, as NCCL does; with a flow workload a relayed flow would have no one row: allowed \"spine\", or a workload of kind = \"collectives\"",
+            ));
+        }
+        let servers = fabric.servers.expect("[topology.server] is refused off a rail-optimized fabric");
+        let grown = crate::workload::graph::GraphSize::of(&traffic).times(2);
+        budget.admit("topology.server.cross_rail", grown.bytes(), || format!("relaying the cross-rail messages of {}", grown.describe()))?;
+        Ok(traffic.relayed(|c| servers.pxn_relay(c.src, c.dst)))
     }
 
     /// Switch port disciplines (queue profiles) and the PFC state; also checks `[switch.lb]`

@@ -219,6 +219,9 @@ fn scale_up(server: &ServerConfig) -> Result<Option<rail_optimized::ScaleUp>> {
         if server.scale_up_latency_ns.is_some() {
             return Err(Error::invalid("topology.server.scale_up_latency_ns", "only with `scale_up_gbps` (the scale-up domain's per-GPU rate), which models the domain"));
         }
+        if server.cross_rail == Some(super::CrossRail::Pxn) {
+            return Err(Error::invalid("topology.server.cross_rail", "\"pxn\" relays over the servers' scale-up domain, which `scale_up_gbps` models: set it, or allowed \"spine\""));
+        }
         return Ok(None);
     };
     let rate = rate("topology.server.scale_up_gbps", gbps)?;

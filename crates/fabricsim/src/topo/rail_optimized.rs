@@ -20,8 +20,10 @@
 //! (`nvl<i>`, G the GPU count); GPUs of one server exchange their traffic through it and never
 //! touch the rails ([`super::Fabric::endpoints`]). Not modelled: the link layer of the scale-up
 //! domain (its credit-based flow control; its ports are switch ports with `[switch]`'s queues,
-//! `[switch.ports.scale_up]`), and copy engines or SM time spent moving the data. Moving
-//! cross-rail data onto the destination's rail inside the server first (PXN) is not done yet.
+//! `[switch.ports.scale_up]`), and copy engines or SM time spent moving the data. With
+//! `cross_rail = "pxn"` a collective's messages between GPUs on different rails of different
+//! servers go first over the scale-up domain to the GPU of the source's server on the
+//! destination's rail, then along that rail (NCCL's PXN; [`Servers::pxn_relay`]).
 //!
 //! Oversubscription r:1 keeps `servers_per_su` GPUs under each leaf and gives it
 //! `servers_per_su / r` uplinks: `spines` spines with `servers_per_su / (r × spines)` cables each
@@ -35,7 +37,7 @@
 //!
 //! With `spine_groups = "per_rail"` (2 tiers) the spines are in one group per rail and leaf r of
 //! every unit links only to group r: each rail is a network of its own (the rail-only design,
-//! Wang et al. 2023), and GPUs of different rails have no path until the scale-up domain exists.
+//! Wang et al. 2023), and GPUs of different rails meet only in a server's scale-up domain (below).
 
 use super::fat_tree::{self, PodShape};
 use super::{leaf_spine, Fabric, FabricSize, Tier, TierLinks};
@@ -80,6 +82,14 @@ impl Servers {
     /// The rail of GPU `gpu`: its index within its server, the leaf of its SU it hangs from.
     pub fn rail_of(&self, gpu: NodeId) -> u32 {
         gpu.0 % self.gpus_per_server
+    }
+
+    /// The GPU that relays traffic from GPU `src` to GPU `dst` over the scale-up domain (PXN):
+    /// the GPU of `src`'s server on `dst`'s rail, when the two are on different servers and
+    /// rails (`None` otherwise: a rail or a server joins them directly).
+    pub fn pxn_relay(&self, src: NodeId, dst: NodeId) -> Option<NodeId> {
+        let g = self.gpus_per_server;
+        (self.server_of(src) != self.server_of(dst) && self.rail_of(src) != self.rail_of(dst)).then(|| NodeId(self.server_of(src) * g + self.rail_of(dst)))
     }
 
     /// Scalable units.
@@ -363,7 +373,7 @@ pub fn check_lines(fabric: &Fabric) -> Vec<String> {
                 "scale-up      a non-blocking switch per server (nvs<s>), {} Gb/s each way per GPU, {} ns per link: GPUs of one server exchange their traffic there (gpu<i>'s port on it is nvl<i>){}",
                 crate::units::show_num(up.rate.gbps()),
                 crate::units::show_num(up.latency.0 as f64 / 1000.0),
-                if per_rail { "; GPUs of different servers and rails have no path (PXN is not modelled yet)" } else { "" }
+                if per_rail { "; GPUs of different servers and rails have no path of their own (cross_rail = \"pxn\" relays through this domain)" } else { "" }
             ),
             None if per_rail => "scale-up      not modelled: with per-rail spine groups GPUs of different rails have no path (the rails meet only in a server's scale-up domain)".to_string(),
             None => "scale-up      not modelled: GPUs of one server reach each other through their leaves and the spines ([topology.server] scale_up_gbps models it)".to_string(),

@@ -381,6 +381,81 @@ impl Traffic {
     }
 }
 
+impl Traffic {
+    /// This graph with every connection for which `relay` names a relay host carried in two
+    /// hops, source → relay, then relay → destination: each of its messages is posted on the
+    /// second hop when it has been delivered to the relay (store and forward per message; a
+    /// collective's messages are its chunks, so a step's chunks pipeline over the two hops).
+    /// A relayed connection's first hop keeps its id, second hops come after every original
+    /// connection; a relayed send's dependents wait for its second hop, and its dependencies
+    /// still release its first. Tasks keep their order (a relay send right after the send it
+    /// relays), so every instance's messages stay between its markers.
+    pub fn relayed(&self, relay: impl Fn(&ConnSpec) -> Option<NodeId>) -> Traffic {
+        let via: Vec<Option<NodeId>> = self.conns.iter().map(&relay).collect();
+        let relays = via.iter().filter(|v| v.is_some()).count() as u64;
+        let mut g = GraphBuilder::new();
+        // At most one relay send (and its edge) per relayed message.
+        let relayed = self.sends.iter().filter(|&&t| via[self.send_conn(t) as usize].is_some()).count() as u64;
+        let more = GraphSize::of(self).plus(GraphSize { flows: 0, conns: relays, tasks: relayed, messages: relayed, edges: relayed });
+        g.reserve(more);
+        for (c, v) in self.conns.iter().zip(&via) {
+            g.conn(c.src, v.unwrap_or(c.dst));
+        }
+        let mut second = vec![u32::MAX; self.conns.len()];
+        for (i, (c, v)) in self.conns.iter().zip(&via).enumerate() {
+            if let Some(r) = v {
+                second[i] = g.conn(*r, c.dst);
+            }
+        }
+        // Each old task's new ids: the one its dependencies release, the one its dependents
+        // wait for (the same but for a relayed send).
+        let mut ids: Vec<(u32, u32)> = Vec::with_capacity(self.tasks.len());
+        let mut conns = Vec::with_capacity(MAX_PARTS as usize);
+        for (t, task) in self.tasks.iter().enumerate() {
+            let id = match task.kind() {
+                TaskKind::Send { bytes, .. } => {
+                    conns.clear();
+                    conns.extend(self.messages_of(t as u32).map(|m| self.message_conn[m as usize]));
+                    let first = g.send_parts(&conns, bytes, task.not_before);
+                    if second[conns[0] as usize] == u32::MAX {
+                        (first, first)
+                    } else {
+                        for c in conns.iter_mut() {
+                            *c = second[*c as usize];
+                        }
+                        let hop = g.send_parts(&conns, bytes, Time::ZERO);
+                        g.edge(first, hop, Trigger::Delivered, Time::ZERO);
+                        (first, hop)
+                    }
+                }
+                TaskKind::Join => {
+                    let j = g.join();
+                    (j, j)
+                }
+                TaskKind::Begin(i) => {
+                    let (_, b) = g.begin(self.instances[i as usize].clone(), task.not_before);
+                    (b, b)
+                }
+                TaskKind::End(i) => {
+                    let e = g.end(i);
+                    (e, e)
+                }
+            };
+            ids.push(id);
+        }
+        for t in 0..self.tasks.len() {
+            for e in self.edges_of(t as u32) {
+                g.edge(ids[t].1, ids[e.to as usize].0, e.on, e.delay);
+            }
+        }
+        let mut out = g.finish();
+        // First hops keep the connection ids these name.
+        out.app_flows = self.app_flows.clone();
+        out.ns3 = self.ns3.clone();
+        out
+    }
+}
+
 /// Incremental construction of a [`Traffic`] graph.
 pub struct GraphBuilder {
     t: Traffic,
@@ -518,6 +593,34 @@ impl GraphBuilder {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    //= type=test
+    //# Relaying one connection of two: its send becomes a first hop (keeping the connection
+    //# id) and a second hop on a new connection, posted when the first is delivered; the
+    //# dependent send now waits for the second hop, and the untouched connection is as it was.
+    #[test]
+    fn relayed_connections_become_two_hops_in_order() {
+        let mut g = GraphBuilder::new();
+        let (c0, c1) = (g.conn(NodeId(0), NodeId(1)), g.conn(NodeId(2), NodeId(3)));
+        let a = g.send(c0, 1000, Time(7));
+        let b = g.send(c1, 500, Time::ZERO);
+        g.edge(a, b, Trigger::Delivered, Time(3));
+        let t = g.finish().relayed(|c| (c.src == NodeId(0)).then_some(NodeId(5)));
+        let pairs: Vec<(u32, u32)> = t.conns.iter().map(|c| (c.src.0, c.dst.0)).collect();
+        assert_eq!(pairs, [(0, 5), (2, 3), (5, 1)]);
+        // Tasks: the first hop, its relay, then b.
+        let kinds: Vec<TaskKind> = t.tasks.iter().map(|x| x.kind()).collect();
+        assert_eq!(kinds, [TaskKind::Send { parts: 1, bytes: 1000 }, TaskKind::Send { parts: 1, bytes: 1000 }, TaskKind::Send { parts: 1, bytes: 500 }]);
+        assert_eq!((t.send_conn(0), t.send_conn(1), t.send_conn(2)), (0, 2, 1));
+        assert_eq!(t.tasks[0].not_before(), Time(7));
+        assert_eq!(t.edges_of(0).collect::<Vec<_>>(), [Edge { to: 1, on: Trigger::Delivered, delay: Time::ZERO }]);
+        assert_eq!(t.edges_of(1).collect::<Vec<_>>(), [Edge { to: 2, on: Trigger::Delivered, delay: Time(3) }]);
+        assert_eq!(t.tasks.iter().map(|x| x.deps()).collect::<Vec<_>>(), [0, 1, 1]);
+        // Nothing relayed: the same graph.
+        let same = t.relayed(|_| None);
+        assert_eq!(same.conns, t.conns);
+        assert_eq!(same.edge_count(), t.edge_count());
+    }
 
     #[test]
     fn edges_keep_their_trigger_delay_and_order_per_source() {
