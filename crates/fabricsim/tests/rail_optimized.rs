@@ -333,3 +333,23 @@ fn a_degraded_scale_up_link_bounds_the_ring_inside_its_server() {
     assert!(got >= bare_us && got <= 1.05 * bare_us + 1.0, "CCT {got} us against {bare_us} us at 400 G");
     assert!(r.ports.iter().any(|p| p.link == "nvl1-nvs0" && p.tx_bytes > 0));
 }
+
+//= type=test
+//# Ideal CCTs stay below the CCT where a collective's senders use links of different rates
+//# (scale-up ports beside NICs): a ring over two servers, with and without PXN, and an
+//# AllToAll (whose in-server share takes the scale-up ports, so its NICs carry less than the
+//# bus bytes); the ring's ideal is the NIC bound, within 5 % of its CCT.
+#[test]
+fn ideals_stay_lower_bounds_with_scale_up_ports() {
+    let ring_pxn = scaled_ring("placement = \"contiguous\"", 1600).replace("scale_up_gbps = 1600", "scale_up_gbps = 1600\n        cross_rail = \"pxn\"");
+    let alltoall = scaled_ring("placement = \"contiguous\"", 1600).replace("op = \"allreduce\", algorithm = \"ring\"", "op = \"alltoall\"");
+    for toml in [scaled_ring("placement = \"contiguous\"", 1600), ring_pxn, alltoall] {
+        let r = common::run(&toml);
+        let c = &r.ccts[0];
+        let cct = c.cct().expect("finished");
+        assert!(c.ideal <= cct, "{} {}: ideal {} above CCT {cct}", c.instance.op, c.instance.algorithm, c.ideal);
+        if c.instance.op == "allreduce" {
+            assert!(cct.0 as f64 <= 1.05 * c.ideal.0 as f64, "ideal {} far below CCT {cct}", c.ideal);
+        }
+    }
+}

@@ -12,7 +12,7 @@ use super::flows::{ConnPlan, FlowResult};
 use crate::engine::Sim;
 use crate::ids::NodeId;
 use crate::transport::Connection;
-use crate::units::{Bytes, Time};
+use crate::units::{BitsPerSec, Bytes, Time};
 
 /// The ideal completion time of `flows` (planned as `flow_plan`; their connections as `plan`),
 /// counted from `first_start`.
@@ -75,30 +75,67 @@ fn propagation(sim: &Sim, c: &Connection) -> Time {
     c.base_rtt.saturating_sub(hops * (rate.tx_time(Bytes(mtu)) + rate.tx_time(Bytes(ack)))) / 2
 }
 
-/// Per collective instance, the shortest [`propagation`] of the connections its own messages
-/// use, so that its ideal depends on where its ranks are and on nothing else in the run (0
-/// for an instance without messages), and the slowest link its messages leave their senders
-/// by (every rank of a collective sends its share of the bus bytes, so the slowest sender's
-/// link bounds it: a server's scale-up port, or a NIC as soon as one rank's traffic leaves the
-/// server; `None` without messages). An instance's messages are the sends between its begin
-/// marker and the next instance's: the collective builder adds an instance's markers, then
-/// all its messages, before the next instance.
-pub(super) fn instance_paths(sim: &Sim) -> Vec<(Time, Option<crate::units::BitsPerSec>)> {
+/// What bounds one collective instance's completion, from the connections its own messages use
+/// (so that its ideal depends on where its ranks are and on nothing else in the run).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct InstancePaths {
+    /// The shortest [`propagation`] of its connections (0 without messages).
+    pub one_way: Time,
+    /// The slowest and the fastest link its messages leave their senders by (`None` without
+    /// messages).
+    pub rates: Option<(BitsPerSec, BitsPerSec)>,
+    /// Where its senders' links differ in rate (a server's scale-up port beside its NIC): the
+    /// longest any sender's link takes to put its share of the messages on the wire, headers
+    /// included. `None` where they are all alike, and the bus-bandwidth bytes at that rate bound
+    /// it (every rank sends its share of them over its one link).
+    pub busiest_sender: Option<Time>,
+}
+
+/// [`InstancePaths`] of every collective instance. An instance's messages are the sends between
+/// its begin marker and the next instance's: the collective builder adds an instance's markers,
+/// then all its messages, before the next instance.
+pub(super) fn instance_paths(sim: &Sim) -> Vec<InstancePaths> {
     use crate::workload::graph::TaskKind;
     let t = &sim.traffic;
     let begins: Vec<u32> = t.tasks.iter().enumerate().filter(|(_, task)| matches!(task.kind(), TaskKind::Begin(_))).map(|(i, _)| i as u32).collect();
     debug_assert!(begins.len() == t.instances.len());
     let conn_prop: Vec<Time> = sim.hosts.conns.iter().map(|c| propagation(sim, c)).collect();
     let f = &sim.net.fabric;
-    let mut out = vec![(Time::MAX, None::<crate::units::BitsPerSec>); t.instances.len()];
+    let rate_of = |conn: u32| sim.net.ports[f.host_port[sim.hosts.conns[conn as usize].src.idx()].idx()].rate;
+    let mut out = vec![InstancePaths { one_way: Time::MAX, rates: None, busiest_sender: None }; t.instances.len()];
+    let instance_of = |task: u32| begins.partition_point(|&b| b < task).checked_sub(1);
     for m in t.messages() {
         // The last begin marker before the message's send task.
-        let Some(i) = begins.partition_point(|&b| b < m.task).checked_sub(1) else { continue };
-        let rate = sim.net.ports[f.host_port[sim.hosts.conns[m.conn as usize].src.idx()].idx()].rate;
-        out[i].0 = out[i].0.min(conn_prop[m.conn as usize]);
-        out[i].1 = Some(out[i].1.map_or(rate, |r| r.min(rate)));
+        let Some(i) = instance_of(m.task) else { continue };
+        let rate = rate_of(m.conn);
+        let o = &mut out[i];
+        o.one_way = o.one_way.min(conn_prop[m.conn as usize]);
+        o.rates = Some(o.rates.map_or((rate, rate), |(lo, hi)| (lo.min(rate), hi.max(rate))));
     }
-    out.into_iter().map(|(w, r)| (if w == Time::MAX { Time::ZERO } else { w }, r)).collect()
+    // Per sender link, where an instance's links differ: its wire bytes at its rate.
+    if out.iter().any(|o| o.rates.is_some_and(|(lo, hi)| lo != hi)) {
+        let tp = sim.hosts.tp;
+        let mut load: std::collections::HashMap<(usize, u32), u64> = std::collections::HashMap::new();
+        for m in t.messages() {
+            let Some(i) = instance_of(m.task).filter(|&i| out[i].rates.is_some_and(|(lo, hi)| lo != hi)) else { continue };
+            let wire = m.bytes.0 + m.bytes.0.div_ceil(tp.mss as u64).max(1) * tp.header as u64;
+            *load.entry((i, m.conn)).or_default() += wire;
+        }
+        let mut per_sender: std::collections::HashMap<(usize, NodeId), u64> = std::collections::HashMap::new();
+        for ((i, conn), bytes) in load {
+            *per_sender.entry((i, sim.hosts.conns[conn as usize].src)).or_default() += bytes;
+        }
+        for ((i, src), bytes) in per_sender {
+            let time = sim.net.ports[f.host_port[src.idx()].idx()].rate.tx_time(Bytes(bytes));
+            out[i].busiest_sender = Some(out[i].busiest_sender.map_or(time, |b| b.max(time)));
+        }
+    }
+    for o in &mut out {
+        if o.one_way == Time::MAX {
+            o.one_way = Time::ZERO;
+        }
+    }
+    out
 }
 
 /// Every flow, collective instance and the run itself that finished faster than physically

@@ -61,13 +61,18 @@ pub(super) fn rows(sim: &Sim) -> Vec<CctResult> {
         .iter()
         .zip(&sim.tasks.instance_span)
         .zip(paths)
-        .map(|((inst, &(start, end)), (one_way, slowest))| {
-            let host_rate = slowest.unwrap_or(host_rate);
+        .map(|((inst, &(start, end)), path)| {
+            let one_way = path.one_way;
+            // Every rank sends its share of the bus bytes: at the slowest link any sender
+            // uses, or, where links differ (a server's scale-up port beside its NIC), each
+            // sender's own bytes at its own link's rate. A chunk hop on the dependency chain
+            // may take the fastest link.
+            let (slowest, fastest) = path.rates.unwrap_or((host_rate, host_rate));
             let wire = |b: u64| b + b.div_ceil(tp.mss as u64) * tp.header as u64;
             // A chunk on the dependency chain is at most the data of one step.
             let hop_chunk = inst.chunk.min(((inst.bus_bytes / inst.chain_hops.max(1) as u64).max(Bytes(1))).0);
-            let hop = host_rate.tx_time(Bytes(wire(hop_chunk))) + one_way;
-            let bulk = host_rate.tx_time(Bytes(wire(inst.bus_bytes.0))) + inst.fill_hops as u64 * hop;
+            let hop = fastest.tx_time(Bytes(wire(hop_chunk))) + one_way;
+            let bulk = path.busiest_sender.unwrap_or_else(|| slowest.tx_time(Bytes(wire(inst.bus_bytes.0)))) + inst.fill_hops as u64 * hop;
             let ideal = bulk.max(inst.chain_hops as u64 * hop) + inst.rtt_rounds as u64 * 2 * one_way;
             CctResult {
                 instance: inst.clone(),
