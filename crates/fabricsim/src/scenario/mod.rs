@@ -974,8 +974,9 @@ impl Scenario {
             ));
         }
         let servers = fabric.servers.expect("[topology.server] is refused off a rail-optimized fabric");
-        let grown = crate::workload::graph::GraphSize::of(&traffic).times(2);
-        budget.admit("topology.server.cross_rail", grown.bytes(), || format!("relaying the cross-rail messages of {}", grown.describe()))?;
+        let via: Vec<_> = traffic.conns.iter().map(|c| servers.pxn_relay(c.src, c.dst)).collect();
+        let grown = traffic.relayed_size(&via);
+        budget.admit("topology.server.cross_rail", grown.bytes(), || format!("relaying the cross-rail messages makes {}", grown.describe()))?;
         Ok(traffic.relayed(|c| servers.pxn_relay(c.src, c.dst)))
     }
 

@@ -382,6 +382,15 @@ impl Traffic {
 }
 
 impl Traffic {
+    /// The size of this graph once its connections are relayed as `via` says (one entry per
+    /// connection, see [`Traffic::relayed`]): a connection more per relayed connection, a send,
+    /// a message and an edge more per relayed message at most.
+    pub fn relayed_size(&self, via: &[Option<NodeId>]) -> GraphSize {
+        let conns = via.iter().filter(|v| v.is_some()).count() as u64;
+        let messages = self.message_conn.iter().filter(|&&c| via[c as usize].is_some()).count() as u64;
+        GraphSize::of(self).plus(GraphSize { flows: 0, conns, tasks: messages, messages, edges: messages })
+    }
+
     /// This graph with every connection for which `relay` names a relay host carried in two
     /// hops, source → relay, then relay → destination: each of its messages is posted on the
     /// second hop when it has been delivered to the relay (store and forward per message; a
@@ -392,12 +401,8 @@ impl Traffic {
     /// relays), so every instance's messages stay between its markers.
     pub fn relayed(&self, relay: impl Fn(&ConnSpec) -> Option<NodeId>) -> Traffic {
         let via: Vec<Option<NodeId>> = self.conns.iter().map(&relay).collect();
-        let relays = via.iter().filter(|v| v.is_some()).count() as u64;
         let mut g = GraphBuilder::new();
-        // At most one relay send (and its edge) per relayed message.
-        let relayed = self.sends.iter().filter(|&&t| via[self.send_conn(t) as usize].is_some()).count() as u64;
-        let more = GraphSize::of(self).plus(GraphSize { flows: 0, conns: relays, tasks: relayed, messages: relayed, edges: relayed });
-        g.reserve(more);
+        g.reserve(self.relayed_size(&via));
         for (c, v) in self.conns.iter().zip(&via) {
             g.conn(c.src, v.unwrap_or(c.dst));
         }
