@@ -353,3 +353,33 @@ fn ideals_stay_lower_bounds_with_scale_up_ports() {
         }
     }
 }
+
+//= type=test
+//# Hierarchical AllReduce (`algorithm = "hier"`, groups of a server's 4 GPUs) over two servers
+//# with a scale-up domain: ReduceScatter and AllGather inside the servers, one ring per rail
+//# across them, so every rail carries 2(m − 1)/m · S/4 per GPU (here S/4, plus headers and ACKs)
+//# and no byte crosses a spine; the CCT is at least the NIC bound and the in-server phases, and
+//# well under the flat ring's. Without a scale-up domain its ideal still bounds it.
+#[test]
+fn hierarchical_allreduce_runs_one_ring_per_rail_across_servers() {
+    let hier = |toml: String| toml.replace("algorithm = \"ring\"", "algorithm = \"hier\", group = 4");
+    let r = common::run(&hier(scaled_ring("placement = \"contiguous\"", 1600)));
+    let flat = common::run(&scaled_ring("placement = \"contiguous\"", 1600));
+    let s = 16u64 << 20;
+    let wire = |b: u64| b + b.div_ceil(4032) * 64;
+    let rails = r.summary.rails.as_ref().unwrap();
+    for x in rails {
+        // 2 GPUs per rail, each sending S/4 across.
+        assert!(x.gpu_tx_bytes >= 2 * wire(s / 4) && x.gpu_tx_bytes < 2 * wire(s / 4) * 11 / 10, "{x:?}");
+        assert_eq!(x.uplink_tx_bytes, 0, "rail-aligned rings stay under their leaf");
+    }
+    let cct = |r: &fabricsim::Results| r.ccts[0].cct().expect("finished").0 as f64 / 1e6;
+    let in_server_us = 2.0 * common::tx_ps(wire(3 * s / 4), 1600) as f64 / 1e6;
+    let nic_us = common::tx_ps(wire(s / 4), 400) as f64 / 1e6;
+    assert!(cct(&r) >= nic_us + in_server_us && cct(&r) < cct(&flat) / 2.0, "hier {} us, flat {} us, bound {} us", cct(&r), cct(&flat), nic_us + in_server_us);
+    assert!(r.ccts[0].ideal <= r.ccts[0].cct().unwrap());
+    let plain = common::run(&hier(ring("placement = \"contiguous\"")));
+    assert!(plain.ccts[0].ideal <= plain.ccts[0].cct().unwrap(), "{:?}", plain.ccts[0]);
+    let e = common::rejection(&hier(ring("placement = \"contiguous\"")).replace("group = 4", "group = 3"));
+    assert!(e.contains("group") && e.contains("allowed: 1, 2, 4, 8"), "{e}");
+}

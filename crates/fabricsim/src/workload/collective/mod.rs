@@ -9,7 +9,8 @@
 //! sent only after the messages it depends on from earlier steps have been received"). The
 //! next collective of a job starts when every message of the previous one has completed.
 //!
-//! Algorithms, one file each: [`ring`] (AllReduce, AllGather, ReduceScatter), [`halving_doubling`]
+//! Algorithms, one file each: [`ring`] (AllReduce, AllGather, ReduceScatter), [`hierarchical`]
+//! (AllReduce: rings inside groups of consecutive ranks around rings across them), [`halving_doubling`]
 //! and [`double_binary_tree`] (AllReduce), [`alltoall`] (direct with a window of concurrent
 //! peers, or pairwise exchange rounds), [`broadcast`] (pipelined chain). Connections are
 //! persistent per (job, source rank, destination rank, queue pair), so congestion-control state
@@ -32,6 +33,7 @@ pub mod alltoall;
 pub mod broadcast;
 pub mod double_binary_tree;
 pub mod halving_doubling;
+pub mod hierarchical;
 pub mod ring;
 
 use super::graph::{GraphBuilder, GraphSize, Instance, Trigger, MAX_PARTS};
@@ -48,15 +50,17 @@ use crate::workload::InputFiles;
 
 /// Registry name.
 pub const NAME: &str = "collectives";
+/// Ranks per group of AllReduce `hier` when `group` is not given: an 8-GPU server's.
+pub const DEFAULT_GROUP: u32 = 8;
 /// Overrides of the bundled example scenario for a small run of this workload (the registry
 /// row's example, which the fingerprint and bad-value tests run).
 pub const EXAMPLE: &[&str] = &["workload={ kind = \"collectives\", chunk = \"64KiB\", jobs = [{ ranks = 8, collectives = [{ op = \"allreduce\", algorithm = \"ring\", bytes = \"1MiB\" }] }] }"];
 /// Registry summary.
-pub const SUMMARY: &str = "jobs of ranks running AllReduce (ring/hd/dbt), AllGather, ReduceScatter, AlltoAll, Broadcast";
+pub const SUMMARY: &str = "jobs of ranks running AllReduce (ring/hd/dbt/hier), AllGather, ReduceScatter, AlltoAll, Broadcast";
 
 /// Operations and their algorithms, as `fabricsim list` shows them: (op, algorithms, default).
 pub const OPERATIONS: &[(&str, &[&str], &str)] = &[
-    ("allreduce", &["ring", "hd", "dbt"], "ring"),
+    ("allreduce", &["ring", "hd", "dbt", "hier"], "ring"),
     ("allgather", &["ring"], "ring"),
     ("reducescatter", &["ring"], "ring"),
     ("alltoall", &["direct", "pairwise"], "direct"),
@@ -153,6 +157,10 @@ pub struct CollectiveSpec {
     pub root: Option<u32>,
     /// Compute time after this collective before the next (default: the job's gap).
     pub gap_us: Option<f64>,
+    /// AllReduce `hier`: ranks per group (consecutive ranks; a server's GPUs when the job is
+    /// placed contiguously), default 8. Divides the job's ranks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<u32>,
 }
 
 fn one() -> u32 {
@@ -334,6 +342,32 @@ fn instance_size(op: &str, alg: &str, n: u32, c: &CollectiveSpec, chunk: u64, qp
             let steps: Vec<u64> = (0..levels).chain((0..levels).rev()).map(|i| s.div_ceil(2u64 << i)).collect();
             steps.iter().enumerate().fold(GraphSize::default(), |acc, (t, &b)| acc.plus(chunked(b, u64::from(t > 0)).times(n64)))
         }
+        ("allreduce", "hier") => {
+            let g = c.group.unwrap_or(DEFAULT_GROUP) as u64;
+            let m = n64 / g;
+            // A ring phase of `steps` steps among `k` members over `bytes`, its first step's
+            // chunks waiting for one join (`start`) or nothing.
+            let phase = |k: u64, bytes: u64, steps: u64, start: bool| {
+                let seg = bytes.div_ceil(k);
+                if steps == 0 {
+                    return GraphSize::default();
+                }
+                chunked(seg, u64::from(start)).times(k).plus(chunked(seg, 1).times(k * (steps - 1)))
+            };
+            // The join a rank's next phase waits for: over the chunks it received last.
+            let joins = |k: u64, bytes: u64| join_size(chunk_count(bytes.div_ceil(k), chunk) as u64).times(n64);
+            let across = s.div_ceil(g);
+            let mut size = phase(g, s, g - 1, false).times(m);
+            let mut after = (g > 1).then_some((g, s));
+            if m > 1 {
+                size = size.plus(after.map_or(GraphSize::default(), |(k, b)| joins(k, b))).plus(phase(m, across, 2 * (m - 1), after.is_some()).times(g));
+                after = Some((m, across));
+            }
+            if g > 1 {
+                size = size.plus(after.map_or(GraphSize::default(), |(k, b)| joins(k, b))).plus(phase(g, s, g - 1, after.is_some()).times(m));
+            }
+            size
+        }
         ("allreduce", "dbt") => {
             let mut size = GraphSize::default();
             for (t, half) in [s.div_ceil(2), s / 2].into_iter().enumerate().filter(|&(_, h)| h > 0) {
@@ -385,9 +419,12 @@ fn job_conns(n: u32, seq: &[(&str, &str)], qps: u32) -> u64 {
     } else {
         // Rings and broadcast chains (from any root) use the pairs rank r → r + 1.
         let ring = if has(&|_, a| a == "ring") { n64 } else { 0 };
+        // Rings inside the groups and across them: two successors per rank at most, for each
+        // hierarchical collective (each may group the ranks its own way).
+        let hier = 2 * n64 * seq.iter().filter(|&&(_, a)| a == "hier").count() as u64;
         let hd = if has(&|_, a| a == "hd") { n64 * n.trailing_zeros() as u64 } else { 0 };
         let dbt = if has(&|_, a| a == "dbt") { 4 * (n64 - 1) } else { 0 };
-        (ring + hd + dbt).min(all)
+        (ring + hier + hd + dbt).min(all)
     };
     pairs * qps as u64
 }
@@ -435,10 +472,16 @@ fn admit_job(key: &str, job: &JobConfig, chunk: u64, qps: u32, n: u32, seq: &[Co
 
 /// Bus bytes, pipeline-fill hops, dependency-chain hops and round trips of one collective (see
 /// the module doc).
-pub fn cost(op: &str, algorithm: &str, n: u64, s: u64) -> (u64, u32, u32, u32) {
+pub fn cost(op: &str, algorithm: &str, n: u64, s: u64, group: u64) -> (u64, u32, u32, u32) {
     let n32 = n as u32;
     let log2 = 32 - (n32.max(1) - 1).leading_zeros();
     match (op, algorithm) {
+        // Rings inside the groups (2(g − 1)/g · S) and across them (2(m − 1)/m · S/g); on one
+        // kind of link, every rank sends both; a chunk crosses g − 1, 2(m − 1), g − 1 hops.
+        ("allreduce", "hier") => {
+            let m = n / group;
+            (2 * (group - 1) * s / group + 2 * (m - 1) * s.div_ceil(group) / m, 1, (2 * (group - 1) + 2 * (m - 1)) as u32, 0)
+        }
         ("allreduce", "dbt") => (2 * (n - 1) * s / n, 2 * log2, 2 * log2, 0),
         ("allreduce", "hd") => (2 * (n - 1) * s / n, 1, 2 * log2, 0),
         ("allreduce", _) => (2 * (n - 1) * s / n, 1, 2 * (n32 - 1), 0),
@@ -472,6 +515,15 @@ fn validate_spec(key: &str, c: &CollectiveSpec, ranks: u32) -> Result<(&'static 
         if p == 0 {
             return Err(Error::invalid(format!("{key}.parallelism"), "0: must be at least 1"));
         }
+    }
+    if alg == "hier" {
+        let g = c.group.unwrap_or(DEFAULT_GROUP);
+        if g == 0 || ranks % g != 0 {
+            let allowed: Vec<String> = (1..=ranks).filter(|d| ranks % d == 0).map(|d| d.to_string()).collect();
+            return Err(Error::invalid(format!("{key}.group"), format!("{g}: `hier` needs groups of equal size, a divisor of the job's {ranks} ranks; allowed: {}", allowed.join(", "))));
+        }
+    } else if c.group.is_some() {
+        return Err(Error::invalid(format!("{key}.group"), "only allowed for op = \"allreduce\" with algorithm = \"hier\""));
     }
     if let Some(r) = c.root {
         if op != "broadcast" {
@@ -623,7 +675,7 @@ pub fn generate(p: &CollectivesParams, hosts: u32, rng: &mut Rng, files: &InputF
             let mut prev_end: Option<(u32, Time)> = None;
             for it in 0..job.iterations {
                 for (ci, (c, &(op, alg, gap_after))) in seq.iter().zip(&checked).enumerate() {
-                    let (bus_bytes, fill_hops, chain_hops, rtt_rounds) = cost(op, alg, n as u64, c.bytes.0);
+                    let (bus_bytes, fill_hops, chain_hops, rtt_rounds) = cost(op, alg, n as u64, c.bytes.0, c.group.unwrap_or(DEFAULT_GROUP) as u64);
                     let inst = Instance {
                         job: job_id,
                         iteration: it,
@@ -649,6 +701,7 @@ pub fn generate(p: &CollectivesParams, hosts: u32, rng: &mut Rng, files: &InputF
                         ("allgather" | "reducescatter", _) => ring::build(&mut b, c.bytes.0, n - 1),
                         ("allreduce", "hd") => halving_doubling::build(&mut b, c.bytes.0),
                         ("allreduce", "dbt") => double_binary_tree::build(&mut b, c.bytes.0),
+                        ("allreduce", "hier") => hierarchical::build(&mut b, c.bytes.0, c.group.unwrap_or(DEFAULT_GROUP)),
                         ("alltoall", "direct") => alltoall::build_direct(&mut b, c.bytes.0, c.parallelism.unwrap_or(n - 1)),
                         ("alltoall", "pairwise") => alltoall::build_pairwise(&mut b, c.bytes.0),
                         ("broadcast", _) => broadcast::build(&mut b, c.bytes.0, c.root.unwrap_or(0)),
@@ -689,7 +742,7 @@ mod tests {
         // Every operation and algorithm, odd and even rank counts, chunks below and above the
         // queue-pair count, parallelism, roots, several collectives and iterations.
         let mut rng = Rng::stream(7, "sizes", 0);
-        let ops = [("allreduce", "ring"), ("allreduce", "hd"), ("allreduce", "dbt"), ("allgather", "ring"), ("reducescatter", "ring"), ("alltoall", "direct"), ("alltoall", "pairwise"), ("broadcast", "ring")];
+        let ops = [("allreduce", "ring"), ("allreduce", "hd"), ("allreduce", "dbt"), ("allgather", "ring"), ("reducescatter", "ring"), ("alltoall", "direct"), ("alltoall", "pairwise"), ("broadcast", "ring"), ("allreduce", "hier")];
         for case in 0..400 {
             let (op, alg) = ops[case % ops.len()];
             let n = if alg == "hd" { 1 << (1 + rng.below(4)) } else { 2 + rng.below(11) as u32 };
@@ -701,6 +754,11 @@ mod tests {
                 parallelism: (alg == "direct" && rng.below(2) == 0).then(|| 1 + rng.below(n as u64) as u32),
                 root: (op == "broadcast").then(|| rng.below(n as u64) as u32),
                 gap_us: None,
+                // A divisor of the ranks, 1 and n included.
+                group: (alg == "hier").then(|| {
+                    let divisors: Vec<u32> = (1..=n).filter(|d| n % d == 0).collect();
+                    divisors[rng.below(divisors.len() as u64) as usize]
+                }),
             };
             let collectives = (0..1 + rng.below(2)).map(|_| spec(&mut rng)).collect();
             let job = JobConfig { count: 1, ranks: Some(n), placement: Placement::Contiguous, stride: 1, block: 8, hosts: None, iterations: 1 + rng.below(3) as u32, compute_gap_us: 0.0, start_us: 0.0, chunk: None, qps: None, collectives, trace: None };
@@ -726,7 +784,7 @@ mod tests {
             start_us: 0.0,
             chunk: chunk.map(ByteSize),
             qps: None,
-            collectives: vec![CollectiveSpec { op: "allreduce".into(), algorithm: None, bytes: ByteSize(bytes), parallelism: None, root: None, gap_us: None }],
+            collectives: vec![CollectiveSpec { op: "allreduce".into(), algorithm: None, bytes: ByteSize(bytes), parallelism: None, root: None, gap_us: None, group: None }],
             trace: None,
         };
         let room = Room { budget: crate::budget::Budget { bytes: 1e9 }, pieces: 1 };
