@@ -217,16 +217,19 @@ fn ring_across_servers_uses_the_scale_up_domain_inside_them() {
     assert!(cct(&with) < cct(&without), "{} vs {}", cct(&with), cct(&without));
 }
 
+/// 4 servers in one unit with `[topology.server]` keys `server`, running a 64 KiB permutation.
+fn servers_with(server: &str) -> String {
+    format!("[topology]\nkind = \"rail_optimized\"\nservers = 4\nservers_per_su = 4\n[topology.server]\n{server}\n[workload]\nkind = \"permutation\"\nflow_bytes = \"64KiB\"\n")
+}
+
 #[test]
 fn scale_up_keys_are_refused_by_name() {
-    let base = "[workload]\nkind = \"permutation\"\nflow_bytes = \"64KiB\"\n";
-    let rail = |server: &str| format!("[topology]\nkind = \"rail_optimized\"\nservers = 4\nservers_per_su = 4\n[topology.server]\n{server}\n{base}");
     let cases = [
-        (rail("scale_up_gbps = 0"), "topology.server.scale_up_gbps", "must be a positive rate"),
-        (rail("scale_up_gbps = -5"), "topology.server.scale_up_gbps", "must be a positive rate"),
-        (rail("scale_up_latency_ns = 100"), "topology.server.scale_up_latency_ns", "only with `scale_up_gbps`"),
-        (rail("scale_up_gbps = 3600\nscale_up_latency_ns = -1"), "topology.server.scale_up_latency_ns", "non-negative"),
-        (rail("scale_up_gbps = 3600\nscale_up_rate = 1"), "scale_up_rate", "unknown field"),
+        (servers_with("scale_up_gbps = 0"), "topology.server.scale_up_gbps", "must be a positive rate"),
+        (servers_with("scale_up_gbps = -5"), "topology.server.scale_up_gbps", "must be a positive rate"),
+        (servers_with("scale_up_latency_ns = 100"), "topology.server.scale_up_latency_ns", "only with `scale_up_gbps`"),
+        (servers_with("scale_up_gbps = 3600\nscale_up_latency_ns = -1"), "topology.server.scale_up_latency_ns", "non-negative"),
+        (servers_with("scale_up_gbps = 3600\nscale_up_rate = 1"), "scale_up_rate", "unknown field"),
     ];
     assert_refused(&cases);
 }
@@ -234,7 +237,7 @@ fn scale_up_keys_are_refused_by_name() {
 //= type=test
 //# Per-rail spine groups with a scale-up domain: a job inside one server runs (through the
 //# scale-up switch); one whose ranks on different rails of different servers must talk is
-//# refused, naming PXN, which is not modelled yet.
+//# refused without `cross_rail = "pxn"`, and the refusal names it.
 #[test]
 fn per_rail_groups_with_scale_up_run_server_jobs_and_refuse_cross_rail_ones() {
     let grouped = |placement: &str, ranks: u32| {
@@ -272,12 +275,10 @@ fn pxn_carries_cross_rail_hops_through_the_scale_up_domain_onto_one_rail() {
 
 #[test]
 fn pxn_is_refused_without_a_scale_up_domain_or_for_flows() {
-    let base = |server: &str, workload: &str| format!("[topology]\nkind = \"rail_optimized\"\nservers = 4\nservers_per_su = 4\n[topology.server]\n{server}\n[workload]\n{workload}\n");
-    let perm = "kind = \"permutation\"\nflow_bytes = \"64KiB\"";
     assert_refused(&[
-        (base("cross_rail = \"pxn\"", perm), "topology.server.cross_rail", "`scale_up_gbps`"),
-        (base("scale_up_gbps = 900\ncross_rail = \"pxn\"", perm), "topology.server.cross_rail", "kind = \"collectives\""),
-        (base("cross_rail = \"nvlink\"", perm), "cross_rail", "pxn"),
+        (servers_with("cross_rail = \"pxn\""), "topology.server.cross_rail", "`scale_up_gbps`"),
+        (servers_with("scale_up_gbps = 900\ncross_rail = \"pxn\""), "topology.server.cross_rail", "kind = \"collectives\""),
+        (servers_with("cross_rail = \"nvlink\""), "cross_rail", "pxn"),
     ]);
 }
 

@@ -150,9 +150,9 @@ pub(super) fn hosts<L: Layout>(setup: &Setup, fabric: &Fabric, hold: &Holding) -
     let cc_of = tr.cc_of_hosts(fabric.hosts);
     for (i, f) in setup.traffic.conns.iter().enumerate() {
         let hops = super::hop_count(fabric, f.src, f.dst);
-        let first = &fabric.ports[fabric.host_port[f.src.idx()].idx()];
-        let rtt = *rtt_by_hops.entry((hops, first.rate.0, first.latency)).or_insert_with(|| fabric.base_rtt(f.src, f.dst, mtu, tp.ack_bytes as u64));
-        let host_rate = fabric.ports[fabric.host_port[f.src.idx()].idx()].rate;
+        let nic = &fabric.ports[fabric.host_port[f.src.idx()].idx()];
+        let rtt = *rtt_by_hops.entry((hops, nic.rate.0, nic.latency)).or_insert_with(|| fabric.base_rtt(f.src, f.dst, mtu, tp.ack_bytes as u64));
+        let host_rate = nic.rate;
         // A GPU's scale-up port runs its GPU's congestion control.
         let cc_config = cc_of[fabric.rank_of(f.src) as usize];
         let pacer_flows = pacer_flows(cc_config);

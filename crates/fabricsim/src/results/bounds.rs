@@ -91,6 +91,13 @@ pub(super) struct InstancePaths {
     pub busiest_sender: Option<Time>,
 }
 
+impl InstancePaths {
+    /// Whether its senders' links differ in rate.
+    fn mixed(&self) -> bool {
+        self.rates.is_some_and(|(lo, hi)| lo != hi)
+    }
+}
+
 /// [`InstancePaths`] of every collective instance. An instance's messages are the sends between
 /// its begin marker and the next instance's: the collective builder adds an instance's markers,
 /// then all its messages, before the next instance.
@@ -101,32 +108,29 @@ pub(super) fn instance_paths(sim: &Sim) -> Vec<InstancePaths> {
     debug_assert!(begins.len() == t.instances.len());
     let conn_prop: Vec<Time> = sim.hosts.conns.iter().map(|c| propagation(sim, c)).collect();
     let f = &sim.net.fabric;
-    let rate_of = |conn: u32| sim.net.ports[f.host_port[sim.hosts.conns[conn as usize].src.idx()].idx()].rate;
+    let sender = |conn: u32| sim.hosts.conns[conn as usize].src;
+    let rate_of = |host: NodeId| sim.net.ports[f.host_port[host.idx()].idx()].rate;
     let mut out = vec![InstancePaths { one_way: Time::MAX, rates: None, busiest_sender: None }; t.instances.len()];
     let instance_of = |task: u32| begins.partition_point(|&b| b < task).checked_sub(1);
     for m in t.messages() {
         // The last begin marker before the message's send task.
         let Some(i) = instance_of(m.task) else { continue };
-        let rate = rate_of(m.conn);
+        let rate = rate_of(sender(m.conn));
         let o = &mut out[i];
         o.one_way = o.one_way.min(conn_prop[m.conn as usize]);
         o.rates = Some(o.rates.map_or((rate, rate), |(lo, hi)| (lo.min(rate), hi.max(rate))));
     }
     // Per sender link, where an instance's links differ: its wire bytes at its rate.
-    if out.iter().any(|o| o.rates.is_some_and(|(lo, hi)| lo != hi)) {
+    if out.iter().any(InstancePaths::mixed) {
         let tp = sim.hosts.tp;
-        let mut load: std::collections::HashMap<(usize, u32), u64> = std::collections::HashMap::new();
-        for m in t.messages() {
-            let Some(i) = instance_of(m.task).filter(|&i| out[i].rates.is_some_and(|(lo, hi)| lo != hi)) else { continue };
-            let wire = m.bytes.0 + m.bytes.0.div_ceil(tp.mss as u64).max(1) * tp.header as u64;
-            *load.entry((i, m.conn)).or_default() += wire;
-        }
         let mut per_sender: std::collections::HashMap<(usize, NodeId), u64> = std::collections::HashMap::new();
-        for ((i, conn), bytes) in load {
-            *per_sender.entry((i, sim.hosts.conns[conn as usize].src)).or_default() += bytes;
+        for m in t.messages() {
+            let Some(i) = instance_of(m.task).filter(|&i| out[i].mixed()) else { continue };
+            let wire = m.bytes.0 + m.bytes.0.div_ceil(tp.mss as u64).max(1) * tp.header as u64;
+            *per_sender.entry((i, sender(m.conn))).or_default() += wire;
         }
         for ((i, src), bytes) in per_sender {
-            let time = sim.net.ports[f.host_port[src.idx()].idx()].rate.tx_time(Bytes(bytes));
+            let time = rate_of(src).tx_time(Bytes(bytes));
             out[i].busiest_sender = Some(out[i].busiest_sender.map_or(time, |b| b.max(time)));
         }
     }

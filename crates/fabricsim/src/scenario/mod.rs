@@ -792,18 +792,15 @@ fn check_paths(fabric: &Fabric, traffic: &crate::workload::graph::Traffic) -> Re
     let Some((i, c)) = traffic.conns.iter().enumerate().find(|(_, c)| !fabric.reachable(c.src, c.dst)) else { return Ok(()) };
     let (a, b) = (fabric.node_name(c.src), fabric.node_name(c.dst));
     let why = match fabric.servers {
-        Some(s) if s.scale_up.is_some() => format!(
-            "{a} is on rail {} and {b} on rail {} of another server, and with spine_groups = \"per_rail\" the rails meet only in a server's scale-up domain: set [topology.server] cross_rail = \"pxn\" to move the data onto the destination's rail there first, or put a job's ranks on one rail or in one server (placement = \"strided\", stride = {})",
-            s.rail_of(c.src),
-            s.rail_of(c.dst),
-            s.gpus_per_server
-        ),
-        Some(s) => format!(
-            "{a} is on rail {} and {b} on rail {}, and with spine_groups = \"per_rail\" the rails meet only in a server's scale-up domain, which is not modelled unless [topology.server] scale_up_gbps is set; put a job's ranks on one rail (placement = \"strided\", stride = {})",
-            s.rail_of(c.src),
-            s.rail_of(c.dst),
-            s.gpus_per_server
-        ),
+        Some(s) => {
+            let (ra, rb, stride) = (s.rail_of(c.src), s.rail_of(c.dst), s.gpus_per_server);
+            let (where_b, remedy) = if s.scale_up.is_some() {
+                (" of another server", ": set [topology.server] cross_rail = \"pxn\" to move the data onto the destination's rail there first, or put a job's ranks on one rail or in one server")
+            } else {
+                ("", ", which is not modelled unless [topology.server] scale_up_gbps is set; put a job's ranks on one rail")
+            };
+            format!("{a} is on rail {ra} and {b} on rail {rb}{where_b}, and with spine_groups = \"per_rail\" the rails meet only in a server's scale-up domain{remedy} (placement = \"strided\", stride = {stride})")
+        }
         None => "no path joins them".to_string(),
     };
     Err(Error::invalid("workload", format!("connection {i} from {a} to {b}: {why}")))
@@ -977,7 +974,7 @@ impl Scenario {
         let via: Vec<_> = traffic.conns.iter().map(|c| servers.pxn_relay(c.src, c.dst)).collect();
         let grown = traffic.relayed_size(&via);
         budget.admit("topology.server.cross_rail", grown.bytes(), || format!("relaying the cross-rail messages makes {}", grown.describe()))?;
-        Ok(traffic.relayed(|c| servers.pxn_relay(c.src, c.dst)))
+        Ok(traffic.relayed(&via))
     }
 
     /// Switch port disciplines (queue profiles) and the PFC state; also checks `[switch.lb]`

@@ -379,9 +379,7 @@ impl Traffic {
         }
         Ok(())
     }
-}
 
-impl Traffic {
     /// The size of this graph once its connections are relayed as `via` says (one entry per
     /// connection, see [`Traffic::relayed`]): a connection more per relayed connection, a send,
     /// a message and an edge more per relayed message at most.
@@ -391,23 +389,22 @@ impl Traffic {
         GraphSize::of(self).plus(GraphSize { flows: 0, conns, tasks: messages, messages, edges: messages })
     }
 
-    /// This graph with every connection for which `relay` names a relay host carried in two
-    /// hops, source → relay, then relay → destination: each of its messages is posted on the
+    /// This graph with every connection for which `via` (one entry per connection) names a
+    /// relay host carried in two hops, source → relay, then relay → destination: each of its messages is posted on the
     /// second hop when it has been delivered to the relay (store and forward per message; a
     /// collective's messages are its chunks, so a step's chunks pipeline over the two hops).
     /// A relayed connection's first hop keeps its id, second hops come after every original
     /// connection; a relayed send's dependents wait for its second hop, and its dependencies
     /// still release its first. Tasks keep their order (a relay send right after the send it
     /// relays), so every instance's messages stay between its markers.
-    pub fn relayed(&self, relay: impl Fn(&ConnSpec) -> Option<NodeId>) -> Traffic {
-        let via: Vec<Option<NodeId>> = self.conns.iter().map(&relay).collect();
+    pub fn relayed(&self, via: &[Option<NodeId>]) -> Traffic {
         let mut g = GraphBuilder::new();
-        g.reserve(self.relayed_size(&via));
-        for (c, v) in self.conns.iter().zip(&via) {
+        g.reserve(self.relayed_size(via));
+        for (c, v) in self.conns.iter().zip(via) {
             g.conn(c.src, v.unwrap_or(c.dst));
         }
         let mut second = vec![u32::MAX; self.conns.len()];
-        for (i, (c, v)) in self.conns.iter().zip(&via).enumerate() {
+        for (i, (c, v)) in self.conns.iter().zip(via).enumerate() {
             if let Some(r) = v {
                 second[i] = g.conn(*r, c.dst);
             }
@@ -610,7 +607,7 @@ mod tests {
         let a = g.send(c0, 1000, Time(7));
         let b = g.send(c1, 500, Time::ZERO);
         g.edge(a, b, Trigger::Delivered, Time(3));
-        let t = g.finish().relayed(|c| (c.src == NodeId(0)).then_some(NodeId(5)));
+        let t = g.finish().relayed(&[Some(NodeId(5)), None]);
         let pairs: Vec<(u32, u32)> = t.conns.iter().map(|c| (c.src.0, c.dst.0)).collect();
         assert_eq!(pairs, [(0, 5), (2, 3), (5, 1)]);
         // Tasks: the first hop, its relay, then b.
@@ -622,7 +619,7 @@ mod tests {
         assert_eq!(t.edges_of(1).collect::<Vec<_>>(), [Edge { to: 2, on: Trigger::Delivered, delay: Time(3) }]);
         assert_eq!(t.tasks.iter().map(|x| x.deps()).collect::<Vec<_>>(), [0, 1, 1]);
         // Nothing relayed: the same graph.
-        let same = t.relayed(|_| None);
+        let same = t.relayed(&[None; 3]);
         assert_eq!(same.conns, t.conns);
         assert_eq!(same.edge_count(), t.edge_count());
     }

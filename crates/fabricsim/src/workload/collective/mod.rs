@@ -163,6 +163,13 @@ pub struct CollectiveSpec {
     pub group: Option<u32>,
 }
 
+impl CollectiveSpec {
+    /// AllReduce `hier`'s ranks per group (`group`, default [`DEFAULT_GROUP`]).
+    pub fn group(&self) -> u32 {
+        self.group.unwrap_or(DEFAULT_GROUP)
+    }
+}
+
 fn one() -> u32 {
     1
 }
@@ -330,10 +337,16 @@ fn join_size(deps: u64) -> GraphSize {
 fn instance_size(op: &str, alg: &str, n: u32, c: &CollectiveSpec, chunk: u64, qps: u32) -> GraphSize {
     let (n64, s) = (n as u64, c.bytes.0);
     let chunked = |bytes: u64, deps: u64| chunked_size(bytes, chunk, qps, deps, waits_for_completions(op));
-    let ring = |steps: u64| {
-        let seg = s.div_ceil(n64);
-        chunked(seg, 0).times(n64).plus(chunked(seg, 1).times(n64 * (steps - 1)))
+    // A ring of `steps` steps among `k` members over `bytes` each ([`ring::among`]), its first
+    // step's chunks waiting for one dependency (`start`) or none.
+    let phase = |k: u64, bytes: u64, steps: u64, start: bool| {
+        let seg = bytes.div_ceil(k);
+        if steps == 0 {
+            return GraphSize::default();
+        }
+        chunked(seg, u64::from(start)).times(k).plus(chunked(seg, 1).times(k * (steps - 1)))
     };
+    let ring = |steps: u64| phase(n64, s, steps, false);
     let body = match (op, alg) {
         ("allreduce", "ring") => ring(2 * (n64 - 1)),
         ("allgather" | "reducescatter", _) => ring(n64 - 1),
@@ -343,17 +356,8 @@ fn instance_size(op: &str, alg: &str, n: u32, c: &CollectiveSpec, chunk: u64, qp
             steps.iter().enumerate().fold(GraphSize::default(), |acc, (t, &b)| acc.plus(chunked(b, u64::from(t > 0)).times(n64)))
         }
         ("allreduce", "hier") => {
-            let g = c.group.unwrap_or(DEFAULT_GROUP) as u64;
+            let g = c.group() as u64;
             let m = n64 / g;
-            // A ring phase of `steps` steps among `k` members over `bytes`, its first step's
-            // chunks waiting for one join (`start`) or nothing.
-            let phase = |k: u64, bytes: u64, steps: u64, start: bool| {
-                let seg = bytes.div_ceil(k);
-                if steps == 0 {
-                    return GraphSize::default();
-                }
-                chunked(seg, u64::from(start)).times(k).plus(chunked(seg, 1).times(k * (steps - 1)))
-            };
             // The join a rank's next phase waits for: over the chunks it received last.
             let joins = |k: u64, bytes: u64| join_size(chunk_count(bytes.div_ceil(k), chunk) as u64).times(n64);
             let across = s.div_ceil(g);
@@ -517,7 +521,7 @@ fn validate_spec(key: &str, c: &CollectiveSpec, ranks: u32) -> Result<(&'static 
         }
     }
     if alg == "hier" {
-        let g = c.group.unwrap_or(DEFAULT_GROUP);
+        let g = c.group();
         if g == 0 || ranks % g != 0 {
             let allowed: Vec<String> = (1..=ranks).filter(|d| ranks % d == 0).map(|d| d.to_string()).collect();
             return Err(Error::invalid(format!("{key}.group"), format!("{g}: `hier` needs groups of equal size, a divisor of the job's {ranks} ranks; allowed: {}", allowed.join(", "))));
@@ -675,7 +679,7 @@ pub fn generate(p: &CollectivesParams, hosts: u32, rng: &mut Rng, files: &InputF
             let mut prev_end: Option<(u32, Time)> = None;
             for it in 0..job.iterations {
                 for (ci, (c, &(op, alg, gap_after))) in seq.iter().zip(&checked).enumerate() {
-                    let (bus_bytes, fill_hops, chain_hops, rtt_rounds) = cost(op, alg, n as u64, c.bytes.0, c.group.unwrap_or(DEFAULT_GROUP) as u64);
+                    let (bus_bytes, fill_hops, chain_hops, rtt_rounds) = cost(op, alg, n as u64, c.bytes.0, c.group() as u64);
                     let inst = Instance {
                         job: job_id,
                         iteration: it,
@@ -701,7 +705,7 @@ pub fn generate(p: &CollectivesParams, hosts: u32, rng: &mut Rng, files: &InputF
                         ("allgather" | "reducescatter", _) => ring::build(&mut b, c.bytes.0, n - 1),
                         ("allreduce", "hd") => halving_doubling::build(&mut b, c.bytes.0),
                         ("allreduce", "dbt") => double_binary_tree::build(&mut b, c.bytes.0),
-                        ("allreduce", "hier") => hierarchical::build(&mut b, c.bytes.0, c.group.unwrap_or(DEFAULT_GROUP)),
+                        ("allreduce", "hier") => hierarchical::build(&mut b, c.bytes.0, c.group()),
                         ("alltoall", "direct") => alltoall::build_direct(&mut b, c.bytes.0, c.parallelism.unwrap_or(n - 1)),
                         ("alltoall", "pairwise") => alltoall::build_pairwise(&mut b, c.bytes.0),
                         ("broadcast", _) => broadcast::build(&mut b, c.bytes.0, c.root.unwrap_or(0)),

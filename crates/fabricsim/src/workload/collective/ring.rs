@@ -24,8 +24,11 @@ pub fn among(b: &mut InstanceBuilder, members: &[u32], bytes: u64, steps: u32, s
         let mut cur = Vec::with_capacity(n as usize);
         for i in 0..n {
             let from = &prev[((i + n - 1) % n) as usize];
-            let first = start.map_or_else(Vec::new, |d| vec![d[i as usize]]);
-            let sent = b.send_chunked(members[i as usize], members[((i + 1) % n) as usize], segment, |j| if s == 0 { first.clone() } else { vec![from[j].delivered()] });
+            let sent = b.send_chunked(members[i as usize], members[((i + 1) % n) as usize], segment, |j| match (s, start) {
+                (0, Some(d)) => vec![d[i as usize]],
+                (0, None) => vec![],
+                _ => vec![from[j].delivered()],
+            });
             cur.push(sent);
         }
         prev = cur;
