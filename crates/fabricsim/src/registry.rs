@@ -28,22 +28,45 @@ const TOPOLOGIES: &[SchemeRow] = &[
         // A whole table: the bundled example's `k` belongs to the other families.
         example: &["topology={ kind = \"rail_optimized\", servers = 16, servers_per_su = 8, link_rate_gbps = 400, link_latency_ns = 1000, server = { gpus = 8 } }"],
     },
+    SchemeRow {
+        name: "rail_only",
+        summary: "rail-only fabric (Wang et al. 2023): the rails of a rail-optimized fabric without the spines that join them; each rail one switch (one scalable unit) or a 2-tier network of its own; GPUs on different rails of different servers meet by forwarding over a server's scale-up domain (collectives)",
+        params: rail_only_params,
+        // An AllToAll, so that forwarding runs: a permutation's flows across rails are refused.
+        example: &[
+            "topology={ kind = \"rail_only\", servers = 4, servers_per_su = 2, link_rate_gbps = 400, link_latency_ns = 1000, server = { gpus = 4, scale_up_gbps = 3600 } }",
+            "workload={ kind = \"collectives\", chunk = \"64KiB\", jobs = [ { ranks = 16, collectives = [ { op = \"alltoall\", bytes = \"1MiB\" } ] } ] }",
+        ],
+    },
 ];
 
 /// `[topology]` keys of `rail_optimized`: the server counts (whose defaults the plan applies,
 /// not the config), then its own and the common keys.
 fn rail_optimized_params() -> Vec<ParamRow> {
+    let mut rows = server_rows(&[("server.cross_rail", "\"spine\"", "\"spine\" or \"pxn\" (relay over the scale-up domain onto the destination's rail; collectives, with scale_up_gbps)")]);
+    rows.push(ParamRow { key: "tiers".into(), default: "2".into(), allowed: Some("2 or 3".into()) });
+    rows.extend(topology_params(&["oversubscription", "spines", "cores", "agg_uplink_rate_gbps"]));
+    rows
+}
+
+/// The keys sizing a fabric of servers and `[topology.server]`'s, then `own` (key, default,
+/// allowed).
+fn server_rows(own: &[(&str, &str, &str)]) -> Vec<ParamRow> {
     let mut rows = vec![
         ParamRow { key: "servers".into(), default: "-".into(), allowed: Some("required; a multiple of servers_per_su".into()) },
         ParamRow { key: "servers_per_su".into(), default: "32".into(), allowed: Some("≥ 1".into()) },
         ParamRow { key: "server.gpus".into(), default: crate::scenario::ServerConfig::default().gpus.to_string(), allowed: Some("≥ 1 (GPUs per server = NICs = rails)".into()) },
         ParamRow { key: "server.scale_up_gbps".into(), default: "unset (no scale-up domain)".into(), allowed: Some("0.001..=1000000 Gb/s per GPU each way (NVLink 4: 3600)".into()) },
         ParamRow { key: "server.scale_up_latency_ns".into(), default: "150".into(), allowed: Some("≥ 0 ns per GPU–switch link; only with scale_up_gbps".into()) },
-        ParamRow { key: "server.cross_rail".into(), default: "\"spine\"".into(), allowed: Some("\"spine\" or \"pxn\" (relay over the scale-up domain onto the destination's rail; collectives, with scale_up_gbps)".into()) },
-        ParamRow { key: "tiers".into(), default: "2".into(), allowed: Some("2 or 3".into()) },
-        ParamRow { key: "spine_groups".into(), default: "\"shared\"".into(), allowed: Some("\"shared\" or \"per_rail\" (2 tiers)".into()) },
     ];
-    rows.extend(topology_params(&["oversubscription", "spines", "cores", "agg_uplink_rate_gbps"]));
+    rows.extend(own.iter().map(|&(key, default, allowed)| ParamRow { key: key.into(), default: default.into(), allowed: Some(allowed.into()) }));
+    rows
+}
+
+/// `[topology]` keys of `rail_only`: a rail-optimized fabric's, less the tiers above the rails.
+fn rail_only_params() -> Vec<ParamRow> {
+    let mut rows = server_rows(&[("server.cross_rail", "\"pxn\"", "\"pxn\" only (forwarding over the scale-up domain is the way across rails; collectives)")]);
+    rows.extend(topology_params(&["oversubscription", "spines"]));
     rows
 }
 

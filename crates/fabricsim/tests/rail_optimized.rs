@@ -142,13 +142,19 @@ fn three_tier_permutation_crosses_the_cores() {
     assert!(r.summary.base_rtt_us > 0.0);
 }
 
+/// `scenario` on the rail-only fabric of the same servers in units of 4 (so each rail is a
+/// 2-tier network of its own: a leaf per unit and its own spines).
+fn rail_only(scenario: &str) -> String {
+    scenario.replace("kind = \"rail_optimized\"", "kind = \"rail_only\"").replace("servers_per_su = 8", "servers_per_su = 4")
+}
+
 //= type=test
-//# Per-rail spine groups (the rail-only design): a rail-aligned ring across both units finishes
-//# as on shared spines, through its own rail's spines only; a job across rails is refused by
-//# name, as no path joins two rails without the scale-up domain.
+//# Rail-only (each rail its own spines): a rail-aligned ring across both units finishes as on
+//# shared spines, through its own rail's spines only; a job across rails is refused by name,
+//# as no path joins two rails without the scale-up domain.
 #[test]
-fn per_rail_groups_carry_rail_aligned_rings_and_refuse_cross_rail_jobs() {
-    let grouped = |placement: &str| ring(placement).replace("servers_per_su = 8", "servers_per_su = 4\n        spine_groups = \"per_rail\"");
+fn rail_only_carries_rail_aligned_rings_and_refuses_cross_rail_jobs_without_scale_up() {
+    let grouped = |placement: &str| rail_only(&ring(placement));
     let shared = common::run(&ring("placement = \"strided\"\nstride = 4").replace("servers_per_su = 8", "servers_per_su = 4"));
     let r = common::run(&grouped("placement = \"strided\"\nstride = 4"));
     let cct = |r: &fabricsim::Results| r.ccts[0].cct().expect("finished").0;
@@ -235,32 +241,38 @@ fn scale_up_keys_are_refused_by_name() {
 }
 
 //= type=test
-//# Per-rail spine groups with a scale-up domain: a job inside one server runs (through the
-//# scale-up switch); one whose ranks on different rails of different servers must talk is
-//# refused without `cross_rail = "pxn"`, and the refusal names it.
+//# Rail-only with a scale-up domain: a job inside one server runs through the scale-up switch;
+//# `cross_rail = "spine"` is refused (there is none), and a flow workload whose connection joins
+//# different rails of different servers is refused, naming it (forwarding is for collectives).
 #[test]
-fn per_rail_groups_with_scale_up_run_server_jobs_and_refuse_cross_rail_ones() {
-    let grouped = |placement: &str, ranks: u32| {
-        scaled_ring(placement, 1600).replace("servers_per_su = 8", "servers_per_su = 4\n        spine_groups = \"per_rail\"").replace("ranks = 8", &format!("ranks = {ranks}"))
-    };
-    let r = common::run(&grouped("placement = \"contiguous\"", 4));
+fn rail_only_refuses_spine_crossing_and_cross_rail_flows() {
+    let r = common::run(&rail_only(&scaled_ring("placement = \"contiguous\"", 1600).replace("ranks = 8", "ranks = 4")));
     assert!(r.ccts[0].cct().is_some());
-    let e = common::rejection(&grouped("placement = \"contiguous\"", 8));
-    assert!(e.contains("`workload`") && e.contains("from gpu3 to gpu4") && e.contains("cross_rail = \"pxn\""), "{e}");
+    let flows = "[topology]\nkind = \"rail_only\"\nservers = 4\nservers_per_su = 4\n[topology.server]\nscale_up_gbps = 3600\n[workload]\nkind = \"permutation\"\nflow_bytes = \"64KiB\"\n";
+    let e = common::rejection(flows);
+    assert!(e.contains("`workload`") && e.contains("different rails of different servers") && e.contains("kind = \"collectives\""), "{e}");
+    assert_refused(&[(flows.replace("scale_up_gbps = 3600", "scale_up_gbps = 3600\ncross_rail = \"spine\""), "topology.server.cross_rail", "no spine")]);
+    assert_refused(&[
+        (flows.replace("servers_per_su = 4", "servers_per_su = 4\ntiers = 2"), "topology.tiers", "not a key of kind = \"rail_only\""),
+        (flows.replace("servers_per_su = 4", "servers_per_su = 4\nspines = 8"), "topology.spines", "allowed: unset"),
+        (flows.replace("servers_per_su = 4", "servers_per_su = 4\nk = 8"), "topology.k", "not a key of kind = \"rail_only\""),
+        (flows.replace("kind = \"rail_only\"", "kind = \"fat_tree\""), "topology.servers", "\"rail_only\""),
+    ]);
 }
 
 //= type=test
-//# PXN (`cross_rail = "pxn"`) on per-rail spine groups: the 8-GPU ring over two servers runs;
-//# its two server-crossing hops (GPU 3 → GPU 4, GPU 7 → GPU 0) first cross the scale-up
-//# domain to the GPU on the destination's rail (GPU 0 of server 0 for GPU 3's chunks, GPU 4 of
-//# server 1 for GPU 7's), then stay on that rail: rails 1..3 carry nothing, rail 0's spines
-//# carry the crossings; the CCT is within 5 % of the 400 G bound plus the relay's chunk hops.
+//# Rail-only forwards a collective's cross-rail messages (Wang et al. 2023; NCCL's PXN): the
+//# 8-GPU ring over two servers runs; its two server-crossing hops (GPU 3 → GPU 4, GPU 7 →
+//# GPU 0) first cross the scale-up domain to the GPU on the destination's rail (GPU 0 of server
+//# 0 for GPU 3's chunks, GPU 4 of server 1 for GPU 7's), then stay on that rail: rails 1..3
+//# carry nothing, rail 0's spines carry the crossings; the CCT is within 5 % of the 400 G bound
+//# plus the relay's chunk hops. A rail-optimized fabric with `cross_rail = "pxn"` does the same.
 #[test]
-fn pxn_carries_cross_rail_hops_through_the_scale_up_domain_onto_one_rail() {
-    let pxn = scaled_ring("placement = \"contiguous\"", 1600)
-        .replace("servers_per_su = 8", "servers_per_su = 4\n        spine_groups = \"per_rail\"")
-        .replace("scale_up_gbps = 1600", "scale_up_gbps = 1600\n        cross_rail = \"pxn\"");
-    let r = common::run(&pxn);
+fn rail_only_forwards_cross_rail_hops_through_the_scale_up_domain_onto_one_rail() {
+    let r = common::run(&rail_only(&scaled_ring("placement = \"contiguous\"", 1600)));
+    let pxn = common::run(&scaled_ring("placement = \"contiguous\"", 1600).replace("scale_up_gbps = 1600", "scale_up_gbps = 1600\n        cross_rail = \"pxn\""));
+    let senders = |r: &fabricsim::Results| r.flows.iter().map(|f| (f.src, f.dst, f.bytes)).collect::<Vec<_>>();
+    assert_eq!(senders(&r), senders(&pxn));
     // NIC senders: only the relays, GPU 0 (for GPU 3) and GPU 4 (for GPU 7).
     let nic_senders: std::collections::BTreeSet<u32> = r.flows.iter().filter(|f| f.src < 32).map(|f| f.src).collect();
     assert_eq!(nic_senders.into_iter().collect::<Vec<_>>(), [0, 4]);
@@ -383,4 +395,57 @@ fn hierarchical_allreduce_runs_one_ring_per_rail_across_servers() {
     assert!(plain.ccts[0].ideal <= plain.ccts[0].cct().unwrap(), "{:?}", plain.ccts[0]);
     let e = common::rejection(&hier(ring("placement = \"contiguous\"")).replace("group = 4", "group = 3"));
     assert!(e.contains("group") && e.contains("allowed: 1, 2, 4, 8"), "{e}");
+}
+
+//= type=test
+//# On rail-only, cross-rail traffic crosses the scale-up domain exactly once: an AllToAll of
+//# 1 MiB per rank over 16 GPUs (4 servers × 4, two units) sends P = 64 KiB to each peer. Of a
+//# GPU's 15 peers, 3 share its server (scale-up only), 3 its rail on other servers (their rail
+//# only) and 9 are on other rails of other servers (scale-up once to the GPU on the
+//# destination's rail, then that rail once). So the scale-up ports send (3 + 9) · 16 · P, the
+//# NICs (3 + 9) · 16 · P, every scale-up message stays in its server and every NIC message on
+//# its rail.
+#[test]
+fn rail_only_alltoall_crosses_the_scale_up_domain_exactly_once() {
+    let r = common::run(
+        r#"
+        seed = 1
+        [topology]
+        kind = "rail_only"
+        servers = 4
+        servers_per_su = 2
+        [topology.server]
+        gpus = 4
+        scale_up_gbps = 1600
+        [switch]
+        buffer_bytes = "64MiB"
+        [transport]
+        lb = "spray"
+        cc = { name = "fixed", window_bdp = 2.0 }
+        [workload]
+        kind = "collectives"
+        chunk = "64KiB"
+        [[workload.jobs]]
+        ranks = 16
+        collectives = [ { op = "alltoall", bytes = "1MiB" } ]
+    "#,
+    );
+    assert!(r.ccts[0].cct().is_some());
+    let (g, per_peer) = (16u32, 64u64 << 10);
+    let server = |h: u32| h % g / 4;
+    let (mut scale_up, mut nic) = (0u64, 0u64);
+    for f in &r.flows {
+        if f.src >= g {
+            assert!(f.dst >= g && server(f.src) == server(f.dst), "a scale-up message left its server: {} -> {}", f.src, f.dst);
+            scale_up += f.bytes;
+        } else {
+            assert!(f.dst < g && f.src % 4 == f.dst % 4 && server(f.src) != server(f.dst), "a NIC message left its rail: {} -> {}", f.src, f.dst);
+            nic += f.bytes;
+        }
+    }
+    assert_eq!(scale_up, 12 * 16 * per_peer);
+    assert_eq!(nic, 12 * 16 * per_peer);
+    // summary.json's rails agree: every rail's NICs sent, no byte crossed rails.
+    let rails = r.summary.rails.as_ref().unwrap();
+    assert!(rails.iter().all(|x| x.gpu_tx_bytes > 0 && x.scale_up_tx_bytes.unwrap() > 0), "{rails:?}");
 }

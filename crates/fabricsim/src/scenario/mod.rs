@@ -86,17 +86,16 @@ pub enum TopologyKind {
     /// Rail-optimized fabric of multi-GPU servers, 2 or 3 tiers (see
     /// [`rail_optimized`](crate::topo::rail_optimized)).
     RailOptimized,
+    /// Rail-only fabric: the rails of a rail-optimized fabric without the spines that join
+    /// them (see [`rail_only`](crate::topo::rail_only)).
+    RailOnly,
 }
 
-/// How a rail-optimized fabric's spines are shared among the rails.
-#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
-pub enum SpineGroups {
-    /// Every leaf links to every spine: GPUs of different rails meet at a spine.
-    Shared,
-    /// One group of spines per rail, leaf r of every unit linked to group r only: the rails are
-    /// separate networks (the rail-only design, Wang et al. 2023), which meet only in a server.
-    PerRail,
+impl TopologyKind {
+    /// Whether the fabric is built of multi-GPU servers (`servers`, `[topology.server]`).
+    pub fn has_servers(self) -> bool {
+        matches!(self, TopologyKind::RailOptimized | TopologyKind::RailOnly)
+    }
 }
 
 /// How traffic between GPUs on different rails of different servers crosses over
@@ -127,7 +126,8 @@ pub struct ServerConfig {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub scale_up_latency_ns: Option<f64>,
     /// How a collective's messages between GPUs on different rails of different servers travel:
-    /// `"spine"` (default) or `"pxn"` (through the scale-up domain onto the destination's rail).
+    /// `"spine"` (default on a rail-optimized fabric) or `"pxn"` (through the scale-up domain
+    /// onto the destination's rail; a rail-only fabric's only way, and its default).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cross_rail: Option<CrossRail>,
 }
@@ -203,20 +203,16 @@ pub struct TopologyConfig {
     /// core switches, a multiple of `spines`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cores: Option<u32>,
-    /// Rail-optimized only: servers in the cluster (a multiple of `servers_per_su`).
+    /// Fabrics of servers (rail-optimized, rail-only) only: servers in the cluster (a multiple of `servers_per_su`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub servers: Option<u32>,
-    /// Rail-optimized only: servers per scalable unit (default 32, NVIDIA's DGX SuperPOD unit).
+    /// Fabrics of servers only: servers per scalable unit (default 32, NVIDIA's DGX SuperPOD unit).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub servers_per_su: Option<u32>,
     /// Rail-optimized only: switch tiers, 2 (default) or 3 (spines per scalable unit, cores).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tiers: Option<u32>,
-    /// Rail-optimized only: `"shared"` (default: every leaf to every spine) or `"per_rail"`
-    /// (one group of spines per rail: the rail-only design).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub spine_groups: Option<SpineGroups>,
-    /// Rail-optimized only: what a server holds (`[topology.server]`); kept after the plain
+    /// Fabrics of servers only: what a server holds (`[topology.server]`); kept after the plain
     /// keys so that it serializes as a sub-table.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub server: Option<ServerConfig>,
@@ -253,7 +249,6 @@ impl Default for TopologyConfig {
             servers: None,
             servers_per_su: None,
             tiers: None,
-            spine_groups: None,
             server: None,
             failures: None,
         }
@@ -785,9 +780,8 @@ impl Setup {
     }
 }
 
-/// Refuses a workload with a connection between hosts that no path joins (rails with their own
-/// spines, `spine_groups = "per_rail"`), naming the first such connection; every other fabric
-/// joins every pair.
+/// Refuses a workload with a connection between hosts that no path joins (the rails of a
+/// rail-only fabric), naming the first such connection; every other fabric joins every pair.
 fn check_paths(fabric: &Fabric, traffic: &crate::workload::graph::Traffic) -> Result<()> {
     let Some((i, c)) = traffic.conns.iter().enumerate().find(|(_, c)| !fabric.reachable(c.src, c.dst)) else { return Ok(()) };
     let (a, b) = (fabric.node_name(c.src), fabric.node_name(c.dst));
@@ -795,11 +789,11 @@ fn check_paths(fabric: &Fabric, traffic: &crate::workload::graph::Traffic) -> Re
         Some(s) => {
             let (ra, rb, stride) = (s.rail_of(c.src), s.rail_of(c.dst), s.gpus_per_server);
             let (where_b, remedy) = if s.scale_up.is_some() {
-                (" of another server", ": set [topology.server] cross_rail = \"pxn\" to move the data onto the destination's rail there first, or put a job's ranks on one rail or in one server")
+                (" of another server", ": put a job's ranks on one rail or in one server")
             } else {
                 ("", ", which is not modelled unless [topology.server] scale_up_gbps is set; put a job's ranks on one rail")
             };
-            format!("{a} is on rail {ra} and {b} on rail {rb}{where_b}, and with spine_groups = \"per_rail\" the rails meet only in a server's scale-up domain{remedy} (placement = \"strided\", stride = {stride})")
+            format!("{a} is on rail {ra} and {b} on rail {rb}{where_b}, and on a rail-only fabric the rails meet only in a server's scale-up domain{remedy} (placement = \"strided\", stride = {stride})")
         }
         None => "no path joins them".to_string(),
     };
@@ -923,7 +917,7 @@ impl Scenario {
             Some(traffic) => traffic,
             None => self.workload.generate(&fabric, self.seed, &files, &shaper, workload_budget)?,
         };
-        if self.topology.server.as_ref().and_then(|s| s.cross_rail) == Some(CrossRail::Pxn) {
+        if topology::relays_cross_rail(&self.topology) {
             traffic = self.relay_over_scale_up(&fabric, traffic, workload_budget)?;
         }
         // Workloads address GPUs; a connection inside a server runs over its scale-up domain.
@@ -962,16 +956,28 @@ impl Scenario {
     /// `traffic` with every connection between GPUs on different rails of different servers
     /// relayed through the source server's GPU on the destination's rail
     /// ([`crate::topo::rail_optimized::Servers::pxn_relay`]); collectives only (a relayed flow
-    /// would be two rows of flows.csv), refused past `budget`.
+    /// would be two rows of flows.csv: a flow workload with such a connection is refused, naming
+    /// it), refused past `budget`.
     fn relay_over_scale_up(&self, fabric: &Fabric, traffic: Traffic, budget: Budget) -> Result<Traffic> {
+        let servers = fabric.servers.expect("[topology.server] is refused off a fabric of servers");
+        let via: Vec<_> = traffic.conns.iter().map(|c| servers.pxn_relay(c.src, c.dst)).collect();
+        let Some(first) = via.iter().position(Option::is_some) else { return Ok(traffic) };
         if !matches!(self.workload, WorkloadConfig::Collectives(_)) {
+            let c = &traffic.conns[first];
+            let (key, how) = match self.topology.kind {
+                TopologyKind::RailOnly => ("workload", "on a rail-only fabric such a message is forwarded through the source server's scale-up domain onto the destination's rail"),
+                _ => ("topology.server.cross_rail", "with cross_rail = \"pxn\" such a message is relayed through the source server's scale-up domain onto the destination's rail"),
+            };
             return Err(Error::invalid(
-                "topology.server.cross_rail",
-                "\"pxn\" relays a collective's chunks over the scale-up domain, as NCCL does; with a flow workload a relayed flow would have no one row: allowed \"spine\", or a workload of kind = \"collectives\"",
+                key,
+                format!(
+                    "connection {first} from {} to {} joins GPUs on different rails of different servers: {how}, which fabricsim does for a collective's chunks, as NCCL does; a relayed flow would have no one row of flows.csv: use a workload of kind = \"collectives\", or put each job's ranks on one rail (placement = \"strided\", stride = {})",
+                    fabric.node_name(c.src),
+                    fabric.node_name(c.dst),
+                    servers.gpus_per_server
+                ),
             ));
         }
-        let servers = fabric.servers.expect("[topology.server] is refused off a rail-optimized fabric");
-        let via: Vec<_> = traffic.conns.iter().map(|c| servers.pxn_relay(c.src, c.dst)).collect();
         let grown = traffic.relayed_size(&via);
         budget.admit("topology.server.cross_rail", grown.bytes(), || format!("relaying the cross-rail messages makes {}", grown.describe()))?;
         Ok(traffic.relayed(&via))

@@ -2,12 +2,13 @@
 //! the explicit leaf-spine shape (with per-spine cable rates) or 3-tier shape, and the cables
 //! failed at build time.
 
-use super::{nanos, rate, OversubTier, Scenario, ServerConfig, SpineGroups, TopologyConfig, TopologyKind};
+use super::{nanos, rate, CrossRail, OversubTier, Scenario, ServerConfig, TopologyConfig, TopologyKind};
 use crate::error::{Error, Result};
 use crate::topo::fat_tree::PodShape;
 use crate::topo::leaf_spine::Shape;
 use crate::budget::Budget;
 use crate::topo::rail_optimized::{self, Servers};
+use crate::topo::rail_only;
 use crate::topo::{fat_tree, leaf_spine, Fabric, FabricSize, TierLinks};
 use crate::topo::failures::FailuresConfig;
 use crate::units::BitsPerSec;
@@ -82,17 +83,11 @@ impl Scenario {
     /// every key checked.
     fn plan_topology(&self) -> Result<FabricPlan> {
         let t = &self.topology;
-        if t.kind != TopologyKind::RailOptimized {
-            let servers = [
-                ("servers", t.servers.is_some()),
-                ("servers_per_su", t.servers_per_su.is_some()),
-                ("tiers", t.tiers.is_some()),
-                ("spine_groups", t.spine_groups.is_some()),
-                ("server", t.server.is_some()),
-            ];
-            refuse_given(&servers, "only for kind = \"rail_optimized\" (a fabric of multi-GPU servers)")?;
+        if !t.kind.has_servers() {
+            let servers = [("servers", t.servers.is_some()), ("servers_per_su", t.servers_per_su.is_some()), ("tiers", t.tiers.is_some()), ("server", t.server.is_some())];
+            refuse_given(&servers, "only for kind = \"rail_optimized\" or \"rail_only\" (fabrics of multi-GPU servers)")?;
         }
-        let (shape, pods) = if t.kind == TopologyKind::RailOptimized { (None, None) } else { (leaf_spine_shape(t)?, pod_shape(t)?) };
+        let (shape, pods) = if t.kind.has_servers() { (None, None) } else { (leaf_spine_shape(t)?, pod_shape(t)?) };
         let base = rate("topology.link_rate_gbps", t.link_rate_gbps)?;
         let pick = |key: &str, v: Option<crate::units::Gbps>| -> Result<BitsPerSec> { v.map(|g| rate(key, g)).unwrap_or(Ok(base)) };
         let lat = nanos("topology.link_latency_ns", t.link_latency_ns)?;
@@ -156,7 +151,7 @@ impl Scenario {
                 }
                 Ok(FabricPlan::new(sized_by, leaf_spine::shape(k, ratio)?.size(), host_rate, move || leaf_spine::build(k, ratio, links, sw_lat)))
             }
-            TopologyKind::RailOptimized => {
+            TopologyKind::RailOptimized | TopologyKind::RailOnly => {
                 let shape = rail_shape(t)?;
                 let plan = FabricPlan::new("topology.servers", shape.size(), host_rate, move || Ok(rail_optimized::build(shape, links, sw_lat)));
                 Ok(FabricPlan { ranks: shape.gpus() as u32, ..plan })
@@ -175,10 +170,12 @@ fn radix(t: &TopologyConfig, for_hosts: fn(u32) -> Result<u32>, default: u32) ->
     }
 }
 
-/// The rail-optimized shape of `[topology]`: `servers`, `servers_per_su` (default 32),
-/// `[topology.server] gpus` (default 8), `tiers` (default 2), `oversubscription` and optionally
-/// `spines` and (3 tiers) `cores`; the keys of the other families refused by name.
+/// The rail-optimized or rail-only shape of `[topology]`: `servers`, `servers_per_su` (default
+/// 32), `[topology.server] gpus` (default 8), `oversubscription` and optionally `spines`, and
+/// for a rail-optimized fabric `tiers` (default 2) and (3 tiers) `cores`; the keys of the other
+/// families refused by name.
 fn rail_shape(t: &TopologyConfig) -> Result<rail_optimized::Shape> {
+    let (name, sized_by) = kind_names(t.kind);
     let foreign = [
         ("k", t.k.is_some()),
         ("hosts", t.hosts.is_some()),
@@ -190,7 +187,12 @@ fn rail_shape(t: &TopologyConfig) -> Result<rail_optimized::Shape> {
         ("tors_per_pod", t.tors_per_pod.is_some()),
         ("aggs_per_pod", t.aggs_per_pod.is_some()),
     ];
-    refuse_given(&foreign, &format!("not a key of kind = \"rail_optimized\": {RAIL_SIZED_BY}"))?;
+    refuse_given(&foreign, &format!("not a key of kind = \"{name}\": {sized_by}"))?;
+    let rail_only = t.kind == TopologyKind::RailOnly;
+    if rail_only {
+        let foreign = [("tiers", t.tiers.is_some()), ("cores", t.cores.is_some()), ("agg_uplink_rate_gbps", t.agg_uplink_rate_gbps.is_some())];
+        refuse_given(&foreign, &format!("not a key of kind = \"rail_only\", whose rails are one switch each or 2-tier networks of their own: {sized_by}"))?;
+    }
     let tiers = t.tiers.unwrap_or(2);
     if tiers == 2 && t.agg_uplink_rate_gbps.is_some() {
         return Err(Error::invalid("topology.agg_uplink_rate_gbps", "only with tiers = 3: the spine-to-core links of a 3-tier rail-optimized fabric"));
@@ -198,12 +200,42 @@ fn rail_shape(t: &TopologyConfig) -> Result<rail_optimized::Shape> {
     if t.oversubscribed_tier != OversubTier::Tor {
         return Err(Error::invalid("topology.oversubscribed_tier", "a rail-optimized fabric is oversubscribed at the leaves only; allowed: \"tor\""));
     }
-    let servers = t.servers.ok_or_else(|| Error::invalid("topology.servers", "missing: kind = \"rail_optimized\" needs the number of servers"))?;
+    let servers = t.servers.ok_or_else(|| Error::invalid("topology.servers", format!("missing: kind = \"{name}\" needs the number of servers")))?;
     let server = t.server.clone().unwrap_or_default();
     let scale_up = scale_up(&server)?;
+    if rail_only && server.cross_rail == Some(CrossRail::Spine) {
+        return Err(Error::invalid(
+            "topology.server.cross_rail",
+            "\"spine\": a rail-only fabric has no spine joining its rails; GPUs on different rails of different servers meet by forwarding over the scale-up domain; allowed: \"pxn\" (the default)",
+        ));
+    }
     let layout = Servers { servers, gpus_per_server: server.gpus, servers_per_su: t.servers_per_su.unwrap_or(DEFAULT_SERVERS_PER_SU), scale_up };
-    let per_rail = t.spine_groups == Some(SpineGroups::PerRail);
-    rail_optimized::Shape::grouped(layout, t.oversubscription.0, t.spines, tiers, t.cores, per_rail)
+    if rail_only {
+        rail_only::shape(layout, t.oversubscription.0, t.spines)
+    } else {
+        rail_optimized::Shape::new(layout, t.oversubscription.0, t.spines, tiers, t.cores)
+    }
+}
+
+/// Whether a collective's messages between GPUs on different rails of different servers are
+/// relayed over the scale-up domain: `cross_rail = "pxn"`, or a rail-only fabric with a
+/// scale-up domain (its only way across).
+pub(super) fn relays_cross_rail(t: &TopologyConfig) -> bool {
+    let server = t.server.as_ref();
+    match t.kind {
+        TopologyKind::RailOnly => server.is_some_and(|s| s.scale_up_gbps.is_some()),
+        _ => server.and_then(|s| s.cross_rail) == Some(CrossRail::Pxn),
+    }
+}
+
+/// A fabric family's name in messages and its key, and what sizes it.
+fn kind_names(kind: TopologyKind) -> (&'static str, &'static str) {
+    match kind {
+        TopologyKind::FatTree => ("fat_tree", "a fat tree is sized by `k` or `hosts`, or by `pods`, `tors_per_pod`, `aggs_per_pod`, `hosts_per_tor`, `cores`"),
+        TopologyKind::LeafSpine => ("leaf_spine", "a leaf-spine is sized by `k` or `hosts`, or by `tors`, `hosts_per_tor`, `spines`"),
+        TopologyKind::RailOptimized => ("rail_optimized", RAIL_SIZED_BY),
+        TopologyKind::RailOnly => ("rail_only", "a rail-only fabric is sized by `servers`, `servers_per_su`, `[topology.server] gpus`, `oversubscription` and `spines`"),
+    }
 }
 
 //= type=assumption
@@ -230,7 +262,7 @@ fn scale_up(server: &ServerConfig) -> Result<Option<rail_optimized::ScaleUp>> {
 }
 
 /// The keys that size a rail-optimized fabric, for the messages refusing others.
-const RAIL_SIZED_BY: &str = "a rail-optimized fabric is sized by `servers`, `servers_per_su`, `[topology.server] gpus`, `tiers`, `spine_groups`, `oversubscription`, `spines` and `cores`";
+const RAIL_SIZED_BY: &str = "a rail-optimized fabric is sized by `servers`, `servers_per_su`, `[topology.server] gpus`, `tiers`, `oversubscription`, `spines` and `cores`";
 
 /// Refuses the first of `keys` (`topology.<key>`, whether given) that is given, saying `why`.
 fn refuse_given(keys: &[(&str, bool)], why: &str) -> Result<()> {
@@ -298,17 +330,15 @@ fn explicit_counts(t: &TopologyConfig, kind: TopologyKind, given: &[(&str, Optio
     let Some(&(first, _)) = given.iter().find(|(_, v)| v.is_some()) else {
         return Ok(None);
     };
-    let (name, other) = match kind {
-        TopologyKind::LeafSpine => ("leaf-spine", "leaf_spine"),
-        TopologyKind::FatTree => ("fat tree", "fat_tree"),
-        TopologyKind::RailOptimized => ("rail-optimized fabric", "rail_optimized"),
+    let name = match kind {
+        TopologyKind::LeafSpine => "leaf-spine",
+        TopologyKind::FatTree => "fat tree",
+        TopologyKind::RailOptimized => "rail-optimized fabric",
+        TopologyKind::RailOnly => "rail-only fabric",
     };
+    let other = kind_names(kind).0;
     if t.kind != kind {
-        let sized = match t.kind {
-            TopologyKind::FatTree => "a fat tree is sized by `k` or `hosts`, or by `pods`, `tors_per_pod`, `aggs_per_pod`, `hosts_per_tor`, `cores`",
-            TopologyKind::LeafSpine => "a leaf-spine is sized by `k` or `hosts`, or by `tors`, `hosts_per_tor`, `spines`",
-            TopologyKind::RailOptimized => RAIL_SIZED_BY,
-        };
+        let sized = kind_names(t.kind).1;
         return Err(Error::invalid(format!("topology.{first}"), format!("only for kind = \"{other}\" ({sized})")));
     }
     if t.k.is_some() || t.hosts.is_some() {

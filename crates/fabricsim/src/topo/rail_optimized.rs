@@ -35,9 +35,9 @@
 //! as pods and the GPUs on their rails. By default `cores` gives each spine as many core links
 //! as it has leaves (1:1 at the spines). Traffic between units crosses a core.
 //!
-//! With `spine_groups = "per_rail"` (2 tiers) the spines are in one group per rail and leaf r of
-//! every unit links only to group r: each rail is a network of its own (the rail-only design,
-//! Wang et al. 2023), and GPUs of different rails meet only in a server's scale-up domain (below).
+//! With the spines in one group per rail (2 tiers; `kind = "rail_only"`, [`super::rail_only`])
+//! leaf r of every unit links only to group r: each rail is a network of its own, and GPUs of
+//! different rails meet only in a server's scale-up domain.
 
 use super::fat_tree::{self, PodShape};
 use super::{leaf_spine, Fabric, FabricSize, Tier, TierLinks};
@@ -125,7 +125,8 @@ pub struct Shape {
     /// c = cores / spines (0 in 2 tiers).
     pub cores: u32,
     /// 2 tiers: the spines are in one group per rail, and leaf r of every unit links only to
-    /// group r (the rail-only design: rails meet in the servers, not in the fabric).
+    /// group r (the rail-only design, [`super::rail_only`]: rails meet in the servers, not in
+    /// the fabric; with one unit there are no spines, each rail being its leaf).
     pub per_rail: bool,
 }
 
@@ -179,7 +180,7 @@ impl Shape {
         }
         let uplinks = servers_per_su / ratio;
         if per_rail && tiers == 3 {
-            return Err(Error::invalid("topology.spine_groups", "\"per_rail\" only with tiers = 2; allowed with tiers = 3: \"shared\""));
+            return Err(Error::invalid("topology.tiers", "a rail-only fabric's rails are 2-tier networks (or one switch each); allowed: 2"));
         }
         let shape = if per_rail {
             let g = gpus_per_server;
@@ -316,20 +317,23 @@ pub fn build(shape: Shape, links: TierLinks, switch_latency: Time) -> Fabric {
         }
     }
     let round = |r: f64| (r * 100.0).round() / 100.0;
-    let ratio = round(servers_per_su as f64 * links.host.0.gbps() / ((shape.spines_per_leaf() * links_per_spine) as f64 * links.tor_up.0.gbps()));
+    // A rail-only unit's leaves have no uplinks, and so no ratio.
+    let ratio = round(servers_per_su as f64 * links.host.0.gbps() / ((shape.spines_per_leaf() * links_per_spine).max(1) as f64 * links.tor_up.0.gbps()));
     let sus = servers.sus();
-    let head = format!("rail-optimized, {n} servers × {g} GPUs ({gpus} GPUs, a NIC each), {sus} scalable units of {servers_per_su} servers");
+    let head = format!("{n} servers × {g} GPUs ({gpus} GPUs, a NIC each), {sus} scalable units of {servers_per_su} servers");
     let head = match scale_up {
         Some(up) => format!("{head}, a scale-up switch per server ({} Gb/s per GPU)", crate::units::show_num(up.rate.gbps())),
         None => head,
     };
     let description = if shape.tiers == 3 {
         let spine_ratio = round(g as f64 * links.tor_up.0.gbps() / ((cores / spines) as f64 * links.agg_up.0.gbps()));
-        format!("3-tier {head} ({g} rail leaves and {spines} spines each), {cores} cores; {ratio}:1 at the leaves, {spine_ratio}:1 at the spines")
+        format!("3-tier rail-optimized, {head} ({g} rail leaves and {spines} spines each), {cores} cores; {ratio}:1 at the leaves, {spine_ratio}:1 at the spines")
+    } else if shape.per_rail && spines == 0 {
+        format!("rail-only, {head}, one switch per rail (rails meet only inside servers)")
     } else if shape.per_rail {
-        format!("2-tier {head}, {} rail leaves, {spines} spines in {g} per-rail groups (rails meet only inside servers); {ratio}:1 at the leaves", shape.leaves())
+        format!("2-tier rail-only, {head}, {} rail leaves, {spines} spines in {g} per-rail groups (rails meet only inside servers); {ratio}:1 at the leaves", shape.leaves())
     } else {
-        format!("2-tier {head}, {} rail leaves, {spines} spines; {ratio}:1 at the leaves", shape.leaves())
+        format!("2-tier rail-optimized, {head}, {} rail leaves, {spines} spines; {ratio}:1 at the leaves", shape.leaves())
     };
     let mut fabric = b.build(description, switch_latency);
     fabric.servers = Some(servers);
@@ -373,12 +377,15 @@ pub fn check_lines(fabric: &Fabric) -> Vec<String> {
                 "scale-up      a non-blocking switch per server (nvs<s>), {} Gb/s each way per GPU, {} ns per link: GPUs of one server exchange their traffic there (gpu<i>'s port on it is nvl<i>){}",
                 crate::units::show_num(up.rate.gbps()),
                 crate::units::show_num(up.latency.0 as f64 / 1000.0),
-                if per_rail { "; GPUs of different servers and rails have no path of their own (cross_rail = \"pxn\" relays through this domain)" } else { "" }
+                if per_rail { "; GPUs of different servers and rails have no path of their own: a collective's messages between them are forwarded through the source's domain onto the destination's rail" } else { "" }
             ),
-            None if per_rail => "scale-up      not modelled: with per-rail spine groups GPUs of different rails have no path (the rails meet only in a server's scale-up domain)".to_string(),
+            None if per_rail => "scale-up      not modelled: on a rail-only fabric GPUs of different rails have no path (the rails meet only in a server's scale-up domain)".to_string(),
             None => "scale-up      not modelled: GPUs of one server reach each other through their leaves and the spines ([topology.server] scale_up_gbps models it)".to_string(),
         },
-        if per_rail {
+        if per_rail && uplinks == 0 && leaves as u32 == s.gpus_per_server {
+            let g = s.gpus_per_server as u64;
+            format!("capacity      GPU links {} (one way); the rails are separate networks, each one switch: bisection {} within each", tbps(gpu_links), tbps(gpu_links / g / 2))
+        } else if per_rail {
             let g = s.gpus_per_server as u64;
             format!("capacity      GPU links {}, leaf uplinks {} (one way); the rails are separate networks: bisection {} within each", tbps(gpu_links), tbps(uplinks), tbps(narrowest / g / 2))
         } else {
@@ -490,7 +497,7 @@ mod tests {
         let e = Shape::grouped(servers(8, 4, 4), 1, Some(6), 2, None, true).unwrap_err().to_string();
         assert!(e.contains("topology.spines") && e.contains("allowed: 4, 8, 16"), "{e}");
         let e = Shape::grouped(servers(8, 4, 4), 1, None, 3, None, true).unwrap_err().to_string();
-        assert!(e.contains("topology.spine_groups") && e.contains("only with tiers = 2"), "{e}");
+        assert!(e.contains("topology.tiers") && e.contains("allowed: 2"), "{e}");
     }
 
     #[test]
