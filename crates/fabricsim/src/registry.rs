@@ -38,6 +38,12 @@ const TOPOLOGIES: &[SchemeRow] = &[
             "workload={ kind = \"collectives\", chunk = \"64KiB\", jobs = [ { ranks = 16, collectives = [ { op = \"alltoall\", bytes = \"1MiB\" } ] } ] }",
         ],
     },
+    SchemeRow {
+        name: "racks",
+        summary: "rack-wired fabric of servers with a NIC per GPU: every NIC of a server on one leaf (a top-of-rack switch, as Meta's RoCE clusters), consecutive servers filling it; the switches and cables of rail_optimized (2 or 3 tiers), for comparing the wirings; optionally a scale-up switch per server",
+        params: racks_params,
+        example: &["topology={ kind = \"racks\", servers = 16, servers_per_su = 8, link_rate_gbps = 400, link_latency_ns = 1000, server = { gpus = 8 } }"],
+    },
 ];
 
 /// `[topology]` keys of `rail_optimized`: the server counts (whose defaults the plan applies,
@@ -60,6 +66,14 @@ fn server_rows(own: &[(&str, &str, &str)]) -> Vec<ParamRow> {
         ParamRow { key: "server.scale_up_latency_ns".into(), default: "150".into(), allowed: Some("≥ 0 ns per GPU–switch link; only with scale_up_gbps".into()) },
     ];
     rows.extend(own.iter().map(|&(key, default, allowed)| ParamRow { key: key.into(), default: default.into(), allowed: Some(allowed.into()) }));
+    rows
+}
+
+/// `[topology]` keys of `racks`: a rail-optimized fabric's, with no rails to relay onto.
+fn racks_params() -> Vec<ParamRow> {
+    let mut rows = server_rows(&[("server.cross_rail", "\"spine\"", "\"spine\" only (no rails to relay onto)")]);
+    rows.push(ParamRow { key: "tiers".into(), default: "2".into(), allowed: Some("2 or 3".into()) });
+    rows.extend(topology_params(&["oversubscription", "spines", "cores", "agg_uplink_rate_gbps"]));
     rows
 }
 

@@ -449,3 +449,24 @@ fn rail_only_alltoall_crosses_the_scale_up_domain_exactly_once() {
     let rails = r.summary.rails.as_ref().unwrap();
     assert!(rails.iter().all(|x| x.gpu_tx_bytes > 0 && x.scale_up_tx_bytes.unwrap() > 0), "{rails:?}");
 }
+
+//= type=test
+//# Rack wiring (`kind = "racks"`): the same switches and cables, every GPU of a server on one
+//# leaf, two servers per leaf here. The contiguous ring over servers 0 and 1, which crosses the
+//# spines on rails, stays under leaf 0 and meets the 400 G bus bound within 5 %; the
+//# rail-aligned ring (GPU 0 of every server) now crosses the spines. summary.json has no
+//# per-rail breakdown, and PXN is refused.
+#[test]
+fn rack_wiring_keeps_a_racks_servers_under_one_leaf() {
+    let racks = |placement: &str| ring(placement).replace("kind = \"rail_optimized\"", "kind = \"racks\"");
+    let r = common::run(&racks("placement = \"contiguous\""));
+    assert_eq!(spine_bytes(&r), 0, "a ring inside one rack crossed a spine");
+    let (n, s) = (8u64, 16u64 << 20);
+    let wire = |b: u64| b + b.div_ceil(4032) * 64;
+    let bare_us = common::tx_ps(wire(2 * (n - 1) * s / n), 400) as f64 / 1e6;
+    let got = r.ccts[0].cct().expect("finished").0 as f64 / 1e6;
+    assert!(got >= bare_us && got <= 1.05 * (bare_us + r.summary.base_rtt_us), "CCT {got} us against {bare_us} us");
+    assert!(r.summary.rails.is_none());
+    assert!(spine_bytes(&common::run(&racks("placement = \"strided\"\nstride = 4"))) > 0);
+    assert_refused(&[(servers_with("scale_up_gbps = 900\ncross_rail = \"pxn\"").replace("kind = \"rail_optimized\"", "kind = \"racks\""), "topology.server.cross_rail", "no rails")]);
+}

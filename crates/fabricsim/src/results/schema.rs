@@ -348,7 +348,7 @@ pub const SUMMARY: FileSchema = FileSchema {
         c("queues_by_tier[].wire_losses", "packets", "packets its ports lost on the wire (flaky or lossy links)"),
         c("queues_by_tier[].drops", "packets", "packets of any kind its ports dropped: no buffer, port down, or a header with nothing to evict"),
         c("queues_by_tier[].trims", "packets", "data packets its ports trimmed"),
-        c("rails[].rail", "count", "only on a fabric of servers (`topology.kind = \"rail_optimized\"`), one entry per rail: the rail, GPU r of every server and leaf r of every scalable unit"),
+        c("rails[].rail", "count", "only on a fabric of servers on rails (`topology.kind = \"rail_optimized\"` or `\"rail_only\"`; not `\"racks\"`, whose leaves serve no one rail), one entry per rail: the rail, GPU r of every server and leaf r of every scalable unit"),
         c("rails[].gpus", "count", "GPUs on the rail (one per server)"),
         c("rails[].gpu_tx_bytes", "bytes", "bytes (every packet) the rail's GPUs sent into the fabric over the run"),
         c("rails[].gpu_rx_bytes", "bytes", "bytes the rail's leaves delivered to its GPUs"),

@@ -461,12 +461,13 @@ pub struct RailUse {
     pub scale_up_tx_utilisation: Option<f64>,
 }
 
-/// The per-rail traffic of a fabric of servers (`None` for other fabrics): every port is
-/// charged to the rail of the GPU or the leaf at its lower end.
+/// The per-rail traffic of a fabric of servers on rails (`None` for other fabrics, rack-wired
+/// ones included: their leaves serve no one rail): every port is charged to the rail of the GPU
+/// or the leaf at its lower end.
 fn rail_use(sim: &Sim) -> Option<Vec<RailUse>> {
     use crate::topo::Tier;
     let f = &sim.net.fabric;
-    let servers = f.servers?;
+    let servers = f.servers.filter(|s| s.wiring == crate::topo::rail_optimized::Wiring::Rails)?;
     let g = servers.gpus_per_server;
     let run = sim.k.now.max(Time(1)).0 as f64 / 1e12;
     let mut rails: Vec<RailUse> = (0..g)

@@ -89,12 +89,15 @@ pub enum TopologyKind {
     /// Rail-only fabric: the rails of a rail-optimized fabric without the spines that join
     /// them (see [`rail_only`](crate::topo::rail_only)).
     RailOnly,
+    /// Rack-wired fabric of multi-GPU servers: a rail-optimized fabric's switches and cables,
+    /// each server's NICs on one leaf (see [`racks`](crate::topo::racks)).
+    Racks,
 }
 
 impl TopologyKind {
     /// Whether the fabric is built of multi-GPU servers (`servers`, `[topology.server]`).
     pub fn has_servers(self) -> bool {
-        matches!(self, TopologyKind::RailOptimized | TopologyKind::RailOnly)
+        matches!(self, TopologyKind::RailOptimized | TopologyKind::RailOnly | TopologyKind::Racks)
     }
 }
 

@@ -7,7 +7,8 @@ use crate::error::{Error, Result};
 use crate::topo::fat_tree::PodShape;
 use crate::topo::leaf_spine::Shape;
 use crate::budget::Budget;
-use crate::topo::rail_optimized::{self, Servers};
+use crate::topo::rail_optimized::{self, Servers, Wiring};
+use crate::topo::racks;
 use crate::topo::rail_only;
 use crate::topo::{fat_tree, leaf_spine, Fabric, FabricSize, TierLinks};
 use crate::topo::failures::FailuresConfig;
@@ -85,7 +86,7 @@ impl Scenario {
         let t = &self.topology;
         if !t.kind.has_servers() {
             let servers = [("servers", t.servers.is_some()), ("servers_per_su", t.servers_per_su.is_some()), ("tiers", t.tiers.is_some()), ("server", t.server.is_some())];
-            refuse_given(&servers, "only for kind = \"rail_optimized\" or \"rail_only\" (fabrics of multi-GPU servers)")?;
+            refuse_given(&servers, "only for kind = \"rail_optimized\", \"rail_only\" or \"racks\" (fabrics of multi-GPU servers)")?;
         }
         let (shape, pods) = if t.kind.has_servers() { (None, None) } else { (leaf_spine_shape(t)?, pod_shape(t)?) };
         let base = rate("topology.link_rate_gbps", t.link_rate_gbps)?;
@@ -151,7 +152,7 @@ impl Scenario {
                 }
                 Ok(FabricPlan::new(sized_by, leaf_spine::shape(k, ratio)?.size(), host_rate, move || leaf_spine::build(k, ratio, links, sw_lat)))
             }
-            TopologyKind::RailOptimized | TopologyKind::RailOnly => {
+            TopologyKind::RailOptimized | TopologyKind::RailOnly | TopologyKind::Racks => {
                 let shape = rail_shape(t)?;
                 let plan = FabricPlan::new("topology.servers", shape.size(), host_rate, move || Ok(rail_optimized::build(shape, links, sw_lat)));
                 Ok(FabricPlan { ranks: shape.gpus() as u32, ..plan })
@@ -209,11 +210,14 @@ fn rail_shape(t: &TopologyConfig) -> Result<rail_optimized::Shape> {
             "\"spine\": a rail-only fabric has no spine joining its rails; GPUs on different rails of different servers meet by forwarding over the scale-up domain; allowed: \"pxn\" (the default)",
         ));
     }
-    let layout = Servers { servers, gpus_per_server: server.gpus, servers_per_su: t.servers_per_su.unwrap_or(DEFAULT_SERVERS_PER_SU), scale_up };
-    if rail_only {
-        rail_only::shape(layout, t.oversubscription.0, t.spines)
-    } else {
-        rail_optimized::Shape::new(layout, t.oversubscription.0, t.spines, tiers, t.cores)
+    if t.kind == TopologyKind::Racks && server.cross_rail == Some(CrossRail::Pxn) {
+        return Err(Error::invalid("topology.server.cross_rail", "\"pxn\": a rack-wired fabric has no rails to relay onto (each server's GPUs share a leaf); allowed: \"spine\""));
+    }
+    let layout = Servers { servers, gpus_per_server: server.gpus, servers_per_su: t.servers_per_su.unwrap_or(DEFAULT_SERVERS_PER_SU), scale_up, wiring: Wiring::Rails };
+    match t.kind {
+        TopologyKind::RailOnly => rail_only::shape(layout, t.oversubscription.0, t.spines),
+        TopologyKind::Racks => racks::shape(layout, t.oversubscription.0, t.spines, tiers, t.cores),
+        _ => rail_optimized::Shape::new(layout, t.oversubscription.0, t.spines, tiers, t.cores),
     }
 }
 
@@ -235,6 +239,7 @@ fn kind_names(kind: TopologyKind) -> (&'static str, &'static str) {
         TopologyKind::LeafSpine => ("leaf_spine", "a leaf-spine is sized by `k` or `hosts`, or by `tors`, `hosts_per_tor`, `spines`"),
         TopologyKind::RailOptimized => ("rail_optimized", RAIL_SIZED_BY),
         TopologyKind::RailOnly => ("rail_only", "a rail-only fabric is sized by `servers`, `servers_per_su`, `[topology.server] gpus`, `oversubscription` and `spines`"),
+        TopologyKind::Racks => ("racks", "a rack-wired fabric is sized by `servers`, `servers_per_su`, `[topology.server] gpus`, `tiers`, `oversubscription`, `spines` and `cores`"),
     }
 }
 
@@ -335,6 +340,7 @@ fn explicit_counts(t: &TopologyConfig, kind: TopologyKind, given: &[(&str, Optio
         TopologyKind::FatTree => "fat tree",
         TopologyKind::RailOptimized => "rail-optimized fabric",
         TopologyKind::RailOnly => "rail-only fabric",
+        TopologyKind::Racks => "rack-wired fabric",
     };
     let other = kind_names(kind).0;
     if t.kind != kind {

@@ -17,6 +17,7 @@ pub mod fat_tree;
 pub mod leaf_spine;
 pub mod names;
 pub mod pod_faults;
+pub mod racks;
 pub mod rail_only;
 pub mod rail_optimized;
 pub mod routing;

@@ -46,9 +46,11 @@ use crate::ids::NodeId;
 use crate::units::Time;
 
 /// How a fabric's hosts are grouped into multi-GPU servers (rail-optimized fabrics): host
-/// `s × gpus_per_server + r` is GPU `r` of server `s`, on rail `r`.
+/// `s × gpus_per_server + r` is GPU `r` of server `s`, on rail `r` (its index in the server).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Servers {
+    /// How the GPUs' NICs are cabled to the leaves.
+    pub wiring: Wiring,
     /// Servers in the cluster.
     pub servers: u32,
     /// GPUs (each with its own NIC, so rails) per server.
@@ -57,6 +59,16 @@ pub struct Servers {
     pub servers_per_su: u32,
     /// The servers' scale-up domain, if modelled.
     pub scale_up: Option<ScaleUp>,
+}
+
+/// How a fabric of servers cables its GPUs' NICs to the leaves of a scalable unit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wiring {
+    /// GPU r of every server of the unit on the unit's leaf r (rail-optimized, rail-only).
+    Rails,
+    /// Every GPU of a server on one leaf, consecutive servers filling a leaf: a top-of-rack
+    /// switch per rack ([`super::racks`]).
+    Racks,
 }
 
 /// A server's scale-up domain: a non-blocking switch with one link per GPU.
@@ -97,9 +109,31 @@ impl Servers {
         self.servers / self.servers_per_su
     }
 
-    /// The leaf (index among the ToRs) GPU `gpu` hangs from: leaf r of its server's unit.
+    /// The leaf (index among the ToRs) GPU `gpu` hangs from: leaf r of its server's unit, or
+    /// with rack wiring its server's leaf (each leaf has `servers_per_su` GPU ports, filled by
+    /// whole servers in order).
     pub fn leaf_of(&self, gpu: u32) -> u32 {
-        gpu / self.gpus_per_server / self.servers_per_su * self.gpus_per_server + gpu % self.gpus_per_server
+        match self.wiring {
+            Wiring::Rails => gpu / self.gpus_per_server / self.servers_per_su * self.gpus_per_server + gpu % self.gpus_per_server,
+            Wiring::Racks => gpu / self.servers_per_su,
+        }
+    }
+
+    /// The scalable units in words ("2 scalable units of 4 servers", "one scalable unit of 4
+    /// servers").
+    pub fn units(&self) -> String {
+        match self.sus() {
+            1 => format!("one scalable unit of {} servers", self.servers_per_su),
+            u => format!("{u} scalable units of {} servers", self.servers_per_su),
+        }
+    }
+
+    /// With rack wiring, the servers under each leaf, in words ("a server", "4 servers").
+    pub fn per_leaf(&self) -> String {
+        match self.servers_per_su / self.gpus_per_server {
+            1 => "a server".to_string(),
+            k => format!("{k} servers"),
+        }
     }
 
     /// The rail of the leaf with index `leaf` among the ToRs ([`Servers::leaf_of`]'s numbering).
@@ -151,6 +185,13 @@ impl Shape {
             if v == 0 {
                 return Err(Error::invalid(key, "0: must be at least 1"));
             }
+        }
+        if servers.wiring == Wiring::Racks && servers_per_su % gpus_per_server != 0 {
+            let lower = (servers_per_su / gpus_per_server).max(1) * gpus_per_server;
+            return Err(Error::invalid(
+                "topology.servers_per_su",
+                format!("{servers_per_su}: a rack-wired leaf has servers_per_su GPU ports and holds whole servers of {gpus_per_server} GPUs (server.gpus); nearest valid: {lower} or {}", lower + gpus_per_server),
+            ));
         }
         if !(2..=3).contains(&tiers) {
             return Err(Error::invalid("topology.tiers", format!("{tiers}: a rail-optimized fabric has 2 tiers (leaves, spines) or 3 (leaves, spines per scalable unit, cores); allowed: 2, 3")));
@@ -299,7 +340,7 @@ impl Shape {
 /// units as pods).
 pub fn build(shape: Shape, links: TierLinks, switch_latency: Time) -> Fabric {
     let Shape { servers, spines, links_per_spine, cores, .. } = shape;
-    let Servers { servers: n, gpus_per_server: g, servers_per_su, scale_up } = servers;
+    let Servers { servers: n, gpus_per_server: g, servers_per_su, scale_up, wiring } = servers;
     let gpus = shape.gpus() as u32;
     let leaf_of = |gpu: u32| servers.leaf_of(gpu);
     let mut b = if shape.tiers == 3 {
@@ -319,21 +360,28 @@ pub fn build(shape: Shape, links: TierLinks, switch_latency: Time) -> Fabric {
     let round = |r: f64| (r * 100.0).round() / 100.0;
     // A rail-only unit's leaves have no uplinks, and so no ratio.
     let ratio = round(servers_per_su as f64 * links.host.0.gbps() / ((shape.spines_per_leaf() * links_per_spine).max(1) as f64 * links.tor_up.0.gbps()));
-    let sus = servers.sus();
-    let head = format!("{n} servers × {g} GPUs ({gpus} GPUs, a NIC each), {sus} scalable units of {servers_per_su} servers");
+    let head = format!("{n} servers × {g} GPUs ({gpus} GPUs, a NIC each), {}", servers.units());
     let head = match scale_up {
         Some(up) => format!("{head}, a scale-up switch per server ({} Gb/s per GPU)", crate::units::show_num(up.rate.gbps())),
         None => head,
     };
+    let (kind, leaf) = match wiring {
+        Wiring::Rails => ("rail-optimized", "rail leaves"),
+        Wiring::Racks => ("rack-wired", "leaves"),
+    };
+    let head = match wiring {
+        Wiring::Rails => head,
+        Wiring::Racks => format!("{head}, each server's GPUs on one leaf ({} per leaf)", servers.per_leaf()),
+    };
     let description = if shape.tiers == 3 {
         let spine_ratio = round(g as f64 * links.tor_up.0.gbps() / ((cores / spines) as f64 * links.agg_up.0.gbps()));
-        format!("3-tier rail-optimized, {head} ({g} rail leaves and {spines} spines each), {cores} cores; {ratio}:1 at the leaves, {spine_ratio}:1 at the spines")
+        format!("3-tier {kind}, {head} ({g} {leaf} and {spines} spines each), {cores} cores; {ratio}:1 at the leaves, {spine_ratio}:1 at the spines")
     } else if shape.per_rail && spines == 0 {
         format!("rail-only, {head}, one switch per rail (rails meet only inside servers)")
     } else if shape.per_rail {
         format!("2-tier rail-only, {head}, {} rail leaves, {spines} spines in {g} per-rail groups (rails meet only inside servers); {ratio}:1 at the leaves", shape.leaves())
     } else {
-        format!("2-tier rail-optimized, {head}, {} rail leaves, {spines} spines; {ratio}:1 at the leaves", shape.leaves())
+        format!("2-tier {kind}, {head}, {} {leaf}, {spines} spines; {ratio}:1 at the leaves", shape.leaves())
     };
     let mut fabric = b.build(description, switch_latency);
     fabric.servers = Some(servers);
@@ -364,14 +412,21 @@ pub fn check_lines(fabric: &Fabric) -> Vec<String> {
     let narrowest = if fabric.three_tier { gpu_links.min(uplinks).min(core_links) } else { gpu_links.min(uplinks) };
     vec![
         format!(
-            "servers       {} × {} GPUs, a NIC each ({} GPUs); {} scalable units of {} servers",
+            "servers       {} × {} GPUs, a NIC each ({} GPUs); {}",
             s.servers,
             s.gpus_per_server,
             s.gpus(),
-            s.sus(),
-            s.servers_per_su
+            s.units()
         ),
-        format!("rails         {}: GPU r of every server on leaf r of its unit ({leaves} leaves); gpu<i> is GPU i mod {} of server i / {}", s.gpus_per_server, s.gpus_per_server, s.gpus_per_server),
+        match s.wiring {
+            Wiring::Rails => format!("rails         {}: GPU r of every server on leaf r of its unit ({leaves} leaves); gpu<i> is GPU i mod {} of server i / {}", s.gpus_per_server, s.gpus_per_server, s.gpus_per_server),
+            Wiring::Racks => format!(
+                "racks         every GPU of a server on one leaf, {} per leaf ({leaves} leaves; the switches and cables of the rail-optimized wiring); gpu<i> is GPU i mod {} of server i / {}",
+                s.per_leaf(),
+                s.gpus_per_server,
+                s.gpus_per_server
+            ),
+        },
         match s.scale_up {
             Some(up) => format!(
                 "scale-up      a non-blocking switch per server (nvs<s>), {} Gb/s each way per GPU, {} ns per link: GPUs of one server exchange their traffic there (gpu<i>'s port on it is nvl<i>){}",
@@ -405,7 +460,7 @@ mod tests {
     }
 
     fn servers(n: u32, g: u32, su: u32) -> Servers {
-        Servers { servers: n, gpus_per_server: g, servers_per_su: su, scale_up: None }
+        Servers { servers: n, gpus_per_server: g, servers_per_su: su, scale_up: None, wiring: Wiring::Rails }
     }
 
     //= type=test
