@@ -182,7 +182,8 @@ def render(papers):
            "only when every part of the paper's claim holds; *partly* names a part that does not in",
            "its RESULTS.md row; *miss* is a claim that does not reproduce; *not run* says why there.",
            "The parity experiments (`htsim-parity`, `ns3-parity`) compare simulators, not claims,",
-           "and have their own case tables.", "",
+           "and have their own case tables; the AI-fabrics study (`ai-fabrics`) compares fabrics and",
+           "sets its figures beside the rail-only proposal's claims in its own RESULTS.md.", "",
            "| paper | targets | holds | partly | miss | not run | rerun everything | recorded wall time |",
            "|---|---|---|---|---|---|---|---|"]
     totals = {k: 0 for k in CLASSES}

@@ -1,0 +1,237 @@
+#!/usr/bin/env python3
+"""AI-cluster fabrics side by side (issue 46): a 1024-GPU cluster of 128 servers × 8 GPUs, each
+GPU with its own 400 Gb/s NIC and an NVLink-class scale-up domain (3600 Gb/s per GPU each way,
+150 ns per link), on three fabrics built from the same 51.2 Tb/s switches (128 ports of 400G):
+
+  rail      rail-optimized, 2 tiers: 2 scalable units of 64 servers, 16 rail leaves (64 GPU
+            ports, 64 uplinks), 8 spines (8 cables from each leaf); 1:1. 24 switches.
+  racks     the same switches and cables, every NIC of a server on one leaf (8 servers per
+            leaf): a plain Clos of the same switch count. 24 switches.
+  rail_only the rails without the spines (Wang et al. 2023): one 128-port switch per rail.
+            8 switches; GPUs on different rails of different servers meet by forwarding
+            through the scale-up domain.
+
+Workloads, one job over all 1024 GPUs (rank i = GPU i, servers in order):
+  ring      flat ring AllReduce of 64 MiB per GPU in 256 KiB chunks; on `rail` once with its
+            server-crossing hops over the spines (ring) and once relayed by PXN (ring_pxn)
+  hier      hierarchical AllReduce (group 8: in-server ReduceScatter, a ring per rail across
+            the servers, in-server AllGather), 64 MiB
+  a2a       direct AllToAll of 16 MiB per GPU (16 KiB to each peer, every peer at once); also
+            with the scale-up domain at 1600, 800 and 400 Gb/s per GPU (rail, rail_only; RoCEv2)
+
+Transports:
+  roce      RoCEv2: DCQCN, PFC, ECMP, go-back-N, 1-BDP-class buffers (as experiments/strack)
+  strack    STrack: its CC, adaptive spraying, selective retransmission, lossy 5-BDP buffers
+  nscc      NSCC + REPS: trimming, SACK, htsim_uec's ACK settings (docs/src/howto/recipes.md)
+  nscc_ack1 the same with an ACK per packet (AllToAll only: a sensitivity)
+
+Each row records the CCT, its ideal, the bytes the spines carried, the wall and CPU time and
+peak RSS, the commit and the scenario's sha256 (the scenario itself is in the row).
+
+    experiments/ai-fabrics/run.py [--fabricsim target/release/fabricsim] [--only REGEX]
+
+Rows go to results/results.json; a row already there (same id, same scenario) is kept.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import re
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+RESULTS = HERE / "results" / "results.json"
+
+SERVERS, GPUS = 128, 8
+
+FABRICS = {
+    # 2 units of 64 servers: a leaf has 64 GPU ports and 64 uplinks, 8 cables to each of 8 spines.
+    "rail": 'kind = "rail_optimized"\nservers_per_su = 64\nspines = 8',
+    "racks": 'kind = "racks"\nservers_per_su = 64\nspines = 8',
+    # One unit of 128 servers: each rail is one 128-port switch.
+    "rail_only": 'kind = "rail_only"\nservers_per_su = 128',
+}
+
+TRANSPORTS = {
+    "roce": """[switch]
+trimming = false
+buffer_bdp = 1.0
+ecn_kmin = 1.0
+ecn_kmax = 1.0
+
+[switch.pfc]
+enabled = true
+alpha = 0.0078125
+
+[transport]
+cc = "dcqcn"
+lb = "ecmp"
+reliability = "go_back_n"
+""",
+    "strack": """[switch]
+trimming = false
+buffer_bdp = 5.0
+ecn_kmin = 0.05
+ecn_kmax = 0.15
+
+[transport]
+cc = "strack"
+lb = "strack"
+reliability = "strack"
+ack_every = 4
+rto_us = 100
+""",
+    "nscc": """[switch]
+trimming = true
+control_lane = "separate"
+control_lane_factor = 2
+
+[transport]
+reliability = "sack"
+ack_coalesce_bytes = 16384
+ack_on_ce = true
+cc = "nscc"
+lb = "reps"
+""",
+}
+
+# NSCC + REPS with an ACK for every packet (no ack_coalesce_bytes): the AllToAll's sensitivity
+# (RESULTS.md: with ~1000 QPs per NIC a QP's 16 KiB ACK batch fills slower than the RTO).
+TRANSPORTS["nscc_ack1"] = TRANSPORTS["nscc"].replace("ack_coalesce_bytes = 16384\n", "")
+
+WORKLOADS = {
+    "ring": '{ op = "allreduce", algorithm = "ring", bytes = "64MiB" }',
+    "hier": '{ op = "allreduce", algorithm = "hier", group = 8, bytes = "64MiB" }',
+    "a2a": '{ op = "alltoall", bytes = "16MiB" }',
+}
+
+
+def scenario(fabric: str, workload: str, transport: str, pxn: bool, scale_up_gbps: int = 3600) -> str:
+    cross = '\ncross_rail = "pxn"' if pxn else ""
+    return f"""name = "ai-fabrics {fabric} {workload} {transport}"
+seed = 1
+
+[topology]
+{FABRICS[fabric]}
+servers = {SERVERS}
+link_rate_gbps = 400
+link_latency_ns = 1000
+switch_latency_ns = 0
+
+[topology.server]
+gpus = {GPUS}
+scale_up_gbps = {scale_up_gbps}{cross}
+
+{TRANSPORTS[transport]}
+[workload]
+kind = "collectives"
+chunk = "256KiB"
+
+[[workload.jobs]]
+ranks = {SERVERS * GPUS}
+placement = "contiguous"
+collectives = [ {WORKLOADS[workload]} ]
+
+[run]
+port_stats = true
+"""
+
+
+def cases():
+    """(id, scenario) of every point: each fabric × workload × transport, and the ring relayed
+    by PXN on the rail-optimized fabric."""
+    out = []
+    for workload in WORKLOADS:
+        for fabric in FABRICS:
+            for transport in TRANSPORTS:
+                if transport == "nscc_ack1" and workload != "a2a":
+                    continue
+                out.append((f"{workload}-{fabric}-{transport}", scenario(fabric, workload, transport, False)))
+                if workload == "ring" and fabric == "rail":
+                    out.append((f"ring_pxn-{fabric}-{transport}", scenario(fabric, workload, transport, True)))
+    # The AllToAll's sensitivity to the scale-up rate, which carries rail-only's forwarding.
+    for gbps in (1600, 800, 400):
+        for fabric in ("rail", "rail_only"):
+            out.append((f"a2a_su{gbps}-{fabric}-roce", scenario(fabric, "a2a", "roce", False, gbps)))
+    return out
+
+
+def run_one(binary: str, case_id: str, text: str) -> dict:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / f"{case_id}.toml"
+        path.write_text(text)
+        out = Path(tmp) / "out"
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        t0 = time.time()
+        p = subprocess.run([binary, "run", str(path), "--out", str(out), "-q"], capture_output=True, text=True)
+        wall = time.time() - t0
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        if p.returncode != 0:
+            raise SystemExit(f"{case_id}: fabricsim failed ({p.returncode}):\n{p.stderr}")
+        s = json.loads((out / "summary.json").read_text())
+        ports = (out / "ports.csv").read_text().splitlines() if (out / "ports.csv").exists() else []
+    spine_bytes = 0
+    if ports:
+        head = ports[0].split(",")
+        link, tx = head.index("link"), head.index("tx_bytes")
+        spine_bytes = sum(int(r.split(",")[tx]) for r in ports[1:] if "spine" in r.split(",")[link])
+    c, pk = s["collectives"], s["packets"]
+    if c["finished"] != c["instances"]:
+        raise SystemExit(f"{case_id}: {c['finished']} of {c['instances']} collectives finished")
+    return {
+        "id": case_id,
+        "cct_us": c["cct_us"]["max"],
+        # One instance: its ideal is its CCT over its normalised CCT.
+        "ideal_us": c["cct_us"]["max"] / c["normalized_cct"]["max"],
+        "normalized_cct": c["normalized_cct"]["max"],
+        "spine_tx_bytes": spine_bytes,
+        "rails": s.get("rails"),
+        "data_packets": pk["data_sent"],
+        "retransmitted": pk["retransmitted"],
+        "dropped": pk["dropped"],
+        "trimmed": pk["trimmed"],
+        "timeouts": pk["timeouts"],
+        "pfc": s.get("pfc"),
+        "max_queue_bytes": s.get("max_queue_bytes"),
+        "invariant_violations": s.get("invariant_violations"),
+        "wall_s": round(wall, 2),
+        "cpu_s": round((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), 2),
+        "peak_rss_mb": round(s["performance"]["peak_rss_bytes"] / 2**20, 1),
+        "events": s["events"] if isinstance(s.get("events"), int) else s.get("events"),
+        # The commit the binary was built from (summary.json's engine), not the checkout's.
+        "commit": s["engine"]["commit"],
+        "scenario_sha256": hashlib.sha256(text.encode()).hexdigest(),
+        "scenario": text,
+    }
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--fabricsim", default=str(REPO / "target" / "release" / "fabricsim"))
+    ap.add_argument("--only", help="run only the points whose id matches this regular expression")
+    args = ap.parse_args()
+    rows = json.loads(RESULTS.read_text()) if RESULTS.exists() else []
+    have = {(r["id"], r["scenario_sha256"]) for r in rows}
+    for case_id, text in cases():
+        if args.only and not re.search(args.only, case_id):
+            continue
+        if (case_id, hashlib.sha256(text.encode()).hexdigest()) in have:
+            continue
+        row = run_one(args.fabricsim, case_id, text)
+        rows = [r for r in rows if r["id"] != case_id] + [row]
+        RESULTS.parent.mkdir(exist_ok=True)
+        RESULTS.write_text(json.dumps(rows, indent=1) + "\n")
+        print(f"{case_id:28s} CCT {row['cct_us']:10.1f} us  norm {row['normalized_cct']:.3f}  spine {row['spine_tx_bytes'] / 2**30:7.2f} GiB  {row['wall_s']:7.1f} s  {row['peak_rss_mb']:7.0f} MB", flush=True)
+
+
+if __name__ == "__main__":
+    main()
