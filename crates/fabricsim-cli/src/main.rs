@@ -455,11 +455,17 @@ fn check(path: &Path, set: &[String], threads: Option<usize>) -> Result<(), Erro
     say!(o, "fabric        {}", f.description);
     let mut tiers: Vec<String> = Vec::new();
     for &(t, n) in &f.tier_counts() {
-        // A GPU's scale-up port is a host of its own (nvl<i>), counted apart from the GPUs.
+        // A GPU's NIC ports on planes 1.. (gpu<i>.p<p>) and its scale-up port (nvl<i>) are
+        // hosts of their own, counted apart from the GPUs.
         let ports = if t == fabricsim::topo::Tier::Host { n - f.ranks() } else { 0 };
         tiers.push(format!("{} {}", n - ports, f.tier_name(t)));
-        if ports > 0 {
-            tiers.push(format!("{ports} nvl"));
+        let planes = f.servers.map_or(1, |s| s.planes);
+        let plane_ports = (planes - 1) * f.ranks();
+        if ports > 0 && plane_ports > 0 {
+            tiers.push(format!("{plane_ports} gpu<i>.p<p> (NIC ports on planes 1..)"));
+        }
+        if ports > plane_ports {
+            tiers.push(format!("{} nvl", ports - plane_ports));
         }
     }
     say!(o, "nodes         {} ({})", f.tier.len(), tiers.join(", "));

@@ -66,8 +66,9 @@ fn runs() -> Vec<Results> {
         ]),
         // An MCC gate with its log.
         run(&["transport.cc=\"line_rate\"", "transport.gate=\"mcc\"", "run.gate_log=true"]),
-        // A fabric of servers with a scale-up domain: summary.json's rails, with its columns.
-        run(&["topology={ kind = \"rail_optimized\", servers = 4, servers_per_su = 2, link_rate_gbps = 100, server = { gpus = 2, scale_up_gbps = 900 } }"]),
+        // A fabric of servers with a scale-up domain on two planes: summary.json's rails, with
+        // their columns, and planes.
+        run(&["topology={ kind = \"rail_optimized\", servers = 4, servers_per_su = 2, planes = 2, link_rate_gbps = 100, server = { gpus = 2, scale_up_gbps = 900 } }"]),
         // A lossless incast under a message shaper: pauses; flows.csv rows are application
         // flows with their sub-QPs.
         run(&["transport.shaper={ name = \"seqbalance\" }", "run.event_log=true", "workload={ kind = \"incast\", senders = 8, flow_bytes = \"1MiB\" }", "switch.trimming=false", "switch.pfc.enabled=true", "transport.cc=\"dcqcn\"", "transport.reliability=\"go_back_n\""]),

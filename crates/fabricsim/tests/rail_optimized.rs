@@ -470,3 +470,82 @@ fn rack_wiring_keeps_a_racks_servers_under_one_leaf() {
     assert!(spine_bytes(&common::run(&racks("placement = \"strided\"\nstride = 4"))) > 0);
     assert_refused(&[(servers_with("scale_up_gbps = 900\ncross_rail = \"pxn\"").replace("kind = \"rail_optimized\"", "kind = \"racks\""), "topology.server.cross_rail", "no rails")]);
 }
+
+/// 8 servers × 4 GPUs in units of 4 on `planes` planes of 200 G links, a 4 MiB permutation
+/// sprayed with a 2-BDP window, then `extra`.
+fn planes(planes: u32, extra: &str) -> String {
+    format!(
+        r#"
+        seed = 5
+        [topology]
+        kind = "rail_optimized"
+        servers = 8
+        servers_per_su = 4
+        planes = {planes}
+        link_rate_gbps = 200
+        [topology.server]
+        gpus = 4
+        [switch]
+        buffer_bytes = "16MiB"
+        [transport]
+        lb = "spray"
+        cc = {{ name = "fixed", window_bdp = 2.0 }}
+        [workload]
+        kind = "permutation"
+        flow_bytes = "4MiB"
+        [run]
+        port_stats = true
+        {extra}
+    "#
+    )
+}
+
+//= type=test
+//# Two planes: every connection between GPUs is striped over both (a part on each NIC port,
+//# half the bytes), so a permutation finishes as fast as on one plane of 400 G links (its ideal
+//# the same, its CCT within 3 %), both planes carrying the same bytes. Removing plane 1's leaf uplinks leaves GPUs under
+//# different leaves one plane: its throughput bound halves (the ideal doubles) and the run
+//# reaches it, with plane 1's uplinks idle. One NIC port down does the same to its GPU.
+#[test]
+fn planes_stripe_connections_and_losing_one_halves_the_bound() {
+    let both = common::run(&planes(2, ""));
+    assert_eq!(both.flows.len(), 64, "32 connections, each on 2 planes");
+    let ps = both.summary.planes.as_ref().expect("planes in summary.json");
+    assert_eq!(ps.len(), 2);
+    assert_eq!(ps[0].gpu_tx_bytes, ps[1].gpu_tx_bytes, "{ps:?}");
+    let done = |r: &fabricsim::Results| r.summary.completion_time_us;
+    let ideal = |r: &fabricsim::Results| r.summary.ideal_completion_time_us;
+    // As fast as the same permutation on one plane of 400 G links (within 3 %), whose spray
+    // finishes ~8 % above the ideal at this size.
+    let fat = common::run(&planes(1, "").replace("link_rate_gbps = 200", "link_rate_gbps = 400"));
+    assert!(done(&both) >= ideal(&both) && done(&both) <= 1.03 * done(&fat), "{} us against {} us on one plane of 400 G", done(&both), done(&fat));
+    assert!((ideal(&both) / ideal(&fat) - 1.0).abs() < 1e-3, "ideals {} and {} us", ideal(&both), ideal(&fat));
+    // One plane's worth: 4 MiB (+ headers) at 400 G, plus an RTT or so.
+    let wire = (4u64 << 20) + (4u64 << 20).div_ceil(4032) * 64;
+    let at_400 = common::tx_ps(wire, 400) as f64 / 1e6;
+    assert!(ideal(&both) >= at_400 && ideal(&both) <= at_400 + 2.0 * both.summary.base_rtt_us, "ideal {} us, 4 MiB at 400 G {at_400} us", ideal(&both));
+    let cut = "[topology.failures]\nkind = \"tor_uplinks\"\nlinks = [\"tor8-spine*\", \"tor9-spine*\", \"tor10-spine*\", \"tor11-spine*\", \"tor12-spine*\", \"tor13-spine*\", \"tor14-spine*\", \"tor15-spine*\"]";
+    let one = common::run(&planes(2, cut));
+    let ps = one.summary.planes.as_ref().unwrap();
+    assert_eq!(ps[1].uplink_tx_bytes, 0);
+    let ratio = ideal(&one) / ideal(&both);
+    assert!((1.9..=2.05).contains(&ratio), "the ideal grew {ratio}x");
+    // Within the same ~8 % of its ideal as the sprayed permutation on one plane of 400 G.
+    assert!(done(&one) >= ideal(&one) && done(&one) <= 1.10 * ideal(&one), "{} us against {} us", done(&one), ideal(&one));
+    // One NIC port down (GPU 5's on plane 1, under plane 1's leaf 1): GPU 5's two connections
+    // (its send and its receive) stay on plane 0, at half the rate, and bound the run.
+    let port = common::run(&planes(2, "[topology.failures]\nkind = \"tor_uplinks\"\nlinks = [\"gpu5.p1-tor9\"]"));
+    assert_eq!(port.flows.len(), 62);
+    assert!(port.flows.iter().filter(|f| f.src % 32 == 5 || f.dst % 32 == 5).all(|f| f.src < 32));
+    assert!((ideal(&port) / ideal(&one) - 1.0).abs() < 0.01, "ideal {} us against {} us", ideal(&port), ideal(&one));
+    assert!(done(&port) <= 1.10 * ideal(&port), "{} us against {} us", done(&port), ideal(&port));
+}
+
+#[test]
+fn planes_are_refused_by_name() {
+    assert_refused(&[
+        (planes(0, ""), "topology.planes", "allowed 1..=8"),
+        (planes(9, ""), "topology.planes", "allowed 1..=8"),
+        (planes(2, "").replace("kind = \"rail_optimized\"", "kind = \"fat_tree\"").replace("servers = 8\n        servers_per_su = 4\n", ""), "topology.planes", "only for kind"),
+    ]);
+}

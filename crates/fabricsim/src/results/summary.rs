@@ -346,6 +346,9 @@ pub struct Summary {
     /// A fabric of servers only (rail-optimized): the traffic each rail carried.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rails: Option<Vec<RailUse>>,
+    /// A fabric of servers with several planes only: the traffic each plane carried.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub planes: Option<Vec<PlaneUse>>,
     /// Flaky or lossy links only: every port that loses packets on the wire (`"NODE-NODE"`, the
     /// first node's port towards the second) with the packets it transmitted and lost there.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -520,6 +523,56 @@ fn rail_use(sim: &Sim) -> Option<Vec<RailUse>> {
     Some(rails)
 }
 
+/// What one plane of a fabric of servers carried (`summary.json` `planes`).
+#[derive(Clone, Debug, Serialize)]
+pub struct PlaneUse {
+    /// Plane index: the GPUs' NIC ports on it are hosts `plane × GPUs ..`.
+    pub plane: u32,
+    /// Bytes the GPUs' NIC ports on the plane sent into it (any packet: data, headers, ACKs).
+    pub gpu_tx_bytes: u64,
+    /// `gpu_tx_bytes` over what those ports could carry in the run (rate × run time).
+    pub gpu_tx_utilisation: f64,
+    /// Bytes the plane's leaves sent up to its spines.
+    pub uplink_tx_bytes: u64,
+    /// `uplink_tx_bytes` over what the plane's leaf uplinks could carry in the run.
+    pub uplink_tx_utilisation: f64,
+}
+
+/// The per-plane traffic of a fabric of servers with several planes (`None` otherwise): a
+/// GPU's NIC port is on plane (host / GPUs), a switch on plane (its index in its tier / the
+/// tier's switches per plane).
+fn plane_use(sim: &Sim) -> Option<Vec<PlaneUse>> {
+    use crate::topo::Tier;
+    let f = &sim.net.fabric;
+    let planes = f.servers.filter(|s| s.planes > 1)?.planes;
+    let tors = f.tier.iter().filter(|&&t| t == Tier::Tor).count() as u32 / planes;
+    let run = sim.k.now.max(Time(1)).0 as f64 / 1e12;
+    let mut out: Vec<PlaneUse> = (0..planes).map(|plane| PlaneUse { plane, gpu_tx_bytes: 0, gpu_tx_utilisation: 0.0, uplink_tx_bytes: 0, uplink_tx_utilisation: 0.0 }).collect();
+    let (mut gpu_capacity, mut uplink_capacity) = (vec![0f64; planes as usize], vec![0f64; planes as usize]);
+    for (i, ps) in sim.net.ports.iter().enumerate() {
+        let spec = &f.ports[i];
+        match (f.tier[spec.owner.idx()], f.tier[spec.peer.idx()]) {
+            (Tier::Host, Tier::Tor) => {
+                let p = (spec.owner.0 / f.ranks()) as usize;
+                out[p].gpu_tx_bytes += ps.tx_bytes.0;
+                gpu_capacity[p] += ps.rate.0 as f64 * run;
+            }
+            (Tier::Tor, Tier::Agg) => {
+                let p = (f.index_in_tier[spec.owner.idx()] / tors) as usize;
+                out[p].uplink_tx_bytes += ps.tx_bytes.0;
+                uplink_capacity[p] += ps.rate.0 as f64 * run;
+            }
+            _ => {}
+        }
+    }
+    let share = |bytes: u64, capacity: f64| if capacity > 0.0 { bytes as f64 * 8.0 / capacity } else { 0.0 };
+    for (p, u) in out.iter_mut().enumerate() {
+        u.gpu_tx_utilisation = share(u.gpu_tx_bytes, gpu_capacity[p]);
+        u.uplink_tx_utilisation = share(u.uplink_tx_bytes, uplink_capacity[p]);
+    }
+    Some(out)
+}
+
 /// One resolved queue profile (`summary.json` `queue_profiles`).
 #[derive(Clone, Debug, Serialize)]
 pub struct QueueProfile {
@@ -676,6 +729,7 @@ pub(super) fn assemble(sim: &Sim, setup: &Setup, flows: &[FlowResult], plans: Pl
             .collect(),
         queues_by_tier: (pod_faults || setup.scenario.run.tier_queue_stats).then(|| tier_queues(sim)),
         rails: rail_use(sim),
+        planes: plane_use(sim),
         queue_profiles: (setup.qdisc.profiles.len() > 1).then(|| (0..setup.qdisc.profiles.len()).map(|i| QueueProfile::of(&setup.qdisc, i)).collect()),
         invariant_violations: {
             let mut v = invariants::check(sim, setup);

@@ -215,6 +215,10 @@ pub struct TopologyConfig {
     /// Rail-optimized only: switch tiers, 2 (default) or 3 (spines per scalable unit, cores).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tiers: Option<u32>,
+    /// Fabrics of servers only: independent copies of the scale-out fabric, each GPU's NIC with
+    /// a port on each (default 1); a connection between GPUs is striped over them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub planes: Option<u32>,
     /// Fabrics of servers only: what a server holds (`[topology.server]`); kept after the plain
     /// keys so that it serializes as a sub-table.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -252,6 +256,7 @@ impl Default for TopologyConfig {
             servers: None,
             servers_per_su: None,
             tiers: None,
+            planes: None,
             server: None,
             failures: None,
         }
@@ -783,6 +788,47 @@ impl Setup {
     }
 }
 
+//= type=assumption
+//# NCCL uses each port of a multi-port NIC as a device of its own and spreads its channels, so
+//# a transfer's bytes, over them; a plane is a NIC port's whole path.
+/// `traffic` with every connection between two GPUs' NICs striped over the planes on which a
+/// path joins them ([`Traffic::striped`]: a part of each send on each plane, its bytes split
+/// evenly); a connection no plane joins is left on plane 0, for [`check_paths`] to name.
+/// Refused when a send would have more than [`crate::workload::graph::MAX_PARTS`] parts (its queue pairs times
+/// the planes) or the graph would outgrow `budget`.
+fn stripe_over_planes(fabric: &Fabric, traffic: Traffic, budget: Budget) -> Result<Traffic> {
+    let servers = fabric.servers.expect("planes only on a fabric of servers");
+    let (gpus, planes) = (servers.gpus(), servers.planes);
+    let planes_of: Vec<Vec<u32>> = traffic
+        .conns
+        .iter()
+        .map(|c| {
+            if c.src.0 >= gpus || c.dst.0 >= gpus {
+                return vec![0];
+            }
+            let on: Vec<u32> = (0..planes).filter(|&p| fabric.reachable(c.src.offset(p * gpus), c.dst.offset(p * gpus))).collect();
+            if on.is_empty() {
+                vec![0]
+            } else {
+                on
+            }
+        })
+        .collect();
+    let mut parts = vec![0u32; traffic.tasks.len()];
+    for m in traffic.messages() {
+        parts[m.task as usize] += planes_of[m.conn as usize].len() as u32;
+        if parts[m.task as usize] > crate::workload::graph::MAX_PARTS {
+            return Err(Error::invalid(
+                "topology.planes",
+                format!("{planes}: a send striped over the planes and its queue pairs (`qps`) would have more than {} parts; allowed: planes × qps ≤ {}", crate::workload::graph::MAX_PARTS, crate::workload::graph::MAX_PARTS),
+            ));
+        }
+    }
+    let grown = traffic.striped_size(&planes_of);
+    budget.admit("topology.planes", grown.bytes(), || format!("striping the connections over the planes makes {}", grown.describe()))?;
+    Ok(traffic.striped(&planes_of, gpus))
+}
+
 /// Refuses a workload with a connection between hosts that no path joins (the rails of a
 /// rail-only fabric), naming the first such connection; every other fabric joins every pair.
 fn check_paths(fabric: &Fabric, traffic: &crate::workload::graph::Traffic) -> Result<()> {
@@ -926,6 +972,9 @@ impl Scenario {
         // Workloads address GPUs; a connection inside a server runs over its scale-up domain.
         for c in &mut traffic.conns {
             (c.src, c.dst) = fabric.endpoints(c.src, c.dst);
+        }
+        if fabric.servers.is_some_and(|s| s.planes > 1) {
+            traffic = stripe_over_planes(&fabric, traffic, workload_budget)?;
         }
         traffic.check_packet_counts(mss, self.workload.size_key())?;
         check_paths(&fabric, &traffic)?;

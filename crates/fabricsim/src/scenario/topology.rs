@@ -85,7 +85,7 @@ impl Scenario {
     fn plan_topology(&self) -> Result<FabricPlan> {
         let t = &self.topology;
         if !t.kind.has_servers() {
-            let servers = [("servers", t.servers.is_some()), ("servers_per_su", t.servers_per_su.is_some()), ("tiers", t.tiers.is_some()), ("server", t.server.is_some())];
+            let servers = [("servers", t.servers.is_some()), ("servers_per_su", t.servers_per_su.is_some()), ("tiers", t.tiers.is_some()), ("planes", t.planes.is_some()), ("server", t.server.is_some())];
             refuse_given(&servers, "only for kind = \"rail_optimized\", \"rail_only\" or \"racks\" (fabrics of multi-GPU servers)")?;
         }
         let (shape, pods) = if t.kind.has_servers() { (None, None) } else { (leaf_spine_shape(t)?, pod_shape(t)?) };
@@ -213,7 +213,11 @@ fn rail_shape(t: &TopologyConfig) -> Result<rail_optimized::Shape> {
     if t.kind == TopologyKind::Racks && server.cross_rail == Some(CrossRail::Pxn) {
         return Err(Error::invalid("topology.server.cross_rail", "\"pxn\": a rack-wired fabric has no rails to relay onto (each server's GPUs share a leaf); allowed: \"spine\""));
     }
-    let layout = Servers { servers, gpus_per_server: server.gpus, servers_per_su: t.servers_per_su.unwrap_or(DEFAULT_SERVERS_PER_SU), scale_up, wiring: Wiring::Rails };
+    let planes = t.planes.unwrap_or(1);
+    if !(1..=MAX_PLANES).contains(&planes) {
+        return Err(Error::invalid("topology.planes", format!("{planes}: allowed 1..={MAX_PLANES} (independent copies of the scale-out fabric, a NIC port on each)")));
+    }
+    let layout = Servers { servers, gpus_per_server: server.gpus, servers_per_su: t.servers_per_su.unwrap_or(DEFAULT_SERVERS_PER_SU), scale_up, wiring: Wiring::Rails, planes };
     match t.kind {
         TopologyKind::RailOnly => rail_only::shape(layout, t.oversubscription.0, t.spines),
         TopologyKind::Racks => racks::shape(layout, t.oversubscription.0, t.spines, tiers, t.cores),
@@ -265,6 +269,12 @@ fn scale_up(server: &ServerConfig) -> Result<Option<rail_optimized::ScaleUp>> {
     let latency = nanos("topology.server.scale_up_latency_ns", server.scale_up_latency_ns.unwrap_or(DEFAULT_SCALE_UP_LATENCY_NS))?;
     Ok(Some(rail_optimized::ScaleUp { rate, latency }))
 }
+
+//= type=assumption
+//# Multi-plane designs use 2 to 4 planes (Alibaba HPN: 2; NICs with 2 or 4 ports); a send is
+//# striped over the planes and over its queue pairs, at most 16 parts in all.
+/// Most planes a fabric of servers may have.
+const MAX_PLANES: u32 = 8;
 
 /// The keys that size a rail-optimized fabric, for the messages refusing others.
 const RAIL_SIZED_BY: &str = "a rail-optimized fabric is sized by `servers`, `servers_per_su`, `[topology.server] gpus`, `tiers`, `oversubscription`, `spines` and `cores`";

@@ -592,13 +592,16 @@ impl FailuresConfig {
             return Err(Error::invalid(format!("{KEY}.{}", k.0), "not allowed with `links` (the cables are named, not drawn)"));
         }
         let mut out: Vec<FailedLink> = Vec::with_capacity(names.len());
+        // With several planes a GPU keeps its other NIC ports, and its connections are striped
+        // over the planes that still join them: a NIC port or a plane's leaf may be cut off.
+        let planes = fabric.servers.is_some_and(|s| s.planes > 1);
         for (i, up, down) in self.cables(fabric, names)? {
-            if fabric.tier[fabric.ports[up.idx()].owner.idx()] == Tier::Host && factor.is_none() {
+            if fabric.tier[fabric.ports[up.idx()].owner.idx()] == Tier::Host && factor.is_none() && !planes {
                 return Err(Error::invalid(format!("{KEY}.links[{i}]"), format!("`{}`: removing a host's only cable cuts it off the fabric; use model = \"degraded\"", names[i])));
             }
             out.push(self.failed(up, down, factor.map(|f| scaled(fabric.ports[up.idx()].rate, f, &format!("{KEY}.degraded_rate_factor"))).transpose()?, None));
         }
-        if factor.is_none() {
+        if factor.is_none() && !planes {
             // A switch whose every uplink is removed is cut off from the rest of the fabric.
             for l in &out {
                 let owner = fabric.ports[l.up.idx()].owner;

@@ -143,15 +143,21 @@ fn wire(shape: PodShape, links: TierLinks) -> FabricBuilder {
 /// cores `j·u .. (j+1)·u − 1` with `u = cores / aggs_per_pod` (HPCC's wiring; Al-Fares' for a
 /// k-ary tree). A rail-optimized fabric of 3 tiers is this wiring with its GPUs on their rails.
 pub(super) fn wire_hosts(shape: PodShape, links: TierLinks, tor_of: impl Fn(u32) -> u32) -> FabricBuilder {
+    let mut b = FabricBuilder::new(shape.hosts());
+    wire_plane(&mut b, shape, links, NodeId(0), tor_of);
+    b
+}
+
+/// Adds the switches of `shape` to `b` and wires them, host h being node `host0 + h` (hosts
+/// already in `b`): one plane of a fabric of several ([`super::rail_optimized`]'s `planes`).
+pub(super) fn wire_plane(b: &mut FabricBuilder, shape: PodShape, links: TierLinks, host0: NodeId, tor_of: impl Fn(u32) -> u32) {
     let PodShape { pods, tors_per_pod, aggs_per_pod, .. } = shape;
     let agg_uplinks = shape.agg_uplinks();
-    let hosts = shape.hosts();
-    let mut b = FabricBuilder::new(hosts);
     let tor0 = b.add_switches(Tier::Tor, pods * tors_per_pod);
     let agg0 = b.add_switches(Tier::Agg, pods * aggs_per_pod);
     let core0 = b.add_switches(Tier::Core, shape.cores);
-    for h in 0..hosts {
-        b.link(NodeId(h), tor0.offset(tor_of(h)), links.host.0, links.host.1);
+    for h in 0..shape.hosts() {
+        b.link(host0.offset(h), tor0.offset(tor_of(h)), links.host.0, links.host.1);
     }
     for pod in 0..pods {
         for t in 0..tors_per_pod {
@@ -165,7 +171,6 @@ pub(super) fn wire_hosts(shape: PodShape, links: TierLinks, tor_of: impl Fn(u32)
             }
         }
     }
-    b
 }
 
 /// Largest fabric [`build_pods`] accepts (hosts, and switch-to-switch cables).

@@ -56,13 +56,27 @@ fn wire(shape: Shape, links: TierLinks, spine_rates: &[BitsPerSec]) -> FabricBui
 /// `spine_rates` is empty). A rail-optimized fabric of 2 tiers is this wiring with its GPUs on
 /// their rails (and, with per-rail spine groups, each leaf on its rail's spines).
 pub(super) fn wire_hosts(shape: Shape, links: TierLinks, spine_rates: &[BitsPerSec], tor_of: impl Fn(u32) -> u32, spines_of: impl Fn(u32) -> std::ops::Range<u32>) -> FabricBuilder {
+    let mut b = FabricBuilder::new(shape.tors * shape.hosts_per_tor);
+    wire_plane(&mut b, shape, links, spine_rates, NodeId(0), tor_of, spines_of);
+    b
+}
+
+/// Adds the switches of `shape` to `b` and wires them, host h being node `host0 + h` (hosts
+/// already in `b`): one plane of a fabric of several ([`super::rail_optimized`]'s `planes`).
+pub(super) fn wire_plane(
+    b: &mut FabricBuilder,
+    shape: Shape,
+    links: TierLinks,
+    spine_rates: &[BitsPerSec],
+    host0: NodeId,
+    tor_of: impl Fn(u32) -> u32,
+    spines_of: impl Fn(u32) -> std::ops::Range<u32>,
+) {
     let Shape { tors, hosts_per_tor, spines, links_per_spine } = shape;
-    let hosts = tors * hosts_per_tor;
-    let mut b = FabricBuilder::new(hosts);
     let tor0 = b.add_switches(Tier::Tor, tors);
     let spine0 = b.add_switches(Tier::Agg, spines);
-    for h in 0..hosts {
-        b.link(NodeId(h), tor0.offset(tor_of(h)), links.host.0, links.host.1);
+    for h in 0..tors * hosts_per_tor {
+        b.link(host0.offset(h), tor0.offset(tor_of(h)), links.host.0, links.host.1);
     }
     for t in 0..tors {
         for s in spines_of(t) {
@@ -72,7 +86,6 @@ pub(super) fn wire_hosts(shape: Shape, links: TierLinks, spine_rates: &[BitsPerS
             }
         }
     }
-    b
 }
 
 /// Counts of a leaf-spine given explicitly (`topology.tors`, `hosts_per_tor`, `spines`,

@@ -105,6 +105,9 @@ pub struct Fabric {
     pub routes: routing::RouteTable,
     /// Cables failed at build time (`[topology.failures]`), in ToR (or pod) order.
     pub failures: Vec<failures::FailedLink>,
+    /// Hosts whose cable was removed at build time, sorted (a NIC port of a GPU on a fabric
+    /// of several planes: the GPU keeps its other ports); they reach no one.
+    cut_hosts: Vec<NodeId>,
     /// `partial_lag` failures: Eq. 2 of the paper (whether the pod uplinks are the bottleneck).
     pub pod_bottleneck: Option<pod_faults::PodBottleneck>,
     /// The failures are pod–core links chosen per pod ([`Fabric::pod_faults`]).
@@ -120,27 +123,29 @@ impl Fabric {
         node.0 < self.hosts
     }
 
-    /// The hosts a workload addresses: every host, or on a fabric of servers with a scale-up
-    /// domain the GPUs (hosts `0..ranks`, their NIC ports; hosts `ranks..2 × ranks` are the same
-    /// GPUs' scale-up ports).
+    /// The hosts a workload addresses: every host, or on a fabric of servers the GPUs (hosts
+    /// `0..ranks`, their NIC ports on plane 0; hosts `p × ranks ..` are their ports on plane p,
+    /// and after every plane's come the GPUs' scale-up ports).
     pub fn ranks(&self) -> u32 {
         match self.servers {
-            Some(s) if s.scale_up.is_some() => s.gpus(),
-            _ => self.hosts,
+            Some(s) => s.gpus(),
+            None => self.hosts,
         }
     }
 
     /// The ports a connection between GPUs (ranks) `src` and `dst` runs between: their
     /// scale-up ports when they are in one server with a scale-up domain, else their NICs
-    /// (ranks are their NIC hosts).
+    /// (ranks are their NIC ports on plane 0; [`crate::workload::graph::Traffic::striped`]
+    /// spreads such a connection over the planes).
     pub fn endpoints(&self, src: NodeId, dst: NodeId) -> (NodeId, NodeId) {
         match self.servers {
-            Some(s) if s.scale_up.is_some() && s.server_of(src) == s.server_of(dst) => (src.offset(s.gpus()), dst.offset(s.gpus())),
+            Some(s) if s.scale_up.is_some() && s.server_of(src) == s.server_of(dst) => (s.scale_up_port(src), s.scale_up_port(dst)),
             _ => (src, dst),
         }
     }
 
-    /// The GPU (rank) a host belongs to: itself, or for a scale-up port the GPU whose it is.
+    /// The GPU (rank) a host belongs to: itself, or for a NIC port on another plane or a
+    /// scale-up port the GPU whose it is.
     pub fn rank_of(&self, host: NodeId) -> u32 {
         host.0 % self.ranks()
     }
@@ -269,11 +274,16 @@ impl Fabric {
     }
 
     /// Human-readable node name: host12, tor3, agg5, core7 (spine for a leaf-spine's upper tier).
-    /// A GPU's scale-up port is `nvl<i>` (GPU i's) and a scale-up switch `nvs<s>` (server s's).
+    /// A GPU's NIC port on plane p ≥ 1 is `gpu<i>.p<p>`, its scale-up port `nvl<i>` (GPU i's)
+    /// and a scale-up switch `nvs<s>` (server s's).
     pub fn node_name(&self, n: NodeId) -> String {
         let ranks = self.ranks();
         if self.is_host(n) && n.0 >= ranks {
-            return format!("nvl{}", n.0 - ranks);
+            let planes = self.servers.map_or(1, |s| s.planes);
+            return match n.0 / ranks {
+                p if p < planes => format!("gpu{}.p{p}", n.0 % ranks),
+                _ => format!("nvl{}", n.0 % ranks),
+            };
         }
         format!("{}{}", self.tier_name(self.tier[n.idx()]), self.index_in_tier[n.idx()])
     }
@@ -328,7 +338,7 @@ impl Fabric {
         let (x, y) = link.split_once('-').ok_or_else(|| Error::invalid(key, format!("`{shown}`: expected NODE-NODE, e.g. \"{example}\"")))?;
         let node = |n: &str| {
             self.node_by_name(n.trim())
-                .ok_or_else(|| Error::invalid(key, format!("no node named `{n}` (names: host<i>, tor<i>, agg<i>, core<i>, spine<i>; gpu<i> on a rail-optimized fabric, nvl<i> and nvs<i> in its scale-up domain)")))
+                .ok_or_else(|| Error::invalid(key, format!("no node named `{n}` (names: host<i>, tor<i>, agg<i>, core<i>, spine<i>; gpu<i> on a fabric of servers, gpu<i>.p<p> its NIC port on plane p, nvl<i> and nvs<i> in its scale-up domain)")))
         };
         let (na, nb) = (node(x)?, node(y)?);
         let p = self.port_between(na, nb).ok_or_else(|| Error::invalid(key, format!("`{x}` and `{y}` are not linked")))?;
@@ -382,6 +392,7 @@ impl Fabric {
         self.failures.extend(links);
         if self.failures.iter().any(|l| l.rate.is_none()) {
             let removed = self.removed_ports();
+            self.cut_hosts = (0..self.hosts).map(NodeId).filter(|h| removed[self.host_port[h.idx()].idx()]).collect();
             self.routes = routing::compute(self, |p| !removed[p.idx()]);
         }
     }
@@ -432,6 +443,9 @@ impl Fabric {
     /// (hosts of rails without a shared spine cannot: a rail-optimized fabric with per-rail
     /// spine groups).
     pub fn reachable(&self, src: NodeId, dst: NodeId) -> bool {
+        if !self.cut_hosts.is_empty() && (self.cut_hosts.binary_search(&src).is_ok() || self.cut_hosts.binary_search(&dst).is_ok()) {
+            return false;
+        }
         let (ts, td) = (self.tor_of_host[src.idx()], self.tor_of_host[dst.idx()]);
         ts == td || self.routes.distance(self, ts, td) != u8::MAX
     }
@@ -597,6 +611,7 @@ impl FabricBuilder {
             pod_bottleneck: None,
             pod_failures: false,
             servers: None,
+            cut_hosts: Vec::new(),
         };
         fabric.routes = routing::compute(&fabric, |_| true);
         fabric

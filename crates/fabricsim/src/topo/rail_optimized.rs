@@ -51,6 +51,9 @@ use crate::units::Time;
 pub struct Servers {
     /// How the GPUs' NICs are cabled to the leaves.
     pub wiring: Wiring,
+    /// Independent copies of the scale-out fabric (1: one); each GPU's NIC has a port on each,
+    /// port p of GPU i being host `p × gpus() + i`.
+    pub planes: u32,
     /// Servers in the cluster.
     pub servers: u32,
     /// GPUs (each with its own NIC, so rails) per server.
@@ -84,6 +87,11 @@ impl Servers {
     /// GPUs in the cluster.
     pub fn gpus(&self) -> u32 {
         self.servers * self.gpus_per_server
+    }
+
+    /// Host of GPU `gpu`'s scale-up port (after every plane's NIC ports).
+    pub fn scale_up_port(&self, gpu: NodeId) -> NodeId {
+        gpu.offset(self.planes * self.gpus())
     }
 
     /// The server GPU (host) `gpu` is in.
@@ -324,6 +332,9 @@ impl Shape {
             let cables = gpus + leaves * self.spines_per_leaf() as u64 * self.links_per_spine as u64;
             FabricSize { nodes: gpus + leaves + spines, ports: 2 * cables, switches: leaves + spines, tors: leaves }
         };
+        // Every plane is a copy of the scale-out fabric (its GPU links included).
+        let p = self.servers.planes as u64;
+        let rails = FabricSize { nodes: p * rails.nodes, ports: p * rails.ports, switches: p * rails.switches, tors: p * rails.tors };
         if self.servers.scale_up.is_none() {
             return rails;
         }
@@ -340,7 +351,7 @@ impl Shape {
 /// units as pods).
 pub fn build(shape: Shape, links: TierLinks, switch_latency: Time) -> Fabric {
     let Shape { servers, spines, links_per_spine, cores, .. } = shape;
-    let Servers { servers: n, gpus_per_server: g, servers_per_su, scale_up, wiring } = servers;
+    let Servers { servers: n, gpus_per_server: g, servers_per_su, scale_up, wiring, planes } = servers;
     let gpus = shape.gpus() as u32;
     let leaf_of = |gpu: u32| servers.leaf_of(gpu);
     let mut b = if shape.tiers == 3 {
@@ -348,9 +359,19 @@ pub fn build(shape: Shape, links: TierLinks, switch_latency: Time) -> Fabric {
     } else {
         leaf_spine::wire_hosts(shape.leaf_spine(), links, &[], leaf_of, |leaf| shape.spines_of_leaf(leaf))
     };
+    // Planes 1..: the NIC ports on them (numbered after plane 0's, hosts p × gpus + i) and a
+    // copy of the scale-out switches each, numbered after the previous plane's.
+    for _ in 1..planes {
+        let port0 = b.add_hosts(gpus);
+        if shape.tiers == 3 {
+            fat_tree::wire_plane(&mut b, shape.pods(), links, port0, leaf_of);
+        } else {
+            leaf_spine::wire_plane(&mut b, shape.leaf_spine(), links, &[], port0, leaf_of, |leaf| shape.spines_of_leaf(leaf));
+        }
+    }
     if let Some(up) = scale_up {
         // Added after the rails' switches; the builder numbers the scale-up ports right after
-        // the GPUs' NICs (hosts gpus..2 × gpus) and the scale-up switches last.
+        // the GPUs' NIC ports (hosts planes × gpus ..) and the scale-up switches last.
         let port0 = b.add_hosts(gpus);
         let switch0 = b.add_switches(Tier::ScaleUp, n);
         for gpu in 0..gpus {
@@ -365,6 +386,7 @@ pub fn build(shape: Shape, links: TierLinks, switch_latency: Time) -> Fabric {
         Some(up) => format!("{head}, a scale-up switch per server ({} Gb/s per GPU)", crate::units::show_num(up.rate.gbps())),
         None => head,
     };
+    let head = if planes > 1 { format!("{planes} planes (a NIC port on each), each: {head}") } else { head };
     let (kind, leaf) = match wiring {
         Wiring::Rails => ("rail-optimized", "rail leaves"),
         Wiring::Racks => ("rack-wired", "leaves"),
@@ -410,7 +432,7 @@ pub fn check_lines(fabric: &Fabric) -> Vec<String> {
     let per_rail = s.gpus_per_server > 1 && !fabric.reachable(NodeId(0), NodeId(1));
     let cores = if fabric.three_tier { format!(", spine uplinks {}", tbps(core_links)) } else { String::new() };
     let narrowest = if fabric.three_tier { gpu_links.min(uplinks).min(core_links) } else { gpu_links.min(uplinks) };
-    vec![
+    let mut lines = vec![
         format!(
             "servers       {} × {} GPUs, a NIC each ({} GPUs); {}",
             s.servers,
@@ -437,7 +459,7 @@ pub fn check_lines(fabric: &Fabric) -> Vec<String> {
             None if per_rail => "scale-up      not modelled: on a rail-only fabric GPUs of different rails have no path (the rails meet only in a server's scale-up domain)".to_string(),
             None => "scale-up      not modelled: GPUs of one server reach each other through their leaves and the spines ([topology.server] scale_up_gbps models it)".to_string(),
         },
-        if per_rail && uplinks == 0 && leaves as u32 == s.gpus_per_server {
+        if per_rail && uplinks == 0 && leaves as u32 == s.gpus_per_server * s.planes {
             let g = s.gpus_per_server as u64;
             format!("capacity      GPU links {} (one way); the rails are separate networks, each one switch: bisection {} within each", tbps(gpu_links), tbps(gpu_links / g / 2))
         } else if per_rail {
@@ -446,7 +468,21 @@ pub fn check_lines(fabric: &Fabric) -> Vec<String> {
         } else {
             format!("capacity      GPU links {}, leaf uplinks {}{cores} (one way); bisection {} (half the narrowest tier)", tbps(gpu_links), tbps(uplinks), tbps(narrowest / 2))
         },
-    ]
+    ];
+    if s.planes > 1 {
+        let per_plane = |tier: Tier| fabric.tier.iter().filter(|&&t| t == tier).count() as u32 / s.planes;
+        let (l, a) = (per_plane(Tier::Tor), per_plane(Tier::Agg));
+        lines.insert(
+            2,
+            format!(
+                "planes        {}: independent copies of the scale-out fabric, plane p with leaves tor<p·{l}>.. and spines {}<p·{a}>..; GPU i's NIC port on plane p is gpu<i>.p<p> (p ≥ 1); a connection between GPUs is striped over the planes that join it, 1/{} of its bytes on each (capacities below: all planes together)",
+                s.planes,
+                fabric.tier_name(Tier::Agg),
+                s.planes
+            ),
+        );
+    }
+    lines
 }
 
 #[cfg(test)]
@@ -460,7 +496,7 @@ mod tests {
     }
 
     fn servers(n: u32, g: u32, su: u32) -> Servers {
-        Servers { servers: n, gpus_per_server: g, servers_per_su: su, scale_up: None, wiring: Wiring::Rails }
+        Servers { servers: n, gpus_per_server: g, servers_per_su: su, scale_up: None, wiring: Wiring::Rails, planes: 1 }
     }
 
     //= type=test
@@ -602,6 +638,31 @@ mod tests {
         assert_eq!(f.pod_of_host()[..16], [0; 16]);
         assert_eq!(f.pod_of_host()[16..32], [1; 16]);
         assert!(f.description.contains("3-tier rail-optimized") && f.description.contains("(4 rail leaves and 4 spines each), 16 cores; 1:1 at the leaves, 1:1 at the spines"), "{}", f.description);
+    }
+
+    //= type=test
+    //# Two planes: two copies of the scale-out fabric, GPU i's NIC port on plane 1 is host
+    //# G + i (gpu<i>.p1) under plane 1's leaves, numbered after plane 0's; the planes never
+    //# meet; the scale-up ports come after both planes' NIC ports.
+    #[test]
+    fn planes_are_copies_of_the_scale_out_fabric() {
+        use crate::units::NS;
+        let up = ScaleUp { rate: BitsPerSec::from_gbps(3600.0), latency: 150 * NS };
+        let shape = Shape::new(Servers { planes: 2, scale_up: Some(up), ..servers(8, 4, 4) }, 1, None, 2, None).unwrap();
+        let f = build(shape, links(), Time::ZERO);
+        assert_eq!(f.size(), shape.size());
+        assert_eq!(f.tier_counts(), vec![(Tier::Host, 96), (Tier::ScaleUp, 8), (Tier::Tor, 16), (Tier::Agg, 8)]);
+        assert_eq!((f.hosts, f.ranks()), (96, 32));
+        let name = |n: u32| f.node_name(NodeId(n));
+        assert_eq!((name(5), name(37), name(69)), ("gpu5".into(), "gpu5.p1".into(), "nvl5".into()));
+        assert_eq!((name(f.tor_of_host[5].0), name(f.tor_of_host[37].0)), ("tor1".into(), "tor9".into()));
+        assert!(f.reachable(NodeId(0), NodeId(16)) && f.reachable(NodeId(32), NodeId(48)));
+        assert!(!f.reachable(NodeId(0), NodeId(48)), "the planes meet nowhere");
+        assert_eq!(f.endpoints(NodeId(4), NodeId(5)), (NodeId(68), NodeId(69)));
+        assert_eq!(f.rank_of(NodeId(37)), 5);
+        assert!(f.description.contains("2 planes (a NIC port on each)"), "{}", f.description);
+        let lines = check_lines(&f).join("\n");
+        assert!(lines.contains("planes        2: independent copies") && lines.contains("tor<p·8>") && lines.contains("spine<p·4>"), "{lines}");
     }
 
     //= type=test

@@ -380,6 +380,73 @@ impl Traffic {
         Ok(())
     }
 
+    /// The size of this graph once striped over planes as `planes_of` says ([`Traffic::striped`]):
+    /// a connection per extra plane of each connection, a message per extra plane of each
+    /// message.
+    pub fn striped_size(&self, planes_of: &[Vec<u32>]) -> GraphSize {
+        let extra = |c: u32| planes_of[c as usize].len().saturating_sub(1) as u64;
+        let conns = (0..self.conns.len() as u32).map(extra).sum();
+        let messages = self.message_conn.iter().map(|&c| extra(c)).sum();
+        GraphSize::of(self).plus(GraphSize { flows: 0, conns, tasks: 0, messages, edges: 0 })
+    }
+
+    /// This graph with every connection carried on the planes `planes_of` lists for it (one
+    /// list per connection, at least one plane; `[0]` leaves it as it is): a connection between
+    /// hosts s and d becomes one between s + p × `stride` and d + p × `stride` on each listed
+    /// plane p (a GPU's NIC port on plane p), and every part of a send on it a part on each, the
+    /// send's bytes split evenly over all its parts (as NCCL stripes a transfer over a NIC's
+    /// ports). A connection keeps its id on its first listed plane; the others come after every
+    /// original connection. Tasks and edges are unchanged.
+    pub fn striped(&self, planes_of: &[Vec<u32>], stride: u32) -> Traffic {
+        let mut g = GraphBuilder::new();
+        g.reserve(self.striped_size(planes_of));
+        let on = |c: &ConnSpec, p: u32| (NodeId(c.src.0 + p * stride), NodeId(c.dst.0 + p * stride));
+        for (c, planes) in self.conns.iter().zip(planes_of) {
+            let (s, d) = on(c, planes[0]);
+            g.conn(s, d);
+        }
+        // Per connection, its connections on its other planes.
+        let mut others: Vec<Vec<u32>> = vec![Vec::new(); self.conns.len()];
+        for (i, (c, planes)) in self.conns.iter().zip(planes_of).enumerate() {
+            for &p in &planes[1..] {
+                let (s, d) = on(c, p);
+                others[i].push(g.conn(s, d));
+            }
+        }
+        let mut conns = Vec::with_capacity(MAX_PARTS as usize);
+        for (t, task) in self.tasks.iter().enumerate() {
+            match task.kind() {
+                TaskKind::Send { bytes, .. } => {
+                    conns.clear();
+                    for m in self.messages_of(t as u32) {
+                        let c = self.message_conn[m as usize];
+                        conns.push(c);
+                        conns.extend_from_slice(&others[c as usize]);
+                    }
+                    g.send_parts(&conns, bytes, task.not_before);
+                }
+                TaskKind::Join => {
+                    g.join();
+                }
+                TaskKind::Begin(i) => {
+                    g.begin(self.instances[i as usize].clone(), task.not_before);
+                }
+                TaskKind::End(i) => {
+                    g.end(i);
+                }
+            }
+        }
+        for t in 0..self.tasks.len() {
+            for e in self.edges_of(t as u32) {
+                g.edge(t as u32, e.to, e.on, e.delay);
+            }
+        }
+        let mut out = g.finish();
+        out.app_flows = self.app_flows.clone();
+        out.ns3 = self.ns3.clone();
+        out
+    }
+
     /// The size of this graph once its connections are relayed as `via` says (one entry per
     /// connection, see [`Traffic::relayed`]): a connection more per relayed connection, a send,
     /// a message and an edge more per relayed message at most.
@@ -521,14 +588,16 @@ impl GraphBuilder {
     }
 
     /// Adds a send of `bytes` split evenly over `conns` (1 to [`MAX_PARTS`] connections between
-    /// the same two hosts, at least a byte each), one message on each, not posted before
+    /// the same two hosts, or the same two GPUs' ports on several planes, at least a byte
+    /// each), one message on each, not posted before
     /// `not_before`. Its parts are posted in reverse order, last connection first, as the
     /// engine's task stack once released separate messages; with several parts, its delivery
     /// edges fire through that stack when the last part arrives, as a join over the parts did.
     pub fn send_parts(&mut self, conns: &[u32], bytes: u64, not_before: Time) -> u32 {
         let parts = conns.len() as u32;
-        let hosts = |c: u32| (self.t.conns[c as usize].src, self.t.conns[c as usize].dst);
-        debug_assert!(conns.iter().all(|&c| hosts(c) == hosts(conns[0])), "a send's parts join one pair of hosts");
+        // A plane's ports of two GPUs are as far apart as every other plane's.
+        let apart = |c: u32| self.t.conns[c as usize].dst.0 as i64 - self.t.conns[c as usize].src.0 as i64;
+        debug_assert!(conns.iter().all(|&c| apart(c) == apart(conns[0])), "a send's parts join one pair of hosts, or of GPUs on several planes");
         let id = self.task(TaskKind::Send { parts, bytes: bytes.max(parts as u64) }, not_before);
         self.t.first_message[id as usize] = self.t.sends.len() as u32;
         for &c in conns {
