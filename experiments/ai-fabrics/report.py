@@ -42,6 +42,13 @@ def main():
         if a and b:
             out.append(f"| {gbps} | {a['cct_us']:.0f} ({a['normalized_cct']:.2f}) | {b['cct_us']:.0f} ({b['normalized_cct']:.2f}) | {100 * (b['cct_us'] / a['cct_us'] - 1):+.1f} % |")
             commits |= {a["commit"], b["commit"]}
+    out += ["", "AllToAll on one plane of 400G and on two planes of 200G (the same 24 switches), healthy and with a spine down:", "",
+            "| transport | 1 plane | 1 plane, spine0 down | 2 planes | 2 planes, plane 1's spine4 down |", "|---|---|---|---|---|"]
+    for t, name in TRANSPORTS + [("nscc_ack1", "NSCC+REPS, ACK per packet")]:
+        got = [rows.get(i) for i in (f"a2a-rail-{t}", f"a2a_down-rail-{t}", f"a2a-rail2p-{t}", f"a2a_down-rail2p-{t}")]
+        if all(got):
+            out.append(f"| {name} | " + " | ".join(f"{r['cct_us']:.0f} ({r['normalized_cct']:.2f})" for r in got) + " |")
+            commits |= {r["commit"] for r in got}
     wall = sum(r["wall_s"] for r in rows.values())
     cpu = sum(r["cpu_s"] for r in rows.values())
     rss = max(r["peak_rss_mb"] for r in rows.values())

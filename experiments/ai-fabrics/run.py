@@ -10,6 +10,9 @@ GPU with its own 400 Gb/s NIC and an NVLink-class scale-up domain (3600 Gb/s per
   rail_only the rails without the spines (Wang et al. 2023): one 128-port switch per rail.
             8 switches; GPUs on different rails of different servers meet by forwarding
             through the scale-up domain.
+  rail2p    two planes of the rail-optimized wiring from the same 24 switches at 256 × 200G
+            ports, each GPU's 400G NIC as two 200G ports (AllToAll only; also with a spine
+            of one plane down, and `rail` with one of its spines down).
 
 Workloads, one job over all 1024 GPUs (rank i = GPU i, servers in order):
   ring      flat ring AllReduce of 64 MiB per GPU in 256 KiB chunks; on `rail` once with its
@@ -60,6 +63,15 @@ FABRICS = {
     # One unit of 128 servers: each rail is one 128-port switch.
     "rail_only": 'kind = "rail_only"\nservers_per_su = 128',
 }
+
+# Two planes from the same 24 switches run at 256 ports of 200G (a 400G NIC as two 200G
+# ports): per plane one unit of 128 servers, 8 rail leaves (128 GPU ports, 128 uplinks) and 4
+# spines, 32 cables from each leaf to each.
+PLANES = {"rail2p": 'kind = "rail_optimized"\nservers_per_su = 128\nspines = 4\nplanes = 2\nlink_rate_gbps = 200'}
+
+# A spine down (every cable of it removed at build time): spine0 of the one-plane fabric,
+# plane 1's first spine (spine4) of the two-plane one.
+SPINE_DOWN = {"rail": "tor*-spine0", "rail2p": "tor*-spine4"}
 
 TRANSPORTS = {
     "roce": """[switch]
@@ -115,22 +127,24 @@ WORKLOADS = {
 }
 
 
-def scenario(fabric: str, workload: str, transport: str, pxn: bool, scale_up_gbps: int = 3600) -> str:
+def scenario(fabric: str, workload: str, transport: str, pxn: bool, scale_up_gbps: int = 3600, spine_down: bool = False) -> str:
     cross = '\ncross_rail = "pxn"' if pxn else ""
+    topo = FABRICS.get(fabric) or PLANES[fabric]
+    rate = "" if "link_rate_gbps" in topo else "\nlink_rate_gbps = 400"
+    down = f'\n[topology.failures]\nkind = "tor_uplinks"\nlinks = ["{SPINE_DOWN[fabric]}"]\n' if spine_down else ""
     return f"""name = "ai-fabrics {fabric} {workload} {transport}"
 seed = 1
 
 [topology]
-{FABRICS[fabric]}
-servers = {SERVERS}
-link_rate_gbps = 400
+{topo}
+servers = {SERVERS}{rate}
 link_latency_ns = 1000
 switch_latency_ns = 0
 
 [topology.server]
 gpus = {GPUS}
 scale_up_gbps = {scale_up_gbps}{cross}
-
+{down}
 {TRANSPORTS[transport]}
 [workload]
 kind = "collectives"
@@ -162,6 +176,12 @@ def cases():
     for gbps in (1600, 800, 400):
         for fabric in ("rail", "rail_only"):
             out.append((f"a2a_su{gbps}-{fabric}-roce", scenario(fabric, "a2a", "roce", False, gbps)))
+    # Planes and a spine down: the AllToAll on one plane of 400G and on two of 200G, healthy
+    # and with a spine down (the main table has the healthy one-plane rows).
+    for transport in TRANSPORTS:
+        out.append((f"a2a_down-rail-{transport}", scenario("rail", "a2a", transport, False, spine_down=True)))
+        out.append((f"a2a-rail2p-{transport}", scenario("rail2p", "a2a", transport, False)))
+        out.append((f"a2a_down-rail2p-{transport}", scenario("rail2p", "a2a", transport, False, spine_down=True)))
     return out
 
 
