@@ -549,3 +549,39 @@ fn planes_are_refused_by_name() {
         (planes(2, "").replace("kind = \"rail_optimized\"", "kind = \"fat_tree\"").replace("servers = 8\n        servers_per_su = 4\n", ""), "topology.planes", "only for kind"),
     ]);
 }
+
+//= type=test
+//# Dual-ToR (Alibaba HPN): each GPU's NIC has two 200 G ports on the two leaves of a pair, and
+//# every connection is striped over them: the permutation finishes as on one 400 G port per GPU
+//# (the same ideal, the CCT within 3 %). With one leaf of a pair down (every cable of tor1
+//# removed), its GPUs keep their other port: their connections run on port 1 alone, at half
+//# the rate, and bound the run (the ideal doubles; the run within 10 % of it).
+#[test]
+fn dual_tor_stripes_over_a_leaf_pair_and_survives_one_leaf() {
+    let dual = |extra: &str| planes(1, extra).replace("planes = 1", "dual_tor = true");
+    let both = common::run(&dual(""));
+    let fat = common::run(&planes(1, "").replace("link_rate_gbps = 200", "link_rate_gbps = 400"));
+    let done = |r: &fabricsim::Results| r.summary.completion_time_us;
+    let ideal = |r: &fabricsim::Results| r.summary.ideal_completion_time_us;
+    assert_eq!(both.flows.len(), 64);
+    assert!((ideal(&both) / ideal(&fat) - 1.0).abs() < 1e-3 && done(&both) <= 1.03 * done(&fat), "{} / {} us against {} / {} us", done(&both), ideal(&both), done(&fat), ideal(&fat));
+    let down = common::run(&dual("[topology.failures]\nkind = \"tor_uplinks\"\nlinks = [\"tor1-*\"]"));
+    // tor1 is leaf 1 of unit 0 (port 0 of rail 1's GPUs 1, 5, 9, 13): their 8 connections go
+    // to port 1 only.
+    assert_eq!(down.flows.len(), 56);
+    let under = |h: u32| [1, 5, 9, 13].contains(&(h % 32));
+    assert!(down.flows.iter().filter(|f| under(f.src) || under(f.dst)).all(|f| f.src >= 32 && f.dst >= 32));
+    let ratio = ideal(&down) / ideal(&both);
+    assert!((1.9..=2.05).contains(&ratio), "the ideal grew {ratio}x");
+    assert!(done(&down) <= 1.10 * ideal(&down), "{} us against {} us", done(&down), ideal(&down));
+}
+
+#[test]
+fn dual_tor_is_refused_where_it_does_not_apply() {
+    let dual = planes(1, "").replace("planes = 1", "dual_tor = true");
+    assert_refused(&[
+        (dual.replace("servers_per_su = 4", "servers_per_su = 4\n        tiers = 3"), "topology.dual_tor", "only with tiers = 2"),
+        (dual.replace("dual_tor = true", "dual_tor = true\n        planes = 2"), "topology.dual_tor", "planes"),
+        (dual.replace("kind = \"rail_optimized\"", "kind = \"fat_tree\"").replace("servers = 8\n        servers_per_su = 4\n", ""), "topology.dual_tor", "only for kind"),
+    ]);
+}

@@ -219,6 +219,10 @@ pub struct TopologyConfig {
     /// a port on each (default 1); a connection between GPUs is striped over them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub planes: Option<u32>,
+    /// Fabrics of servers only, 2 tiers: each GPU's NIC has two ports on the two leaves of a
+    /// pair (dual-ToR); a connection between GPUs is striped over the two.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dual_tor: Option<bool>,
     /// Fabrics of servers only: what a server holds (`[topology.server]`); kept after the plain
     /// keys so that it serializes as a sub-table.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -257,6 +261,7 @@ impl Default for TopologyConfig {
             servers_per_su: None,
             tiers: None,
             planes: None,
+            dual_tor: None,
             server: None,
             failures: None,
         }
@@ -791,41 +796,45 @@ impl Setup {
 //= type=assumption
 //# NCCL uses each port of a multi-port NIC as a device of its own and spreads its channels, so
 //# a transfer's bytes, over them; a plane is a NIC port's whole path.
-/// `traffic` with every connection between two GPUs' NICs striped over the planes on which a
-/// path joins them ([`Traffic::striped`]: a part of each send on each plane, its bytes split
-/// evenly); a connection no plane joins is left on plane 0, for [`check_paths`] to name.
+/// `traffic` with every connection between two GPUs' NICs striped over their NIC ports
+/// ([`Traffic::striped`]: a part of each send on each port pair, its bytes split evenly): port
+/// p to port p for every p on which a path joins them (each plane; both ports of a dual-ToR
+/// NIC); when no such pair is joined (a port of each cut), the first joined pair of other
+/// ports; a connection nothing joins is left on port 0, for [`check_paths`] to name.
 /// Refused when a send would have more than [`crate::workload::graph::MAX_PARTS`] parts (its queue pairs times
 /// the planes) or the graph would outgrow `budget`.
 fn stripe_over_planes(fabric: &Fabric, traffic: Traffic, budget: Budget) -> Result<Traffic> {
-    let servers = fabric.servers.expect("planes only on a fabric of servers");
-    let (gpus, planes) = (servers.gpus(), servers.planes);
-    let planes_of: Vec<Vec<u32>> = traffic
+    let servers = fabric.servers.expect("NIC ports only on a fabric of servers");
+    let (gpus, planes) = (servers.gpus(), servers.nic_ports());
+    let joined = |c: &crate::workload::graph::ConnSpec, (p, q): (u32, u32)| fabric.reachable(c.src.offset(p * gpus), c.dst.offset(q * gpus));
+    let planes_of: Vec<Vec<(u32, u32)>> = traffic
         .conns
         .iter()
         .map(|c| {
             if c.src.0 >= gpus || c.dst.0 >= gpus {
-                return vec![0];
+                return vec![(0, 0)];
             }
-            let on: Vec<u32> = (0..planes).filter(|&p| fabric.reachable(c.src.offset(p * gpus), c.dst.offset(p * gpus))).collect();
-            if on.is_empty() {
-                vec![0]
-            } else {
-                on
+            let same: Vec<(u32, u32)> = (0..planes).map(|p| (p, p)).filter(|&pq| joined(c, pq)).collect();
+            if !same.is_empty() {
+                return same;
             }
+            let cross = (0..planes).flat_map(|p| (0..planes).map(move |q| (p, q))).find(|&pq| joined(c, pq));
+            vec![cross.unwrap_or((0, 0))]
         })
         .collect();
+    let key = if servers.dual_tor { "topology.dual_tor" } else { "topology.planes" };
     let mut parts = vec![0u32; traffic.tasks.len()];
     for m in traffic.messages() {
         parts[m.task as usize] += planes_of[m.conn as usize].len() as u32;
         if parts[m.task as usize] > crate::workload::graph::MAX_PARTS {
             return Err(Error::invalid(
-                "topology.planes",
-                format!("{planes}: a send striped over the planes and its queue pairs (`qps`) would have more than {} parts; allowed: planes × qps ≤ {}", crate::workload::graph::MAX_PARTS, crate::workload::graph::MAX_PARTS),
+                key,
+                format!("{planes} NIC ports: a send striped over them and its queue pairs (`qps`) would have more than {} parts; allowed: NIC ports × qps ≤ {}", crate::workload::graph::MAX_PARTS, crate::workload::graph::MAX_PARTS),
             ));
         }
     }
     let grown = traffic.striped_size(&planes_of);
-    budget.admit("topology.planes", grown.bytes(), || format!("striping the connections over the planes makes {}", grown.describe()))?;
+    budget.admit(key, grown.bytes(), || format!("striping the connections over the planes makes {}", grown.describe()))?;
     Ok(traffic.striped(&planes_of, gpus))
 }
 
@@ -973,7 +982,7 @@ impl Scenario {
         for c in &mut traffic.conns {
             (c.src, c.dst) = fabric.endpoints(c.src, c.dst);
         }
-        if fabric.servers.is_some_and(|s| s.planes > 1) {
+        if fabric.servers.is_some_and(|s| s.nic_ports() > 1) {
             traffic = stripe_over_planes(&fabric, traffic, workload_budget)?;
         }
         traffic.check_packet_counts(mss, self.workload.size_key())?;

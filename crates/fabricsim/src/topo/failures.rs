@@ -592,9 +592,10 @@ impl FailuresConfig {
             return Err(Error::invalid(format!("{KEY}.{}", k.0), "not allowed with `links` (the cables are named, not drawn)"));
         }
         let mut out: Vec<FailedLink> = Vec::with_capacity(names.len());
-        // With several planes a GPU keeps its other NIC ports, and its connections are striped
-        // over the planes that still join them: a NIC port or a plane's leaf may be cut off.
-        let planes = fabric.servers.is_some_and(|s| s.planes > 1);
+        // With several NIC ports (planes, dual-ToR) a GPU keeps its other ports, and its
+        // connections are striped over the ports that still join them: a NIC port or a leaf
+        // (of a plane, or of a pair) may be cut off.
+        let planes = fabric.servers.is_some_and(|s| s.nic_ports() > 1);
         for (i, up, down) in self.cables(fabric, names)? {
             if fabric.tier[fabric.ports[up.idx()].owner.idx()] == Tier::Host && factor.is_none() && !planes {
                 return Err(Error::invalid(format!("{KEY}.links[{i}]"), format!("`{}`: removing a host's only cable cuts it off the fabric; use model = \"degraded\"", names[i])));

@@ -279,7 +279,7 @@ impl Fabric {
     pub fn node_name(&self, n: NodeId) -> String {
         let ranks = self.ranks();
         if self.is_host(n) && n.0 >= ranks {
-            let planes = self.servers.map_or(1, |s| s.planes);
+            let planes = self.servers.map_or(1, |s| s.nic_ports());
             return match n.0 / ranks {
                 p if p < planes => format!("gpu{}.p{p}", n.0 % ranks),
                 _ => format!("nvl{}", n.0 % ranks),

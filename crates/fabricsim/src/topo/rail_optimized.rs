@@ -54,6 +54,10 @@ pub struct Servers {
     /// Independent copies of the scale-out fabric (1: one); each GPU's NIC has a port on each,
     /// port p of GPU i being host `p × gpus() + i`.
     pub planes: u32,
+    /// Each GPU's NIC has two ports on the two leaves of a pair (Alibaba HPN's dual-ToR): port 1
+    /// of GPU i (host `gpus() + i`) hangs from leaf L + l where port 0 hangs from leaf l (L the
+    /// leaves of one port), and every leaf links to the spines as a single-port fabric's does.
+    pub dual_tor: bool,
     /// Servers in the cluster.
     pub servers: u32,
     /// GPUs (each with its own NIC, so rails) per server.
@@ -89,9 +93,19 @@ impl Servers {
         self.servers * self.gpus_per_server
     }
 
-    /// Host of GPU `gpu`'s scale-up port (after every plane's NIC ports).
+    /// Ports of each GPU's NIC: one per plane, or the two of a dual-ToR NIC. Port p of GPU i is
+    /// host `p × gpus() + i`.
+    pub fn nic_ports(&self) -> u32 {
+        if self.dual_tor {
+            2
+        } else {
+            self.planes
+        }
+    }
+
+    /// Host of GPU `gpu`'s scale-up port (after every NIC port).
     pub fn scale_up_port(&self, gpu: NodeId) -> NodeId {
-        gpu.offset(self.planes * self.gpus())
+        gpu.offset(self.nic_ports() * self.gpus())
     }
 
     /// The server GPU (host) `gpu` is in.
@@ -228,6 +242,12 @@ impl Shape {
             return Err(Error::invalid("topology.servers", format!("{gpus} GPUs: at most {MAX_SHAPE} (servers × server.gpus)")));
         }
         let uplinks = servers_per_su / ratio;
+        if servers.dual_tor && tiers == 3 {
+            return Err(Error::invalid("topology.dual_tor", "only with tiers = 2 (a leaf pair under every spine)"));
+        }
+        if servers.dual_tor && servers.planes > 1 {
+            return Err(Error::invalid("topology.dual_tor", format!("with planes = {}: a NIC's ports are either on a leaf pair or on planes; allowed with planes > 1: false", servers.planes)));
+        }
         if per_rail && tiers == 3 {
             return Err(Error::invalid("topology.tiers", "a rail-only fabric's rails are 2-tier networks (or one switch each); allowed: 2"));
         }
@@ -295,7 +315,8 @@ impl Shape {
 
     /// The 2-tier wiring: a leaf-spine whose ToRs are the leaves.
     fn leaf_spine(&self) -> super::leaf_spine::Shape {
-        super::leaf_spine::Shape { tors: self.leaves(), hosts_per_tor: self.servers.servers_per_su, spines: self.spines, links_per_spine: self.links_per_spine }
+        let pairs = if self.servers.dual_tor { 2 } else { 1 };
+        super::leaf_spine::Shape { tors: pairs * self.leaves(), hosts_per_tor: self.servers.servers_per_su, spines: self.spines, links_per_spine: self.links_per_spine }
     }
 
     /// The 3-tier wiring: a fat tree whose pods are the scalable units.
@@ -328,7 +349,9 @@ impl Shape {
         let rails = if self.tiers == 3 {
             self.pods().size()
         } else {
-            let (gpus, leaves, spines) = (self.gpus(), self.leaves() as u64, self.spines as u64);
+            // A dual-ToR fabric has a NIC port and a leaf more per port and leaf.
+            let pairs = if self.servers.dual_tor { 2 } else { 1 };
+            let (gpus, leaves, spines) = (pairs * self.gpus(), pairs * self.leaves() as u64, self.spines as u64);
             let cables = gpus + leaves * self.spines_per_leaf() as u64 * self.links_per_spine as u64;
             FabricSize { nodes: gpus + leaves + spines, ports: 2 * cables, switches: leaves + spines, tors: leaves }
         };
@@ -351,9 +374,10 @@ impl Shape {
 /// units as pods).
 pub fn build(shape: Shape, links: TierLinks, switch_latency: Time) -> Fabric {
     let Shape { servers, spines, links_per_spine, cores, .. } = shape;
-    let Servers { servers: n, gpus_per_server: g, servers_per_su, scale_up, wiring, planes } = servers;
+    let Servers { servers: n, gpus_per_server: g, servers_per_su, scale_up, wiring, planes, dual_tor } = servers;
     let gpus = shape.gpus() as u32;
-    let leaf_of = |gpu: u32| servers.leaf_of(gpu);
+    // Dual-ToR: port 1 of GPU i (host gpus + i) on the other leaf of its port 0's pair.
+    let leaf_of = |host: u32| if host < gpus { servers.leaf_of(host) } else { shape.leaves() + servers.leaf_of(host - gpus) };
     let mut b = if shape.tiers == 3 {
         fat_tree::wire_hosts(shape.pods(), links, leaf_of)
     } else {
@@ -387,6 +411,7 @@ pub fn build(shape: Shape, links: TierLinks, switch_latency: Time) -> Fabric {
         None => head,
     };
     let head = if planes > 1 { format!("{planes} planes (a NIC port on each), each: {head}") } else { head };
+    let head = if dual_tor { format!("{head}, dual-ToR (each NIC's 2 ports on the 2 leaves of a pair)") } else { head };
     let (kind, leaf) = match wiring {
         Wiring::Rails => ("rail-optimized", "rail leaves"),
         Wiring::Racks => ("rack-wired", "leaves"),
@@ -403,7 +428,7 @@ pub fn build(shape: Shape, links: TierLinks, switch_latency: Time) -> Fabric {
     } else if shape.per_rail {
         format!("2-tier rail-only, {head}, {} rail leaves, {spines} spines in {g} per-rail groups (rails meet only inside servers); {ratio}:1 at the leaves", shape.leaves())
     } else {
-        format!("2-tier {kind}, {head}, {} {leaf}, {spines} spines; {ratio}:1 at the leaves", shape.leaves())
+        format!("2-tier {kind}, {head}, {} {leaf}, {spines} spines; {ratio}:1 at the leaves", shape.leaf_spine().tors)
     };
     let mut fabric = b.build(description, switch_latency);
     fabric.servers = Some(servers);
@@ -469,6 +494,13 @@ pub fn check_lines(fabric: &Fabric) -> Vec<String> {
             format!("capacity      GPU links {}, leaf uplinks {}{cores} (one way); bisection {} (half the narrowest tier)", tbps(gpu_links), tbps(uplinks), tbps(narrowest / 2))
         },
     ];
+    if s.dual_tor {
+        let l = fabric.tier.iter().filter(|&&t| t == Tier::Tor).count() as u32 / 2;
+        lines.insert(
+            2,
+            format!("dual-ToR      each GPU's NIC has 2 ports, port 0 (gpu<i>) on leaf l and port 1 (gpu<i>.p1) on leaf {l} + l of the pair, every leaf under the spines; a connection between GPUs is striped over the two (port 0 to 0, 1 to 1; across when a port of each is cut), half its bytes on each"),
+        );
+    }
     if s.planes > 1 {
         let per_plane = |tier: Tier| fabric.tier.iter().filter(|&&t| t == tier).count() as u32 / s.planes;
         let (l, a) = (per_plane(Tier::Tor), per_plane(Tier::Agg));
@@ -496,7 +528,7 @@ mod tests {
     }
 
     fn servers(n: u32, g: u32, su: u32) -> Servers {
-        Servers { servers: n, gpus_per_server: g, servers_per_su: su, scale_up: None, wiring: Wiring::Rails, planes: 1 }
+        Servers { servers: n, gpus_per_server: g, servers_per_su: su, scale_up: None, wiring: Wiring::Rails, planes: 1, dual_tor: false }
     }
 
     //= type=test

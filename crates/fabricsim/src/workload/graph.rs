@@ -380,27 +380,28 @@ impl Traffic {
         Ok(())
     }
 
-    /// The size of this graph once striped over planes as `planes_of` says ([`Traffic::striped`]):
-    /// a connection per extra plane of each connection, a message per extra plane of each
-    /// message.
-    pub fn striped_size(&self, planes_of: &[Vec<u32>]) -> GraphSize {
+    /// The size of this graph once striped over NIC ports as `planes_of` says
+    /// ([`Traffic::striped`]): a connection per extra port pair of each connection, a message
+    /// per extra port pair of each message.
+    pub fn striped_size(&self, planes_of: &[Vec<(u32, u32)>]) -> GraphSize {
         let extra = |c: u32| planes_of[c as usize].len().saturating_sub(1) as u64;
         let conns = (0..self.conns.len() as u32).map(extra).sum();
         let messages = self.message_conn.iter().map(|&c| extra(c)).sum();
         GraphSize::of(self).plus(GraphSize { flows: 0, conns, tasks: 0, messages, edges: 0 })
     }
 
-    /// This graph with every connection carried on the planes `planes_of` lists for it (one
-    /// list per connection, at least one plane; `[0]` leaves it as it is): a connection between
-    /// hosts s and d becomes one between s + p × `stride` and d + p × `stride` on each listed
-    /// plane p (a GPU's NIC port on plane p), and every part of a send on it a part on each, the
-    /// send's bytes split evenly over all its parts (as NCCL stripes a transfer over a NIC's
-    /// ports). A connection keeps its id on its first listed plane; the others come after every
-    /// original connection. Tasks and edges are unchanged.
-    pub fn striped(&self, planes_of: &[Vec<u32>], stride: u32) -> Traffic {
+    /// This graph with every connection carried on the NIC port pairs `planes_of` lists for it
+    /// (one list per connection, at least one pair; `[(0, 0)]` leaves it as it is): a
+    /// connection between hosts s and d becomes one between s + p × `stride` and d + q ×
+    /// `stride` for each listed pair (p, q) (GPU ports: one per plane, or the two of a dual-ToR
+    /// NIC), and every part of a send on it a part on each, the send's bytes split evenly over
+    /// all its parts (as NCCL stripes a transfer over a NIC's ports). A connection keeps its id
+    /// on its first listed pair; the others come after every original connection. Tasks and
+    /// edges are unchanged.
+    pub fn striped(&self, planes_of: &[Vec<(u32, u32)>], stride: u32) -> Traffic {
         let mut g = GraphBuilder::new();
         g.reserve(self.striped_size(planes_of));
-        let on = |c: &ConnSpec, p: u32| (NodeId(c.src.0 + p * stride), NodeId(c.dst.0 + p * stride));
+        let on = |c: &ConnSpec, (p, q): (u32, u32)| (NodeId(c.src.0 + p * stride), NodeId(c.dst.0 + q * stride));
         for (c, planes) in self.conns.iter().zip(planes_of) {
             let (s, d) = on(c, planes[0]);
             g.conn(s, d);
