@@ -49,6 +49,13 @@ def main():
         if all(got):
             out.append(f"| {name} | " + " | ".join(f"{r['cct_us']:.0f} ({r['normalized_cct']:.2f})" for r in got) + " |")
             commits |= {r["commit"] for r in got}
+    out += ["", "AllToAll on dual-ToR (two 200G ports per NIC on a leaf pair, the same 24 switches), healthy and with tor1 down:", "",
+            "| transport | healthy | tor1 down |", "|---|---|---|"]
+    for t, name in TRANSPORTS + [("nscc_ack1", "NSCC+REPS, ACK per packet")]:
+        got = [rows.get(f"a2a-rail2t-{t}"), rows.get(f"a2a_down-rail2t-{t}")]
+        if all(got):
+            out.append(f"| {name} | " + " | ".join(f"{r['cct_us']:.0f} ({r['normalized_cct']:.2f})" for r in got) + " |")
+            commits |= {r["commit"] for r in got}
     wall = sum(r["wall_s"] for r in rows.values())
     cpu = sum(r["cpu_s"] for r in rows.values())
     rss = max(r["peak_rss_mb"] for r in rows.values())

@@ -13,6 +13,8 @@ GPU with its own 400 Gb/s NIC and an NVLink-class scale-up domain (3600 Gb/s per
   rail2p    two planes of the rail-optimized wiring from the same 24 switches at 256 × 200G
             ports, each GPU's 400G NIC as two 200G ports (AllToAll only; also with a spine
             of one plane down, and `rail` with one of its spines down).
+  rail2t    dual-ToR from the same 24 switches at 200G: each NIC's two 200G ports on the two
+            leaves of a pair (AllToAll only; also with one leaf, tor1, down).
 
 Workloads, one job over all 1024 GPUs (rank i = GPU i, servers in order):
   ring      flat ring AllReduce of 64 MiB per GPU in 256 KiB chunks; on `rail` once with its
@@ -67,11 +69,16 @@ FABRICS = {
 # Two planes from the same 24 switches run at 256 ports of 200G (a 400G NIC as two 200G
 # ports): per plane one unit of 128 servers, 8 rail leaves (128 GPU ports, 128 uplinks) and 4
 # spines, 32 cables from each leaf to each.
-PLANES = {"rail2p": 'kind = "rail_optimized"\nservers_per_su = 128\nspines = 4\nplanes = 2\nlink_rate_gbps = 200'}
+PLANES = {
+    "rail2p": 'kind = "rail_optimized"\nservers_per_su = 128\nspines = 4\nplanes = 2\nlink_rate_gbps = 200',
+    # Dual-ToR from the same 24 switches at 256 × 200G: 8 leaf pairs (16 leaves, 128 GPU ports
+    # and 128 uplinks each), 8 spines (16 cables from each leaf to each).
+    "rail2t": 'kind = "rail_optimized"\nservers_per_su = 128\nspines = 8\ndual_tor = true\nlink_rate_gbps = 200',
+}
 
 # A spine down (every cable of it removed at build time): spine0 of the one-plane fabric,
 # plane 1's first spine (spine4) of the two-plane one.
-SPINE_DOWN = {"rail": "tor*-spine0", "rail2p": "tor*-spine4"}
+SPINE_DOWN = {"rail": "tor*-spine0", "rail2p": "tor*-spine4", "rail2t": "tor1-*"}
 
 TRANSPORTS = {
     "roce": """[switch]
@@ -182,6 +189,10 @@ def cases():
         out.append((f"a2a_down-rail-{transport}", scenario("rail", "a2a", transport, False, spine_down=True)))
         out.append((f"a2a-rail2p-{transport}", scenario("rail2p", "a2a", transport, False)))
         out.append((f"a2a_down-rail2p-{transport}", scenario("rail2p", "a2a", transport, False, spine_down=True)))
+    # Dual-ToR, healthy and with one leaf of a pair down (every cable of tor1).
+    for transport in ("roce", "strack", "nscc_ack1"):
+        out.append((f"a2a-rail2t-{transport}", scenario("rail2t", "a2a", transport, False)))
+        out.append((f"a2a_down-rail2t-{transport}", scenario("rail2t", "a2a", transport, False, spine_down=True)))
     return out
 
 

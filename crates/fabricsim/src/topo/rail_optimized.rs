@@ -453,8 +453,15 @@ pub fn check_lines(fabric: &Fabric) -> Vec<String> {
         }
     }
     let leaves = fabric.tier.iter().filter(|&&t| t == Tier::Tor).count();
-    // Per-rail groups: leaf 0 (rail 0) does not reach leaf 1 (rail 1).
-    let per_rail = s.gpus_per_server > 1 && !fabric.reachable(NodeId(0), NodeId(1));
+    // Per-rail groups (rail-only): no spine, or the first spine's leaves all on one rail (read
+    // from the cables as built, whatever a failure removed).
+    let first_spine = (fabric.hosts..fabric.tier.len() as u32).map(NodeId).find(|n| fabric.tier[n.idx()] == Tier::Agg);
+    let one_rail = |spine: NodeId| {
+        let mut rails = fabric.ports_of(spine).iter().map(|&p| s.rail_of_leaf(fabric.index_in_tier[fabric.ports[p.idx()].peer.idx()]));
+        let first = rails.next();
+        rails.all(|r| Some(r) == first)
+    };
+    let per_rail = s.gpus_per_server > 1 && s.wiring == Wiring::Rails && first_spine.map_or(true, one_rail);
     let cores = if fabric.three_tier { format!(", spine uplinks {}", tbps(core_links)) } else { String::new() };
     let narrowest = if fabric.three_tier { gpu_links.min(uplinks).min(core_links) } else { gpu_links.min(uplinks) };
     let mut lines = vec![
