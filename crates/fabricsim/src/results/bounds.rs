@@ -86,8 +86,10 @@ pub(super) struct InstancePaths {
     pub rates: Option<(BitsPerSec, BitsPerSec)>,
     /// Where its senders' links differ in rate (a server's scale-up port beside its NIC): the
     /// longest any sender's link takes to put its share of the messages on the wire, headers
-    /// included. `None` where they are all alike, and the bus-bandwidth bytes at that rate bound
-    /// it (every rank sends its share of them over its one link).
+    /// included; for an algorithm whose phases follow one another on every rank (the
+    /// hierarchical AllReduce), the longest any rank takes over all its ports, one phase after
+    /// the other. `None` where they are all alike, and the bus-bandwidth bytes at that rate
+    /// bound it (every rank sends its share of them over its one link).
     pub busiest_sender: Option<Time>,
 }
 
@@ -129,8 +131,20 @@ pub(super) fn instance_paths(sim: &Sim) -> Vec<InstancePaths> {
             let wire = m.bytes.0 + m.bytes.0.div_ceil(tp.mss as u64).max(1) * tp.header as u64;
             *per_sender.entry((i, sender(m.conn))).or_default() += wire;
         }
+        // A hierarchical AllReduce's rank sends each phase's ring over one port (the scale-up
+        // port inside its group, its NIC across) and starts a phase when it has received the
+        // last one's chunks: its ports' times add up. Elsewhere a rank's ports may send at once.
+        let phased = |i: usize| t.instances[i].algorithm == "hier";
+        let mut per_rank: std::collections::HashMap<(usize, u32), Time> = std::collections::HashMap::new();
         for ((i, src), bytes) in per_sender {
             let time = rate_of(src).tx_time(Bytes(bytes));
+            let time = if phased(i) {
+                let sum = per_rank.entry((i, f.rank_of(src))).or_insert(Time::ZERO);
+                *sum = *sum + time;
+                *sum
+            } else {
+                time
+            };
             out[i].busiest_sender = Some(out[i].busiest_sender.map_or(time, |b| b.max(time)));
         }
     }
