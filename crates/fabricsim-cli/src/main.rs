@@ -459,8 +459,7 @@ fn check(path: &Path, set: &[String], threads: Option<usize>) -> Result<(), Erro
         // hosts of their own, counted apart from the GPUs.
         let ports = if t == fabricsim::topo::Tier::Host { n - f.ranks() } else { 0 };
         tiers.push(format!("{} {}", n - ports, f.tier_name(t)));
-        let planes = f.servers.map_or(1, |s| s.nic_ports());
-        let plane_ports = (planes - 1) * f.ranks();
+        let plane_ports = (f.nic_ports() - 1) * f.ranks();
         if ports > 0 && plane_ports > 0 {
             tiers.push(format!("{plane_ports} gpu<i>.p<p> (NIC ports 1..)"));
         }

@@ -515,12 +515,20 @@ fn rail_use(sim: &Sim) -> Option<Vec<RailUse>> {
         }
     }
     for (r, rail) in rails.iter_mut().enumerate() {
-        let share = |bytes: u64, capacity: f64| if capacity > 0.0 { bytes as f64 * 8.0 / capacity } else { 0.0 };
         rail.gpu_tx_utilisation = share(rail.gpu_tx_bytes, gpu_capacity[r]);
         rail.uplink_tx_utilisation = share(rail.uplink_tx_bytes, uplink_capacity[r]);
         rail.scale_up_tx_utilisation = rail.scale_up_tx_bytes.map(|b| share(b, scale_up_capacity[r]));
     }
     Some(rails)
+}
+
+/// `bytes` sent over links that could carry `capacity` bits in the run (0 without capacity).
+fn share(bytes: u64, capacity: f64) -> f64 {
+    if capacity > 0.0 {
+        bytes as f64 * 8.0 / capacity
+    } else {
+        0.0
+    }
 }
 
 /// What one plane of a fabric of servers carried (`summary.json` `planes`).
@@ -565,7 +573,6 @@ fn plane_use(sim: &Sim) -> Option<Vec<PlaneUse>> {
             _ => {}
         }
     }
-    let share = |bytes: u64, capacity: f64| if capacity > 0.0 { bytes as f64 * 8.0 / capacity } else { 0.0 };
     for (p, u) in out.iter_mut().enumerate() {
         u.gpu_tx_utilisation = share(u.gpu_tx_bytes, gpu_capacity[p]);
         u.uplink_tx_utilisation = share(u.uplink_tx_bytes, uplink_capacity[p]);

@@ -982,7 +982,7 @@ impl Scenario {
         for c in &mut traffic.conns {
             (c.src, c.dst) = fabric.endpoints(c.src, c.dst);
         }
-        if fabric.servers.is_some_and(|s| s.nic_ports() > 1) {
+        if fabric.nic_ports() > 1 {
             traffic = stripe_over_planes(&fabric, traffic, workload_budget)?;
         }
         traffic.check_packet_counts(mss, self.workload.size_key())?;

@@ -176,7 +176,7 @@ fn radix(t: &TopologyConfig, for_hosts: fn(u32) -> Result<u32>, default: u32) ->
 /// for a rail-optimized fabric `tiers` (default 2) and (3 tiers) `cores`; the keys of the other
 /// families refused by name.
 fn rail_shape(t: &TopologyConfig) -> Result<rail_optimized::Shape> {
-    let (name, sized_by) = kind_names(t.kind);
+    let (name, _, sized_by) = kind_names(t.kind);
     let foreign = [
         ("k", t.k.is_some()),
         ("hosts", t.hosts.is_some()),
@@ -236,14 +236,14 @@ pub(super) fn relays_cross_rail(t: &TopologyConfig) -> bool {
     }
 }
 
-/// A fabric family's name in messages and its key, and what sizes it.
-fn kind_names(kind: TopologyKind) -> (&'static str, &'static str) {
+/// A fabric family's key (`topology.kind`), its name in prose, and what sizes it.
+fn kind_names(kind: TopologyKind) -> (&'static str, &'static str, &'static str) {
     match kind {
-        TopologyKind::FatTree => ("fat_tree", "a fat tree is sized by `k` or `hosts`, or by `pods`, `tors_per_pod`, `aggs_per_pod`, `hosts_per_tor`, `cores`"),
-        TopologyKind::LeafSpine => ("leaf_spine", "a leaf-spine is sized by `k` or `hosts`, or by `tors`, `hosts_per_tor`, `spines`"),
-        TopologyKind::RailOptimized => ("rail_optimized", RAIL_SIZED_BY),
-        TopologyKind::RailOnly => ("rail_only", "a rail-only fabric is sized by `servers`, `servers_per_su`, `[topology.server] gpus`, `oversubscription` and `spines`"),
-        TopologyKind::Racks => ("racks", "a rack-wired fabric is sized by `servers`, `servers_per_su`, `[topology.server] gpus`, `tiers`, `oversubscription`, `spines` and `cores`"),
+        TopologyKind::FatTree => ("fat_tree", "fat tree", "a fat tree is sized by `k` or `hosts`, or by `pods`, `tors_per_pod`, `aggs_per_pod`, `hosts_per_tor`, `cores`"),
+        TopologyKind::LeafSpine => ("leaf_spine", "leaf-spine", "a leaf-spine is sized by `k` or `hosts`, or by `tors`, `hosts_per_tor`, `spines`"),
+        TopologyKind::RailOptimized => ("rail_optimized", "rail-optimized fabric", RAIL_SIZED_BY),
+        TopologyKind::RailOnly => ("rail_only", "rail-only fabric", "a rail-only fabric is sized by `servers`, `servers_per_su`, `[topology.server] gpus`, `oversubscription` and `spines`"),
+        TopologyKind::Racks => ("racks", "rack-wired fabric", "a rack-wired fabric is sized by `servers`, `servers_per_su`, `[topology.server] gpus`, `tiers`, `oversubscription`, `spines` and `cores`"),
     }
 }
 
@@ -345,16 +345,9 @@ fn explicit_counts(t: &TopologyConfig, kind: TopologyKind, given: &[(&str, Optio
     let Some(&(first, _)) = given.iter().find(|(_, v)| v.is_some()) else {
         return Ok(None);
     };
-    let name = match kind {
-        TopologyKind::LeafSpine => "leaf-spine",
-        TopologyKind::FatTree => "fat tree",
-        TopologyKind::RailOptimized => "rail-optimized fabric",
-        TopologyKind::RailOnly => "rail-only fabric",
-        TopologyKind::Racks => "rack-wired fabric",
-    };
-    let other = kind_names(kind).0;
+    let (other, name, _) = kind_names(kind);
     if t.kind != kind {
-        let sized = kind_names(t.kind).1;
+        let sized = kind_names(t.kind).2;
         return Err(Error::invalid(format!("topology.{first}"), format!("only for kind = \"{other}\" ({sized})")));
     }
     if t.k.is_some() || t.hosts.is_some() {

@@ -595,7 +595,7 @@ impl FailuresConfig {
         // With several NIC ports (planes, dual-ToR) a GPU keeps its other ports, and its
         // connections are striped over the ports that still join them: a NIC port or a leaf
         // (of a plane, or of a pair) may be cut off.
-        let planes = fabric.servers.is_some_and(|s| s.nic_ports() > 1);
+        let planes = fabric.nic_ports() > 1;
         for (i, up, down) in self.cables(fabric, names)? {
             if fabric.tier[fabric.ports[up.idx()].owner.idx()] == Tier::Host && factor.is_none() && !planes {
                 return Err(Error::invalid(format!("{KEY}.links[{i}]"), format!("`{}`: removing a host's only cable cuts it off the fabric; use model = \"degraded\"", names[i])));

@@ -144,6 +144,12 @@ impl Fabric {
         }
     }
 
+    /// Ports of each host's NIC: a fabric of servers' [`rail_optimized::Servers::nic_ports`],
+    /// else 1.
+    pub fn nic_ports(&self) -> u32 {
+        self.servers.map_or(1, |s| s.nic_ports())
+    }
+
     /// The GPU (rank) a host belongs to: itself, or for a NIC port on another plane or a
     /// scale-up port the GPU whose it is.
     pub fn rank_of(&self, host: NodeId) -> u32 {
@@ -279,9 +285,8 @@ impl Fabric {
     pub fn node_name(&self, n: NodeId) -> String {
         let ranks = self.ranks();
         if self.is_host(n) && n.0 >= ranks {
-            let planes = self.servers.map_or(1, |s| s.nic_ports());
             return match n.0 / ranks {
-                p if p < planes => format!("gpu{}.p{p}", n.0 % ranks),
+                p if p < self.nic_ports() => format!("gpu{}.p{p}", n.0 % ranks),
                 _ => format!("nvl{}", n.0 % ranks),
             };
         }

@@ -103,6 +103,15 @@ impl Servers {
         }
     }
 
+    /// Leaves at each leaf position of a plane: the two of a dual-ToR pair, else one.
+    pub fn leaf_sets(&self) -> u32 {
+        if self.dual_tor {
+            2
+        } else {
+            1
+        }
+    }
+
     /// Host of GPU `gpu`'s scale-up port (after every NIC port).
     pub fn scale_up_port(&self, gpu: NodeId) -> NodeId {
         gpu.offset(self.nic_ports() * self.gpus())
@@ -315,8 +324,7 @@ impl Shape {
 
     /// The 2-tier wiring: a leaf-spine whose ToRs are the leaves.
     fn leaf_spine(&self) -> super::leaf_spine::Shape {
-        let pairs = if self.servers.dual_tor { 2 } else { 1 };
-        super::leaf_spine::Shape { tors: pairs * self.leaves(), hosts_per_tor: self.servers.servers_per_su, spines: self.spines, links_per_spine: self.links_per_spine }
+        super::leaf_spine::Shape { tors: self.servers.leaf_sets() * self.leaves(), hosts_per_tor: self.servers.servers_per_su, spines: self.spines, links_per_spine: self.links_per_spine }
     }
 
     /// The 3-tier wiring: a fat tree whose pods are the scalable units.
@@ -350,8 +358,8 @@ impl Shape {
             self.pods().size()
         } else {
             // A dual-ToR fabric has a NIC port and a leaf more per port and leaf.
-            let pairs = if self.servers.dual_tor { 2 } else { 1 };
-            let (gpus, leaves, spines) = (pairs * self.gpus(), pairs * self.leaves() as u64, self.spines as u64);
+            let sets = self.servers.leaf_sets() as u64;
+            let (gpus, leaves, spines) = (sets * self.gpus(), sets * self.leaves() as u64, self.spines as u64);
             let cables = gpus + leaves * self.spines_per_leaf() as u64 * self.links_per_spine as u64;
             FabricSize { nodes: gpus + leaves + spines, ports: 2 * cables, switches: leaves + spines, tors: leaves }
         };

@@ -414,38 +414,16 @@ impl Traffic {
                 others[i].push(g.conn(s, d));
             }
         }
-        let mut conns = Vec::with_capacity(MAX_PARTS as usize);
-        for (t, task) in self.tasks.iter().enumerate() {
-            match task.kind() {
-                TaskKind::Send { bytes, .. } => {
-                    conns.clear();
-                    for m in self.messages_of(t as u32) {
-                        let c = self.message_conn[m as usize];
-                        conns.push(c);
-                        conns.extend_from_slice(&others[c as usize]);
-                    }
-                    g.send_parts(&conns, bytes, task.not_before);
-                }
-                TaskKind::Join => {
-                    g.join();
-                }
-                TaskKind::Begin(i) => {
-                    g.begin(self.instances[i as usize].clone(), task.not_before);
-                }
-                TaskKind::End(i) => {
-                    g.end(i);
-                }
+        let mut parts = Vec::with_capacity(MAX_PARTS as usize);
+        self.rebuilt(g, |g, conns, bytes, not_before| {
+            parts.clear();
+            for &c in conns {
+                parts.push(c);
+                parts.extend_from_slice(&others[c as usize]);
             }
-        }
-        for t in 0..self.tasks.len() {
-            for e in self.edges_of(t as u32) {
-                g.edge(t as u32, e.to, e.on, e.delay);
-            }
-        }
-        let mut out = g.finish();
-        out.app_flows = self.app_flows.clone();
-        out.ns3 = self.ns3.clone();
-        out
+            let id = g.send_parts(&parts, bytes, not_before);
+            (id, id)
+        })
     }
 
     /// The size of this graph once its connections are relayed as `via` says (one entry per
@@ -477,8 +455,28 @@ impl Traffic {
                 second[i] = g.conn(*r, c.dst);
             }
         }
-        // Each old task's new ids: the one its dependencies release, the one its dependents
-        // wait for (the same but for a relayed send).
+        let mut hops = Vec::with_capacity(MAX_PARTS as usize);
+        self.rebuilt(g, |g, conns, bytes, not_before| {
+            let first = g.send_parts(conns, bytes, not_before);
+            if second[conns[0] as usize] == u32::MAX {
+                return (first, first);
+            }
+            hops.clear();
+            hops.extend(conns.iter().map(|&c| second[c as usize]));
+            let hop = g.send_parts(&hops, bytes, Time::ZERO);
+            g.edge(first, hop, Trigger::Delivered, Time::ZERO);
+            // Its dependencies release the first hop; its dependents wait for the second.
+            (first, hop)
+        })
+    }
+
+    /// This graph's tasks and edges rebuilt into `g`, which holds the new connections: each
+    /// send by `send` (given `g`, the connections of its parts here, its bytes and its
+    /// not-before time), which returns the new task its dependencies release and the one its
+    /// dependents wait for; every other task as it is, in order, so that every instance's
+    /// messages stay between its markers. The application flows and ns-3 names carry over
+    /// (they name connections, which keep their ids).
+    fn rebuilt(&self, mut g: GraphBuilder, mut send: impl FnMut(&mut GraphBuilder, &[u32], u64, Time) -> (u32, u32)) -> Traffic {
         let mut ids: Vec<(u32, u32)> = Vec::with_capacity(self.tasks.len());
         let mut conns = Vec::with_capacity(MAX_PARTS as usize);
         for (t, task) in self.tasks.iter().enumerate() {
@@ -486,17 +484,7 @@ impl Traffic {
                 TaskKind::Send { bytes, .. } => {
                     conns.clear();
                     conns.extend(self.messages_of(t as u32).map(|m| self.message_conn[m as usize]));
-                    let first = g.send_parts(&conns, bytes, task.not_before);
-                    if second[conns[0] as usize] == u32::MAX {
-                        (first, first)
-                    } else {
-                        for c in conns.iter_mut() {
-                            *c = second[*c as usize];
-                        }
-                        let hop = g.send_parts(&conns, bytes, Time::ZERO);
-                        g.edge(first, hop, Trigger::Delivered, Time::ZERO);
-                        (first, hop)
-                    }
+                    send(&mut g, &conns, bytes, task.not_before)
                 }
                 TaskKind::Join => {
                     let j = g.join();
@@ -519,7 +507,6 @@ impl Traffic {
             }
         }
         let mut out = g.finish();
-        // First hops keep the connection ids these name.
         out.app_flows = self.app_flows.clone();
         out.ns3 = self.ns3.clone();
         out

@@ -124,7 +124,7 @@ fn serial_only(sim: &Sim) -> Result<(), String> {
     if sim.hosts.tp.coalescing() && several_messages_on_a_connection(sim) {
         return Err("ACK coalescing (`transport.ack_every`, `transport.ack_coalesce_bytes`) with several messages on a connection: a receiver acknowledges at once when it holds all the sender has posted, which it reads from the sender's state".into());
     }
-    if sim.net.fabric.servers.is_some_and(|s| s.nic_ports() > 1) {
+    if sim.net.fabric.nic_ports() > 1 {
         return Err("a send striped over a NIC's ports (planes, dual-ToR) posts its parts on ports under different leaves".into());
     }
     if sim.total_sends == 0 {
