@@ -589,3 +589,69 @@ fn dual_tor_is_refused_where_it_does_not_apply() {
         (dual.replace("kind = \"rail_optimized\"", "kind = \"fat_tree\"").replace("servers = 8\n        servers_per_su = 4\n", ""), "topology.dual_tor", "only for kind"),
     ]);
 }
+
+//= type=test
+//# Per-packet port choice (`nic_port_choice = "packet"`, htsim's multi-port UEC NIC): one
+//# connection per pair of GPUs whose packets leave on whichever NIC port is free next. On two
+//# healthy planes of 200 G both carry the same bytes (within 2 %) and the permutation runs as
+//# on one plane of 400 G (the same ideal within 1 %, the CCT within 3 %). With GPU 5's port on
+//# plane 1 removed, GPU 5's two connections run on plane 0 alone: the ideal doubles and the run
+//# stays within 10 % of it, GPU 5's plane-1 link idle.
+#[test]
+fn packets_spread_over_a_nics_ports_as_one_wider_port() {
+    let packet = |extra: &str| planes(2, extra).replace("planes = 2", "planes = 2\n        nic_port_choice = \"packet\"");
+    let both = common::run(&packet(""));
+    assert_eq!(both.flows.len(), 32, "one connection per pair of GPUs");
+    let ps = both.summary.planes.as_ref().expect("planes in summary.json");
+    let (a, b) = (ps[0].gpu_tx_bytes as f64, ps[1].gpu_tx_bytes as f64);
+    assert!((a / b - 1.0).abs() < 0.02, "plane bytes {a} and {b}");
+    let fat = common::run(&planes(1, "").replace("link_rate_gbps = 200", "link_rate_gbps = 400"));
+    let done = |r: &fabricsim::Results| r.summary.completion_time_us;
+    let ideal = |r: &fabricsim::Results| r.summary.ideal_completion_time_us;
+    assert!((ideal(&both) / ideal(&fat) - 1.0).abs() < 0.01, "ideals {} and {} us", ideal(&both), ideal(&fat));
+    assert!(done(&both) >= ideal(&both) && done(&both) <= 1.03 * done(&fat), "{} us against {} us on one plane of 400 G", done(&both), done(&fat));
+    let port = common::run(&packet("[topology.failures]\nkind = \"tor_uplinks\"\nlinks = [\"gpu5.p1-tor9\"]"));
+    assert_eq!(port.flows.len(), 32);
+    let ratio = ideal(&port) / ideal(&both);
+    assert!((1.9..=2.05).contains(&ratio), "the ideal grew {ratio}x");
+    assert!(done(&port) <= 1.10 * ideal(&port), "{} us against {} us", done(&port), ideal(&port));
+    let gpu5_p1 = port.ports.iter().find(|p| p.link == "gpu5.p1-tor9").expect("GPU 5's plane-1 link in ports.csv");
+    assert_eq!(gpu5_p1.tx_bytes, 0);
+}
+
+//= type=test
+//# One plane slowed (plane 1's leaf uplinks at a quarter of their rate) under PFC with the NIC
+//# sending at line rate, 32 MiB per GPU. Striped, half of every transfer must cross plane 1:
+//# its bound is that half at plane 1's uplink rate. Sprayed per packet, plane 1's leaves pause
+//# their NIC ports and the free port on plane 0 takes the packets: the bound is the bytes at the
+//# two planes' uplinks together (0.4 of the striped one: 200 + 50 G against 100 G per GPU's
+//# half), plane 0 carries more than twice plane 1's bytes, and the run finishes in under 55 %
+//# of the striped run's time, above its own ideal.
+#[test]
+fn packets_move_off_a_slowed_plane_when_its_leaves_pause_the_nic() {
+    let slowed = |choice: &str| {
+        planes(2, "[topology.failures]\nkind = \"tor_uplinks\"\nmodel = \"degraded\"\ndegraded_rate_factor = 0.25\nlinks = [\"tor8-spine*\", \"tor9-spine*\", \"tor10-spine*\", \"tor11-spine*\", \"tor12-spine*\", \"tor13-spine*\", \"tor14-spine*\", \"tor15-spine*\"]")
+            .replace("planes = 2", &format!("planes = 2\n        nic_port_choice = \"{choice}\""))
+            .replace("buffer_bytes = \"16MiB\"", "trimming = false\n        [switch.pfc]\n        enabled = true")
+            .replace("cc = { name = \"fixed\", window_bdp = 2.0 }", "cc = \"line_rate\"")
+            .replace("flow_bytes = \"4MiB\"", "flow_bytes = \"32MiB\"")
+    };
+    let (striped, packet) = (common::run(&slowed("striped")), common::run(&slowed("packet")));
+    let done = |r: &fabricsim::Results| r.summary.completion_time_us;
+    let ideal = |r: &fabricsim::Results| r.summary.ideal_completion_time_us;
+    let ratio = ideal(&packet) / ideal(&striped);
+    assert!((0.38..=0.42).contains(&ratio), "ideal ratio {ratio}");
+    let ps = packet.summary.planes.as_ref().unwrap();
+    assert!(ps[0].gpu_tx_bytes > 2 * ps[1].gpu_tx_bytes, "{ps:?}");
+    assert!(done(&packet) >= ideal(&packet) && done(&packet) <= 0.55 * done(&striped), "{} us against {} us striped", done(&packet), done(&striped));
+}
+
+#[test]
+fn packet_port_choice_is_refused_where_it_does_not_apply() {
+    let packet = planes(2, "").replace("planes = 2", "planes = 2\n        nic_port_choice = \"packet\"");
+    assert_refused(&[
+        (packet.replace("planes = 2", "planes = 1"), "topology.nic_port_choice", "planes > 1 or dual_tor"),
+        (packet.replace("nic_port_choice = \"packet\"", "nic_port_choice = \"flowlet\""), "nic_port_choice", "packet"),
+        (packet.replace("[transport]", "[transport]\n        credit = \"eqds\""), "topology.nic_port_choice", "credit"),
+    ]);
+}

@@ -5,7 +5,7 @@
 
 use super::trace::Tracer;
 use crate::error::Result;
-use crate::net::nic::HostState;
+use crate::net::nic::{HostState, SprayedPorts};
 use crate::net::port::PortState;
 use crate::kernel::store::{Layout, Parted, Store, Whole};
 use crate::net::switch_lb::SwitchLb;
@@ -152,7 +152,8 @@ pub(super) fn hosts<L: Layout>(setup: &Setup, fabric: &Fabric, hold: &Holding) -
         let hops = super::hop_count(fabric, f.src, f.dst);
         let nic = &fabric.ports[fabric.host_port[f.src.idx()].idx()];
         let rtt = *rtt_by_hops.entry((hops, nic.rate.0, nic.latency)).or_insert_with(|| fabric.base_rtt(f.src, f.dst, mtu, tp.ack_bytes as u64));
-        let host_rate = nic.rate;
+        // A spraying NIC's connection sends on all its ports.
+        let host_rate = fabric.nic_rate(f.src, false, |p| fabric.ports[p.idx()].rate);
         // A GPU's scale-up port runs its GPU's congestion control.
         let cc_config = cc_of[fabric.rank_of(f.src) as usize];
         let pacer_flows = pacer_flows(cc_config);
@@ -176,7 +177,7 @@ pub(super) fn hosts<L: Layout>(setup: &Setup, fabric: &Fabric, hold: &Holding) -
     }
     tp.rtt_sample_stride = lanes.first().map_or(0, |l| l.gate.rtt_sample_stride());
     let whole = Hosts {
-        nics: (0..fabric.hosts).map(|h| HostState::new(fabric.host_port[h as usize])).collect(),
+        nics: (0..fabric.hosts).map(|h| HostState::new(fabric.host_port[h as usize], fabric.nic_siblings(NodeId(h)).next().unwrap_or(NodeId(h)))).collect(),
         stats: vec![Default::default(); n],
         conns,
         rx,
@@ -185,8 +186,27 @@ pub(super) fn hosts<L: Layout>(setup: &Setup, fabric: &Fabric, hold: &Holding) -
         tp,
         drop_plan: setup.scenario.run.drop_packets.iter().map(|d| (d.flow, d.seq, d.transmission, 0, d.hold_us.map_or(Time::ZERO, crate::units::us_to_ps))).collect(),
         acked: Default::default(),
+        sprayed: sprayed_ports(fabric, &setup.traffic.conns),
     };
     cut_hosts(whole, hold)
+}
+
+/// Which port of the peer each port of a spraying NIC reaches, per connection
+/// ([`SprayedPorts`]): the port on its own plane (or leaf of the pair), else the first it
+/// reaches (a dual-ToR peer whose port on that side is cut), else none.
+fn sprayed_ports(fabric: &Fabric, conns: &[crate::workload::graph::ConnSpec]) -> Option<SprayedPorts> {
+    let (gpus, ports) = fabric.sprayed_ports()?;
+    let mut peer_port = vec![SprayedPorts::NONE; conns.len() * ports as usize];
+    let on = |h: NodeId, q: u32| NodeId(h.0 % gpus + q * gpus);
+    for (c, f) in conns.iter().enumerate().filter(|(_, f)| f.src.0 < gpus * ports) {
+        for q in 0..ports {
+            let reaches = |r: &u32| fabric.reachable(on(f.src, q), on(f.dst, *r));
+            if let Some(r) = std::iter::once(q).chain(0..ports).find(reaches) {
+                peer_port[c * ports as usize + q as usize] = r as u8;
+            }
+        }
+    }
+    Some(SprayedPorts { gpus, ports, peer_port })
 }
 
 /// Eq. 1's Q (subflow TCP): the largest bounded switch-port data buffer (PFC: unbounded).
@@ -274,7 +294,7 @@ pub(super) fn cut_network(net: Network<Whole>, hold: &Holding) -> Network<Parted
 
 /// Every host and connection's state cut down to what `hold` names (a whole layout keeps all).
 pub(super) fn cut_hosts<L: Layout>(h: Hosts<Whole>, hold: &Holding) -> Hosts<L> {
-    let Hosts { nics, conns, stats, rx, lanes, credits, tp, drop_plan, acked } = h;
+    let Hosts { nics, conns, stats, rx, lanes, credits, tp, drop_plan, acked, sprayed } = h;
     Hosts {
         nics: L::cut(nics, |h| hold.host(h)),
         conns: L::cut(conns, |c| hold.conn(c)),
@@ -285,6 +305,7 @@ pub(super) fn cut_hosts<L: Layout>(h: Hosts<Whole>, hold: &Holding) -> Hosts<L> 
         tp,
         drop_plan,
         acked,
+        sprayed,
     }
 }
 

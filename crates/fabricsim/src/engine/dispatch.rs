@@ -94,7 +94,7 @@ impl<L: Layout> Sim<L> {
     fn start_nic_port(&mut self, port: PortId) {
         let pkt = match self.with_net(|net, k| net.take_next(k, port)) {
             Some(p) => p,
-            None if !self.net.ports[port.idx()].paused => match self.nic_next_packet(self.net.ports[port.idx()].owner) {
+            None if !self.net.ports[port.idx()].paused => match self.nic_next_packet(port) {
                 Some(p) => p,
                 None => return,
             },
@@ -133,23 +133,88 @@ impl<L: Layout> Sim<L> {
         self.nic_host(port.0).is_some_and(|h| !h.ready.is_empty())
     }
 
-    /// The next data packet of `host`, round-robin over its ready connections.
-    pub(crate) fn nic_next_packet(&mut self, host: NodeId) -> Option<PktId> {
+    /// The next data packet NIC port `port` sends, round-robin over its host's ready
+    /// connections (a spraying NIC's: [`Sim::sprayed_next_packet`]).
+    pub(crate) fn nic_next_packet(&mut self, port: PortId) -> Option<PktId> {
+        let host = self.net.ports[port.idx()].owner;
+        if self.hosts.sprayed.as_ref().is_some_and(|s| s.sprays(host)) {
+            return self.sprayed_next_packet(port, host);
+        }
         while let Some(c) = self.hosts.nics[host.idx()].ready.pop_front() {
-            self.hosts.conns[c.idx()].in_ready = false;
-            if let Some(pkt) = self.hosts.emit(&mut self.k, c) {
-                if let Some(m) = self.tracer.flowlets.as_deref_mut() {
-                    // `run.flowlet_gaps_us`: the packet starts onto the host link now.
-                    m.packet(c.0, self.k.now, self.k.pool.get(pkt).size as u64);
-                }
-                if self.hosts.may_send(&mut self.k, c) {
-                    self.hosts.conns[c.idx()].in_ready = true;
-                    self.hosts.nics[host.idx()].ready.push_back(c);
-                }
+            if let Some(pkt) = self.emit_from_ring(host, c) {
                 return Some(pkt);
             }
         }
         None
+    }
+
+    /// The next packet of connection `c`, just taken from `ring`'s ready ring, if it may send
+    /// one; `c` goes back to the ring's tail if it may send again.
+    #[inline(always)]
+    fn emit_from_ring(&mut self, ring: NodeId, c: ConnId) -> Option<PktId> {
+        self.hosts.conns[c.idx()].in_ready = false;
+        let pkt = self.hosts.emit(&mut self.k, c)?;
+        if let Some(m) = self.tracer.flowlets.as_deref_mut() {
+            // `run.flowlet_gaps_us`: the packet starts onto the host link now.
+            m.packet(c.0, self.k.now, self.k.pool.get(pkt).size as u64);
+        }
+        if self.hosts.may_send(&mut self.k, c) {
+            self.hosts.conns[c.idx()].in_ready = true;
+            self.hosts.nics[ring.idx()].ready.push_back(c);
+        }
+        Some(pkt)
+    }
+
+    /// The next data packet port `port` (host `host`) of a spraying NIC sends: from the ready
+    /// ring its NIC's ports share, the first connection this port reaches the peer from (others
+    /// stay in the ring, in order), its packet addressed from this port to the peer's port
+    /// that it reaches. A port that is down sends none (the NIC sees its own link).
+    #[inline(never)]
+    fn sprayed_next_packet(&mut self, port: PortId, host: NodeId) -> Option<PktId> {
+        if !self.net.ports[port.idx()].up {
+            return None;
+        }
+        let sprayed = self.hosts.sprayed.as_ref().expect("a spraying NIC");
+        let (q, ports) = (host.0 / sprayed.gpus, sprayed.ports);
+        let ring = self.hosts.nics[host.idx()].ring;
+        let mut passed = None;
+        while let Some(c) = self.hosts.nics[ring.idx()].ready.pop_front() {
+            let sprayed = self.hosts.sprayed.as_ref().expect("a spraying NIC");
+            let peer = sprayed.peer(c, q, self.hosts.conns[c.idx()].dst);
+            let Some(peer) = peer.filter(|_| passed != Some(c)) else {
+                // Not from this port, or every waiting connection looked at: leave it waiting.
+                self.hosts.nics[ring.idx()].ready.push_back(c);
+                if passed.is_some_and(|p| p == c) {
+                    return None;
+                }
+                passed.get_or_insert(c);
+                continue;
+            };
+            if let Some(pkt) = self.emit_from_ring(ring, c) {
+                let p = self.k.pool.get_mut(pkt);
+                (p.src, p.dst) = (host, peer);
+                self.hosts.nics[ring.idx()].next_port = ((q + 1) % ports) as u8;
+                return Some(pkt);
+            }
+        }
+        None
+    }
+
+    /// Kicks NIC port `port`, and where it is a spraying NIC's, every port of that NIC, the
+    /// one after the last that sent first (so that free ports take turns, as htsim's UEC NIC
+    /// rotates its ports).
+    fn nic_kick(&mut self, port: PortId) {
+        let host = self.net.ports[port.idx()].owner;
+        let Some((gpus, ports)) = self.hosts.sprayed.as_ref().filter(|s| s.sprays(host)).map(|s| (s.gpus, s.ports)) else {
+            return self.port_kick(port);
+        };
+        let ring = self.hosts.nics[host.idx()].ring;
+        let first = self.hosts.nics[ring.idx()].next_port as u32;
+        for i in 0..ports {
+            let q = (first + i) % ports;
+            let p = self.hosts.nics[(ring.0 + q * gpus) as usize].port;
+            self.port_kick(p);
+        }
     }
 
     /// A packet reached host `host`.
@@ -222,14 +287,14 @@ impl<L: Layout> Sim<L> {
     /// Puts `c` in its host's ready ring if it may send, and makes sure the NIC looks at it.
     pub(crate) fn conn_wake(&mut self, c: ConnId) {
         if let Some(port) = self.hosts.wake(&mut self.k, c) {
-            self.port_kick(port);
+            self.nic_kick(port);
         }
     }
 
     /// `c`'s pacing delay is over.
     pub(crate) fn on_conn_wake(&mut self, c: ConnId) {
         if let Some(port) = self.hosts.on_wake(&mut self.k, c) {
-            self.port_kick(port);
+            self.nic_kick(port);
         }
     }
 

@@ -497,7 +497,8 @@ impl<L: Layout> Sim<L> {
     #[inline(always)]
     pub(crate) fn nic_host(&self, port: u32) -> Option<&crate::net::nic::HostState> {
         let ps = &self.net.ports[port as usize];
-        ps.is_nic.then(|| &self.hosts.nics[ps.owner.idx()])
+        // (A spraying NIC's ports share the first's ring.)
+        ps.is_nic.then(|| &self.hosts.nics[self.hosts.nics[ps.owner.idx()].ring.idx()])
     }
 
     /// The sender whose packet NIC port `port` makes next when it has nothing queued (the first

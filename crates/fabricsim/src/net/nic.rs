@@ -9,24 +9,68 @@
 //! This file holds the scheduler state; the engine drives it (`engine/dispatch.rs`): the ready ring
 //! is a round robin over connections, and only the sender can say what a connection sends.
 
-use crate::ids::{ConnId, PortId};
+use crate::ids::{ConnId, NodeId, PortId};
 use std::collections::VecDeque;
 
 /// Scheduler state of one host: one cache line, so that the look-ahead's one prefetch of it
 /// (`engine::Sim::prefetch_ahead`) brings the ring's head and its buffer's header together.
+///
+/// A GPU's NIC whose ports share its connections ([`SprayedPorts`]) is one host per port, each
+/// with its egress port, all taking their packets from the ready ring of the first (its `ring`).
 #[derive(Debug)]
 #[repr(align(64))]
 pub struct HostState {
     /// The NIC's egress port.
     pub port: PortId,
+    /// The host whose ready ring this port sends from: itself, or the first port of a NIC
+    /// that sprays packets over its ports.
+    pub ring: NodeId,
+    /// A spraying NIC's first port: the port to offer a packet to first when several are free
+    /// (the one after the last that sent), as an index among the NIC's ports.
+    pub next_port: u8,
     /// Connections that may send now, in round-robin order.
     pub ready: ReadyRing,
 }
 
 impl HostState {
-    /// A host whose NIC is `port`.
-    pub fn new(port: PortId) -> Self {
-        HostState { port, ready: ReadyRing::default() }
+    /// Host `host`, whose NIC is `port` and which sends from `ring`'s ready ring.
+    pub fn new(port: PortId, ring: NodeId) -> Self {
+        HostState { port, ring, next_port: 0, ready: ReadyRing::default() }
+    }
+}
+
+/// The NICs of a fabric whose GPUs spray each connection's packets over their NIC's ports
+/// (`topology.nic_port_choice = "packet"`): port q of GPU i is host q × `gpus` + i, and a
+/// connection between GPUs is one queue pair whose packets leave on whichever port of the
+/// sender's NIC is free next, each for the peer's port that port reaches.
+#[derive(Debug, Clone)]
+pub struct SprayedPorts {
+    /// GPUs (hosts per port index).
+    pub gpus: u32,
+    /// Ports of each NIC.
+    pub ports: u32,
+    /// Per connection and sending port q (`conn × ports + q`): the index of the peer's port its
+    /// packets on port q go to (the same where it reaches it), [`SprayedPorts::NONE`] where
+    /// port q reaches none of the peer's (its cable, or the peer's, removed).
+    pub peer_port: Vec<u8>,
+}
+
+impl SprayedPorts {
+    /// No port of the peer: the sending port does not carry the connection.
+    pub const NONE: u8 = u8::MAX;
+
+    /// Whether host `h` is a port of a spraying NIC (not a scale-up port).
+    #[inline]
+    pub fn sprays(&self, h: NodeId) -> bool {
+        h.0 < self.gpus * self.ports
+    }
+
+    /// The peer's port (host) that connection `c` to host `dst` reaches from sending port `q`,
+    /// if any.
+    #[inline]
+    pub fn peer(&self, c: ConnId, q: u32, dst: NodeId) -> Option<NodeId> {
+        let r = self.peer_port[c.idx() * self.ports as usize + q as usize];
+        (r != Self::NONE).then(|| NodeId(dst.0 % self.gpus + r as u32 * self.gpus))
     }
 }
 

@@ -26,8 +26,7 @@ pub(super) fn ideal_completion(
 ) -> Time {
     let flow_bound = flows.iter().map(|f| flow_plan[f.id as usize].due + f.ideal_fct).max().unwrap_or(Time::ZERO);
     // Each host's bytes at its own link's rate (a GPU's scale-up port is faster than its NIC).
-    let host_port = &sim.net.fabric.host_port;
-    let busiest = host_loads(sim, plan).iter().zip(host_port.iter()).map(|(&(o, i), p)| sim.net.ports[p.idx()].rate.tx_time(Bytes(o.max(i)))).max().unwrap_or(Time::ZERO);
+    let busiest = host_loads(sim, plan).iter().enumerate().map(|(h, &(o, i))| link_rate(sim, NodeId(h as u32), false).tx_time(Bytes(o.max(i)))).max().unwrap_or(Time::ZERO);
     let (f, pods) = (&sim.net.fabric, sim.net.fabric.pod_of_host());
     let removed = f.removed_ports();
     let (tor_cut, pod_cut) = cut_bound(sim, plan, &pods, |i| if removed[i] { 0 } else { sim.net.ports[i].rate.0 });
@@ -49,6 +48,12 @@ pub(super) fn ideal_completion(
         + (busiest + after(any)).max(tor_cut + after(cross_tor)).max(pod_cut + after(cross_pod));
     let collective_bound = ccts.iter().filter_map(|c| c.start.map(|s| s + c.ideal)).max().unwrap_or(Time::ZERO);
     flow_bound.max(link_bound).max(collective_bound) - first_start
+}
+
+/// The rate of the link(s) host `h` sends on (`downlink`: receives on): its NIC's port, or
+/// where its GPU's NIC sprays packets over its ports all of them whose cable is in place.
+pub(super) fn link_rate(sim: &Sim, h: NodeId, downlink: bool) -> BitsPerSec {
+    sim.net.fabric.nic_rate(h, downlink, |p| sim.net.ports[p.idx()].rate)
 }
 
 /// Wire bytes every host sends and receives under `plan` (the connections' plans).
@@ -111,7 +116,7 @@ pub(super) fn instance_paths(sim: &Sim) -> Vec<InstancePaths> {
     let conn_prop: Vec<Time> = sim.hosts.conns.iter().map(|c| propagation(sim, c)).collect();
     let f = &sim.net.fabric;
     let sender = |conn: u32| sim.hosts.conns[conn as usize].src;
-    let rate_of = |host: NodeId| sim.net.ports[f.host_port[host.idx()].idx()].rate;
+    let rate_of = |host: NodeId| link_rate(sim, host, false);
     let mut out = vec![InstancePaths { one_way: Time::MAX, rates: None, busiest_sender: None }; t.instances.len()];
     let instance_of = |task: u32| begins.partition_point(|&b| b < task).checked_sub(1);
     for m in t.messages() {
@@ -224,16 +229,32 @@ pub(super) fn cut_bound(sim: &Sim, plan: &[ConnPlan], pods: &[u32], rate: impl F
             _ => {}
         }
     }
+    // A spraying NIC's connection leaves by any of its ports' leaves: those count as one ToR
+    // (their uplinks together), their pods as one pod; elsewhere each is its own.
+    let mut tor_rep: Vec<usize> = (0..n).collect();
+    let mut pod_rep: Vec<usize> = (0..pod_cap.len()).collect();
+    if f.sprayed_ports().is_some() {
+        for h in 0..f.hosts {
+            let first = f.nic_siblings(NodeId(h)).next().unwrap_or(NodeId(h));
+            tor_rep[f.tor_of_host[h as usize].idx()] = f.tor_of_host[first.idx()].idx();
+            pod_rep[pods[h as usize] as usize] = pods[first.idx()] as usize;
+        }
+        for (caps, reps) in [(&mut tor_cap, &tor_rep), (&mut pod_cap, &pod_rep)] {
+            for (i, &r) in reps.iter().enumerate().filter(|&(i, &r)| i != r) {
+                caps[r] += std::mem::take(&mut caps[i]);
+            }
+        }
+    }
     let mut tor_load = vec![(0u64, 0u64); n];
     let mut pod_load = vec![(0u64, 0u64); pod_cap.len()];
     for (c, p) in sim.hosts.conns.iter().zip(plan) {
         let wire = p.wire_bytes(tp.header);
-        let (ts, td) = (f.tor_of_host[c.src.idx()].idx(), f.tor_of_host[c.dst.idx()].idx());
+        let (ts, td) = (tor_rep[f.tor_of_host[c.src.idx()].idx()], tor_rep[f.tor_of_host[c.dst.idx()].idx()]);
         if ts != td {
             tor_load[ts].0 += wire;
             tor_load[td].1 += wire;
         }
-        let (ps, pd) = (pods[c.src.idx()] as usize, pods[c.dst.idx()] as usize);
+        let (ps, pd) = (pod_rep[pods[c.src.idx()] as usize], pod_rep[pods[c.dst.idx()] as usize]);
         if ps != pd {
             pod_load[ps].0 += wire;
             pod_load[pd].1 += wire;

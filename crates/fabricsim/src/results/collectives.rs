@@ -51,7 +51,7 @@ pub struct CollectiveSummary {
 /// One row per collective instance.
 pub(super) fn rows(sim: &Sim) -> Vec<CctResult> {
     let tp = sim.hosts.tp;
-    let host_rate = sim.net.ports[sim.net.fabric.host_port[0].idx()].rate;
+    let host_rate = super::bounds::link_rate(sim, crate::ids::NodeId(0), false);
     // The shortest one-way trip of the instance's own connections, so that ranks in one rack
     // do not get the fabric's longest path charged (the ideal must stay a lower bound), and
     // another job's connections do not move it.

@@ -56,9 +56,10 @@ impl<'a> Fastest<'a> {
         (path.len() as u64, latency + (Time(path.len() as u64) - Time(1)) * self.fabric.switch_latency.0)
     }
 
-    /// The fastest rate of host `h`'s NIC.
-    fn nic(&self, h: NodeId) -> BitsPerSec {
-        self.port[self.fabric.host_port[h.idx()].idx()]
+    /// The fastest rate of host `h`'s NIC (`downlink`: of the link into it); a spraying NIC's
+    /// ports together.
+    fn nic(&self, h: NodeId, downlink: bool) -> BitsPerSec {
+        self.fabric.nic_rate(h, downlink, |p| self.port[p.idx()])
     }
 
     /// The least a connection `src` → `dst` carrying `p` can take: its NIC serializes every
@@ -67,7 +68,7 @@ impl<'a> Fastest<'a> {
     pub fn fct(&self, src: NodeId, dst: NodeId, p: &ConnPlan) -> Time {
         let (hops, one_way) = self.path(src, dst);
         let last = p.tail + self.header;
-        self.nic(src).tx_time(Bytes(p.wire_bytes(self.header as u32))) + (hops - 1) * self.any.tx_time(Bytes(last)) + hops * self.any.tx_time(Bytes(self.ack)) + 2 * one_way
+        self.nic(src, false).tx_time(Bytes(p.wire_bytes(self.header as u32))) + (hops - 1) * self.any.tx_time(Bytes(last)) + hops * self.any.tx_time(Bytes(self.ack)) + 2 * one_way
     }
 
     /// The shortest one-way propagation of `sim`'s connections (0 without any).
@@ -77,7 +78,7 @@ impl<'a> Fastest<'a> {
 
     /// The fastest host NIC.
     fn fastest_nic(&self) -> BitsPerSec {
-        (0..self.fabric.hosts).map(|h| self.nic(NodeId(h))).max().unwrap_or(self.any)
+        (0..self.fabric.hosts).map(|h| self.nic(NodeId(h), false)).max().unwrap_or(self.any)
     }
 
     /// The least collective instance `inst` can take, its connections at least `one_way` apart:
@@ -107,7 +108,7 @@ impl<'a> Fastest<'a> {
         let cct = ccts.iter().filter_map(|c| c.start.map(|s| s + self.cct(&c.instance, one_way))).max().unwrap_or(Time::ZERO);
         let f = self.fabric;
         let load = super::bounds::host_loads(sim, plan);
-        let host = (0..f.hosts as usize).map(|h| self.nic(NodeId(h as u32)).tx_time(Bytes(load[h].0)).max(self.port[f.host_downlink[h].idx()].tx_time(Bytes(load[h].1)))).max().unwrap_or(Time::ZERO);
+        let host = (0..f.hosts as usize).map(|h| self.nic(NodeId(h as u32), false).tx_time(Bytes(load[h].0)).max(self.nic(NodeId(h as u32), true).tx_time(Bytes(load[h].1)))).max().unwrap_or(Time::ZERO);
         let removed = f.removed_ports();
         let (tors, pods) = super::bounds::cut_bound(sim, plan, &f.pod_of_host(), |p| if removed[p] { 0 } else { self.port[p].0 });
         let links = first_start + host.max(tors).max(pods) + one_way;

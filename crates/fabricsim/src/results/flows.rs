@@ -171,7 +171,7 @@ pub(super) fn rows(sim: &Sim, plan: &[ConnPlan]) -> Vec<FlowResult> {
 /// The ideal FCT of connection `i` of `sim` carrying `p`.
 fn conn_ideal_fct(sim: &Sim, i: usize, p: &ConnPlan) -> Time {
     let (tp, c) = (sim.hosts.tp, &sim.hosts.conns[i]);
-    let host_rate = sim.net.ports[sim.net.fabric.host_port[c.src.idx()].idx()].rate;
+    let host_rate = super::bounds::link_rate(sim, c.src, false);
     let hops = crate::engine::hop_count(&sim.net.fabric, c.src, c.dst) as u64;
     ideal_fct(p, host_rate, tp.mss, tp.header, c.base_rtt, hops)
 }

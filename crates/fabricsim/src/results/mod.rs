@@ -35,7 +35,7 @@ pub use stream::Streamed;
 pub use summary::{peak_rss_bytes, PacketCounts, Performance, PfcSummary, QueueProfile, Summary};
 
 use crate::engine::Sim;
-use crate::ids::PortId;
+use crate::ids::{NodeId, PortId};
 use crate::scenario::Setup;
 use crate::units::Time;
 
@@ -112,7 +112,7 @@ pub fn collect(sim: &Sim, setup: &Setup, wall_seconds: f64) -> Results {
     let (mut flows, flow_plan) = flows::app_flows(sim, flows::rows(sim, &plan), &plan);
     if wants_fair_share(sim, setup, &flow_plan) {
         let f = &sim.net.fabric;
-        let fair = fair_share::fair_ideal_fcts(&flows, &flow_plan, sim.hosts.tp.header, f.hosts as usize, |h| sim.net.ports[f.host_port[h as usize].idx()].rate, |h| sim.net.ports[f.host_downlink[h as usize].idx()].rate);
+        let fair = fair_share::fair_ideal_fcts(&flows, &flow_plan, sim.hosts.tp.header, f.hosts as usize, |h| bounds::link_rate(sim, NodeId(h), false), |h| bounds::link_rate(sim, NodeId(h), true));
         for (row, ideal) in flows.iter_mut().zip(fair) {
             row.fair_ideal_fct = Some(ideal);
         }

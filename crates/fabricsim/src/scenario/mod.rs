@@ -223,6 +223,11 @@ pub struct TopologyConfig {
     /// pair (dual-ToR); a connection between GPUs is striped over the two.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dual_tor: Option<bool>,
+    /// Fabrics of servers whose NICs have several ports (planes, dual-ToR) only: a connection
+    /// between GPUs striped over the ports (`"striped"`, the default) or one whose packets leave
+    /// on the NIC's next free port (`"packet"`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nic_port_choice: Option<crate::topo::rail_optimized::PortChoice>,
     /// Fabrics of servers only: what a server holds (`[topology.server]`); kept after the plain
     /// keys so that it serializes as a sub-table.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -262,6 +267,7 @@ impl Default for TopologyConfig {
             tiers: None,
             planes: None,
             dual_tor: None,
+            nic_port_choice: None,
             server: None,
             failures: None,
         }
@@ -822,6 +828,16 @@ fn stripe_over_planes(fabric: &Fabric, traffic: Traffic, budget: Budget) -> Resu
             vec![cross.unwrap_or((0, 0))]
         })
         .collect();
+    if fabric.sprayed_ports().is_some() {
+        // One connection per pair of GPUs, named by the first port pair that joins them (the
+        // NIC picks each packet's port; `Hosts::sprayed` says which ports reach the peer).
+        let mut traffic = traffic;
+        for (c, planes) in traffic.conns.iter_mut().zip(&planes_of) {
+            let (p, q) = planes[0];
+            (c.src, c.dst) = (c.src.offset(p * gpus), c.dst.offset(q * gpus));
+        }
+        return Ok(traffic);
+    }
     let key = if servers.dual_tor { "topology.dual_tor" } else { "topology.planes" };
     let mut parts = vec![0u32; traffic.tasks.len()];
     for m in traffic.messages() {
@@ -983,6 +999,10 @@ impl Scenario {
             (c.src, c.dst) = fabric.endpoints(c.src, c.dst);
         }
         if fabric.nic_ports() > 1 {
+            if fabric.sprayed_ports().is_some() && self.transport.credit.enabled() {
+                // The receiver's pull pacer runs at one port's rate (`transport::credit`).
+                return Err(Error::invalid("topology.nic_port_choice", format!("\"packet\" with receiver credits (transport.credit = \"{}\"): the pull pacer paces one NIC port; allowed with credits: \"striped\"", self.transport.credit.name())));
+            }
             traffic = stripe_over_planes(&fabric, traffic, workload_budget)?;
         }
         traffic.check_packet_counts(mss, self.workload.size_key())?;

@@ -85,7 +85,7 @@ impl Scenario {
     fn plan_topology(&self) -> Result<FabricPlan> {
         let t = &self.topology;
         if !t.kind.has_servers() {
-            let servers = [("servers", t.servers.is_some()), ("servers_per_su", t.servers_per_su.is_some()), ("tiers", t.tiers.is_some()), ("planes", t.planes.is_some()), ("dual_tor", t.dual_tor.is_some()), ("server", t.server.is_some())];
+            let servers = [("servers", t.servers.is_some()), ("servers_per_su", t.servers_per_su.is_some()), ("tiers", t.tiers.is_some()), ("planes", t.planes.is_some()), ("dual_tor", t.dual_tor.is_some()), ("nic_port_choice", t.nic_port_choice.is_some()), ("server", t.server.is_some())];
             refuse_given(&servers, "only for kind = \"rail_optimized\", \"rail_only\" or \"racks\" (fabrics of multi-GPU servers)")?;
         }
         let (shape, pods) = if t.kind.has_servers() { (None, None) } else { (leaf_spine_shape(t)?, pod_shape(t)?) };
@@ -217,7 +217,12 @@ fn rail_shape(t: &TopologyConfig) -> Result<rail_optimized::Shape> {
     if !(1..=MAX_PLANES).contains(&planes) {
         return Err(Error::invalid("topology.planes", format!("{planes}: allowed 1..={MAX_PLANES} (independent copies of the scale-out fabric, a NIC port on each)")));
     }
-    let layout = Servers { servers, gpus_per_server: server.gpus, servers_per_su: t.servers_per_su.unwrap_or(DEFAULT_SERVERS_PER_SU), scale_up, wiring: Wiring::Rails, planes, dual_tor: t.dual_tor == Some(true) };
+    let dual_tor = t.dual_tor == Some(true);
+    if t.nic_port_choice.is_some() && planes == 1 && !dual_tor {
+        return Err(Error::invalid("topology.nic_port_choice", "only where each NIC has several ports: with planes > 1 or dual_tor = true"));
+    }
+    let port_choice = t.nic_port_choice.unwrap_or_default();
+    let layout = Servers { servers, gpus_per_server: server.gpus, servers_per_su: t.servers_per_su.unwrap_or(DEFAULT_SERVERS_PER_SU), scale_up, wiring: Wiring::Rails, planes, dual_tor, port_choice };
     match t.kind {
         TopologyKind::RailOnly => rail_only::shape(layout, t.oversubscription.0, t.spines),
         TopologyKind::Racks => racks::shape(layout, t.oversubscription.0, t.spines, tiers, t.cores),

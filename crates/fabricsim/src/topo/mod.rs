@@ -150,6 +150,32 @@ impl Fabric {
         self.servers.map_or(1, |s| s.nic_ports())
     }
 
+    /// Where each GPU's NIC sprays a connection's packets over its ports
+    /// (`nic_port_choice = "packet"`): the GPUs and the ports of each NIC (port p of GPU i is
+    /// host p × GPUs + i). `None` where a connection keeps to one port.
+    pub fn sprayed_ports(&self) -> Option<(u32, u32)> {
+        self.servers.filter(|s| s.port_choice == rail_optimized::PortChoice::Packet && s.nic_ports() > 1).map(|s| (s.gpus(), s.nic_ports()))
+    }
+
+    /// The hosts (NIC ports) a connection from host `h` sends on: every port of its GPU's NIC
+    /// where the NIC sprays packets over them ([`Fabric::sprayed_ports`]), else `h` alone.
+    pub fn nic_siblings(&self, h: NodeId) -> impl Iterator<Item = NodeId> {
+        let (first, n, stride) = match self.sprayed_ports() {
+            Some((gpus, ports)) if h.0 < gpus * ports => (h.0 % gpus, ports, gpus),
+            _ => (h.0, 1, 1),
+        };
+        (0..n).map(move |q| NodeId(first + q * stride))
+    }
+
+    /// The combined rate of the links a connection from host `h` sends on ([`Fabric::nic_siblings`]
+    /// whose cable is in place), each port's as `rate` gives it (`downlink`: the links into
+    /// them instead).
+    pub fn nic_rate(&self, h: NodeId, downlink: bool, rate: impl Fn(PortId) -> BitsPerSec) -> BitsPerSec {
+        let links = if downlink { &self.host_downlink } else { &self.host_port };
+        let live = |s: &NodeId| *s == h || self.cut_hosts.binary_search(s).is_err();
+        BitsPerSec(self.nic_siblings(h).filter(live).map(|s| rate(links[s.idx()]).0).sum())
+    }
+
     /// The GPU (rank) a host belongs to: itself, or for a NIC port on another plane or a
     /// scale-up port the GPU whose it is.
     pub fn rank_of(&self, host: NodeId) -> u32 {

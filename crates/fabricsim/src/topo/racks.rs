@@ -34,7 +34,7 @@ mod tests {
     use crate::units::{BitsPerSec, Time, US};
 
     fn servers(n: u32, g: u32, su: u32) -> Servers {
-        Servers { servers: n, gpus_per_server: g, servers_per_su: su, scale_up: None, wiring: Wiring::Racks, planes: 1, dual_tor: false }
+        Servers { servers: n, gpus_per_server: g, servers_per_su: su, scale_up: None, wiring: Wiring::Racks, planes: 1, dual_tor: false, port_choice: Default::default() }
     }
 
     fn links() -> TierLinks {

@@ -58,6 +58,8 @@ pub struct Servers {
     /// of GPU i (host `gpus() + i`) hangs from leaf L + l where port 0 hangs from leaf l (L the
     /// leaves of one port), and every leaf links to the spines as a single-port fabric's does.
     pub dual_tor: bool,
+    /// How a connection between GPUs uses their NICs' ports (with several: planes or dual-ToR).
+    pub port_choice: PortChoice,
     /// Servers in the cluster.
     pub servers: u32,
     /// GPUs (each with its own NIC, so rails) per server.
@@ -78,6 +80,22 @@ pub enum Wiring {
     Racks,
 }
 
+/// How a connection between two GPUs uses their NICs' ports when each NIC has several (one
+/// per plane, or the two of a dual-ToR NIC).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PortChoice {
+    /// One queue pair per port pair, a send's bytes split evenly over them (NCCL spreads a
+    /// transfer over a NIC's ports this way): each part keeps to its plane.
+    #[default]
+    Striped,
+    /// One queue pair whose every packet leaves on the sending NIC's next free port (round robin
+    /// over the free ones, a paused or down port taking none) for the peer's port on the same
+    /// plane: the NIC sprays packets over its ports, as htsim's multi-port UEC NIC does
+    /// (`UecNIC::findFreePort`, uet-htsim 40ccb05).
+    Packet,
+}
+
 /// A server's scale-up domain: a non-blocking switch with one link per GPU.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ScaleUp {
@@ -91,6 +109,15 @@ impl Servers {
     /// GPUs in the cluster.
     pub fn gpus(&self) -> u32 {
         self.servers * self.gpus_per_server
+    }
+
+    /// How a connection between GPUs uses the NIC ports, for `fabricsim check`; `striped`
+    /// says over what when striped.
+    fn port_use(&self, striped: &str) -> String {
+        match self.port_choice {
+            PortChoice::Striped => format!("a connection between GPUs is striped over {striped} (nic_port_choice = \"striped\")"),
+            PortChoice::Packet => "a connection between GPUs is one queue pair whose packets leave on the NIC's next free port, each to the peer's port on its plane (nic_port_choice = \"packet\")".to_string(),
+        }
     }
 
     /// Ports of each GPU's NIC: one per plane, or the two of a dual-ToR NIC. Port p of GPU i is
@@ -382,7 +409,7 @@ impl Shape {
 /// units as pods).
 pub fn build(shape: Shape, links: TierLinks, switch_latency: Time) -> Fabric {
     let Shape { servers, spines, links_per_spine, cores, .. } = shape;
-    let Servers { servers: n, gpus_per_server: g, servers_per_su, scale_up, wiring, planes, dual_tor } = servers;
+    let Servers { servers: n, gpus_per_server: g, servers_per_su, scale_up, wiring, planes, dual_tor, .. } = servers;
     let gpus = shape.gpus() as u32;
     // Dual-ToR: port 1 of GPU i (host gpus + i) on the other leaf of its port 0's pair.
     let leaf_of = |host: u32| if host < gpus { servers.leaf_of(host) } else { shape.leaves() + servers.leaf_of(host - gpus) };
@@ -513,7 +540,7 @@ pub fn check_lines(fabric: &Fabric) -> Vec<String> {
         let l = fabric.tier.iter().filter(|&&t| t == Tier::Tor).count() as u32 / 2;
         lines.insert(
             2,
-            format!("dual-ToR      each GPU's NIC has 2 ports, port 0 (gpu<i>) on leaf l and port 1 (gpu<i>.p1) on leaf {l} + l of the pair, every leaf under the spines; a connection between GPUs is striped over the two (port 0 to 0, 1 to 1; across when a port of each is cut), half its bytes on each"),
+            format!("dual-ToR      each GPU's NIC has 2 ports, port 0 (gpu<i>) on leaf l and port 1 (gpu<i>.p1) on leaf {l} + l of the pair, every leaf under the spines; {}", s.port_use("the two (port 0 to 0, 1 to 1; across when a port of each is cut), half its bytes on each")),
         );
     }
     if s.planes > 1 {
@@ -522,10 +549,10 @@ pub fn check_lines(fabric: &Fabric) -> Vec<String> {
         lines.insert(
             2,
             format!(
-                "planes        {}: independent copies of the scale-out fabric, plane p with leaves tor<p·{l}>.. and spines {}<p·{a}>..; GPU i's NIC port on plane p is gpu<i>.p<p> (p ≥ 1); a connection between GPUs is striped over the planes that join it, 1/{} of its bytes on each (capacities below: all planes together)",
+                "planes        {}: independent copies of the scale-out fabric, plane p with leaves tor<p·{l}>.. and spines {}<p·{a}>..; GPU i's NIC port on plane p is gpu<i>.p<p> (p ≥ 1); {} (capacities below: all planes together)",
                 s.planes,
                 fabric.tier_name(Tier::Agg),
-                s.planes
+                s.port_use(&format!("the planes that join it, 1/{} of its bytes on each", s.planes))
             ),
         );
     }
@@ -543,7 +570,7 @@ mod tests {
     }
 
     fn servers(n: u32, g: u32, su: u32) -> Servers {
-        Servers { servers: n, gpus_per_server: g, servers_per_su: su, scale_up: None, wiring: Wiring::Rails, planes: 1, dual_tor: false }
+        Servers { servers: n, gpus_per_server: g, servers_per_su: su, scale_up: None, wiring: Wiring::Rails, planes: 1, dual_tor: false, port_choice: Default::default() }
     }
 
     //= type=test

@@ -95,6 +95,8 @@ pub struct Hosts<L: Layout = Whole> {
     pub drop_plan: Vec<(u32, u32, u32, u32, Time)>,
     /// What the senders have seen acknowledged (progress, ACK round trips).
     pub acked: super::sender::AckTotals,
+    /// Where GPUs' NICs spray packets over their ports: which ports carry which connection.
+    pub sprayed: Option<crate::net::nic::SprayedPorts>,
 }
 
 /// The hosts' work-request interface, what the workload sees of them: a message offered to a

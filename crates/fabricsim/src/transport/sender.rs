@@ -239,7 +239,7 @@ impl<L: Layout> Hosts<L> {
     }
 
     /// Puts `c` in its host's ready ring if it may send; returns the NIC port that must look
-    /// at it (the engine kicks it).
+    /// at it (the engine kicks it, and a spraying NIC's other ports).
     #[must_use]
     pub fn wake(&mut self, k: &mut Kernel, c: ConnId) -> Option<PortId> {
         if self.conns[c.idx()].in_ready || !self.may_send(k, c) {
@@ -247,7 +247,8 @@ impl<L: Layout> Hosts<L> {
         }
         let conn = &mut self.conns[c.idx()];
         conn.in_ready = true;
-        let nic = &mut self.nics[conn.src.idx()];
+        let ring = self.nics[conn.src.idx()].ring;
+        let nic = &mut self.nics[ring.idx()];
         nic.ready.push_back(c);
         Some(nic.port)
     }

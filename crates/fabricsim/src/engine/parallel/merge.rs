@@ -39,10 +39,10 @@ pub(super) fn merge(mut sims: Vec<Sim<Parted>>, plan: &Plan) -> Sim {
     let first = sims.pop().expect("partition 0");
     let mut m = first.map_layers(|net, h| {
         let Network { fabric, routes, hosts, ports: _, port_peer, switch_lb: _, switch_rng: _, switch_observes, any_observer, route_tor, pfc, qdisc, class, path_counts } = net;
-        let Hosts { nics: _, conns: _, stats: _, rx: _, lanes: _, credits, tp, drop_plan, acked } = h;
+        let Hosts { nics: _, conns: _, stats: _, rx: _, lanes: _, credits, tp, drop_plan, acked, sprayed } = h;
         (
             Network { fabric, routes, hosts, ports, port_peer, switch_lb, switch_rng, switch_observes, any_observer, route_tor, pfc, qdisc, class, path_counts },
-            Hosts { nics, conns, stats, rx, lanes, credits, tp, drop_plan, acked },
+            Hosts { nics, conns, stats, rx, lanes, credits, tp, drop_plan, acked, sprayed },
         )
     });
     // PFC: a switch's buffer account from its owner; an ingress record half from each end.
