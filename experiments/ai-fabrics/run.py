@@ -133,6 +133,10 @@ lb = "reps"
 # (RESULTS.md: with ~1000 QPs per NIC a QP's 16 KiB ACK batch fills slower than the RTO).
 TRANSPORTS["nscc_ack1"] = TRANSPORTS["nscc"].replace("ack_coalesce_bytes = 16384\n", "")
 
+# RoCEv2 whose receiver places out-of-order packets (`rc_ooo`, as RoCE NICs do under adaptive
+# routing) instead of go-back-N: the sprayed planes' reordering without its NACKs.
+TRANSPORTS["roce_ooo"] = TRANSPORTS["roce"].replace('reliability = "go_back_n"', 'reliability = "rc_ooo"')
+
 WORKLOADS = {
     "ring": '{ op = "allreduce", algorithm = "ring", bytes = "64MiB" }',
     "hier": '{ op = "allreduce", algorithm = "hier", group = 8, bytes = "64MiB" }',
@@ -180,7 +184,8 @@ def cases():
     for workload in WORKLOADS:
         for fabric in FABRICS:
             for transport in TRANSPORTS:
-                if transport == "nscc_ack1" and workload != "a2a":
+                # (RoCEv2 with an out-of-order receiver: the planes' rows only.)
+                if transport == "roce_ooo" or (transport == "nscc_ack1" and workload != "a2a"):
                     continue
                 out.append((f"{workload}-{fabric}-{transport}", scenario(fabric, workload, transport, False)))
                 if workload == "ring" and fabric == "rail":
@@ -191,14 +196,16 @@ def cases():
             out.append((f"a2a_su{gbps}-{fabric}-roce", scenario(fabric, "a2a", "roce", False, gbps)))
     # Planes and a spine down: the AllToAll on one plane of 400G and on two of 200G, healthy
     # and with a spine down (the main table has the healthy one-plane rows).
-    for transport in TRANSPORTS:
+    for transport in (t for t in TRANSPORTS if t != "roce_ooo"):
         out.append((f"a2a_down-rail-{transport}", scenario("rail", "a2a", transport, False, spine_down=True)))
         out.append((f"a2a-rail2p-{transport}", scenario("rail2p", "a2a", transport, False)))
         out.append((f"a2a_down-rail2p-{transport}", scenario("rail2p", "a2a", transport, False, spine_down=True)))
     # The two planes sprayed per packet, healthy and with plane 1's spine down.
-    for transport in ("roce", "strack", "nscc_ack1"):
+    # RoCEv2 with an out-of-order receiver, sprayed and (spine down) striped for comparison.
+    for transport in ("roce", "strack", "nscc_ack1", "roce_ooo"):
         out.append((f"a2a-rail2pp-{transport}", scenario("rail2pp", "a2a", transport, False)))
         out.append((f"a2a_down-rail2pp-{transport}", scenario("rail2pp", "a2a", transport, False, spine_down=True)))
+    out.append(("a2a_down-rail2p-roce_ooo", scenario("rail2p", "a2a", "roce_ooo", False, spine_down=True)))
     # Dual-ToR, healthy and with one leaf of a pair down (every cable of tor1).
     for transport in ("roce", "strack", "nscc_ack1"):
         out.append((f"a2a-rail2t-{transport}", scenario("rail2t", "a2a", transport, False)))
