@@ -402,6 +402,32 @@ fn hierarchical_allreduce_runs_one_ring_per_rail_across_servers() {
 }
 
 //= type=test
+//# `hier_tree` (NCCL's tree across servers): the same in-server phases, and across the servers a
+//# double binary tree per rail instead of a ring. 32 servers × 4 GPUs, 1 MiB per GPU in 16 KiB
+//# chunks: each rail carries the same bytes as under `hier` (2(m − 1)/m · S/4 per GPU, within
+//# 2 % for the different chunking's headers), none up a spine; across 32 servers the ring's
+//# chain is 2 · 31 steps where a tree's is 2 · log2 32 = 10 hops, so the latency-bound tree
+//# finishes in well under 3/4 of the ring's time.
+#[test]
+fn hierarchical_tree_carries_the_rings_bytes_in_fewer_hops() {
+    let wide = |alg: &str| {
+        scaled_ring("placement = \"contiguous\"", 1600)
+            .replace("servers = 8\n        servers_per_su = 8", "servers = 32\n        servers_per_su = 32")
+            .replace("ranks = 8", "ranks = 128")
+            .replace("chunk = \"128KiB\"", "chunk = \"16KiB\"")
+            .replace("algorithm = \"ring\", bytes = \"16MiB\"", &format!("algorithm = \"{alg}\", group = 4, bytes = \"1MiB\""))
+    };
+    let (ring, tree) = (common::run(&wide("hier")), common::run(&wide("hier_tree")));
+    let cct = |r: &fabricsim::Results| r.ccts[0].cct().expect("finished").0 as f64 / 1e6;
+    for (a, b) in ring.summary.rails.as_ref().unwrap().iter().zip(tree.summary.rails.as_ref().unwrap()) {
+        assert!((b.gpu_tx_bytes as f64 / a.gpu_tx_bytes as f64 - 1.0).abs() < 0.02, "{a:?} {b:?}");
+        assert_eq!(a.uplink_tx_bytes + b.uplink_tx_bytes, 0, "rail-aligned: no spine");
+    }
+    assert!(cct(&tree) < 0.75 * cct(&ring), "tree {} us, ring {} us", cct(&tree), cct(&ring));
+    assert_eq!(tree.ccts[0].instance.algorithm, "hier_tree");
+}
+
+//= type=test
 //# On rail-only, cross-rail traffic crosses the scale-up domain exactly once: an AllToAll of
 //# 1 MiB per rank over 16 GPUs (4 servers × 4, two units) sends P = 64 KiB to each peer. Of a
 //# GPU's 15 peers, 3 share its server (scale-up only), 3 its rail on other servers (their rail

@@ -139,7 +139,7 @@ pub(super) fn instance_paths(sim: &Sim) -> Vec<InstancePaths> {
         // A hierarchical AllReduce's rank sends each phase's ring over one port (the scale-up
         // port inside its group, its NIC across) and starts a phase when it has received the
         // last one's chunks: its ports' times add up. Elsewhere a rank's ports may send at once.
-        let phased = |i: usize| t.instances[i].algorithm == "hier";
+        let phased = |i: usize| t.instances[i].algorithm.starts_with("hier");
         let mut per_rank: std::collections::HashMap<(usize, u32), Time> = std::collections::HashMap::new();
         for ((i, src), bytes) in per_sender {
             let time = rate_of(src).tx_time(Bytes(bytes));

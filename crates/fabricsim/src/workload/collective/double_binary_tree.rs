@@ -33,7 +33,17 @@ pub fn parents(n: u32, t: u32) -> Vec<Option<u32>> {
 
 /// Emits a double-binary-tree AllReduce of `bytes` per rank.
 pub fn build(b: &mut InstanceBuilder, bytes: u64) {
-    let n = b.ranks();
+    let all: Vec<u32> = (0..b.ranks()).collect();
+    among(b, &all, bytes, None);
+}
+
+/// A double-binary-tree AllReduce among `members` (the trees built over their positions) of
+/// `bytes` per member; every chunk member i sends up its trees, and the roots' first chunks
+/// down, wait for `start[i]` too when given. Returns, per member, the chunks it received last:
+/// from its parent in each tree, or where it is a tree's root, from that tree's children.
+pub fn among(b: &mut InstanceBuilder, members: &[u32], bytes: u64, start: Option<&[Dep]>) -> Vec<Vec<Sent>> {
+    let n = members.len() as u32;
+    let mut last: Vec<Vec<Sent>> = vec![Vec::new(); n as usize];
     let halves = [bytes.div_ceil(2), bytes / 2];
     for (t, &half) in halves.iter().enumerate() {
         if half == 0 {
@@ -55,26 +65,34 @@ pub fn build(b: &mut InstanceBuilder, bytes: u64) {
             stack.extend(children[r as usize].iter().copied());
         }
         let m = chunk_count(half, b.chunk);
+        // A member's own data is ready at `start` (after its children's chunks, so that a
+        // whole job's graph is the same as before `start` existed).
+        let own = |r: u32| start.map(|d| d[r as usize]);
         let mut up: Vec<Vec<Sent>> = vec![Vec::new(); n as usize];
         for &r in order.iter().rev() {
             if let Some(p) = parent[r as usize] {
                 let kids: Vec<u32> = children[r as usize].clone();
-                let sent = b.send_chunked(r, p, half, |j| kids.iter().map(|&c| up[c as usize][j].delivered()).collect());
+                let sent = b.send_chunked(members[r as usize], members[p as usize], half, |j| kids.iter().map(|&c| up[c as usize][j].delivered()).chain(own(r)).collect());
                 up[r as usize] = sent;
             }
         }
         // down[r][j]: rank r has the reduced chunk j (root: from its children; others: from
         // their parent).
         let mut down: Vec<Vec<Vec<Dep>>> = vec![Vec::new(); n as usize];
-        down[root as usize] = (0..m).map(|j| children[root as usize].iter().map(|&c| up[c as usize][j].delivered()).collect()).collect();
+        down[root as usize] = (0..m).map(|j| children[root as usize].iter().map(|&c| up[c as usize][j].delivered()).chain(own(root)).collect()).collect();
+        for &c in &children[root as usize] {
+            last[root as usize].extend(up[c as usize].iter().copied());
+        }
         for &r in &order {
             let have = std::mem::take(&mut down[r as usize]);
             for &c in &children[r as usize] {
-                let sent = b.send_chunked(r, c, half, |j| have[j].clone());
+                let sent = b.send_chunked(members[r as usize], members[c as usize], half, |j| have[j].clone());
                 down[c as usize] = sent.iter().map(|s| vec![s.delivered()]).collect();
+                last[c as usize].extend(sent);
             }
         }
     }
+    last
 }
 
 #[cfg(test)]

@@ -9,13 +9,27 @@
 //! received the previous phase's last chunks (a join over them). Over a scale-up domain (1) and
 //! (3) stay inside the servers, and each NIC carries 2(m − 1)/m · S / group, against the flat
 //! ring's 2(N − 1)/N · S on the two NICs of a server it crosses.
+//!
+//! `hier_tree` runs phase (2) as a double binary tree among the m ranks of each local index
+//! instead of a ring (NCCL's tree algorithm across servers, one pair of trees per rail; its
+//! depth grows as log2 m where the ring's chain grows as 2(m − 1)): the same bytes on every
+//! NIC, fewer hops in sequence, and an interior rank receiving from two children at once.
 
-use super::{ring, Dep, InstanceBuilder, Sent};
+use super::{double_binary_tree, ring, Dep, InstanceBuilder, Sent};
 use crate::workload::graph::Trigger;
 
+/// How phase (2) joins the groups.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Across {
+    /// A ring per local index (`hier`).
+    Ring,
+    /// A double binary tree per local index (`hier_tree`).
+    Tree,
+}
+
 /// Emits the hierarchical AllReduce of `bytes` per rank in groups of `group` consecutive ranks
-/// (`group` divides the rank count: validated).
-pub fn build(b: &mut InstanceBuilder, bytes: u64, group: u32) {
+/// (`group` divides the rank count: validated), phase (2) as `across` says.
+pub fn build(b: &mut InstanceBuilder, bytes: u64, group: u32, across: Across) {
     let n = b.ranks();
     let m = n / group;
     let groups: Vec<Vec<u32>> = (0..m).map(|k| (k * group..(k + 1) * group).collect()).collect();
@@ -32,7 +46,11 @@ pub fn build(b: &mut InstanceBuilder, bytes: u64, group: u32) {
     for l in (0..group).filter(|_| m > 1) {
         let members: Vec<u32> = (0..m).map(|k| k * group + l).collect();
         let start = ready(b, &members, &received);
-        for (i, got) in ring::among(b, &members, segment, 2 * (m - 1), start.as_deref()).into_iter().enumerate() {
+        let got = match across {
+            Across::Ring => ring::among(b, &members, segment, 2 * (m - 1), start.as_deref()),
+            Across::Tree => double_binary_tree::among(b, &members, segment, start.as_deref()),
+        };
+        for (i, got) in got.into_iter().enumerate() {
             next[members[i] as usize] = got;
         }
     }

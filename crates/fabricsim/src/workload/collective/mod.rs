@@ -56,11 +56,11 @@ pub const DEFAULT_GROUP: u32 = 8;
 /// row's example, which the fingerprint and bad-value tests run).
 pub const EXAMPLE: &[&str] = &["workload={ kind = \"collectives\", chunk = \"64KiB\", jobs = [{ ranks = 8, collectives = [{ op = \"allreduce\", algorithm = \"ring\", bytes = \"1MiB\" }] }] }"];
 /// Registry summary.
-pub const SUMMARY: &str = "jobs of ranks running AllReduce (ring/hd/dbt/hier), AllGather, ReduceScatter, AlltoAll, Broadcast";
+pub const SUMMARY: &str = "jobs of ranks running AllReduce (ring/hd/dbt/hier/hier_tree), AllGather, ReduceScatter, AlltoAll, Broadcast";
 
 /// Operations and their algorithms, as `fabricsim list` shows them: (op, algorithms, default).
 pub const OPERATIONS: &[(&str, &[&str], &str)] = &[
-    ("allreduce", &["ring", "hd", "dbt", "hier"], "ring"),
+    ("allreduce", &["ring", "hd", "dbt", "hier", "hier_tree"], "ring"),
     ("allgather", &["ring"], "ring"),
     ("reducescatter", &["ring"], "ring"),
     ("alltoall", &["direct", "pairwise"], "direct"),
@@ -157,7 +157,7 @@ pub struct CollectiveSpec {
     pub root: Option<u32>,
     /// Compute time after this collective before the next (default: the job's gap).
     pub gap_us: Option<f64>,
-    /// AllReduce `hier`: ranks per group (consecutive ranks; a server's GPUs when the job is
+    /// AllReduce `hier` and `hier_tree`: ranks per group (consecutive ranks; a server's GPUs when the job is
     /// placed contiguously), default 8. Divides the job's ranks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group: Option<u32>,
@@ -331,6 +331,26 @@ fn join_size(deps: u64) -> GraphSize {
     GraphSize { tasks: 1, edges: deps.max(1), ..GraphSize::default() }
 }
 
+/// The joins over what each of `k` members received last in a double binary tree over `bytes`
+/// ([`double_binary_tree::among`]): per tree, its parent's chunks, or for the root its
+/// children's.
+fn tree_joins(k: u32, bytes: u64, chunk: u64) -> GraphSize {
+    let mut last = vec![0u64; k as usize];
+    for (t, half) in [bytes.div_ceil(2), bytes / 2].into_iter().enumerate().filter(|&(_, h)| h > 0) {
+        let parent = double_binary_tree::parents(k, t as u32);
+        let chunks = chunk_count(half, chunk) as u64;
+        for (r, p) in parent.iter().enumerate() {
+            if let Some(p) = p {
+                last[r] += chunks;
+                if parent[*p as usize].is_none() {
+                    last[*p as usize] += chunks;
+                }
+            }
+        }
+    }
+    last.into_iter().fold(GraphSize::default(), |acc, l| acc.plus(join_size(l)))
+}
+
 /// What one instance of `op`/`alg` over `n` ranks emits ([`generate`]'s builders, counted
 /// without building them; a test keeps the two equal): its messages, joins and edges, its
 /// start and end markers. `c` is the collective (its bytes, parallelism and root).
@@ -347,6 +367,28 @@ fn instance_size(op: &str, alg: &str, n: u32, c: &CollectiveSpec, chunk: u64, qp
         chunked(seg, u64::from(start)).times(k).plus(chunked(seg, 1).times(k * (steps - 1)))
     };
     let ring = |steps: u64| phase(n64, s, steps, false);
+    // A double binary tree among `k` members over `bytes` each ([`double_binary_tree::among`]),
+    // every up-send and the roots' down-sends waiting for one dependency more (`start`) or not.
+    let tree = |k: u32, bytes: u64, start: bool| {
+        let mut size = GraphSize::default();
+        for (t, half) in [bytes.div_ceil(2), bytes / 2].into_iter().enumerate().filter(|&(_, h)| h > 0) {
+            let parent = double_binary_tree::parents(k, t as u32);
+            let mut kids = vec![0u64; k as usize];
+            for p in parent.iter().flatten() {
+                kids[*p as usize] += 1;
+            }
+            for (r, p) in parent.iter().enumerate() {
+                let (c, own) = (kids[r], u64::from(start));
+                // Up to the parent once the children's chunks arrived; down to each child
+                // once the chunk is here (the root: once its children's arrived).
+                size = size.plus(match p {
+                    Some(_) => chunked(half, c + own).plus(chunked(half, 1).times(c)),
+                    None => chunked(half, c + own).times(c),
+                });
+            }
+        }
+        size
+    };
     let body = match (op, alg) {
         ("allreduce", "ring") => ring(2 * (n64 - 1)),
         ("allgather" | "reducescatter", _) => ring(n64 - 1),
@@ -355,43 +397,26 @@ fn instance_size(op: &str, alg: &str, n: u32, c: &CollectiveSpec, chunk: u64, qp
             let steps: Vec<u64> = (0..levels).chain((0..levels).rev()).map(|i| s.div_ceil(2u64 << i)).collect();
             steps.iter().enumerate().fold(GraphSize::default(), |acc, (t, &b)| acc.plus(chunked(b, u64::from(t > 0)).times(n64)))
         }
-        ("allreduce", "hier") => {
+        ("allreduce", "hier" | "hier_tree") => {
             let g = c.group() as u64;
             let m = n64 / g;
-            // The join a rank's next phase waits for: over the chunks it received last.
-            let joins = |k: u64, bytes: u64| join_size(chunk_count(bytes.div_ceil(k), chunk) as u64).times(n64);
+            // The joins the ranks' next phase waits for, each over the chunks its rank received
+            // last: the last step's of a ring of `k` over `bytes`.
+            let ring_joins = |k: u64, bytes: u64| join_size(chunk_count(bytes.div_ceil(k), chunk) as u64).times(n64);
             let across = s.div_ceil(g);
             let mut size = phase(g, s, g - 1, false).times(m);
-            let mut after = (g > 1).then_some((g, s));
+            let mut after = (g > 1).then(|| ring_joins(g, s));
             if m > 1 {
-                size = size.plus(after.map_or(GraphSize::default(), |(k, b)| joins(k, b))).plus(phase(m, across, 2 * (m - 1), after.is_some()).times(g));
-                after = Some((m, across));
+                let joined = if alg == "hier" { phase(m, across, 2 * (m - 1), after.is_some()) } else { tree(m as u32, across, after.is_some()) };
+                size = size.plus(after.unwrap_or_default()).plus(joined.times(g));
+                after = Some(if alg == "hier" { ring_joins(m, across) } else { tree_joins(m as u32, across, chunk).times(g) });
             }
             if g > 1 {
-                size = size.plus(after.map_or(GraphSize::default(), |(k, b)| joins(k, b))).plus(phase(g, s, g - 1, after.is_some()).times(m));
+                size = size.plus(after.unwrap_or_default()).plus(phase(g, s, g - 1, after.is_some()).times(m));
             }
             size
         }
-        ("allreduce", "dbt") => {
-            let mut size = GraphSize::default();
-            for (t, half) in [s.div_ceil(2), s / 2].into_iter().enumerate().filter(|&(_, h)| h > 0) {
-                let parent = double_binary_tree::parents(n, t as u32);
-                let mut kids = vec![0u64; n as usize];
-                for p in parent.iter().flatten() {
-                    kids[*p as usize] += 1;
-                }
-                for (r, p) in parent.iter().enumerate() {
-                    let k = kids[r];
-                    // Up to the parent once the children's chunks arrived; down to each child
-                    // once the chunk is here (the root: once its children's arrived).
-                    size = size.plus(match p {
-                        Some(_) => chunked(half, k).plus(chunked(half, 1).times(k)),
-                        None => chunked(half, k).times(k),
-                    });
-                }
-            }
-            size
-        }
+        ("allreduce", "dbt") => tree(n, s, false),
         ("alltoall", "direct") => {
             let per_peer = s.div_ceil(n64);
             let p = c.parallelism.unwrap_or(n - 1).min(n - 1) as u64;
@@ -426,9 +451,11 @@ fn job_conns(n: u32, seq: &[(&str, &str)], qps: u32) -> u64 {
         // Rings inside the groups and across them: two successors per rank at most, for each
         // hierarchical collective (each may group the ranks its own way).
         let hier = 2 * n64 * seq.iter().filter(|&&(_, a)| a == "hier").count() as u64;
+        // A ring inside each group, two trees across (four pairs per member at most).
+        let hier_tree = 5 * n64 * seq.iter().filter(|&&(_, a)| a == "hier_tree").count() as u64;
         let hd = if has(&|_, a| a == "hd") { n64 * n.trailing_zeros() as u64 } else { 0 };
         let dbt = if has(&|_, a| a == "dbt") { 4 * (n64 - 1) } else { 0 };
-        (ring + hier + hd + dbt).min(all)
+        (ring + hier + hier_tree + hd + dbt).min(all)
     };
     pairs * qps as u64
 }
@@ -486,6 +513,12 @@ pub fn cost(op: &str, algorithm: &str, n: u64, s: u64, group: u64) -> (u64, u32,
             let m = n / group;
             (2 * (group - 1) * s / group + 2 * (m - 1) * s.div_ceil(group) / m, 1, (2 * (group - 1) + 2 * (m - 1)) as u32, 0)
         }
+        // The same bytes; across the groups a chunk climbs and descends a tree of m ranks.
+        ("allreduce", "hier_tree") => {
+            let m = n / group;
+            let depth = 32 - ((m as u32).max(1) - 1).leading_zeros();
+            (2 * (group - 1) * s / group + 2 * (m - 1) * s.div_ceil(group) / m, 1, 2 * (group as u32 - 1) + 2 * depth, 0)
+        }
         ("allreduce", "dbt") => (2 * (n - 1) * s / n, 2 * log2, 2 * log2, 0),
         ("allreduce", "hd") => (2 * (n - 1) * s / n, 1, 2 * log2, 0),
         ("allreduce", _) => (2 * (n - 1) * s / n, 1, 2 * (n32 - 1), 0),
@@ -520,14 +553,14 @@ fn validate_spec(key: &str, c: &CollectiveSpec, ranks: u32) -> Result<(&'static 
             return Err(Error::invalid(format!("{key}.parallelism"), "0: must be at least 1"));
         }
     }
-    if alg == "hier" {
+    if alg.starts_with("hier") {
         let g = c.group();
         if g == 0 || ranks % g != 0 {
             let allowed: Vec<String> = (1..=ranks).filter(|d| ranks % d == 0).map(|d| d.to_string()).collect();
-            return Err(Error::invalid(format!("{key}.group"), format!("{g}: `hier` needs groups of equal size, a divisor of the job's {ranks} ranks; allowed: {}", allowed.join(", "))));
+            return Err(Error::invalid(format!("{key}.group"), format!("{g}: `{alg}` needs groups of equal size, a divisor of the job's {ranks} ranks; allowed: {}", allowed.join(", "))));
         }
     } else if c.group.is_some() {
-        return Err(Error::invalid(format!("{key}.group"), "only allowed for op = \"allreduce\" with algorithm = \"hier\""));
+        return Err(Error::invalid(format!("{key}.group"), "only allowed for op = \"allreduce\" with algorithm = \"hier\" or \"hier_tree\""));
     }
     if let Some(r) = c.root {
         if op != "broadcast" {
@@ -705,7 +738,8 @@ pub fn generate(p: &CollectivesParams, hosts: u32, rng: &mut Rng, files: &InputF
                         ("allgather" | "reducescatter", _) => ring::build(&mut b, c.bytes.0, n - 1),
                         ("allreduce", "hd") => halving_doubling::build(&mut b, c.bytes.0),
                         ("allreduce", "dbt") => double_binary_tree::build(&mut b, c.bytes.0),
-                        ("allreduce", "hier") => hierarchical::build(&mut b, c.bytes.0, c.group()),
+                        ("allreduce", "hier") => hierarchical::build(&mut b, c.bytes.0, c.group(), hierarchical::Across::Ring),
+                        ("allreduce", "hier_tree") => hierarchical::build(&mut b, c.bytes.0, c.group(), hierarchical::Across::Tree),
                         ("alltoall", "direct") => alltoall::build_direct(&mut b, c.bytes.0, c.parallelism.unwrap_or(n - 1)),
                         ("alltoall", "pairwise") => alltoall::build_pairwise(&mut b, c.bytes.0),
                         ("broadcast", _) => broadcast::build(&mut b, c.bytes.0, c.root.unwrap_or(0)),
@@ -746,7 +780,7 @@ mod tests {
         // Every operation and algorithm, odd and even rank counts, chunks below and above the
         // queue-pair count, parallelism, roots, several collectives and iterations.
         let mut rng = Rng::stream(7, "sizes", 0);
-        let ops = [("allreduce", "ring"), ("allreduce", "hd"), ("allreduce", "dbt"), ("allgather", "ring"), ("reducescatter", "ring"), ("alltoall", "direct"), ("alltoall", "pairwise"), ("broadcast", "ring"), ("allreduce", "hier")];
+        let ops = [("allreduce", "ring"), ("allreduce", "hd"), ("allreduce", "dbt"), ("allgather", "ring"), ("reducescatter", "ring"), ("alltoall", "direct"), ("alltoall", "pairwise"), ("broadcast", "ring"), ("allreduce", "hier"), ("allreduce", "hier_tree")];
         for case in 0..400 {
             let (op, alg) = ops[case % ops.len()];
             let n = if alg == "hd" { 1 << (1 + rng.below(4)) } else { 2 + rng.below(11) as u32 };
@@ -759,7 +793,7 @@ mod tests {
                 root: (op == "broadcast").then(|| rng.below(n as u64) as u32),
                 gap_us: None,
                 // A divisor of the ranks, 1 and n included.
-                group: (alg == "hier").then(|| {
+                group: alg.starts_with("hier").then(|| {
                     let divisors: Vec<u32> = (1..=n).filter(|d| n % d == 0).collect();
                     divisors[rng.below(divisors.len() as u64) as usize]
                 }),
