@@ -92,9 +92,10 @@ impl<'a> Fastest<'a> {
         let chain = if inst.algorithm == "hd" {
             // Halving-doubling's steps carry S/2, S/4, ... and back: each hop its own chunk.
             let levels = inst.ranks.trailing_zeros();
-            (0..levels).chain((0..levels).rev()).map(|i| wire(inst.chunk.min(inst.bytes.div_ceil(Bytes(2u64 << i)))) + one_way).sum()
+            (0..levels).chain((0..levels).rev()).map(|i| wire(inst.chunk.min(inst.bytes.div_ceil(Bytes((2u64 << i) * inst.channels.max(1) as u64)))) + one_way).sum()
         } else {
-            let chunk = inst.chunk.min(((inst.bus_bytes / inst.chain_hops.max(1) as u64).max(Bytes(1))).0);
+            // (A channel's step: the channels share the bus bytes.)
+            let chunk = inst.chunk.min(((inst.bus_bytes / (inst.chain_hops.max(1) as u64 * inst.channels.max(1) as u64)).max(Bytes(1))).0);
             inst.chain_hops as u64 * (wire(chunk) + one_way)
         };
         bulk.max(chain) + inst.rtt_rounds as u64 * 2 * one_way

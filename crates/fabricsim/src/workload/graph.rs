@@ -186,6 +186,9 @@ pub struct Instance {
     pub chain_hops: u32,
     /// Round trips on the critical path (rounds that wait for the previous round's completion).
     pub rtt_rounds: u32,
+    /// Channels: independent copies of the algorithm, each on its share of the bytes (a
+    /// chunk on a dependency chain carries at most a channel's step).
+    pub channels: u32,
 }
 
 /// What a workload's graph will hold, counted before it is generated (see [`crate::budget`]).

@@ -161,6 +161,11 @@ pub struct CollectiveSpec {
     /// placed contiguously), default 8. Divides the job's ranks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group: Option<u32>,
+    /// Channels (NCCL's): the collective runs as this many independent copies of its algorithm
+    /// at once, channel k on `bytes` / channels of the data (the first ones a byte more where
+    /// it does not divide) over its own queue pairs; default 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub channels: Option<u32>,
 }
 
 impl CollectiveSpec {
@@ -168,7 +173,22 @@ impl CollectiveSpec {
     pub fn group(&self) -> u32 {
         self.group.unwrap_or(DEFAULT_GROUP)
     }
+
+    /// Channels (`channels`, default 1).
+    pub fn channels(&self) -> u32 {
+        self.channels.unwrap_or(1)
+    }
+
+    /// The bytes of each channel: `bytes` split as evenly as whole bytes allow, the larger
+    /// shares first.
+    pub fn channel_bytes(&self) -> impl Iterator<Item = u64> {
+        let (c, s) = (self.channels() as u64, self.bytes.0);
+        (0..c).map(move |k| s / c + u64::from(k < s % c))
+    }
 }
+
+/// Most channels a collective may run (NCCL's MAXCHANNELS is 32).
+pub const MAX_CHANNELS: u32 = 32;
 
 fn one() -> u32 {
     1
@@ -217,6 +237,9 @@ pub struct InstanceBuilder<'a> {
     conns: &'a mut HashMap<(u32, u32, u32), u32>,
     hosts: &'a [NodeId],
     qps: u32,
+    /// The first queue pair of each rank pair this builder uses: the channel's (channel k of
+    /// a collective has queue pairs k·qps .. (k + 1)·qps).
+    qp_base: u32,
     /// Chunk size in bytes.
     pub chunk: u64,
     begin: u32,
@@ -257,7 +280,7 @@ impl InstanceBuilder<'_> {
         let mut conns = [0u32; MAX_PARTS as usize];
         let n = q as usize;
         for (k, slot) in conns.iter_mut().enumerate().take(n) {
-            *slot = self.conn(src, dst, k as u32);
+            *slot = self.conn(src, dst, self.qp_base + k as u32);
         }
         let t = self.g.send_parts(&conns[..n], bytes, Time::ZERO);
         if deps.is_empty() {
@@ -355,7 +378,14 @@ fn tree_joins(k: u32, bytes: u64, chunk: u64) -> GraphSize {
 /// without building them; a test keeps the two equal): its messages, joins and edges, its
 /// start and end markers. `c` is the collective (its bytes, parallelism and root).
 fn instance_size(op: &str, alg: &str, n: u32, c: &CollectiveSpec, chunk: u64, qps: u32) -> GraphSize {
-    let (n64, s) = (n as u64, c.bytes.0);
+    let body = c.channel_bytes().map(|s| channel_size(op, alg, n, c, s, chunk, qps)).fold(GraphSize::default(), GraphSize::plus);
+    body.plus(GraphSize { tasks: 2, edges: 1, ..GraphSize::default() })
+}
+
+/// What one channel of an instance of `op`/`alg` over `n` ranks emits for `s` bytes per rank
+/// (see [`instance_size`]).
+fn channel_size(op: &str, alg: &str, n: u32, c: &CollectiveSpec, s: u64, chunk: u64, qps: u32) -> GraphSize {
+    let n64 = n as u64;
     let chunked = |bytes: u64, deps: u64| chunked_size(bytes, chunk, qps, deps, waits_for_completions(op));
     // A ring of `steps` steps among `k` members over `bytes` each ([`ring::among`]), its first
     // step's chunks waiting for one dependency (`start`) or none.
@@ -389,7 +419,7 @@ fn instance_size(op: &str, alg: &str, n: u32, c: &CollectiveSpec, chunk: u64, qp
         }
         size
     };
-    let body = match (op, alg) {
+    match (op, alg) {
         ("allreduce", "ring") => ring(2 * (n64 - 1)),
         ("allgather" | "reducescatter", _) => ring(n64 - 1),
         ("allreduce", "hd") => {
@@ -432,8 +462,7 @@ fn instance_size(op: &str, alg: &str, n: u32, c: &CollectiveSpec, chunk: u64, qp
         }
         // broadcast: a chain of n − 1 hops, each but the first waiting for the previous.
         _ => chunked(s, 0).plus(chunked(s, 1).times(n64 - 2)),
-    };
-    body.plus(GraphSize { tasks: 2, edges: 1, ..GraphSize::default() })
+    }
 }
 
 /// Connections one job of `n` ranks opens for the collectives `seq` with `qps` queue pairs per
@@ -470,7 +499,9 @@ fn iteration_size(chunk: u64, qps: u32, n: u32, seq: &[CollectiveSpec]) -> Graph
 /// and the connections at most.
 fn job_size(job: &JobConfig, chunk: u64, qps: u32, n: u32, seq: &[CollectiveSpec]) -> GraphSize {
     let pairs: Vec<(&str, &str)> = seq.iter().filter_map(|c| validate_spec("", c, n).ok()).collect();
-    let mut one = GraphSize { conns: job_conns(n, &pairs, qps), ..GraphSize::default() }.plus(iteration_size(chunk, qps, n, seq).times(job.iterations as u64));
+    // Each channel has its own queue pairs.
+    let channels = seq.iter().map(CollectiveSpec::channels).max().unwrap_or(1);
+    let mut one = GraphSize { conns: job_conns(n, &pairs, qps) * channels as u64, ..GraphSize::default() }.plus(iteration_size(chunk, qps, n, seq).times(job.iterations as u64));
     // Every instance but the first waits for the one before it.
     one.edges = one.edges.saturating_sub(1);
     one.times(job.count as u64)
@@ -541,6 +572,14 @@ fn validate_spec(key: &str, c: &CollectiveSpec, ranks: u32) -> Result<(&'static 
     };
     if c.bytes.0 == 0 {
         return Err(Error::invalid(format!("{key}.bytes"), "0: a collective must move at least one byte"));
+    }
+    if let Some(ch) = c.channels {
+        if !(1..=MAX_CHANNELS).contains(&ch) {
+            return Err(Error::invalid(format!("{key}.channels"), format!("{ch}: allowed 1..={MAX_CHANNELS}")));
+        }
+        if ch as u64 > c.bytes.0 {
+            return Err(Error::invalid(format!("{key}.channels"), format!("{ch} channels for {} bytes: each channel must move at least one byte", c.bytes.0)));
+        }
     }
     if op == "allreduce" && alg == "hd" && !ranks.is_power_of_two() {
         return Err(Error::invalid(format!("{key}.algorithm"), format!("`hd` needs a power-of-two number of ranks, the job has {ranks}")));
@@ -726,24 +765,29 @@ pub fn generate(p: &CollectivesParams, hosts: u32, rng: &mut Rng, files: &InputF
                         fill_hops,
                         chain_hops,
                         rtt_rounds,
+                        channels: c.channels(),
                     };
                     let (i, begin) = g.begin(inst, start);
                     if let Some((e, d)) = prev_end {
                         g.edge(e, begin, Trigger::Completed, d);
                     }
                     let end = g.end(i);
-                    let mut b = InstanceBuilder { g: &mut g, conns: &mut conns, hosts: &ranks, qps, chunk, begin, end, completions: waits_for_completions(op) };
-                    match (op, alg) {
-                        ("allreduce", "ring") => ring::build(&mut b, c.bytes.0, 2 * (n - 1)),
-                        ("allgather" | "reducescatter", _) => ring::build(&mut b, c.bytes.0, n - 1),
-                        ("allreduce", "hd") => halving_doubling::build(&mut b, c.bytes.0),
-                        ("allreduce", "dbt") => double_binary_tree::build(&mut b, c.bytes.0),
-                        ("allreduce", "hier") => hierarchical::build(&mut b, c.bytes.0, c.group(), hierarchical::Across::Ring),
-                        ("allreduce", "hier_tree") => hierarchical::build(&mut b, c.bytes.0, c.group(), hierarchical::Across::Tree),
-                        ("alltoall", "direct") => alltoall::build_direct(&mut b, c.bytes.0, c.parallelism.unwrap_or(n - 1)),
-                        ("alltoall", "pairwise") => alltoall::build_pairwise(&mut b, c.bytes.0),
-                        ("broadcast", _) => broadcast::build(&mut b, c.bytes.0, c.root.unwrap_or(0)),
-                        _ => unreachable!("validated"),
+                    // The channels side by side, each its own copy of the algorithm on its
+                    // share of the bytes over its own queue pairs.
+                    for (k, bytes) in c.channel_bytes().enumerate() {
+                        let mut b = InstanceBuilder { g: &mut g, conns: &mut conns, hosts: &ranks, qps, qp_base: k as u32 * qps, chunk, begin, end, completions: waits_for_completions(op) };
+                        match (op, alg) {
+                            ("allreduce", "ring") => ring::build(&mut b, bytes, 2 * (n - 1)),
+                            ("allgather" | "reducescatter", _) => ring::build(&mut b, bytes, n - 1),
+                            ("allreduce", "hd") => halving_doubling::build(&mut b, bytes),
+                            ("allreduce", "dbt") => double_binary_tree::build(&mut b, bytes),
+                            ("allreduce", "hier") => hierarchical::build(&mut b, bytes, c.group(), hierarchical::Across::Ring),
+                            ("allreduce", "hier_tree") => hierarchical::build(&mut b, bytes, c.group(), hierarchical::Across::Tree),
+                            ("alltoall", "direct") => alltoall::build_direct(&mut b, bytes, c.parallelism.unwrap_or(n - 1)),
+                            ("alltoall", "pairwise") => alltoall::build_pairwise(&mut b, bytes),
+                            ("broadcast", _) => broadcast::build(&mut b, bytes, c.root.unwrap_or(0)),
+                            _ => unreachable!("validated"),
+                        }
                     }
                     prev_end = Some((end, gap_after));
                 }
@@ -797,6 +841,7 @@ mod tests {
                     let divisors: Vec<u32> = (1..=n).filter(|d| n % d == 0).collect();
                     divisors[rng.below(divisors.len() as u64) as usize]
                 }),
+                channels: (rng.below(3) == 0).then(|| 1 + rng.below(4) as u32),
             };
             let collectives = (0..1 + rng.below(2)).map(|_| spec(&mut rng)).collect();
             let job = JobConfig { count: 1, ranks: Some(n), placement: Placement::Contiguous, stride: 1, block: 8, hosts: None, iterations: 1 + rng.below(3) as u32, compute_gap_us: 0.0, start_us: 0.0, chunk: None, qps: None, collectives, trace: None };
@@ -822,7 +867,7 @@ mod tests {
             start_us: 0.0,
             chunk: chunk.map(ByteSize),
             qps: None,
-            collectives: vec![CollectiveSpec { op: "allreduce".into(), algorithm: None, bytes: ByteSize(bytes), parallelism: None, root: None, gap_us: None, group: None }],
+            collectives: vec![CollectiveSpec { op: "allreduce".into(), algorithm: None, bytes: ByteSize(bytes), parallelism: None, root: None, gap_us: None, group: None, channels: None }],
             trace: None,
         };
         let room = Room { budget: crate::budget::Budget { bytes: 1e9 }, pieces: 1 };
