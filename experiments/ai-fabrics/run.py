@@ -24,6 +24,8 @@ Workloads, one job over all 1024 GPUs (rank i = GPU i, servers in order):
             server-crossing hops over the spines (ring) and once relayed by PXN (ring_pxn)
   hier      hierarchical AllReduce (group 8: in-server ReduceScatter, a ring per rail across
             the servers, in-server AllGather), 64 MiB
+  hier_tree the same with a double binary tree per rail across the servers instead of the
+            ring (NCCL's tree across servers), 64 MiB
   a2a       direct AllToAll of 16 MiB per GPU (16 KiB to each peer, every peer at once); also
             with the scale-up domain at 1600, 800 and 400 Gb/s per GPU (rail, rail_only; RoCEv2)
 
@@ -140,6 +142,7 @@ TRANSPORTS["roce_ooo"] = TRANSPORTS["roce"].replace('reliability = "go_back_n"',
 WORKLOADS = {
     "ring": '{ op = "allreduce", algorithm = "ring", bytes = "64MiB" }',
     "hier": '{ op = "allreduce", algorithm = "hier", group = 8, bytes = "64MiB" }',
+    "hier_tree": '{ op = "allreduce", algorithm = "hier_tree", group = 8, bytes = "64MiB" }',
     "a2a": '{ op = "alltoall", bytes = "16MiB" }',
 }
 
