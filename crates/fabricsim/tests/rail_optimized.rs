@@ -428,6 +428,32 @@ fn hierarchical_tree_carries_the_rings_bytes_in_fewer_hops() {
 }
 
 //= type=test
+//# Hierarchical AllGather and ReduceScatter (`algorithm = "hier"`, the two halves of the
+//# hierarchical AllReduce): 8 servers × 4 GPUs of one unit, 16 MiB, groups of 4. Each GPU
+//# sends (m − 1)/m · S/4 = 7/8 · 4 MiB over its NIC, along its rail (no byte up a spine), and
+//# 3/4 · S over the scale-up domain; the CCT is at least the two phases one after the other
+//# and under half the flat ring's, whose every fourth hop crosses a NIC with S/32 per step.
+#[test]
+fn hierarchical_allgather_and_reducescatter_cross_each_rail_once() {
+    let s = 16u64 << 20;
+    let wire = |b: u64| b + b.div_ceil(4032) * 64;
+    for op in ["allgather", "reducescatter"] {
+        let job = |alg: &str| scaled_ring("placement = \"contiguous\"", 1600).replace("ranks = 8", "ranks = 32").replace("op = \"allreduce\", algorithm = \"ring\"", &format!("op = \"{op}\", {alg}"));
+        let (hier, flat) = (common::run(&job("algorithm = \"hier\", group = 4")), common::run(&job("algorithm = \"ring\"")));
+        let across = 7 * s / 32;
+        for x in hier.summary.rails.as_ref().unwrap() {
+            // 8 GPUs per rail.
+            assert!(x.gpu_tx_bytes >= 8 * wire(across) && x.gpu_tx_bytes < 8 * wire(across) * 11 / 10, "{op}: {x:?}");
+            assert_eq!(x.uplink_tx_bytes, 0, "{op}: rail rings stay under their leaf");
+        }
+        let cct = |r: &fabricsim::Results| r.ccts[0].cct().expect("finished").0 as f64 / 1e6;
+        let phases_us = (common::tx_ps(wire(across), 400) + common::tx_ps(wire(3 * s / 4), 1600)) as f64 / 1e6;
+        assert!(cct(&hier) >= phases_us && cct(&hier) < cct(&flat) / 2.0, "{op}: hier {} us, flat {} us, phases {phases_us} us", cct(&hier), cct(&flat));
+        assert_eq!(hier.ccts[0].instance.algorithm, "hier");
+    }
+}
+
+//= type=test
 //# On rail-only, cross-rail traffic crosses the scale-up domain exactly once: an AllToAll of
 //# 1 MiB per rank over 16 GPUs (4 servers × 4, two units) sends P = 64 KiB to each peer. Of a
 //# GPU's 15 peers, 3 share its server (scale-up only), 3 its rail on other servers (their rail

@@ -83,3 +83,31 @@ fn ready(b: &mut InstanceBuilder, members: &[u32], received: &[Vec<Sent>]) -> Op
             .collect(),
     )
 }
+
+/// Emits a hierarchical ReduceScatter (`reduce`) or AllGather of a `bytes` buffer per rank in
+/// groups of `group` consecutive ranks, the two halves of the AllReduce above: ReduceScatter
+/// reduces inside each group (a ring over the buffer: member l ends with segment l reduced over
+/// its group), then across the groups among the ranks of each local index (a ring over S /
+/// group: each rank ends with its S / N reduced over all); AllGather gathers across the groups
+/// first (each rank of local index l ends with the l-th S / group of the buffer), then inside
+/// each group. Each NIC carries (m − 1)/m · S / group; a phase of no steps (one group, or groups
+/// of one) is skipped.
+pub fn build_one_way(b: &mut InstanceBuilder, bytes: u64, group: u32, reduce: bool) {
+    let n = b.ranks();
+    let m = n / group;
+    let groups: Vec<Vec<u32>> = (0..m).map(|k| (k * group..(k + 1) * group).collect()).collect();
+    let across: Vec<Vec<u32>> = (0..group).map(|l| (0..m).map(|k| k * group + l).collect()).collect();
+    let inside = (&groups, bytes, group - 1);
+    let between = (&across, bytes.div_ceil(group as u64), m - 1);
+    let phases = if reduce { [inside, between] } else { [between, inside] };
+    let mut received: Vec<Vec<Sent>> = vec![Vec::new(); n as usize];
+    for (sets, size, steps) in phases.into_iter().filter(|p| p.2 > 0) {
+        for members in sets {
+            let start = ready(b, members, &received);
+            for (i, got) in ring::among(b, members, size, steps, start.as_deref()).into_iter().enumerate() {
+                received[members[i] as usize] = got;
+            }
+        }
+    }
+}
+

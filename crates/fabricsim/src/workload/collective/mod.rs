@@ -61,8 +61,8 @@ pub const SUMMARY: &str = "jobs of ranks running AllReduce (ring/hd/dbt/hier/hie
 /// Operations and their algorithms, as `fabricsim list` shows them: (op, algorithms, default).
 pub const OPERATIONS: &[(&str, &[&str], &str)] = &[
     ("allreduce", &["ring", "hd", "dbt", "hier", "hier_tree"], "ring"),
-    ("allgather", &["ring"], "ring"),
-    ("reducescatter", &["ring"], "ring"),
+    ("allgather", &["ring", "hier"], "ring"),
+    ("reducescatter", &["ring", "hier"], "ring"),
     ("alltoall", &["direct", "pairwise"], "direct"),
     ("broadcast", &["ring"], "ring"),
 ];
@@ -421,6 +421,22 @@ fn channel_size(op: &str, alg: &str, n: u32, c: &CollectiveSpec, s: u64, chunk: 
     };
     match (op, alg) {
         ("allreduce", "ring") => ring(2 * (n64 - 1)),
+        ("allgather" | "reducescatter", "hier") => {
+            let g = c.group() as u64;
+            let m = n64 / g;
+            // (members per set, sets, bytes, steps) of the phases, in order; as in AllReduce
+            // `hier`, each phase after the first waits for a join per rank.
+            let inside = (g, m, s, g - 1);
+            let between = (m, g, s.div_ceil(g), m - 1);
+            let phases = if op == "reducescatter" { [inside, between] } else { [between, inside] };
+            let mut size = GraphSize::default();
+            let mut after: Option<GraphSize> = None;
+            for (k, sets, bytes, steps) in phases.into_iter().filter(|p| p.3 > 0) {
+                size = size.plus(after.unwrap_or_default()).plus(phase(k, bytes, steps, after.is_some()).times(sets));
+                after = Some(join_size(chunk_count(bytes.div_ceil(k), chunk) as u64).times(n64));
+            }
+            size
+        }
         ("allgather" | "reducescatter", _) => ring(n64 - 1),
         ("allreduce", "hd") => {
             let levels = n.trailing_zeros();
@@ -551,6 +567,11 @@ pub fn cost(op: &str, algorithm: &str, n: u64, s: u64, group: u64) -> (u64, u32,
             (2 * (group - 1) * s / group + 2 * (m - 1) * s.div_ceil(group) / m, 1, 2 * (group as u32 - 1) + 2 * depth, 0)
         }
         ("allreduce", "dbt") => (2 * (n - 1) * s / n, 2 * log2, 2 * log2, 0),
+        // One ring inside the groups ((g − 1)/g · S) and one across them ((m − 1)/m · S/g).
+        ("allgather" | "reducescatter", "hier") => {
+            let m = n / group;
+            ((group - 1) * s / group + (m - 1) * s.div_ceil(group) / m, 1, (group - 1 + m - 1) as u32, 0)
+        }
         ("allreduce", "hd") => (2 * (n - 1) * s / n, 1, 2 * log2, 0),
         ("allreduce", _) => (2 * (n - 1) * s / n, 1, 2 * (n32 - 1), 0),
         ("allgather" | "reducescatter", _) => ((n - 1) * s / n, 1, n32 - 1, 0),
@@ -599,7 +620,7 @@ fn validate_spec(key: &str, c: &CollectiveSpec, ranks: u32) -> Result<(&'static 
             return Err(Error::invalid(format!("{key}.group"), format!("{g}: `{alg}` needs groups of equal size, a divisor of the job's {ranks} ranks; allowed: {}", allowed.join(", "))));
         }
     } else if c.group.is_some() {
-        return Err(Error::invalid(format!("{key}.group"), "only allowed for op = \"allreduce\" with algorithm = \"hier\" or \"hier_tree\""));
+        return Err(Error::invalid(format!("{key}.group"), "only allowed with algorithm = \"hier\" (allreduce, allgather, reducescatter) or \"hier_tree\" (allreduce)"));
     }
     if let Some(r) = c.root {
         if op != "broadcast" {
@@ -778,6 +799,7 @@ pub fn generate(p: &CollectivesParams, hosts: u32, rng: &mut Rng, files: &InputF
                         let mut b = InstanceBuilder { g: &mut g, conns: &mut conns, hosts: &ranks, qps, qp_base: k as u32 * qps, chunk, begin, end, completions: waits_for_completions(op) };
                         match (op, alg) {
                             ("allreduce", "ring") => ring::build(&mut b, bytes, 2 * (n - 1)),
+                            ("allgather" | "reducescatter", "hier") => hierarchical::build_one_way(&mut b, bytes, c.group(), op == "reducescatter"),
                             ("allgather" | "reducescatter", _) => ring::build(&mut b, bytes, n - 1),
                             ("allreduce", "hd") => halving_doubling::build(&mut b, bytes),
                             ("allreduce", "dbt") => double_binary_tree::build(&mut b, bytes),
@@ -824,7 +846,7 @@ mod tests {
         // Every operation and algorithm, odd and even rank counts, chunks below and above the
         // queue-pair count, parallelism, roots, several collectives and iterations.
         let mut rng = Rng::stream(7, "sizes", 0);
-        let ops = [("allreduce", "ring"), ("allreduce", "hd"), ("allreduce", "dbt"), ("allgather", "ring"), ("reducescatter", "ring"), ("alltoall", "direct"), ("alltoall", "pairwise"), ("broadcast", "ring"), ("allreduce", "hier"), ("allreduce", "hier_tree")];
+        let ops = [("allreduce", "ring"), ("allreduce", "hd"), ("allreduce", "dbt"), ("allgather", "ring"), ("reducescatter", "ring"), ("alltoall", "direct"), ("alltoall", "pairwise"), ("broadcast", "ring"), ("allreduce", "hier"), ("allreduce", "hier_tree"), ("allgather", "hier"), ("reducescatter", "hier")];
         for case in 0..400 {
             let (op, alg) = ops[case % ops.len()];
             let n = if alg == "hd" { 1 << (1 + rng.below(4)) } else { 2 + rng.below(11) as u32 };
