@@ -66,7 +66,7 @@ fn server_rows(own: &[(&str, &str, &str)]) -> Vec<ParamRow> {
         ParamRow { key: "server.scale_up_latency_ns".into(), default: "150".into(), allowed: Some("≥ 0 ns per GPU–switch link; only with scale_up_gbps".into()) },
         ParamRow { key: "planes".into(), default: "1".into(), allowed: Some("1..=8 copies of the scale-out fabric, a NIC port on each; planes × qps ≤ 16".into()) },
         ParamRow { key: "dual_tor".into(), default: "false".into(), allowed: Some("true: each NIC's 2 ports on a leaf pair (2 tiers, planes = 1)".into()) },
-        ParamRow { key: "nic_port_choice".into(), default: "\"striped\"".into(), allowed: Some("\"striped\" (a queue pair per port pair) or \"packet\" (one queue pair, each packet on the NIC's next free port); with planes > 1 or dual_tor".into()) },
+        ParamRow { key: "nic_port_choice".into(), default: "\"striped\"".into(), allowed: Some("\"striped\" (a queue pair per port pair), \"packet\" (one queue pair, each packet on the NIC's next free port) or \"entropy\" (one queue pair, each packet on the port its entropy selects); with planes > 1 or dual_tor".into()) },
     ];
     rows.extend(own.iter().map(|&(key, default, allowed)| ParamRow { key: key.into(), default: default.into(), allowed: Some(allowed.into()) }));
     rows

@@ -698,6 +698,42 @@ fn packets_move_off_a_slowed_plane_when_its_leaves_pause_the_nic() {
     assert!(done(&packet) >= ideal(&packet) && done(&packet) <= 0.55 * done(&striped), "{} us against {} us striped", done(&packet), done(&striped));
 }
 
+//= type=test
+//# The plane as a path choice (`nic_port_choice = "entropy"`: each packet on the port its
+//# entropy selects). Healthy, spraying's random entropies split the bytes evenly over the two
+//# planes (within 2 %) and the permutation runs within 10 % of one 400 G plane (8 % measured:
+//# a packet for a busy port waits behind it). With plane 1's
+//# leaf uplinks at a quarter of their rate, NSCC + REPS on 1-BDP trimming buffers, 16 MiB per
+//# GPU: REPS keeps the entropies that came back unmarked, which are plane 0's, so plane 0
+//# carries more than twice plane 1's bytes and the run finishes within 15 % of the ideal of
+//# the two planes together (plane 0's 200 G plus plane 1's 50 G per leaf port) and in under
+//# half the time of the same run with the NIC's next free port (which splits evenly and is
+//# bound by plane 1, as striping is).
+#[test]
+fn the_entropy_chooses_the_plane_and_reps_steers_off_a_slowed_one() {
+    let by = |choice: &str, extra: &str| planes(2, extra).replace("planes = 2", &format!("planes = 2\n        nic_port_choice = \"{choice}\""));
+    let healthy = common::run(&by("entropy", ""));
+    let ps = healthy.summary.planes.as_ref().unwrap();
+    let (a, b) = (ps[0].gpu_tx_bytes as f64, ps[1].gpu_tx_bytes as f64);
+    assert!((a / b - 1.0).abs() < 0.02, "plane bytes {a} and {b}");
+    let fat = common::run(&planes(1, "").replace("link_rate_gbps = 200", "link_rate_gbps = 400"));
+    let done = |r: &fabricsim::Results| r.summary.completion_time_us;
+    let ideal = |r: &fabricsim::Results| r.summary.ideal_completion_time_us;
+    assert!(done(&healthy) <= 1.10 * done(&fat), "{} us against {} us on one plane of 400 G", done(&healthy), done(&fat));
+    let slowed = |choice: &str| {
+        by(choice, "[topology.failures]\nkind = \"tor_uplinks\"\nmodel = \"degraded\"\ndegraded_rate_factor = 0.25\nlinks = [\"tor8-spine*\", \"tor9-spine*\", \"tor10-spine*\", \"tor11-spine*\", \"tor12-spine*\", \"tor13-spine*\", \"tor14-spine*\", \"tor15-spine*\"]")
+            .replace("lb = \"spray\"", "lb = \"reps\"")
+            .replace("cc = { name = \"fixed\", window_bdp = 2.0 }", "cc = \"nscc\"\n        reliability = \"sack\"")
+            .replace("buffer_bytes = \"16MiB\"", "buffer_bdp = 1.0")
+            .replace("flow_bytes = \"4MiB\"", "flow_bytes = \"16MiB\"")
+    };
+    let (steered, free) = (common::run(&slowed("entropy")), common::run(&slowed("packet")));
+    let ps = steered.summary.planes.as_ref().unwrap();
+    assert!(ps[0].gpu_tx_bytes > 2 * ps[1].gpu_tx_bytes, "{ps:?}");
+    assert!(done(&steered) <= 1.15 * ideal(&steered), "{} us against its ideal {} us", done(&steered), ideal(&steered));
+    assert!(done(&steered) < 0.5 * done(&free), "{} us against {} us with the next free port", done(&steered), done(&free));
+}
+
 #[test]
 fn packet_port_choice_is_refused_where_it_does_not_apply() {
     let packet = planes(2, "").replace("planes = 2", "planes = 2\n        nic_port_choice = \"packet\"");

@@ -206,7 +206,7 @@ fn sprayed_ports(fabric: &Fabric, conns: &[crate::workload::graph::ConnSpec]) ->
             }
         }
     }
-    Some(SprayedPorts { gpus, ports, peer_port })
+    Some(SprayedPorts { gpus, ports, peer_port, by_entropy: fabric.ports_by_entropy() })
 }
 
 /// Eq. 1's Q (subflow TCP): the largest bounded switch-port data buffer (PFC: unbounded).

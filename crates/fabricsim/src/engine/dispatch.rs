@@ -24,10 +24,19 @@ use crate::net::Network;
 use crate::transport::hosts::Hosts;
 use crate::transport::receiver::{DataStep, Sends};
 use crate::transport::sender::{SenderStep, Then};
-use crate::units::Time;
+use crate::units::{Bytes, Time};
 use crate::workload::graph::Traffic;
 use crate::workload::run::{Driver, TaskState};
 use std::sync::Arc;
+
+//= type=assumption
+//# A NIC that sends each packet on the port its entropy selects holds a few packets per port
+//# for that port (a small transmit FIFO per port); with one, a free port stalled behind a busy
+//# one about half the time (a healthy 2-plane permutation 21 % slower than sprayed to the free
+//# port).
+/// Packets' worth of data a spraying NIC stages per port (`nic_port_choice = "entropy"`)
+/// before it stops taking packets from its connections.
+pub const NIC_STAGED_PACKETS: u64 = 4;
 
 impl<L: Layout> Sim<L> {
     /// Runs network handler `f` with the network and the kernel, then delivers what it left for
@@ -92,10 +101,16 @@ impl<L: Layout> Sim<L> {
     /// does not pause it) from its host's scheduler.
     #[inline(never)]
     fn start_nic_port(&mut self, port: PortId) {
-        let pkt = match self.with_net(|net, k| net.take_next(k, port)) {
-            Some(p) => p,
+        self.send_from_nic_port(port, true)
+    }
+
+    /// [`Sim::start_nic_port`]; `unstaged_wakes` says whether a staged packet leaving lets the
+    /// NIC's ports take packets again (not where the NIC is staging it right now).
+    fn send_from_nic_port(&mut self, port: PortId, unstaged_wakes: bool) {
+        let (pkt, queued) = match self.with_net(|net, k| net.take_next(k, port)) {
+            Some(p) => (p, true),
             None if !self.net.ports[port.idx()].paused => match self.nic_next_packet(port) {
-                Some(p) => p,
+                Some(p) => (p, false),
                 None => return,
             },
             None => return,
@@ -104,6 +119,11 @@ impl<L: Layout> Sim<L> {
         let more = self.net.has_backlog(port) || (!self.net.ports[port.idx()].paused && self.nic_has_ready(port));
         if more {
             self.with_net(|net, k| net.free_again_at(k, port, done));
+        }
+        if unstaged_wakes && queued && self.k.pool.get(pkt).kind == PktKind::Data && self.hosts.sprayed.as_ref().is_some_and(|s| s.by_entropy) {
+            // A staged packet left (`nic_port_choice = "entropy"`): the NIC's ports may take
+            // packets again (kicked now that this one is busy).
+            self.nic_kick(port);
         }
     }
 
@@ -169,18 +189,30 @@ impl<L: Layout> Sim<L> {
     /// ring its NIC's ports share, the first connection this port reaches the peer from (others
     /// stay in the ring, in order), its packet addressed from this port to the peer's port
     /// that it reaches. A port that is down sends none (the NIC sees its own link).
+    ///
+    /// By entropy (`nic_port_choice = "entropy"`) the packet leaves by the port its entropy
+    /// selects: this one, or another, where it waits (staged) if that port is busy; the NIC
+    /// takes no packet while any of its ports holds [`NIC_STAGED_PACKETS`] packets' worth.
     #[inline(never)]
     fn sprayed_next_packet(&mut self, port: PortId, host: NodeId) -> Option<PktId> {
         if !self.net.ports[port.idx()].up {
             return None;
         }
         let sprayed = self.hosts.sprayed.as_ref().expect("a spraying NIC");
-        let (q, ports) = (host.0 / sprayed.gpus, sprayed.ports);
+        let (q, ports, gpus, by_entropy) = (host.0 / sprayed.gpus, sprayed.ports, sprayed.gpus, sprayed.by_entropy);
         let ring = self.hosts.nics[host.idx()].ring;
+        let port_of = |sim: &Self, q: u32| sim.hosts.nics[(ring.0 + q * gpus) as usize].port;
+        let stage = Bytes(NIC_STAGED_PACKETS * (self.hosts.tp.mss + self.hosts.tp.header) as u64);
+        let full = |sim: &Self, p: PortId| sim.net.ports[p.idx()].data_bytes >= stage;
+        if by_entropy && (0..ports).any(|q| full(self, port_of(self, q))) {
+            return None;
+        }
         let mut passed = None;
         while let Some(c) = self.hosts.nics[ring.idx()].ready.pop_front() {
             let sprayed = self.hosts.sprayed.as_ref().expect("a spraying NIC");
-            let peer = sprayed.peer(c, q, self.hosts.conns[c.idx()].dst);
+            let dst = self.hosts.conns[c.idx()].dst;
+            // (By entropy any port may carry it: the packet's entropy picks one that reaches.)
+            let peer = if by_entropy { Some(dst) } else { sprayed.peer(c, q, dst) };
             let Some(peer) = peer.filter(|_| passed != Some(c)) else {
                 // Not from this port, or every waiting connection looked at: leave it waiting.
                 self.hosts.nics[ring.idx()].ready.push_back(c);
@@ -190,11 +222,33 @@ impl<L: Layout> Sim<L> {
                 passed.get_or_insert(c);
                 continue;
             };
-            if let Some(pkt) = self.emit_from_ring(ring, c) {
+            let Some(pkt) = self.emit_from_ring(ring, c) else { continue };
+            if !by_entropy {
                 let p = self.k.pool.get_mut(pkt);
                 (p.src, p.dst) = (host, peer);
                 self.hosts.nics[ring.idx()].next_port = ((q + 1) % ports) as u8;
                 return Some(pkt);
+            }
+            let sprayed = self.hosts.sprayed.as_ref().expect("a spraying NIC");
+            let out = sprayed.port_of(c, self.k.pool.get(pkt).entropy as u32, q);
+            let peer = sprayed.peer(c, out, dst).expect("the entropy's port reaches the peer");
+            let p = self.k.pool.get_mut(pkt);
+            (p.src, p.dst) = (NodeId(ring.0 + out * gpus), peer);
+            if out == q {
+                return Some(pkt);
+            }
+            let other = port_of(self, out);
+            let kick = self.with_net(|net, k| {
+                net.queue_from_host(k, other, pkt);
+                net.kick(k, other)
+            });
+            if kick == Kick::StartNow {
+                // (This port is still looking for its packet: no wake-up of the NIC's ports.)
+                self.send_from_nic_port(other, false);
+            }
+            if full(self, other) {
+                // That port's stage is full: the NIC waits for a packet to leave it.
+                return None;
             }
         }
         None

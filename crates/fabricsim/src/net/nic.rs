@@ -53,6 +53,9 @@ pub struct SprayedPorts {
     /// packets on port q go to (the same where it reaches it), [`SprayedPorts::NONE`] where
     /// port q reaches none of the peer's (its cable, or the peer's, removed).
     pub peer_port: Vec<u8>,
+    /// Each packet on the port its entropy selects (`nic_port_choice = "entropy"`), rather
+    /// than on the port that is free.
+    pub by_entropy: bool,
 }
 
 impl SprayedPorts {
@@ -63,6 +66,16 @@ impl SprayedPorts {
     #[inline]
     pub fn sprays(&self, h: NodeId) -> bool {
         h.0 < self.gpus * self.ports
+    }
+
+    /// The port a packet of connection `c` with `entropy` leaves by (`by_entropy`): the one its
+    /// entropy selects if that port reaches the peer, else `fallback` if it does, else the
+    /// first that does.
+    #[inline]
+    pub fn port_of(&self, c: ConnId, entropy: u32, fallback: u32) -> u32 {
+        let reaches = |q: u32| self.peer_port[c.idx() * self.ports as usize + q as usize] != Self::NONE;
+        let chosen = entropy % self.ports;
+        [chosen, fallback].into_iter().chain(0..self.ports).find(|&q| reaches(q)).unwrap_or(fallback)
     }
 
     /// The peer's port (host) that connection `c` to host `dst` reaches from sending port `q`,

@@ -225,7 +225,8 @@ pub struct TopologyConfig {
     pub dual_tor: Option<bool>,
     /// Fabrics of servers whose NICs have several ports (planes, dual-ToR) only: a connection
     /// between GPUs striped over the ports (`"striped"`, the default) or one whose packets leave
-    /// on the NIC's next free port (`"packet"`).
+    /// on the NIC's next free port (`"packet"`) or on the port their entropy selects
+    /// (`"entropy"`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub nic_port_choice: Option<crate::topo::rail_optimized::PortChoice>,
     /// Fabrics of servers only: what a server holds (`[topology.server]`); kept after the plain

@@ -151,10 +151,16 @@ impl Fabric {
     }
 
     /// Where each GPU's NIC sprays a connection's packets over its ports
-    /// (`nic_port_choice = "packet"`): the GPUs and the ports of each NIC (port p of GPU i is
+    /// (`nic_port_choice = "packet"` or `"entropy"`): the GPUs and the ports of each NIC (port p of GPU i is
     /// host p × GPUs + i). `None` where a connection keeps to one port.
     pub fn sprayed_ports(&self) -> Option<(u32, u32)> {
-        self.servers.filter(|s| s.port_choice == rail_optimized::PortChoice::Packet && s.nic_ports() > 1).map(|s| (s.gpus(), s.nic_ports()))
+        self.servers.filter(|s| s.port_choice != rail_optimized::PortChoice::Striped && s.nic_ports() > 1).map(|s| (s.gpus(), s.nic_ports()))
+    }
+
+    /// Whether a spraying NIC puts each packet on the port its entropy selects
+    /// (`nic_port_choice = "entropy"`) rather than on its next free port.
+    pub fn ports_by_entropy(&self) -> bool {
+        self.servers.is_some_and(|s| s.port_choice == rail_optimized::PortChoice::Entropy)
     }
 
     /// The hosts (NIC ports) a connection from host `h` sends on: every port of its GPU's NIC
