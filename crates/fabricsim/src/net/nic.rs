@@ -70,11 +70,16 @@ impl SprayedPorts {
 
     /// The port a packet of connection `c` with `entropy` leaves by (`by_entropy`): the one its
     /// entropy selects if that port reaches the peer, else `fallback` if it does, else the
-    /// first that does.
+    /// first that does. The choice hashes the connection with the entropy, as the switches'
+    /// ECMP does: path selectors whose entropies are path ids counted from the same start in
+    /// every connection (STrack's) would otherwise put every connection's first packet on the
+    /// same port.
     #[inline]
     pub fn port_of(&self, c: ConnId, entropy: u32, fallback: u32) -> u32 {
         let reaches = |q: u32| self.peer_port[c.idx() * self.ports as usize + q as usize] != Self::NONE;
-        let chosen = entropy % self.ports;
+        // (Fibonacci hashing of the pair: its high bits are well mixed.)
+        let mixed = ((c.0 as u64) << 16 | entropy as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32;
+        let chosen = (mixed % self.ports as u64) as u32;
         [chosen, fallback].into_iter().chain(0..self.ports).find(|&q| reaches(q)).unwrap_or(fallback)
     }
 

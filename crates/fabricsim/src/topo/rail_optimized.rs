@@ -94,8 +94,8 @@ pub enum PortChoice {
     /// plane: the NIC sprays packets over its ports, as htsim's multi-port UEC NIC does
     /// (`UecNIC::findFreePort`, uet-htsim 40ccb05).
     Packet,
-    /// One queue pair whose every packet leaves on the port its entropy selects (entropy mod
-    /// ports), so that the sender's path selection chooses the plane as it chooses a path
+    /// One queue pair whose every packet leaves on the port its entropy selects (a hash of the
+    /// connection and the entropy, mod ports), so that the sender's path selection chooses the plane as it chooses a path
     /// within one: REPS keeps the entropies that came back unmarked, and with them a plane that
     /// is not congested. A packet for a busy port waits there (staged), and the NIC takes no
     /// further packet from its connections while any of its ports holds one.
@@ -123,7 +123,7 @@ impl Servers {
         match self.port_choice {
             PortChoice::Striped => format!("a connection between GPUs is striped over {striped} (nic_port_choice = \"striped\")"),
             PortChoice::Packet => "a connection between GPUs is one queue pair whose packets leave on the NIC's next free port, each to the peer's port on its plane (nic_port_choice = \"packet\")".to_string(),
-            PortChoice::Entropy => "a connection between GPUs is one queue pair whose packets leave on the port their entropy selects (entropy mod ports), each to the peer's port on its plane (nic_port_choice = \"entropy\")".to_string(),
+            PortChoice::Entropy => "a connection between GPUs is one queue pair whose packets leave on the port their entropy selects (hashed with the connection), each to the peer's port on its plane (nic_port_choice = \"entropy\")".to_string(),
         }
     }
 
