@@ -49,12 +49,12 @@ def main():
         if all(got):
             out.append(f"| {name} | " + " | ".join(f"{r['cct_us']:.0f} ({r['normalized_cct']:.2f})" for r in got) + " |")
             commits |= {r["commit"] for r in got}
-    out += ["", "AllToAll on two planes of 200G, each connection striped half and half or sprayed per packet over the NIC's two ports (`nic_port_choice`), healthy and with plane 1's spine4 down:", "",
-            "| transport | striped | striped, spine4 down | sprayed | sprayed, spine4 down | sprayed retransmitted (healthy / down) |", "|---|---|---|---|---|---|"]
+    out += ["", "AllToAll on two planes of 200G, each connection striped half and half, or one queue pair whose packets take the NIC's next free port or the port their entropy selects (`nic_port_choice`), healthy and with plane 1's spine4 down:", "",
+            "| transport | striped | striped, spine4 down | next free port | next free port, spine4 down | by entropy | by entropy, spine4 down |", "|---|---|---|---|---|---|---|"]
     for t, name in TRANSPORTS[:2] + [("roce_ooo", "RoCEv2, out-of-order receiver (rc_ooo)"), ("nscc_ack1", "NSCC+REPS, ACK per packet")]:
-        got = [rows.get(i) for i in (f"a2a-rail2p-{t}", f"a2a_down-rail2p-{t}", f"a2a-rail2pp-{t}", f"a2a_down-rail2pp-{t}")]
-        if all(got[2:]):
-            out.append(f"| {name} | " + " | ".join(f"{r['cct_us']:.0f} ({r['normalized_cct']:.2f})" if r else "–" for r in got) + f" | {got[2]['retransmitted']} / {got[3]['retransmitted']} |")
+        got = [rows.get(i) for i in (f"a2a-rail2p-{t}", f"a2a_down-rail2p-{t}", f"a2a-rail2pp-{t}", f"a2a_down-rail2pp-{t}", f"a2a-rail2pe-{t}", f"a2a_down-rail2pe-{t}")]
+        if all(got[2:4]):
+            out.append(f"| {name} | " + " | ".join(f"{r['cct_us']:.0f} ({r['normalized_cct']:.2f})" if r else "–" for r in got) + " |")
             commits |= {r["commit"] for r in got if r}
     out += ["", "AllToAll on dual-ToR (two 200G ports per NIC on a leaf pair, the same 24 switches), healthy and with tor1 down:", "",
             "| transport | healthy | tor1 down |", "|---|---|---|"]

@@ -16,6 +16,8 @@ GPU with its own 400 Gb/s NIC and an NVLink-class scale-up domain (3600 Gb/s per
             half and half over the two ports.
   rail2pp   rail2p with each connection one queue pair sprayed per packet over the NIC's two
             ports (`nic_port_choice = "packet"`: the next free port), healthy and spine down.
+  rail2pe   the same with each packet on the port its entropy selects
+            (`nic_port_choice = "entropy"`), healthy and spine down.
   rail2t    dual-ToR from the same 24 switches at 200G: each NIC's two 200G ports on the two
             leaves of a pair (AllToAll only; also with one leaf, tor1, down).
 
@@ -82,11 +84,14 @@ PLANES = {
     # The two planes with each connection one queue pair sprayed packet by packet over the
     # NIC's two ports (the next free one), instead of striped half and half.
     "rail2pp": 'kind = "rail_optimized"\nservers_per_su = 128\nspines = 4\nplanes = 2\nnic_port_choice = "packet"\nlink_rate_gbps = 200',
+    # ... or with each packet on the port its entropy selects (the sender's path selection
+    # chooses the plane).
+    "rail2pe": 'kind = "rail_optimized"\nservers_per_su = 128\nspines = 4\nplanes = 2\nnic_port_choice = "entropy"\nlink_rate_gbps = 200',
 }
 
 # A spine down (every cable of it removed at build time): spine0 of the one-plane fabric,
 # plane 1's first spine (spine4) of the two-plane one.
-SPINE_DOWN = {"rail": "tor*-spine0", "rail2p": "tor*-spine4", "rail2pp": "tor*-spine4", "rail2t": "tor1-*"}
+SPINE_DOWN = {"rail": "tor*-spine0", "rail2p": "tor*-spine4", "rail2pp": "tor*-spine4", "rail2pe": "tor*-spine4", "rail2t": "tor1-*"}
 
 TRANSPORTS = {
     "roce": """[switch]
@@ -209,6 +214,10 @@ def cases():
         out.append((f"a2a-rail2pp-{transport}", scenario("rail2pp", "a2a", transport, False)))
         out.append((f"a2a_down-rail2pp-{transport}", scenario("rail2pp", "a2a", transport, False, spine_down=True)))
     out.append(("a2a_down-rail2p-roce_ooo", scenario("rail2p", "a2a", "roce_ooo", False, spine_down=True)))
+    # The planes chosen by the packets' entropy, healthy and with plane 1's spine down.
+    for transport in ("roce", "strack", "nscc_ack1"):
+        out.append((f"a2a-rail2pe-{transport}", scenario("rail2pe", "a2a", transport, False)))
+        out.append((f"a2a_down-rail2pe-{transport}", scenario("rail2pe", "a2a", transport, False, spine_down=True)))
     # Dual-ToR, healthy and with one leaf of a pair down (every cable of tor1).
     for transport in ("roce", "strack", "nscc_ack1"):
         out.append((f"a2a-rail2t-{transport}", scenario("rail2t", "a2a", transport, False)))
