@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-WORKLOADS = [("ring", "flat ring AllReduce, 64 MiB"), ("ring_pxn", "flat ring AllReduce, 64 MiB, PXN"), ("hier", "hierarchical AllReduce, 64 MiB"), ("hier_tree", "hierarchical AllReduce, tree across servers, 64 MiB"), ("a2a", "AllToAll, 16 MiB per GPU")]
+WORKLOADS = [("ring", "flat ring AllReduce, 64 MiB"), ("ring_pxn", "flat ring AllReduce, 64 MiB, PXN"), ("hier", "hierarchical AllReduce, 64 MiB"), ("hier_tree", "hierarchical AllReduce, tree across servers, 64 MiB"), ("hier_ch4", "hierarchical AllReduce, 4 channels, 64 MiB"), ("a2a", "AllToAll, 16 MiB per GPU")]
 FABRICS = ["rail", "racks", "rail_only"]
 TRANSPORTS = [("roce", "RoCEv2"), ("strack", "STrack"), ("nscc", "NSCC+REPS")]
 

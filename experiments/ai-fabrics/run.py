@@ -28,6 +28,7 @@ Workloads, one job over all 1024 GPUs (rank i = GPU i, servers in order):
             the servers, in-server AllGather), 64 MiB
   hier_tree the same with a double binary tree per rail across the servers instead of the
             ring (NCCL's tree across servers), 64 MiB
+  hier_ch4  hier as 4 channels (NCCL's), each on a quarter of the data (rail only)
   a2a       direct AllToAll of 16 MiB per GPU (16 KiB to each peer, every peer at once); also
             with the scale-up domain at 1600, 800 and 400 Gb/s per GPU (rail, rail_only; RoCEv2)
 
@@ -148,6 +149,7 @@ WORKLOADS = {
     "ring": '{ op = "allreduce", algorithm = "ring", bytes = "64MiB" }',
     "hier": '{ op = "allreduce", algorithm = "hier", group = 8, bytes = "64MiB" }',
     "hier_tree": '{ op = "allreduce", algorithm = "hier_tree", group = 8, bytes = "64MiB" }',
+    "hier_ch4": '{ op = "allreduce", algorithm = "hier", group = 8, bytes = "64MiB", channels = 4 }',
     "a2a": '{ op = "alltoall", bytes = "16MiB" }',
 }
 
@@ -193,7 +195,7 @@ def cases():
         for fabric in FABRICS:
             for transport in TRANSPORTS:
                 # (RoCEv2 with an out-of-order receiver: the planes' rows only.)
-                if transport == "roce_ooo" or (transport == "nscc_ack1" and workload != "a2a"):
+                if transport == "roce_ooo" or (transport == "nscc_ack1" and workload != "a2a") or (workload == "hier_ch4" and fabric != "rail"):
                     continue
                 out.append((f"{workload}-{fabric}-{transport}", scenario(fabric, workload, transport, False)))
                 if workload == "ring" and fabric == "rail":
