@@ -178,6 +178,7 @@ impl Fabric {
     /// them instead).
     pub fn nic_rate(&self, h: NodeId, downlink: bool, rate: impl Fn(PortId) -> BitsPerSec) -> BitsPerSec {
         let links = if downlink { &self.host_downlink } else { &self.host_port };
+        // (A lone port counts as built, cut or not, as every rate read from it did before.)
         let live = |s: &NodeId| *s == h || self.cut_hosts.binary_search(s).is_err();
         BitsPerSec(self.nic_siblings(h).filter(live).map(|s| rate(links[s.idx()]).0).sum())
     }

@@ -14,61 +14,95 @@
 //! instead of a ring (NCCL's tree algorithm across servers, one pair of trees per rail; its
 //! depth grows as log2 m where the ring's chain grows as 2(m − 1)): the same bytes on every
 //! NIC, fewer hops in sequence, and an interior rank receiving from two children at once.
+//!
+//! ReduceScatter and AllGather `hier` are the AllReduce's halves: ReduceScatter reduces inside
+//! each group (member l ends with segment l reduced over its group), then across the groups
+//! among the ranks of each local index (a ring over S / group: each rank ends with its S / N
+//! reduced over all); AllGather gathers across the groups first (each rank of local index l
+//! ends with the l-th S / group of the buffer), then inside each group. Each NIC carries
+//! (m − 1)/m · S / group.
+//!
+//! [`phases`] lists an algorithm's phases; the builder ([`build`]) and the size count
+//! (`instance_size` in the parent module) both walk that one list.
 
 use super::{double_binary_tree, ring, Dep, InstanceBuilder, Sent};
 use crate::workload::graph::Trigger;
 
-/// How phase (2) joins the groups.
+/// Which ranks a phase runs among.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Across {
-    /// A ring per local index (`hier`).
-    Ring,
-    /// A double binary tree per local index (`hier_tree`).
+pub enum Among {
+    /// The members of each group, among themselves.
+    Groups,
+    /// The ranks of each local index, one per group, among themselves.
+    LocalIndex,
+}
+
+/// How a phase moves its data among its members.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shape {
+    /// A ring of this many steps ([`ring::among`]).
+    Ring(u32),
+    /// A double binary tree AllReduce ([`double_binary_tree::among`]).
     Tree,
 }
 
-/// Emits the hierarchical AllReduce of `bytes` per rank in groups of `group` consecutive ranks
-/// (`group` divides the rank count: validated), phase (2) as `across` says.
-pub fn build(b: &mut InstanceBuilder, bytes: u64, group: u32, across: Across) {
+/// One phase of a hierarchical collective: among whom, over how many bytes per member, how.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Phase {
+    /// Which ranks.
+    pub among: Among,
+    /// The buffer per member the phase works on.
+    pub bytes: u64,
+    /// Ring or tree.
+    pub shape: Shape,
+}
+
+/// The phases of `op`/`alg` (AllReduce `hier` or `hier_tree`, AllGather or ReduceScatter
+/// `hier`) over `n` ranks in groups of `group` with `bytes` per rank, in order; a phase that
+/// moves nothing (a ring of no steps, a tree of one rank) is left out.
+pub fn phases(op: &str, alg: &str, n: u32, group: u32, bytes: u64) -> Vec<Phase> {
+    let m = n / group;
+    let inside = |steps: u32| Phase { among: Among::Groups, bytes, shape: Shape::Ring(steps) };
+    let across = |shape: Shape| Phase { among: Among::LocalIndex, bytes: bytes.div_ceil(group as u64), shape };
+    let list = match (op, alg) {
+        ("allreduce", "hier_tree") => vec![inside(group - 1), across(Shape::Tree), inside(group - 1)],
+        ("allreduce", _) => vec![inside(group - 1), across(Shape::Ring(2 * (m - 1))), inside(group - 1)],
+        ("reducescatter", _) => vec![inside(group - 1), across(Shape::Ring(m - 1))],
+        _ => vec![across(Shape::Ring(m - 1)), inside(group - 1)],
+    };
+    let moves = |p: &Phase| match p.shape {
+        Shape::Ring(steps) => steps > 0,
+        Shape::Tree => m > 1,
+    };
+    list.into_iter().filter(moves).collect()
+}
+
+/// Emits hierarchical `op`/`alg` of `bytes` per rank in groups of `group` consecutive ranks
+/// (`group` divides the rank count: validated): [`phases`] one after the other, each rank
+/// starting a phase once it has received its last chunks of the one before.
+pub fn build(b: &mut InstanceBuilder, op: &str, alg: &str, bytes: u64, group: u32) {
     let n = b.ranks();
     let m = n / group;
     let groups: Vec<Vec<u32>> = (0..m).map(|k| (k * group..(k + 1) * group).collect()).collect();
+    let local: Vec<Vec<u32>> = (0..group).map(|l| (0..m).map(|k| k * group + l).collect()).collect();
     let mut received: Vec<Vec<Sent>> = vec![Vec::new(); n as usize];
-    // (1) ReduceScatter inside each group.
-    for members in &groups {
-        for (i, got) in ring::among(b, members, bytes, group - 1, None).into_iter().enumerate() {
-            received[members[i] as usize] = got;
+    for phase in phases(op, alg, n, group, bytes) {
+        let sets = if phase.among == Among::Groups { &groups } else { &local };
+        for members in sets {
+            let start = ready(b, members, &received);
+            let got = match phase.shape {
+                Shape::Ring(steps) => ring::among(b, members, phase.bytes, steps, start.as_deref()),
+                Shape::Tree => double_binary_tree::among(b, members, phase.bytes, start.as_deref()),
+            };
+            for (i, got) in got.into_iter().enumerate() {
+                received[members[i] as usize] = got;
+            }
         }
-    }
-    // (2) AllReduce of each reduced segment among the ranks of one local index.
-    let segment = bytes.div_ceil(group as u64);
-    let mut next: Vec<Vec<Sent>> = vec![Vec::new(); n as usize];
-    for l in (0..group).filter(|_| m > 1) {
-        let members: Vec<u32> = (0..m).map(|k| k * group + l).collect();
-        let start = ready(b, &members, &received);
-        let got = match across {
-            Across::Ring => ring::among(b, &members, segment, 2 * (m - 1), start.as_deref()),
-            Across::Tree => double_binary_tree::among(b, &members, segment, start.as_deref()),
-        };
-        for (i, got) in got.into_iter().enumerate() {
-            next[members[i] as usize] = got;
-        }
-    }
-    // Ranks whose phase (2) moved nothing (one group) go on from phase (1).
-    for (r, got) in next.into_iter().enumerate() {
-        if !got.is_empty() {
-            received[r] = got;
-        }
-    }
-    // (3) AllGather inside each group.
-    for members in groups.iter().filter(|_| group > 1) {
-        let start = ready(b, members, &received);
-        ring::among(b, members, bytes, group - 1, start.as_deref());
     }
 }
 
 /// Per member, a join over the chunks it received last: what its next phase waits for (`None`
-/// when no member received any, as after a phase of no steps).
+/// when no member received any: the first phase).
 fn ready(b: &mut InstanceBuilder, members: &[u32], received: &[Vec<Sent>]) -> Option<Vec<Dep>> {
     if members.iter().all(|&r| received[r as usize].is_empty()) {
         return None;
@@ -83,31 +117,3 @@ fn ready(b: &mut InstanceBuilder, members: &[u32], received: &[Vec<Sent>]) -> Op
             .collect(),
     )
 }
-
-/// Emits a hierarchical ReduceScatter (`reduce`) or AllGather of a `bytes` buffer per rank in
-/// groups of `group` consecutive ranks, the two halves of the AllReduce above: ReduceScatter
-/// reduces inside each group (a ring over the buffer: member l ends with segment l reduced over
-/// its group), then across the groups among the ranks of each local index (a ring over S /
-/// group: each rank ends with its S / N reduced over all); AllGather gathers across the groups
-/// first (each rank of local index l ends with the l-th S / group of the buffer), then inside
-/// each group. Each NIC carries (m − 1)/m · S / group; a phase of no steps (one group, or groups
-/// of one) is skipped.
-pub fn build_one_way(b: &mut InstanceBuilder, bytes: u64, group: u32, reduce: bool) {
-    let n = b.ranks();
-    let m = n / group;
-    let groups: Vec<Vec<u32>> = (0..m).map(|k| (k * group..(k + 1) * group).collect()).collect();
-    let across: Vec<Vec<u32>> = (0..group).map(|l| (0..m).map(|k| k * group + l).collect()).collect();
-    let inside = (&groups, bytes, group - 1);
-    let between = (&across, bytes.div_ceil(group as u64), m - 1);
-    let phases = if reduce { [inside, between] } else { [between, inside] };
-    let mut received: Vec<Vec<Sent>> = vec![Vec::new(); n as usize];
-    for (sets, size, steps) in phases.into_iter().filter(|p| p.2 > 0) {
-        for members in sets {
-            let start = ready(b, members, &received);
-            for (i, got) in ring::among(b, members, size, steps, start.as_deref()).into_iter().enumerate() {
-                received[members[i] as usize] = got;
-            }
-        }
-    }
-}
-

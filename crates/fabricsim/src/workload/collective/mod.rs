@@ -421,19 +421,21 @@ fn channel_size(op: &str, alg: &str, n: u32, c: &CollectiveSpec, s: u64, chunk: 
     };
     match (op, alg) {
         ("allreduce", "ring") => ring(2 * (n64 - 1)),
-        ("allgather" | "reducescatter", "hier") => {
-            let g = c.group() as u64;
-            let m = n64 / g;
-            // (members per set, sets, bytes, steps) of the phases, in order; as in AllReduce
-            // `hier`, each phase after the first waits for a join per rank.
-            let inside = (g, m, s, g - 1);
-            let between = (m, g, s.div_ceil(g), m - 1);
-            let phases = if op == "reducescatter" { [inside, between] } else { [between, inside] };
+        ("allreduce", "hier" | "hier_tree") | ("allgather" | "reducescatter", "hier") => {
+            let g = c.group();
+            let m = n / g;
+            // Each phase after the first waits for a join per rank over what it received last:
+            // a ring's last step's chunks, or a tree's (`tree_joins`).
             let mut size = GraphSize::default();
             let mut after: Option<GraphSize> = None;
-            for (k, sets, bytes, steps) in phases.into_iter().filter(|p| p.3 > 0) {
-                size = size.plus(after.unwrap_or_default()).plus(phase(k, bytes, steps, after.is_some()).times(sets));
-                after = Some(join_size(chunk_count(bytes.div_ceil(k), chunk) as u64).times(n64));
+            for p in hierarchical::phases(op, alg, n, g, s) {
+                let (k, sets) = if p.among == hierarchical::Among::Groups { (g, m) } else { (m, g) };
+                let (body, joins) = match p.shape {
+                    hierarchical::Shape::Ring(steps) => (phase(k as u64, p.bytes, steps as u64, after.is_some()), join_size(chunk_count(p.bytes.div_ceil(k as u64), chunk) as u64).times(n64)),
+                    hierarchical::Shape::Tree => (tree(k, p.bytes, after.is_some()), tree_joins(k, p.bytes, chunk).times(sets as u64)),
+                };
+                size = size.plus(after.unwrap_or_default()).plus(body.times(sets as u64));
+                after = Some(joins);
             }
             size
         }
@@ -442,25 +444,6 @@ fn channel_size(op: &str, alg: &str, n: u32, c: &CollectiveSpec, s: u64, chunk: 
             let levels = n.trailing_zeros();
             let steps: Vec<u64> = (0..levels).chain((0..levels).rev()).map(|i| s.div_ceil(2u64 << i)).collect();
             steps.iter().enumerate().fold(GraphSize::default(), |acc, (t, &b)| acc.plus(chunked(b, u64::from(t > 0)).times(n64)))
-        }
-        ("allreduce", "hier" | "hier_tree") => {
-            let g = c.group() as u64;
-            let m = n64 / g;
-            // The joins the ranks' next phase waits for, each over the chunks its rank received
-            // last: the last step's of a ring of `k` over `bytes`.
-            let ring_joins = |k: u64, bytes: u64| join_size(chunk_count(bytes.div_ceil(k), chunk) as u64).times(n64);
-            let across = s.div_ceil(g);
-            let mut size = phase(g, s, g - 1, false).times(m);
-            let mut after = (g > 1).then(|| ring_joins(g, s));
-            if m > 1 {
-                let joined = if alg == "hier" { phase(m, across, 2 * (m - 1), after.is_some()) } else { tree(m as u32, across, after.is_some()) };
-                size = size.plus(after.unwrap_or_default()).plus(joined.times(g));
-                after = Some(if alg == "hier" { ring_joins(m, across) } else { tree_joins(m as u32, across, chunk).times(g) });
-            }
-            if g > 1 {
-                size = size.plus(after.unwrap_or_default()).plus(phase(g, s, g - 1, after.is_some()).times(m));
-            }
-            size
         }
         ("allreduce", "dbt") => tree(n, s, false),
         ("alltoall", "direct") => {
@@ -799,12 +782,10 @@ pub fn generate(p: &CollectivesParams, hosts: u32, rng: &mut Rng, files: &InputF
                         let mut b = InstanceBuilder { g: &mut g, conns: &mut conns, hosts: &ranks, qps, qp_base: k as u32 * qps, chunk, begin, end, completions: waits_for_completions(op) };
                         match (op, alg) {
                             ("allreduce", "ring") => ring::build(&mut b, bytes, 2 * (n - 1)),
-                            ("allgather" | "reducescatter", "hier") => hierarchical::build_one_way(&mut b, bytes, c.group(), op == "reducescatter"),
+                            (_, "hier" | "hier_tree") => hierarchical::build(&mut b, op, alg, bytes, c.group()),
                             ("allgather" | "reducescatter", _) => ring::build(&mut b, bytes, n - 1),
                             ("allreduce", "hd") => halving_doubling::build(&mut b, bytes),
                             ("allreduce", "dbt") => double_binary_tree::build(&mut b, bytes),
-                            ("allreduce", "hier") => hierarchical::build(&mut b, bytes, c.group(), hierarchical::Across::Ring),
-                            ("allreduce", "hier_tree") => hierarchical::build(&mut b, bytes, c.group(), hierarchical::Across::Tree),
                             ("alltoall", "direct") => alltoall::build_direct(&mut b, bytes, c.parallelism.unwrap_or(n - 1)),
                             ("alltoall", "pairwise") => alltoall::build_pairwise(&mut b, bytes),
                             ("broadcast", _) => broadcast::build(&mut b, bytes, c.root.unwrap_or(0)),
