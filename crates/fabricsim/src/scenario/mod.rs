@@ -804,41 +804,14 @@ impl Setup {
 //# NCCL uses each port of a multi-port NIC as a device of its own and spreads its channels, so
 //# a transfer's bytes, over them; a plane is a NIC port's whole path.
 /// `traffic` with every connection between two GPUs' NICs striped over their NIC ports
-/// ([`Traffic::striped`]: a part of each send on each port pair, its bytes split evenly): port
-/// p to port p for every p on which a path joins them (each plane; both ports of a dual-ToR
-/// NIC); when no such pair is joined (a port of each cut), the first joined pair of other
-/// ports; a connection nothing joins is left on port 0, for [`check_paths`] to name.
+/// ([`Traffic::striped`]: a part of each send on each port pair of [`port_pairs`], its bytes
+/// split evenly: each plane, or both ports of a dual-ToR NIC).
 /// Refused when a send would have more than [`crate::workload::graph::MAX_PARTS`] parts (its queue pairs times
 /// the planes) or the graph would outgrow `budget`.
 fn stripe_over_planes(fabric: &Fabric, traffic: Traffic, budget: Budget) -> Result<Traffic> {
     let servers = fabric.servers.expect("NIC ports only on a fabric of servers");
     let (gpus, planes) = (servers.gpus(), servers.nic_ports());
-    let joined = |c: &crate::workload::graph::ConnSpec, (p, q): (u32, u32)| fabric.reachable(c.src.offset(p * gpus), c.dst.offset(q * gpus));
-    let planes_of: Vec<Vec<(u32, u32)>> = traffic
-        .conns
-        .iter()
-        .map(|c| {
-            if c.src.0 >= gpus || c.dst.0 >= gpus {
-                return vec![(0, 0)];
-            }
-            let same: Vec<(u32, u32)> = (0..planes).map(|p| (p, p)).filter(|&pq| joined(c, pq)).collect();
-            if !same.is_empty() {
-                return same;
-            }
-            let cross = (0..planes).flat_map(|p| (0..planes).map(move |q| (p, q))).find(|&pq| joined(c, pq));
-            vec![cross.unwrap_or((0, 0))]
-        })
-        .collect();
-    if fabric.sprayed_ports().is_some() {
-        // One connection per pair of GPUs, named by the first port pair that joins them (the
-        // NIC picks each packet's port; `Hosts::sprayed` says which ports reach the peer).
-        let mut traffic = traffic;
-        for (c, planes) in traffic.conns.iter_mut().zip(&planes_of) {
-            let (p, q) = planes[0];
-            (c.src, c.dst) = (c.src.offset(p * gpus), c.dst.offset(q * gpus));
-        }
-        return Ok(traffic);
-    }
+    let planes_of: Vec<Vec<(u32, u32)>> = traffic.conns.iter().map(|c| port_pairs(fabric, c)).collect();
     let key = if servers.dual_tor { "topology.dual_tor" } else { "topology.planes" };
     let mut parts = vec![0u32; traffic.tasks.len()];
     for m in traffic.messages() {
@@ -853,6 +826,37 @@ fn stripe_over_planes(fabric: &Fabric, traffic: Traffic, budget: Budget) -> Resu
     let grown = traffic.striped_size(&planes_of);
     budget.admit(key, grown.bytes(), || format!("striping the connections over the planes makes {}", grown.describe()))?;
     Ok(traffic.striped(&planes_of, gpus))
+}
+
+/// The NIC port pairs (p, q) that carry connection `c`, port p of its source GPU to port q of
+/// its destination's: p to p for every p on which a path joins them; when none is, the first
+/// joined pair of other ports; `[(0, 0)]` when nothing joins them (for [`check_paths`] to
+/// name) or an end is not a GPU's NIC port.
+fn port_pairs(fabric: &Fabric, c: &crate::workload::graph::ConnSpec) -> Vec<(u32, u32)> {
+    let Some((gpus, ports)) = fabric.servers.map(|s| (s.gpus(), s.nic_ports())) else { return vec![(0, 0)] };
+    if c.src.0 >= gpus || c.dst.0 >= gpus {
+        return vec![(0, 0)];
+    }
+    let joined = |&(p, q): &(u32, u32)| fabric.reachable(c.src.offset(p * gpus), c.dst.offset(q * gpus));
+    let same: Vec<(u32, u32)> = (0..ports).map(|p| (p, p)).filter(joined).collect();
+    if !same.is_empty() {
+        return same;
+    }
+    let cross = (0..ports).flat_map(|p| (0..ports).map(move |q| (p, q))).find(joined);
+    vec![cross.unwrap_or((0, 0))]
+}
+
+/// `traffic` for NICs that spray each connection's packets over their ports
+/// (`topology.nic_port_choice`): one connection per pair of GPUs as before, named by the first
+/// port pair that joins them ([`port_pairs`]); the NIC picks each packet's port
+/// (`net::nic::SprayedPorts`).
+fn name_by_first_ports(fabric: &Fabric, mut traffic: Traffic) -> Traffic {
+    let gpus = fabric.servers.map_or(0, |s| s.gpus());
+    for c in &mut traffic.conns {
+        let (p, q) = port_pairs(fabric, c)[0];
+        (c.src, c.dst) = (c.src.offset(p * gpus), c.dst.offset(q * gpus));
+    }
+    traffic
 }
 
 /// Refuses a workload with a connection between hosts that no path joins (the rails of a
@@ -999,11 +1003,14 @@ impl Scenario {
         for c in &mut traffic.conns {
             (c.src, c.dst) = fabric.endpoints(c.src, c.dst);
         }
-        if fabric.nic_ports() > 1 {
-            if fabric.sprayed_ports().is_some() && self.transport.credit.enabled() {
+        if fabric.sprayed_ports().is_some() {
+            if self.transport.credit.enabled() {
                 // The receiver's pull pacer runs at one port's rate (`transport::credit`).
-                return Err(Error::invalid("topology.nic_port_choice", format!("\"packet\" with receiver credits (transport.credit = \"{}\"): the pull pacer paces one NIC port; allowed with credits: \"striped\"", self.transport.credit.name())));
+                let choice = self.topology.nic_port_choice.map_or("", |c| c.name());
+                return Err(Error::invalid("topology.nic_port_choice", format!("\"{choice}\" with receiver credits (transport.credit = \"{}\"): the pull pacer paces one NIC port; allowed with credits: \"striped\"", self.transport.credit.name())));
             }
+            traffic = name_by_first_ports(&fabric, traffic);
+        } else if fabric.nic_ports() > 1 {
             traffic = stripe_over_planes(&fabric, traffic, workload_budget)?;
         }
         traffic.check_packet_counts(mss, self.workload.size_key())?;

@@ -102,6 +102,17 @@ pub enum PortChoice {
     Entropy,
 }
 
+impl PortChoice {
+    /// Its name in `topology.nic_port_choice`.
+    pub fn name(self) -> &'static str {
+        match self {
+            PortChoice::Striped => "striped",
+            PortChoice::Packet => "packet",
+            PortChoice::Entropy => "entropy",
+        }
+    }
+}
+
 /// A server's scale-up domain: a non-blocking switch with one link per GPU.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ScaleUp {
