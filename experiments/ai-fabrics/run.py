@@ -187,6 +187,15 @@ port_stats = true
 """
 
 
+def small(text: str) -> str:
+    """`text` (a 1024-GPU AllToAll of 16 MiB per GPU in one unit) on 16 servers: 128 GPUs,
+    2 MiB per GPU, so still 16 KiB to each peer."""
+    for a, b in (("servers = 128", "servers = 16"), ("servers_per_su = 128", "servers_per_su = 16"), (f"ranks = {SERVERS * GPUS}", "ranks = 128"), ('bytes = "16MiB"', 'bytes = "2MiB"')):
+        assert a in text, a
+        text = text.replace(a, b)
+    return text
+
+
 def cases():
     """(id, scenario) of every point: each fabric × workload × transport, and the ring relayed
     by PXN on the rail-optimized fabric."""
@@ -220,6 +229,10 @@ def cases():
     for transport in ("roce", "strack", "nscc_ack1"):
         out.append((f"a2a-rail2pe-{transport}", scenario("rail2pe", "a2a", transport, False)))
         out.append((f"a2a_down-rail2pe-{transport}", scenario("rail2pe", "a2a", transport, False, spine_down=True)))
+    # Where healthy spraying loses, located on a small copy: the AllToAll's 16 KiB per peer on
+    # 128 GPUs (16 servers in one unit, 2 MiB per GPU), striped and to the next free port.
+    for fabric in ("rail2p", "rail2pp"):
+        out.append((f"a2a128-{fabric}-nscc_ack1", small(scenario(fabric, "a2a", "nscc_ack1", False))))
     # Dual-ToR, healthy and with one leaf of a pair down (every cable of tor1).
     for transport in ("roce", "strack", "nscc_ack1"):
         out.append((f"a2a-rail2t-{transport}", scenario("rail2t", "a2a", transport, False)))
@@ -242,10 +255,17 @@ def run_one(binary: str, case_id: str, text: str) -> dict:
         s = json.loads((out / "summary.json").read_text())
         ports = (out / "ports.csv").read_text().splitlines() if (out / "ports.csv").exists() else []
     spine_bytes = 0
+    # Per port class (tor_down, tor_up, spine_down, ...): ECN marks and the deepest data queue.
+    by_class = {}
     if ports:
         head = ports[0].split(",")
-        link, tx = head.index("link"), head.index("tx_bytes")
+        link, tx, cls, marks, queue = (head.index(k) for k in ("link", "tx_bytes", "class", "ecn_marks", "max_queue_bytes"))
         spine_bytes = sum(int(r.split(",")[tx]) for r in ports[1:] if "spine" in r.split(",")[link])
+        for r in ports[1:]:
+            f = r.split(",")
+            m = by_class.setdefault(f[cls], {"ecn_marks": 0, "max_queue_bytes": 0})
+            m["ecn_marks"] += int(f[marks])
+            m["max_queue_bytes"] = max(m["max_queue_bytes"], int(f[queue]))
     c, pk = s["collectives"], s["packets"]
     if c["finished"] != c["instances"]:
         raise SystemExit(f"{case_id}: {c['finished']} of {c['instances']} collectives finished")
@@ -264,6 +284,7 @@ def run_one(binary: str, case_id: str, text: str) -> dict:
         "timeouts": pk["timeouts"],
         "pfc": s.get("pfc"),
         "max_queue_bytes": s.get("max_queue_bytes"),
+        "by_port_class": by_class,
         "invariant_violations": s.get("invariant_violations"),
         "wall_s": round(wall, 2),
         "cpu_s": round((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), 2),
