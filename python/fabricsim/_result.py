@@ -131,8 +131,8 @@ def _empty(name: str, kind: str) -> Column:
     return Column(name, kind, np.array([], dtype=_NUMPY_DTYPE[kind]), np.array([], dtype=bool) if kind == "optint" else None)
 
 
-#: flows.csv columns a run writes only when it has them (``Results::has_flow_column``).
-_OPTIONAL_COLUMNS = {"flows": ("reroutes", "subflows", "fair_ideal_fct_us", "fair_slowdown")}
+#: Columns a run writes only when it has them: flows.csv's (``Results::has_flow_column``), ccts.csv's group (training steps).
+_OPTIONAL_COLUMNS = {"flows": ("reroutes", "subflows", "fair_ideal_fct_us", "fair_slowdown"), "ccts": ("group",)}
 
 _PS_PER_US = 1_000_000
 

@@ -48,7 +48,8 @@ def test_paced_run_has_rates_and_missing_windows(tmp_path):
     assert loaded.trace["cwnd_bytes"].isna().all() and str(loaded.trace["cwnd_bytes"].dtype) == "Int64"
     assert loaded.trace["pacing_gbps"].notna().any()
     assert loaded.port_trace["paused"].dtype == bool
-    assert loaded.ccts.empty and list(loaded.ccts.columns) == fabricsim.Result.columns_info("ccts")["column"].tolist()
+    # (`group` only for training steps.)
+    assert loaded.ccts.empty and list(loaded.ccts.columns) == [c for c in fabricsim.Result.columns_info("ccts")["column"] if c != "group"]
 
 
 def test_column_kinds_follow_the_schema_units(traced_dir):
@@ -65,7 +66,7 @@ def test_column_kinds_follow_the_schema_units(traced_dir):
                 assert kind_of(table, column, units[column]) == kind, f"{table}.{column}"
                 seen.add((table, column))
     missing = {(t, c) for t in fabricsim.TABLES for c, _, _ in schema[t]["columns"]} - seen
-    assert missing <= {("flows", "reroutes"), ("flows", "subflows"), ("flows", "fair_ideal_fct_us"), ("flows", "fair_slowdown")}
+    assert missing <= {("flows", "reroutes"), ("flows", "subflows"), ("flows", "fair_ideal_fct_us"), ("flows", "fair_slowdown"), ("ccts", "group")}
 
 
 def test_load_refuses_a_folder_without_summary(tmp_path):

@@ -78,7 +78,8 @@ def test_example_frames_equal_the_csv_files(example, tmp_path):
         assert_frame_matches_csv(getattr(r, name), saved / f"{name}.csv")
     # No collectives here: no ccts.csv, and an empty frame with the schema's columns.
     assert "ccts.csv" not in written and r.ccts.empty
-    assert list(r.ccts.columns) == fabricsim.Result.columns_info("ccts")["column"].tolist()
+    # (`group` only for training steps.)
+    assert list(r.ccts.columns) == [c for c in fabricsim.Result.columns_info("ccts")["column"] if c != "group"]
     assert r.port_trace["paused"].dtype == bool
     assert r.summary["name"] == "example: 128-host permutation, spray, fixed window"
 
@@ -245,3 +246,25 @@ def test_help_tells_enough_to_start():
     doc = fabricsim.run.__doc__
     for needed in ("scenario", "overrides", "seed", "progress", "out", "ScenarioError", "DataFrame", "save"):
         assert needed in doc
+
+
+def test_a_training_step_gives_its_collectives_with_their_group_and_its_iteration_figures():
+    """A training step: the step's collectives as a frame with the group each serves, the
+    iteration's time beside its ideals and critical path in the summary."""
+    r = fabricsim.run(
+        {
+            "topology": {"kind": "leaf_spine", "tors": 2, "hosts_per_tor": 4, "spines": 2, "link_rate_gbps": 100},
+            "workload": {
+                "kind": "training",
+                "model": {"layers": 2, "hidden": 128, "heads": 4, "seq": 32, "vocab": 256, "global_batch": 4},
+                "parallelism": {"tp": 2, "pp": 2, "dp": 2},
+            },
+        },
+        progress=False,
+    )
+    assert set(r.ccts["group"]) == {"tp", "dp"}
+    it = r.summary["training"]["iterations"][0]
+    path = it["critical_path"]
+    parts = sum(path[k] for k in ("compute_us", "tp_us", "pp_us", "dp_us", "ep_us", "wait_us"))
+    assert it["time_us"] >= it["network_ideal_us"] >= it["compute_ideal_us"] > 0
+    assert abs(parts - it["time_us"]) < 1e-3

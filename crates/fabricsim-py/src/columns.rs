@@ -64,7 +64,7 @@ pub const TABLES: &[(&str, &FileSchema)] = &[
 pub fn table(results: &Results, name: &str) -> Option<Table> {
     let (columns, schema) = match name {
         "flows" => (flows(results), &schema::FLOWS),
-        "ccts" => (ccts(&results.ccts), &schema::CCTS),
+        "ccts" => (ccts(results), &schema::CCTS),
         "messages" => (messages(&results.messages), &schema::MESSAGES),
         "trace" => (trace(results), &schema::TRACE),
         "port_trace" => (port_trace(results), &schema::PORT_TRACE),
@@ -138,8 +138,9 @@ fn flows(r: &Results) -> Vec<(&'static str, Values)> {
     cols
 }
 
-fn ccts(c: &[CctResult]) -> Vec<(&'static str, Values)> {
-    vec![
+fn ccts(results: &Results) -> Vec<(&'static str, Values)> {
+    let c = &results.ccts[..];
+    let mut cols = vec![
         ("job", ints(c, |x| x.instance.job.into())),
         ("iteration", ints(c, |x| x.instance.iteration.into())),
         ("step", ints(c, |x| x.instance.step.into())),
@@ -152,7 +153,12 @@ fn ccts(c: &[CctResult]) -> Vec<(&'static str, Values)> {
         ("cct_us", times(c, CctResult::cct)),
         ("ideal_cct_us", times(c, |x| Some(x.ideal))),
         ("normalized_cct", floats(c, CctResult::normalized)),
-    ]
+    ];
+    // As ccts.csv: the group a collective serves, for training steps.
+    if results.summary.training.is_some() {
+        cols.push(("group", Values::Text(c.iter().map(|x| x.instance.group.to_string()).collect())));
+    }
+    cols
 }
 
 fn messages(m: &[MessageRow]) -> Vec<(&'static str, Values)> {
@@ -268,6 +274,15 @@ mod tests {
         let r = run("[topology]\nkind = \"leaf_spine\"\ntors = 2\nhosts_per_tor = 2\nspines = 1\nlink_rate_gbps = 100\n\
                      [workload]\nkind = \"collectives\"\n[[workload.jobs]]\nranks = 4\ncollectives = [{ op = \"allreduce\", algorithm = \"ring\", bytes = \"64KiB\" }]\n");
         assert!(!r.ccts.is_empty());
+        matches_csv(&r);
+    }
+
+    #[test]
+    fn a_training_steps_ccts_match_their_csv_with_their_group() {
+        let r = run("[topology]\nkind = \"leaf_spine\"\ntors = 2\nhosts_per_tor = 4\nspines = 1\nlink_rate_gbps = 100\n\
+                     [workload]\nkind = \"training\"\nmodel = { layers = 2, hidden = 64, heads = 4, seq = 16, vocab = 64, global_batch = 2 }\nparallelism = { tp = 2, pp = 2, dp = 2 }\n");
+        let t = table(&r, "ccts").unwrap();
+        assert_eq!(t.columns.last().unwrap().0.name, "group");
         matches_csv(&r);
     }
 

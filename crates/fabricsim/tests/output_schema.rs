@@ -64,6 +64,8 @@ fn runs() -> Vec<Results> {
             "transport.cc=\"dcqcn\"",
             "transport.reliability=\"go_back_n\"",
         ]),
+        // A training step: its iterations and groups, ccts.csv's group column.
+        run(&["workload={ kind = \"training\", model = { layers = 2, hidden = 128, heads = 4, seq = 32, vocab = 256, global_batch = 4 }, parallelism = { tp = 2, pp = 2, dp = 2 } }"]),
         // An MCC gate with its log.
         run(&["transport.cc=\"line_rate\"", "transport.gate=\"mcc\"", "run.gate_log=true"]),
         // A fabric of servers with a scale-up domain on two planes: summary.json's rails, with

@@ -228,7 +228,7 @@ impl Sim {
             self.k.c.events += 1;
             self.prefetch_ahead();
             self.dispatch(ev);
-            if self.tasks.sends_completed == total && self.k.pool.live() == 0 {
+            if self.tasks.sends_completed == total && self.k.pool.live() == 0 && self.tasks.waiting == 0 {
                 break;
             }
             if self.k.c.events & 0xFFFF == 0 {
@@ -308,6 +308,7 @@ impl<L: Layout> Sim<L> {
         let traffic = Arc::clone(&self.traffic);
         for (i, t) in traffic.tasks.iter().enumerate() {
             if t.deps() == 0 && own_task(i) {
+                self.tasks.waiting += 1;
                 self.k.q.push(t.not_before(), EventKind::TaskReady, i as u32);
             }
         }

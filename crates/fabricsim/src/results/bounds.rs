@@ -71,7 +71,7 @@ pub(super) fn host_loads(sim: &Sim, plan: &[ConnPlan]) -> Vec<(u64, u64)> {
 /// hops × (a full packet's and an ACK's host-rate serialization)). Links faster than the host
 /// rate serialize in less than what is subtracted, so this only errs low: every packet of the
 /// connection, and every ACK, spends at least this long on the wire.
-fn propagation(sim: &Sim, c: &Connection) -> Time {
+pub(super) fn propagation(sim: &Sim, c: &Connection) -> Time {
     let tp = sim.hosts.tp;
     let (mtu, ack) = ((tp.mss + tp.header) as u64, tp.ack_bytes as u64);
     let f = &sim.net.fabric;
@@ -118,7 +118,9 @@ pub(super) fn instance_paths(sim: &Sim) -> Vec<InstancePaths> {
     let sender = |conn: u32| sim.hosts.conns[conn as usize].src;
     let rate_of = |host: NodeId| link_rate(sim, host, false);
     let mut out = vec![InstancePaths { one_way: Time::MAX, rates: None, busiest_sender: None }; t.instances.len()];
-    let instance_of = |task: u32| begins.partition_point(|&b| b < task).checked_sub(1);
+    // A training step's point-to-point messages and compute belong to no instance.
+    let in_instance = |task: u32| t.step.as_ref().is_none_or(|s| s.roles[task as usize] == crate::workload::graph::Role::Collective);
+    let instance_of = |task: u32| if in_instance(task) { begins.partition_point(|&b| b < task).checked_sub(1) } else { None };
     for m in t.messages() {
         // The last begin marker before the message's send task.
         let Some(i) = instance_of(m.task) else { continue };

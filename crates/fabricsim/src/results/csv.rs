@@ -92,13 +92,18 @@ impl Results {
 
     /// `ccts.csv` text: one row per collective instance.
     pub fn ccts_csv(&self) -> String {
-        let mut s = schema::CCTS.header();
+        // The group column only for training steps, whose collectives serve one.
+        let groups = self.summary.training.is_some();
+        let mut s = schema::CCTS.header_where(|c| groups || c != "group");
         for c in &self.ccts {
             let i = &c.instance;
             let _ = write!(s, "{},{},{},{},{},{},{},", i.job, i.iteration, i.step, i.op, i.algorithm, i.ranks, i.bytes);
             push_times(&mut s, &[c.start, c.end, c.cct(), Some(c.ideal)]);
             if let Some(x) = c.normalized() {
                 let _ = write!(s, "{x:.6}");
+            }
+            if groups {
+                let _ = write!(s, ",{}", i.group);
             }
             s.push('\n');
         }

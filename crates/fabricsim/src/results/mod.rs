@@ -22,10 +22,12 @@ mod stats;
 pub mod stream;
 mod summary;
 mod timeline;
+mod training;
 
 pub use by_size::{SizeBucket, WindowFigures};
 pub use flowlets::FlowletSizes;
 pub use collectives::{CctResult, CollectiveSummary};
+pub use training::{GroupFigures, IterationFigures, TrainingSummary};
 pub use flows::FlowResult;
 pub use logs::{EventRow, MessageRow};
 pub use out_dir::OutDir;
@@ -121,6 +123,7 @@ pub fn collect(sim: &Sim, setup: &Setup, wall_seconds: f64) -> Results {
     let flowlets = sim.tracer.flowlets.as_ref().map(|m| m.sizes()).unwrap_or_default();
     let mut summary = summary::assemble(sim, setup, &flows, summary::Plans { flows: &flow_plan, conns: &plan }, &ccts, wall_seconds);
     summary.flowlets = sim.tracer.flowlets.is_some().then(|| flowlets::figures(&flowlets));
+    summary.training = training::summary(sim, &ccts);
     Results {
         flows,
         ccts,

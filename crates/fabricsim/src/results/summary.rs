@@ -326,6 +326,9 @@ pub struct Summary {
     /// Collective completion times (collective workloads only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub collectives: Option<CollectiveSummary>,
+    /// Training steps only: each iteration's time against its ideals, each group kind's bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub training: Option<super::TrainingSummary>,
     /// Packet counters.
     pub packets: PacketCounts,
     /// Events processed.
@@ -719,6 +722,7 @@ pub(super) fn assemble(sim: &Sim, setup: &Setup, flows: &[FlowResult], plans: Pl
         uplink_imbalance: sim.tracer.imbalance.as_ref().and_then(super::imbalance::figure),
         flowlets: None,
         collectives: collectives::summary(ccts),
+        training: None,
         packets,
         events: sim.k.c.events,
         ack_rtt_us: rtt_stats(&sim.hosts.acked.rtt),

@@ -189,6 +189,39 @@ pub struct Instance {
     /// Channels: independent copies of the algorithm, each on its share of the bytes (a
     /// chunk on a dependency chain carries at most a channel's step).
     pub channels: u32,
+    /// The parallelism group it serves in a training step (`tp`, `pp`, `dp`, `ep`); empty
+    /// elsewhere.
+    #[serde(skip_serializing_if = "str::is_empty")]
+    pub group: &'static str,
+}
+
+/// The group kinds of a training step's communication, as `ccts.csv` and the summary name them:
+/// tensor, pipeline, data and expert parallelism.
+pub const GROUP_KINDS: [&str; 4] = ["tp", "pp", "dp", "ep"];
+
+/// What a task of a training step is ([`StepMap`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// Part of the collective instance whose start marker came last before it.
+    Collective,
+    /// A compute kernel: a join whose incoming edges carry its duration.
+    Compute,
+    /// A point-to-point message of group kind [`GROUP_KINDS`]`[k]`.
+    Message(u8),
+    /// A zero-cost join (a stream's start, an arrival, an iteration's end).
+    Marker,
+}
+
+/// What each task of a training step is, and where its iterations end (workloads with
+/// compute and point-to-point messages beside collectives).
+#[derive(Clone, Debug, Default)]
+pub struct StepMap {
+    /// Per task, its role.
+    pub roles: Vec<Role>,
+    /// Per iteration, the join that fires when every GPU has finished it.
+    pub iteration_ends: Vec<u32>,
+    /// What `fabricsim check` shows of the step (its shape, FLOPs and bytes).
+    pub lines: Vec<String>,
 }
 
 /// What a workload's graph will hold, counted before it is generated (see [`crate::budget`]).
@@ -304,6 +337,8 @@ pub struct Traffic {
     /// The HPCC ns-3 simulator's names of the nodes and of each connection's ports, when the
     /// workload read them from that simulator's files (`switch.lb = "ns3_ecmp"` hashes them).
     pub ns3: Option<std::sync::Arc<crate::net::switch_lb::ns3_ecmp::Ns3Naming>>,
+    /// A training step's task roles and iteration ends (`None` for other workloads).
+    pub step: Option<std::sync::Arc<StepMap>>,
 }
 
 impl Traffic {
@@ -317,6 +352,32 @@ impl Traffic {
     /// Number of dependency edges.
     pub fn edge_count(&self) -> usize {
         self.edges.len()
+    }
+
+    /// When each task would fire if every task took `weight(t)` once its inputs had fired (an
+    /// edge adding its delay; both triggers alike) and none before its not-before time: the
+    /// graph's longest paths, in topological order (Kahn's). With every weight zero this is the
+    /// run on an infinitely fast network: what the compute delays alone take. Tasks on a cycle
+    /// (none in a generated graph) stay at `Time::MAX`.
+    pub fn longest_paths(&self, weight: impl Fn(u32) -> Time) -> Vec<Time> {
+        let n = self.tasks.len();
+        let mut left: Vec<u32> = self.tasks.iter().map(|t| t.deps).collect();
+        let mut ready_at: Vec<Time> = self.tasks.iter().map(|t| t.not_before).collect();
+        let mut done = vec![Time::MAX; n];
+        let mut stack: Vec<u32> = (0..n as u32).filter(|&t| left[t as usize] == 0).collect();
+        while let Some(t) = stack.pop() {
+            let finish = ready_at[t as usize] + weight(t);
+            done[t as usize] = finish;
+            for e in self.edges_of(t) {
+                let to = e.to as usize;
+                ready_at[to] = ready_at[to].max(finish + e.delay);
+                left[to] -= 1;
+                if left[to] == 0 {
+                    stack.push(e.to);
+                }
+            }
+        }
+        done
     }
 
     /// Connections of app flow `f` (see [`Traffic::app_flows`]; only when it is not empty).
@@ -482,6 +543,8 @@ impl Traffic {
     fn rebuilt(&self, mut g: GraphBuilder, mut send: impl FnMut(&mut GraphBuilder, &[u32], u64, Time) -> (u32, u32)) -> Traffic {
         let mut ids: Vec<(u32, u32)> = Vec::with_capacity(self.tasks.len());
         let mut conns = Vec::with_capacity(MAX_PARTS as usize);
+        // A step's roles follow their tasks (a relay's hop takes its send's).
+        let mut roles = Vec::with_capacity(if self.step.is_some() { self.tasks.len() } else { 0 });
         for (t, task) in self.tasks.iter().enumerate() {
             let id = match task.kind() {
                 TaskKind::Send { bytes, .. } => {
@@ -503,6 +566,9 @@ impl Traffic {
                 }
             };
             ids.push(id);
+            if let Some(step) = &self.step {
+                roles.resize(g.tasks(), step.roles[t]);
+            }
         }
         for t in 0..self.tasks.len() {
             for e in self.edges_of(t as u32) {
@@ -512,6 +578,7 @@ impl Traffic {
         let mut out = g.finish();
         out.app_flows = self.app_flows.clone();
         out.ns3 = self.ns3.clone();
+        out.step = self.step.as_ref().map(|s| std::sync::Arc::new(StepMap { roles, iteration_ends: s.iteration_ends.iter().map(|&t| ids[t as usize].1).collect(), lines: s.lines.clone() }));
         out
     }
 }

@@ -20,6 +20,7 @@ pub mod permutation;
 pub mod rdma_writes;
 pub mod run;
 pub mod size_cdf;
+pub mod training;
 
 use crate::error::{Error, Result};
 use crate::budget::Budget;
@@ -66,6 +67,8 @@ pub enum WorkloadConfig {
     OpenLoop(open_loop::OpenLoopParams),
     /// See [`rdma_writes`].
     RdmaWrites(rdma_writes::RdmaWritesParams),
+    /// See [`training`].
+    Training(training::TrainingParams),
 }
 
 crate::tagged_config!(WorkloadConfig, "kind", "workload", {
@@ -76,6 +79,7 @@ crate::tagged_config!(WorkloadConfig, "kind", "workload", {
     "collectives" => Collectives(collective::CollectivesParams),
     "open_loop" => OpenLoop(open_loop::OpenLoopParams),
     "rdma_writes" => RdmaWrites(rdma_writes::RdmaWritesParams),
+    "training" => Training(training::TrainingParams),
 });
 
 impl Default for WorkloadConfig {
@@ -93,6 +97,7 @@ pub const REGISTRY: &[crate::scheme::SchemeRow] = &[
     crate::scheme::plain_row::<collective::CollectivesParams>(collective::NAME, collective::SUMMARY, collective::EXAMPLE),
     open_loop::ROW,
     crate::scheme::plain_row::<rdma_writes::RdmaWritesParams>(rdma_writes::NAME, rdma_writes::SUMMARY, rdma_writes::EXAMPLE),
+    crate::scheme::plain_row::<training::TrainingParams>(training::NAME, training::SUMMARY, training::EXAMPLE),
 ];
 
 /// Most flows one workload may generate (open-loop traces, permutations, all-to-alls): each
@@ -153,7 +158,7 @@ impl WorkloadConfig {
             WorkloadConfig::Permutation(_) | WorkloadConfig::Incast(_) | WorkloadConfig::AllToAll(_) | WorkloadConfig::FlowList(_) | WorkloadConfig::OpenLoop(_) => true,
             // Back-to-back WRITE streams: N sub-QPs carrying sub-WQE i of every message are
             // N× the queue pairs with 1/N-size messages (`qps_per_client`, `message_bytes`).
-            WorkloadConfig::Collectives(_) | WorkloadConfig::RdmaWrites(_) => false,
+            WorkloadConfig::Collectives(_) | WorkloadConfig::RdmaWrites(_) | WorkloadConfig::Training(_) => false,
         }
     }
 
@@ -165,6 +170,7 @@ impl WorkloadConfig {
             WorkloadConfig::Collectives(_) => "workload.jobs",
             WorkloadConfig::OpenLoop(_) => "workload.cdf",
             WorkloadConfig::RdmaWrites(_) => "workload.message_bytes",
+            WorkloadConfig::Training(_) => "workload.model",
         }
     }
 
@@ -199,6 +205,7 @@ impl WorkloadConfig {
         let mut ns3 = None;
         let (mut flows, jitter_us) = match (self, fabric) {
             (WorkloadConfig::Collectives(p), _) => return collective::generate(p, hosts, &mut rng, files, room).map(Some),
+            (WorkloadConfig::Training(p), _) => return training::generate(p, hosts, room).map(Some),
             (WorkloadConfig::Incast(p), _) => (incast::generate(p, hosts, &mut rng)?, p.start_jitter_us),
             (WorkloadConfig::AllToAll(p), _) => (all_to_all::generate(p, hosts, room)?, p.start_jitter_us),
             (WorkloadConfig::FlowList(p), _) => {

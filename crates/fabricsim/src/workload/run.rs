@@ -66,6 +66,9 @@ pub struct TaskState {
     stack: Vec<u32>,
     /// Messages completed so far.
     pub sends_completed: u32,
+    /// Tasks scheduled to fire later (a compute delay, a not-before time) that have not yet:
+    /// a run is not over while one is (a step's last kernels run after its last message).
+    pub waiting: u32,
     /// Scratch: the messages a gate let through on one offer (kept to reuse its buffer).
     posted: Vec<u32>,
 }
@@ -126,6 +129,7 @@ impl TaskState {
             instance_span: vec![(Time::MAX, Time::MAX); traffic.instances.len()],
             stack: Vec::new(),
             sends_completed: 0,
+            waiting: 0,
             posted: Vec::new(),
         }
     }
@@ -224,6 +228,7 @@ impl TaskState {
 impl TaskState {
     /// A `TaskReady` event: the task's dependencies fired and its time has come.
     pub fn on_task_ready(&mut self, d: &mut impl Driver, traffic: &Traffic, t: u32) {
+        self.waiting = self.waiting.saturating_sub(1);
         self.fire_task(d, traffic, t);
         self.run_ready_tasks(d, traffic);
     }
@@ -237,6 +242,7 @@ impl TaskState {
         if self.deps_left[i] == 0 {
             let when = self.time[i].max(traffic.tasks[i].not_before());
             if when > d.now() {
+                self.waiting += 1;
                 d.schedule_task(when, to);
             } else {
                 self.stack.push(to);

@@ -505,7 +505,7 @@ impl Sim<Parted> {
         // The pool first: while packets are about (nearly every event), nothing else is read.
         self.k.pool.live() == 0 && {
             let part = self.part().expect("a partition");
-            self.tasks.sends_completed == part.own_sends && part.out_packets == 0
+            self.tasks.sends_completed == part.own_sends && part.out_packets == 0 && self.tasks.waiting == 0
         }
     }
 
@@ -540,7 +540,10 @@ impl Sim<Parted> {
                 debug_assert!(at > self.k.now);
                 self.with_tasks(|tasks, sim, traffic| tasks.satisfy(sim, traffic, task, at));
             }
-            Message::Fire { task, at } => self.k.q.push(at, EventKind::TaskReady, task),
+            Message::Fire { task, at } => {
+                self.tasks.waiting += 1;
+                self.k.q.push(at, EventKind::TaskReady, task)
+            }
         }
     }
 

@@ -377,7 +377,7 @@ fn tree_joins(k: u32, bytes: u64, chunk: u64) -> GraphSize {
 /// What one instance of `op`/`alg` over `n` ranks emits ([`generate`]'s builders, counted
 /// without building them; a test keeps the two equal): its messages, joins and edges, its
 /// start and end markers. `c` is the collective (its bytes, parallelism and root).
-fn instance_size(op: &str, alg: &str, n: u32, c: &CollectiveSpec, chunk: u64, qps: u32) -> GraphSize {
+pub(crate) fn instance_size(op: &str, alg: &str, n: u32, c: &CollectiveSpec, chunk: u64, qps: u32) -> GraphSize {
     let body = c.channel_bytes().map(|s| channel_size(op, alg, n, c, s, chunk, qps)).fold(GraphSize::default(), GraphSize::plus);
     body.plus(GraphSize { tasks: 2, edges: 1, ..GraphSize::default() })
 }
@@ -564,7 +564,7 @@ pub fn cost(op: &str, algorithm: &str, n: u64, s: u64, group: u64) -> (u64, u32,
     }
 }
 
-fn validate_spec(key: &str, c: &CollectiveSpec, ranks: u32) -> Result<(&'static str, &'static str)> {
+pub(crate) fn validate_spec(key: &str, c: &CollectiveSpec, ranks: u32) -> Result<(&'static str, &'static str)> {
     let Some(&(op, algs, default)) = OPERATIONS.iter().find(|(o, _, _)| *o == c.op) else {
         let allowed: Vec<String> = OPERATIONS.iter().map(|(o, _, _)| format!("`{o}`")).collect();
         return Err(Error::invalid(format!("{key}.op"), format!("unknown collective `{}`; allowed: {}", crate::excerpt::clip(&c.op), allowed.join(", "))));
@@ -696,6 +696,58 @@ fn load_trace(key: &str, path: &str, files: &InputFiles) -> Result<Vec<Collectiv
     serde_path_to_error::deserialize(de).map_err(|e| Error::invalid(format!("{key}.trace"), format!("{}: at `{}`: {}", full.display(), crate::excerpt::clip(&e.path().to_string()), crate::excerpt::clip_quoted(&e.inner().to_string()))))
 }
 
+/// The row of one instance of collective `c` (validated as `op`/`alg`) over `n` ranks in
+/// `chunk`-byte chunks: what it moves and its ideal's terms ([`cost`]).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn instance(job: u32, iteration: u32, step: u32, op: &'static str, algorithm: &'static str, n: u32, c: &CollectiveSpec, chunk: u64) -> Instance {
+    let (bus_bytes, fill_hops, chain_hops, rtt_rounds) = cost(op, algorithm, n as u64, c.bytes.0, c.group() as u64);
+    Instance {
+        job,
+        iteration,
+        step,
+        op,
+        algorithm,
+        ranks: n,
+        bytes: Bytes(c.bytes.0),
+        bus_bytes: Bytes(bus_bytes),
+        chunk,
+        fill_hops,
+        chain_hops,
+        rtt_rounds,
+        channels: c.channels(),
+        group: "",
+    }
+}
+
+/// Emits instance `inst` of collective `c` over the hosts `ranks` (rank i on `ranks[i]`) into
+/// `g`: its start marker (not before `start`; the caller adds the edges that release it), its
+/// messages in `chunk`-byte chunks over `qps` queue pairs per rank pair (on the connections of
+/// `conns`, keyed by rank pair and queue pair, opened where missing), and its end marker.
+/// Returns (start marker, end marker).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn emit(g: &mut GraphBuilder, conns: &mut HashMap<(u32, u32, u32), u32>, ranks: &[NodeId], c: &CollectiveSpec, inst: Instance, chunk: u64, qps: u32, start: Time) -> (u32, u32) {
+    let (op, alg, n) = (inst.op, inst.algorithm, inst.ranks);
+    let (i, begin) = g.begin(inst, start);
+    let end = g.end(i);
+    // The channels side by side, each its own copy of the algorithm on its share of the bytes
+    // over its own queue pairs.
+    for (k, bytes) in c.channel_bytes().enumerate() {
+        let mut b = InstanceBuilder { g: &mut *g, conns: &mut *conns, hosts: ranks, qps, qp_base: k as u32 * qps, chunk, begin, end, completions: waits_for_completions(op) };
+        match (op, alg) {
+            ("allreduce", "ring") => ring::build(&mut b, bytes, 2 * (n - 1)),
+            (_, "hier" | "hier_tree") => hierarchical::build(&mut b, op, alg, bytes, c.group()),
+            ("allgather" | "reducescatter", _) => ring::build(&mut b, bytes, n - 1),
+            ("allreduce", "hd") => halving_doubling::build(&mut b, bytes),
+            ("allreduce", "dbt") => double_binary_tree::build(&mut b, bytes),
+            ("alltoall", "direct") => alltoall::build_direct(&mut b, bytes, c.parallelism.unwrap_or(n - 1)),
+            ("alltoall", "pairwise") => alltoall::build_pairwise(&mut b, bytes),
+            ("broadcast", _) => broadcast::build(&mut b, bytes, c.root.unwrap_or(0)),
+            _ => unreachable!("validated"),
+        }
+    }
+    (begin, end)
+}
+
 /// Compiles the jobs into a traffic graph; each job is counted and admitted by `room` before it
 /// is built.
 pub fn generate(p: &CollectivesParams, hosts: u32, rng: &mut Rng, files: &InputFiles, room: Room) -> Result<super::graph::Traffic> {
@@ -755,42 +807,10 @@ pub fn generate(p: &CollectivesParams, hosts: u32, rng: &mut Rng, files: &InputF
             let mut prev_end: Option<(u32, Time)> = None;
             for it in 0..job.iterations {
                 for (ci, (c, &(op, alg, gap_after))) in seq.iter().zip(&checked).enumerate() {
-                    let (bus_bytes, fill_hops, chain_hops, rtt_rounds) = cost(op, alg, n as u64, c.bytes.0, c.group() as u64);
-                    let inst = Instance {
-                        job: job_id,
-                        iteration: it,
-                        step: ci as u32,
-                        op,
-                        algorithm: alg,
-                        ranks: n,
-                        bytes: Bytes(c.bytes.0),
-                        bus_bytes: Bytes(bus_bytes),
-                        chunk,
-                        fill_hops,
-                        chain_hops,
-                        rtt_rounds,
-                        channels: c.channels(),
-                    };
-                    let (i, begin) = g.begin(inst, start);
+                    let inst = instance(job_id, it, ci as u32, op, alg, n, c, chunk);
+                    let (begin, end) = emit(&mut g, &mut conns, &ranks, c, inst, chunk, qps, start);
                     if let Some((e, d)) = prev_end {
                         g.edge(e, begin, Trigger::Completed, d);
-                    }
-                    let end = g.end(i);
-                    // The channels side by side, each its own copy of the algorithm on its
-                    // share of the bytes over its own queue pairs.
-                    for (k, bytes) in c.channel_bytes().enumerate() {
-                        let mut b = InstanceBuilder { g: &mut g, conns: &mut conns, hosts: &ranks, qps, qp_base: k as u32 * qps, chunk, begin, end, completions: waits_for_completions(op) };
-                        match (op, alg) {
-                            ("allreduce", "ring") => ring::build(&mut b, bytes, 2 * (n - 1)),
-                            (_, "hier" | "hier_tree") => hierarchical::build(&mut b, op, alg, bytes, c.group()),
-                            ("allgather" | "reducescatter", _) => ring::build(&mut b, bytes, n - 1),
-                            ("allreduce", "hd") => halving_doubling::build(&mut b, bytes),
-                            ("allreduce", "dbt") => double_binary_tree::build(&mut b, bytes),
-                            ("alltoall", "direct") => alltoall::build_direct(&mut b, bytes, c.parallelism.unwrap_or(n - 1)),
-                            ("alltoall", "pairwise") => alltoall::build_pairwise(&mut b, bytes),
-                            ("broadcast", _) => broadcast::build(&mut b, bytes, c.root.unwrap_or(0)),
-                            _ => unreachable!("validated"),
-                        }
                     }
                     prev_end = Some((end, gap_after));
                 }

@@ -1,0 +1,126 @@
+//! Training steps (`workload.kind = "training"`) against analytic answers: on a network far
+//! faster than the compute the step takes its compute critical path, which for a pipeline
+//! under 1F1B is (m + p − 1)·(t_f + t_b) (Narayanan et al., SC '21, §2.2.1); with the compute
+//! made negligible a data-parallel step takes its gradient AllReduce, within the network
+//! ideal's reach.
+mod common;
+
+/// A 16-host fat tree (k = 4) at 400 Gb/s with ample buffers, spraying, a 2-BDP window; the
+/// rest of `[workload]` (kind `training`) from `workload`.
+fn scenario(workload: &str) -> String {
+    format!(
+        r#"
+        seed = 1
+        [topology]
+        k = 4
+        [switch]
+        buffer_bytes = "64MiB"
+        [transport]
+        lb = "spray"
+        cc = {{ name = "fixed", window_bdp = 2.0 }}
+        [workload]
+        kind = "training"
+        {workload}
+    "#
+    )
+}
+
+/// One iteration's figures.
+fn iteration(r: &fabricsim::Results) -> &fabricsim::results::IterationFigures {
+    &r.summary.training.as_ref().expect("training figures").iterations[0]
+}
+
+//= type=test
+//# A 4-stage pipeline without TP or DP, 8 micro-batches, on GPUs slow enough (0.2 TFLOP/s)
+//# that the 32 KiB activations cross the fabric in a few µs against ms of compute: the step
+//# takes its compute critical path, and that is 1F1B's (m + p − 1)(t_f + t_b) with t_b = 2 t_f.
+#[test]
+fn a_pipeline_on_a_fast_network_takes_its_compute_critical_path() {
+    let r = common::run(&scenario(
+        "model = { layers = 8, hidden = 128, heads = 4, seq = 128, vocab = 1, global_batch = 8 }\n\
+         parallelism = { pp = 4, dp = 1 }\ngpu = { tflops = 0.2, efficiency = 1.0 }",
+    ));
+    let it = iteration(&r);
+    let (b, s, h) = (1.0, 128.0, 128.0);
+    // Two layers per stage: 24bsh² + 4bs²h FLOPs each forward.
+    let t_f = 2.0 * (24.0 * b * s * h * h + 4.0 * b * s * s * h) / 0.2e12 * 1e6;
+    let analytic = (8.0 + 4.0 - 1.0) * 3.0 * t_f;
+    // The logit layer (vocabulary 1) adds 2bsh·3 FLOPs per micro-batch: below 0.1 %.
+    assert!((it.compute_ideal_us / analytic - 1.0).abs() < 1e-3, "compute ideal {} µs, 1F1B {analytic} µs", it.compute_ideal_us);
+    let time = it.time_us.expect("finished");
+    assert!(time >= it.network_ideal_us && it.network_ideal_us >= it.compute_ideal_us, "{it:?}");
+    assert!(time < it.compute_ideal_us * 1.01, "{it:?}");
+    // Its critical path is compute, but for the messages between stages on it.
+    let path = it.critical_path.as_ref().expect("a critical path");
+    assert!(path.compute_us > 0.99 * time && path.pp_us > 0.0, "{path:?}");
+    assert!((path.compute_us + path.pp_us + path.wait_us - time).abs() < 1e-3, "{path:?} against {time}");
+    // Every pass crossed between neighbouring stages: 2 × 3 boundaries × 8 micro-batches.
+    let pp = r.summary.training.as_ref().unwrap().groups.iter().find(|g| g.group == "pp").expect("pp bytes");
+    assert_eq!(pp.bytes, 2 * 3 * 8 * 128 * 128 * 2);
+}
+
+//= type=test
+//# Eight data-parallel replicas of a model whose compute takes picoseconds: the step is its
+//# one gradient bucket's ring AllReduce, at least the network ideal (the AllReduce's ideal
+//# CCT) and within 15 % of it on an idle non-blocking fabric.
+#[test]
+fn data_parallel_without_compute_takes_its_allreduce() {
+    let r = common::run(&scenario(
+        "chunk = \"64KiB\"\nmodel = { layers = 2, hidden = 512, heads = 4, seq = 16, vocab = 64, global_batch = 8 }\n\
+         parallelism = { dp = 8, bucket_params = 100000000 }\ngpu = { tflops = 1000000, efficiency = 1.0 }",
+    ));
+    let it = iteration(&r);
+    assert!(it.compute_ideal_us < 0.01, "{it:?}");
+    let dp: Vec<_> = r.ccts.iter().filter(|c| c.instance.group == "dp").collect();
+    assert_eq!(dp.len(), 1);
+    // 2 layers × 12h² + 2 × V·h weights, 2 bytes each.
+    assert_eq!(dp[0].instance.bytes.0, (2 * 12 * 512 * 512 + 2 * 64 * 512) * 2);
+    let time = it.time_us.expect("finished");
+    assert!(time >= it.network_ideal_us && time < it.network_ideal_us * 1.15, "{it:?}");
+    let ideal_us = dp[0].ideal.0 as f64 / 1e6;
+    assert!((it.network_ideal_us - ideal_us).abs() < 0.01, "network ideal {} against the AllReduce's {ideal_us}", it.network_ideal_us);
+    // Nothing hides the AllReduce: it is the critical path.
+    let path = it.critical_path.as_ref().unwrap();
+    assert!(path.dp_us > 0.99 * time && (path.compute_us + path.dp_us + path.wait_us - time).abs() < 1e-3, "{path:?}");
+}
+
+//= type=test
+//# Tensor parallelism: 2 TP ranks AllReduce after attention and after the MLP, forward and
+//# backward, plus the embedding's and the logit layer's: 4·l + 2 per micro-batch, each in
+//# `ccts.csv` with its group; a second iteration repeats the first on an idle fabric.
+#[test]
+fn tensor_parallel_collectives_are_counted_and_iterations_repeat() {
+    let r = common::run(&scenario(
+        "iterations = 2\nmodel = { layers = 3, hidden = 256, heads = 4, seq = 64, vocab = 256, global_batch = 4 }\n\
+         parallelism = { tp = 2, dp = 2 }",
+    ));
+    let t = r.summary.training.as_ref().unwrap();
+    let tp = t.groups.iter().find(|g| g.group == "tp").unwrap();
+    // 2 replicas × 2 micro-batches × (4·3 + 2) per iteration, 2 iterations.
+    assert_eq!(tp.collectives, 2 * 2 * 2 * (4 * 3 + 2));
+    assert!(r.ccts_csv().lines().next().unwrap().ends_with(",group"));
+    let (a, b) = (t.iterations[0].time_us.unwrap(), t.iterations[1].time_us.unwrap());
+    assert!((a / b - 1.0).abs() < 0.02, "iterations {a} and {b} µs");
+    assert_eq!(t.iterations[0].compute_ideal_us, t.iterations[1].compute_ideal_us);
+    // Each iteration's critical path adds up to its time, the second counted from the first's end.
+    for it in &t.iterations {
+        let p = it.critical_path.as_ref().unwrap();
+        let sum = p.compute_us + p.tp_us + p.pp_us + p.dp_us + p.ep_us + p.wait_us;
+        assert!((sum - it.time_us.unwrap()).abs() < 1e-3, "{it:?}");
+        assert!(p.tp_us > 0.0 && p.compute_us > 0.0, "{p:?}");
+    }
+}
+
+#[test]
+fn bad_training_shapes_are_refused_naming_the_key() {
+    let e = common::rejection(&scenario("model = { heads = 6, hidden = 96 }\nparallelism = { tp = 4 }"));
+    assert!(e.contains("workload.parallelism.tp") && e.contains("must divide the model's 6 heads"), "{e}");
+    let e = common::rejection(&scenario("parallelism = { tp = 2, pp = 2, dp = 5 }"));
+    assert!(e.contains("workload.parallelism.dp") && e.contains("allowed 1..=4"), "{e}");
+    let e = common::rejection(&scenario("model = { layers = 4, hidden = 64, heads = 4, seq = 16, vocab = 64, global_batch = 6 }\nparallelism = { dp = 4 }"));
+    assert!(e.contains("workload.model.global_batch") && e.contains("multiple of micro_batch × dp = 4"), "{e}");
+    let e = common::rejection(&scenario("model = { layers = 4, hidden = 64, heads = 4, seq = 16, vocab = 64, global_batch = 4 }\nparallelism = { dp = 4, tp_algorithm = \"hier\" }"));
+    assert!(e.contains("workload.parallelism.tp_algorithm") && e.contains("`ring`"), "{e}");
+    let e = common::rejection(&scenario("model = { hidden = 0 }"));
+    assert!(e.contains("workload.model.hidden"), "{e}");
+}
