@@ -104,6 +104,11 @@ pub const MAX_INPUT_FILE_BYTES: u64 = 1 << 30;
 /// [`MAX_INPUT_FILE_BYTES`], so that a name like `/dev/zero` cannot fill the memory and a pipe
 /// cannot block setup forever (the check looks at the file without opening it).
 pub fn read_input_file(path: &std::path::Path) -> std::io::Result<String> {
+    String::from_utf8(read_input_bytes(path)?).map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidData, "not UTF-8 text"))
+}
+
+/// [`read_input_file`]'s bytes, for binary inputs (Chakra traces).
+pub fn read_input_bytes(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
     use std::io::{Error as IoError, ErrorKind, Read};
     let meta = std::fs::metadata(path)?;
     if !meta.is_file() {
@@ -113,13 +118,13 @@ pub fn read_input_file(path: &std::path::Path) -> std::io::Result<String> {
     if meta.len() > MAX_INPUT_FILE_BYTES {
         return Err(too_big(meta.len()));
     }
-    let mut text = String::new();
+    let mut bytes = Vec::new();
     // A file that grows while read still stops at the limit.
-    std::fs::File::open(path)?.take(MAX_INPUT_FILE_BYTES + 1).read_to_string(&mut text)?;
-    if text.len() as u64 > MAX_INPUT_FILE_BYTES {
-        return Err(too_big(text.len() as u64));
+    std::fs::File::open(path)?.take(MAX_INPUT_FILE_BYTES + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_INPUT_FILE_BYTES {
+        return Err(too_big(bytes.len() as u64));
     }
-    Ok(text)
+    Ok(bytes)
 }
 
 /// Physical memory of this machine in bytes (Linux `MemTotal`), if known.

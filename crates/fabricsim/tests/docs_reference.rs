@@ -170,6 +170,7 @@ fn scenario_tables() -> Vec<Table> {
         table_with_defaults::<w::training::ModelConfig>("workload.model"),
         table_with_defaults::<w::training::ParallelismConfig>("workload.parallelism"),
         table_with_defaults::<w::training::GpuConfig>("workload.gpu"),
+        workload::<w::chakra::ChakraParams>("chakra"),
         table::<s::LinkEventConfig>("link_events"),
         table_with_defaults::<s::RunConfig>("run"),
         table::<s::DropPacket>("run.drop_packets"),

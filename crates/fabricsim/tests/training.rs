@@ -8,21 +8,7 @@ mod common;
 /// A 16-host fat tree (k = 4) at 400 Gb/s with ample buffers, spraying, a 2-BDP window; the
 /// rest of `[workload]` (kind `training`) from `workload`.
 fn scenario(workload: &str) -> String {
-    format!(
-        r#"
-        seed = 1
-        [topology]
-        k = 4
-        [switch]
-        buffer_bytes = "64MiB"
-        [transport]
-        lb = "spray"
-        cc = {{ name = "fixed", window_bdp = 2.0 }}
-        [workload]
-        kind = "training"
-        {workload}
-    "#
-    )
+    common::idle_fat_tree_16(1, &format!("kind = \"training\"\n{workload}"))
 }
 
 /// One iteration's figures.

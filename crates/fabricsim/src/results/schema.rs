@@ -89,7 +89,7 @@ pub const CCTS: FileSchema = FileSchema {
         c("cct_us", "µs", "end_us − start_us; empty if unfinished"),
         c("ideal_cct_us", "µs", "lower bound: the algorithm's bus-bandwidth bytes per rank (2(N−1)/N·S AllReduce; (N−1)/N·S AllGather, ReduceScatter, AlltoAll; S Broadcast) at the host rate with headers, plus its latency term in chunk hops and the shortest one-way propagation of the instance's own connections (so it depends on where its ranks are, not on other traffic), never less than its longest dependency chain; pairwise AlltoAll adds a round trip per round"),
         c("normalized_cct", "ratio", "cct_us / ideal_cct_us (≥ 1); empty if unfinished"),
-        c("group", "text", "training steps only: the parallelism group the collective serves (`tp`, `pp`, `dp`, `ep`)"),
+        c("group", "text", "training steps only: the parallelism group the collective serves (`tp`, `pp`, `dp`, `ep`; `other` for a Chakra trace's)"),
     ],
 };
 
@@ -319,8 +319,9 @@ pub const SUMMARY: FileSchema = FileSchema {
         c("training.iterations[].critical_path.pp_us", "µs", "pipeline messages on the critical path, posting to arrival: exposed PP communication"),
         c("training.iterations[].critical_path.dp_us", "µs", "DP collectives on the critical path: exposed gradient reduction"),
         c("training.iterations[].critical_path.ep_us", "µs", "EP communication on the critical path"),
+        c("training.iterations[].critical_path.other_us", "µs", "communication no group kind labels (a Chakra trace's collectives and messages) on the critical path"),
         c("training.iterations[].critical_path.wait_us", "µs", "other waits on the critical path (a task held to its not-before time)"),
-        c("training.groups[].group", "text", "a parallelism group kind that communicated: `tp`, `pp`, `dp`, `ep`"),
+        c("training.groups[].group", "text", "a parallelism group kind that communicated: `tp`, `pp`, `dp`, `ep`, or `other` (a Chakra trace's communication)"),
         c("training.groups[].bytes", "bytes", "payload bytes of its messages over the run, collectives' and point-to-point"),
         c("training.groups[].collectives", "count", "its collective instances"),
         c("training.groups[].cct_sum_us", "µs", "their CCTs summed (unfinished ones count 0)"),

@@ -61,6 +61,8 @@ pub struct CriticalPath {
     pub dp_us: f64,
     /// EP communication on the path (µs).
     pub ep_us: f64,
+    /// Communication no group kind labels (a Chakra trace's) on the path (µs).
+    pub other_us: f64,
     /// Other waits on the path (µs).
     pub wait_us: f64,
 }
@@ -74,6 +76,7 @@ impl CriticalPath {
             "pp" => self.pp_us += x,
             "dp" => self.dp_us += x,
             "ep" => self.ep_us += x,
+            "other" => self.other_us += x,
             _ => self.wait_us += x,
         }
     }
@@ -156,7 +159,7 @@ fn critical_path(sim: &Sim, step: &StepMap, best: &[(u32, Time)], begin_of: &[u3
 /// The communication of one group kind over the whole run.
 #[derive(Clone, Debug, Serialize)]
 pub struct GroupFigures {
-    /// `tp`, `pp`, `dp` or `ep`.
+    /// `tp`, `pp`, `dp`, `ep` or `other`.
     pub group: &'static str,
     /// Payload bytes its messages carried, collectives' and point-to-point.
     pub bytes: u64,

@@ -196,8 +196,8 @@ pub struct Instance {
 }
 
 /// The group kinds of a training step's communication, as `ccts.csv` and the summary name them:
-/// tensor, pipeline, data and expert parallelism.
-pub const GROUP_KINDS: [&str; 4] = ["tp", "pp", "dp", "ep"];
+/// tensor, pipeline, data and expert parallelism, and communication no kind labels (a trace's).
+pub const GROUP_KINDS: [&str; 5] = ["tp", "pp", "dp", "ep", "other"];
 
 /// What a task of a training step is ([`StepMap`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -33,6 +33,16 @@ impl InputFiles {
         (path, text)
     }
 
+    /// Reads `name` as bytes (a binary input): its path and its bytes, or the I/O error.
+    pub fn read_bytes(&self, name: &str) -> (PathBuf, std::io::Result<Vec<u8>>) {
+        let path = self.path(name);
+        let bytes = crate::budget::read_input_bytes(&path);
+        if bytes.is_ok() {
+            self.read_any.set(true);
+        }
+        (path, bytes)
+    }
+
     /// The folder, absolute, if any file was read through it (`None`: the scenario reads no
     /// file, and its resolved form is complete without one).
     pub fn used_dir(&self) -> Option<PathBuf> {

@@ -10,6 +10,7 @@
 
 use crate::units::Bytes;
 pub mod all_to_all;
+pub mod chakra;
 pub mod collective;
 pub mod flow_list;
 pub mod graph;
@@ -69,6 +70,8 @@ pub enum WorkloadConfig {
     RdmaWrites(rdma_writes::RdmaWritesParams),
     /// See [`training`].
     Training(training::TrainingParams),
+    /// See [`chakra`].
+    Chakra(chakra::ChakraParams),
 }
 
 crate::tagged_config!(WorkloadConfig, "kind", "workload", {
@@ -80,6 +83,7 @@ crate::tagged_config!(WorkloadConfig, "kind", "workload", {
     "open_loop" => OpenLoop(open_loop::OpenLoopParams),
     "rdma_writes" => RdmaWrites(rdma_writes::RdmaWritesParams),
     "training" => Training(training::TrainingParams),
+    "chakra" => Chakra(chakra::ChakraParams),
 });
 
 impl Default for WorkloadConfig {
@@ -98,6 +102,7 @@ pub const REGISTRY: &[crate::scheme::SchemeRow] = &[
     open_loop::ROW,
     crate::scheme::plain_row::<rdma_writes::RdmaWritesParams>(rdma_writes::NAME, rdma_writes::SUMMARY, rdma_writes::EXAMPLE),
     crate::scheme::plain_row::<training::TrainingParams>(training::NAME, training::SUMMARY, training::EXAMPLE),
+    crate::scheme::plain_row::<chakra::ChakraParams>(chakra::NAME, chakra::SUMMARY, chakra::EXAMPLE),
 ];
 
 /// Most flows one workload may generate (open-loop traces, permutations, all-to-alls): each
@@ -158,7 +163,7 @@ impl WorkloadConfig {
             WorkloadConfig::Permutation(_) | WorkloadConfig::Incast(_) | WorkloadConfig::AllToAll(_) | WorkloadConfig::FlowList(_) | WorkloadConfig::OpenLoop(_) => true,
             // Back-to-back WRITE streams: N sub-QPs carrying sub-WQE i of every message are
             // N× the queue pairs with 1/N-size messages (`qps_per_client`, `message_bytes`).
-            WorkloadConfig::Collectives(_) | WorkloadConfig::RdmaWrites(_) | WorkloadConfig::Training(_) => false,
+            WorkloadConfig::Collectives(_) | WorkloadConfig::RdmaWrites(_) | WorkloadConfig::Training(_) | WorkloadConfig::Chakra(_) => false,
         }
     }
 
@@ -171,6 +176,7 @@ impl WorkloadConfig {
             WorkloadConfig::OpenLoop(_) => "workload.cdf",
             WorkloadConfig::RdmaWrites(_) => "workload.message_bytes",
             WorkloadConfig::Training(_) => "workload.model",
+            WorkloadConfig::Chakra(_) => "workload.traces",
         }
     }
 
@@ -206,6 +212,7 @@ impl WorkloadConfig {
         let (mut flows, jitter_us) = match (self, fabric) {
             (WorkloadConfig::Collectives(p), _) => return collective::generate(p, hosts, &mut rng, files, room).map(Some),
             (WorkloadConfig::Training(p), _) => return training::generate(p, hosts, room).map(Some),
+            (WorkloadConfig::Chakra(p), _) => return chakra::generate(p, hosts, files, room).map(Some),
             (WorkloadConfig::Incast(p), _) => (incast::generate(p, hosts, &mut rng)?, p.start_jitter_us),
             (WorkloadConfig::AllToAll(p), _) => (all_to_all::generate(p, hosts, room)?, p.start_jitter_us),
             (WorkloadConfig::FlowList(p), _) => {

@@ -159,6 +159,20 @@ pub struct GpuConfig {
     pub efficiency: f64,
 }
 
+impl GpuConfig {
+    /// FLOPs per picosecond its kernels reach, or the error naming the key out of range.
+    pub fn check(&self) -> Result<f64> {
+        if !(self.tflops.is_finite() && self.tflops > 0.0 && self.tflops <= 1e6) {
+            return Err(Error::invalid("workload.gpu.tflops", format!("{}: allowed above 0, up to 1e6", crate::units::show_num(self.tflops))));
+        }
+        if !(self.efficiency.is_finite() && self.efficiency > 0.0 && self.efficiency <= 1.0) {
+            return Err(Error::invalid("workload.gpu.efficiency", format!("{}: allowed above 0, up to 1", crate::units::show_num(self.efficiency))));
+        }
+        // 1 TFLOP/s is one FLOP per picosecond.
+        Ok(self.tflops * self.efficiency)
+    }
+}
+
 impl Default for GpuConfig {
     fn default() -> Self {
         GpuConfig { tflops: 989.0, efficiency: 0.5 }
@@ -271,12 +285,7 @@ impl Plan {
         }
         let bucket = par.bucket_params.unwrap_or((40_000_000u64).max(1_000_000 * dp as u64));
         positive("workload.parallelism.bucket_params", bucket, 1 << 50)?;
-        if !(p.gpu.tflops.is_finite() && p.gpu.tflops > 0.0 && p.gpu.tflops <= 1e6) {
-            return Err(Error::invalid("workload.gpu.tflops", format!("{}: allowed above 0, up to 1e6", crate::units::show_num(p.gpu.tflops))));
-        }
-        if !(p.gpu.efficiency.is_finite() && p.gpu.efficiency > 0.0 && p.gpu.efficiency <= 1.0) {
-            return Err(Error::invalid("workload.gpu.efficiency", format!("{}: allowed above 0, up to 1", crate::units::show_num(p.gpu.efficiency))));
-        }
+        p.gpu.check()?;
         positive("workload.iterations", p.iterations as u64, 1 << 16)?;
         positive("workload.chunk", p.chunk.0, 1 << 40)?;
         positive("workload.qps", p.qps as u64, 16)?;

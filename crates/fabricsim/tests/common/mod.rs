@@ -219,3 +219,23 @@ pub fn registered() -> Vec<(String, fabricsim::scheme::SchemeRow)> {
         .flat_map(|f| f.schemes.iter().map(move |s| (f.key.to_string(), *s)))
         .collect()
 }
+
+/// The 16-host fat tree (k = 4) at 400 Gb/s with ample buffers, spraying and a 2-BDP fixed
+/// window that the collective, training and trace tests run on; `workload` is the rest of
+/// `[workload]`.
+pub fn idle_fat_tree_16(seed: u64, workload: &str) -> String {
+    format!(
+        r#"
+        seed = {seed}
+        [topology]
+        k = 4
+        [switch]
+        buffer_bytes = "64MiB"
+        [transport]
+        lb = "spray"
+        cc = {{ name = "fixed", window_bdp = 2.0 }}
+        [workload]
+        {workload}
+    "#
+    )
+}
