@@ -110,3 +110,51 @@ fn bad_training_shapes_are_refused_naming_the_key() {
     let e = common::rejection(&scenario("model = { hidden = 0 }"));
     assert!(e.contains("workload.model.hidden"), "{e}");
 }
+
+/// `scenarios/training.toml`'s fabric (4 servers of 8 GPUs, 3600 Gb/s scale-up) with a smaller
+/// step of the same shape (tp 8 × pp 2 × dp 2), its TP collectives simulated as `tp_network`.
+fn servers(tp_network: &str) -> fabricsim::Results {
+    common::run(&format!(
+        r#"
+        [topology]
+        kind = "rail_optimized"
+        servers = 4
+        servers_per_su = 2
+        link_rate_gbps = 400
+        [topology.server]
+        gpus = 8
+        scale_up_gbps = 3600
+        [workload]
+        kind = "training"
+        model = {{ layers = 4, hidden = 1024, heads = 16, seq = 512, vocab = 8192, global_batch = 8 }}
+        parallelism = {{ tp = 8, pp = 2, dp = 2, tp_network = "{tp_network}" }}
+    "#
+    ))
+}
+
+//= type=test
+//# Analytic TP collectives (each a delay: its bus bytes at the scale-up rate plus its latency
+//# terms) against the same collectives as packets over the scale-up switches, which nothing
+//# else crosses: the same bytes, each analytic CCT its own ideal, TP's exposed time and the
+//# step within 5 % of the packet run's, the rest of the step alike.
+#[test]
+fn analytic_scale_up_collectives_match_their_packets() {
+    let (packets, analytic) = (servers("packets"), servers("analytic"));
+    let figures = |r: &fabricsim::Results| r.summary.training.clone().unwrap();
+    let (p, a) = (figures(&packets), figures(&analytic));
+    let tp = |t: &fabricsim::results::TrainingSummary| t.groups.iter().find(|g| g.group == "tp").unwrap().clone();
+    assert_eq!(tp(&p).bytes, tp(&a).bytes);
+    assert_eq!(tp(&p).collectives, tp(&a).collectives);
+    for c in analytic.ccts.iter().filter(|c| c.instance.group == "tp") {
+        assert_eq!((c.instance.algorithm, c.cct()), ("analytic", Some(c.ideal)));
+    }
+    let (pi, ai) = (&p.iterations[0], &a.iterations[0]);
+    let (pt, at) = (pi.time_us.unwrap(), ai.time_us.unwrap());
+    assert!((at / pt - 1.0).abs() < 0.05, "analytic {at} µs, packets {pt} µs");
+    let (pp, ap) = (pi.critical_path.as_ref().unwrap(), ai.critical_path.as_ref().unwrap());
+    assert!((ap.tp_us / pp.tp_us - 1.0).abs() < 0.05 && ap.tp_us <= pp.tp_us, "{ap:?} against {pp:?}");
+    assert_eq!(pi.compute_ideal_us, ai.compute_ideal_us);
+    // Without a scale-up domain there is nothing to be analytic about.
+    let e = common::rejection(&scenario("model = { layers = 2, hidden = 128, heads = 4, seq = 32, vocab = 256, global_batch = 4 }\nparallelism = { tp = 2, dp = 2, tp_network = \"analytic\" }"));
+    assert!(e.contains("workload.parallelism.tp_network") && e.contains("scale-up"), "{e}");
+}

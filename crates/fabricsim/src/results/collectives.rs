@@ -73,7 +73,8 @@ pub(super) fn rows(sim: &Sim) -> Vec<CctResult> {
             let hop_chunk = inst.chunk.min(((inst.bus_bytes / (inst.chain_hops.max(1) as u64 * inst.channels.max(1) as u64)).max(Bytes(1))).0);
             let hop = fastest.tx_time(Bytes(wire(hop_chunk))) + one_way;
             let bulk = path.busiest_sender.unwrap_or_else(|| slowest.tx_time(Bytes(wire(inst.bus_bytes.0)))) + inst.fill_hops as u64 * hop;
-            let ideal = bulk.max(inst.chain_hops as u64 * hop) + inst.rtt_rounds as u64 * 2 * one_way;
+            // An analytic instance takes exactly its duration.
+            let ideal = inst.fixed.unwrap_or_else(|| bulk.max(inst.chain_hops as u64 * hop) + inst.rtt_rounds as u64 * 2 * one_way);
             CctResult {
                 instance: inst.clone(),
                 start: known(start),

@@ -215,6 +215,10 @@ pub(super) fn summary(sim: &Sim, ccts: &[CctResult]) -> Option<TrainingSummary> 
     let mut groups: Vec<GroupFigures> = GROUP_KINDS.iter().map(|&group| GroupFigures { group, bytes: 0, collectives: 0, cct_sum_us: 0.0, ideal_sum_us: 0.0 }).collect();
     for c in ccts {
         if let Some(g) = groups.iter_mut().find(|g| g.group == c.instance.group) {
+            // An analytic instance moves no packets: its ranks' bus bytes count.
+            if c.instance.fixed.is_some() {
+                g.bytes += c.instance.bus_bytes.0 * c.instance.ranks as u64;
+            }
             g.collectives += 1;
             g.cct_sum_us += c.cct().map_or(0.0, us);
             g.ideal_sum_us += us(c.ideal);

@@ -193,6 +193,10 @@ pub struct Instance {
     /// elsewhere.
     #[serde(skip_serializing_if = "str::is_empty")]
     pub group: &'static str,
+    /// An analytic instance's duration: it moves no packets and takes this long from its start
+    /// (a training step's scale-up collectives, `parallelism.tp_network = "analytic"`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fixed: Option<Time>,
 }
 
 /// The group kinds of a training step's communication, as `ccts.csv` and the summary name them:
@@ -355,10 +359,11 @@ impl Traffic {
     }
 
     /// When each task would fire if every task took `weight(t)` once its inputs had fired (an
-    /// edge adding its delay; both triggers alike) and none before its not-before time: the
-    /// graph's longest paths, in topological order (Kahn's). With every weight zero this is the
-    /// run on an infinitely fast network: what the compute delays alone take. Tasks on a cycle
-    /// (none in a generated graph) stay at `Time::MAX`.
+    /// edge adding its delay, but for the edges out of collective start markers: an analytic
+    /// instance's duration, which its end's weight stands for; both triggers alike) and none
+    /// before its not-before time: the graph's longest paths, in topological order (Kahn's).
+    /// With every weight zero this is the run on an infinitely fast network: what the compute
+    /// delays alone take. Tasks on a cycle (none in a generated graph) stay at `Time::MAX`.
     pub fn longest_paths(&self, weight: impl Fn(u32) -> Time) -> Vec<Time> {
         let n = self.tasks.len();
         let mut left: Vec<u32> = self.tasks.iter().map(|t| t.deps).collect();
@@ -368,9 +373,11 @@ impl Traffic {
         while let Some(t) = stack.pop() {
             let finish = ready_at[t as usize] + weight(t);
             done[t as usize] = finish;
+            let starts_instance = matches!(self.tasks[t as usize].kind(), TaskKind::Begin(_));
             for e in self.edges_of(t) {
                 let to = e.to as usize;
-                ready_at[to] = ready_at[to].max(finish + e.delay);
+                let delay = if starts_instance { Time::ZERO } else { e.delay };
+                ready_at[to] = ready_at[to].max(finish + delay);
                 left[to] -= 1;
                 if left[to] == 0 {
                     stack.push(e.to);

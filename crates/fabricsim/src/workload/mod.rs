@@ -211,7 +211,9 @@ impl WorkloadConfig {
         let mut ns3 = None;
         let (mut flows, jitter_us) = match (self, fabric) {
             (WorkloadConfig::Collectives(p), _) => return collective::generate(p, hosts, &mut rng, files, room).map(Some),
-            (WorkloadConfig::Training(p), _) => return training::generate(p, hosts, room).map(Some),
+            // Analytic scale-up collectives need the built fabric's servers: before it, counted.
+            (WorkloadConfig::Training(p), None) => return training::admit(p, hosts, room).map(|_| None),
+            (WorkloadConfig::Training(p), Some(fabric)) => return training::generate(p, hosts, Some(fabric), room).map(Some),
             (WorkloadConfig::Chakra(p), _) => return chakra::generate(p, hosts, files, room).map(Some),
             (WorkloadConfig::Incast(p), _) => (incast::generate(p, hosts, &mut rng)?, p.start_jitter_us),
             (WorkloadConfig::AllToAll(p), _) => (all_to_all::generate(p, hosts, room)?, p.start_jitter_us),

@@ -140,11 +140,20 @@ pub struct ParallelismConfig {
     pub tp_algorithm: String,
     /// Algorithm of the DP AllReduce.
     pub dp_algorithm: String,
+    /// How the TP collectives are simulated: `"packets"`, or `"analytic"` (each a delay: its
+    /// bus bytes at the server's scale-up rate plus its latency term; needs every TP group
+    /// inside one server's scale-up domain).
+    pub tp_network: String,
+    /// Megatron-LM's distributed optimizer (ZeRO stage 1 with sharded gradients): each bucket's
+    /// gradients are ReduceScattered across the replicas instead of AllReduced, and once the
+    /// last bucket is, the updated parameters AllGathered bucket by bucket before the next
+    /// iteration (the same bytes per GPU as the AllReduce: its two halves).
+    pub distributed_optimizer: bool,
 }
 
 impl Default for ParallelismConfig {
     fn default() -> Self {
-        ParallelismConfig { tp: 1, pp: 1, dp: None, bucket_params: None, recompute: false, tp_algorithm: "ring".into(), dp_algorithm: "ring".into() }
+        ParallelismConfig { tp: 1, pp: 1, dp: None, bucket_params: None, recompute: false, tp_algorithm: "ring".into(), dp_algorithm: "ring".into(), tp_network: "packets".into(), distributed_optimizer: false }
     }
 }
 
@@ -220,6 +229,10 @@ pub struct Plan {
     pub tp_algorithm: &'static str,
     /// See `tp_algorithm`.
     pub dp_algorithm: &'static str,
+    /// TP collectives are analytic delays (`tp_network = "analytic"`).
+    pub tp_analytic: bool,
+    /// Gradients ReduceScattered and parameters AllGathered (`distributed_optimizer`).
+    pub distributed_optimizer: bool,
     /// Iterations.
     pub iterations: u32,
 }
@@ -291,9 +304,17 @@ impl Plan {
         positive("workload.qps", p.qps as u64, 16)?;
         let tp_algorithm = algorithm("workload.parallelism.tp_algorithm", "allreduce", &par.tp_algorithm)?;
         let dp_algorithm = algorithm("workload.parallelism.dp_algorithm", "allreduce", &par.dp_algorithm)?;
+        if par.distributed_optimizer && dp_algorithm != "ring" {
+            return Err(Error::invalid("workload.parallelism.dp_algorithm", format!("`{dp_algorithm}`: the distributed optimizer's ReduceScatter and AllGather run as rings; allowed: `ring`")));
+        }
         if dp_algorithm == "hd" && !dp.is_power_of_two() {
             return Err(Error::invalid("workload.parallelism.dp_algorithm", format!("`hd` needs a power-of-two number of replicas, dp = {dp}")));
         }
+        let tp_analytic = match par.tp_network.as_str() {
+            "packets" => false,
+            "analytic" => true,
+            other => return Err(Error::invalid("workload.parallelism.tp_network", format!("`{}`; allowed: `packets`, `analytic`", crate::excerpt::clip(other)))),
+        };
         if tp_algorithm == "hd" && !par.tp.is_power_of_two() {
             return Err(Error::invalid("workload.parallelism.tp_algorithm", format!("`hd` needs a power-of-two tp, tp = {}", par.tp)));
         }
@@ -320,6 +341,8 @@ impl Plan {
             flops_per_ps: p.gpu.tflops * p.gpu.efficiency,
             tp_algorithm,
             dp_algorithm,
+            tp_analytic,
+            distributed_optimizer: par.distributed_optimizer,
             iterations: p.iterations,
         })
     }
@@ -434,12 +457,14 @@ pub fn size(plan: &Plan, chunk: u64, qps: u32) -> GraphSize {
     let tasks = |n: u64, e: u64| GraphSize { tasks: n, edges: e, ..GraphSize::default() };
     // An instance counts one edge into its start; a collective waiting for `deps` tasks.
     let instance = |op: &str, alg: &str, n: u32, bytes: u64, deps: u64| collective::instance_size(op, alg, n, &spec(bytes, op), chunk, qps).plus(edges(deps - 1));
+    // An analytic instance: its two markers, the edges into its start and one to its end.
+    let tp_instance = |op: &str, alg: &str, deps: u64| if plan.tp_analytic { tasks(2, deps + 1) } else { instance(op, alg, plan.tp, plan.activation_bytes, deps) };
     let tp = plan.tp > 1;
     // A TP collective on a stream: the instance, then the join the stream goes on from.
-    let tp_ar = if tp { instance("allreduce", plan.tp_algorithm, plan.tp, plan.activation_bytes, 1).plus(tasks(1, 1)) } else { GraphSize::default() };
+    let tp_ar = if tp { tp_instance("allreduce", plan.tp_algorithm, 1).plus(tasks(1, 1)) } else { GraphSize::default() };
     // A received pass: its arrival join, then the AllGather (or, without TP, a join of the
     // stream and the arrival).
-    let recv = tasks(1, 0).plus(if tp { instance("allgather", "ring", plan.tp, plan.activation_bytes, 2).plus(tasks(1, 1)) } else { tasks(1, 2) });
+    let recv = tasks(1, 0).plus(if tp { tp_instance("allgather", "ring", 2).plus(tasks(1, 1)) } else { tasks(1, 2) });
     let compute = tasks(1, 1);
     let m = plan.micro_batches as u64;
     let mut one = GraphSize::default();
@@ -457,8 +482,16 @@ pub fn size(plan: &Plan, chunk: u64, qps: u32) -> GraphSize {
         let buckets = plan.buckets(p);
         let mut dp = GraphSize::default();
         if plan.dp > 1 {
+            let reduce = if plan.distributed_optimizer { "reducescatter" } else { "allreduce" };
             for (k, &(params, _)) in buckets.iter().enumerate() {
-                dp = dp.plus(instance("allreduce", plan.dp_algorithm, plan.dp, params * plan.bytes_per_value, plan.dp as u64 + u64::from(k > 0)).times(plan.tp as u64));
+                dp = dp.plus(instance(reduce, plan.dp_algorithm, plan.dp, params * plan.bytes_per_value, plan.dp as u64 + u64::from(k > 0)).times(plan.tp as u64));
+            }
+            // The distributed optimizer's AllGathers, each after the one before (the first
+            // after the last ReduceScatter).
+            if plan.distributed_optimizer {
+                for &(params, _) in &buckets {
+                    dp = dp.plus(instance("allgather", "ring", plan.dp, params * plan.bytes_per_value, 1).times(plan.tp as u64));
+                }
             }
         }
         // Each replica's end of the iteration: its stream and every TP rank's last bucket.
@@ -501,6 +534,8 @@ struct Emitter<'a> {
     /// Instances emitted in the current iteration.
     step: u32,
     iteration: u32,
+    /// With analytic TP collectives: the scale-up domain's rate and one-way latency.
+    scale_up: Option<(crate::units::BitsPerSec, Time)>,
 }
 
 impl Emitter<'_> {
@@ -536,8 +571,21 @@ impl Emitter<'_> {
         let mut inst = collective::instance(0, self.iteration, self.step, op, alg, hosts.len() as u32, &c, self.chunk);
         inst.group = GROUP_KINDS[kind];
         self.step += 1;
-        let conns = if conns_of.0 { &mut self.dp_conns[conns_of.1] } else { &mut self.tp_conns[conns_of.1] };
-        let (begin, end) = collective::emit(&mut self.g, conns, hosts, &c, inst, self.chunk, self.qps, Time::ZERO);
+        let (begin, end) = match self.scale_up.filter(|_| kind == 0) {
+            Some((rate, one_way)) => {
+                let d = analytic_cct(&inst, rate, one_way);
+                inst.algorithm = "analytic";
+                inst.fixed = Some(d);
+                let (i, begin) = self.g.begin(inst, Time::ZERO);
+                let end = self.g.end(i);
+                self.g.edge(begin, end, Trigger::Delivered, d);
+                (begin, end)
+            }
+            None => {
+                let conns = if conns_of.0 { &mut self.dp_conns[conns_of.1] } else { &mut self.tp_conns[conns_of.1] };
+                collective::emit(&mut self.g, conns, hosts, &c, inst, self.chunk, self.qps, Time::ZERO)
+            }
+        };
         self.tag(Role::Collective);
         for &dep in deps {
             self.g.edge(dep, begin, Trigger::Delivered, Time::ZERO);
@@ -587,8 +635,45 @@ impl Emitter<'_> {
     }
 }
 
-/// Generates the step's graph on `hosts` hosts.
-pub fn generate(p: &TrainingParams, hosts: u32, room: Room) -> Result<super::graph::Traffic> {
+/// How long an analytic collective takes on a scale-up domain of `rate` and one-way latency
+/// `one_way`: the ideal CCT's formula of `ccts.csv` (the algorithm's bus bytes at the rate,
+/// its pipeline-fill and chain hops of a chunk, its round trips) on payload bytes (the
+/// scale-up link's own framing is not modelled), plus one one-way latency more, as a packet
+/// instance ends when its last message is acknowledged.
+pub fn analytic_cct(inst: &super::graph::Instance, rate: crate::units::BitsPerSec, one_way: Time) -> Time {
+    use crate::units::Bytes;
+    let chain = inst.chain_hops.max(1) as u64 * inst.channels.max(1) as u64;
+    let hop = rate.tx_time(Bytes(inst.chunk.min((inst.bus_bytes.0 / chain).max(1)))) + one_way;
+    let bulk = rate.tx_time(inst.bus_bytes) + inst.fill_hops as u64 * hop;
+    bulk.max(inst.chain_hops as u64 * hop) + inst.rtt_rounds as u64 * 2 * one_way + one_way
+}
+
+/// The scale-up domain analytic TP collectives run on: its rate and one-way latency (GPU to
+/// its server's scale-up switch to GPU), or the error when a TP group is not inside one.
+fn scale_up_of(plan: &Plan, fabric: &crate::topo::Fabric) -> Result<(crate::units::BitsPerSec, Time)> {
+    let key = "workload.parallelism.tp_network";
+    let servers = fabric.servers.ok_or_else(|| Error::invalid(key, "`analytic` needs servers with a scale-up domain (`topology.kind = \"rail_optimized\"` with `[topology.server] scale_up_gbps`)"))?;
+    let up = servers.scale_up.ok_or_else(|| Error::invalid(key, "`analytic` needs a scale-up domain: `[topology.server] scale_up_gbps`"))?;
+    if servers.gpus() % plan.tp != 0 {
+        return Err(Error::invalid(key, format!("`analytic` needs every TP group inside one server: tp = {} does not divide the {} GPUs of a server", plan.tp, servers.gpus())));
+    }
+    Ok((up.rate, 2 * up.latency + fabric.switch_latency))
+}
+
+/// Generates the step's graph on `hosts` hosts (on `fabric`, which analytic TP collectives need).
+pub fn generate(p: &TrainingParams, hosts: u32, fabric: Option<&crate::topo::Fabric>, room: Room) -> Result<super::graph::Traffic> {
+    let plan = Plan::of(p, hosts)?;
+    let scale_up = match (plan.tp_analytic && plan.tp > 1, fabric) {
+        (true, Some(f)) => Some(scale_up_of(&plan, f)?),
+        (true, None) => return Err(Error::invalid("workload.parallelism.tp_network", "`analytic` is generated on the built fabric")),
+        (false, _) => None,
+    };
+    generate_with(p, hosts, scale_up, room)
+}
+
+/// [`generate`] with analytic TP collectives on a scale-up domain of this rate and one-way
+/// latency (`None`: as packets).
+fn generate_with(p: &TrainingParams, hosts: u32, scale_up: Option<(crate::units::BitsPerSec, Time)>, room: Room) -> Result<super::graph::Traffic> {
     let plan = admit(p, hosts, room)?;
     let mut e = Emitter {
         plan: &plan,
@@ -602,6 +687,7 @@ pub fn generate(p: &TrainingParams, hosts: u32, room: Room) -> Result<super::gra
         stream: Vec::new(),
         step: 0,
         iteration: 0,
+        scale_up,
     };
     let counted = size(&plan, p.chunk.0, p.qps);
     e.g.reserve(GraphSize { conns: 0, ..counted });
@@ -699,13 +785,25 @@ pub fn generate(p: &TrainingParams, hosts: u32, room: Room) -> Result<super::gra
             let mut last_ends: Vec<u32> = Vec::new();
             if dp > 1 {
                 let mut prev: Vec<Option<u32>> = vec![None; plan.tp as usize];
+                let reduce = if plan.distributed_optimizer { "reducescatter" } else { "allreduce" };
+                let hosts_of = |t: u32| (0..dp).map(|d| NodeId(plan.rank(p, d, t))).collect::<Vec<NodeId>>();
                 for (k, &(params, _)) in buckets.iter().enumerate() {
                     for t in 0..plan.tp {
-                        let hosts: Vec<NodeId> = (0..dp).map(|d| NodeId(plan.rank(p, d, t))).collect();
                         let mut deps = bucket_ready[k].clone();
                         deps.extend(prev[t as usize]);
-                        let end = e.collective("allreduce", plan.dp_algorithm, &hosts, params * plan.bytes_per_value, 2, (true, (p * plan.tp + t) as usize), &deps);
+                        let end = e.collective(reduce, plan.dp_algorithm, &hosts_of(t), params * plan.bytes_per_value, 2, (true, (p * plan.tp + t) as usize), &deps);
                         prev[t as usize] = Some(end);
+                    }
+                }
+                // The distributed optimizer: the updated parameters gathered back, bucket by
+                // bucket, once every gradient is reduced.
+                if plan.distributed_optimizer {
+                    for &(params, _) in &buckets {
+                        for t in 0..plan.tp {
+                            let after = prev[t as usize].expect("a bucket before");
+                            let end = e.collective("allgather", "ring", &hosts_of(t), params * plan.bytes_per_value, 2, (true, (p * plan.tp + t) as usize), &[after]);
+                            prev[t as usize] = Some(end);
+                        }
                     }
                 }
                 last_ends = prev.into_iter().flatten().collect();
@@ -769,9 +867,14 @@ mod tests {
             p.iterations = 1 + rng.below(2) as u32;
             p.chunk = ByteSize([1000, 4096, 1 << 20][rng.below(3) as usize]);
             p.qps = 1 + rng.below(2) as u32;
+            if rng.below(3) == 0 {
+                p.parallelism.tp_network = "analytic".into();
+            }
+            p.parallelism.distributed_optimizer = rng.below(2) == 0;
             let plan = Plan::of(&p, 64).unwrap();
             let counted = size(&plan, p.chunk.0, p.qps);
-            let built = GraphSize::of(&generate(&p, 64, Room::UNLIMITED).unwrap());
+            let analytic = p.parallelism.tp_network == "analytic" && tp > 1;
+            let built = GraphSize::of(&generate_with(&p, 64, analytic.then_some((crate::units::BitsPerSec(3_600_000_000_000), Time(1_000_000))), Room::UNLIMITED).unwrap());
             let what = format!("case {case}: tp {tp} pp {pp} dp {dp} layers {layers}: counted {counted:?}, built {built:?}");
             assert_eq!((counted.tasks, counted.messages, counted.edges), (built.tasks, built.messages, built.edges), "{what}");
             assert!(built.conns <= counted.conns, "{what}");
@@ -836,9 +939,11 @@ mod tests {
         for (model, tp, pp, dp, recompute) in [(gpt, 4, 2, 2, false), (llama, 2, 3, 2, true), (uneven, 3, 3, 3, false)] {
             let mut p = params(model.clone(), tp, pp, dp);
             p.parallelism.recompute = recompute;
+            // The distributed optimizer's ReduceScatter and AllGather move the AllReduce's bytes.
+            p.parallelism.distributed_optimizer = recompute;
             p.parallelism.bucket_params = Some(500_000);
             let plan = Plan::of(&p, 64).unwrap();
-            let t = generate(&p, 64, Room::UNLIMITED).unwrap();
+            let t = generate(&p, 64, None, Room::UNLIMITED).unwrap();
             let (tp64, dp64) = (tp as u64, dp as u64);
             let a = model.micro_batch * model.seq * model.hidden * 2;
             let m = plan.micro_batches as u64;

@@ -716,6 +716,7 @@ pub(crate) fn instance(job: u32, iteration: u32, step: u32, op: &'static str, al
         rtt_rounds,
         channels: c.channels(),
         group: "",
+        fixed: None,
     }
 }
 
