@@ -1,0 +1,166 @@
+#!/usr/bin/env python3
+"""Training steps on AI-cluster fabrics (issue 47): one iteration of a GPT-3-175B-like and of a
+Llama-2-70B-like model on 1024 GPUs (128 servers × 8, a 400 Gb/s NIC per GPU, an NVLink-class
+scale-up domain of 3600 Gb/s per GPU), Megatron-style (`workload.kind = "training"`):
+
+  gpt3      96 layers, hidden 12288, 96 heads, sequence 2048, vocabulary 51200 (Brown et al.
+            2020, Table 2.1); tp 8 × pp 16 × dp 8, 512 sequences per iteration (64
+            micro-batches of 1 per replica), full recomputation
+  llama70   80 layers, hidden 8192, 64 heads with 8 key/value heads, SwiGLU MLP of 28672,
+            sequence 4096, vocabulary 32000 (the Llama 2 70B shape); tp 8 × pp 8 × dp 16, 256
+            sequences per iteration (16 micro-batches per replica), full recomputation
+
+TP inside each server, its collectives analytic on the scale-up domain
+(`tp_network = "analytic"`); the pipeline's messages and the gradient AllReduces (ring, 1 MiB
+chunks, Megatron's default buckets) as packets. GPUs at 989 TFLOP/s × 0.5 (the workload's
+default efficiency, an assumption).
+
+Fabrics and transports are the AI-fabrics study's (experiments/ai-fabrics/run.py, imported):
+`rail` (rail-optimized, 2 units of 64 servers, 16 rail leaves, 8 spines, 1:1) and `racks` (the
+same switches and cables, every NIC of a server on one leaf: a plain Clos); RoCEv2 (DCQCN, PFC,
+ECMP, go-back-N), STrack, NSCC + REPS; and `rail` with one spine down.
+
+Each row records the iteration time, its compute and network ideals, its critical path
+(compute and each group's exposed communication), the bytes per group, packet counters, wall
+and CPU time, peak RSS, the binary's commit and the scenario with its sha256.
+
+    experiments/training/run.py [--fabricsim target/release/fabricsim] [--only REGEX]
+
+Rows go to results/results.json; a row already there (same id, same scenario) is kept.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import importlib.util
+import json
+import re
+import resource
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+RESULTS = HERE / "results" / "results.json"
+
+_spec = importlib.util.spec_from_file_location("ai_fabrics", REPO / "experiments" / "ai-fabrics" / "run.py")
+ai_fabrics = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(ai_fabrics)
+
+MODELS = {
+    "gpt3": (
+        "model = { layers = 96, hidden = 12288, heads = 96, seq = 2048, vocab = 51200, micro_batch = 1, global_batch = 512 }\n"
+        "parallelism = { tp = 8, pp = 16, dp = 8, recompute = true, tp_network = \"analytic\" }"
+    ),
+    "llama70": (
+        "model = { layers = 80, hidden = 8192, heads = 64, kv_heads = 8, ffn = 28672, gated_ffn = true, seq = 4096, vocab = 32000, micro_batch = 1, global_batch = 256 }\n"
+        "parallelism = { tp = 8, pp = 8, dp = 16, recompute = true, tp_network = \"analytic\" }"
+    ),
+}
+
+TRANSPORTS = ("roce", "strack", "nscc")
+
+
+def scenario(model: str, fabric: str, transport: str, spine_down: bool = False) -> str:
+    down = f'\n[topology.failures]\nkind = "tor_uplinks"\nlinks = ["{ai_fabrics.SPINE_DOWN[fabric]}"]\n' if spine_down else ""
+    return f"""name = "training {model} {fabric} {transport}{' spine down' if spine_down else ''}"
+seed = 1
+
+[topology]
+{ai_fabrics.FABRICS[fabric]}
+servers = {ai_fabrics.SERVERS}
+link_rate_gbps = 400
+link_latency_ns = 1000
+switch_latency_ns = 0
+
+[topology.server]
+gpus = {ai_fabrics.GPUS}
+scale_up_gbps = 3600
+{down}
+{ai_fabrics.TRANSPORTS[transport]}
+[workload]
+kind = "training"
+chunk = "1MiB"
+{MODELS[model]}
+"""
+
+
+def cases():
+    """(id, scenario) of every point: model × fabric × transport, and `rail` with a spine down."""
+    out = []
+    for model in MODELS:
+        for transport in TRANSPORTS:
+            for fabric in ("rail", "racks"):
+                out.append((f"{model}-{fabric}-{transport}", scenario(model, fabric, transport)))
+            out.append((f"{model}-rail_down-{transport}", scenario(model, "rail", transport, spine_down=True)))
+    return out
+
+
+def run_one(binary: str, case_id: str, text: str) -> dict:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / f"{case_id}.toml"
+        path.write_text(text)
+        out = Path(tmp) / "out"
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        t0 = time.time()
+        p = subprocess.run([binary, "run", str(path), "--out", str(out), "-q"], capture_output=True, text=True)
+        wall = time.time() - t0
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        if p.returncode != 0:
+            raise SystemExit(f"{case_id}: fabricsim failed ({p.returncode}):\n{p.stderr}")
+        s = json.loads((out / "summary.json").read_text())
+    it = s["training"]["iterations"][0]
+    if it["time_us"] is None:
+        raise SystemExit(f"{case_id}: the iteration did not finish")
+    pk = s["packets"]
+    return {
+        "id": case_id,
+        "time_us": it["time_us"],
+        "compute_ideal_us": it["compute_ideal_us"],
+        "network_ideal_us": it["network_ideal_us"],
+        "slowdown": it["slowdown"],
+        "critical_path": it["critical_path"],
+        "groups": s["training"]["groups"],
+        "data_packets": pk["data_sent"],
+        "retransmitted": pk["retransmitted"],
+        "dropped": pk["dropped"],
+        "trimmed": pk["trimmed"],
+        "timeouts": pk["timeouts"],
+        "pfc": s.get("pfc"),
+        "invariant_violations": s.get("invariant_violations"),
+        "wall_s": round(wall, 2),
+        "cpu_s": round((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), 2),
+        "peak_rss_mb": round(s["performance"]["peak_rss_bytes"] / 2**20, 1),
+        "events": s["events"],
+        # The commit the binary was built from (summary.json's engine), not the checkout's.
+        "commit": s["engine"]["commit"],
+        "scenario_sha256": hashlib.sha256(text.encode()).hexdigest(),
+        "scenario": text,
+    }
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--fabricsim", default=str(REPO / "target" / "release" / "fabricsim"))
+    ap.add_argument("--only", help="run only the points whose id matches this regular expression")
+    args = ap.parse_args()
+    rows = json.loads(RESULTS.read_text()) if RESULTS.exists() else []
+    have = {(r["id"], r["scenario_sha256"]) for r in rows}
+    for case_id, text in cases():
+        if args.only and not re.search(args.only, case_id):
+            continue
+        if (case_id, hashlib.sha256(text.encode()).hexdigest()) in have:
+            continue
+        row = run_one(args.fabricsim, case_id, text)
+        rows = [r for r in rows if r["id"] != case_id] + [row]
+        RESULTS.parent.mkdir(exist_ok=True)
+        RESULTS.write_text(json.dumps(rows, indent=1) + "\n")
+        cp = row["critical_path"]
+        print(f"{case_id:28s} step {row['time_us'] / 1e3:9.1f} ms  ideal {row['network_ideal_us'] / 1e3:9.1f} ms  exposed tp {cp['tp_us'] / 1e3:7.1f} pp {cp['pp_us'] / 1e3:7.1f} dp {cp['dp_us'] / 1e3:7.1f} ms  {row['wall_s']:7.1f} s  {row['peak_rss_mb']:7.0f} MB", flush=True)
+
+
+if __name__ == "__main__":
+    main()
