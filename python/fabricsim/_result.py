@@ -293,6 +293,23 @@ class Result:
         """Port samples, as ``port_trace.csv`` (with ``run.trace_ports``)."""
         return self._table("port_trace")
 
+    @property
+    def iterations(self) -> pd.DataFrame:
+        """A training step's iterations (``workload.kind = "training"`` or ``"chakra"``), one
+        row each, from ``summary.json``'s ``training.iterations``: ``time_us`` against
+        ``compute_ideal_us`` and ``network_ideal_us``, ``slowdown``, and the critical path's
+        parts (``compute_us``, ``tp_us``, ``pp_us``, ``dp_us``, ``ep_us``, ``other_us``,
+        ``wait_us``: each group's exposed communication; they add up to ``time_us``). Empty
+        for other workloads. The step's collectives, with the group each serves, are
+        :attr:`ccts`."""
+        rows = []
+        for it in (self.summary.get("training") or {}).get("iterations", []):
+            row = {k: v for k, v in it.items() if k != "critical_path"}
+            row.update(it.get("critical_path") or {})
+            rows.append(row)
+        cols = ["iteration", "time_us", "compute_ideal_us", "network_ideal_us", "slowdown", "compute_us", "tp_us", "pp_us", "dp_us", "ep_us", "other_us", "wait_us"]
+        return pd.DataFrame(rows, columns=cols)
+
     def to_polars(self, table: str) -> "polars.DataFrame":
         """The table ``table`` (one of :data:`TABLES`) as a polars DataFrame, built from the
         same typed columns as the pandas frame (no CSV, no pandas in between). Same columns in

@@ -263,6 +263,9 @@ def test_a_training_step_gives_its_collectives_with_their_group_and_its_iteratio
         progress=False,
     )
     assert set(r.ccts["group"]) == {"tp", "dp"}
+    frame = r.iterations
+    assert len(frame) == 1 and abs(frame[["compute_us", "tp_us", "pp_us", "dp_us", "ep_us", "other_us", "wait_us"]].sum(axis=1)[0] - frame["time_us"][0]) < 1e-3
+    assert fabricsim.run(COLLECTIVES, progress=False).iterations.empty
     it = r.summary["training"]["iterations"][0]
     path = it["critical_path"]
     parts = sum(path[k] for k in ("compute_us", "tp_us", "pp_us", "dp_us", "ep_us", "wait_us"))
