@@ -526,6 +526,9 @@ fn check(path: &Path, set: &[String], threads: Option<usize>) -> Result<(), Erro
     for l in t.step.iter().flat_map(|s| &s.lines) {
         say!(o, "{l}");
     }
+    for l in fabricsim::results::step_check_lines(t, f) {
+        say!(o, "{l}");
+    }
     if !t.instances.is_empty() {
         let jobs = t.instances.iter().map(|i| i.job + 1).max().unwrap_or(0);
         say!(o, "collectives   {} jobs, {} collective instances, {} graph tasks", jobs, t.instances.len(), t.tasks.len());

@@ -158,3 +158,26 @@ fn analytic_scale_up_collectives_match_their_packets() {
     let e = common::rejection(&scenario("model = { layers = 2, hidden = 128, heads = 4, seq = 32, vocab = 256, global_batch = 4 }\nparallelism = { tp = 2, dp = 2, tp_network = \"analytic\" }"));
     assert!(e.contains("workload.parallelism.tp_network") && e.contains("scale-up"), "{e}");
 }
+
+//= type=test
+//# `fabricsim check`'s lines of a step: its compute ideal, and per group the busiest GPU's
+//# bytes per iteration at its link's rate, the same whether TP runs as packets or analytic.
+#[test]
+fn check_shows_the_compute_ideal_and_each_groups_bytes_at_their_link_rate() {
+    let lines = |tp_network: &str| {
+        let text = format!(
+            "[topology]\nkind = \"rail_optimized\"\nservers = 4\nservers_per_su = 2\nlink_rate_gbps = 400\n[topology.server]\ngpus = 8\nscale_up_gbps = 3600\n\
+             [workload]\nkind = \"training\"\nmodel = {{ layers = 4, hidden = 1024, heads = 16, seq = 512, vocab = 8192, global_batch = 8 }}\n\
+             parallelism = {{ tp = 8, pp = 2, dp = 2, tp_network = \"{tp_network}\" }}\n"
+        );
+        let setup = fabricsim::Scenario::from_toml(&text, &[]).unwrap().setup(std::path::Path::new(".")).unwrap();
+        fabricsim::results::step_check_lines(&setup.traffic, &setup.fabric)
+    };
+    let (p, a) = (lines("packets"), lines("analytic"));
+    assert!(p[0].starts_with("compute ideal") && p[0] == a[0], "{p:?}");
+    let tp = |l: &[String]| l.iter().find(|x| x.trim_start().starts_with("tp:")).cloned().unwrap();
+    // 4 micro-batches × (4 per layer × 2 layers + 1) AllReduces of 1 MiB (7/8 of it sent
+    // twice) and one AllGather of the arriving pass (7/8 once), on either stage.
+    let per_gpu = 4 * (9 * 2 * 7 * (1 << 20) / 8 + 7 * (1 << 20) / 8);
+    assert!(tp(&p).contains(&format!("up to {per_gpu} bytes")) && tp(&a).contains(&format!("up to {per_gpu} bytes")), "{} / {}", tp(&p), tp(&a));
+}

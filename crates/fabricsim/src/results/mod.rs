@@ -27,7 +27,7 @@ mod training;
 pub use by_size::{SizeBucket, WindowFigures};
 pub use flowlets::FlowletSizes;
 pub use collectives::{CctResult, CollectiveSummary};
-pub use training::{GroupFigures, IterationFigures, TrainingSummary};
+pub use training::{check_lines as step_check_lines, GroupFigures, IterationFigures, TrainingSummary};
 pub use flows::FlowResult;
 pub use logs::{EventRow, MessageRow};
 pub use out_dir::OutDir;

@@ -244,3 +244,61 @@ pub(super) fn summary(sim: &Sim, ccts: &[CctResult]) -> Option<TrainingSummary> 
     groups.retain(|g| g.bytes > 0 || g.collectives > 0);
     Some(TrainingSummary { iterations, groups })
 }
+
+/// What `fabricsim check` shows of a step beyond its shape: per iteration its compute ideal
+/// (the longest path of compute delays through the step's graph), and per group kind the
+/// payload bytes its busiest port sends per iteration and the time they take at that port's
+/// rate (a GPU's NIC, or its scale-up port for traffic inside its server; an analytic
+/// collective's bytes at the scale-up rate): what the group's communication costs at the least.
+pub fn check_lines(t: &Traffic, fabric: &crate::topo::Fabric) -> Vec<String> {
+    let Some(step) = t.step.as_ref() else { return Vec::new() };
+    let compute = t.longest_paths(|_| Time::ZERO);
+    let mut out = Vec::new();
+    let mut prev = Time::ZERO;
+    let mut ideals = Vec::new();
+    for &e in &step.iteration_ends {
+        ideals.push(format!("{:.3}", us(compute[e as usize] - prev)));
+        prev = compute[e as usize];
+    }
+    out.push(format!("compute ideal {} µs per iteration (the compute critical path: what an infinitely fast network leaves)", ideals.join(", ")));
+    let iterations = step.iteration_ends.len().max(1) as u64;
+    let rate_of = |host: crate::ids::NodeId| fabric.ports[fabric.host_port[host.idx()].idx()].rate;
+    // Per group kind, per sending port: bytes and their time at its rate.
+    let mut sent: Vec<std::collections::HashMap<u64, (u64, Time)>> = vec![Default::default(); GROUP_KINDS.len()];
+    let mut instance = None;
+    for (task, role) in step.roles.iter().enumerate() {
+        let kind = t.tasks[task].kind();
+        if let TaskKind::Begin(i) = kind {
+            instance = Some(i as usize);
+            let inst = &t.instances[i as usize];
+            let scale_up = fabric.servers.and_then(|s| s.scale_up);
+            if let (Some(_), Some(k), Some(up)) = (inst.fixed, GROUP_KINDS.iter().position(|g| *g == inst.group), scale_up) {
+                // Analytic: every rank sends its bus bytes over its scale-up port (counted for
+                // the group's first GPU: its ranks all send alike).
+                let e = sent[k].entry(u64::MAX - inst.first_host as u64).or_default();
+                e.0 += inst.bus_bytes.0;
+                e.1 += up.rate.tx_time(inst.bus_bytes);
+            }
+        }
+        let TaskKind::Send { .. } = kind else { continue };
+        let k = match role {
+            Role::Message(k) => Some(*k as usize),
+            Role::Collective => instance.and_then(|i| GROUP_KINDS.iter().position(|g| *g == t.instances[i].group)),
+            _ => None,
+        };
+        let Some(k) = k else { continue };
+        for m in t.messages_of(task as u32) {
+            let msg = t.message(m);
+            // (The setup's graph names the sending port: a GPU's NIC, or its scale-up port.)
+            let port = t.conns[msg.conn as usize].src;
+            let e = sent[k].entry(port.0 as u64).or_default();
+            e.0 += msg.bytes.0;
+            e.1 += rate_of(port).tx_time(msg.bytes);
+        }
+    }
+    for (k, per_port) in sent.iter().enumerate() {
+        let Some(&(bytes, time)) = per_port.values().max_by_key(|v| v.1) else { continue };
+        out.push(format!("              {}: up to {} bytes per GPU per iteration, {:.3} µs at its link's rate", GROUP_KINDS[k], bytes / iterations, us(time) / iterations as f64));
+    }
+    out
+}

@@ -197,6 +197,9 @@ pub struct Instance {
     /// (a training step's scale-up collectives, `parallelism.tp_network = "analytic"`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fixed: Option<Time>,
+    /// The host of its first rank.
+    #[serde(skip)]
+    pub first_host: u32,
 }
 
 /// The group kinds of a training step's communication, as `ccts.csv` and the summary name them:

@@ -576,6 +576,7 @@ impl Emitter<'_> {
                 let d = analytic_cct(&inst, rate, one_way);
                 inst.algorithm = "analytic";
                 inst.fixed = Some(d);
+                inst.first_host = hosts[0].0;
                 let (i, begin) = self.g.begin(inst, Time::ZERO);
                 let end = self.g.end(i);
                 self.g.edge(begin, end, Trigger::Delivered, d);

@@ -717,6 +717,7 @@ pub(crate) fn instance(job: u32, iteration: u32, step: u32, op: &'static str, al
         channels: c.channels(),
         group: "",
         fixed: None,
+        first_host: 0,
     }
 }
 
@@ -728,6 +729,7 @@ pub(crate) fn instance(job: u32, iteration: u32, step: u32, op: &'static str, al
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn emit(g: &mut GraphBuilder, conns: &mut HashMap<(u32, u32, u32), u32>, ranks: &[NodeId], c: &CollectiveSpec, inst: Instance, chunk: u64, qps: u32, start: Time) -> (u32, u32) {
     let (op, alg, n) = (inst.op, inst.algorithm, inst.ranks);
+    let inst = Instance { first_host: ranks[0].0, ..inst };
     let (i, begin) = g.begin(inst, start);
     let end = g.end(i);
     // The channels side by side, each its own copy of the algorithm on its share of the bytes
