@@ -297,23 +297,30 @@ def run_one(binary: str, case_id: str, text: str) -> dict:
     }
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def run_rows(doc: str, results: Path, points, run_one, show) -> None:
+    """The drivers' command line: runs each (id, scenario) of `points` with `run_one(binary,
+    id, text)` unless `results` already holds a row of that id and scenario, replacing any
+    older row of the id and writing the file after each run; `show(row)` is the line printed."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--fabricsim", default=str(REPO / "target" / "release" / "fabricsim"))
     ap.add_argument("--only", help="run only the points whose id matches this regular expression")
     args = ap.parse_args()
-    rows = json.loads(RESULTS.read_text()) if RESULTS.exists() else []
+    rows = json.loads(results.read_text()) if results.exists() else []
     have = {(r["id"], r["scenario_sha256"]) for r in rows}
-    for case_id, text in cases():
+    for case_id, text in points:
         if args.only and not re.search(args.only, case_id):
             continue
         if (case_id, hashlib.sha256(text.encode()).hexdigest()) in have:
             continue
         row = run_one(args.fabricsim, case_id, text)
         rows = [r for r in rows if r["id"] != case_id] + [row]
-        RESULTS.parent.mkdir(exist_ok=True)
-        RESULTS.write_text(json.dumps(rows, indent=1) + "\n")
-        print(f"{case_id:28s} CCT {row['cct_us']:10.1f} us  norm {row['normalized_cct']:.3f}  spine {row['spine_tx_bytes'] / 2**30:7.2f} GiB  {row['wall_s']:7.1f} s  {row['peak_rss_mb']:7.0f} MB", flush=True)
+        results.parent.mkdir(exist_ok=True)
+        results.write_text(json.dumps(rows, indent=1) + "\n")
+        print(show(row), flush=True)
+
+
+def main():
+    run_rows(__doc__, RESULTS, cases(), run_one, lambda row: f"{row['id']:28s} CCT {row['cct_us']:10.1f} us  norm {row['normalized_cct']:.3f}  spine {row['spine_tx_bytes'] / 2**30:7.2f} GiB  {row['wall_s']:7.1f} s  {row['peak_rss_mb']:7.0f} MB")
 
 
 if __name__ == "__main__":

@@ -31,11 +31,9 @@ Rows go to results/results.json; a row already there (same id, same scenario) is
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import importlib.util
 import json
-import re
 import resource
 import subprocess
 import tempfile
@@ -142,25 +140,13 @@ def run_one(binary: str, case_id: str, text: str) -> dict:
     }
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--fabricsim", default=str(REPO / "target" / "release" / "fabricsim"))
-    ap.add_argument("--only", help="run only the points whose id matches this regular expression")
-    args = ap.parse_args()
-    rows = json.loads(RESULTS.read_text()) if RESULTS.exists() else []
-    have = {(r["id"], r["scenario_sha256"]) for r in rows}
-    for case_id, text in cases():
-        if args.only and not re.search(args.only, case_id):
-            continue
-        if (case_id, hashlib.sha256(text.encode()).hexdigest()) in have:
-            continue
-        row = run_one(args.fabricsim, case_id, text)
-        rows = [r for r in rows if r["id"] != case_id] + [row]
-        RESULTS.parent.mkdir(exist_ok=True)
-        RESULTS.write_text(json.dumps(rows, indent=1) + "\n")
-        cp = row["critical_path"]
-        print(f"{case_id:28s} step {row['time_us'] / 1e3:9.1f} ms  ideal {row['network_ideal_us'] / 1e3:9.1f} ms  exposed tp {cp['tp_us'] / 1e3:7.1f} pp {cp['pp_us'] / 1e3:7.1f} dp {cp['dp_us'] / 1e3:7.1f} ms  {row['wall_s']:7.1f} s  {row['peak_rss_mb']:7.0f} MB", flush=True)
+def show(row: dict) -> str:
+    cp = row["critical_path"]
+    return f"{row['id']:28s} step {row['time_us'] / 1e3:9.1f} ms  ideal {row['network_ideal_us'] / 1e3:9.1f} ms  exposed tp {cp['tp_us'] / 1e3:7.1f} pp {cp['pp_us'] / 1e3:7.1f} dp {cp['dp_us'] / 1e3:7.1f} ms  {row['wall_s']:7.1f} s  {row['peak_rss_mb']:7.0f} MB"
 
+
+def main():
+    ai_fabrics.run_rows(__doc__, RESULTS, cases(), run_one, show)
 
 if __name__ == "__main__":
     main()

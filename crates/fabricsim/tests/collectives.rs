@@ -9,23 +9,7 @@ use fabricsim::results::MessageRow;
 /// small queueing does not make the window the limit), message log on; `workload` is the rest
 /// of the `[workload]` table and the jobs.
 fn fabric(seed: u64, workload: &str) -> String {
-    format!(
-        r#"
-        seed = {seed}
-        [topology]
-        k = 4
-        [switch]
-        buffer_bytes = "64MiB"
-        [transport]
-        lb = "spray"
-        cc = {{ name = "fixed", window_bdp = 2.0 }}
-        [run]
-        message_log = true
-        [workload]
-        kind = "collectives"
-        {workload}
-    "#
-    )
+    common::idle_fat_tree_16(seed, &format!("kind = \"collectives\"\n{workload}\n[run]\nmessage_log = true"))
 }
 
 /// One job of 8 randomly placed ranks running `collectives`, with 128 KiB chunks.

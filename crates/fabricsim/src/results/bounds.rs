@@ -109,9 +109,8 @@ impl InstancePaths {
 /// its begin marker and the next instance's: the collective builder adds an instance's markers,
 /// then all its messages, before the next instance.
 pub(super) fn instance_paths(sim: &Sim) -> Vec<InstancePaths> {
-    use crate::workload::graph::TaskKind;
     let t = &sim.traffic;
-    let begins: Vec<u32> = t.tasks.iter().enumerate().filter(|(_, task)| matches!(task.kind(), TaskKind::Begin(_))).map(|(i, _)| i as u32).collect();
+    let begins = t.instance_starts();
     debug_assert!(begins.len() == t.instances.len());
     let conn_prop: Vec<Time> = sim.hosts.conns.iter().map(|c| propagation(sim, c)).collect();
     let f = &sim.net.fabric;

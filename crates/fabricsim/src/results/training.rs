@@ -14,7 +14,7 @@
 use super::{us, CctResult};
 use crate::engine::Sim;
 use crate::units::{Bytes, Time};
-use crate::workload::graph::{Role, StepMap, TaskKind, Traffic, Trigger, GROUP_KINDS};
+use crate::workload::graph::{group_index, Role, StepMap, TaskKind, Traffic, Trigger, GROUP_KINDS};
 use serde::Serialize;
 
 /// `summary.json`'s `training`.
@@ -188,12 +188,7 @@ pub(super) fn summary(sim: &Sim, ccts: &[CctResult]) -> Option<TrainingSummary> 
         _ => Time::ZERO,
     });
     let best = binding_inputs(sim);
-    let mut begin_of = vec![u32::MAX; t.instances.len()];
-    for (i, task) in t.tasks.iter().enumerate() {
-        if let TaskKind::Begin(k) = task.kind() {
-            begin_of[k as usize] = i as u32;
-        }
-    }
+    let begin_of = t.instance_starts();
     let mut iterations = Vec::with_capacity(step.iteration_ends.len());
     let (mut run_prev, mut compute_prev, mut network_prev) = (Some(Time::ZERO), Time::ZERO, Time::ZERO);
     for (i, &end) in step.iteration_ends.iter().enumerate() {
@@ -214,7 +209,7 @@ pub(super) fn summary(sim: &Sim, ccts: &[CctResult]) -> Option<TrainingSummary> 
     }
     let mut groups: Vec<GroupFigures> = GROUP_KINDS.iter().map(|&group| GroupFigures { group, bytes: 0, collectives: 0, cct_sum_us: 0.0, ideal_sum_us: 0.0 }).collect();
     for c in ccts {
-        if let Some(g) = groups.iter_mut().find(|g| g.group == c.instance.group) {
+        if let Some(g) = group_index(c.instance.group).map(|k| &mut groups[k]) {
             // An analytic instance moves no packets: its ranks' bus bytes count.
             if c.instance.fixed.is_some() {
                 g.bytes += c.instance.bus_bytes.0 * c.instance.ranks as u64;
@@ -225,20 +220,9 @@ pub(super) fn summary(sim: &Sim, ccts: &[CctResult]) -> Option<TrainingSummary> 
         }
     }
     // Bytes: a collective's messages count for its instance's group, a message for its own.
-    let mut instance = None;
-    for (task, role) in step.roles.iter().enumerate() {
-        let kind = t.tasks[task].kind();
-        if let TaskKind::Begin(i) = kind {
-            instance = Some(i as usize);
-        }
-        let TaskKind::Send { bytes, .. } = kind else { continue };
-        let group = match role {
-            Role::Message(k) => GROUP_KINDS[*k as usize],
-            Role::Collective => instance.map_or("", |i| t.instances[i].group),
-            _ => "",
-        };
-        if let Some(g) = groups.iter_mut().find(|g| g.group == group) {
-            g.bytes += bytes;
+    for (task, k) in t.step_sends() {
+        if let TaskKind::Send { bytes, .. } = t.tasks[task as usize].kind() {
+            groups[k].bytes += bytes;
         }
     }
     groups.retain(|g| g.bytes > 0 || g.collectives > 0);
@@ -265,29 +249,18 @@ pub fn check_lines(t: &Traffic, fabric: &crate::topo::Fabric) -> Vec<String> {
     let rate_of = |host: crate::ids::NodeId| fabric.ports[fabric.host_port[host.idx()].idx()].rate;
     // Per group kind, per sending port: bytes and their time at its rate.
     let mut sent: Vec<std::collections::HashMap<u64, (u64, Time)>> = vec![Default::default(); GROUP_KINDS.len()];
-    let mut instance = None;
-    for (task, role) in step.roles.iter().enumerate() {
-        let kind = t.tasks[task].kind();
-        if let TaskKind::Begin(i) = kind {
-            instance = Some(i as usize);
-            let inst = &t.instances[i as usize];
-            let scale_up = fabric.servers.and_then(|s| s.scale_up);
-            if let (Some(_), Some(k), Some(up)) = (inst.fixed, GROUP_KINDS.iter().position(|g| *g == inst.group), scale_up) {
-                // Analytic: every rank sends its bus bytes over its scale-up port (counted for
-                // the group's first GPU: its ranks all send alike).
-                let e = sent[k].entry(u64::MAX - inst.first_host as u64).or_default();
-                e.0 += inst.bus_bytes.0;
-                e.1 += up.rate.tx_time(inst.bus_bytes);
-            }
+    if let Some(up) = fabric.servers.and_then(|s| s.scale_up) {
+        for inst in t.instances.iter().filter(|i| i.fixed.is_some()) {
+            let Some(k) = group_index(inst.group) else { continue };
+            // Analytic: every rank sends its bus bytes over its scale-up port (counted for the
+            // group's first GPU: its ranks all send alike).
+            let e = sent[k].entry(u64::MAX - inst.first_host as u64).or_default();
+            e.0 += inst.bus_bytes.0;
+            e.1 += up.rate.tx_time(inst.bus_bytes);
         }
-        let TaskKind::Send { .. } = kind else { continue };
-        let k = match role {
-            Role::Message(k) => Some(*k as usize),
-            Role::Collective => instance.and_then(|i| GROUP_KINDS.iter().position(|g| *g == t.instances[i].group)),
-            _ => None,
-        };
-        let Some(k) = k else { continue };
-        for m in t.messages_of(task as u32) {
+    }
+    for (task, k) in t.step_sends() {
+        for m in t.messages_of(task) {
             let msg = t.message(m);
             // (The setup's graph names the sending port: a GPU's NIC, or its scale-up port.)
             let port = t.conns[msg.conn as usize].src;

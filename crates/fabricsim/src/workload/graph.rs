@@ -206,6 +206,11 @@ pub struct Instance {
 /// tensor, pipeline, data and expert parallelism, and communication no kind labels (a trace's).
 pub const GROUP_KINDS: [&str; 5] = ["tp", "pp", "dp", "ep", "other"];
 
+/// The index in [`GROUP_KINDS`] of group kind `name`.
+pub fn group_index(name: &str) -> Option<usize> {
+    GROUP_KINDS.iter().position(|g| *g == name)
+}
+
 /// What a task of a training step is ([`StepMap`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Role {
@@ -388,6 +393,40 @@ impl Traffic {
             }
         }
         done
+    }
+
+    /// The start marker task of each collective instance, in instance order.
+    pub fn instance_starts(&self) -> Vec<u32> {
+        let mut starts = vec![u32::MAX; self.instances.len()];
+        for (t, task) in self.tasks.iter().enumerate() {
+            if let TaskKind::Begin(i) = task.kind() {
+                starts[i as usize] = t as u32;
+            }
+        }
+        starts
+    }
+
+    /// A training step's sends, each with the group kind it serves (an index into
+    /// [`GROUP_KINDS`]): a point-to-point message its own, a collective's message its
+    /// instance's; sends of no kind are left out, and every send without a step map.
+    pub fn step_sends(&self) -> impl Iterator<Item = (u32, usize)> + '_ {
+        let roles = self.step.as_ref().map_or(&[][..], |s| &s.roles[..]);
+        let mut instance = None;
+        roles.iter().enumerate().filter_map(move |(task, role)| {
+            let kind = self.tasks[task].kind();
+            if let TaskKind::Begin(i) = kind {
+                instance = Some(i as usize);
+            }
+            if !matches!(kind, TaskKind::Send { .. }) {
+                return None;
+            }
+            let k = match role {
+                Role::Message(k) => Some(*k as usize),
+                Role::Collective => instance.and_then(|i| group_index(self.instances[i].group)),
+                _ => None,
+            }?;
+            Some((task as u32, k))
+        })
     }
 
     /// Connections of app flow `f` (see [`Traffic::app_flows`]; only when it is not empty).

@@ -223,7 +223,7 @@ pub struct Plan {
     pub bytes_per_value: u64,
     /// Full recomputation.
     pub recompute: bool,
-    /// Picoseconds per FLOP of one GPU, as a rate: FLOPs per picosecond.
+    /// FLOPs one GPU's kernels do per picosecond (`tflops` × `efficiency`).
     pub flops_per_ps: f64,
     /// Algorithms of the TP and DP collectives.
     pub tp_algorithm: &'static str,
@@ -298,7 +298,7 @@ impl Plan {
         }
         let bucket = par.bucket_params.unwrap_or((40_000_000u64).max(1_000_000 * dp as u64));
         positive("workload.parallelism.bucket_params", bucket, 1 << 50)?;
-        p.gpu.check()?;
+        let flops_per_ps = p.gpu.check()?;
         positive("workload.iterations", p.iterations as u64, 1 << 16)?;
         positive("workload.chunk", p.chunk.0, 1 << 40)?;
         positive("workload.qps", p.qps as u64, 16)?;
@@ -338,7 +338,7 @@ impl Plan {
             bucket_params: bucket,
             bytes_per_value: m.bytes_per_value,
             recompute: par.recompute,
-            flops_per_ps: p.gpu.tflops * p.gpu.efficiency,
+            flops_per_ps,
             tp_algorithm,
             dp_algorithm,
             tp_analytic,
@@ -663,21 +663,20 @@ fn scale_up_of(plan: &Plan, fabric: &crate::topo::Fabric) -> Result<(crate::unit
 
 /// Generates the step's graph on `hosts` hosts (on `fabric`, which analytic TP collectives need).
 pub fn generate(p: &TrainingParams, hosts: u32, fabric: Option<&crate::topo::Fabric>, room: Room) -> Result<super::graph::Traffic> {
-    let plan = Plan::of(p, hosts)?;
+    let plan = admit(p, hosts, room)?;
     let scale_up = match (plan.tp_analytic && plan.tp > 1, fabric) {
         (true, Some(f)) => Some(scale_up_of(&plan, f)?),
         (true, None) => return Err(Error::invalid("workload.parallelism.tp_network", "`analytic` is generated on the built fabric")),
         (false, _) => None,
     };
-    generate_with(p, hosts, scale_up, room)
+    Ok(generate_with(p, &plan, scale_up))
 }
 
-/// [`generate`] with analytic TP collectives on a scale-up domain of this rate and one-way
-/// latency (`None`: as packets).
-fn generate_with(p: &TrainingParams, hosts: u32, scale_up: Option<(crate::units::BitsPerSec, Time)>, room: Room) -> Result<super::graph::Traffic> {
-    let plan = admit(p, hosts, room)?;
+/// The graph of `plan` (admitted) with analytic TP collectives on a scale-up domain of this rate
+/// and one-way latency (`None`: as packets).
+fn generate_with(p: &TrainingParams, plan: &Plan, scale_up: Option<(crate::units::BitsPerSec, Time)>) -> super::graph::Traffic {
     let mut e = Emitter {
-        plan: &plan,
+        plan,
         g: GraphBuilder::new(),
         roles: Vec::new(),
         chunk: p.chunk.0,
@@ -690,7 +689,7 @@ fn generate_with(p: &TrainingParams, hosts: u32, scale_up: Option<(crate::units:
         iteration: 0,
         scale_up,
     };
-    let counted = size(&plan, p.chunk.0, p.qps);
+    let counted = size(plan, p.chunk.0, p.qps);
     e.g.reserve(GraphSize { conns: 0, ..counted });
     let (pp, dp, mb) = (plan.pp, plan.dp, plan.micro_batches);
     for _ in 0..pp * dp {
@@ -830,7 +829,7 @@ fn generate_with(p: &TrainingParams, hosts: u32, scale_up: Option<(crate::units:
     let mut t = g.finish();
     roles.resize(t.tasks.len(), Role::Marker);
     t.step = Some(std::sync::Arc::new(StepMap { roles, iteration_ends, lines: plan.lines() }));
-    Ok(t)
+    t
 }
 
 /// The join where pass (forward?, stage, replica, micro-batch) arrives, made when first needed.
@@ -875,7 +874,7 @@ mod tests {
             let plan = Plan::of(&p, 64).unwrap();
             let counted = size(&plan, p.chunk.0, p.qps);
             let analytic = p.parallelism.tp_network == "analytic" && tp > 1;
-            let built = GraphSize::of(&generate_with(&p, 64, analytic.then_some((crate::units::BitsPerSec(3_600_000_000_000), Time(1_000_000))), Room::UNLIMITED).unwrap());
+            let built = GraphSize::of(&generate_with(&p, &plan, analytic.then_some((crate::units::BitsPerSec(3_600_000_000_000), Time(1_000_000)))));
             let what = format!("case {case}: tp {tp} pp {pp} dp {dp} layers {layers}: counted {counted:?}, built {built:?}");
             assert_eq!((counted.tasks, counted.messages, counted.edges), (built.tasks, built.messages, built.edges), "{what}");
             assert!(built.conns <= counted.conns, "{what}");
@@ -907,20 +906,10 @@ mod tests {
 
     /// Payload bytes of the graph per group kind, as the summary counts them.
     fn bytes_by_group(t: &crate::workload::graph::Traffic) -> [u64; 4] {
-        let roles = &t.step.as_ref().unwrap().roles;
         let mut out = [0u64; 4];
-        let mut inst = 0usize;
-        for (i, task) in t.tasks.iter().enumerate() {
-            match task.kind() {
-                TaskKind::Begin(k) => inst = k as usize,
-                TaskKind::Send { bytes, .. } => {
-                    let k = match roles[i] {
-                        Role::Message(k) => k as usize,
-                        _ => GROUP_KINDS.iter().position(|g| *g == t.instances[inst].group).unwrap(),
-                    };
-                    out[k] += bytes;
-                }
-                _ => {}
+        for (task, k) in t.step_sends() {
+            if let TaskKind::Send { bytes, .. } = t.tasks[task as usize].kind() {
+                out[k] += bytes;
             }
         }
         out

@@ -22,7 +22,7 @@
 pub mod et;
 
 use super::collective;
-use super::graph::{GraphBuilder, GraphSize, Role, StepMap, Traffic, Trigger, GROUP_KINDS};
+use super::graph::{group_index, GraphBuilder, GraphSize, Role, StepMap, Traffic, Trigger};
 use super::training::GpuConfig;
 use super::{InputFiles, Room};
 use crate::error::{Error, Result};
@@ -379,11 +379,11 @@ pub fn generate(p: &ChakraParams, hosts: u32, files: &InputFiles, room: Room) ->
         })
         .collect();
     let mut p2p_conns: HashMap<(u32, u32), u32> = HashMap::new();
-    let other = GROUP_KINDS.iter().position(|k| *k == "other").expect("the kind of unlabelled communication") as u8;
+    let other = group_index("other").expect("the kind of unlabelled communication") as u8;
     // Per message its send task; per (rank, node) its task (a collective's: none yet).
     let mut send_task = vec![u32::MAX; msgs.len()];
     let mut task: Vec<Vec<u32>> = Vec::with_capacity(traces.len());
-    for (r, k) in kinds.iter().enumerate() {
+    for k in &kinds {
         let mut row = Vec::with_capacity(k.len());
         for kind in k {
             row.push(match *kind {
@@ -408,7 +408,6 @@ pub fn generate(p: &ChakraParams, hosts: u32, files: &InputFiles, room: Room) ->
                 }
             });
         }
-        let _ = r;
         task.push(row);
     }
     // Collectives: (start, end) tasks.
