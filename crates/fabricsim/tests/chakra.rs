@@ -56,14 +56,15 @@ fn a_traced_allreduce_is_the_collectives_workloads() {
 
 //= type=test
 //# The bundled example: 20 µs of compute, a pair's AllReduce, a message to the second pair,
-//# 10^10 FLOPs there at 989 TFLOP/s × 0.5, an AllReduce of all four. Its compute critical path
-//# is 20 µs + 20.22 µs, and its critical path adds up to its time.
+//# 20 µs of compute there (its recorded duration, taken before its 10^10 FLOPs), an AllReduce of
+//# all four. Its compute critical path is 20 µs + 20 µs, and its critical path adds up to its
+//# time.
 #[test]
 fn the_bundled_example_runs_to_its_compute_and_network_ideals() {
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/chakra");
     let r = common::run(&scenario(&format!("kind = \"chakra\"\ntraces = \"{root}/step\"\ngroups = \"{root}/groups.json\"")));
     let it = &r.summary.training.as_ref().unwrap().iterations[0];
-    let compute = 20.0 + 1e10 / (989e12 * 0.5) * 1e6;
+    let compute = 40.0;
     assert!((it.compute_ideal_us - compute).abs() < 1e-5, "{it:?}");
     let time = it.time_us.unwrap();
     assert!(time >= it.network_ideal_us && it.network_ideal_us > it.compute_ideal_us, "{it:?}");
@@ -79,6 +80,25 @@ fn the_bundled_example_runs_to_its_compute_and_network_ideals() {
 //# Compute-only traces: each rank's kernels run one after another in file order (one stream per
 //# GPU), whatever their dependencies say, so two independent 5 µs kernels take 10 µs; a rank
 //# waits for another only through messages.
+//= type=test
+//# A compute node without a duration takes its `num_ops` at the GPU's rate: 10^10 FLOPs at
+//# 989 TFLOP/s × 0.5 is 20.22 µs. A traced AllGather's `comm_size` is each rank's input (as
+//# ASTRA-sim reads it): 256 KiB over 4 ranks gathers the collectives workload's 1 MiB.
+#[test]
+fn flops_take_the_gpu_rate_and_an_allgather_gathers_its_ranks_inputs() {
+    let dir = folder("flops");
+    let gather = |id: u64, deps: &[u64]| node(id, et::COMM_COLL_NODE, deps, &[("comm_type", Value::Int(et::ALL_GATHER as i128)), ("comm_size", Value::Int(256 << 10))]);
+    let traces: Vec<Trace> = (0..4).map(|_| Trace { version: "0.0.4".into(), nodes: vec![node(1, et::COMP_NODE, &[], &[("num_ops", Value::Int(10_000_000_000))]), gather(2, &[1])] }).collect();
+    let path = write(&dir, &traces);
+    let traced = common::run(&scenario(&format!("kind = \"chakra\"\ntraces = \"{path}\"\nchunk = \"128KiB\"")));
+    let it = &traced.summary.training.as_ref().unwrap().iterations[0];
+    assert!((it.compute_ideal_us - 1e10 / (989e12 * 0.5) * 1e6).abs() < 1e-5, "{it:?}");
+    let jobs = common::run(&scenario("kind = \"collectives\"\nchunk = \"128KiB\"\n[[workload.jobs]]\nranks = 4\ncollectives = [{ op = \"allgather\", bytes = \"1MiB\" }]"));
+    let (a, b) = (&traced.ccts[0], &jobs.ccts[0]);
+    assert_eq!((a.instance.op, a.instance.bytes, a.cct(), a.ideal), (b.instance.op, b.instance.bytes, b.cct(), b.ideal));
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
 #[test]
 fn a_ranks_kernels_share_one_stream_and_messages_order_ranks() {
     let dir = folder("stream");

@@ -97,6 +97,49 @@ fn tensor_parallel_collectives_are_counted_and_iterations_repeat() {
     }
 }
 
+//= type=test
+//# Expert parallelism: 8 replicas in two EP groups of 4, 4 experts (one per GPU), top-2. Each
+//# MoE layer dispatches and combines its tokens by AllToAll in the forward pass and their
+//# gradients in the backward (4 per layer and micro-batch, 6 with recomputation), each of
+//# b·s·k·h values per GPU, (ep − 1)/ep of them crossing the fabric; the experts' gradients are
+//# reduced across the two replicas holding the same experts. With compute at a negligible
+//# cost the step is its AllToAlls one after another, then the reductions: at least its
+//# network ideal, its exposed EP time the AllToAlls' CCTs of one group added up.
+#[test]
+fn expert_parallel_alltoalls_are_counted_and_exposed() {
+    let r = common::run(&scenario(
+        "chunk = \"64KiB\"\nmodel = { layers = 2, hidden = 256, heads = 4, seq = 128, vocab = 64, global_batch = 16, experts = 4, top_k = 2 }\n\
+         parallelism = { dp = 8, ep = 4, recompute = true }\ngpu = { tflops = 1000000, efficiency = 1.0 }",
+    ));
+    let t = r.summary.training.as_ref().unwrap();
+    let ep = t.groups.iter().find(|g| g.group == "ep").expect("EP figures");
+    // 2 EP groups × 2 micro-batches × 2 layers × 6 AllToAlls.
+    assert_eq!(ep.collectives, 2 * 2 * 2 * 6);
+    let dispatch = 128 * 2 * 256 * 2;
+    assert_eq!(ep.bytes, ep.collectives as u64 * 4 * 3 * (dispatch / 4));
+    for c in r.ccts.iter().filter(|c| c.instance.group == "ep") {
+        assert_eq!((c.instance.op, c.instance.ranks, c.instance.bytes.0), ("alltoall", 4, dispatch));
+    }
+    // Expert gradients: one expert per GPU, 2 × 256 × 1024 weights per layer, 2 layers in one
+    // bucket, across the 2 replicas holding it (d and d + 4), for each of the 4 experts; the
+    // dense weights across all 8.
+    let dp: Vec<_> = r.ccts.iter().filter(|c| c.instance.group == "dp").map(|c| (c.instance.ranks, c.instance.bytes.0)).collect();
+    assert_eq!(dp.iter().filter(|&&c| c == (2, 2 * 2 * 256 * 1024 * 2)).count(), 4, "{dp:?}");
+    assert_eq!(dp.iter().filter(|c| c.0 == 8).count(), 1, "{dp:?}");
+    let it = &t.iterations[0];
+    let time = it.time_us.expect("finished");
+    assert!(it.compute_ideal_us < 0.01, "{it:?}");
+    assert!(time >= it.network_ideal_us, "{it:?}");
+    let path = it.critical_path.as_ref().unwrap();
+    // The two groups run alike: half of all the AllToAlls' time is one group's chain.
+    let chain: f64 = r.ccts.iter().filter(|c| c.instance.group == "ep").map(|c| c.cct().unwrap().0 as f64 / 1e6).sum::<f64>() / 2.0;
+    assert!((path.ep_us / chain - 1.0).abs() < 0.02 && path.ep_us > 0.5 * time, "{path:?} against a chain of {chain} µs");
+    assert!((path.compute_us + path.tp_us + path.pp_us + path.dp_us + path.ep_us + path.other_us + path.wait_us - time).abs() < 1e-3, "{path:?}");
+    // EP must divide the replicas and the experts.
+    let e = common::rejection(&scenario("model = { layers = 2, hidden = 128, heads = 4, seq = 32, vocab = 64, global_batch = 8, experts = 6 }\nparallelism = { dp = 8, ep = 4 }"));
+    assert!(e.contains("workload.parallelism.ep") && e.contains("must divide"), "{e}");
+}
+
 #[test]
 fn bad_training_shapes_are_refused_naming_the_key() {
     let e = common::rejection(&scenario("model = { heads = 6, hidden = 96 }\nparallelism = { tp = 4 }"));

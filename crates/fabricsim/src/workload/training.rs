@@ -22,6 +22,20 @@
 //!   pass has produced its gradients (last layer first), one after another on one
 //!   communicator, overlapping the rest of the backward pass (Megatron-LM's overlapped
 //!   gradient reduction). A replica's next iteration starts when its buckets are reduced.
+//! - **Mixture of experts** (`experts`, `top_k`; Shazeer et al. 2017, GShard and Switch
+//!   Transformer's expert parallelism, as Megatron-Core runs it): every layer's MLP becomes
+//!   `experts` expert MLPs (inner size `expert_ffn`) and a router (h·E weights, 2·b·s·h·E FLOPs);
+//!   each token goes through top-k experts, so the block does k expert MLPs' FLOPs per token.
+//!   **Expert parallelism** (`ep`) spreads the experts over `ep` consecutive replicas of a
+//!   stage, E/ep on each; around the experts every GPU exchanges its micro-batch's tokens with
+//!   the GPUs of its TP rank in the EP group by AllToAll, b·s·k·h values per GPU (dispatch before
+//!   the experts and combine after, forward; their gradients backward; again under
+//!   recomputation). Assumptions: routing is balanced (each GPU sends 1/ep of its tokens to each
+//!   peer), the experts are split over the TP ranks as the dense MLP is (expert tensor
+//!   parallelism = tp), so every TP rank dispatches all the micro-batch's tokens and the MLP's TP
+//!   AllReduce stays; capacity limits and dropped tokens are not modelled. The experts'
+//!   gradients are reduced in buckets of their own across the dp/ep replicas holding the same
+//!   experts (replicas d ≡ j mod ep), the rest across all dp.
 //!
 //! FLOPs of one layer for one micro-batch of b sequences of s tokens, forward (the paper's §5.1
 //! count, generalised to grouped-query attention and gated MLPs): 2·b·s·h·(h + 2·h_kv) for the
@@ -56,7 +70,7 @@ use std::collections::HashMap;
 /// Registry name.
 pub const NAME: &str = "training";
 /// Registry summary.
-pub const SUMMARY: &str = "training steps of a transformer (layers, hidden, heads, FFN, sequence, batch) under TP/PP (1F1B)/DP with overlapped gradient buckets";
+pub const SUMMARY: &str = "training steps of a transformer (layers, hidden, heads, FFN, sequence, batch, optional mixture of experts) under TP/PP (1F1B)/DP with overlapped gradient buckets and EP AllToAlls";
 /// Overrides of the bundled example scenario for a small run of this workload.
 pub const EXAMPLE: &[&str] = &["workload={ kind = \"training\", model = { layers = 4, hidden = 256, heads = 8, seq = 128, vocab = 1024, global_batch = 8 }, parallelism = { tp = 2, pp = 2, dp = 2 } }"];
 
@@ -112,11 +126,17 @@ pub struct ModelConfig {
     pub global_batch: Option<u64>,
     /// Bytes per activation and gradient value (2: BF16/FP16).
     pub bytes_per_value: u64,
+    /// Experts of each layer's mixture-of-experts MLP (0: a dense MLP).
+    pub experts: u32,
+    /// Experts each token is routed to (default 2).
+    pub top_k: Option<u32>,
+    /// An expert's MLP inner size (default `ffn`).
+    pub expert_ffn: Option<u64>,
 }
 
 impl Default for ModelConfig {
     fn default() -> Self {
-        ModelConfig { layers: 96, hidden: 12288, heads: 96, kv_heads: None, ffn: None, gated_ffn: false, seq: 2048, vocab: 51200, micro_batch: 1, global_batch: None, bytes_per_value: 2 }
+        ModelConfig { layers: 96, hidden: 12288, heads: 96, kv_heads: None, ffn: None, gated_ffn: false, seq: 2048, vocab: 51200, micro_batch: 1, global_batch: None, bytes_per_value: 2, experts: 0, top_k: None, expert_ffn: None }
     }
 }
 
@@ -149,11 +169,15 @@ pub struct ParallelismConfig {
     /// last bucket is, the updated parameters AllGathered bucket by bucket before the next
     /// iteration (the same bytes per GPU as the AllReduce: its two halves).
     pub distributed_optimizer: bool,
+    /// Expert-parallel size: the experts of a layer spread over `ep` consecutive replicas (the
+    /// same stage and TP rank), which exchange tokens by AllToAll; it divides `dp` and the
+    /// experts.
+    pub ep: u32,
 }
 
 impl Default for ParallelismConfig {
     fn default() -> Self {
-        ParallelismConfig { tp: 1, pp: 1, dp: None, bucket_params: None, recompute: false, tp_algorithm: "ring".into(), dp_algorithm: "ring".into(), tp_network: "packets".into(), distributed_optimizer: false }
+        ParallelismConfig { tp: 1, pp: 1, dp: None, bucket_params: None, recompute: false, tp_algorithm: "ring".into(), dp_algorithm: "ring".into(), tp_network: "packets".into(), distributed_optimizer: false, ep: 1 }
     }
 }
 
@@ -207,14 +231,27 @@ pub struct Plan {
     pub stage_layers: Vec<u32>,
     /// FLOPs of one layer's attention block, forward, one micro-batch, whole (all TP ranks).
     pub attention_flops: f64,
-    /// FLOPs of one layer's MLP block, forward, one micro-batch, whole.
+    /// FLOPs of one layer's MLP block, forward, one micro-batch, whole (with experts: the
+    /// router's and top-k experts' per token).
     pub mlp_flops: f64,
     /// FLOPs of the logit layer, forward, one micro-batch, whole.
     pub logit_flops: f64,
     /// Bytes of one micro-batch's activations (b·s·h values).
     pub activation_bytes: u64,
-    /// Weights of one layer.
+    /// Weights of one layer outside its experts (with experts: attention and router).
     pub layer_params: u64,
+    /// Experts per layer (0: dense), experts per token, expert-parallel size.
+    pub experts: u32,
+    /// See `experts`.
+    pub top_k: u32,
+    /// See `experts`.
+    pub ep: u32,
+    /// Weights of the experts one EP rank holds in one layer (experts / ep of them; its TP
+    /// ranks hold 1/tp each).
+    pub expert_params: u64,
+    /// Bytes one GPU sends in one token AllToAll (dispatch or combine) of one layer and
+    /// micro-batch: its micro-batch's tokens, top-k copies, h values each.
+    pub dispatch_bytes: u64,
     /// Weights of the embedding (and of the logit layer).
     pub embedding_params: u64,
     /// Parameters per gradient bucket.
@@ -275,6 +312,21 @@ impl Plan {
         }
         let ffn = m.ffn.unwrap_or(4 * m.hidden);
         positive("workload.model.ffn", ffn, MAX_DIM)?;
+        let moe = m.experts > 0;
+        if !moe {
+            for (key, given) in [("workload.model.top_k", m.top_k.is_some()), ("workload.model.expert_ffn", m.expert_ffn.is_some())] {
+                if given {
+                    return Err(Error::invalid(key, "needs `experts` (a mixture-of-experts MLP); without it the MLP is dense"));
+                }
+            }
+        }
+        positive("workload.model.experts", m.experts.max(1) as u64, 1 << 12)?;
+        let top_k = m.top_k.unwrap_or(m.experts.min(2));
+        if moe && !(1..=m.experts).contains(&top_k) {
+            return Err(Error::invalid("workload.model.top_k", format!("{top_k}: allowed 1..={} (the experts)", m.experts)));
+        }
+        let expert_ffn = m.expert_ffn.unwrap_or(ffn);
+        positive("workload.model.expert_ffn", expert_ffn, MAX_DIM)?;
         positive("workload.parallelism.tp", par.tp as u64, hosts as u64)?;
         positive("workload.parallelism.pp", par.pp as u64, hosts as u64)?;
         if m.heads % par.tp != 0 {
@@ -295,6 +347,13 @@ impl Plan {
         let global = m.global_batch.unwrap_or(per_step * par.pp as u64);
         if global == 0 || global % per_step != 0 || global / per_step > 1 << 20 {
             return Err(Error::invalid("workload.model.global_batch", format!("{global}: must be a multiple of micro_batch × dp = {per_step}, at most 2^20 micro-batches")));
+        }
+        positive("workload.parallelism.ep", par.ep as u64, 1 << 16)?;
+        if par.ep > 1 && !moe {
+            return Err(Error::invalid("workload.parallelism.ep", format!("{}: expert parallelism needs `model.experts`", par.ep)));
+        }
+        if dp % par.ep != 0 || (moe && m.experts % par.ep != 0) {
+            return Err(Error::invalid("workload.parallelism.ep", format!("{}: must divide dp = {dp} and the {} experts", par.ep, m.experts)));
         }
         let bucket = par.bucket_params.unwrap_or((40_000_000u64).max(1_000_000 * dp as u64));
         positive("workload.parallelism.bucket_params", bucket, 1 << 50)?;
@@ -322,7 +381,21 @@ impl Plan {
         let h_kv = h * kv as f64 / m.heads as f64;
         let k = if m.gated_ffn { 3.0 } else { 2.0 };
         let stage_layers = (0..par.pp).map(|i| m.layers / par.pp + u32::from(i < m.layers % par.pp)).collect();
-        let layer_params = m.hidden * (m.hidden + 2 * m.hidden * kv as u64 / m.heads as u64) + m.hidden * m.hidden + if m.gated_ffn { 3 } else { 2 } * m.hidden * ffn;
+        let matrices = if m.gated_ffn { 3 } else { 2 };
+        let attention_params = m.hidden * (m.hidden + 2 * m.hidden * kv as u64 / m.heads as u64) + m.hidden * m.hidden;
+        // With experts: the router's h·E weights beside attention; the experts apart.
+        let layer_params = attention_params + if moe { m.hidden * m.experts as u64 } else { matrices * m.hidden * ffn };
+        let expert_params = (m.experts / par.ep) as u64 * matrices * m.hidden * expert_ffn;
+        // Every count below stays an exact u64 when the model's weights and a micro-batch's
+        // activations (top-k copies of them for a dispatch) do.
+        let weights = m.layers as u128 * (layer_params as u128 + par.ep as u128 * expert_params as u128) + 2 * m.vocab as u128 * m.hidden as u128;
+        if weights > 1 << 50 {
+            return Err(Error::invalid("workload.model.layers", format!("a model of {weights} weights; allowed up to 2^50")));
+        }
+        let activations = m.micro_batch as u128 * m.seq as u128 * m.hidden as u128 * m.bytes_per_value as u128;
+        if activations * top_k.max(1) as u128 > 1 << 40 {
+            return Err(Error::invalid("workload.model.micro_batch", format!("{activations} bytes of activations per micro-batch (micro_batch × seq × hidden × bytes_per_value, × top_k with experts); allowed up to 2^40")));
+        }
         Ok(Plan {
             tp: par.tp,
             pp: par.pp,
@@ -330,10 +403,15 @@ impl Plan {
             micro_batches: (global / per_step) as u32,
             stage_layers,
             attention_flops: 2.0 * b * s * h * (h + 2.0 * h_kv) + 4.0 * b * s * s * h + 2.0 * b * s * h * h,
-            mlp_flops: 2.0 * k * b * s * h * f,
+            mlp_flops: if moe { 2.0 * b * s * h * m.experts as f64 + top_k as f64 * 2.0 * k * b * s * h * expert_ffn as f64 } else { 2.0 * k * b * s * h * f },
             logit_flops: 2.0 * b * s * h * v,
             activation_bytes: m.micro_batch * m.seq * m.hidden * m.bytes_per_value,
             layer_params,
+            experts: m.experts,
+            top_k,
+            ep: par.ep,
+            expert_params,
+            dispatch_bytes: activations as u64 * top_k as u64,
             embedding_params: m.vocab * m.hidden,
             bucket_params: bucket,
             bytes_per_value: m.bytes_per_value,
@@ -362,28 +440,47 @@ impl Plan {
         Time((flops / self.tp as f64 / self.flops_per_ps).round() as u64)
     }
 
-    /// The weights of stage `p` (one TP rank holds 1/tp of them).
+    /// The weights of stage `p`, every expert included (one TP rank of one EP rank holds 1/tp of
+    /// the rest and 1/tp of its experts).
     pub fn stage_params(&self, p: u32) -> u64 {
-        let layers = self.stage_layers[p as usize] as u64 * self.layer_params;
+        let layers = self.stage_layers[p as usize] as u64 * (self.layer_params + self.ep as u64 * self.expert_params);
         let embedding = if p == 0 { self.embedding_params } else { 0 } + if p + 1 == self.pp { self.embedding_params } else { 0 };
         layers + embedding
     }
 
     /// The gradient buckets of stage `p` in the order the backward pass fills them: per bucket,
     /// (parameters per TP rank, the layer of the stage whose backward closes it, counted from
-    /// the stage's last; `layers` for the embedding).
+    /// the stage's last; `layers` for the embedding). Without the experts' weights.
     pub fn buckets(&self, p: u32) -> Vec<(u64, u32)> {
+        self.bucket_list(p, self.layer_params, true)
+    }
+
+    /// The buckets of the experts' gradients of stage `p` on one EP rank (reduced across the
+    /// replicas holding the same experts), as `buckets`; none without experts.
+    pub fn expert_buckets(&self, p: u32) -> Vec<(u64, u32)> {
+        if self.experts == 0 {
+            return Vec::new();
+        }
+        self.bucket_list(p, self.expert_params, false)
+    }
+
+    /// Replicas holding the same experts: dp / ep.
+    pub fn expert_dp(&self) -> u32 {
+        self.dp / self.ep
+    }
+
+    fn bucket_list(&self, p: u32, per_layer: u64, embeddings: bool) -> Vec<(u64, u32)> {
         let n = self.stage_layers[p as usize];
         let mut out = Vec::new();
-        let mut acc = if p + 1 == self.pp { self.embedding_params } else { 0 };
+        let mut acc = if embeddings && p + 1 == self.pp { self.embedding_params } else { 0 };
         for done in 0..n {
-            acc += self.layer_params;
+            acc += per_layer;
             if acc >= self.bucket_params {
                 out.push((acc.div_ceil(self.tp as u64), done));
                 acc = 0;
             }
         }
-        if p == 0 {
+        if embeddings && p == 0 {
             acc += self.embedding_params;
         }
         if acc > 0 {
@@ -401,8 +498,8 @@ impl Plan {
     }
 
     /// Bytes one GPU of each group kind sends per iteration under the collectives' bus formulas
-    /// (`cost`), for stage `p`: (TP, PP, DP).
-    pub fn bytes_per_gpu(&self, p: u32) -> (u64, u64, u64) {
+    /// (`cost`), for stage `p`: TP, PP, DP, EP.
+    pub fn bytes_per_gpu(&self, p: u32) -> [u64; 4] {
         let m = self.micro_batches as u64;
         let bus = |alg: &str, n: u32, s: u64| if n > 1 { collective::cost("allreduce", alg, n as u64, s, 1).0 } else { 0 };
         let ag = |s: u64| if self.tp > 1 { collective::cost("allgather", "ring", self.tp as u64, s, 1).0 } else { 0 };
@@ -415,8 +512,17 @@ impl Plan {
         let sent = u64::from(p + 1 < self.pp) + u64::from(p > 0);
         let pp = m * sent * self.activation_bytes.div_ceil(self.tp as u64);
         let dp: u64 = self.buckets(p).iter().map(|&(params, _)| bus(self.dp_algorithm, self.dp, params * self.bytes_per_value)).sum();
+        let experts: u64 = self.expert_buckets(p).iter().map(|&(params, _)| bus(self.dp_algorithm, self.expert_dp(), params * self.bytes_per_value)).sum();
+        let a2a = if self.ep > 1 { collective::cost("alltoall", "direct", self.ep as u64, self.dispatch_bytes, 1).0 } else { 0 };
+        let ep = m * layers * self.alltoalls_per_layer() * a2a;
         let it = self.iterations as u64;
-        (tp * it, pp * it, dp * it)
+        [tp * it, pp * it, (dp + experts) * it, ep * it]
+    }
+
+    /// Token AllToAlls of one layer and micro-batch: dispatch and combine forward, their
+    /// gradients backward, and the forward's again under recomputation; none without EP.
+    pub fn alltoalls_per_layer(&self) -> u64 {
+        if self.ep > 1 { if self.recompute { 6 } else { 4 } } else { 0 }
     }
 
     /// Lines for `fabricsim check`: the step's shape, its FLOPs and bytes per GPU.
@@ -432,9 +538,22 @@ impl Plan {
             self.iterations
         )];
         out.push(format!("              {:.4e} FLOPs per iteration; per GPU and micro-batch and layer: attention {:.4e}, MLP {:.4e} forward", self.iteration_flops(), self.attention_flops / self.tp as f64, self.mlp_flops / self.tp as f64));
+        if self.experts > 0 {
+            out.push(format!(
+                "              experts: {} per layer, top-{}, ep {} ({} per GPU, their gradients across {} replicas); {} bytes per GPU per token AllToAll",
+                self.experts,
+                self.top_k,
+                self.ep,
+                self.experts / self.ep,
+                self.expert_dp(),
+                self.dispatch_bytes
+            ));
+        }
         for p in 0..self.pp {
-            let (tp, pp, dp) = self.bytes_per_gpu(p);
-            out.push(format!("              stage {p}: {} weights, {} gradient buckets; bytes sent per GPU: TP {tp}, PP {pp}, DP {dp}", self.stage_params(p), self.buckets(p).len()));
+            let [tp, pp, dp, ep] = self.bytes_per_gpu(p);
+            let ep = if self.ep > 1 { format!(", EP {ep}") } else { String::new() };
+            let buckets = self.buckets(p).len() + self.expert_buckets(p).len();
+            out.push(format!("              stage {p}: {} weights, {buckets} gradient buckets; bytes sent per GPU: TP {tp}, PP {pp}, DP {dp}{ep}", self.stage_params(p)));
         }
         out
     }
@@ -479,31 +598,41 @@ pub fn size(plan: &Plan, chunk: u64, qps: u32) -> GraphSize {
         // Sends: one message per TP rank, an edge in from the stream, one to the receiver.
         let send = GraphSize { tasks: 1, messages: 1, edges: 2, ..GraphSize::default() }.times(plan.tp as u64);
         let stream = forward.plus(backward).plus(recv.times(received)).plus(send.times(received)).times(m);
-        let buckets = plan.buckets(p);
-        let mut dp = GraphSize::default();
-        if plan.dp > 1 {
-            let reduce = if plan.distributed_optimizer { "reducescatter" } else { "allreduce" };
-            for (k, &(params, _)) in buckets.iter().enumerate() {
-                dp = dp.plus(instance(reduce, plan.dp_algorithm, plan.dp, params * plan.bytes_per_value, plan.dp as u64 + u64::from(k > 0)).times(plan.tp as u64));
-            }
-            // The distributed optimizer's AllGathers, each after the one before (the first
-            // after the last ReduceScatter).
-            if plan.distributed_optimizer {
-                for &(params, _) in &buckets {
-                    dp = dp.plus(instance("allgather", "ring", plan.dp, params * plan.bytes_per_value, 1).times(plan.tp as u64));
+        // Token AllToAlls: per EP group and point, a gate joining its members' streams, one
+        // instance per TP rank, and the join they all go on from.
+        let a2a_points = (plan.dp / plan.ep) as u64 * m * layers * plan.alltoalls_per_layer();
+        let a2a = if plan.ep > 1 { tasks(2, (plan.ep + plan.tp) as u64).plus(instance("alltoall", "direct", plan.ep, plan.dispatch_bytes, 1).times(plan.tp as u64)).times(a2a_points) } else { GraphSize::default() };
+        // One TP rank's chain of gradient buckets across `n` replicas.
+        let chain = |buckets: &[(u64, u32)], n: u32| {
+            let mut out = GraphSize::default();
+            if n > 1 {
+                let reduce = if plan.distributed_optimizer { "reducescatter" } else { "allreduce" };
+                for (k, &(params, _)) in buckets.iter().enumerate() {
+                    out = out.plus(instance(reduce, plan.dp_algorithm, n, params * plan.bytes_per_value, n as u64 + u64::from(k > 0)));
+                }
+                // The distributed optimizer's AllGathers, each after the one before (the first
+                // after the last ReduceScatter).
+                if plan.distributed_optimizer {
+                    for &(params, _) in buckets {
+                        out = out.plus(instance("allgather", "ring", n, params * plan.bytes_per_value, 1));
+                    }
                 }
             }
-        }
-        // Each replica's end of the iteration: its stream and every TP rank's last bucket.
-        let last_buckets = if plan.dp > 1 { plan.tp as u64 } else { 0 };
-        let end = tasks(1, 1 + last_buckets);
-        one = one.plus(stream.plus(end).times(plan.dp as u64)).plus(dp);
+            out
+        };
+        let experts = plan.expert_buckets(p);
+        let dp = chain(&plan.buckets(p), plan.dp).plus(chain(&experts, plan.expert_dp()).times(plan.ep as u64)).times(plan.tp as u64);
+        // Each replica's end of the iteration: its stream and every TP rank's last bucket, and
+        // last expert bucket.
+        let last_buckets = u64::from(plan.dp > 1) + u64::from(!experts.is_empty() && plan.expert_dp() > 1);
+        let end = tasks(1, 1 + last_buckets * plan.tp as u64);
+        one = one.plus(stream.plus(end).times(plan.dp as u64)).plus(dp).plus(a2a);
     }
     let groups = plan.pp as u64 * plan.dp as u64;
     let step_end = tasks(1, groups);
-    // TP rings and DP rings (two successors per rank at most, per algorithm), the pipeline's
-    // pairs both ways: a bound.
-    let conns = plan.gpus() as u64 * qps as u64 * 8;
+    // TP rings, DP and expert-DP rings (two successors per rank at most, per algorithm), the
+    // pipeline's pairs both ways, the EP group's peers: a bound.
+    let conns = plan.gpus() as u64 * qps as u64 * (10 + plan.ep as u64);
     one.plus(step_end).times(plan.iterations as u64).plus(tasks(groups, 0)).plus(GraphSize { conns, ..GraphSize::default() })
 }
 
@@ -516,6 +645,13 @@ pub fn admit(p: &TrainingParams, hosts: u32, room: Room) -> Result<Plan> {
     Ok(plan)
 }
 
+/// Communicators: TP groups (stage, replica), DP groups (stage, TP rank), EP groups ((stage,
+/// TP rank), EP group), expert-DP groups ((stage, TP rank), EP rank).
+const COMM_TP: usize = 0;
+const COMM_DP: usize = 1;
+const COMM_EP: usize = 2;
+const COMM_EXPERT_DP: usize = 3;
+
 /// Builds the graph of a step, keeping each task's role.
 struct Emitter<'a> {
     plan: &'a Plan,
@@ -523,10 +659,14 @@ struct Emitter<'a> {
     roles: Vec<Role>,
     chunk: u64,
     qps: u32,
-    /// Per TP group (stage, replica): its connections keyed by rank pair and queue pair.
-    tp_conns: Vec<HashMap<(u32, u32, u32), u32>>,
-    /// Per DP group (stage, TP rank): likewise.
-    dp_conns: Vec<HashMap<(u32, u32, u32), u32>>,
+    /// Per communicator kind (`COMM_TP`, ...) and group of it: its connections keyed by rank
+    /// pair and queue pair.
+    conns: [Vec<HashMap<(u32, u32, u32), u32>>; 4],
+    /// Token AllToAlls emitted in this iteration: (stage, EP group, ordinal) → the gate its
+    /// members' streams join and the join they go on from.
+    alltoalls: HashMap<(u32, u32, u32), (u32, u32)>,
+    /// Per stream: token AllToAlls it has reached in this iteration.
+    alltoalls_reached: Vec<u32>,
     /// Point-to-point connections by (source host, destination host).
     p2p: HashMap<(u32, u32), u32>,
     /// Per stream (stage, replica): its last task.
@@ -566,7 +706,7 @@ impl Emitter<'_> {
 
     /// A collective of `op` over `bytes` among `hosts`, of group kind `kind`, starting when all
     /// of `deps` have fired; returns its end marker.
-    fn collective(&mut self, op: &'static str, alg: &'static str, hosts: &[NodeId], bytes: u64, kind: usize, conns_of: (bool, usize), deps: &[u32]) -> u32 {
+    fn collective(&mut self, op: &'static str, alg: &'static str, hosts: &[NodeId], bytes: u64, kind: usize, comm: (usize, usize), deps: &[u32]) -> u32 {
         let c = collective::CollectiveSpec { op: op.into(), algorithm: Some(alg.into()), bytes: ByteSize(bytes), parallelism: None, root: None, gap_us: None, group: None, channels: None };
         let mut inst = collective::instance(0, self.iteration, self.step, op, alg, hosts.len() as u32, &c, self.chunk);
         inst.group = GROUP_KINDS[kind];
@@ -583,8 +723,7 @@ impl Emitter<'_> {
                 (begin, end)
             }
             None => {
-                let conns = if conns_of.0 { &mut self.dp_conns[conns_of.1] } else { &mut self.tp_conns[conns_of.1] };
-                collective::emit(&mut self.g, conns, hosts, &c, inst, self.chunk, self.qps, Time::ZERO)
+                collective::emit(&mut self.g, &mut self.conns[comm.0][comm.1], hosts, &c, inst, self.chunk, self.qps, Time::ZERO)
             }
         };
         self.tag(Role::Collective);
@@ -612,11 +751,88 @@ impl Emitter<'_> {
         let alg = if op == "allreduce" { self.plan.tp_algorithm } else { "ring" };
         let mut deps = vec![self.stream[s]];
         deps.extend(after);
-        let end = self.collective(op, alg, &hosts, self.plan.activation_bytes, 0, (false, s), &deps);
+        let end = self.collective(op, alg, &hosts, self.plan.activation_bytes, 0, (COMM_TP, s), &deps);
         // The stream goes on when the collective has ended.
         let j = self.join(Role::Marker);
         self.g.edge(end, j, Trigger::Delivered, Time::ZERO);
         self.stream[s] = j;
+    }
+
+    /// Stream (p, d) reaches a token AllToAll of its EP group (none without EP): one per TP rank
+    /// among the group's GPUs of that rank, starting when every member's stream has reached it
+    /// (made by the first to); the streams go on when all have ended.
+    fn token_alltoall(&mut self, p: u32, d: u32) {
+        let plan = self.plan;
+        if plan.ep == 1 {
+            return;
+        }
+        let s = self.group(p, d);
+        let g = d / plan.ep;
+        let ordinal = self.alltoalls_reached[s];
+        self.alltoalls_reached[s] += 1;
+        let (gate, done) = match self.alltoalls.get(&(p, g, ordinal)) {
+            Some(&v) => v,
+            None => {
+                let gate = self.join(Role::Marker);
+                let groups = plan.dp / plan.ep;
+                let ends: Vec<u32> = (0..plan.tp)
+                    .map(|t| {
+                        let hosts: Vec<NodeId> = (0..plan.ep).map(|j| NodeId(plan.rank(p, g * plan.ep + j, t))).collect();
+                        self.collective("alltoall", "direct", &hosts, plan.dispatch_bytes, 3, (COMM_EP, ((p * plan.tp + t) * groups + g) as usize), &[gate])
+                    })
+                    .collect();
+                let done = self.join(Role::Marker);
+                for end in ends {
+                    self.g.edge(end, done, Trigger::Delivered, Time::ZERO);
+                }
+                self.alltoalls.insert((p, g, ordinal), (gate, done));
+                (gate, done)
+            }
+        };
+        self.g.edge(self.stream[s], gate, Trigger::Delivered, Time::ZERO);
+        self.stream[s] = done;
+    }
+
+    /// The MLP block of stream (p, d) taking `time`: with EP, between the tokens' dispatch and
+    /// their combine.
+    fn mlp(&mut self, p: u32, d: u32, time: Time) {
+        self.token_alltoall(p, d);
+        self.compute(p, d, time, None);
+        self.token_alltoall(p, d);
+    }
+
+    /// TP rank `t`'s chain of gradient buckets of stage `p` across `replicas` on communicator
+    /// `comm`: each bucket reduced once every replica's backward has closed it (`ready[k][d]`)
+    /// and the bucket before is, then with the distributed optimizer the parameters gathered
+    /// back; returns the chain's last end per TP rank (none on one replica).
+    fn reduce_buckets(&mut self, p: u32, buckets: &[(u64, u32)], ready: &[Vec<u32>], replicas: &[u32], comm: impl Fn(u32) -> (usize, usize)) -> Vec<u32> {
+        let plan = self.plan;
+        if replicas.len() < 2 {
+            return Vec::new();
+        }
+        let mut prev: Vec<Option<u32>> = vec![None; plan.tp as usize];
+        let reduce = if plan.distributed_optimizer { "reducescatter" } else { "allreduce" };
+        let hosts_of = |t: u32| replicas.iter().map(|&d| NodeId(plan.rank(p, d, t))).collect::<Vec<NodeId>>();
+        for (k, &(params, _)) in buckets.iter().enumerate() {
+            for t in 0..plan.tp {
+                let mut deps: Vec<u32> = replicas.iter().map(|&d| ready[k][d as usize]).collect();
+                deps.extend(prev[t as usize]);
+                let end = self.collective(reduce, plan.dp_algorithm, &hosts_of(t), params * plan.bytes_per_value, 2, comm(t), &deps);
+                prev[t as usize] = Some(end);
+            }
+        }
+        // The distributed optimizer: the updated parameters gathered back, bucket by bucket,
+        // once every gradient is reduced.
+        if plan.distributed_optimizer {
+            for &(params, _) in buckets {
+                for t in 0..plan.tp {
+                    let after = prev[t as usize].expect("a bucket before");
+                    let end = self.collective("allgather", "ring", &hosts_of(t), params * plan.bytes_per_value, 2, comm(t), &[after]);
+                    prev[t as usize] = Some(end);
+                }
+            }
+        }
+        prev.into_iter().flatten().collect()
     }
 
     /// Stream (p, d) sends its activations (or gradients) to stage `q`: a message per TP rank
@@ -681,8 +897,14 @@ fn generate_with(p: &TrainingParams, plan: &Plan, scale_up: Option<(crate::units
         roles: Vec::new(),
         chunk: p.chunk.0,
         qps: p.qps,
-        tp_conns: vec![HashMap::new(); (plan.pp * plan.dp) as usize],
-        dp_conns: vec![HashMap::new(); (plan.pp * plan.tp) as usize],
+        conns: [
+            vec![HashMap::new(); (plan.pp * plan.dp) as usize],
+            vec![HashMap::new(); (plan.pp * plan.tp) as usize],
+            vec![HashMap::new(); (plan.pp * plan.tp * (plan.dp / plan.ep)) as usize],
+            vec![HashMap::new(); (plan.pp * plan.tp * plan.ep) as usize],
+        ],
+        alltoalls: HashMap::new(),
+        alltoalls_reached: vec![0; (plan.pp * plan.dp) as usize],
         p2p: HashMap::new(),
         stream: Vec::new(),
         step: 0,
@@ -700,6 +922,8 @@ fn generate_with(p: &TrainingParams, plan: &Plan, scale_up: Option<(crate::units
     for it in 0..plan.iterations {
         e.iteration = it;
         e.step = 0;
+        e.alltoalls.clear();
+        e.alltoalls_reached.iter_mut().for_each(|n| *n = 0);
         // The joins where a stage's passes arrive: activations (forward) and gradients
         // (backward) of each micro-batch, per (stage, replica), made when first needed.
         let mut arrivals: HashMap<(bool, u32, u32, u32), u32> = HashMap::new();
@@ -714,9 +938,12 @@ fn generate_with(p: &TrainingParams, plan: &Plan, scale_up: Option<(crate::units
                 order.push((false, i));
             }
             order.extend((mb - warmup..mb).map(|m| (false, m)));
-            // Per replica, the compute tasks that close each bucket (last micro-batch's backward).
+            // Per bucket, each replica's task that closes it (last micro-batch's backward), in
+            // replica order; likewise the experts' buckets.
             let buckets = plan.buckets(p);
             let mut bucket_ready: Vec<Vec<u32>> = vec![Vec::new(); buckets.len()];
+            let expert_buckets = plan.expert_buckets(p);
+            let mut expert_ready: Vec<Vec<u32>> = vec![Vec::new(); expert_buckets.len()];
             for d in 0..dp {
                 for &(forward, m) in &order {
                     // What it waits for from the neighbouring stage.
@@ -734,7 +961,7 @@ fn generate_with(p: &TrainingParams, plan: &Plan, scale_up: Option<(crate::units
                         for _ in 0..layers {
                             e.compute(p, d, fwd_attention, None);
                             e.tp_collective(p, d, "allreduce", None);
-                            e.compute(p, d, fwd_mlp, None);
+                            e.mlp(p, d, fwd_mlp);
                             e.tp_collective(p, d, "allreduce", None);
                         }
                         if last {
@@ -745,32 +972,28 @@ fn generate_with(p: &TrainingParams, plan: &Plan, scale_up: Option<(crate::units
                             e.compute(p, d, plan.compute_time(2.0 * plan.logit_flops), None);
                             e.tp_collective(p, d, "allreduce", None);
                         }
-                        let mut next_bucket = 0;
+                        let mut next = [0, 0];
                         for done in 0..layers {
                             if plan.recompute {
                                 e.compute(p, d, fwd_attention, None);
                                 e.tp_collective(p, d, "allreduce", None);
-                                e.compute(p, d, fwd_mlp, None);
+                                e.mlp(p, d, fwd_mlp);
                                 e.tp_collective(p, d, "allreduce", None);
                             }
-                            e.compute(p, d, plan.compute_time(2.0 * plan.mlp_flops), None);
+                            e.mlp(p, d, plan.compute_time(2.0 * plan.mlp_flops));
                             e.tp_collective(p, d, "allreduce", None);
                             e.compute(p, d, plan.compute_time(2.0 * plan.attention_flops), None);
                             if m + 1 == mb {
-                                while next_bucket < buckets.len() && buckets[next_bucket].1 == done {
-                                    let s = e.stream[e.group(p, d)];
-                                    bucket_ready[next_bucket].push(s);
-                                    next_bucket += 1;
-                                }
+                                let s = e.stream[e.group(p, d)];
+                                close_buckets(&buckets, &mut bucket_ready, &mut next[0], Some(done), s);
+                                close_buckets(&expert_buckets, &mut expert_ready, &mut next[1], Some(done), s);
                             }
                             e.tp_collective(p, d, "allreduce", None);
                         }
                         if m + 1 == mb {
-                            while next_bucket < buckets.len() {
-                                let s = e.stream[e.group(p, d)];
-                                bucket_ready[next_bucket].push(s);
-                                next_bucket += 1;
-                            }
+                            let s = e.stream[e.group(p, d)];
+                            close_buckets(&buckets, &mut bucket_ready, &mut next[0], None, s);
+                            close_buckets(&expert_buckets, &mut expert_ready, &mut next[1], None, s);
                         }
                     }
                     // What it sends on.
@@ -781,38 +1004,21 @@ fn generate_with(p: &TrainingParams, plan: &Plan, scale_up: Option<(crate::units
                     }
                 }
             }
-            // The stage's gradient buckets, one AllReduce per TP rank across the replicas.
-            let mut last_ends: Vec<u32> = Vec::new();
-            if dp > 1 {
-                let mut prev: Vec<Option<u32>> = vec![None; plan.tp as usize];
-                let reduce = if plan.distributed_optimizer { "reducescatter" } else { "allreduce" };
-                let hosts_of = |t: u32| (0..dp).map(|d| NodeId(plan.rank(p, d, t))).collect::<Vec<NodeId>>();
-                for (k, &(params, _)) in buckets.iter().enumerate() {
-                    for t in 0..plan.tp {
-                        let mut deps = bucket_ready[k].clone();
-                        deps.extend(prev[t as usize]);
-                        let end = e.collective(reduce, plan.dp_algorithm, &hosts_of(t), params * plan.bytes_per_value, 2, (true, (p * plan.tp + t) as usize), &deps);
-                        prev[t as usize] = Some(end);
-                    }
-                }
-                // The distributed optimizer: the updated parameters gathered back, bucket by
-                // bucket, once every gradient is reduced.
-                if plan.distributed_optimizer {
-                    for &(params, _) in &buckets {
-                        for t in 0..plan.tp {
-                            let after = prev[t as usize].expect("a bucket before");
-                            let end = e.collective("allgather", "ring", &hosts_of(t), params * plan.bytes_per_value, 2, (true, (p * plan.tp + t) as usize), &[after]);
-                            prev[t as usize] = Some(end);
-                        }
-                    }
-                }
-                last_ends = prev.into_iter().flatten().collect();
-            }
+            // The stage's gradient buckets, one chain per TP rank across the replicas; the
+            // experts' per TP rank and EP rank across the replicas holding the same experts.
+            let all: Vec<u32> = (0..dp).collect();
+            let last_ends = e.reduce_buckets(p, &buckets, &bucket_ready, &all, |t| (COMM_DP, (p * plan.tp + t) as usize));
+            let expert_last_ends: Vec<Vec<u32>> = (0..plan.ep)
+                .map(|j| {
+                    let holders: Vec<u32> = (j..dp).step_by(plan.ep as usize).collect();
+                    e.reduce_buckets(p, &expert_buckets, &expert_ready, &holders, |t| (COMM_EXPERT_DP, ((p * plan.tp + t) * plan.ep + j) as usize))
+                })
+                .collect();
             for d in 0..dp {
                 let s = e.group(p, d);
                 let j = e.join(Role::Marker);
                 e.g.edge(e.stream[s], j, Trigger::Delivered, Time::ZERO);
-                for &b in &last_ends {
+                for &b in last_ends.iter().chain(&expert_last_ends[(d % plan.ep) as usize]) {
                     e.g.edge(b, j, Trigger::Delivered, Time::ZERO);
                 }
                 e.stream[s] = j;
@@ -830,6 +1036,15 @@ fn generate_with(p: &TrainingParams, plan: &Plan, scale_up: Option<(crate::units
     roles.resize(t.tasks.len(), Role::Marker);
     t.step = Some(std::sync::Arc::new(StepMap { roles, iteration_ends, lines: plan.lines() }));
     t
+}
+
+/// Replica's stream task `s` closes the buckets of `list` from `next` on whose closing layer is
+/// `done` (all the rest: `None`).
+fn close_buckets(list: &[(u64, u32)], ready: &mut [Vec<u32>], next: &mut usize, done: Option<u32>, s: u32) {
+    while *next < list.len() && done.is_none_or(|l| list[*next].1 == l) {
+        ready[*next].push(s);
+        *next += 1;
+    }
 }
 
 /// The join where pass (forward?, stage, replica, micro-batch) arrives, made when first needed.
@@ -871,11 +1086,17 @@ mod tests {
                 p.parallelism.tp_network = "analytic".into();
             }
             p.parallelism.distributed_optimizer = rng.below(2) == 0;
+            // Half the cases a mixture of experts, spread over every replica or kept on each.
+            if rng.below(2) == 0 {
+                p.model.experts = 6;
+                p.model.top_k = Some(1 + rng.below(2) as u32);
+                p.parallelism.ep = if rng.below(2) == 0 { dp } else { 1 };
+            }
             let plan = Plan::of(&p, 64).unwrap();
             let counted = size(&plan, p.chunk.0, p.qps);
             let analytic = p.parallelism.tp_network == "analytic" && tp > 1;
             let built = GraphSize::of(&generate_with(&p, &plan, analytic.then_some((crate::units::BitsPerSec(3_600_000_000_000), Time(1_000_000)))));
-            let what = format!("case {case}: tp {tp} pp {pp} dp {dp} layers {layers}: counted {counted:?}, built {built:?}");
+            let what = format!("case {case}: tp {tp} pp {pp} dp {dp} ep {} layers {layers}: counted {counted:?}, built {built:?}", plan.ep);
             assert_eq!((counted.tasks, counted.messages, counted.edges), (built.tasks, built.messages, built.edges), "{what}");
             assert!(built.conns <= counted.conns, "{what}");
         }
@@ -904,6 +1125,32 @@ mod tests {
         assert!((68.9e9..69.1e9).contains(&(total as f64)), "{total}");
     }
 
+    //= type=test
+    //# A mixture-of-experts layer (Mixtral-like: 8 experts, top-2, SwiGLU) holds the router's h·E
+    //# weights beside attention and E·3·h·f_e in its experts; its MLP block does top-k experts'
+    //# FLOPs per token and the router's.
+    #[test]
+    fn experts_weights_and_flops() {
+        let moe = ModelConfig { layers: 32, hidden: 4096, heads: 32, kv_heads: Some(8), ffn: Some(14336), gated_ffn: true, seq: 4096, vocab: 32000, global_batch: Some(16), experts: 8, top_k: Some(2), ..ModelConfig::default() };
+        let mut p = params(moe, 1, 4, 8);
+        p.parallelism.ep = 8;
+        let plan = Plan::of(&p, 64).unwrap();
+        let (h, f) = (4096u64, 14336u64);
+        assert_eq!(plan.layer_params, h * (h + 2 * 1024) + h * h + h * 8);
+        assert_eq!(plan.expert_params, 3 * h * f);
+        let total: u64 = (0..4).map(|s| plan.stage_params(s)).sum();
+        // Mixtral 8x7B's 46.7 B weights (norms left out).
+        assert!((46.6e9..46.8e9).contains(&(total as f64)), "{total}");
+        let (b, s) = (1.0, 4096.0);
+        assert_eq!(plan.mlp_flops, 2.0 * b * s * h as f64 * 8.0 + 2.0 * 2.0 * 3.0 * b * s * h as f64 * f as f64);
+        assert_eq!(plan.dispatch_bytes, 4096 * 2 * 4096 * 2);
+        assert_eq!(plan.expert_dp(), 1);
+        // Every expert's gradients stay on their one holder: no expert buckets reduced.
+        let t = generate(&p, 64, None, Room::UNLIMITED).unwrap();
+        let moved = bytes_by_group(&t);
+        assert_eq!(moved[2], (0..4).map(|s| plan.bytes_per_gpu(s)[2]).sum::<u64>() * 8, "DP: dense buckets only");
+    }
+
     /// Payload bytes of the graph per group kind, as the summary counts them.
     fn bytes_by_group(t: &crate::workload::graph::Traffic) -> [u64; 4] {
         let mut out = [0u64; 4];
@@ -920,14 +1167,19 @@ mod tests {
     //# AllReduce of S over N ranks sends 2(N−1) segments of ⌈S/N⌉ per rank, an AllGather N−1;
     //# TP: 4 AllReduces of b·s·h values per layer and micro-batch (6 with recomputation), one
     //# more on the first and on the last stage, an AllGather per received pass; PP: b·s·h
-    //# values per pass between neighbouring stages; DP: every stage's weights once per TP rank.
+    //# values per pass between neighbouring stages; DP: every stage's weights once per TP rank;
+    //# with experts, EP: per layer and micro-batch 4 token AllToAlls (6 with recomputation) of
+    //# b·s·k·h values per GPU, (ep − 1)/ep of them sent, and the experts' weights reduced across
+    //# the dp/ep replicas holding them.
     #[test]
     fn bytes_per_group_are_the_formulas() {
         let gpt = ModelConfig { layers: 8, hidden: 512, heads: 8, seq: 256, vocab: 1024, micro_batch: 2, global_batch: Some(16), ..ModelConfig::default() };
         let llama = ModelConfig { layers: 6, hidden: 512, heads: 8, kv_heads: Some(2), ffn: Some(1376), gated_ffn: true, seq: 128, vocab: 2000, global_batch: Some(12), ..ModelConfig::default() };
         let uneven = ModelConfig { layers: 7, hidden: 384, heads: 6, seq: 64, vocab: 500, global_batch: Some(9), ..ModelConfig::default() };
-        for (model, tp, pp, dp, recompute) in [(gpt, 4, 2, 2, false), (llama, 2, 3, 2, true), (uneven, 3, 3, 3, false)] {
+        let moe = ModelConfig { layers: 4, hidden: 256, heads: 4, kv_heads: Some(2), ffn: Some(512), gated_ffn: true, seq: 64, vocab: 300, global_batch: Some(24), experts: 6, top_k: Some(2), expert_ffn: Some(384), ..ModelConfig::default() };
+        for (model, tp, pp, dp, ep, recompute) in [(gpt, 4, 2, 2, 1, false), (llama, 2, 3, 2, 1, true), (uneven, 3, 3, 3, 1, false), (moe.clone(), 2, 2, 4, 2, true), (moe, 1, 1, 6, 3, false)] {
             let mut p = params(model.clone(), tp, pp, dp);
+            p.parallelism.ep = ep;
             p.parallelism.recompute = recompute;
             // The distributed optimizer's ReduceScatter and AllGather move the AllReduce's bytes.
             p.parallelism.distributed_optimizer = recompute;
@@ -938,7 +1190,9 @@ mod tests {
             let a = model.micro_batch * model.seq * model.hidden * 2;
             let m = plan.micro_batches as u64;
             let ring = |n: u64, s: u64, steps: u64| if n > 1 { n * steps * s.div_ceil(n) } else { 0 };
-            let (mut tp_bytes, mut pp_bytes, mut dp_bytes) = (0, 0, 0);
+            let (mut tp_bytes, mut pp_bytes, mut dp_bytes, mut ep_bytes) = (0, 0, 0, 0);
+            let ep64 = ep as u64;
+            let dispatch = a * plan.top_k as u64;
             for s in 0..pp {
                 let l = plan.stage_layers[s as usize] as u64;
                 let ends = u64::from(s == 0) + u64::from(s + 1 == pp);
@@ -947,8 +1201,22 @@ mod tests {
                 tp_bytes += dp64 * m * ((per_layer * l + ends) * ring(tp64, a, 2 * (tp64 - 1)) + neighbours * ring(tp64, a, tp64 - 1));
                 pp_bytes += dp64 * m * neighbours * tp64 * a.div_ceil(tp64);
                 // Weights of the stage, per TP rank, bucketed.
-                let layer = model.hidden * (model.hidden + 2 * model.hidden * model.kv_heads.unwrap_or(model.heads) as u64 / model.heads as u64) + model.hidden * model.hidden + if model.gated_ffn { 3 } else { 2 } * model.hidden * model.ffn.unwrap_or(4 * model.hidden);
+                let matrices = if model.gated_ffn { 3 } else { 2 };
+                let attention = model.hidden * (model.hidden + 2 * model.hidden * model.kv_heads.unwrap_or(model.heads) as u64 / model.heads as u64) + model.hidden * model.hidden;
+                let layer = attention + if model.experts > 0 { model.hidden * model.experts as u64 } else { matrices * model.hidden * model.ffn.unwrap_or(4 * model.hidden) };
                 assert_eq!(layer, plan.layer_params);
+                if model.experts > 0 {
+                    let experts = (model.experts as u64 / ep64) * matrices * model.hidden * model.expert_ffn.unwrap();
+                    assert_eq!(experts, plan.expert_params);
+                    let buckets = plan.expert_buckets(s);
+                    let weights: u64 = buckets.iter().map(|b| b.0).sum();
+                    assert!(weights * tp64 >= l * experts && weights * tp64 < l * experts + buckets.len() as u64 * tp64, "stage {s} experts");
+                    let n = dp64 / ep64;
+                    dp_bytes += tp64 * ep64 * buckets.iter().map(|b| ring(n, b.0 * 2, 2 * (n - 1))).sum::<u64>();
+                    // Each AllToAll instance: ep ranks send (ep − 1) pieces of ⌈S/ep⌉.
+                    let per_layer = if recompute { 6 } else { 4 };
+                    ep_bytes += (dp64 / ep64) * m * l * per_layer * tp64 * ep64 * (ep64 - 1) * dispatch.div_ceil(ep64);
+                }
                 let buckets = plan.buckets(s);
                 let weights: u64 = buckets.iter().map(|b| b.0).sum();
                 let stage = l * layer + ends * model.vocab * model.hidden;
@@ -957,10 +1225,14 @@ mod tests {
                 dp_bytes += tp64 * buckets.iter().map(|b| ring(dp64, b.0 * 2, 2 * (dp64 - 1))).sum::<u64>();
             }
             let got = bytes_by_group(&t);
-            assert_eq!(got, [tp_bytes, pp_bytes, dp_bytes, 0], "tp {tp} pp {pp} dp {dp}");
-            // And `check`'s per-GPU figures add up to the same.
-            let per_gpu: (u64, u64, u64) = (0..pp).map(|s| plan.bytes_per_gpu(s)).fold((0, 0, 0), |a, b| (a.0 + b.0 * tp64 * dp64, a.1 + b.1 * tp64 * dp64, a.2 + b.2 * tp64 * dp64));
-            assert_eq!(per_gpu.1, pp_bytes);
+            assert_eq!(got, [tp_bytes, pp_bytes, dp_bytes, ep_bytes], "tp {tp} pp {pp} dp {dp} ep {ep}");
+            // And `check`'s per-GPU figures add up to the same (where the bus formulas divide
+            // evenly).
+            let per_gpu = (0..pp).map(|s| plan.bytes_per_gpu(s)).fold([0; 4], |a, b| [0, 1, 2, 3].map(|i| a[i] + b[i] * tp64 * dp64));
+            assert_eq!(per_gpu[1], pp_bytes);
+            if dispatch % ep64 == 0 {
+                assert_eq!(per_gpu[3], ep_bytes);
+            }
         }
     }
 
@@ -983,5 +1255,31 @@ mod tests {
         let mut p = params(small(4, 4), 1, 1, 4);
         p.parallelism.dp_algorithm = "hier".into();
         assert_eq!(refused(p, 8), "workload.parallelism.dp_algorithm");
+        // Experts: EP without experts, EP not dividing dp or the experts, top-k above them,
+        // expert keys on a dense model, a dispatch above 2^40 bytes.
+        let moe = |experts: u32, ep: u32| {
+            let mut p = params(ModelConfig { experts, ..small(4, 4) }, 1, 1, 4);
+            p.parallelism.ep = ep;
+            p
+        };
+        assert_eq!(refused(moe(0, 2), 8), "workload.parallelism.ep");
+        assert_eq!(refused(moe(6, 4), 8), "workload.parallelism.ep");
+        assert_eq!(refused(moe(4, 3), 8), "workload.parallelism.ep");
+        let mut p = moe(4, 2);
+        p.model.top_k = Some(5);
+        assert_eq!(refused(p, 8), "workload.model.top_k");
+        let mut p = moe(0, 1);
+        p.model.expert_ffn = Some(64);
+        assert_eq!(refused(p, 8), "workload.model.expert_ffn");
+        let mut p = moe(4096, 1);
+        p.model.top_k = Some(4096);
+        p.model.seq = 1 << 20;
+        p.model.hidden = 1 << 16;
+        p.model.heads = 1;
+        assert_eq!(refused(p, 8), "workload.model.micro_batch");
+        let mut p = moe(4096, 1);
+        p.model.hidden = 1 << 20;
+        p.model.heads = 1;
+        assert_eq!(refused(p, 8), "workload.model.layers");
     }
 }

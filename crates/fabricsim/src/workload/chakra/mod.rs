@@ -6,7 +6,10 @@
 //!   nodes run one at a time in file order (one compute stream per GPU: ASTRA-sim likewise
 //!   runs one GPU compute node at a time);
 //! - a collective node (`COMM_COLL_NODE`, `comm_type`, `comm_size` bytes per rank, `pg_name`)
-//!   is one instance of a collective over its process group (every rank without a `pg_name`):
+//!   is one instance of a collective over its process group (every rank without a `pg_name`);
+//!   `comm_size` is the rank's buffer as ASTRA-sim reads it, which for an AllGather is the
+//!   rank's input, so the gathered buffer is `comm_size` × the group's ranks (ASTRA-sim's ring
+//!   likewise multiplies it by the ranks); for the other operations it is the whole buffer:
 //!   the k-th collective of a group on each of its ranks is the same instance, which starts when
 //!   every member has reached it and ends when its last message completed (AllReduce,
 //!   AllGather, ReduceScatter, AllToAll, Broadcast with the `collectives` workload's
@@ -17,7 +20,8 @@
 //!   own dependencies are;
 //! - any other node (metadata, memory) takes no time.
 //! Process groups come from `groups`, a JSON object of group name → ranks (ASTRA-sim's
-//! communicator-group file). Rank r runs on host r, or on `hosts[r]`.
+//! communicator-group file, whose names ASTRA-sim requires to be numbers; any name is accepted
+//! here). Rank r runs on host r, or on `hosts[r]`.
 
 pub mod et;
 
@@ -268,8 +272,8 @@ pub fn generate(p: &ChakraParams, hosts: u32, files: &InputFiles, room: Room) ->
                 }
                 et::COMM_COLL_NODE => {
                     let op = operation(r, n)?;
-                    let bytes = attr_in(r, n, "comm_size", MAX_COMM_BYTES)?.unwrap_or(0);
-                    if op.is_some() && bytes == 0 {
+                    let comm_size = attr_in(r, n, "comm_size", MAX_COMM_BYTES)?.unwrap_or(0);
+                    if op.is_some() && comm_size == 0 {
                         return Err(bad(r, n, "a collective of 0 bytes (`comm_size` missing or 0)".into()));
                     }
                     let group = n.text("pg_name").unwrap_or_default();
@@ -280,6 +284,11 @@ pub fn generate(p: &ChakraParams, hosts: u32, files: &InputFiles, room: Room) ->
                     };
                     if !members.contains(&r) {
                         return Err(bad(r, n, format!("rank {r} is not in its process group `{}`", crate::excerpt::clip(&group))));
+                    }
+                    // An AllGather's `comm_size` is each rank's share of the gathered buffer.
+                    let bytes = if op == Some("allgather") { comm_size * members.len() as u64 } else { comm_size };
+                    if bytes > MAX_COMM_BYTES {
+                        return Err(bad(r, n, format!("an AllGather of {comm_size} bytes per rank over {} ranks: {bytes} bytes gathered; allowed up to 2^40", members.len())));
                     }
                     let ordinal = per_group.entry(group.clone()).or_insert(0);
                     let key = (group, *ordinal);
@@ -501,13 +510,14 @@ mod tests {
     }
 
     /// The bundled example (`data/chakra/step.<rank>.et`, groups in `data/chakra/groups.json`):
-    /// four ranks; each computes 20 µs, AllReduces 256 KiB with its pair (`tp0`: ranks 0 and 1,
-    /// `tp1`: 2 and 3); ranks 0 and 1 send 128 KiB to ranks 2 and 3, which compute 10^10 FLOPs
-    /// on what they received; then all four AllReduce 1 MiB.
+    /// four ranks; each computes 20 µs, AllReduces 256 KiB with its pair (group `1`: ranks 0 and
+    /// 1, `2`: 2 and 3; numbers, as ASTRA-sim requires); ranks 0 and 1 send 128 KiB to ranks 2
+    /// and 3, which compute on what they received (10^10 FLOPs, recorded as 20 µs, which this
+    /// reader and ASTRA-sim's take); then all four AllReduce 1 MiB.
     pub(crate) fn example_traces() -> Vec<Trace> {
         (0..4u64)
             .map(|r| {
-                let pair = if r < 2 { "tp0" } else { "tp1" };
+                let pair = if r < 2 { "1" } else { "2" };
                 let mut nodes = vec![
                     Node { duration_micros: 20, ..node(1, "forward", et::COMP_NODE, &[], &[]) },
                     node(2, "tp_allreduce", et::COMM_COLL_NODE, &[1], &[("comm_type", Value::Int(0)), ("comm_size", Value::Int(256 << 10)), ("pg_name", Value::Text(pair.into()))]),
@@ -516,7 +526,7 @@ mod tests {
                     nodes.push(node(3, "send_activations", et::COMM_SEND_NODE, &[2], &[("comm_dst", Value::Int(r as i128 + 2)), ("comm_size", Value::Int(128 << 10)), ("comm_tag", Value::Int(7))]));
                 } else {
                     nodes.push(node(3, "recv_activations", et::COMM_RECV_NODE, &[2], &[("comm_src", Value::Int(r as i128 - 2)), ("comm_size", Value::Int(128 << 10)), ("comm_tag", Value::Int(7))]));
-                    nodes.push(node(4, "stage_compute", et::COMP_NODE, &[3], &[("num_ops", Value::Int(10_000_000_000))]));
+                    nodes.push(Node { duration_micros: 20, ..node(4, "stage_compute", et::COMP_NODE, &[3], &[("num_ops", Value::Int(10_000_000_000))]) });
                 }
                 let last = nodes.last().unwrap().id;
                 nodes.push(node(9, "dp_allreduce", et::COMM_COLL_NODE, &[last], &[("comm_type", Value::Int(0)), ("comm_size", Value::Int(1 << 20))]));
