@@ -20,6 +20,11 @@ Fabrics and transports are the AI-fabrics study's (experiments/ai-fabrics/run.py
 same switches and cables, every NIC of a server on one leaf: a plain Clos); RoCEv2 (DCQCN, PFC,
 ECMP, go-back-N), STrack, NSCC + REPS; and `rail` with one spine down.
 
+Two rank orders: Megatron-LM's default (rank t + 8·(d + dp·p): a DP ring joins the same GPU of
+servers 8 or 16 apart, under one leaf on both fabrics) and, for the GPT-3-like model,
+Megatron-Core's tp-pp-dp mapping (`-tpppdp-` rows: t + 8·(p + pp·d): a replica's stages on
+neighbouring servers, its DP ring across servers 16 apart, so it crosses the spines).
+
 Each row records the iteration time, its compute and network ideals, its critical path
 (compute and each group's exposed communication), the bytes per group, packet counters, wall
 and CPU time, peak RSS, the binary's commit and the scenario with its sha256.
@@ -62,9 +67,10 @@ MODELS = {
 TRANSPORTS = ("roce", "strack", "nscc")
 
 
-def scenario(model: str, fabric: str, transport: str, spine_down: bool = False) -> str:
+def scenario(model: str, fabric: str, transport: str, spine_down: bool = False, order: str = "") -> str:
     down = f'\n[topology.failures]\nkind = "tor_uplinks"\nlinks = ["{ai_fabrics.SPINE_DOWN[fabric]}"]\n' if spine_down else ""
-    return f"""name = "training {model} {fabric} {transport}{' spine down' if spine_down else ''}"
+    shape = MODELS[model].replace('tp_network = "analytic" }', f'tp_network = "analytic", order = "{order}" }}') if order else MODELS[model]
+    return f"""name = "training {model}{' ' + order if order else ''} {fabric} {transport}{' spine down' if spine_down else ''}"
 seed = 1
 
 [topology]
@@ -82,13 +88,19 @@ scale_up_gbps = 3600
 [workload]
 kind = "training"
 chunk = "1MiB"
-{MODELS[model]}
+{shape}
 """
 
 
 def cases():
-    """(id, scenario) of every point: model × fabric × transport, and `rail` with a spine down."""
+    """(id, scenario) of every point: model × fabric × transport, and `rail` with a spine down;
+    the GPT-3-like model also in the tp-pp-dp rank order (first: its DP rings cross the spines)."""
     out = []
+    for transport in TRANSPORTS:
+        for fabric in ("rail", "racks"):
+            out.append((f"gpt3-tpppdp-{fabric}-{transport}", scenario("gpt3", fabric, transport, order="tp-pp-dp")))
+    for transport in TRANSPORTS:
+        out.append((f"gpt3-tpppdp-rail_down-{transport}", scenario("gpt3", "rail", transport, spine_down=True, order="tp-pp-dp")))
     for model in MODELS:
         for transport in TRANSPORTS:
             for fabric in ("rail", "racks"):

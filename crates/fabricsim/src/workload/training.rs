@@ -55,8 +55,10 @@
 //! sends are posted when their data is computed and never wait for the receiver.
 //!
 //! Ranks: rank = t + tp·(d + dp·p) for TP rank t, DP replica d, stage p (Megatron-LM's default
-//! order: TP innermost, so a TP group is consecutive GPUs, one server's when tp is at most its
-//! GPU count), rank i on host i.
+//! order, `order = "tp-dp-pp"`: TP innermost, so a TP group is consecutive GPUs, one server's
+//! when tp is at most its GPU count), or t + tp·(p + pp·d) (`"tp-pp-dp"`, Megatron-Core's
+//! `--use-tp-pp-dp-mapping`: a replica's stages on neighbouring servers, its DP peers far
+//! apart), rank i on host i.
 
 use super::collective;
 use super::graph::{GraphBuilder, GraphSize, Role, StepMap, Trigger, GROUP_KINDS};
@@ -173,11 +175,13 @@ pub struct ParallelismConfig {
     /// same stage and TP rank), which exchange tokens by AllToAll; it divides `dp` and the
     /// experts.
     pub ep: u32,
+    /// How ranks map to GPUs, innermost first: `"tp-dp-pp"` or `"tp-pp-dp"`.
+    pub order: String,
 }
 
 impl Default for ParallelismConfig {
     fn default() -> Self {
-        ParallelismConfig { tp: 1, pp: 1, dp: None, bucket_params: None, recompute: false, tp_algorithm: "ring".into(), dp_algorithm: "ring".into(), tp_network: "packets".into(), distributed_optimizer: false, ep: 1 }
+        ParallelismConfig { tp: 1, pp: 1, dp: None, bucket_params: None, recompute: false, tp_algorithm: "ring".into(), dp_algorithm: "ring".into(), tp_network: "packets".into(), distributed_optimizer: false, ep: 1, order: ORDERS[0].into() }
     }
 }
 
@@ -211,6 +215,9 @@ impl Default for GpuConfig {
         GpuConfig { tflops: 989.0, efficiency: 0.5 }
     }
 }
+
+/// Rank orders (`parallelism.order`), innermost first; the first is the default.
+pub const ORDERS: [&str; 2] = ["tp-dp-pp", "tp-pp-dp"];
 
 /// Largest model dimension accepted: beyond it the FLOP counts leave exact integers.
 const MAX_DIM: u64 = 1 << 24;
@@ -270,6 +277,8 @@ pub struct Plan {
     pub tp_analytic: bool,
     /// Gradients ReduceScattered and parameters AllGathered (`distributed_optimizer`).
     pub distributed_optimizer: bool,
+    /// Ranks in `"tp-pp-dp"` order (a replica's stages next to each other).
+    pub stages_inner: bool,
     /// Iterations.
     pub iterations: u32,
 }
@@ -369,6 +378,10 @@ impl Plan {
         if dp_algorithm == "hd" && !dp.is_power_of_two() {
             return Err(Error::invalid("workload.parallelism.dp_algorithm", format!("`hd` needs a power-of-two number of replicas, dp = {dp}")));
         }
+        let stages_inner = match ORDERS.iter().position(|o| *o == par.order) {
+            Some(i) => i == 1,
+            None => return Err(Error::invalid("workload.parallelism.order", format!("`{}`; allowed: `{}`, `{}`", crate::excerpt::clip(&par.order), ORDERS[0], ORDERS[1]))),
+        };
         let tp_analytic = match par.tp_network.as_str() {
             "packets" => false,
             "analytic" => true,
@@ -421,6 +434,7 @@ impl Plan {
             dp_algorithm,
             tp_analytic,
             distributed_optimizer: par.distributed_optimizer,
+            stages_inner,
             iterations: p.iterations,
         })
     }
@@ -432,7 +446,11 @@ impl Plan {
 
     /// The host of TP rank `t` of replica `d` on stage `p`.
     pub fn rank(&self, p: u32, d: u32, t: u32) -> u32 {
-        t + self.tp * (d + self.dp * p)
+        if self.stages_inner {
+            t + self.tp * (p + self.pp * d)
+        } else {
+            t + self.tp * (d + self.dp * p)
+        }
     }
 
     /// Compute time of `flops` split over the TP ranks.
@@ -528,11 +546,12 @@ impl Plan {
     /// Lines for `fabricsim check`: the step's shape, its FLOPs and bytes per GPU.
     pub fn lines(&self) -> Vec<String> {
         let mut out = vec![format!(
-            "training      {} GPUs: tp {} × pp {} × dp {}, {} micro-batches per replica, layers per stage {}, {} iteration(s)",
+            "training      {} GPUs: tp {} × pp {} × dp {}{}, {} micro-batches per replica, layers per stage {}, {} iteration(s)",
             self.gpus(),
             self.tp,
             self.pp,
             self.dp,
+            if self.stages_inner { " (ranks tp-pp-dp)" } else { "" },
             self.micro_batches,
             show_layers(&self.stage_layers),
             self.iterations
@@ -1086,6 +1105,7 @@ mod tests {
                 p.parallelism.tp_network = "analytic".into();
             }
             p.parallelism.distributed_optimizer = rng.below(2) == 0;
+            p.parallelism.order = ORDERS[rng.below(2) as usize].into();
             // Half the cases a mixture of experts, spread over every replica or kept on each.
             if rng.below(2) == 0 {
                 p.model.experts = 6;
@@ -1236,6 +1256,25 @@ mod tests {
         }
     }
 
+    //= type=test
+    //# Megatron-LM's default order puts a replica's DP peers on neighbouring TP groups and its
+    //# stages dp groups apart; `"tp-pp-dp"` (Megatron-Core's tp-pp-dp mapping) the other way
+    //# round; TP stays innermost in both, and every GPU is used once.
+    #[test]
+    fn rank_orders_place_dp_or_pp_next_to_tp() {
+        let mut p = params(small(4, 8), 2, 2, 4);
+        let default = Plan::of(&p, 16).unwrap();
+        p.parallelism.order = "tp-pp-dp".into();
+        let swapped = Plan::of(&p, 16).unwrap();
+        assert_eq!((default.rank(0, 1, 0), default.rank(1, 0, 0), default.rank(1, 3, 1)), (2, 8, 15));
+        assert_eq!((swapped.rank(0, 1, 0), swapped.rank(1, 0, 0), swapped.rank(1, 3, 1)), (4, 2, 15));
+        for plan in [default, swapped] {
+            let mut seen: Vec<u32> = (0..2).flat_map(|s| (0..4).flat_map(move |d| (0..2).map(move |t| (s, d, t)))).map(|(s, d, t)| plan.rank(s, d, t)).collect();
+            seen.sort();
+            assert_eq!(seen, (0..16).collect::<Vec<u32>>());
+        }
+    }
+
     #[test]
     fn bad_shapes_name_their_key() {
         let refused = |p: TrainingParams, hosts: u32| match Plan::of(&p, hosts) {
@@ -1252,6 +1291,9 @@ mod tests {
         let mut p = params(small(4, 4), 1, 1, 4);
         p.gpu.efficiency = 1.5;
         assert_eq!(refused(p, 8), "workload.gpu.efficiency");
+        let mut p = params(small(4, 4), 1, 1, 4);
+        p.parallelism.order = "pp-dp-tp".into();
+        assert_eq!(refused(p, 8), "workload.parallelism.order");
         let mut p = params(small(4, 4), 1, 1, 4);
         p.parallelism.dp_algorithm = "hier".into();
         assert_eq!(refused(p, 8), "workload.parallelism.dp_algorithm");
