@@ -247,6 +247,39 @@ def _records_table(rows: List[Dict[str, Any]], columns: Sequence[Tuple[str, str,
     return f"<table><tr>{head}</tr>{body}</table>"
 
 
+#: The parts of a training step's critical path (summary.json ``training.iterations[].critical_path``).
+_PATH_PARTS = (("compute_us", "compute"), ("tp_us", "TP"), ("pp_us", "PP"), ("dp_us", "DP"), ("ep_us", "EP"),
+               ("other_us", "other"), ("wait_us", "wait"))
+
+
+def _training(s: Dict[str, Any]) -> str:
+    """A training step's iterations (time, ideals, critical path) and its bytes and collectives
+    per group kind; nothing for other workloads."""
+    t = s.get("training")
+    if not t:
+        return ""
+    rows = []
+    for it in t.get("iterations") or []:
+        row = {k: it.get(k) for k in ("iteration", "time_us", "compute_ideal_us", "network_ideal_us", "slowdown")}
+        path = it.get("critical_path") or {}
+        row.update({k: path.get(k) for k, _ in _PATH_PARTS})
+        rows.append(row)
+    columns = [("iteration", "iteration", ""), ("time_us", "time", "µs"), ("compute_ideal_us", "compute ideal", "µs"),
+               ("network_ideal_us", "network ideal", "µs"), ("slowdown", "time / network ideal", "")]
+    columns += [(k, label, "µs") for k, label in _PATH_PARTS]
+    intro = ("<p>Each iteration's time (from the previous one's end) against two lower bounds computed on the step's "
+             "own graph: the compute ideal (an infinitely fast network: the compute critical path, pipeline bubbles "
+             "included) and the network ideal (every collective at its ideal CCT, every pipeline message at its NIC "
+             "rate). Then its critical path, walked back from the last GPU's end through the input that readied each "
+             "task last: compute, each group kind's exposed communication, and waits; the parts add up to the "
+             "time.</p>")
+    groups = [("group", "group", ""), ("bytes", "bytes", "B"), ("collectives", "collectives", ""),
+              ("cct_sum_us", "CCTs summed", "µs"), ("ideal_sum_us", "ideal CCTs summed", "µs")]
+    return (intro + _records_table(rows, columns) + "<h3>Per group kind</h3>"
+            + "<p>Payload bytes sent, collective instances, and their CCTs summed against their ideals.</p>"
+            + _records_table(t.get("groups") or [], groups))
+
+
 def _fabric(s: Dict[str, Any]) -> str:
     t = _Table(s)
     t.row("fabric", "fabric")
@@ -372,6 +405,7 @@ def html_page(result: "Result") -> str:
                    "(open it in Perfetto, ui.perfetto.dev: flows per host, collectives per job, traced queues)")
     sections = [
         ("summary", "Summary", _cards(s) + "<h3>Figures</h3>" + _summary_table(s)),
+        ("training", "Training step", _training(s)),
         ("fabric", "Fabric", _fabric(s)),
         ("plots", "Plots", plots),
         ("flows", "Slowest flows", _slowest_flows(result)),

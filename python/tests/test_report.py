@@ -201,3 +201,32 @@ def test_report_of_servers_with_a_scale_up_domain_shows_its_use(tmp_path):
     assert all(x["gpu_tx_bytes"] == 0 and x["scale_up_tx_bytes"] > 0 for x in rails)
     page = r.report(tmp_path / "r.html").read_text(encoding="utf-8")
     assert "into the scale-up domain" in page and "scale-up links used" in page
+
+
+#: A small training step (the registry's example shape) on the 16-host fat tree.
+TRAINING = """
+seed = 1
+[topology]
+k = 4
+[workload]
+kind = "training"
+model = { layers = 4, hidden = 256, heads = 8, seq = 128, vocab = 1024, global_batch = 8 }
+parallelism = { tp = 2, pp = 2, dp = 2 }
+"""
+
+
+def test_report_of_a_training_step_shows_its_iterations_and_groups(tmp_path):
+    from fabricsim._fmt import number
+
+    r = fabricsim.run(TRAINING, progress=False)
+    page = r.report(tmp_path / "r.html").read_text(encoding="utf-8")
+    assert "<section id=training><h2>Training step</h2>" in page
+    it = r.summary["training"]["iterations"][0]
+    path = it["critical_path"]
+    for figure in (it["time_us"], it["compute_ideal_us"], it["network_ideal_us"], path["compute_us"], path["tp_us"]):
+        assert f"<td>{number(figure)}</td>" in page, figure
+    for g in r.summary["training"]["groups"]:
+        assert f"<td>{g['group']}</td><td>{number(g['bytes'])}</td>" in page
+    # A run without a step has no such section.
+    other = fabricsim.run(COLLECTIVES, progress=False).report(tmp_path / "c.html").read_text(encoding="utf-8")
+    assert "id=training" not in other
