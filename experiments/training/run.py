@@ -18,7 +18,8 @@ default efficiency, an assumption).
 Fabrics and transports are the AI-fabrics study's (experiments/ai-fabrics/run.py, imported):
 `rail` (rail-optimized, 2 units of 64 servers, 16 rail leaves, 8 spines, 1:1) and `racks` (the
 same switches and cables, every NIC of a server on one leaf: a plain Clos); RoCEv2 (DCQCN, PFC,
-ECMP, go-back-N), STrack, NSCC + REPS; and `rail` with one spine down.
+ECMP, go-back-N), STrack, NSCC + REPS, and MCC on top of RoCE (NIC CC off, message-level
+congestion control, adaptive packet routing, PFC); and `rail` with one spine down.
 
 Two rank orders: Megatron-LM's default (rank t + 8·(d + dp·p): a DP ring joins the same GPU of
 servers 8 or 16 apart, under one leaf on both fabrics) and, for the GPT-3-like model,
@@ -66,6 +67,12 @@ MODELS = {
 
 TRANSPORTS = ("roce", "strack", "nscc")
 
+# MCC on top of RoCE (Li et al., APNet 2025, the configuration of scenarios/mcc/): the NIC's
+# congestion control off (line rate), message-level congestion control in the collective library
+# (`gate = "mcc"`), adaptive packet routing in the switches, a receiver that places out-of-order
+# packets, PFC as RoCEv2's.
+MCC = ai_fabrics.TRANSPORTS["roce"].replace('cc = "dcqcn"', 'cc = "line_rate"').replace('reliability = "go_back_n"', 'reliability = "rc_ooo"\ngate = "mcc"').replace("trimming = false\n", 'trimming = false\nlb = { name = "adaptive_packet", compare = "bytes" }\n')
+
 
 def scenario(model: str, fabric: str, transport: str, spine_down: bool = False, order: str = "") -> str:
     down = f'\n[topology.failures]\nkind = "tor_uplinks"\nlinks = ["{ai_fabrics.SPINE_DOWN[fabric]}"]\n' if spine_down else ""
@@ -84,7 +91,7 @@ switch_latency_ns = 0
 gpus = {ai_fabrics.GPUS}
 scale_up_gbps = 3600
 {down}
-{ai_fabrics.TRANSPORTS[transport]}
+{MCC if transport == "mcc" else ai_fabrics.TRANSPORTS[transport]}
 [workload]
 kind = "training"
 chunk = "1MiB"
@@ -99,6 +106,8 @@ def cases():
     for transport in TRANSPORTS:
         for fabric in ("rail", "racks"):
             out.append((f"gpt3-tpppdp-{fabric}-{transport}", scenario("gpt3", fabric, transport, order="tp-pp-dp")))
+    for fabric in ("rail", "racks"):
+        out.append((f"gpt3-tpppdp-{fabric}-mcc", scenario("gpt3", fabric, "mcc", order="tp-pp-dp")))
     for transport in TRANSPORTS:
         out.append((f"gpt3-tpppdp-rail_down-{transport}", scenario("gpt3", "rail", transport, spine_down=True, order="tp-pp-dp")))
     for model in MODELS:
