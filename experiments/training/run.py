@@ -115,7 +115,11 @@ def cases():
             for fabric in ("rail", "racks"):
                 out.append((f"{model}-{fabric}-{transport}", scenario(model, fabric, transport)))
             out.append((f"{model}-rail_down-{transport}", scenario(model, "rail", transport, spine_down=True)))
-    return out
+    # Run first: the fabric and transport comparisons where DP crosses the spines, and the
+    # Llama-like step on rail.
+    first = ["gpt3-tpppdp-rail-roce", "gpt3-tpppdp-racks-roce", "gpt3-tpppdp-rail-strack", "gpt3-tpppdp-racks-strack",
+             "llama70-rail-roce", "llama70-rail-strack", "llama70-racks-roce"]
+    return sorted(out, key=lambda c: first.index(c[0]) if c[0] in first else len(first))
 
 
 def run_one(binary: str, case_id: str, text: str) -> dict:
