@@ -130,7 +130,7 @@ pub struct ModelConfig {
     pub bytes_per_value: u64,
     /// Experts of each layer's mixture-of-experts MLP (0: a dense MLP).
     pub experts: u32,
-    /// Experts each token is routed to (default 2).
+    /// Experts each token is routed to (default min(2, experts)).
     pub top_k: Option<u32>,
     /// An expert's MLP inner size (default `ffn`).
     pub expert_ffn: Option<u64>,
