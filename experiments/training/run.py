@@ -9,6 +9,10 @@ scale-up domain of 3600 Gb/s per GPU), Megatron-style (`workload.kind = "trainin
   llama70   80 layers, hidden 8192, 64 heads with 8 key/value heads, SwiGLU MLP of 28672,
             sequence 4096, vocabulary 32000 (the Llama 2 70B shape); tp 8 × pp 8 × dp 16, 256
             sequences per iteration (16 micro-batches per replica), full recomputation
+  mixtral   32 layers, hidden 4096, 32 heads with 8 key/value heads, 8 experts (SwiGLU 14336),
+            top-2, sequence 2048, vocabulary 32000 (a Mixtral-8x7B-like shape); tp 8 × pp 4 ×
+            dp 32 with ep 8, 128 sequences per iteration (4 micro-batches per replica), full
+            recomputation, in the tp-pp-dp order only
 
 TP inside each server, its collectives analytic on the scale-up domain
 (`tp_network = "analytic"`); the pipeline's messages and the gradient AllReduces (ring, 1 MiB
@@ -63,6 +67,12 @@ MODELS = {
         "model = { layers = 80, hidden = 8192, heads = 64, kv_heads = 8, ffn = 28672, gated_ffn = true, seq = 4096, vocab = 32000, micro_batch = 1, global_batch = 256 }\n"
         "parallelism = { tp = 8, pp = 8, dp = 16, recompute = true, tp_network = \"analytic\" }"
     ),
+    # A Mixtral-8x7B-like mixture of experts (8 experts, top-2, SwiGLU), sequence 2048: its
+    # token AllToAlls among 8 replicas' GPUs of one TP rank (ep 8); experts split over tp 8.
+    "mixtral": (
+        "model = { layers = 32, hidden = 4096, heads = 32, kv_heads = 8, ffn = 14336, gated_ffn = true, seq = 2048, vocab = 32000, micro_batch = 1, global_batch = 128, experts = 8, top_k = 2 }\n"
+        "parallelism = { tp = 8, pp = 4, dp = 32, ep = 8, recompute = true, tp_network = \"analytic\" }"
+    ),
 }
 
 TRANSPORTS = ("roce", "strack", "nscc")
@@ -110,11 +120,16 @@ def cases():
         out.append((f"gpt3-tpppdp-{fabric}-mcc", scenario("gpt3", fabric, "mcc", order="tp-pp-dp")))
     for transport in TRANSPORTS:
         out.append((f"gpt3-tpppdp-rail_down-{transport}", scenario("gpt3", "rail", transport, spine_down=True, order="tp-pp-dp")))
-    for model in MODELS:
+    for model in ("gpt3", "llama70"):
         for transport in TRANSPORTS:
             for fabric in ("rail", "racks"):
                 out.append((f"{model}-{fabric}-{transport}", scenario(model, fabric, transport)))
             out.append((f"{model}-rail_down-{transport}", scenario(model, "rail", transport, spine_down=True)))
+    # The mixture of experts in the tp-pp-dp order: an EP group's GPUs 4 servers apart, under one
+    # rail leaf on `rail`, under four leaves on `racks`.
+    for transport in ("roce", "strack"):
+        for fabric in ("rail", "racks"):
+            out.append((f"mixtral-tpppdp-{fabric}-{transport}", scenario("mixtral", fabric, transport, order="tp-pp-dp")))
     # Run first: the fabric and transport comparisons where DP crosses the spines, and the
     # Llama-like step on rail.
     first = ["gpt3-tpppdp-rail-roce", "gpt3-tpppdp-racks-roce", "gpt3-tpppdp-rail-strack", "gpt3-tpppdp-racks-strack",
