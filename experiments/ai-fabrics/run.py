@@ -240,7 +240,9 @@ def cases():
     return out
 
 
-def run_one(binary: str, case_id: str, text: str) -> dict:
+def run_scenario(binary: str, case_id: str, text: str, read=lambda out: None):
+    """Runs scenario `text` in a temporary folder: (summary.json, `read(out folder)`, wall
+    seconds, CPU seconds of the run); exits naming the case if fabricsim fails."""
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / f"{case_id}.toml"
         path.write_text(text)
@@ -252,8 +254,12 @@ def run_one(binary: str, case_id: str, text: str) -> dict:
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         if p.returncode != 0:
             raise SystemExit(f"{case_id}: fabricsim failed ({p.returncode}):\n{p.stderr}")
-        s = json.loads((out / "summary.json").read_text())
-        ports = (out / "ports.csv").read_text().splitlines() if (out / "ports.csv").exists() else []
+        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        return json.loads((out / "summary.json").read_text()), read(out), wall, cpu
+
+
+def run_one(binary: str, case_id: str, text: str) -> dict:
+    s, ports, wall, cpu = run_scenario(binary, case_id, text, lambda out: (out / "ports.csv").read_text().splitlines() if (out / "ports.csv").exists() else [])
     spine_bytes = 0
     # Per port class (tor_down, tor_up, spine_down, ...): ECN marks and the deepest data queue.
     by_class = {}
@@ -287,7 +293,7 @@ def run_one(binary: str, case_id: str, text: str) -> dict:
         "by_port_class": by_class,
         "invariant_violations": s.get("invariant_violations"),
         "wall_s": round(wall, 2),
-        "cpu_s": round((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), 2),
+        "cpu_s": round(cpu, 2),
         "peak_rss_mb": round(s["performance"]["peak_rss_bytes"] / 2**20, 1),
         "events": s["events"] if isinstance(s.get("events"), int) else s.get("events"),
         # The commit the binary was built from (summary.json's engine), not the checkout's.

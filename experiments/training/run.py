@@ -43,11 +43,6 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-import json
-import resource
-import subprocess
-import tempfile
-import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -138,18 +133,7 @@ def cases():
 
 
 def run_one(binary: str, case_id: str, text: str) -> dict:
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / f"{case_id}.toml"
-        path.write_text(text)
-        out = Path(tmp) / "out"
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        t0 = time.time()
-        p = subprocess.run([binary, "run", str(path), "--out", str(out), "-q"], capture_output=True, text=True)
-        wall = time.time() - t0
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        if p.returncode != 0:
-            raise SystemExit(f"{case_id}: fabricsim failed ({p.returncode}):\n{p.stderr}")
-        s = json.loads((out / "summary.json").read_text())
+    s, _, wall, cpu = ai_fabrics.run_scenario(binary, case_id, text)
     it = s["training"]["iterations"][0]
     if it["time_us"] is None:
         raise SystemExit(f"{case_id}: the iteration did not finish")
@@ -170,7 +154,7 @@ def run_one(binary: str, case_id: str, text: str) -> dict:
         "pfc": s.get("pfc"),
         "invariant_violations": s.get("invariant_violations"),
         "wall_s": round(wall, 2),
-        "cpu_s": round((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), 2),
+        "cpu_s": round(cpu, 2),
         "peak_rss_mb": round(s["performance"]["peak_rss_bytes"] / 2**20, 1),
         "events": s["events"],
         # The commit the binary was built from (summary.json's engine), not the checkout's.
