@@ -121,11 +121,42 @@ fn runs_faster_than_an_optimistic_ideal_are_no_invariant_violation() {
         let r = common::run(toml);
         assert_eq!(r.summary.flows_finished, r.summary.flows, "{toml}");
     }
-    // Each does beat its reported ideal: the check no longer calls that a fault.
+    // The AlltoAll's ideal no longer charges the fill it does not pay, so it holds; the
+    // flows do beat their reported ideals: the check no longer calls that a fault.
     let r = common::run(direct_alltoall);
-    assert!(r.ccts[0].cct().unwrap() < r.ccts[0].ideal, "the case the fuzzer found");
+    assert!(r.ccts[0].cct().unwrap() >= r.ccts[0].ideal, "the case the fuzzer found");
     for toml in [slow_fabric, asymmetric] {
         let r = common::run(toml);
         assert!(r.flows.iter().any(|f| f.fct().is_some_and(|t| t < f.ideal_fct)), "{toml}: some flow beats its reported ideal");
+    }
+}
+
+/// The ideal CCT is a lower bound that is also tight where nothing congests: on one switch
+/// with line-rate senders, rings, direct and pairwise AlltoAlls and the broadcast chain end
+/// at or above their ideal and within a few per cent of it once the bytes dominate (the rest
+/// is the last packet's store-and-forward, the final acknowledgement and a chunk of fill).
+/// The ideal used to add one chunk hop too many: a direct AlltoAll of 256 KiB here ran in
+/// 0.977 of it (1.194 now; 1.016–1.023 of it at 16 MiB).
+#[test]
+fn collective_ideals_are_tight_lower_bounds_on_one_switch() {
+    let toml = |op: &str, alg: &str, bytes: &str| {
+        format!(
+            "seed = 1\n[topology]\nkind = \"leaf_spine\"\ntors = 1\nhosts_per_tor = 16\nspines = 1\nlink_rate_gbps = 400\nlink_latency_ns = 500\n\
+             [switch]\ntrimming = false\n[switch.pfc]\nenabled = true\n[transport]\ncc = \"line_rate\"\n\
+             [workload]\nkind = \"collectives\"\nchunk = \"64KiB\"\n[[workload.jobs]]\nranks = 16\n\
+             collectives = [{{ op = \"{op}\", algorithm = \"{alg}\", bytes = \"{bytes}\" }}]\n"
+        )
+    };
+    for (op, alg) in [("alltoall", "direct"), ("alltoall", "pairwise"), ("allreduce", "ring"), ("allreduce", "hd"), ("allgather", "ring"), ("broadcast", "ring")] {
+        for bytes in ["256KiB", "16MiB"] {
+            let what = format!("{op}/{alg} of {bytes}");
+            let r = common::run(&toml(op, alg, bytes));
+            assert_at_or_above_ideals(&r, &what);
+            let ratio = r.ccts[0].normalized().unwrap();
+            assert!(ratio >= 1.0, "{what}: {ratio}");
+            if bytes == "16MiB" {
+                assert!(ratio <= 1.05, "{what}: CCT {ratio:.3} of its ideal, expected at most 1.05");
+            }
+        }
     }
 }

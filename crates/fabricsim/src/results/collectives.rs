@@ -72,7 +72,12 @@ pub(super) fn rows(sim: &Sim) -> Vec<CctResult> {
             // A chunk on the dependency chain is at most the data of one step.
             let hop_chunk = inst.chunk.min(((inst.bus_bytes / (inst.chain_hops.max(1) as u64 * inst.channels.max(1) as u64)).max(Bytes(1))).0);
             let hop = fastest.tx_time(Bytes(wire(hop_chunk))) + one_way;
-            let bulk = path.busiest_sender.unwrap_or_else(|| slowest.tx_time(Bytes(wire(inst.bus_bytes.0)))) + inst.fill_hops as u64 * hop;
+            // The busiest sender's bytes, then its last chunk's flight (one way) and the fill
+            // hops after it: the last of the `fill_hops` is that chunk's own, whose
+            // serialization the bytes already count (a ring's or a direct AllToAll's rank
+            // starts sending at once, so they end one one-way trip after their bytes).
+            let busiest = path.busiest_sender.unwrap_or_else(|| slowest.tx_time(Bytes(wire(inst.bus_bytes.0))));
+            let bulk = busiest + inst.fill_hops.saturating_sub(1) as u64 * hop + one_way;
             // An analytic instance takes exactly its duration.
             let ideal = inst.fixed.unwrap_or_else(|| bulk.max(inst.chain_hops as u64 * hop) + inst.rtt_rounds as u64 * 2 * one_way);
             CctResult {

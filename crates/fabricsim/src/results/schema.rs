@@ -87,7 +87,7 @@ pub const CCTS: FileSchema = FileSchema {
         c("start_us", "µs", "instance start; empty if it never started"),
         c("end_us", "µs", "completion of its last message; empty if unfinished"),
         c("cct_us", "µs", "end_us − start_us; empty if unfinished"),
-        c("ideal_cct_us", "µs", "lower bound: the algorithm's bus-bandwidth bytes per rank (2(N−1)/N·S AllReduce; (N−1)/N·S AllGather, ReduceScatter, AlltoAll; S Broadcast) at the host rate with headers, plus its latency term in chunk hops and the shortest one-way propagation of the instance's own connections (so it depends on where its ranks are, not on other traffic), never less than its longest dependency chain; pairwise AlltoAll adds a round trip per round"),
+        c("ideal_cct_us", "µs", "lower bound: the algorithm's bus-bandwidth bytes per rank (2(N−1)/N·S AllReduce; (N−1)/N·S AllGather, ReduceScatter, AlltoAll; S Broadcast) at the host rate with headers, plus the shortest one-way propagation of the instance's own connections and the chunk hops its pipeline fill adds after the busiest rank's last byte (none for rings and AllToAlls, N−2 for the broadcast chain) (so it depends on where its ranks are, not on other traffic), never less than its longest dependency chain; pairwise AlltoAll adds a round trip per round"),
         c("normalized_cct", "ratio", "cct_us / ideal_cct_us (≥ 1); empty if unfinished"),
         c("group", "text", "training steps only: the parallelism group the collective serves (`tp`, `pp`, `dp`, `ep`; `other` for a Chakra trace's)"),
     ],

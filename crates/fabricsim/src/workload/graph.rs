@@ -179,7 +179,8 @@ pub struct Instance {
     /// Chunk (message) size of the instance.
     pub chunk: u64,
     /// Pipeline-fill hops of the algorithm: chunk-sized store-and-forward hops on the critical
-    /// path that do not overlap with the bulk transfer (ideal-time latency term).
+    /// path that do not overlap with the bulk transfer (ideal-time latency term), the last of
+    /// them the busiest sender's own final chunk, whose serialization the bulk already counts.
     pub fill_hops: u32,
     /// Chunk hops of the longest dependency chain (a chunk crossing every step in turn): bounds
     /// the time from below when messages are too small to keep links busy.

@@ -872,9 +872,11 @@ impl Emitter<'_> {
 }
 
 /// How long an analytic collective takes on a scale-up domain of `rate` and one-way latency
-/// `one_way`: the ideal CCT's formula of `ccts.csv` (the algorithm's bus bytes at the rate,
-/// its pipeline-fill and chain hops of a chunk, its round trips) on payload bytes (the
-/// scale-up link's own framing is not modelled), plus one one-way latency more, as a packet
+/// `one_way`, a model rather than a bound: the algorithm's bus bytes at the rate on payload
+/// bytes (the scale-up link's own framing is not modelled) plus each of its pipeline-fill hops
+/// of a chunk in full (the ideal CCT of `ccts.csv` leaves out the last one's serialization,
+/// which its bytes already count; a real pipeline starts one chunk late), never less than its
+/// chain of chunk hops, plus its round trips and one one-way latency more, as a packet
 /// instance ends when its last message is acknowledged.
 pub fn analytic_cct(inst: &super::graph::Instance, rate: crate::units::BitsPerSec, one_way: Time) -> Time {
     use crate::units::Bytes;

@@ -21,7 +21,9 @@
 //! Broadcast; the NCCL performance-guide formulas) at the host link rate, with packet headers,
 //! plus the algorithm's latency. A *hop* is one chunk's serialization plus the one-way base
 //! latency; the latency term is its pipeline-fill hops (1 for ring, halving-doubling and direct
-//! AlltoAll, N−1 for the broadcast chain, 2·⌈log2 N⌉ for the double binary tree), and the whole
+//! AlltoAll, N−1 for the broadcast chain, 2·⌈log2 N⌉ for the double binary tree) less the
+//! serialization of the last one, which the bytes already count (so a ring ends one one-way
+//! trip after its busiest rank's bytes, a chain N−2 hops and one way after them), and the whole
 //! is at least the longest dependency chain in hops (2(N−1) for a ring AllReduce, N−1 for
 //! AllGather/ReduceScatter, 2·log2 N for halving-doubling): small messages are latency-bound.
 //! Rounds that wait for the previous round's completion add a base RTT each (N−2 for pairwise
