@@ -41,7 +41,7 @@ Transports:
 Each row records the CCT, its ideal, the bytes the spines carried, the wall and CPU time and
 peak RSS, the commit and the scenario's sha256 (the scenario itself is in the row).
 
-    experiments/ai-fabrics/run.py [--fabricsim target/release/fabricsim] [--only REGEX]
+    experiments/ai-fabrics/run.py [--fabricsim target/release/fabricsim] [--only REGEX] [--rerun-unless-commit SHA]
 
 Rows go to results/results.json; a row already there (same id, same scenario) is kept.
 """
@@ -305,14 +305,18 @@ def run_one(binary: str, case_id: str, text: str) -> dict:
 
 def run_rows(doc: str, results: Path, points, run_one, show) -> None:
     """The drivers' command line: runs each (id, scenario) of `points` with `run_one(binary,
-    id, text)` unless `results` already holds a row of that id and scenario, replacing any
-    older row of the id and writing the file after each run; `show(row)` is the line printed."""
+    id, text)` unless `results` already holds a row of that id and scenario (and, with
+    --rerun-unless-commit, of that commit), replacing any older row of the id and writing the
+    file after each run; `show(row)` is the line printed."""
     ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--fabricsim", default=str(REPO / "target" / "release" / "fabricsim"))
     ap.add_argument("--only", help="run only the points whose id matches this regular expression")
+    ap.add_argument("--rerun-unless-commit", metavar="SHA", help="also rerun the rows whose commit does not start with SHA "
+                    "(the binary's commit, to bring every row onto one engine; an interrupted rerun resumes)")
     args = ap.parse_args()
     rows = json.loads(results.read_text()) if results.exists() else []
-    have = {(r["id"], r["scenario_sha256"]) for r in rows}
+    keep = args.rerun_unless_commit
+    have = {(r["id"], r["scenario_sha256"]) for r in rows if not keep or r["commit"].startswith(keep[:12])}
     for case_id, text in points:
         if args.only and not re.search(args.only, case_id):
             continue
