@@ -125,10 +125,13 @@ def cases():
     for transport in ("roce", "strack"):
         for fabric in ("rail", "racks"):
             out.append((f"mixtral-tpppdp-{fabric}-{transport}", scenario("mixtral", fabric, transport, order="tp-pp-dp")))
-    # Run first: the fabric and transport comparisons where DP crosses the spines, and the
-    # Llama-like step on rail.
+    # Run first: the fabric and transport comparisons where DP crosses the spines, the
+    # Llama-like step on rail, then one row of each scheme and case not yet covered (MCC and
+    # NSCC + REPS where the transport decides, the spine down where the rings cross the spines,
+    # the mixture of experts).
     first = ["gpt3-tpppdp-rail-roce", "gpt3-tpppdp-racks-roce", "gpt3-tpppdp-rail-strack", "gpt3-tpppdp-racks-strack",
-             "llama70-rail-roce", "llama70-rail-strack", "llama70-racks-roce"]
+             "llama70-rail-roce", "llama70-rail-strack", "llama70-racks-roce",
+             "gpt3-tpppdp-racks-mcc", "gpt3-tpppdp-rail_down-roce", "gpt3-tpppdp-racks-nscc", "mixtral-tpppdp-rail-roce"]
     return sorted(out, key=lambda c: first.index(c[0]) if c[0] in first else len(first))
 
 
