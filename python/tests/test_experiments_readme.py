@@ -51,3 +51,19 @@ def test_a_results_md_that_cites_what_is_not_there_is_caught(tmp_path, monkeypat
     assert any("row 'T4' names no source" in p for p in problems), problems
     assert any("`T9`" in p for p in problems) and any("results/T1.md" in p for p in problems), problems
     assert len(problems) == 3, problems
+
+
+def test_the_training_results_quote_the_rows_as_report_py_writes_them():
+    """experiments/training/RESULTS.md's row tables are `report.py`'s, from results.json: a row
+    added or rerun without regenerating them fails here."""
+    import importlib.util
+    import json
+    here = os.path.join(REPO, "experiments", "training")
+    spec = importlib.util.spec_from_file_location("training_report", os.path.join(here, "report.py"))
+    report = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(report)
+    with open(os.path.join(here, "results", "results.json")) as f:
+        tables = report.tables(json.load(f))
+    with open(os.path.join(here, "RESULTS.md")) as f:
+        text = f.read()
+    assert tables.strip() and tables.strip() in text
