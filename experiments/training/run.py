@@ -23,7 +23,8 @@ Fabrics and transports are the AI-fabrics study's (experiments/ai-fabrics/run.py
 `rail` (rail-optimized, 2 units of 64 servers, 16 rail leaves, 8 spines, 1:1) and `racks` (the
 same switches and cables, every NIC of a server on one leaf: a plain Clos); RoCEv2 (DCQCN, PFC,
 ECMP, go-back-N), STrack, NSCC + REPS, and MCC on top of RoCE (NIC CC off, message-level
-congestion control, adaptive packet routing, PFC); and `rail` with one spine down.
+congestion control, adaptive packet routing, PFC), with one row of the same without MCC's gate
+(`pfc_ar`: PFC and adaptive routing alone); and `rail` with one spine down.
 
 Two rank orders: Megatron-LM's default (rank t + 8·(d + dp·p): a DP ring joins the same GPU of
 servers 8 or 16 apart, under one leaf on both fabrics) and, for the GPT-3-like model,
@@ -77,6 +78,10 @@ TRANSPORTS = ("roce", "strack", "nscc")
 # (`gate = "mcc"`), adaptive packet routing in the switches, a receiver that places out-of-order
 # packets, PFC as RoCEv2's.
 MCC = ai_fabrics.TRANSPORTS["roce"].replace('cc = "dcqcn"', 'cc = "line_rate"').replace('reliability = "go_back_n"', 'reliability = "rc_ooo"\ngate = "mcc"').replace("trimming = false\n", 'trimming = false\nlb = { name = "adaptive_packet", compare = "bytes" }\n')
+# The same without MCC's gate: PFC and adaptive packet routing alone (the MCC study's "PFC only"
+# baseline), to tell MCC's message-level congestion control from the switches' routing.
+PFC_AR = MCC.replace('\ngate = "mcc"', "")
+OTHER_TRANSPORTS = {"mcc": MCC, "pfc_ar": PFC_AR}
 
 
 def scenario(model: str, fabric: str, transport: str, spine_down: bool = False, order: str = "") -> str:
@@ -96,7 +101,7 @@ switch_latency_ns = 0
 gpus = {ai_fabrics.GPUS}
 scale_up_gbps = 3600
 {down}
-{MCC if transport == "mcc" else ai_fabrics.TRANSPORTS[transport]}
+{OTHER_TRANSPORTS.get(transport) or ai_fabrics.TRANSPORTS[transport]}
 [workload]
 kind = "training"
 chunk = "1MiB"
@@ -113,6 +118,7 @@ def cases():
             out.append((f"gpt3-tpppdp-{fabric}-{transport}", scenario("gpt3", fabric, transport, order="tp-pp-dp")))
     for fabric in ("rail", "racks"):
         out.append((f"gpt3-tpppdp-{fabric}-mcc", scenario("gpt3", fabric, "mcc", order="tp-pp-dp")))
+    out.append(("gpt3-tpppdp-racks-pfc_ar", scenario("gpt3", "racks", "pfc_ar", order="tp-pp-dp")))
     for transport in TRANSPORTS:
         out.append((f"gpt3-tpppdp-rail_down-{transport}", scenario("gpt3", "rail", transport, spine_down=True, order="tp-pp-dp")))
     for model in ("gpt3", "llama70"):
@@ -131,7 +137,8 @@ def cases():
     # the mixture of experts).
     first = ["gpt3-tpppdp-rail-roce", "gpt3-tpppdp-racks-roce", "gpt3-tpppdp-rail-strack", "gpt3-tpppdp-racks-strack",
              "llama70-rail-roce", "llama70-rail-strack", "llama70-racks-roce",
-             "gpt3-tpppdp-racks-mcc", "gpt3-tpppdp-rail_down-roce", "gpt3-tpppdp-racks-nscc", "mixtral-tpppdp-rail-roce"]
+             "gpt3-tpppdp-racks-mcc", "gpt3-tpppdp-rail_down-roce", "gpt3-tpppdp-racks-pfc_ar", "gpt3-tpppdp-racks-nscc",
+             "mixtral-tpppdp-rail-roce"]
     return sorted(out, key=lambda c: first.index(c[0]) if c[0] in first else len(first))
 
 
