@@ -29,16 +29,21 @@ def ms(us: float) -> str:
     return f"{us / 1e3:.1f}"
 
 
+def count(n: int) -> str:
+    """`n` with thin groups of three digits, as the tables print counts (133 933)."""
+    return f"{n:,}".replace(",", " ")
+
+
 def line(r: dict) -> str:
     cp = r["critical_path"]
     exposed = [cp["tp_us"], cp["pp_us"], cp["dp_us"]] + ([cp["ep_us"]] if r["id"].startswith("mixtral") else [])
     dp = next(g for g in r["groups"] if g["group"] == "dp")
     ratio = dp["cct_sum_us"] / dp["ideal_sum_us"]
     pfc = r.get("pfc")
-    pause = f"{pfc['pause_frames']:,}".replace(",", " ") if pfc else "(no PFC)"
+    pause = count(pfc["pause_frames"]) if pfc else "(no PFC)"
     return (f"| `{r['id']}` | {ms(r['time_us'])} | {ms(r['compute_ideal_us'])} | {ms(r['network_ideal_us'])} | "
-            f"{' / '.join(ms(x) for x in exposed)} | {ratio:.3f} | {pause} | {r['retransmitted']:,} | ".replace(",", " ")
-            + f"{r['cpu_s']:.0f} | {r['peak_rss_mb']:.0f} | {r['commit'][:7]} |")
+            f"{' / '.join(ms(x) for x in exposed)} | {ratio:.3f} | {pause} | {count(r['retransmitted'])} | "
+            f"{r['cpu_s']:.0f} | {r['peak_rss_mb']:.0f} | {r['commit'][:7]} |")
 
 
 def tables(rows: list) -> str:

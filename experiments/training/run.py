@@ -81,7 +81,8 @@ MCC = ai_fabrics.TRANSPORTS["roce"].replace('cc = "dcqcn"', 'cc = "line_rate"').
 # The same without MCC's gate: PFC and adaptive packet routing alone (the MCC study's "PFC only"
 # baseline), to tell MCC's message-level congestion control from the switches' routing.
 PFC_AR = MCC.replace('\ngate = "mcc"', "")
-OTHER_TRANSPORTS = {"mcc": MCC, "pfc_ar": PFC_AR}
+# Every transport's `[switch]` and `[transport]` tables, by the name the row ids use.
+TRANSPORT_TABLES = {**ai_fabrics.TRANSPORTS, "mcc": MCC, "pfc_ar": PFC_AR}
 
 
 def scenario(model: str, fabric: str, transport: str, spine_down: bool = False, order: str = "") -> str:
@@ -101,7 +102,7 @@ switch_latency_ns = 0
 gpus = {ai_fabrics.GPUS}
 scale_up_gbps = 3600
 {down}
-{OTHER_TRANSPORTS.get(transport) or ai_fabrics.TRANSPORTS[transport]}
+{TRANSPORT_TABLES[transport]}
 [workload]
 kind = "training"
 chunk = "1MiB"

@@ -69,9 +69,7 @@ pub(super) fn rows(sim: &Sim) -> Vec<CctResult> {
             // may take the fastest link.
             let (slowest, fastest) = path.rates.unwrap_or((host_rate, host_rate));
             let wire = |b: u64| b + b.div_ceil(tp.mss as u64) * tp.header as u64;
-            // A chunk on the dependency chain is at most the data of one step.
-            let hop_chunk = inst.chunk.min(((inst.bus_bytes / (inst.chain_hops.max(1) as u64 * inst.channels.max(1) as u64)).max(Bytes(1))).0);
-            let hop = fastest.tx_time(Bytes(wire(hop_chunk))) + one_way;
+            let hop = fastest.tx_time(Bytes(wire(inst.hop_chunk()))) + one_way;
             // The busiest sender's bytes, then its last chunk's flight (one way) and the fill
             // hops after it: the last of the `fill_hops` is that chunk's own, whose
             // serialization the bytes already count (a ring's or a direct AllToAll's rank

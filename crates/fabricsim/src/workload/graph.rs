@@ -203,6 +203,15 @@ pub struct Instance {
     pub first_host: u32,
 }
 
+impl Instance {
+    /// The payload bytes of one chunk hop on the dependency chain: a chunk, but at most the
+    /// data of one step of one channel (at least one byte).
+    pub fn hop_chunk(&self) -> u64 {
+        let steps = self.chain_hops.max(1) as u64 * self.channels.max(1) as u64;
+        self.chunk.min((self.bus_bytes.0 / steps).max(1))
+    }
+}
+
 /// The group kinds of a training step's communication, as `ccts.csv` and the summary name them:
 /// tensor, pipeline, data and expert parallelism, and communication no kind labels (a trace's).
 pub const GROUP_KINDS: [&str; 5] = ["tp", "pp", "dp", "ep", "other"];

@@ -880,8 +880,7 @@ impl Emitter<'_> {
 /// instance ends when its last message is acknowledged.
 pub fn analytic_cct(inst: &super::graph::Instance, rate: crate::units::BitsPerSec, one_way: Time) -> Time {
     use crate::units::Bytes;
-    let chain = inst.chain_hops.max(1) as u64 * inst.channels.max(1) as u64;
-    let hop = rate.tx_time(Bytes(inst.chunk.min((inst.bus_bytes.0 / chain).max(1)))) + one_way;
+    let hop = rate.tx_time(Bytes(inst.hop_chunk())) + one_way;
     let bulk = rate.tx_time(inst.bus_bytes) + inst.fill_hops as u64 * hop;
     bulk.max(inst.chain_hops as u64 * hop) + inst.rtt_rounds as u64 * 2 * one_way + one_way
 }
