@@ -7,6 +7,7 @@ mod common;
 
 use fabricsim::engine::parallel::plan::{plan, Place};
 use fabricsim::engine::Sim;
+use fabricsim::workload::graph::TaskKind;
 use fabricsim::{Results, Scenario, Setup};
 use std::path::Path;
 
@@ -232,4 +233,41 @@ fn switch_selectors_that_feed_back_in_packets_run_partitioned() {
         let toml = format!("{fabric}[workload]\nkind = \"permutation\"\nflow_bytes = \"1MiB\"\nlocality = \"cross_tor\"\n");
         same_as_serial(&toml, &[2, 4]);
     }
+}
+
+#[test]
+fn a_training_step_runs_partitioned_by_scalable_units() {
+    // Megatron's default order on a rail-optimized fabric of 4 units of 2 servers × 2 GPUs
+    // (tp 2 × pp 4 × dp 2): each stage's servers fill one unit, so 4 threads cut it into the
+    // units (a server's GPUs and its scale-up switch stay together), its DP rings stay in a
+    // unit and the pipeline's messages cross between them. A compute step joins the stream's
+    // start (fired everywhere) with a message delivered in one unit: it runs in that unit, not
+    // at the coordinator (which would need the lookahead on every edge out of it).
+    let toml = "[topology]\nkind = \"rail_optimized\"\ntiers = 3\nservers_per_su = 2\nservers = 8\n\
+                [topology.server]\ngpus = 2\nscale_up_gbps = 3600\n\
+                [workload]\nkind = \"training\"\nchunk = \"64KiB\"\n\
+                model = { layers = 4, hidden = 512, heads = 8, seq = 256, vocab = 1024, micro_batch = 1, global_batch = 8 }\n\
+                parallelism = { tp = 2, pp = 4, dp = 2, tp_network = \"analytic\" }\n";
+    let s = setup(toml);
+    let sim = Sim::new(&s).expect("build");
+    let p = plan(&sim, 4).expect("a training step in the default order can be cut");
+    for h in 0..16u32 {
+        // GPU h is on server h / 2, in unit h / 4.
+        assert_eq!(p.node_part[h as usize], (h / 4) as u16, "gpu{h}");
+    }
+    let at_coordinator: Vec<_> = (0..p.task_place.len()).filter(|&t| p.task_place[t] == Place::Coordinator).collect();
+    // Only the iteration's end, the graph's last task, joins every unit's streams.
+    assert_eq!(at_coordinator, [p.task_place.len() - 1], "tasks at the coordinator");
+    assert_eq!(s.traffic.tasks[p.task_place.len() - 1].kind(), TaskKind::Join);
+    let serial = same_as_serial(toml, &[2, 4]);
+    let it = &serial.summary.training.as_ref().expect("a training block").iterations[0];
+    assert!(it.time_us.is_some(), "the step finished");
+    // In the tp-pp-dp order a replica's stages share a unit and its DP ring spans all four: a
+    // bucket's AllReduce starts when every replica has closed it, a barrier across units with
+    // no delay, so the run stays serial and says which dependency is too short.
+    let order = toml.replace("tp_network = \"analytic\" }", "tp_network = \"analytic\", order = \"tp-pp-dp\" }");
+    let r = run_on(&order, 4);
+    let why = r.summary.performance.serial_reason.clone().unwrap_or_default();
+    assert!(why.contains("lookahead") && why.contains("Coordinator"), "{why}");
+    assert_eq!(outputs(&r), outputs(&run_on(&order, 1)));
 }

@@ -142,7 +142,8 @@ fn several_messages_on_a_connection(sim: &Sim) -> bool {
 /// Where a task of the traffic graph runs in a partitioned run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Place {
-    /// In one partition: a message at its sender's, a join whose inputs all fire there.
+    /// In one partition: a message at its sender's, a join whose inputs all fire there (some
+    /// may fire everywhere: a stream's start, a compute step after one).
     Part(u16),
     /// In every partition at the same point: a join without dependencies (it fires at its
     /// start time), or one whose inputs are all such joins. Each partition applies its edges to
@@ -203,6 +204,9 @@ fn task_places(sim: &Sim, node_part: &[u16], lookahead: Time) -> Result<Vec<Plac
             inputs[to] = match (inputs[to], at) {
                 (_, Place::Coordinator) => Inputs::Mixed,
                 (Inputs::None, p) => Inputs::Place(p),
+                // An input that fires everywhere fires in the partition of every other input
+                // too: the join can run there.
+                (Inputs::Place(Place::Everywhere), p) | (Inputs::Place(p), Place::Everywhere) => Inputs::Place(p),
                 (Inputs::Place(q), p) if q == p => Inputs::Place(p),
                 _ => Inputs::Mixed,
             };
@@ -229,7 +233,12 @@ fn task_places(sim: &Sim, node_part: &[u16], lookahead: Time) -> Result<Vec<Plac
         }
         v
     };
-    let too_close = |from: usize, to: u32, d: Time| format!("the traffic graph has a dependency between partitions shorter than the lookahead ({} ps): task {from} -> {to} after {d} ps", lookahead);
+    let too_close = |from: usize, to: u32, d: Time| {
+        format!(
+            "the traffic graph has a dependency between partitions shorter than the lookahead ({} ps): task {from} ({:?} in {:?}) -> {to} ({:?} in {:?}) after {d} ps",
+            lookahead, traffic.tasks[from].kind(), place[from], traffic.tasks[to as usize].kind(), place[to as usize]
+        )
+    };
     for from in 0..n {
         for e in traffic.edges_of(from as u32) {
             let (source, target) = (fires_at(&place, from, e.on), place[e.to as usize]);
