@@ -279,7 +279,10 @@ fn a_traced_run_streams_the_same_files_with_threads_and_clears_leftovers() {
 /// stopped, writes the partial results marked `"interrupted": true` in place of the previous
 /// run's (which stay whole while it runs) and exits 128 + the signal. The signal is sent once
 /// the progress bar shows, so the handler is installed (no timing involved); the run would
-/// otherwise take minutes (1 GiB per flow).
+/// otherwise take minutes (1 GiB per flow). SIGINT is sent twice in a row, as `timeout -s INT`
+/// does (to the command, then to its process group): the same interrupt, not a second one; on
+/// Linux the second is sent once the first has been delivered (no longer pending), which is
+/// when a handler that treated it as a second interrupt ended the process.
 #[test]
 #[cfg(unix)]
 fn an_interrupted_run_writes_partial_results_and_keeps_the_previous_ones_until_then() {
@@ -307,7 +310,15 @@ fn an_interrupted_run_writes_partial_results_and_keeps_the_previous_ones_until_t
         }
         // Running: the previous results are there, whole.
         assert_eq!(std::fs::read_to_string(out.join("flows.csv")).unwrap(), earlier);
-        assert!(Command::new("kill").arg(format!("-{signal}")).arg(child.id().to_string()).status().unwrap().success());
+        let number = if signal == "INT" { libc::SIGINT } else { libc::SIGTERM };
+        for k in 0..if signal == "INT" { 2 } else { 1 } {
+            if k > 0 {
+                wait_until_delivered(child.id(), number);
+            }
+            // SAFETY: signals a child this test spawned and has not yet waited for (a zombie
+            // at worst).
+            assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, number) }, 0);
+        }
         let mut rest = String::new();
         err.read_to_string(&mut rest).unwrap();
         let o = child.wait_with_output().unwrap();
@@ -324,6 +335,25 @@ fn an_interrupted_run_writes_partial_results_and_keeps_the_previous_ones_until_t
         assert_eq!(files_in(&out), ["flows.csv", "manifest.json", "resolved_scenario.toml", "summary.json"]);
     }
     let _ = std::fs::remove_dir_all(&out);
+}
+
+/// Waits until `signal` is no longer pending for process `pid` (Linux: `/proc/<pid>/status`),
+/// or the process has ended.
+#[cfg(unix)]
+fn wait_until_delivered(pid: u32, signal: i32) {
+    if !cfg!(target_os = "linux") {
+        return;
+    }
+    let bit = 1u64 << (signal - 1);
+    for _ in 0..60_000 {
+        let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else { return };
+        let pending = |key: &str| status.lines().find_map(|l| l.strip_prefix(key)).map_or(0, |v| u64::from_str_radix(v.trim(), 16).unwrap_or(0));
+        if (pending("SigPnd:") | pending("ShdPnd:")) & bit == 0 {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    panic!("signal {signal} still pending for process {pid} after a minute");
 }
 
 #[test]
