@@ -513,7 +513,7 @@ fn check(path: &Path, set: &[String], threads: Option<usize>) -> Result<(), Erro
         match fabricsim::engine::parallel::plan_for(&setup, n)? {
             Ok(p) => {
                 let mut hosts = vec![0u32; p.parts];
-                for &k in &p.node_part[..f.hosts as usize] {
+                for &k in &p.node_part[..f.ranks() as usize] {
                     hosts[k as usize] += 1;
                 }
                 let (lo, hi) = (hosts.iter().min().copied().unwrap_or(0), hosts.iter().max().copied().unwrap_or(0));

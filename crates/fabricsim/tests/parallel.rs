@@ -238,8 +238,8 @@ fn switch_selectors_that_feed_back_in_packets_run_partitioned() {
 #[test]
 fn a_training_step_runs_partitioned_by_scalable_units() {
     // Megatron's default order on a rail-optimized fabric of 4 units of 2 servers × 2 GPUs
-    // (tp 2 × pp 4 × dp 2): each stage's servers fill one unit, so 4 threads cut it into the
-    // units (a server's GPUs and its scale-up switch stay together), its DP rings stay in a
+    // (tp 2 × pp 4 × dp 2): each stage's servers fill one unit, and partitions keep a unit's
+    // leaves together, so a server's GPUs and its scale-up switch stay together, its DP rings stay in a
     // unit and the pipeline's messages cross between them. A compute step joins the stream's
     // start (fired everywhere) with a message delivered in one unit: it runs in that unit, not
     // at the coordinator (which would need the lookahead on every edge out of it).
@@ -259,7 +259,15 @@ fn a_training_step_runs_partitioned_by_scalable_units() {
     // Only the iteration's end, the graph's last task, joins every unit's streams.
     assert_eq!(at_coordinator, [p.task_place.len() - 1], "tasks at the coordinator");
     assert_eq!(s.traffic.tasks[p.task_place.len() - 1].kind(), TaskKind::Join);
+    // More threads than units: one partition per unit, not per leaf (a leaf holds one GPU of
+    // each of its unit's servers).
+    let wide = plan(&sim, 16).expect("cut into the units");
+    assert_eq!(wide.parts, 4);
+    assert_eq!(wide.node_part[..16], p.node_part[..16]);
     let serial = same_as_serial(toml, &[2, 4]);
+    let r = run_on(toml, 8);
+    assert_eq!(r.summary.performance.partitions, 4, "{:?}", r.summary.performance.serial_reason);
+    assert_eq!(outputs(&r), outputs(&serial));
     let it = &serial.summary.training.as_ref().expect("a training block").iterations[0];
     assert!(it.time_us.is_some(), "the step finished");
     // In the tp-pp-dp order a replica's stages share a unit and its DP ring spans all four: a

@@ -4,7 +4,8 @@
 //!
 //! A partition is a block of ToRs with their hosts, plus the switches above them that mostly
 //! connect into that block (a 3-tier fat tree's pods); switches that connect to every block
-//! alike (cores, leaf-spine spines) are dealt round-robin. Every cross-partition effect then
+//! alike (cores, leaf-spine spines) are dealt round-robin. ToRs that serve GPUs of one server
+//! stay in one block (a rail-optimized fabric's scalable unit), so that a server is never cut. Every cross-partition effect then
 //! travels over a cable, so it takes at least that cable's propagation delay: the lookahead of
 //! the conservative synchronisation.
 
@@ -36,13 +37,19 @@ pub fn plan(sim: &Sim, threads: usize) -> Result<Plan, String> {
     serial_only(sim)?;
     let f = &sim.net.fabric;
     let tors: Vec<u32> = (f.hosts..f.tier.len() as u32).filter(|&n| f.tier[n as usize] == Tier::Tor).collect();
-    let parts = threads.min(tors.len()).min(u16::MAX as usize);
+    let block = tor_blocks(sim, &tors);
+    let blocks = block.iter().max().map_or(0, |&b| b as usize + 1);
+    let parts = threads.min(blocks).min(u16::MAX as usize);
     if parts < 2 {
-        return Err(format!("the fabric has {} ToR switch(es): a partition needs at least one", tors.len()));
+        return Err(if blocks == tors.len() {
+            format!("the fabric has {} ToR switch(es): a partition needs at least one", tors.len())
+        } else {
+            format!("the fabric's {} ToR switches form {blocks} block(s) that share servers (a scalable unit's rail leaves), and a partition keeps a server whole", tors.len())
+        });
     }
     let mut node_part = vec![u16::MAX; f.tier.len()];
     for (i, &t) in tors.iter().enumerate() {
-        node_part[t as usize] = (i * parts / tors.len()) as u16;
+        node_part[t as usize] = (block[i] as usize * parts / blocks) as u16;
     }
     for h in 0..f.hosts {
         node_part[h as usize] = node_part[f.tor_of_host[h as usize].idx()];
@@ -99,6 +106,45 @@ pub fn plan(sim: &Sim, threads: usize) -> Result<Plan, String> {
     }
     let task_place = task_places(sim, &node_part, lookahead)?;
     Ok(Plan { parts, node_part, task_place, lookahead })
+}
+
+/// The block of each ToR (numbered in order of their first ToR): the ToRs that serve GPUs of
+/// one server go together, so that a
+/// server, whose GPUs meet over its scale-up domain and whose TP collectives join them at once,
+/// is never cut. On a rail-optimized fabric that is a scalable unit's leaves (GPU r of each of
+/// its servers on leaf r), with rack wiring or without servers each ToR alone.
+fn tor_blocks(sim: &Sim, tors: &[u32]) -> Vec<u32> {
+    let f = &sim.net.fabric;
+    // Union-find over the ToRs, each set's root its lowest index.
+    let mut parent: Vec<u32> = (0..tors.len() as u32).collect();
+    fn root(parent: &mut [u32], mut t: u32) -> u32 {
+        while parent[t as usize] != t {
+            parent[t as usize] = parent[parent[t as usize] as usize];
+            t = parent[t as usize];
+        }
+        t
+    }
+    if let Some(servers) = &f.servers {
+        let index = |g: u32| tors.binary_search(&f.tor_of_host[g as usize].0).expect("a GPU hangs from a ToR") as u32;
+        for g in 1..f.ranks() {
+            if servers.server_of(NodeId(g)) == servers.server_of(NodeId(g - 1)) {
+                let (a, b) = (root(&mut parent, index(g - 1)), root(&mut parent, index(g)));
+                parent[a.max(b) as usize] = a.min(b);
+            }
+        }
+    }
+    let mut block = vec![0u32; tors.len()];
+    let mut next = 0;
+    for t in 0..tors.len() as u32 {
+        let r = root(&mut parent, t);
+        block[t as usize] = if r == t {
+            next += 1;
+            next - 1
+        } else {
+            block[r as usize]
+        };
+    }
+    block
 }
 
 /// Features whose state is shared between partitions without a packet to carry it.
