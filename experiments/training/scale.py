@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""The GPT-3-like step on 8192 GPUs on the partitioned engine (issue 47's scale target): the
+same model as run.py's `gpt3` on a 3-tier rail-optimized fabric of 1024 servers × 8 GPUs (16
+scalable units of 64 servers, 64 spines per unit, 512 cores), tp 8 × pp 16 × dp 64 in
+Megatron-LM's default order (a stage's 64 replicas fill one unit, so a DP ring stays under one
+rail leaf and only the pipeline's messages cross between units), 4096 sequences (64
+micro-batches per replica, as at 1024 GPUs), RoCEv2 (DCQCN, PFC, ECMP, go-back-N).
+
+    experiments/training/scale.py [--fabricsim BIN] [--threads 1,8,16] [--end-us 212700]
+    experiments/training/scale.py --print     (the scenario, to run it by hand)
+
+Runs the step to the simulated time `--end-us` (`run.end_time_us`) on each thread count and
+appends a row per run to results/scale.json: wall seconds, events, data packets, the parallel
+run's partition CPU seconds and critical path, peak RSS, the binary's commit and the scenario
+with its sha256. (The whole step, ~1.7 × 10^11 events, takes hours even on 16 threads:
+RESULTS.md.)
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import importlib.util
+import json
+import os
+import platform
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "results" / "scale.json"
+
+_spec = importlib.util.spec_from_file_location("training_run", HERE / "run.py")
+training = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(training)
+
+
+def scenario() -> str:
+    """run.py's GPT-3-like RoCEv2 scenario on `rail`, grown to 8192 GPUs in three tiers."""
+    text = training.scenario("gpt3", "rail", "roce")
+    for old, new in [
+        ('name = "training gpt3 rail roce"', 'name = "training gpt3 8192 GPUs, rail-optimized 3 tiers, RoCEv2"'),
+        ('kind = "rail_optimized"\n', 'kind = "rail_optimized"\ntiers = 3\n'),
+        ("spines = 8\n", ""),  # 3 tiers: 64 spines per unit, one per leaf uplink
+        ("servers = 128\n", "servers = 1024\n"),
+        ("global_batch = 512", "global_batch = 4096"),
+        ("dp = 8,", "dp = 64,"),
+    ]:
+        assert old in text, old
+        text = text.replace(old, new)
+    return text
+
+
+def machine() -> str:
+    model = next((l.split(":", 1)[1].strip() for l in Path("/proc/cpuinfo").read_text().splitlines() if l.startswith("model name")), platform.processor()) if Path("/proc/cpuinfo").exists() else platform.processor()
+    return f"{os.cpu_count()} cores, {model}"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--fabricsim", default=str(HERE.parent.parent / "target" / "release" / "fabricsim"))
+    ap.add_argument("--threads", default="1,8,16")
+    ap.add_argument("--end-us", type=float, default=212700.0)
+    ap.add_argument("--print", action="store_true")
+    a = ap.parse_args()
+    text = scenario()
+    if a.print:
+        print(text, end="")
+        return
+    rows = json.loads(RESULTS.read_text())["rows"] if RESULTS.exists() else []
+    for n in (int(t) for t in a.threads.split(",")):
+        case = f"gpt3-8192-to{a.end_us / 1e3:g}ms-t{n}"
+        s, _, wall, cpu = training.ai_fabrics.run_scenario(a.fabricsim, case, text.replace("[workload]", f"[run]\nend_time_us = {a.end_us}\n\n[workload]"))
+        p = s["performance"]
+        row = {
+            "id": case,
+            "threads": n,
+            "partitions": p["partitions"],
+            "end_time_us": a.end_us,
+            "wall_s": round(p["wall_seconds"], 2),
+            "process_wall_s": round(wall, 2),
+            "process_cpu_s": round(cpu, 2),
+            "partition_cpu_s": p.get("partition_cpu_seconds"),
+            "critical_path_s": p.get("critical_path_seconds"),
+            "sync_windows": p.get("sync_windows"),
+            "events": s["events"],
+            "data_packets": s["packets"]["data_sent"],
+            "peak_rss_mb": round(p["peak_rss_bytes"] / 2**20, 1),
+            "machine": machine(),
+            "commit": s["engine"]["commit"],
+            "scenario_sha256": hashlib.sha256(text.encode()).hexdigest(),
+            "scenario": text,
+        }
+        print(f"{case}: {row['wall_s']} s, {row['events']} events, critical path {row['critical_path_s']} s, {row['peak_rss_mb']} MB")
+        rows.append(row)
+        RESULTS.write_text(json.dumps({"rows": rows}, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
