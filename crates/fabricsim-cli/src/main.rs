@@ -12,7 +12,7 @@
 
 use clap::{Parser, Subcommand};
 use fabricsim::results::OutDir;
-use fabricsim::budget::Budget;
+use fabricsim::budget::{show_bytes, Budget};
 use fabricsim::estimate::{physical_memory_bytes, Estimate};
 use fabricsim::scenario;
 use fabricsim::units::ShowTime;
@@ -388,10 +388,15 @@ fn run(path: &Path, out: Option<PathBuf>, set: &[String], quiet: bool, force: bo
     // --force also lifts setup's own budget (the fabric's and the workload's tables).
     let setup = scenario::load_within(path, set, if force { Budget::UNLIMITED } else { Budget::of_machine() })?;
     let estimate = Estimate::of(&setup);
-    if let Some(physical) = physical_memory_bytes().filter(|&m| estimate.peak_memory_bytes > m && !force) {
+    // Each partition past the first copies the run's per-task state: count the most the
+    // threads can make (the plan itself needs the simulation built).
+    let parts = fabricsim::engine::parallel::plan::partitions_at_most(&setup.fabric, threads);
+    let needed = estimate.peak_memory_on(parts);
+    if let Some(physical) = physical_memory_bytes().filter(|&m| needed > m && !force) {
+        let on = if parts > 1 { format!(" on {parts} partitions ({} each past the first)", show_bytes(estimate.bytes_per_partition)) } else { String::new() };
         return Err(Error::invalid(
             "--force",
-            format!("the scenario needs about {:.1} GB of memory ({}), more than this machine's {:.1} GB; make it smaller, or pass --force to try anyway", estimate.peak_memory_bytes / 1e9, estimate.describe(), physical / 1e9),
+            format!("the scenario needs about {:.1} GB of memory{on} ({}), more than this machine's {:.1} GB; make it smaller, or pass --force to try anyway", needed / 1e9, estimate.describe(), physical / 1e9),
         ));
     }
     if let Some(w) = estimate.timeline_warning() {
@@ -519,6 +524,7 @@ fn check(path: &Path, set: &[String], threads: Option<usize>) -> Result<(), Erro
                 let (lo, hi) = (hosts.iter().min().copied().unwrap_or(0), hosts.iter().max().copied().unwrap_or(0));
                 let each = if lo == hi { format!("{lo}") } else { format!("{lo}-{hi}") };
                 say!(o, "threads       {n}: {} partitions of {each} hosts, windows of {} (the shortest cable between them)", p.parts, ShowTime(p.lookahead));
+                say!(o, "              peak memory ~{} on {} partitions: each past the first copies the per-task state ({})", show_bytes(estimate.peak_memory_on(p.parts)), p.parts, show_bytes(estimate.bytes_per_partition));
             }
             Err(why) => say!(o, "threads       {n}: runs serially: {why}"),
         }

@@ -82,6 +82,7 @@ fn threads_cut_the_run_and_change_nothing_but_the_performance_block() {
     let o = bin().args(["check", "--threads", "4"]).arg(repo().join("scenarios/training.toml")).output().unwrap();
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.contains("threads       4: 2 partitions of 16 hosts, windows of 1.000 us"), "{text}");
+    assert!(text.contains("on 2 partitions: each past the first copies the per-task state"), "{text}");
     let o = bin().args(["check", "--threads", "2", "--set", "run.trace_interval_us=1", "--set", "run.trace_ports=[\"tor0-host0\"]"]).arg(repo().join("scenarios/example.toml")).output().unwrap();
     assert!(String::from_utf8_lossy(&o.stdout).contains("threads       2: runs serially: tracing"));
     // 0 threads: exit 2 naming the option.

@@ -86,6 +86,14 @@ pub struct Estimate {
     /// message, one per collective instance, two per traced-port sample).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timeline_events: Option<f64>,
+    /// What each partition past the first adds on several threads: its own copy of the
+    /// per-task and per-connection run state ([`GraphSize::run_bytes`]; measured: the
+    /// 8192-GPU training step of `experiments/training` peaks at 5.7 GB serially, 19.0 GB on 8
+    /// partitions and 32.5 GB on 16, 1.69 GB per partition, against 1.8 GB counted here).
+    ///
+    /// [`GraphSize::run_bytes`]: crate::workload::graph::GraphSize::run_bytes
+    #[serde(skip)]
+    pub bytes_per_partition: f64,
 }
 
 impl Estimate {
@@ -118,7 +126,12 @@ impl Estimate {
             2.0 * setup.traffic.conns.len() as f64 + if run.message_log { 2.0 * graph.messages as f64 } else { 0.0 } + setup.traffic.instances.len() as f64 + 2.0 * port_samples
         });
         let peak_memory_bytes = peak_memory_bytes + timeline_events.map_or(0.0, |e| BYTES_PER_TIMELINE_EVENT * e + BYTES_PER_KEPT_SAMPLE * samples);
-        Estimate { data_packets, events, peak_memory_bytes, wall_s, timeline_events }
+        Estimate { data_packets, events, peak_memory_bytes, wall_s, timeline_events, bytes_per_partition: graph.run_bytes() }
+    }
+
+    /// Peak memory on `partitions` partitions (1: serial).
+    pub fn peak_memory_on(&self, partitions: usize) -> f64 {
+        self.peak_memory_bytes + partitions.saturating_sub(1) as f64 * self.bytes_per_partition
     }
 
     /// Per packet: the INT record stack beside its pool slot (`kernel/telemetry.rs`), when a
@@ -273,6 +286,16 @@ mod tests {
 
     fn estimate(toml: &str) -> Estimate {
         Estimate::of(&Scenario::from_toml(toml, &[]).unwrap().setup(Path::new(".")).unwrap())
+    }
+
+    #[test]
+    fn each_partition_past_the_first_adds_a_copy_of_the_run_state() {
+        // 2 iterations of an AllReduce on 16 ranks: its tasks and connections.
+        let e = estimate("[workload]\nkind = \"collectives\"\n[[workload.jobs]]\nranks = 16\niterations = 2\ncollectives = [{ op = \"allreduce\", bytes = \"1MiB\" }]\n");
+        assert!(e.bytes_per_partition > 16.0 * crate::budget::BYTES_PER_CONN_RUN, "{e:?}");
+        assert_eq!(e.peak_memory_on(1), e.peak_memory_bytes);
+        assert_eq!(e.peak_memory_on(0), e.peak_memory_bytes);
+        assert_eq!(e.peak_memory_on(4), e.peak_memory_bytes + 3.0 * e.bytes_per_partition);
     }
 
     #[test]

@@ -5,7 +5,7 @@
 use fabricsim::units::Time;
 mod common;
 
-use fabricsim::engine::parallel::plan::{plan, Place};
+use fabricsim::engine::parallel::plan::{partitions_at_most, plan, Place};
 use fabricsim::engine::Sim;
 use fabricsim::workload::graph::TaskKind;
 use fabricsim::{Results, Scenario, Setup};
@@ -79,6 +79,7 @@ fn a_fat_tree_is_cut_into_blocks_of_pods_with_cores_dealt_round_robin() {
     assert_eq!(p.lookahead, Time(1_000_000));
     // More threads than ToRs: one partition per ToR.
     assert_eq!(plan(&sim, 64).expect("partitioned").parts, 8);
+    assert_eq!(partitions_at_most(f, 64), 8, "what `run` counts memory for, before building");
     // A flow workload: every message runs at its sender.
     for (t, place) in p.task_place.iter().enumerate() {
         assert!(matches!(place, Place::Part(_)), "task {t}: {place:?}");
@@ -263,6 +264,7 @@ fn a_training_step_runs_partitioned_by_scalable_units() {
     // each of its unit's servers).
     let wide = plan(&sim, 16).expect("cut into the units");
     assert_eq!(wide.parts, 4);
+    assert_eq!(partitions_at_most(sim.fabric(), 16), 4);
     assert_eq!(wide.node_part[..16], p.node_part[..16]);
     let serial = same_as_serial(toml, &[2, 4]);
     let r = run_on(toml, 8);

@@ -12,7 +12,7 @@
 use crate::engine::Sim;
 use crate::ids::NodeId;
 use crate::scenario::LinkAction;
-use crate::topo::Tier;
+use crate::topo::{Fabric, Tier};
 use crate::transport::gate::MessageGate;
 use crate::transport::recovery::SenderRecovery;
 use crate::units::Time;
@@ -36,8 +36,8 @@ pub struct Plan {
 pub fn plan(sim: &Sim, threads: usize) -> Result<Plan, String> {
     serial_only(sim)?;
     let f = &sim.net.fabric;
-    let tors: Vec<u32> = (f.hosts..f.tier.len() as u32).filter(|&n| f.tier[n as usize] == Tier::Tor).collect();
-    let block = tor_blocks(sim, &tors);
+    let tors = tors_of(f);
+    let block = tor_blocks(f, &tors);
     let blocks = block.iter().max().map_or(0, |&b| b as usize + 1);
     let parts = threads.min(blocks).min(u16::MAX as usize);
     if parts < 2 {
@@ -108,13 +108,25 @@ pub fn plan(sim: &Sim, threads: usize) -> Result<Plan, String> {
     Ok(Plan { parts, node_part, task_place, lookahead })
 }
 
+/// The ToRs of fabric `f`, by node.
+fn tors_of(f: &Fabric) -> Vec<u32> {
+    (f.hosts..f.tier.len() as u32).filter(|&n| f.tier[n as usize] == Tier::Tor).collect()
+}
+
+/// The most partitions `threads` threads can cut fabric `f` into (before asking whether the
+/// run can be cut at all): one per block of ToRs that share servers, at most.
+pub fn partitions_at_most(f: &Fabric, threads: usize) -> usize {
+    let tors = tors_of(f);
+    let blocks = tor_blocks(f, &tors).iter().max().map_or(0, |&b| b as usize + 1);
+    threads.min(blocks).max(1)
+}
+
 /// The block of each ToR (numbered in order of their first ToR): the ToRs that serve GPUs of
 /// one server go together, so that a
 /// server, whose GPUs meet over its scale-up domain and whose TP collectives join them at once,
 /// is never cut. On a rail-optimized fabric that is a scalable unit's leaves (GPU r of each of
 /// its servers on leaf r), with rack wiring or without servers each ToR alone.
-fn tor_blocks(sim: &Sim, tors: &[u32]) -> Vec<u32> {
-    let f = &sim.net.fabric;
+fn tor_blocks(f: &Fabric, tors: &[u32]) -> Vec<u32> {
     // Union-find over the ToRs, each set's root its lowest index.
     let mut parent: Vec<u32> = (0..tors.len() as u32).collect();
     fn root(parent: &mut [u32], mut t: u32) -> u32 {
