@@ -1,7 +1,7 @@
 //! Random scenarios, structured like real ones: a base drawn from valid values (a topology and
-//! its shape, switch queues, every registered congestion control, path selection, loss
+//! its shape, fabrics of servers among them, switch queues, every registered congestion control, path selection, loss
 //! recovery, gate, credit, shaper and switch path selection with parameters drawn from their
-//! declared ranges, every workload, link events, failures, `[run]` tracing and logs), then, for
+//! declared ranges, every workload (training steps on fabrics of servers), link events, failures, `[run]` tracing and logs), then, for
 //! check cases, a few hostile mutations of any key: values at and beyond the ranges (0,
 //! negatives, 1e-300, 1e300, 2^40, 2^63, u64::MAX, NaN and infinities as numbers and strings),
 //! wrong types, empty strings and lists, very long strings, unknown keys, removed keys,
@@ -115,6 +115,10 @@ struct Fab {
     up_link: &'static str,
     /// ToRs (rdma_writes needs two).
     tors: u32,
+    /// GPUs per server on a fabric of servers (rail-optimized or rack-wired), else 0.
+    gpus: u32,
+    /// Whether the servers have a scale-up domain.
+    scale_up: bool,
 }
 
 /// The generator of one case.
@@ -321,7 +325,7 @@ impl Gen {
 
     fn topology(&mut self, t: &mut Table) -> Fab {
         let r = &mut self.rng;
-        let fab = match r.below(4) {
+        let fab = match r.below(5) {
             0 => {
                 let k: u32 = *r.pick(if self.run { &[4, 4, 6, 8][..] } else { &[2, 4, 4, 6, 8, 8, 12, 16][..] });
                 if r.chance(0.2) {
@@ -336,7 +340,7 @@ impl Gen {
                         put(t, "topology.oversubscribed_tier", s("agg"));
                     }
                 }
-                Fab { hosts: k * k * k / 4, three_tier: true, up_link: "tor0-agg0", tors: k * half }
+                Fab { hosts: k * k * k / 4, three_tier: true, up_link: "tor0-agg0", tors: k * half, gpus: 0, scale_up: false }
             }
             1 => {
                 let k: u32 = *r.pick(if self.run { &[4, 8, 8][..] } else { &[2, 4, 8, 16, 32][..] });
@@ -349,7 +353,7 @@ impl Gen {
                 if k >= 8 && r.chance(0.2) {
                     put(t, "topology.oversubscription", s("2:1"));
                 }
-                Fab { hosts: k * k / 2, three_tier: false, up_link: "tor0-spine0", tors: k }
+                Fab { hosts: k * k / 2, three_tier: false, up_link: "tor0-spine0", tors: k, gpus: 0, scale_up: false }
             }
             2 => {
                 let (tors, hpt, spines) = (r.range(2, 6) as u32, r.range(1, 6) as u32, r.range(1, 4) as u32);
@@ -364,14 +368,34 @@ impl Gen {
                     let rates: Vec<Value> = (0..spines).map(|i| float(if i == 0 { 80.0 } else { 40.0 })).collect();
                     put(t, "topology.spine_link_rates_gbps", Value::Array(rates));
                 }
-                Fab { hosts: tors * hpt, three_tier: false, up_link: "tor0-spine0", tors }
+                Fab { hosts: tors * hpt, three_tier: false, up_link: "tor0-spine0", tors, gpus: 0, scale_up: false }
+            }
+            // A fabric of servers with a NIC per GPU: rail-optimized (a unit's leaf r holds GPU
+            // r of each of its servers) or rack-wired, 2 or 3 tiers, with or without a scale-up
+            // domain (a partitioned run keeps a unit's leaves together).
+            3 => {
+                let (units, per_su, gpus) = (r.range(2, 3) as u32, r.range(1, 2) as u32, *r.pick(&[2u32, 4]));
+                let tiers = if r.chance(0.3) { 3 } else { 2 };
+                put(t, "topology.kind", s(if r.chance(0.75) { "rail_optimized" } else { "racks" }));
+                put(t, "topology.servers", int((units * per_su) as i64));
+                put(t, "topology.servers_per_su", int(per_su as i64));
+                put(t, "topology.server.gpus", int(gpus as i64));
+                if tiers == 3 {
+                    put(t, "topology.tiers", int(3));
+                }
+                let scale_up = r.chance(0.7);
+                if scale_up {
+                    put(t, "topology.server.scale_up_gbps", float(*r.pick(&[900.0, 3600.0])));
+                }
+                let up_link = if tiers == 3 { "tor0-agg0" } else { "tor0-spine0" };
+                Fab { hosts: units * per_su * gpus, three_tier: false, up_link, tors: units * gpus, gpus, scale_up }
             }
             _ => {
                 let (pods, tpp, app, hpt) = (r.range(2, 4) as u32, r.range(1, 3) as u32, r.range(1, 2) as u32, r.range(1, 4) as u32);
                 for (k, v) in [("pods", pods), ("tors_per_pod", tpp), ("aggs_per_pod", app), ("hosts_per_tor", hpt), ("cores", app * r.range(1, 2) as u32)] {
                     put(t, &format!("topology.{k}"), int(v as i64));
                 }
-                Fab { hosts: pods * tpp * hpt, three_tier: true, up_link: "tor0-agg0", tors: pods * tpp }
+                Fab { hosts: pods * tpp * hpt, three_tier: true, up_link: "tor0-agg0", tors: pods * tpp, gpus: 0, scale_up: false }
             }
         };
         let r = &mut self.rng;
@@ -554,7 +578,7 @@ impl Gen {
         } else {
             &["permutation", "incast", "all_to_all", "collectives", "collectives", "open_loop", "rdma_writes", "flow_list"]
         };
-        let kind = *self.rng.pick(kinds);
+        let kind = if fab.gpus > 0 && self.rng.chance(0.5) { "training" } else { *self.rng.pick(kinds) };
         put(t, "workload.kind", s(kind));
         let small_bytes = |r: &mut Prng, run: bool| -> Value {
             if run {
@@ -605,6 +629,7 @@ impl Gen {
                 }
             }
             "collectives" => self.collectives(t, fab),
+            "training" => self.training(t, fab),
             "open_loop" => {
                 put(t, "workload.cdf", s(r.pick(&["websearch", "alistorage2019", CDF])));
                 put(t, "workload.load", float(*r.pick(&[0.1, 0.3, 0.6])));
@@ -629,6 +654,37 @@ impl Gen {
         if flows_workload && self.rng.chance(0.1) {
             self.scheme(t, "transport.shaper");
         }
+    }
+
+    /// A small valid training step on a fabric of servers: TP inside a server, a pipeline,
+    /// data parallelism over what is left, sometimes a mixture of experts, either rank order.
+    fn training(&mut self, t: &mut Table, fab: Fab) {
+        let r = &mut self.rng;
+        let tp = *r.pick(&[1, 2, fab.gpus]);
+        let pp = r.range(1, 2) as u32;
+        let dp = (fab.hosts / (tp * pp)).max(1);
+        let dp = if dp > 1 && r.chance(0.2) { dp / 2 } else { dp };
+        let layers = pp * r.range(1, 2) as u32;
+        let micro_batches = r.range(1, 3);
+        let mut model = format!("{{ layers = {layers}, hidden = 256, heads = 8, seq = 128, vocab = 512, micro_batch = 1, global_batch = {}", dp as u64 * micro_batches);
+        let mut par = format!("{{ tp = {tp}, pp = {pp}, dp = {dp}");
+        if dp % 2 == 0 && r.chance(0.25) {
+            model.push_str(", experts = 2, top_k = 1");
+            par.push_str(", ep = 2");
+        }
+        if fab.scale_up && r.chance(0.6) {
+            par.push_str(", tp_network = \"analytic\"");
+        }
+        if r.chance(0.3) {
+            par.push_str(", order = \"tp-pp-dp\"");
+        }
+        if r.chance(0.2) {
+            par.push_str(", recompute = true");
+        }
+        let inline = |text: String| -> Value { toml::from_str::<Table>(&format!("v = {text} }}")).ok().and_then(|mut v| v.remove("v")).expect("an inline table") };
+        put(t, "workload.model", inline(model));
+        put(t, "workload.parallelism", inline(par));
+        put(t, "workload.chunk", s(r.pick(&["16KiB", "64KiB"])));
     }
 
     fn collectives(&mut self, t: &mut Table, fab: Fab) {

@@ -224,3 +224,26 @@ fn check_shows_the_compute_ideal_and_each_groups_bytes_at_their_link_rate() {
     let per_gpu = 4 * (9 * 2 * 7 * (1 << 20) / 8 + 7 * (1 << 20) / 8);
     assert!(tp(&p).contains(&format!("up to {per_gpu} bytes")) && tp(&a).contains(&format!("up to {per_gpu} bytes")), "{} / {}", tp(&p), tp(&a));
 }
+
+//= type=test
+//# Found by the fuzzer (seed 1, case 48, once it generated training steps on fabrics of
+//# servers): tp 4 on the scale-up domain (analytic), 2 stages on 2 servers, no DP. The step
+//# ends with stage 0's last backward, whose TP AllReduces run after the last message between
+//# the stages: the run's completion (its flows' span) is shorter than the step, and the
+//# invariant check and `ideal_completion_time_us` must not count the analytic instances, which
+//# send no flow, against it.
+#[test]
+fn a_step_that_ends_in_analytic_collectives_keeps_its_completion_floors() {
+    let r = common::run(
+        "[topology]\nkind = \"rail_optimized\"\ntiers = 3\nservers = 2\nservers_per_su = 1\nlink_rate_gbps = 100\n\
+         [topology.server]\ngpus = 4\nscale_up_gbps = 3600\n\
+         [transport]\ncc = \"line_rate\"\nlb = \"spray\"\n\
+         [workload]\nkind = \"training\"\nchunk = \"64KiB\"\n\
+         model = { layers = 2, hidden = 256, heads = 8, seq = 128, vocab = 512, micro_batch = 1, global_batch = 3 }\n\
+         parallelism = { tp = 4, pp = 2, dp = 1, tp_network = \"analytic\" }\n",
+    );
+    let s = &r.summary;
+    let step = iteration(&r).time_us.expect("finished");
+    assert!(step > s.completion_time_us, "the step ({step} µs) outlasts its flows ({} µs)", s.completion_time_us);
+    assert!(s.ideal_completion_time_us <= s.completion_time_us, "ideal {} µs above the flows' span {} µs", s.ideal_completion_time_us, s.completion_time_us);
+}

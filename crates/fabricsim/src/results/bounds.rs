@@ -46,7 +46,9 @@ pub(super) fn ideal_completion(
     let after = |t: Time| if t == Time::MAX { Time::ZERO } else { t };
     let link_bound = first_start
         + (busiest + after(any)).max(tor_cut + after(cross_tor)).max(pod_cut + after(cross_pod));
-    let collective_bound = ccts.iter().filter_map(|c| c.start.map(|s| s + c.ideal)).max().unwrap_or(Time::ZERO);
+    // Analytic instances (delays on a scale-up domain) send no packet, and completion_time_us
+    // spans the flows only: a step's last TP collective may outlast them (`floors.rs` alike).
+    let collective_bound = ccts.iter().filter(|c| c.instance.fixed.is_none()).filter_map(|c| c.start.map(|s| s + c.ideal)).max().unwrap_or(Time::ZERO);
     flow_bound.max(link_bound).max(collective_bound) - first_start
 }
 

@@ -110,7 +110,9 @@ impl<'a> Fastest<'a> {
     /// (a host's NIC or downlink; a ToR's or pod's uplinks) plus the shortest propagation.
     pub fn completion(&self, sim: &Sim, flows: &[FlowResult], flow_plan: &[ConnPlan], plan: &[ConnPlan], ccts: &[CctResult], one_way: Time, first_start: Time) -> Time {
         let flow = flows.iter().map(|f| flow_plan[f.id as usize].due.saturating_add(self.fct(NodeId(f.src), NodeId(f.dst), &flow_plan[f.id as usize]))).max().unwrap_or(Time::ZERO);
-        let cct = ccts.iter().filter_map(|c| c.start.map(|s| s + self.cct(&c.instance, one_way))).max().unwrap_or(Time::ZERO);
+        // An analytic instance (a delay on a scale-up domain) sends no packet, and the run's
+        // completion spans its flows only: a step's last TP collective may outlast them.
+        let cct = ccts.iter().filter(|c| c.instance.fixed.is_none()).filter_map(|c| c.start.map(|s| s + self.cct(&c.instance, one_way))).max().unwrap_or(Time::ZERO);
         let f = self.fabric;
         let load = super::bounds::host_loads(sim, plan);
         let host = (0..f.hosts as usize).map(|h| self.nic(NodeId(h as u32), false).tx_time(Bytes(load[h].0)).max(self.nic(NodeId(h as u32), true).tx_time(Bytes(load[h].1)))).max().unwrap_or(Time::ZERO);

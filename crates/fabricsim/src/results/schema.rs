@@ -271,7 +271,7 @@ pub const SUMMARY: FileSchema = FileSchema {
         c("interrupted", "bool", "an interrupt (Ctrl-C or SIGTERM to `fabricsim run`, Ctrl-C in Python, a stop asked by a caller of the library) cut the run short: every figure is of the partial run, unfinished flows are unfinished, and the checks that need a drained network are skipped"),
         c("interrupted_at_us", "µs", "null unless interrupted: the simulated time the run had reached"),
         c("completion_time_us", "µs", "from the first flow start to the last flow finish"),
-        c("ideal_completion_time_us", "µs", "lower bound of completion_time_us: the latest of every flow's planned start plus its ideal FCT, every collective instance's start plus its ideal CCT, and the busiest bottleneck (a host link, or a ToR's or pod's uplinks for traffic that must leave it) at full rate plus the shortest one-way propagation of any connection"),
+        c("ideal_completion_time_us", "µs", "lower bound of completion_time_us: the latest of every flow's planned start plus its ideal FCT, every collective instance's start plus its ideal CCT (packet instances: an analytic one sends no flow), and the busiest bottleneck (a host link, or a ToR's or pod's uplinks for traffic that must leave it) at full rate plus the shortest one-way propagation of any connection"),
         c("stationary_window.start_us", "µs", "only with `[results] window_start_us` / `window_end_us`: earliest counted flow start"),
         c("stationary_window.end_us", "µs", "starts from here on are not counted; null: no end"),
         c("stationary_window.flows", "count", "flows that started in the window"),
