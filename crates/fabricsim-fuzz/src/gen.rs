@@ -374,9 +374,12 @@ impl Gen {
             // r of each of its servers) or rack-wired, 2 or 3 tiers, with or without a scale-up
             // domain (a partitioned run keeps a unit's leaves together).
             3 => {
-                let (units, per_su, gpus) = (r.range(2, 3) as u32, r.range(1, 2) as u32, *r.pick(&[2u32, 4]));
+                let (units, gpus) = (r.range(2, 3) as u32, *r.pick(&[2u32, 4]));
                 let tiers = if r.chance(0.3) { 3 } else { 2 };
-                put(t, "topology.kind", s(if r.chance(0.75) { "rail_optimized" } else { "racks" }));
+                let rails = r.chance(0.75);
+                // Rack wiring: servers_per_su is a leaf's GPU ports, whole servers of `gpus`.
+                let per_su = if rails { r.range(1, 2) as u32 } else { gpus };
+                put(t, "topology.kind", s(if rails { "rail_optimized" } else { "racks" }));
                 put(t, "topology.servers", int((units * per_su) as i64));
                 put(t, "topology.servers_per_su", int(per_su as i64));
                 put(t, "topology.server.gpus", int(gpus as i64));
@@ -388,7 +391,8 @@ impl Gen {
                     put(t, "topology.server.scale_up_gbps", float(*r.pick(&[900.0, 3600.0])));
                 }
                 let up_link = if tiers == 3 { "tor0-agg0" } else { "tor0-spine0" };
-                Fab { hosts: units * per_su * gpus, three_tier: false, up_link, tors: units * gpus, gpus, scale_up }
+                let tors = if rails { units * gpus } else { units * per_su };
+                Fab { hosts: units * per_su * gpus, three_tier: false, up_link, tors, gpus, scale_up }
             }
             _ => {
                 let (pods, tpp, app, hpt) = (r.range(2, 4) as u32, r.range(1, 3) as u32, r.range(1, 2) as u32, r.range(1, 4) as u32);
