@@ -525,6 +525,9 @@ fn rack_wiring_keeps_a_racks_servers_under_one_leaf() {
     assert!(r.summary.rails.is_none());
     assert!(spine_bytes(&common::run(&racks("placement = \"strided\"\nstride = 4"))) > 0);
     assert_refused(&[(servers_with("scale_up_gbps = 900\ncross_rail = \"pxn\"").replace("kind = \"rail_optimized\"", "kind = \"racks\""), "topology.server.cross_rail", "no rails")]);
+    // A refusal of the shape names the wiring it was given.
+    let shape = servers_with("gpus = 2").replace("kind = \"rail_optimized\"", "kind = \"racks\"").replace("servers = 4\n", "servers = 3\n");
+    assert_refused(&[(shape, "topology.servers", "a rack-wired fabric is built of whole scalable units")]);
 }
 
 /// 8 servers × 4 GPUs in units of 4 on `planes` planes of 200 G links, a 4 MiB permutation

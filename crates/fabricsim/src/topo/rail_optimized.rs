@@ -262,6 +262,8 @@ impl Shape {
                 return Err(Error::invalid(key, "0: must be at least 1"));
             }
         }
+        // The wiring's name in the messages (the checks are the same for both).
+        let fabric = if servers.wiring == Wiring::Racks { "rack-wired" } else { "rail-optimized" };
         if servers.wiring == Wiring::Racks && servers_per_su % gpus_per_server != 0 {
             let lower = (servers_per_su / gpus_per_server).max(1) * gpus_per_server;
             return Err(Error::invalid(
@@ -270,17 +272,17 @@ impl Shape {
             ));
         }
         if !(2..=3).contains(&tiers) {
-            return Err(Error::invalid("topology.tiers", format!("{tiers}: a rail-optimized fabric has 2 tiers (leaves, spines) or 3 (leaves, spines per scalable unit, cores); allowed: 2, 3")));
+            return Err(Error::invalid("topology.tiers", format!("{tiers}: a {fabric} fabric has 2 tiers (leaves, spines) or 3 (leaves, spines per scalable unit, cores); allowed: 2, 3")));
         }
         if cores.is_some() && tiers == 2 {
-            return Err(Error::invalid("topology.cores", "only with tiers = 3: a 2-tier rail-optimized fabric has no core tier"));
+            return Err(Error::invalid("topology.cores", format!("only with tiers = 3: a 2-tier {fabric} fabric has no core tier")));
         }
         if n % servers_per_su != 0 {
             let lower = n / servers_per_su * servers_per_su;
             let nearest = if lower > 0 { format!("{lower} or {}", lower + servers_per_su) } else { format!("{servers_per_su}") };
             return Err(Error::invalid(
                 "topology.servers",
-                format!("{n}: a rail-optimized fabric is built of whole scalable units of {servers_per_su} servers (topology.servers_per_su); nearest valid: {nearest}"),
+                format!("{n}: a {fabric} fabric is built of whole scalable units of {servers_per_su} servers (topology.servers_per_su); nearest valid: {nearest}"),
             ));
         }
         if ratio == 0 || servers_per_su % ratio != 0 {
