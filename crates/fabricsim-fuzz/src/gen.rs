@@ -1,9 +1,10 @@
 //! Random scenarios, structured like real ones: a base drawn from valid values (a topology and
-//! its shape, fabrics of servers among them, switch queues, every registered congestion control, path selection, loss
-//! recovery, gate, credit, shaper and switch path selection with parameters drawn from their
-//! declared ranges, every workload (training steps on fabrics of servers), link events, failures, `[run]` tracing and logs), then, for
-//! check cases, a few hostile mutations of any key: values at and beyond the ranges (0,
-//! negatives, 1e-300, 1e300, 2^40, 2^63, u64::MAX, NaN and infinities as numbers and strings),
+//! its shape, fabrics of servers among them, switch queues, every registered congestion
+//! control, path selection, loss recovery, gate, credit, shaper and switch path selection with
+//! parameters drawn from their declared ranges, every workload (training steps on fabrics of
+//! servers), link events, failures, `[run]` tracing and logs), then, for check cases, a few
+//! hostile mutations of any key: values at and beyond the ranges (0, negatives, 1e-300, 1e300,
+//! 2^40, 2^63, u64::MAX, NaN and infinities as numbers and strings),
 //! wrong types, empty strings and lists, very long strings, unknown keys, removed keys,
 //! contradictory keys, `--set` overrides (also malformed ones), TOML text with duplicate keys,
 //! and a workload reading a bad input file ([`BAD_INPUTS`]: 1 MB tokens, unknown or repeated

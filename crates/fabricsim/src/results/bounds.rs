@@ -48,7 +48,7 @@ pub(super) fn ideal_completion(
         + (busiest + after(any)).max(tor_cut + after(cross_tor)).max(pod_cut + after(cross_pod));
     // Analytic instances (delays on a scale-up domain) send no packet, and completion_time_us
     // spans the flows only: a step's last TP collective may outlast them (`floors.rs` alike).
-    let collective_bound = ccts.iter().filter(|c| c.instance.fixed.is_none()).filter_map(|c| c.start.map(|s| s + c.ideal)).max().unwrap_or(Time::ZERO);
+    let collective_bound = ccts.iter().filter(|c| !c.instance.is_analytic()).filter_map(|c| c.start.map(|s| s + c.ideal)).max().unwrap_or(Time::ZERO);
     flow_bound.max(link_bound).max(collective_bound) - first_start
 }
 

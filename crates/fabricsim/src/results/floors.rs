@@ -99,8 +99,7 @@ impl<'a> Fastest<'a> {
             (0..levels).chain((0..levels).rev()).map(|i| wire(inst.chunk.min(inst.bytes.div_ceil(Bytes((2u64 << i) * inst.channels.max(1) as u64)))) + one_way).sum()
         } else {
             // (A channel's step: the channels share the bus bytes.)
-            let chunk = inst.chunk.min(((inst.bus_bytes / (inst.chain_hops.max(1) as u64 * inst.channels.max(1) as u64)).max(Bytes(1))).0);
-            inst.chain_hops as u64 * (wire(chunk) + one_way)
+            inst.chain_hops as u64 * (wire(inst.hop_chunk()) + one_way)
         };
         bulk.max(chain) + inst.rtt_rounds as u64 * 2 * one_way
     }
@@ -112,7 +111,7 @@ impl<'a> Fastest<'a> {
         let flow = flows.iter().map(|f| flow_plan[f.id as usize].due.saturating_add(self.fct(NodeId(f.src), NodeId(f.dst), &flow_plan[f.id as usize]))).max().unwrap_or(Time::ZERO);
         // An analytic instance (a delay on a scale-up domain) sends no packet, and the run's
         // completion spans its flows only: a step's last TP collective may outlast them.
-        let cct = ccts.iter().filter(|c| c.instance.fixed.is_none()).filter_map(|c| c.start.map(|s| s + self.cct(&c.instance, one_way))).max().unwrap_or(Time::ZERO);
+        let cct = ccts.iter().filter(|c| !c.instance.is_analytic()).filter_map(|c| c.start.map(|s| s + self.cct(&c.instance, one_way))).max().unwrap_or(Time::ZERO);
         let f = self.fabric;
         let load = super::bounds::host_loads(sim, plan);
         let host = (0..f.hosts as usize).map(|h| self.nic(NodeId(h as u32), false).tx_time(Bytes(load[h].0)).max(self.nic(NodeId(h as u32), true).tx_time(Bytes(load[h].1)))).max().unwrap_or(Time::ZERO);

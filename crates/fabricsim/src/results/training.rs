@@ -211,7 +211,7 @@ pub(super) fn summary(sim: &Sim, ccts: &[CctResult]) -> Option<TrainingSummary> 
     for c in ccts {
         if let Some(g) = group_index(c.instance.group).map(|k| &mut groups[k]) {
             // An analytic instance moves no packets: its ranks' bus bytes count.
-            if c.instance.fixed.is_some() {
+            if c.instance.is_analytic() {
                 g.bytes += c.instance.bus_bytes.0 * c.instance.ranks as u64;
             }
             g.collectives += 1;
@@ -250,7 +250,7 @@ pub fn check_lines(t: &Traffic, fabric: &crate::topo::Fabric) -> Vec<String> {
     // Per group kind, per sending port: bytes and their time at its rate.
     let mut sent: Vec<std::collections::HashMap<u64, (u64, Time)>> = vec![Default::default(); GROUP_KINDS.len()];
     if let Some(up) = fabric.servers.and_then(|s| s.scale_up) {
-        for inst in t.instances.iter().filter(|i| i.fixed.is_some()) {
+        for inst in t.instances.iter().filter(|i| i.is_analytic()) {
             let Some(k) = group_index(inst.group) else { continue };
             // Analytic: every rank sends its bus bytes over its scale-up port (counted for the
             // group's first GPU: its ranks all send alike).

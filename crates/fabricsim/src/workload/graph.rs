@@ -204,6 +204,12 @@ pub struct Instance {
 }
 
 impl Instance {
+    /// Whether it is analytic: a delay of its `fixed` duration (TP on a scale-up domain) that
+    /// sends no packet.
+    pub fn is_analytic(&self) -> bool {
+        self.fixed.is_some()
+    }
+
     /// The payload bytes of one chunk hop on the dependency chain: a chunk, but at most the
     /// data of one step of one channel (at least one byte).
     pub fn hop_chunk(&self) -> u64 {

@@ -5,9 +5,9 @@
 //! A partition is a block of ToRs with their hosts, plus the switches above them that mostly
 //! connect into that block (a 3-tier fat tree's pods); switches that connect to every block
 //! alike (cores, leaf-spine spines) are dealt round-robin. ToRs that serve GPUs of one server
-//! stay in one block (a rail-optimized fabric's scalable unit), so that a server is never cut. Every cross-partition effect then
-//! travels over a cable, so it takes at least that cable's propagation delay: the lookahead of
-//! the conservative synchronisation.
+//! stay in one block (a rail-optimized fabric's scalable unit), so that a server is never cut.
+//! Every cross-partition effect then travels over a cable, so it takes at least that cable's
+//! propagation delay: the lookahead of the conservative synchronisation.
 
 use crate::engine::Sim;
 use crate::ids::NodeId;
@@ -37,8 +37,7 @@ pub fn plan(sim: &Sim, threads: usize) -> Result<Plan, String> {
     serial_only(sim)?;
     let f = &sim.net.fabric;
     let tors = tors_of(f);
-    let block = tor_blocks(f, &tors);
-    let blocks = block.iter().max().map_or(0, |&b| b as usize + 1);
+    let (block, blocks) = tor_blocks(f, &tors);
     let parts = threads.min(blocks).min(u16::MAX as usize);
     if parts < 2 {
         return Err(if blocks == tors.len() {
@@ -116,17 +115,15 @@ fn tors_of(f: &Fabric) -> Vec<u32> {
 /// The most partitions `threads` threads can cut fabric `f` into (before asking whether the
 /// run can be cut at all): one per block of ToRs that share servers, at most.
 pub fn partitions_at_most(f: &Fabric, threads: usize) -> usize {
-    let tors = tors_of(f);
-    let blocks = tor_blocks(f, &tors).iter().max().map_or(0, |&b| b as usize + 1);
-    threads.min(blocks).max(1)
+    threads.min(tor_blocks(f, &tors_of(f)).1).max(1)
 }
 
-/// The block of each ToR (numbered in order of their first ToR): the ToRs that serve GPUs of
-/// one server go together, so that a
-/// server, whose GPUs meet over its scale-up domain and whose TP collectives join them at once,
-/// is never cut. On a rail-optimized fabric that is a scalable unit's leaves (GPU r of each of
-/// its servers on leaf r), with rack wiring or without servers each ToR alone.
-fn tor_blocks(f: &Fabric, tors: &[u32]) -> Vec<u32> {
+/// The block of each ToR of `tors` (numbered in order of their first ToR) and the number of
+/// blocks: the ToRs that serve GPUs of one server go together, so that a server, whose GPUs
+/// meet over its scale-up domain and whose TP collectives join them at once, is never cut. On
+/// a rail-optimized fabric that is a scalable unit's leaves (GPU r of each of its servers on
+/// leaf r), with rack wiring or without servers each ToR alone.
+fn tor_blocks(f: &Fabric, tors: &[u32]) -> (Vec<u32>, usize) {
     // Union-find over the ToRs, each set's root its lowest index.
     let mut parent: Vec<u32> = (0..tors.len() as u32).collect();
     fn root(parent: &mut [u32], mut t: u32) -> u32 {
@@ -156,7 +153,7 @@ fn tor_blocks(f: &Fabric, tors: &[u32]) -> Vec<u32> {
             block[r as usize]
         };
     }
-    block
+    (block, next as usize)
 }
 
 /// Features whose state is shared between partitions without a packet to carry it.
