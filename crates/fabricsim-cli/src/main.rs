@@ -523,7 +523,8 @@ fn check(path: &Path, set: &[String], threads: Option<usize>) -> Result<(), Erro
                 }
                 let (lo, hi) = (hosts.iter().min().copied().unwrap_or(0), hosts.iter().max().copied().unwrap_or(0));
                 let each = if lo == hi { format!("{lo}") } else { format!("{lo}-{hi}") };
-                say!(o, "threads       {n}: {} partitions of {each} hosts, windows of {} (the shortest cable between them)", p.parts, ShowTime(p.lookahead));
+                let by_rail = if p.by_rail { " (by rail: each a rail's leaves, servers cut)" } else { "" };
+                say!(o, "threads       {n}: {} partitions of {each} hosts{by_rail}, windows of {} (the shortest cable between them)", p.parts, ShowTime(p.lookahead));
                 say!(o, "              peak memory ~{} on {} partitions: each past the first copies the per-task state ({})", show_bytes(estimate.peak_memory_on(p.parts)), p.parts, show_bytes(estimate.bytes_per_partition));
             }
             Err(why) => say!(o, "threads       {n}: runs serially: {why}"),

@@ -77,12 +77,16 @@ fn threads_cut_the_run_and_change_nothing_but_the_performance_block() {
     let o = bin().args(["check", "--threads", "3", "--set", "topology.k=4"]).arg(repo().join("scenarios/example.toml")).output().unwrap();
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.contains("threads       3: 3 partitions of 4-6 hosts, windows of 1.000 us"), "{text}");
-    // A rail-optimized fabric is cut into its scalable units (a unit's leaves share its
-    // servers), whatever the threads; its hosts are the GPUs (not their scale-up ports).
+    // A rail-optimized fabric whose TP collectives run as packets on the scale-up domain is
+    // cut into its scalable units (a unit's leaves share its servers), whatever the threads;
+    // its hosts are the GPUs (not their scale-up ports). With analytic TP, by rail.
     let o = bin().args(["check", "--threads", "4"]).arg(repo().join("scenarios/training.toml")).output().unwrap();
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.contains("threads       4: 2 partitions of 16 hosts, windows of 1.000 us"), "{text}");
     assert!(text.contains("on 2 partitions: each past the first copies the per-task state"), "{text}");
+    let o = bin().args(["check", "--threads", "4", "--set", "workload.parallelism.tp_network=\"analytic\""]).arg(repo().join("scenarios/training.toml")).output().unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("threads       4: 4 partitions of 8 hosts (by rail: each a rail's leaves, servers cut), windows of 1.000 us"), "{text}");
     let o = bin().args(["check", "--threads", "2", "--set", "run.trace_interval_us=1", "--set", "run.trace_ports=[\"tor0-host0\"]"]).arg(repo().join("scenarios/example.toml")).output().unwrap();
     assert!(String::from_utf8_lossy(&o.stdout).contains("threads       2: runs serially: tracing"));
     // 0 threads: exit 2 naming the option.

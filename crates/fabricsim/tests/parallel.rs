@@ -237,13 +237,15 @@ fn switch_selectors_that_feed_back_in_packets_run_partitioned() {
 }
 
 #[test]
-fn a_training_step_runs_partitioned_by_scalable_units() {
+fn a_training_step_runs_partitioned_by_rails() {
     // Megatron's default order on a rail-optimized fabric of 4 units of 2 servers × 2 GPUs
-    // (tp 2 × pp 4 × dp 2): each stage's servers fill one unit, and partitions keep a unit's
-    // leaves together, so a server's GPUs and its scale-up switch stay together, its DP rings stay in a
-    // unit and the pipeline's messages cross between them. A compute step joins the stream's
-    // start (fired everywhere) with a message delivered in one unit: it runs in that unit, not
-    // at the coordinator (which would need the lookahead on every edge out of it).
+    // (tp 2 × pp 4 × dp 2): each stage's servers fill one unit, its DP rings stay under a rail
+    // leaf and the pipeline's messages cross between units on their rail. The run is cut by
+    // rail (on 4 threads a rail's leaves dealt over 2 partitions, every other unit in one),
+    // servers and all: the
+    // analytic TP collectives join a server's GPUs at the coordinator and end a collective's
+    // time later, beyond the lookahead, so a pipeline's message keeps both rails' partitions
+    // busy where a cut into units would leave the other units idle.
     let toml = "[topology]\nkind = \"rail_optimized\"\ntiers = 3\nservers_per_su = 2\nservers = 8\n\
                 [topology.server]\ngpus = 2\nscale_up_gbps = 3600\n\
                 [workload]\nkind = \"training\"\nchunk = \"64KiB\"\n\
@@ -253,31 +255,37 @@ fn a_training_step_runs_partitioned_by_scalable_units() {
     let sim = Sim::new(&s).expect("build");
     let p = plan(&sim, 4).expect("a training step in the default order can be cut");
     for h in 0..16u32 {
-        // GPU h is on server h / 2, in unit h / 4.
-        assert_eq!(p.node_part[h as usize], (h / 4) as u16, "gpu{h}");
+        // GPU h is on rail h % 2 of unit h / 4: rail 0 in partitions 0-1, rail 1 in 2-3.
+        let (rail, unit) = (h % 2, h / 4);
+        assert_eq!(p.node_part[h as usize], (rail * 2 + unit % 2) as u16, "gpu{h}");
     }
-    let at_coordinator: Vec<_> = (0..p.task_place.len()).filter(|&t| p.task_place[t] == Place::Coordinator).collect();
-    // Only the iteration's end, the graph's last task, joins every unit's streams.
-    assert_eq!(at_coordinator, [p.task_place.len() - 1], "tasks at the coordinator");
-    assert_eq!(s.traffic.tasks[p.task_place.len() - 1].kind(), TaskKind::Join);
-    // More threads than units: one partition per unit, not per leaf (a leaf holds one GPU of
-    // each of its unit's servers).
-    let wide = plan(&sim, 16).expect("cut into the units");
-    assert_eq!(wide.parts, 4);
-    assert_eq!(partitions_at_most(sim.fabric(), 16), 4);
-    assert_eq!(wide.node_part[..16], p.node_part[..16]);
-    let serial = same_as_serial(toml, &[2, 4]);
-    let r = run_on(toml, 8);
-    assert_eq!(r.summary.performance.partitions, 4, "{:?}", r.summary.performance.serial_reason);
-    assert_eq!(outputs(&r), outputs(&serial));
+    // A TP collective's start that waits for the pipeline's messages (one per rail) joins
+    // its server's GPUs at the coordinator; its end, a collective's time later, fires in every
+    // partition, and the compute steps after it do too, until the next message: the GPUs'
+    // streams do not go to the coordinator.
+    let kinds_at = |place: Place| -> Vec<TaskKind> { (0..p.task_place.len()).filter(|&t| p.task_place[t] == place).map(|t| s.traffic.tasks[t].kind()).collect() };
+    assert!(kinds_at(Place::Coordinator).iter().any(|k| matches!(k, TaskKind::Begin(_))));
+    assert!(kinds_at(Place::Coordinator).len() < p.task_place.len() / 8, "{} of {} tasks at the coordinator", kinds_at(Place::Coordinator).len(), p.task_place.len());
+    // More threads: one partition per leaf.
+    assert_eq!(plan(&sim, 16).expect("cut by leaf").parts, 8);
+    assert_eq!(partitions_at_most(sim.fabric(), 16), 8);
+    let serial = same_as_serial(toml, &[2, 4, 8]);
     let it = &serial.summary.training.as_ref().expect("a training block").iterations[0];
     assert!(it.time_us.is_some(), "the step finished");
-    // In the tp-pp-dp order a replica's stages share a unit and its DP ring spans all four: a
-    // bucket's AllReduce starts when every replica has closed it, a barrier across units with
-    // no delay, so the run stays serial and says which dependency is too short.
+    // In the tp-pp-dp order a replica's stages share a unit and its DP rings cross the
+    // units; this step is cut too, and gives the serial outputs. (At 8192 GPUs a 64-GPU
+    // ring's first messages follow a join of every replica without delay: that one stays
+    // serial, experiments/training/RESULTS.md.)
     let order = toml.replace("tp_network = \"analytic\" }", "tp_network = \"analytic\", order = \"tp-pp-dp\" }");
-    let r = run_on(&order, 4);
-    let why = r.summary.performance.serial_reason.clone().unwrap_or_default();
-    assert!(why.contains("lookahead") && why.contains("Coordinator"), "{why}");
-    assert_eq!(outputs(&r), outputs(&run_on(&order, 1)));
+    same_as_serial(&order, &[2, 4, 8]);
+    // With TP as packets on the scale-up domain, a compute step is followed at once by a
+    // message there: the cut by rail is refused, and the servers are kept whole (the units).
+    let packets = toml.replace("tp_network = \"analytic\"", "tp_network = \"packets\"");
+    let sim = Sim::new(&setup(&packets)).expect("build");
+    let p = plan(&sim, 16).expect("cut into the units");
+    assert_eq!(p.parts, 4);
+    for h in 0..16u32 {
+        assert_eq!(p.node_part[h as usize], (h / 4) as u16, "gpu{h}");
+    }
+    same_as_serial(&packets, &[4]);
 }

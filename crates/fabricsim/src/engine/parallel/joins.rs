@@ -26,13 +26,15 @@ pub(super) struct Joins {
     /// Inputs reported and not yet folded in: (point, partition, order in its report, join,
     /// satisfied at).
     pending: Vec<(Point, u16, u32, u32, Time)>,
+    /// Scratch: inputs left to satisfy in one event ([`Joins::satisfy`]).
+    work: Vec<(u32, Time)>,
 }
 
 impl Joins {
     pub(super) fn new(traffic: &Traffic, places: &[Place]) -> Self {
         let ids: Vec<u32> = (0..places.len() as u32).filter(|&t| places[t as usize] == Place::Coordinator).collect();
         let deps_left = ids.iter().map(|&t| traffic.tasks[t as usize].deps()).collect();
-        Joins { ready_at: vec![Time::ZERO; ids.len()], ids, deps_left, fired: Vec::new(), pending: Vec::new() }
+        Joins { ready_at: vec![Time::ZERO; ids.len()], ids, deps_left, fired: Vec::new(), pending: Vec::new(), work: Vec::new() }
     }
 
     /// Where coordinator join `t`'s state is.
@@ -60,33 +62,45 @@ impl Joins {
         self.pending = pending;
     }
 
+    /// Join `join`'s input is satisfied at `at`, in the event at point `p`; a join that fires
+    /// at once satisfies the coordinator joins after it in the same event, in the order a
+    /// recursive walk would (depth first, edges in order), from a work stack: a chain of such
+    /// joins is as long as the graph makes it.
     #[allow(clippy::too_many_arguments)]
     fn satisfy(&mut self, traffic: &Traffic, places: &[Place], bound: Option<Time>, p: Point, join: u32, at: Time, send: &mut dyn FnMut(Option<u16>, Message)) {
-        let j = self.slot(join);
-        self.ready_at[j] = self.ready_at[j].max(at);
-        self.deps_left[j] -= 1;
-        if self.deps_left[j] > 0 {
-            return;
-        }
-        let now = point_time(p);
-        let when = self.ready_at[j].max(traffic.tasks[join as usize].not_before());
-        if when > now {
-            if let Some(bound) = bound {
-                assert!(when >= bound, "join {join} would fire at {when} ps, inside a window that ended at {bound} ps (the plan's lookahead check failed)");
-                send(None, Message::Fire { task: join, at: when });
+        let mut work = std::mem::take(&mut self.work);
+        work.push((join, at));
+        while let Some((join, at)) = work.pop() {
+            let j = self.slot(join);
+            self.ready_at[j] = self.ready_at[j].max(at);
+            self.deps_left[j] -= 1;
+            if self.deps_left[j] > 0 {
+                continue;
             }
-            return;
-        }
-        self.fired.push((join, now));
-        for e in traffic.edges_of(join) {
-            let at = now + e.delay;
-            match places[e.to as usize] {
-                Place::Part(k) if bound.is_some() => send(Some(k), Message::Satisfy { task: e.to, at }),
-                Place::Part(_) => {}
-                Place::Coordinator => self.satisfy(traffic, places, bound, p, e.to, at, send),
-                Place::Everywhere => unreachable!("a join that waits for a coordinator join runs at the coordinator"),
+            let now = point_time(p);
+            let when = self.ready_at[j].max(traffic.tasks[join as usize].not_before());
+            if when > now {
+                if let Some(bound) = bound {
+                    assert!(when >= bound, "join {join} would fire at {when} ps, inside a window that ended at {bound} ps (the plan's lookahead check failed)");
+                    send(None, Message::Fire { task: join, at: when });
+                }
+                continue;
             }
+            self.fired.push((join, now));
+            let stacked = work.len();
+            for e in traffic.edges_of(join) {
+                let at = now + e.delay;
+                match places[e.to as usize] {
+                    Place::Part(k) if bound.is_some() => send(Some(k), Message::Satisfy { task: e.to, at }),
+                    Place::Part(_) => {}
+                    Place::Coordinator => work.push((e.to, at)),
+                    Place::Everywhere => unreachable!("a join that waits for a coordinator join that may fire at once runs at the coordinator"),
+                }
+            }
+            // The first edge's join on top.
+            work[stacked..].reverse();
         }
+        self.work = work;
     }
 
     /// Writes the coordinator joins' state into the merged run's task state.

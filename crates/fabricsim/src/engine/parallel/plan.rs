@@ -4,10 +4,13 @@
 //!
 //! A partition is a block of ToRs with their hosts, plus the switches above them that mostly
 //! connect into that block (a 3-tier fat tree's pods); switches that connect to every block
-//! alike (cores, leaf-spine spines) are dealt round-robin. ToRs that serve GPUs of one server
-//! stay in one block (a rail-optimized fabric's scalable unit), so that a server is never cut.
-//! Every cross-partition effect then travels over a cable, so it takes at least that cable's
-//! propagation delay: the lookahead of the conservative synchronisation.
+//! alike (cores, leaf-spine spines) are dealt round-robin. On a rail-optimized fabric a
+//! server's GPUs hang from several leaves: the run is cut by rail where the traffic graph lets
+//! a server's GPUs be apart (the TP collectives of a training step analytic, joined at the
+//! coordinator and ending a collective's time later), else the ToRs that serve one server stay
+//! in one block (a scalable unit), so that a server is never cut. Every cross-partition effect
+//! travels over a cable or a dependency of the graph, so it takes at least the lookahead (the
+//! shortest cable between partitions); dependencies shorter than that are refused.
 
 use crate::engine::Sim;
 use crate::ids::NodeId;
@@ -29,15 +32,31 @@ pub struct Plan {
     pub task_place: Vec<Place>,
     /// Least delay between an action in one partition and its effect in another (ps, > 0).
     pub lookahead: Time,
+    /// Servers are cut, each rail's leaves dealt over partitions of its own ([`plan`]).
+    pub by_rail: bool,
 }
 
 /// Cuts the run `sim` was built for into at most `threads` partitions, or says why it must
 /// run serially.
+///
+/// Where servers span several ToRs (a rail-optimized fabric), the run is first cut by rail,
+/// servers and all ([`by_rail`]): each rail's leaves dealt over partitions of their own. A
+/// pipeline's messages between two units then keep partitions of every rail busy at once,
+/// where a cut into whole units leaves all but the two units that exchange them idle. That
+/// holds when nothing inside a server needs its GPUs together sooner than the lookahead
+/// (analytic TP collectives take longer; a message over the scale-up domain right after a
+/// compute step does not): otherwise the servers are kept whole, and that cut's answer stands.
 pub fn plan(sim: &Sim, threads: usize) -> Result<Plan, String> {
     serial_only(sim)?;
     let f = &sim.net.fabric;
     let tors = tors_of(f);
     let (block, blocks) = tor_blocks(f, &tors);
+    if blocks < tors.len() && threads > 1 {
+        let parts = threads.min(tors.len()).min(u16::MAX as usize);
+        if let Ok(p) = cut(sim, &tors, &by_rail(f, &tors, parts), parts) {
+            return Ok(Plan { by_rail: true, ..p });
+        }
+    }
     let parts = threads.min(blocks).min(u16::MAX as usize);
     if parts < 2 {
         return Err(if blocks == tors.len() {
@@ -46,9 +65,18 @@ pub fn plan(sim: &Sim, threads: usize) -> Result<Plan, String> {
             format!("the fabric's {} ToR switches form {blocks} block(s) that share servers (a scalable unit's rail leaves), and a partition keeps a server whole", tors.len())
         });
     }
+    // Consecutive blocks together (a fat tree's pods).
+    let tor_part: Vec<u16> = block.iter().map(|&b| (b as usize * parts / blocks) as u16).collect();
+    cut(sim, &tors, &tor_part, parts)
+}
+
+/// Cuts the run into `parts` partitions, ToR `tors[i]` in partition `tor_part[i]`: its hosts
+/// with it, the switches above where most of their neighbours are.
+fn cut(sim: &Sim, tors: &[u32], tor_part: &[u16], parts: usize) -> Result<Plan, String> {
+    let f = &sim.net.fabric;
     let mut node_part = vec![u16::MAX; f.tier.len()];
     for (i, &t) in tors.iter().enumerate() {
-        node_part[t as usize] = (block[i] as usize * parts / blocks) as u16;
+        node_part[t as usize] = tor_part[i];
     }
     for h in 0..f.hosts {
         node_part[h as usize] = node_part[f.tor_of_host[h as usize].idx()];
@@ -104,7 +132,7 @@ pub fn plan(sim: &Sim, threads: usize) -> Result<Plan, String> {
         return Err("a cable between partitions has no propagation delay (no lookahead)".into());
     }
     let task_place = task_places(sim, &node_part, lookahead)?;
-    Ok(Plan { parts, node_part, task_place, lookahead })
+    Ok(Plan { parts, node_part, task_place, lookahead, by_rail: false })
 }
 
 /// The ToRs of fabric `f`, by node.
@@ -115,7 +143,37 @@ fn tors_of(f: &Fabric) -> Vec<u32> {
 /// The most partitions `threads` threads can cut fabric `f` into (before asking whether the
 /// run can be cut at all): one per block of ToRs that share servers, at most.
 pub fn partitions_at_most(f: &Fabric, threads: usize) -> usize {
-    threads.min(tor_blocks(f, &tors_of(f)).1).max(1)
+    // A cut by rail takes every ToR alone.
+    threads.min(tors_of(f).len()).max(1)
+}
+
+/// The partition of each ToR of `tors` in a cut by rail into `parts` (≥ 2) partitions: each
+/// rail (the lowest index in its server of a GPU a ToR serves) gets its share of the
+/// partitions, consecutive rails together when there are fewer partitions than rails, and its
+/// leaves are dealt over them in turn. On a rail-optimized fabric neighbouring units (a
+/// pipeline's stages in Megatron's default order) then sit in different partitions of each
+/// rail: a message between them keeps twice the partitions busy that consecutive blocks would.
+fn by_rail(f: &Fabric, tors: &[u32], parts: usize) -> Vec<u16> {
+    let mut rail = vec![u32::MAX; tors.len()];
+    if let Some(servers) = &f.servers {
+        for g in 0..f.ranks() {
+            let t = tors.binary_search(&f.tor_of_host[g as usize].0).expect("a GPU hangs from a ToR");
+            rail[t] = rail[t].min(servers.rail_of(NodeId(g)));
+        }
+    }
+    let mut rails: Vec<u32> = rail.clone();
+    rails.sort_unstable();
+    rails.dedup();
+    let mut dealt = vec![0usize; rails.len()];
+    rail.iter()
+        .map(|r| {
+            let k = rails.binary_search(r).expect("listed");
+            let lo = k * parts / rails.len();
+            let hi = ((k + 1) * parts / rails.len()).max(lo + 1);
+            dealt[k] += 1;
+            (lo + (dealt[k] - 1) % (hi - lo)) as u16
+        })
+        .collect()
 }
 
 /// The block of each ToR of `tors` (numbered in order of their first ToR) and the number of
@@ -231,6 +289,18 @@ fn task_places(sim: &Sim, node_part: &[u16], lookahead: Time) -> Result<Vec<Plac
     let mut left: Vec<u32> = traffic.tasks.iter().map(|t| t.deps()).collect();
     let mut ready: Vec<u32> = (0..n as u32).filter(|&t| left[t as usize] == 0).collect();
     let mut seen = 0;
+    // A join fires at once, in the event of its last input, if an input has no delay.
+    let may_fire_at_once: Vec<bool> = {
+        let mut v = vec![false; n];
+        for from in 0..n {
+            for e in traffic.edges_of(from as u32) {
+                if e.delay == Time::ZERO {
+                    v[e.to as usize] = true;
+                }
+            }
+        }
+        v
+    };
     // Where an edge out of `from` fires: a delivery at the receiver, a completion at the
     // sender, a join where it runs.
     let fires_at = |place: &[Place], from: usize, on: Trigger| -> Place {
@@ -240,6 +310,16 @@ fn task_places(sim: &Sim, node_part: &[u16], lookahead: Time) -> Result<Vec<Plac
                 Place::Part(node_part[(if on == Trigger::Delivered { c.dst } else { c.src }).idx()])
             }
             _ => place[from],
+        }
+    };
+    // Where a join that waits for `from` hears of it: a coordinator join that never fires at
+    // once is scheduled in every partition (`joins.rs`), each applying its own edges, as a
+    // join that runs everywhere does (an analytic collective's end, its start's delay after
+    // it: the tasks after it run where their other inputs do, not at the coordinator).
+    let heard_at = |place: &[Place], from: usize, on: Trigger| -> Place {
+        match fires_at(place, from, on) {
+            Place::Coordinator if !may_fire_at_once[from] => Place::Everywhere,
+            p => p,
         }
     };
     while let Some(t) = ready.pop() {
@@ -254,7 +334,7 @@ fn task_places(sim: &Sim, node_part: &[u16], lookahead: Time) -> Result<Vec<Plac
             },
         };
         for e in traffic.edges_of(t) {
-            let at = fires_at(&place, i, e.on);
+            let at = heard_at(&place, i, e.on);
             let to = e.to as usize;
             inputs[to] = match (inputs[to], at) {
                 (_, Place::Coordinator) => Inputs::Mixed,
@@ -277,17 +357,6 @@ fn task_places(sim: &Sim, node_part: &[u16], lookahead: Time) -> Result<Vec<Plac
     // A coordinator join that may fire at once (an input without delay) acts on the
     // partitions at that point: its edges must take the lookahead, and it must not wait for
     // a start time that could fall before they hear of it.
-    let may_fire_at_once: Vec<bool> = {
-        let mut v = vec![false; n];
-        for from in 0..n {
-            for e in traffic.edges_of(from as u32) {
-                if e.delay == Time::ZERO {
-                    v[e.to as usize] = true;
-                }
-            }
-        }
-        v
-    };
     let too_close = |from: usize, to: u32, d: Time| {
         format!(
             "the traffic graph has a dependency between partitions shorter than the lookahead ({} ps): task {from} ({:?} in {:?}) -> {to} ({:?} in {:?}) after {d} ps",
@@ -301,10 +370,9 @@ fn task_places(sim: &Sim, node_part: &[u16], lookahead: Time) -> Result<Vec<Plac
                 (Place::Part(p), Place::Part(q)) => p == q || e.delay >= lookahead,
                 (Place::Everywhere, _) => true,
                 (Place::Coordinator, Place::Part(_) | Place::Everywhere) => !may_fire_at_once[from] || e.delay >= lookahead,
-                (_, Place::Coordinator) => {
-                    (e.delay == Time::ZERO || e.delay >= lookahead)
-                        && (source != Place::Coordinator || !may_fire_at_once[from] || e.delay >= lookahead)
-                }
+                // A coordinator join's input comes in the event that fires it (reported, or
+                // from a coordinator join fired at once), or late enough to be scheduled.
+                (_, Place::Coordinator) => e.delay == Time::ZERO || e.delay >= lookahead,
                 (Place::Part(_), Place::Everywhere) => false,
             };
             if !ok {
