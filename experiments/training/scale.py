@@ -7,7 +7,14 @@ rail leaf and only the pipeline's messages cross between units), 4096 sequences 
 micro-batches per replica, as at 1024 GPUs), RoCEv2 (DCQCN, PFC, ECMP, go-back-N).
 
     experiments/training/scale.py [--fabricsim BIN] [--threads 1,8,16] [--end-us 212700]
+                                  [--gpus 8192|2048] [--allreduce]
     experiments/training/scale.py --print     (the scenario, to run it by hand)
+
+`--gpus 2048` is the same step on 16 units of 16 servers (dp 16, 1024 sequences: the same 64
+micro-batches per replica), small enough for a 16-partition run on a machine of 24 GB, whose
+critical path (CPU time) tells how 16 cores would do. `--allreduce` runs the step's gradient
+AllReduces alone: one 64 MiB ring AllReduce (1 MiB chunks) per rail leaf, over its 64 GPUs
+(128 rings of the step's DP groups at once; `--end-us 0` runs them to the end).
 
 Runs the step to the simulated time `--end-us` (`run.end_time_us`) on each thread count and
 appends a row per run to results/scale.json: wall seconds, events, data packets, the parallel
@@ -54,6 +61,34 @@ def scenario() -> str:
     return text
 
 
+def smaller(text: str) -> str:
+    """The step on 2048 GPUs: 16 units of 16 servers, dp 16, 64 micro-batches per replica."""
+    for old, new in [
+        ("servers_per_su = 64\n", "servers_per_su = 16\n"),
+        ("servers = 1024\n", "servers = 256\n"),
+        ("global_batch = 4096", "global_batch = 1024"),
+        ("dp = 64,", "dp = 16,"),
+        ("8192 GPUs", "2048 GPUs"),
+    ]:
+        assert old in text, old
+        text = text.replace(old, new)
+    return text
+
+
+def allreduce(text: str) -> str:
+    """The step's gradient AllReduces alone: a ring AllReduce over every rail leaf's GPUs."""
+    head, _ = text.split("[workload]\n", 1)
+    servers_per_su = int(head.split("servers_per_su = ", 1)[1].split("\n", 1)[0])
+    head = head.replace('name = "training gpt3', 'name = "gradient AllReduces of gpt3')
+    return head + (
+        "[workload]\n"
+        'kind = "collectives"\n'
+        'chunk = "1MiB"\n'
+        f'jobs = [ {{ count = {16 * 8}, ranks = {servers_per_su}, placement = "strided", stride = 8, '
+        'collectives = [ { op = "allreduce", algorithm = "ring", bytes = "64MiB" } ] } ]\n'
+    )
+
+
 def run(binary: str, text: str, threads: int, end_us: float):
     """Runs `text` to `end_us` on `threads`: (summary.json, wall and CPU seconds)."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -61,7 +96,8 @@ def run(binary: str, text: str, threads: int, end_us: float):
         path.write_text(text)
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.time()
-        p = subprocess.run([binary, "run", str(path), "--set", f"run.end_time_us={end_us}", "--threads", str(threads), "--out", f"{tmp}/out", "-q"], capture_output=True, text=True)
+        end = ["--set", f"run.end_time_us={end_us}"] if end_us else []
+        p = subprocess.run([binary, "run", str(path), *end, "--threads", str(threads), "--out", f"{tmp}/out", "-q"], capture_output=True, text=True)
         wall = time.time() - t0
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         if p.returncode != 0:
@@ -80,15 +116,22 @@ def main():
     ap.add_argument("--fabricsim", default=str(HERE.parent.parent / "target" / "release" / "fabricsim"))
     ap.add_argument("--threads", default="1,8,16")
     ap.add_argument("--end-us", type=float, default=212700.0)
+    ap.add_argument("--gpus", type=int, choices=(8192, 2048), default=8192)
+    ap.add_argument("--allreduce", action="store_true")
     ap.add_argument("--print", action="store_true")
     a = ap.parse_args()
     text = scenario()
+    if a.gpus == 2048:
+        text = smaller(text)
+    if a.allreduce:
+        text = allreduce(text)
     if a.print:
         print(text, end="")
         return
     rows = json.loads(RESULTS.read_text())["rows"] if RESULTS.exists() else []
     for n in (int(t) for t in a.threads.split(",")):
-        case = f"gpt3-8192-to{a.end_us / 1e3:g}ms-t{n}"
+        what = "allreduce" if a.allreduce else "gpt3"
+        case = f"{what}-{a.gpus}-to{a.end_us / 1e3:g}ms-t{n}" if a.end_us else f"{what}-{a.gpus}-t{n}"
         s, wall, cpu = run(a.fabricsim, text, n, a.end_us)
         p = s["performance"]
         row = {
