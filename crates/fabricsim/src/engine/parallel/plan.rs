@@ -91,15 +91,14 @@ fn cut(sim: &Sim, tors: &[u32], tor_part: &[u16], parts: usize) -> Result<Plan, 
         for &p in f.ports_of(NodeId(n)) {
             votes[node_part[f.rank_of(sim.net.port_peer[p.idx()]) as usize] as usize] += 1;
         }
-        let best = *votes.iter().max().expect("at least two partitions");
-        let pick = votes.iter().position(|&v| v == best).expect("max is present") as u16;
+        let pick = most_voted(&votes, f.index_in_tier[n as usize]);
         node_part[n as usize] = pick;
         for &p in f.ports_of(NodeId(n)) {
             node_part[sim.net.port_peer[p.idx()].idx()] = pick;
         }
     }
     // Upper tiers, lowest first: each joins the partition most of its assigned neighbours are
-    // in; a tie (a core sees every pod alike) goes round-robin by its index in the tier.
+    // in (a tie: a core sees every pod alike, a unit's spine each rail of the unit).
     for tier in [Tier::Agg, Tier::Core] {
         for n in f.hosts..f.tier.len() as u32 {
             if f.tier[n as usize] != tier {
@@ -112,10 +111,7 @@ fn cut(sim: &Sim, tors: &[u32], tor_part: &[u16], parts: usize) -> Result<Plan, 
                     votes[q as usize] += 1;
                 }
             }
-            let best = *votes.iter().max().expect("at least two partitions");
-            let preferred = f.index_in_tier[n as usize] as usize % parts;
-            let pick = if votes[preferred] == best { preferred } else { votes.iter().position(|&v| v == best).expect("max is present") };
-            node_part[n as usize] = pick as u16;
+            node_part[n as usize] = most_voted(&votes, f.index_in_tier[n as usize]);
         }
     }
     if let Some(n) = node_part.iter().position(|&q| q == u16::MAX) {
@@ -133,6 +129,17 @@ fn cut(sim: &Sim, tors: &[u32], tor_part: &[u16], parts: usize) -> Result<Plan, 
     }
     let task_place = task_places(sim, &node_part, lookahead)?;
     Ok(Plan { parts, node_part, task_place, lookahead, by_rail: false })
+}
+
+/// The partition with the most `votes`; a tie goes round-robin by the switch's `index` in its
+/// tier, over the tied partitions only, so that switches that see several partitions alike
+/// (cores over pods; with a cut by rail, a unit's spines over its rails, a server's scale-up
+/// switch over its GPUs) spread over those partitions instead of piling on the first.
+fn most_voted(votes: &[u32], index: u32) -> u16 {
+    let best = *votes.iter().max().expect("at least two partitions");
+    let tied = votes.iter().filter(|&&v| v == best).count();
+    let nth = index as usize % tied;
+    votes.iter().enumerate().filter(|&(_, &v)| v == best).nth(nth).expect("within the ties").0 as u16
 }
 
 /// The ToRs of fabric `f`, by node.
