@@ -84,6 +84,7 @@ fn threads_cut_the_run_and_change_nothing_but_the_performance_block() {
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.contains("threads       4: 2 partitions of 16 hosts, windows of 1.000 us"), "{text}");
     assert!(text.contains("on 2 partitions: each past the first copies the per-task state"), "{text}");
+    assert!(text.contains("servers kept whole (scalable units), not cut by rail: the traffic graph has a dependency between partitions shorter than the lookahead"), "{text}");
     let o = bin().args(["check", "--threads", "4", "--set", "workload.parallelism.tp_network=\"analytic\""]).arg(repo().join("scenarios/training.toml")).output().unwrap();
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.contains("threads       4: 4 partitions of 8 hosts (by rail: each a rail's leaves, servers cut), windows of 1.000 us"), "{text}");

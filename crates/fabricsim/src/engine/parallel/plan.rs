@@ -34,6 +34,8 @@ pub struct Plan {
     pub lookahead: Time,
     /// Servers are cut, each rail's leaves dealt over partitions of its own ([`plan`]).
     pub by_rail: bool,
+    /// Why servers were kept whole where they span several ToRs (the cut by rail's refusal).
+    pub whole_servers_because: Option<String>,
 }
 
 /// Cuts the run `sim` was built for into at most `threads` partitions, or says why it must
@@ -51,10 +53,12 @@ pub fn plan(sim: &Sim, threads: usize) -> Result<Plan, String> {
     let f = &sim.net.fabric;
     let tors = tors_of(f);
     let (block, blocks) = tor_blocks(f, &tors);
+    let mut refused = None;
     if blocks < tors.len() && threads > 1 {
         let parts = threads.min(tors.len()).min(u16::MAX as usize);
-        if let Ok(p) = cut(sim, &tors, &by_rail(f, &tors, parts), parts) {
-            return Ok(Plan { by_rail: true, ..p });
+        match cut(sim, &tors, &by_rail(f, &tors, parts), parts) {
+            Ok(p) => return Ok(Plan { by_rail: true, ..p }),
+            Err(why) => refused = Some(why),
         }
     }
     let parts = threads.min(blocks).min(u16::MAX as usize);
@@ -67,7 +71,7 @@ pub fn plan(sim: &Sim, threads: usize) -> Result<Plan, String> {
     }
     // Consecutive blocks together (a fat tree's pods).
     let tor_part: Vec<u16> = block.iter().map(|&b| (b as usize * parts / blocks) as u16).collect();
-    cut(sim, &tors, &tor_part, parts)
+    cut(sim, &tors, &tor_part, parts).map(|p| Plan { whole_servers_because: refused, ..p })
 }
 
 /// Cuts the run into `parts` partitions, ToR `tors[i]` in partition `tor_part[i]`: its hosts
@@ -128,7 +132,7 @@ fn cut(sim: &Sim, tors: &[u32], tor_part: &[u16], parts: usize) -> Result<Plan, 
         return Err("a cable between partitions has no propagation delay (no lookahead)".into());
     }
     let task_place = task_places(sim, &node_part, lookahead)?;
-    Ok(Plan { parts, node_part, task_place, lookahead, by_rail: false })
+    Ok(Plan { parts, node_part, task_place, lookahead, by_rail: false, whole_servers_because: None })
 }
 
 /// The partition with the most `votes`; a tie goes round-robin by the switch's `index` in its
