@@ -152,9 +152,8 @@ fn tors_of(f: &Fabric) -> Vec<u32> {
 }
 
 /// The most partitions `threads` threads can cut fabric `f` into (before asking whether the
-/// run can be cut at all): one per block of ToRs that share servers, at most.
+/// run can be cut at all, or by rail): one per ToR, at most.
 pub fn partitions_at_most(f: &Fabric, threads: usize) -> usize {
-    // A cut by rail takes every ToR alone.
     threads.min(tors_of(f).len()).max(1)
 }
 
