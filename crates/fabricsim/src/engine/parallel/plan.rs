@@ -373,13 +373,13 @@ fn task_places(sim: &Sim, node_part: &[u16], lookahead: Time) -> Result<Vec<Plac
             lookahead, traffic.tasks[from].kind(), place[from], traffic.tasks[to as usize].kind(), place[to as usize]
         )
     };
-    for from in 0..n {
+    for (from, &at_once) in may_fire_at_once.iter().enumerate() {
         for e in traffic.edges_of(from as u32) {
             let (source, target) = (fires_at(&place, from, e.on), place[e.to as usize]);
             let ok = match (source, target) {
                 (Place::Part(p), Place::Part(q)) => p == q || e.delay >= lookahead,
                 (Place::Everywhere, _) => true,
-                (Place::Coordinator, Place::Part(_) | Place::Everywhere) => !may_fire_at_once[from] || e.delay >= lookahead,
+                (Place::Coordinator, Place::Part(_) | Place::Everywhere) => !at_once || e.delay >= lookahead,
                 // A coordinator join's input comes in the event that fires it (reported, or
                 // from a coordinator join fired at once), or late enough to be scheduled.
                 (_, Place::Coordinator) => e.delay == Time::ZERO || e.delay >= lookahead,
