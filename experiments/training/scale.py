@@ -45,46 +45,49 @@ training = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(training)
 
 
+def replaced(text: str, pairs) -> str:
+    """`text` with each (old, new) of `pairs` replaced, every `old` required to be there."""
+    for old, new in pairs:
+        assert old in text, old
+        text = text.replace(old, new)
+    return text
+
+
 def scenario() -> str:
     """run.py's GPT-3-like RoCEv2 scenario on `rail`, grown to 8192 GPUs in three tiers."""
-    text = training.scenario("gpt3", "rail", "roce")
-    for old, new in [
+    return replaced(training.scenario("gpt3", "rail", "roce"), [
         ('name = "training gpt3 rail roce"', 'name = "training gpt3 8192 GPUs, rail-optimized 3 tiers, RoCEv2"'),
         ('kind = "rail_optimized"\n', 'kind = "rail_optimized"\ntiers = 3\n'),
         ("spines = 8\n", ""),  # 3 tiers: 64 spines per unit, one per leaf uplink
         ("servers = 128\n", "servers = 1024\n"),
         ("global_batch = 512", "global_batch = 4096"),
         ("dp = 8,", "dp = 64,"),
-    ]:
-        assert old in text, old
-        text = text.replace(old, new)
-    return text
+    ])
 
 
 def smaller(text: str) -> str:
     """The step on 2048 GPUs: 16 units of 16 servers, dp 16, 64 micro-batches per replica."""
-    for old, new in [
+    return replaced(text, [
         ("servers_per_su = 64\n", "servers_per_su = 16\n"),
         ("servers = 1024\n", "servers = 256\n"),
         ("global_batch = 4096", "global_batch = 1024"),
         ("dp = 64,", "dp = 16,"),
         ("8192 GPUs", "2048 GPUs"),
-    ]:
-        assert old in text, old
-        text = text.replace(old, new)
-    return text
+    ])
 
 
 def allreduce(text: str) -> str:
     """The step's gradient AllReduces alone: a ring AllReduce over every rail leaf's GPUs."""
     head, _ = text.split("[workload]\n", 1)
-    servers_per_su = int(head.split("servers_per_su = ", 1)[1].split("\n", 1)[0])
+    key = lambda name: int(head.split(f"\n{name} = ", 1)[1].split("\n", 1)[0])
+    servers_per_su, gpus = key("servers_per_su"), key("gpus")
+    leaves = key("servers") // servers_per_su * gpus
     head = head.replace('name = "training gpt3', 'name = "gradient AllReduces of gpt3')
     return head + (
         "[workload]\n"
         'kind = "collectives"\n'
         'chunk = "1MiB"\n'
-        f'jobs = [ {{ count = {16 * 8}, ranks = {servers_per_su}, placement = "strided", stride = 8, '
+        f'jobs = [ {{ count = {leaves}, ranks = {servers_per_su}, placement = "strided", stride = {gpus}, '
         'collectives = [ { op = "allreduce", algorithm = "ring", bytes = "64MiB" } ] } ]\n'
     )
 

@@ -523,9 +523,10 @@ fn check(path: &Path, set: &[String], threads: Option<usize>) -> Result<(), Erro
                 }
                 let (lo, hi) = (hosts.iter().min().copied().unwrap_or(0), hosts.iter().max().copied().unwrap_or(0));
                 let each = if lo == hi { format!("{lo}") } else { format!("{lo}-{hi}") };
-                let by_rail = if p.by_rail { " (by rail: each a rail's leaves, servers cut)" } else { "" };
+                use fabricsim::engine::parallel::plan::Cut;
+                let by_rail = if p.cut == Cut::ByRail { " (by rail: each a rail's leaves, servers cut)" } else { "" };
                 say!(o, "threads       {n}: {} partitions of {each} hosts{by_rail}, windows of {} (the shortest cable between them)", p.parts, ShowTime(p.lookahead));
-                if let Some(why) = &p.whole_servers_because {
+                if let Cut::WholeServers(why) = &p.cut {
                     say!(o, "              servers kept whole (scalable units), not cut by rail: {why}");
                 }
                 say!(o, "              peak memory ~{} on {} partitions: each past the first copies the per-task state ({})", show_bytes(estimate.peak_memory_on(p.parts)), p.parts, show_bytes(estimate.bytes_per_partition));

@@ -32,10 +32,20 @@ pub struct Plan {
     pub task_place: Vec<Place>,
     /// Least delay between an action in one partition and its effect in another (ps, > 0).
     pub lookahead: Time,
-    /// Servers are cut, each rail's leaves dealt over partitions of its own ([`plan`]).
-    pub by_rail: bool,
-    /// Why servers were kept whole where they span several ToRs (the cut by rail's refusal).
-    pub whole_servers_because: Option<String>,
+    /// How the ToRs were dealt.
+    pub cut: Cut,
+}
+
+/// How a plan deals the ToRs over the partitions ([`plan`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Cut {
+    /// Consecutive blocks of ToRs (a fat tree's pods; ToRs that each serve whole servers).
+    Blocks,
+    /// Servers cut: each rail's leaves dealt over partitions of its own.
+    ByRail,
+    /// Servers spanning several ToRs kept whole (scalable units), because the cut by rail was
+    /// refused for this reason.
+    WholeServers(String),
 }
 
 /// Cuts the run `sim` was built for into at most `threads` partitions, or says why it must
@@ -57,7 +67,7 @@ pub fn plan(sim: &Sim, threads: usize) -> Result<Plan, String> {
     if blocks < tors.len() && threads > 1 {
         let parts = threads.min(tors.len()).min(u16::MAX as usize);
         match cut(sim, &tors, &by_rail(f, &tors, parts), parts) {
-            Ok(p) => return Ok(Plan { by_rail: true, ..p }),
+            Ok(p) => return Ok(Plan { cut: Cut::ByRail, ..p }),
             Err(why) => refused = Some(why),
         }
     }
@@ -71,7 +81,7 @@ pub fn plan(sim: &Sim, threads: usize) -> Result<Plan, String> {
     }
     // Consecutive blocks together (a fat tree's pods).
     let tor_part: Vec<u16> = block.iter().map(|&b| (b as usize * parts / blocks) as u16).collect();
-    cut(sim, &tors, &tor_part, parts).map(|p| Plan { whole_servers_because: refused, ..p })
+    cut(sim, &tors, &tor_part, parts).map(|p| Plan { cut: refused.map_or(Cut::Blocks, Cut::WholeServers), ..p })
 }
 
 /// Cuts the run into `parts` partitions, ToR `tors[i]` in partition `tor_part[i]`: its hosts
@@ -132,7 +142,7 @@ fn cut(sim: &Sim, tors: &[u32], tor_part: &[u16], parts: usize) -> Result<Plan, 
         return Err("a cable between partitions has no propagation delay (no lookahead)".into());
     }
     let task_place = task_places(sim, &node_part, lookahead)?;
-    Ok(Plan { parts, node_part, task_place, lookahead, by_rail: false, whole_servers_because: None })
+    Ok(Plan { parts, node_part, task_place, lookahead, cut: Cut::Blocks })
 }
 
 /// The partition with the most `votes`; a tie goes round-robin by the switch's `index` in its
@@ -144,6 +154,11 @@ fn most_voted(votes: &[u32], index: u32) -> u16 {
     let tied = votes.iter().filter(|&&v| v == best).count();
     let nth = index as usize % tied;
     votes.iter().enumerate().filter(|&(_, &v)| v == best).nth(nth).expect("within the ties").0 as u16
+}
+
+/// Where GPU `g`'s ToR is in `tors` (ascending, [`tors_of`]).
+fn tor_index(f: &Fabric, tors: &[u32], g: u32) -> usize {
+    tors.binary_search(&f.tor_of_host[g as usize].0).expect("a GPU hangs from a ToR")
 }
 
 /// The ToRs of fabric `f`, by node.
@@ -167,7 +182,7 @@ fn by_rail(f: &Fabric, tors: &[u32], parts: usize) -> Vec<u16> {
     let mut rail = vec![u32::MAX; tors.len()];
     if let Some(servers) = &f.servers {
         for g in 0..f.ranks() {
-            let t = tors.binary_search(&f.tor_of_host[g as usize].0).expect("a GPU hangs from a ToR");
+            let t = tor_index(f, tors, g);
             rail[t] = rail[t].min(servers.rail_of(NodeId(g)));
         }
     }
@@ -202,7 +217,7 @@ fn tor_blocks(f: &Fabric, tors: &[u32]) -> (Vec<u32>, usize) {
         t
     }
     if let Some(servers) = &f.servers {
-        let index = |g: u32| tors.binary_search(&f.tor_of_host[g as usize].0).expect("a GPU hangs from a ToR") as u32;
+        let index = |g: u32| tor_index(f, tors, g) as u32;
         for g in 1..f.ranks() {
             if servers.server_of(NodeId(g)) == servers.server_of(NodeId(g - 1)) {
                 let (a, b) = (root(&mut parent, index(g - 1)), root(&mut parent, index(g)));
